@@ -1,0 +1,25 @@
+# agenthost — developer tasks. `make test` is the whole suite (it installs the
+# pinned npm peer servers the e2e tests run against); `make demo` runs the demo.
+
+GO ?= go
+
+.PHONY: test peers vet unit build demo bench proto
+
+test: peers vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+peers:
+	cd e2e/peers && npm ci --no-audit --no-fund --loglevel=error
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -short ./...
+
+build:
+	$(GO) build -o bin/ ./cmd/agenthost ./plugins/cmd/...
+
+demo:
+	$(GO) run ./cmd/agenthost demo

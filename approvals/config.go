@@ -1,0 +1,87 @@
+package approvals
+
+import "time"
+
+// Unclassified modes: what a tool gets for fields nobody classified.
+const (
+	UnclassifiedStrict = "strict" // SEP-2793 fail-closed bucket (the default)
+	UnclassifiedInfer  = "infer"  // the inference heuristic, see Inferrer
+)
+
+// DefaultTimeout is how long an ask waits for approvers when neither the
+// rule nor the config sets a timeout.
+const DefaultTimeout = 5 * time.Minute
+
+// DefaultMaxApprovers bounds how many distinct approvers a rule may require
+// when Config.MaxApprovers is not set.
+const DefaultMaxApprovers = 10
+
+// Config is the approvals section of the agenthost configuration.
+type Config struct {
+	// Unclassified is "strict" (fail-closed bucket) or "infer".
+	Unclassified string           `json:"unclassified" yaml:"unclassified"`
+	Catalogue    []CatalogueEntry `json:"catalogue" yaml:"catalogue"`
+	Rules        []Rule           `json:"rules" yaml:"rules"`
+	// NoMatch is the decision when no rule matches: allow | ask | deny (default ask).
+	NoMatch string        `json:"noMatch" yaml:"noMatch"`
+	Timeout time.Duration `json:"timeout" yaml:"timeout"`
+	// ExtraVerbs adds inference verbs: category -> verbs.
+	ExtraVerbs map[string][]string `json:"extraVerbs" yaml:"extraVerbs"`
+	// MaxApprovers is the most distinct approvers that can exist for one
+	// call; a rule needing more is a configuration error (0 means
+	// DefaultMaxApprovers).
+	MaxApprovers int `json:"maxApprovers" yaml:"maxApprovers"`
+}
+
+// CatalogueEntry classifies tools by server and tool-name glob.
+type CatalogueEntry struct {
+	Server   string      `json:"server" yaml:"server"`
+	Tool     string      `json:"tool" yaml:"tool"`
+	Metadata RawMetadata `json:"metadata" yaml:"metadata"`
+	// Note is a comment rendered above the entry by WriteCatalogueYAML;
+	// never read from configuration.
+	Note string `json:"-" yaml:"-" mapstructure:"-"`
+}
+
+// RawMetadata is SEP-2793 risk metadata as written by a person or a server:
+// every field optional, values not yet normalised.
+type RawMetadata struct {
+	RiskLevel              *string  `json:"riskLevel,omitempty" yaml:"riskLevel,omitempty"`
+	Category               *string  `json:"category,omitempty" yaml:"category,omitempty"`
+	BlastRadius            *string  `json:"blastRadius,omitempty" yaml:"blastRadius,omitempty"`
+	Reversibility          *string  `json:"reversibility,omitempty" yaml:"reversibility,omitempty"`
+	SideEffects            []string `json:"sideEffects,omitempty" yaml:"sideEffects,omitempty"`
+	ApprovalRecommendation *string  `json:"approvalRecommendation,omitempty" yaml:"approvalRecommendation,omitempty"`
+	// MinTrustLevel is kept as raw JSON-ish value: numbers, strings, null all
+	// occur in the wild and are normalised later.
+	MinTrustLevel any `json:"minTrustLevel,omitempty" yaml:"minTrustLevel,omitempty"`
+}
+
+// Rule is one policy rule.
+type Rule struct {
+	ID        string        `json:"id" yaml:"id"`
+	When      Match         `json:"when" yaml:"when"`
+	Decide    string        `json:"decide" yaml:"decide"` // allow | ask | deny
+	Approvers int           `json:"approvers" yaml:"approvers"`
+	Timeout   time.Duration `json:"timeout" yaml:"timeout"`
+	Message   string        `json:"message" yaml:"message"`
+}
+
+// Match selects calls; every non-empty field must match (AND), values within
+// a field are alternatives (OR).
+type Match struct {
+	Category      []string `json:"category" yaml:"category"`
+	RiskLevel     []string `json:"riskLevel" yaml:"riskLevel"`
+	BlastRadius   []string `json:"blastRadius" yaml:"blastRadius"`
+	Reversibility []string `json:"reversibility" yaml:"reversibility"`
+	SideEffects   []string `json:"sideEffects" yaml:"sideEffects"`
+	Server        []string `json:"server" yaml:"server"` // globs
+	Tool          []string `json:"tool" yaml:"tool"`     // globs
+	// MinTrustLevelAbove matches when the tool's minTrustLevel exceeds the
+	// session's trust level by at least this much (0 = not used).
+	MinTrustLevelAbove int `json:"minTrustLevelAbove" yaml:"minTrustLevelAbove"`
+	// ApprovalRecommendation matches the tool's effective recommendation.
+	ApprovalRecommendation []string `json:"approvalRecommendation" yaml:"approvalRecommendation"`
+	// TrustLevel matches the session's trust level (1..5).
+	TrustLevel []int `json:"trustLevel" yaml:"trustLevel"`
+}

@@ -1,0 +1,472 @@
+package bindings
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agenthost/agenthost/config"
+)
+
+// ErrUnbound is the sentinel for *UnboundError.
+var ErrUnbound = errors.New("secure parameter not bound")
+
+// ErrResolve is the sentinel for *ResolveError.
+var ErrResolve = errors.New("secure parameter could not be resolved")
+
+// UnboundError reports required secure parameters that no binding fills
+// (or whose session-kind binding names a value the session does not have).
+type UnboundError struct {
+	Params []string // sorted
+}
+
+func (e *UnboundError) Error() string {
+	return "no value bound for required secure parameter(s): " + strings.Join(e.Params, ", ")
+}
+
+// Is makes errors.Is(err, ErrUnbound) true.
+func (e *UnboundError) Is(target error) bool { return target == ErrUnbound }
+
+// ResolveError reports a source that failed to supply a bound parameter.
+type ResolveError struct {
+	Param  string
+	Source string
+	Err    error
+
+	redactor *Redactor
+}
+
+func (e *ResolveError) Error() string {
+	// The source's message is passed through the redactor in case a source
+	// was careless enough to include a value it knows.
+	return fmt.Sprintf("secure parameter %q from source %q: %s", e.Param, e.Source, e.redactor.Redact(e.Err.Error()))
+}
+
+// Unwrap returns the source's error.
+func (e *ResolveError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrResolve) true.
+func (e *ResolveError) Is(target error) bool { return target == ErrResolve }
+
+// Spec says where a bound parameter's value comes from. It holds no value
+// and is safe to print: for literals Ref is the binding's location in the
+// config, not the literal.
+type Spec struct {
+	Source      string      `json:"source"` // SourceValue, SourceEnv, SourceFile, SourceSession or a configured source name
+	Ref         string      `json:"ref"`
+	Sensitivity Sensitivity `json:"sensitivity"` // from the binding's sensitivity:, else the kind's default
+	Binding     int         `json:"binding"`     // index of the bindings entry that matched
+}
+
+// String renders e.g. "env:ORDERS_REGION (secret)".
+func (s Spec) String() string {
+	return fmt.Sprintf("%s:%s (%s)", s.Source, s.Ref, s.Sensitivity)
+}
+
+// Binder decides which binding fills each secure parameter and resolves
+// the values through its Resolver, registering internal and secret values
+// with its Redactor.
+//
+// Matching: a binding applies to (server, tool, param) when its server is
+// equal to the server name or matches it as a path.Match glob (empty means
+// every server), one of its tools globs matches the tool (no tools means
+// every tool) and it lists the parameter by exact, case-sensitive name.
+// Among the bindings that apply, the most specific wins: an exact server
+// name beats a server glob; then a tool named exactly beats a tool glob
+// (or no tools); then, between equals, the later entry in the list wins,
+// so a general default can come first and be overridden below it.
+type Binder struct {
+	bindings []compiledBinding
+	resolver *Resolver
+	redactor *Redactor
+
+	memo     sync.Map // lookupKey -> lookupResult
+	memoSize atomic.Int64
+}
+
+type compiledBinding struct {
+	server string
+	tools  []string
+	params map[string]Spec
+}
+
+type lookupKey struct{ server, tool, param string }
+
+type lookupResult struct {
+	spec Spec
+	ok   bool
+}
+
+// maxMemo bounds the Lookup memo; tools come from servers, which need not
+// be trusted to keep their catalogues small.
+const maxMemo = 4096
+
+// NewBinder validates the bindings and builds a Binder whose Resolver
+// knows the built-in sources plus the named extra sources (configured
+// plugins, or sources an embedding application supplies). The Binder owns
+// the Resolver; Close it when done. Errors name the binding entry and
+// parameter, never a value.
+func NewBinder(bindings []config.Binding, sources map[string]Source, opts ...Option) (*Binder, error) {
+	cfg := newSettings(opts)
+	literals := literalTable{}
+	all := map[string]Source{
+		SourceValue:   literals,
+		SourceEnv:     EnvSource{},
+		SourceFile:    NewFileSource(),
+		SourceSession: SessionSource{},
+	}
+	for name, src := range sources {
+		if _, builtin := all[name]; builtin {
+			return nil, fmt.Errorf("source %q: the name is reserved for a built-in source", name)
+		}
+		if src == nil {
+			return nil, fmt.Errorf("source %q is nil", name)
+		}
+		all[name] = src
+	}
+
+	b := &Binder{redactor: cfg.redactor}
+	if b.redactor == nil {
+		b.redactor = NewRedactor()
+	}
+	for i, bc := range bindings {
+		where := fmt.Sprintf("bindings[%d]", i)
+		if _, err := path.Match(bc.Server, ""); err != nil {
+			return nil, fmt.Errorf("%s: server pattern %q: %w", where, bc.Server, err)
+		}
+		for _, t := range bc.Tools {
+			if _, err := path.Match(t, ""); err != nil {
+				return nil, fmt.Errorf("%s: tool pattern %q: %w", where, t, err)
+			}
+		}
+		cb := compiledBinding{server: bc.Server, tools: slices.Clone(bc.Tools), params: make(map[string]Spec, len(bc.Params))}
+		for name, pb := range bc.Params {
+			loc := fmt.Sprintf("%s.params.%s", where, name)
+			if name == "" {
+				return nil, fmt.Errorf("%s: empty parameter name", where)
+			}
+			spec, literal, err := specFor(pb, name, loc, all)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", loc, err)
+			}
+			spec.Binding = i
+			if spec.Source == SourceValue {
+				literals[spec.Ref] = literal
+			}
+			cb.params[name] = spec
+		}
+		b.bindings = append(b.bindings, cb)
+	}
+	// The Binder registers values itself, with the binding's sensitivity,
+	// so the Resolver gets no redactor.
+	resolverOpts := append(slices.Clone(opts), WithRedactor(nil))
+	b.resolver = NewResolver(all, resolverOpts...)
+	return b, nil
+}
+
+// specFor checks one parameter binding. A source binding without ref uses
+// the parameter name as ref.
+func specFor(pb config.ParamBinding, param, loc string, sources map[string]Source) (Spec, string, error) {
+	var spec Spec
+	var literal string
+	kinds := 0
+	if pb.Value != nil {
+		kinds++
+		v, err := LiteralString(pb.Value)
+		if err != nil {
+			return spec, "", err
+		}
+		spec, literal = Spec{Source: SourceValue, Ref: loc, Sensitivity: Internal}, v
+	}
+	if pb.Session != "" {
+		kinds++
+		spec = Spec{Source: SourceSession, Ref: pb.Session, Sensitivity: Secret}
+	}
+	if pb.Env != "" {
+		kinds++
+		spec = Spec{Source: SourceEnv, Ref: pb.Env, Sensitivity: Secret}
+	}
+	if pb.File != "" {
+		kinds++
+		spec = Spec{Source: SourceFile, Ref: pb.File, Sensitivity: Secret}
+	}
+	if pb.Source != "" {
+		kinds++
+		if _, ok := sources[pb.Source]; !ok {
+			return spec, "", fmt.Errorf("unknown source %q", pb.Source)
+		}
+		if _, builtin := builtinKinds[pb.Source]; builtin {
+			return spec, "", fmt.Errorf("source %q is a built-in kind; write {%s: ...} instead", pb.Source, pb.Source)
+		}
+		ref := pb.Ref
+		if ref == "" {
+			ref = param
+		}
+		spec = Spec{Source: pb.Source, Ref: ref, Sensitivity: Secret}
+	} else if pb.Ref != "" {
+		return spec, "", errors.New("ref is only allowed together with source")
+	}
+	switch kinds {
+	case 0:
+		return spec, "", errors.New("no value, session, env, file or source given")
+	case 1:
+	default:
+		return spec, "", errors.New("more than one of value, session, env, file and source given")
+	}
+	if pb.Sensitivity != "" {
+		s, err := ParseSensitivity(pb.Sensitivity)
+		if err != nil {
+			return spec, "", err
+		}
+		spec.Sensitivity = s
+	}
+	return spec, literal, nil
+}
+
+var builtinKinds = map[string]struct{}{SourceValue: {}, SourceEnv: {}, SourceFile: {}, SourceSession: {}}
+
+// Lookup returns the binding for a secure parameter of a server's tool.
+func (b *Binder) Lookup(server, tool, param string) (Spec, bool) {
+	k := lookupKey{server, tool, param}
+	if v, ok := b.memo.Load(k); ok {
+		r := v.(lookupResult)
+		return r.spec, r.ok
+	}
+	spec, ok := b.lookup(server, tool, param)
+	if b.memoSize.Load() < maxMemo {
+		if _, loaded := b.memo.LoadOrStore(k, lookupResult{spec, ok}); !loaded {
+			b.memoSize.Add(1)
+		}
+	}
+	return spec, ok
+}
+
+func (b *Binder) lookup(server, tool, param string) (Spec, bool) {
+	var best Spec
+	bestServer, bestTool := 0, 0
+	found := false
+	for _, cb := range b.bindings {
+		spec, ok := cb.params[param]
+		if !ok {
+			continue
+		}
+		sr := matchRank(cb.server, server)
+		if sr == 0 {
+			continue
+		}
+		tr := 1 // no tools: every tool, ranked as a glob
+		if len(cb.tools) > 0 {
+			tr = 0
+			for _, t := range cb.tools {
+				tr = max(tr, matchRank(t, tool))
+			}
+			if tr == 0 {
+				continue
+			}
+		}
+		// Later entries win ties, hence >=.
+		if !found || sr > bestServer || (sr == bestServer && tr >= bestTool) {
+			best, bestServer, bestTool, found = spec, sr, tr, true
+		}
+	}
+	return best, found
+}
+
+// matchRank is 2 for an exact name, 1 for a glob match (an empty pattern
+// matches everything), 0 for no match.
+func matchRank(pattern, name string) int {
+	switch {
+	case pattern == name:
+		return 2
+	case pattern == "":
+		return 1
+	}
+	if ok, _ := path.Match(pattern, name); ok {
+		return 1
+	}
+	return 0
+}
+
+// Bound splits params into those a binding exists for and those without
+// one, keeping their order. It does not look at session values; see
+// BoundFor and CanBind.
+func (b *Binder) Bound(server, tool string, params []string) (bound, unbound []string) {
+	for _, p := range params {
+		if _, ok := b.Lookup(server, tool, p); ok {
+			bound = append(bound, p)
+		} else {
+			unbound = append(unbound, p)
+		}
+	}
+	return bound, unbound
+}
+
+// BoundFor is Bound with CanBind's view: a session-kind binding counts as
+// bound only when the session in ctx has the value.
+func (b *Binder) BoundFor(ctx context.Context, server, tool string, params []string) (bound, unbound []string) {
+	for _, p := range params {
+		if b.CanBind(ctx, server, tool, p) {
+			bound = append(bound, p)
+		} else {
+			unbound = append(unbound, p)
+		}
+	}
+	return bound, unbound
+}
+
+// CanBind reports whether the parameter has a binding that can supply a
+// value for the session in ctx: any binding except a session-kind one
+// whose value the session lacks (or has empty). Other kinds may still
+// fail when resolved (an unset variable, a missing file); that is a
+// configuration error reported at call time, not a reason to hide a tool.
+func (b *Binder) CanBind(ctx context.Context, server, tool, param string) bool {
+	spec, ok := b.Lookup(server, tool, param)
+	if !ok {
+		return false
+	}
+	if spec.Source == SourceSession {
+		_, ok = lookupSessionValue(ctx, spec.Ref)
+	}
+	return ok
+}
+
+// Resolve supplies the secure arguments of one tool call. params maps each
+// declared secure parameter to its schema (passed on to the source);
+// required lists the required ones. Every parameter that can be bound
+// (see CanBind) is resolved, optional ones included; an optional one that
+// cannot be bound is left out. If a required one cannot be bound the
+// result is an *UnboundError and no source is called. A failing source
+// gives a *ResolveError: built-in sources are resolved first, in name
+// order, then values from other sources are fetched concurrently and the
+// first failure in name order is reported. The returned Resolved values
+// carry the binding's sensitivity.
+func (b *Binder) Resolve(ctx context.Context, scope Scope, params map[string]json.RawMessage, required []string) (map[string]Resolved, error) {
+	names := make([]string, 0, len(params)+len(required))
+	for name := range params {
+		names = append(names, name)
+	}
+	names = append(names, required...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+
+	type job struct {
+		param string
+		spec  Spec
+	}
+	jobs := make([]job, 0, len(names))
+	var unbound []string
+	for _, name := range names {
+		if !b.CanBind(ctx, scope.Server, scope.Tool, name) {
+			if slices.Contains(required, name) {
+				unbound = append(unbound, name)
+			}
+			continue
+		}
+		spec, _ := b.Lookup(scope.Server, scope.Tool, name)
+		jobs = append(jobs, job{name, spec})
+	}
+	if len(unbound) > 0 {
+		return nil, &UnboundError{Params: unbound}
+	}
+
+	resolveOne := func(ctx context.Context, j job) (Resolved, error) {
+		req := Request{Scope: scope, Ref: j.spec.Ref, Schema: params[j.param]}
+		req.Param = j.param
+		v, err := b.resolver.Resolve(ctx, j.spec.Source, req)
+		if err != nil {
+			return Resolved{}, &ResolveError{Param: j.param, Source: j.spec.Source, Err: err, redactor: b.redactor}
+		}
+		v.Sensitivity = j.spec.Sensitivity
+		if v.Sensitivity >= Internal {
+			b.redactor.Add(v.Value)
+		}
+		return v, nil
+	}
+
+	out := make(map[string]Resolved, len(jobs))
+	// Built-in sources answer from memory: resolve them inline. Only
+	// several remote sources are worth the goroutines.
+	remote := jobs[:0:0]
+	for _, j := range jobs {
+		if b.resolver.selfCaching(j.spec.Source) {
+			v, err := resolveOne(ctx, j)
+			if err != nil {
+				return nil, err
+			}
+			out[j.param] = v
+		} else {
+			remote = append(remote, j)
+		}
+	}
+	jobs = remote
+	if len(jobs) <= 1 {
+		for _, j := range jobs {
+			v, err := resolveOne(ctx, j)
+			if err != nil {
+				return nil, err
+			}
+			out[j.param] = v
+		}
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	values := make([]Resolved, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			values[i], errs[i] = resolveOne(ctx, j)
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// Report the root failure, not a sibling cancelled because of it.
+	var firstErr error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if firstErr == nil || (errors.Is(firstErr, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for i, j := range jobs {
+		out[j.param] = values[i]
+	}
+	return out, nil
+}
+
+// Invalidate drops the cached value for the parameter identified by scope
+// (Server, Tool, Param, plus the session part), e.g. after the server
+// rejected it, so the next Resolve asks the source again.
+func (b *Binder) Invalidate(scope Scope) {
+	spec, ok := b.Lookup(scope.Server, scope.Tool, scope.Param)
+	if !ok {
+		return
+	}
+	b.resolver.Invalidate(spec.Source, spec.Ref, scope)
+}
+
+// ForgetSession drops cached values held for a session that has ended.
+func (b *Binder) ForgetSession(sessionID string) { b.resolver.ForgetSession(sessionID) }
+
+// Redactor returns the Redactor resolved values are registered with.
+func (b *Binder) Redactor() *Redactor { return b.redactor }
+
+// Resolver returns the Binder's Resolver (for Invalidate and statistics).
+func (b *Binder) Resolver() *Resolver { return b.resolver }
+
+// Close stops the Resolver's background work.
+func (b *Binder) Close() error { return b.resolver.Close() }

@@ -1,0 +1,204 @@
+package bindings
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// RedactJSON masks registered values inside the JSON document raw, for
+// tool results that echo a secret before they reach the model or a log.
+// Every string (keys included) is decoded, so any escaping the server
+// chose is seen through; a string holding a value is re-encoded with the
+// value replaced by RedactedText. A number whose text holds a value is
+// replaced by the string "[REDACTED]". The result is valid JSON whenever
+// raw is. Invalid JSON is redacted as plain text. raw itself is returned,
+// unchanged and without allocating, when nothing matches.
+func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
+	st := r.load()
+	if st == nil || len(raw) == 0 {
+		return raw
+	}
+	if !st.contains(bytesView(raw)) && !hasAmbiguousEscape(raw) {
+		// Every escape left (\" \\ \n \r \t) has one spelling, which
+		// the registered JSON forms cover, so no string can hide a value.
+		return raw
+	}
+	if !json.Valid(raw) {
+		return r.RedactBytes(raw)
+	}
+	var out []byte // nil until the first change
+	last := 0
+	replace := func(start, end int, with []byte) {
+		if out == nil {
+			out = make([]byte, 0, len(raw)+len(RedactedText))
+		}
+		out = append(out, raw[last:start]...)
+		out = append(out, with...)
+		last = end
+	}
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; {
+		case c == '"':
+			end := stringEnd(raw, i)
+			lit := raw[i:end]
+			s, ok := unquoteJSON(lit)
+			if !ok {
+				// Unreachable for valid JSON; fall back to plain text.
+				return r.RedactBytes(raw)
+			}
+			if red, changed := st.redact(s); changed {
+				replace(i, end, encodeJSONString(red))
+			}
+			i = end
+		case c == '-' || (c >= '0' && c <= '9'):
+			end := i + 1
+			for end < len(raw) && strings.IndexByte("+-.eE0123456789", raw[end]) >= 0 {
+				end++
+			}
+			if st.contains(bytesView(raw[i:end])) {
+				replace(i, end, encodeJSONString(RedactedText))
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
+}
+
+// hasAmbiguousEscape reports escapes that can spell a character in more
+// than one way (\u, \/, \b, \f).
+func hasAmbiguousEscape(raw []byte) bool {
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
+		switch raw[i+1] {
+		case 'u', '/', 'b', 'f':
+			return true
+		}
+		next := bytes.IndexByte(raw[i+2:], '\\')
+		if next < 0 {
+			return false
+		}
+		i += 2 + next
+	}
+	return false
+}
+
+// unquoteJSON decodes a string literal (quotes included) of valid JSON.
+// Without escapes it returns a view of lit rather than a copy.
+func unquoteJSON(lit []byte) (string, bool) {
+	body := lit[1 : len(lit)-1]
+	i := bytes.IndexByte(body, '\\')
+	if i < 0 {
+		return bytesView(body), true
+	}
+	out := make([]byte, 0, len(body))
+	out = append(out, body[:i]...)
+	for i < len(body) {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch e := body[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(body, i+2); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(out), true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// stringEnd returns the index just past the string literal starting at
+// raw[start] (a '"'), in valid JSON.
+func stringEnd(raw []byte, start int) int {
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(raw)
+}
+
+func encodeJSONString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func (st *redactState) contains(s string) bool {
+	if st.filter != nil {
+		return st.filter.any(s, st.patterns)
+	}
+	for _, p := range st.patterns {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+)
+
+// app holds the CLI's flags and the objects a command builds.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	configPath string
+	logLevel   string
+
+	// session flags
+	binds     []string
+	trust     int
+	approve   string
+	sessionID string
+	subject   string
+
+	redactor *bindings.Redactor
+	host     *host.Host
+}
+
+func (a *app) close() {
+	if a.host != nil {
+		_ = a.host.Close()
+	}
+}
+
+// redact masks every secure value resolved so far.
+func (a *app) redact(s string) string {
+	if a.redactor == nil {
+		return s
+	}
+	return a.redactor.Redact(s)
+}
+
+func (a *app) addSessionFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&a.binds, "bind", nil, "session value NAME=VALUE for `session` bindings (repeatable)")
+	f.IntVar(&a.trust, "trust", 0, "session trust level 1..5 (default from config, else 1)")
+	f.StringVar(&a.approve, "approve", "", "how asks are answered: prompt, deny or auto (default prompt on a terminal, else deny)")
+	f.StringVar(&a.sessionID, "session-id", "", "session id passed to credential sources and audit")
+	f.StringVar(&a.subject, "subject", "", "the user or tenant the session acts for")
+}
+
+func (a *app) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return nil, usageErr(fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", a.logLevel))
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})), nil
+}
+
+// loadConfig reads --config (or the default locations).
+func (a *app) loadConfig() (*config.Config, error) {
+	cfg, err := config.LoadDefault(a.configPath)
+	if err != nil {
+		return nil, &exitErr{code: exitUsage, err: err}
+	}
+	return cfg, nil
+}
+
+// newHost builds the host for cfg; the app closes it at exit.
+func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
+	logger, err := a.logger()
+	if err != nil {
+		return nil, err
+	}
+	a.redactor = bindings.NewRedactor()
+	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor})
+	if err != nil {
+		return nil, &exitErr{code: exitUsage, err: err}
+	}
+	a.host = h
+	return h, nil
+}
+
+// newSession opens the session described by the session flags.
+func (a *app) newSession(h *host.Host) (*host.Session, error) {
+	values, err := bindings.ParseBinds(a.binds)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--bind: %w", err))
+	}
+	if a.trust != 0 && (a.trust < 1 || a.trust > 5) {
+		return nil, usageErr(fmt.Errorf("--trust: %d is not in 1..5", a.trust))
+	}
+	switch a.approve {
+	case "", "prompt", "deny", "auto":
+	default:
+		return nil, usageErr(fmt.Errorf("--approve: %q is not one of prompt, deny, auto", a.approve))
+	}
+	return h.NewSession(host.SessionOptions{
+		ID:         a.sessionID,
+		Subject:    a.subject,
+		TrustLevel: a.trust,
+		Values:     values,
+	}), nil
+}
+
+func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }
+
+// exitCodeFor maps a host error kind to the CLI's exit code.
+func exitCodeFor(kind host.Kind) int {
+	switch kind {
+	case host.KindDenied:
+		return exitDenied
+	case host.KindBinding:
+		return exitBinding
+	case host.KindToolError:
+		return exitToolError
+	case host.KindUnavailable:
+		return exitUnavailable
+	case host.KindConfig:
+		return exitUsage
+	default:
+		return exitError
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// errorJSON is the failure shape of `call --json`.
+func errorJSON(kind host.Kind, message string) map[string]any {
+	return map[string]any{"error": map[string]any{"kind": string(kind), "message": message}}
+}
+
+func isConfigError(err error) bool { return errors.Is(err, config.ErrConfig) }
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

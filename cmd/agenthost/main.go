@@ -1,0 +1,96 @@
+// Command agenthost is the CLI of the agenthost runtime: it parses flags,
+// reads the terminal and prints results. Everything else lives in the
+// library packages (host, config, bindings, approvals, plugins).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (CONTRACT.md).
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitDenied      = 3
+	exitBinding     = 4
+	exitToolError   = 5
+	exitUnavailable = 6
+	exitMaxSteps    = 7
+	exitWouldAsk    = 10
+)
+
+// exitErr carries an exit code up to main; the message has already been
+// printed when printed is true.
+type exitErr struct {
+	code    int
+	err     error
+	printed bool
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	defer a.close()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		if !ee.printed && ee.err != nil {
+			fmt.Fprintln(stderr, "agenthost:", a.redact(ee.err.Error()))
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command, bad flags, wrong arg count.
+	fmt.Fprintln(stderr, "agenthost:", a.redact(err.Error()))
+	return exitUsage
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agenthost",
+		Short:         "Host-side agent runtime: MCP connections, secure parameters, approvals",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(
+		a.serversCommand(),
+		a.toolsCommand(),
+		a.callCommand(),
+		a.versionCommand(),
+	)
+	return root
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) serversCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "Connect to every configured server and report its status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			h, err := a.newHost(cfg)
+			if err != nil {
+				return err
+			}
+			h.Connect(cmd.Context())
+			type serverJSON struct {
+				Name            string  `json:"name"`
+				Status          string  `json:"status"`
+				Error           *string `json:"error"`
+				ProtocolVersion *string `json:"protocolVersion"`
+				SecureParams    bool    `json:"secureParams"`
+				Tools           int     `json:"tools"`
+			}
+			out := []serverJSON{}
+			for _, s := range h.Servers() {
+				sj := serverJSON{Name: s.Name, Status: string(s.Status), SecureParams: s.SecureParams, Tools: len(s.Tools)}
+				if s.Error != "" {
+					e := a.redact(s.Error)
+					sj.Error = &e
+				}
+				if s.ProtocolVersion != "" {
+					v := s.ProtocolVersion
+					sj.ProtocolVersion = &v
+				}
+				out = append(out, sj)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, map[string]any{"servers": out})
+			}
+			if len(out) == 0 {
+				fmt.Fprintln(a.stdout, "no servers configured")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSECURE-PARAMS\tTOOLS\tERROR")
+			for _, s := range out {
+				proto, errText := "-", ""
+				if s.ProtocolVersion != nil {
+					proto = *s.ProtocolVersion
+				}
+				if s.Error != nil {
+					errText = *s.Error
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, proto, s.SecureParams, s.Tools, errText)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) toolsCommand() *cobra.Command {
+	var asJSON bool
+	var server string
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Show the catalog: what the model sees, what is hidden or excluded and why",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if server != "" {
+				if _, ok := cfg.MCPServers[server]; !ok {
+					return usageErr(fmt.Errorf("--server: no server named %q in the config", server))
+				}
+			}
+			h, err := a.newHost(cfg)
+			if err != nil {
+				return err
+			}
+			sess, err := a.newSession(h)
+			if err != nil {
+				return err
+			}
+			h.Connect(cmd.Context())
+			report := sess.Report(cmd.Context(), server)
+			if asJSON {
+				return writeJSON(a.stdout, report)
+			}
+			for i, s := range report.Servers {
+				if i > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				line := fmt.Sprintf("%s (%s", s.Name, s.Status)
+				if s.ProtocolVersion != nil {
+					line += ", " + *s.ProtocolVersion
+				}
+				if s.SecureParams {
+					line += ", secure-params"
+				}
+				line += ")"
+				fmt.Fprintln(a.stdout, line)
+				if s.Error != nil {
+					fmt.Fprintln(a.stdout, "  error:", *s.Error)
+				}
+				for _, t := range s.Tools {
+					name := t.Name
+					if t.ExposedName != nil && t.Status == "active" {
+						name = *t.ExposedName
+					}
+					fmt.Fprintf(a.stdout, "  %-9s %s", t.Status, name)
+					if len(t.SecureParams) > 0 {
+						fmt.Fprintf(a.stdout, "  [secure: %s]", strings.Join(t.SecureParams, ", "))
+					}
+					if t.Decision != nil {
+						fmt.Fprintf(a.stdout, "  decision: %s", *t.Decision)
+					}
+					fmt.Fprintln(a.stdout)
+					if t.Reason != nil {
+						fmt.Fprintf(a.stdout, "            why: %s\n", *t.Reason)
+					}
+					for _, w := range t.Warnings {
+						fmt.Fprintf(a.stdout, "            warning: %s\n", w)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (CONTRACT.md shape)")
+	cmd.Flags().StringVar(&server, "server", "", "only this server")
+	a.addSessionFlags(cmd)
+	return cmd
+}

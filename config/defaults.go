@@ -1,0 +1,100 @@
+package config
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+)
+
+// Defaults filled in by ApplyDefaults. The approvals section defaults to
+// approvals.UnclassifiedStrict, approvals.ActionAsk when no rule matches,
+// and approvals.DefaultTimeout.
+const (
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultLLMTimeout     = 120 * time.Second
+	DefaultTrustLevel     = 1
+)
+
+// The range of session trust levels.
+const (
+	MinTrustLevel = 1
+	MaxTrustLevel = 5
+)
+
+// ApplyDefaults fills every setting left at its zero value with its
+// default and normalises spellings: Server.Name and Source.Name from their
+// map keys, Server.Type from command/url ("streamable-http" and
+// "streamableHttp" become "http"), sha256 pins in lower case. Parse and
+// Load call it; a program that builds a Config in Go calls it before
+// Validate.
+func (c *Config) ApplyDefaults() {
+	if c.LLM.Timeout == 0 {
+		c.LLM.Timeout = DefaultLLMTimeout
+	}
+	for name, srv := range c.MCPServers {
+		if srv == nil {
+			srv = &Server{}
+			c.MCPServers[name] = srv
+		}
+		srv.Name = name
+		if t, ok := canonicalTransport(srv.Type); ok {
+			srv.Type = t
+		}
+		if srv.Type == "" {
+			switch {
+			case srv.Command != "" && srv.URL == "":
+				srv.Type = TransportStdio
+			case srv.URL != "" && srv.Command == "":
+				srv.Type = TransportHTTP
+			}
+		}
+		if srv.ProtocolVersion == "" {
+			srv.ProtocolVersion = ProtocolAuto
+		}
+		if len(srv.SecureParams.Extensions) == 0 {
+			srv.SecureParams.Extensions = []string{DefaultSecureParamsExtension}
+		}
+		if srv.CallTimeout == 0 {
+			srv.CallTimeout = DefaultCallTimeout
+		}
+		if srv.ConnectTimeout == 0 {
+			srv.ConnectTimeout = DefaultConnectTimeout
+		}
+	}
+	for name, src := range c.Sources {
+		if src == nil {
+			src = &Source{}
+			c.Sources[name] = src
+		}
+		src.Name = name
+		src.SHA256 = strings.ToLower(src.SHA256)
+	}
+	if c.Session.TrustLevel == 0 {
+		c.Session.TrustLevel = DefaultTrustLevel
+	}
+	if c.Approvals.Unclassified == "" {
+		c.Approvals.Unclassified = approvals.UnclassifiedStrict
+	}
+	if c.Approvals.NoMatch == "" {
+		c.Approvals.NoMatch = string(approvals.ActionAsk)
+	}
+	if c.Approvals.Timeout == 0 {
+		c.Approvals.Timeout = approvals.DefaultTimeout
+	}
+}
+
+// canonicalTransport accepts the spellings used by Claude Desktop, Cursor
+// and VS Code configuration files.
+func canonicalTransport(t Transport) (Transport, bool) {
+	switch strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(string(t))) {
+	case "stdio":
+		return TransportStdio, true
+	case "http", "streamablehttp":
+		return TransportHTTP, true
+	case "sse":
+		return TransportSSE, true
+	}
+	return "", false
+}

@@ -1,0 +1,152 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UnsetVariableError reports a ${VAR} reference to an unset variable that
+// has no default. It carries the variable's name only.
+type UnsetVariableError struct {
+	Name string
+}
+
+func (e *UnsetVariableError) Error() string {
+	return "environment variable " + e.Name + " is not set"
+}
+
+// expandString replaces ${VAR} and ${VAR:-default} references and turns
+// $$ into $. A substituted value is inserted as it is, never scanned again.
+// Errors name variables but never the string or any value.
+func expandString(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i += 2
+		case '{':
+			end, err := closingBrace(s, i+2)
+			if err != nil {
+				return "", err
+			}
+			value, err := resolveReference(s[i+2:end], lookup)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(value)
+			i = end + 1
+		default:
+			b.WriteByte('$')
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+// closingBrace finds the } that ends a reference starting at from, allowing
+// nested references and $$ in a default.
+func closingBrace(s string, from int) (int, error) {
+	depth := 0
+	for j := from; j < len(s); j++ {
+		switch {
+		case s[j] == '$' && j+1 < len(s) && s[j+1] == '$':
+			j++
+		case s[j] == '$' && j+1 < len(s) && s[j+1] == '{':
+			depth++
+			j++
+		case s[j] == '}':
+			if depth == 0 {
+				return j, nil
+			}
+			depth--
+		}
+	}
+	return 0, errors.New("unterminated ${ reference (missing })")
+}
+
+func resolveReference(ref string, lookup func(string) (string, bool)) (string, error) {
+	name, fallback, hasDefault := strings.Cut(ref, ":-")
+	if !validVariableName(name) {
+		// The text may be a mistyped secret, so it is not shown.
+		return "", errors.New("invalid ${...} reference: expected ${NAME} or ${NAME:-default} with NAME made of letters, digits and _")
+	}
+	value, set := lookup(name)
+	if set && (value != "" || !hasDefault) {
+		return value, nil
+	}
+	if !hasDefault {
+		return "", &UnsetVariableError{Name: name}
+	}
+	expanded, err := expandString(fallback, lookup)
+	if err != nil {
+		return "", fmt.Errorf("in the default for %s: %w", name, err)
+	}
+	return expanded, nil
+}
+
+func validVariableName(name string) bool {
+	if name == "" || (name[0] >= '0' && name[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// expandConfig expands the settings that allow ${VAR}. Keys in skip came
+// from AGENTHOST_* overrides and are taken literally. Disabled servers are
+// left alone so a switched-off server needs none of its variables.
+func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[string]bool, p *problems) {
+	field := func(key string, s *string) {
+		if skip[key] {
+			return
+		}
+		v, err := expandString(*s, lookup)
+		if err != nil {
+			p.list = append(p.list, &Error{File: p.file, Key: key, Msg: err.Error(), Err: err})
+			return
+		}
+		*s = v
+	}
+	field("llm.baseURL", &cfg.LLM.BaseURL)
+	field("llm.apiKey", &cfg.LLM.APIKey)
+	field("llm.model", &cfg.LLM.Model)
+
+	for _, name := range sortedKeys(cfg.MCPServers) {
+		srv := cfg.MCPServers[name]
+		if srv == nil || srv.Disabled {
+			continue
+		}
+		key := childKey("mcpServers", name)
+		field(childKey(key, "command"), &srv.Command)
+		for i := range srv.Args {
+			field(indexKey(childKey(key, "args"), i), &srv.Args[i])
+		}
+		expandMapValues(childKey(key, "env"), srv.Env, field)
+		field(childKey(key, "cwd"), &srv.Cwd)
+		field(childKey(key, "url"), &srv.URL)
+		expandMapValues(childKey(key, "headers"), srv.Headers, field)
+	}
+}
+
+func expandMapValues(key string, m map[string]string, field func(string, *string)) {
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		field(childKey(key, k), &v)
+		m[k] = v
+	}
+}

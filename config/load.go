@@ -1,0 +1,123 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+)
+
+// DefaultFile is the configuration file looked for in the working directory.
+const DefaultFile = "agenthost.yaml"
+
+// Load reads, expands, completes and validates the configuration file at
+// path, with AGENTHOST_* overrides applied. The format follows the
+// extension: .yaml/.yml, .json or .toml. Every error is an [*Error].
+func Load(path string) (*Config, error) {
+	format, ok := normalizeFormat(filepath.Ext(path))
+	if !ok {
+		return nil, &Error{File: path, Msg: "unsupported file extension (use .yaml, .yml, .json or .toml)"}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
+	}
+	return build(data, format, path, true)
+}
+
+func describeReadError(err error) string {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err.Error() // the path is already in front of the message
+	}
+	return err.Error()
+}
+
+// LoadDefault loads the configuration the CLI uses. A non-empty
+// explicitPath (--config) must exist. Otherwise the first existing file of
+// [DefaultPaths] is loaded; when there is none, the result is an empty,
+// valid configuration with AGENTHOST_* overrides and defaults applied, and
+// its File is "".
+func LoadDefault(explicitPath string) (*Config, error) {
+	if explicitPath != "" {
+		return Load(explicitPath)
+	}
+	for _, path := range DefaultPaths() {
+		info, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			// Unreadable is not the same as absent: say so rather than
+			// silently running without the user's configuration.
+			return nil, &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
+		}
+		if info.IsDir() {
+			return nil, &Error{File: path, Msg: "is a directory, not a configuration file"}
+		}
+		return Load(path)
+	}
+	return build(nil, FormatYAML, "", true)
+}
+
+// DefaultPaths lists the files LoadDefault looks for, in order:
+// ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml (with
+// XDG_CONFIG_HOME defaulting to ~/.config). The second is left out when
+// neither XDG_CONFIG_HOME nor the home directory is known.
+func DefaultPaths() []string {
+	paths := []string{DefaultFile}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(dir) { // the XDG spec says to ignore relative paths
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return paths
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return append(paths, filepath.Join(dir, "agenthost", "config.yaml"))
+}
+
+// Parse builds a validated configuration from data in the given format
+// ("yaml", "yml", "json" or "toml"). name is used as Config.File and in
+// error messages. ${VAR} references are expanded from the process
+// environment, but AGENTHOST_* overrides are not applied: the result
+// depends only on data and the variables it names.
+func Parse(data []byte, format string, name string) (*Config, error) {
+	f, ok := normalizeFormat(format)
+	if !ok {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("unsupported format %q (use yaml, json or toml)", format)}
+	}
+	return build(data, f, name, false)
+}
+
+// build runs the pipeline: decode, overrides, expansion, defaults, checks.
+// Overrides come before expansion so that they can switch a server on or
+// off, and are recorded so that their values are not expanded.
+func build(data []byte, format, file string, withEnv bool) (*Config, error) {
+	doc, err := decodeDocument(data, format)
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error(), Err: err}
+	}
+	p := &problems{file: file}
+	cfg := &Config{}
+	(&decoder{problems: p}).decode("", doc, reflect.ValueOf(cfg).Elem())
+	if err := p.err(); err != nil {
+		return nil, err // types are wrong; later checks would only add noise
+	}
+	cfg.File = file
+	var overridden map[string]bool
+	if withEnv {
+		overridden = applyEnvOverrides(cfg, p)
+	}
+	expandConfig(cfg, os.LookupEnv, overridden, p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}

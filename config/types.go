@@ -1,0 +1,131 @@
+package config
+
+import (
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+)
+
+// Config is the whole agenthost configuration after loading, ${VAR}
+// expansion and validation. Map keys that name things chosen by the user
+// (server names, env var names, header names, parameter names, source names)
+// keep their case exactly as written in the file.
+type Config struct {
+	// File is the path the config was read from: "" when it was built in
+	// code, or when LoadDefault found no file (an empty, valid config).
+	File string `json:"-" yaml:"-"`
+
+	LLM        LLM                `json:"llm" yaml:"llm"`
+	MCPServers map[string]*Server `json:"mcpServers" yaml:"mcpServers"`
+	Sources    map[string]*Source `json:"sources" yaml:"sources"`
+	Bindings   []Binding          `json:"bindings" yaml:"bindings"`
+	Session    SessionDefaults    `json:"session" yaml:"session"`
+	Approvals  approvals.Config   `json:"approvals" yaml:"approvals"`
+	Audit      Audit              `json:"audit" yaml:"audit"`
+}
+
+// LLM selects the OpenAI-compatible model endpoint.
+type LLM struct {
+	BaseURL string        `json:"baseURL" yaml:"baseURL"`
+	APIKey  string        `json:"apiKey" yaml:"apiKey"`
+	Model   string        `json:"model" yaml:"model"`
+	Timeout time.Duration `json:"timeout" yaml:"timeout"`
+}
+
+// Transport names how agenthost reaches an MCP server.
+type Transport string
+
+// The transports agenthost speaks.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http"
+	TransportSSE   Transport = "sse"
+)
+
+// Protocol version choices for Server.ProtocolVersion.
+const (
+	ProtocolAuto   = "auto"
+	ProtocolLegacy = "2025-11-25"
+	ProtocolModern = "2026-07-28"
+)
+
+// DefaultSecureParamsExtension is the SEP-3221 extension identifier.
+const DefaultSecureParamsExtension = "io.modelcontextprotocol/secure-params"
+
+// Server is one entry of mcpServers. Exactly one of Command (stdio) or URL
+// (http/sse) is set after validation; Type is always filled in.
+type Server struct {
+	Name            string            `json:"-" yaml:"-"`
+	Type            Transport         `json:"type" yaml:"type"`
+	Command         string            `json:"command" yaml:"command"`
+	Args            []string          `json:"args" yaml:"args"`
+	Env             map[string]string `json:"env" yaml:"env"`
+	Cwd             string            `json:"cwd" yaml:"cwd"`
+	URL             string            `json:"url" yaml:"url"`
+	Headers         map[string]string `json:"headers" yaml:"headers"`
+	ProtocolVersion string            `json:"protocolVersion" yaml:"protocolVersion"` // auto | 2025-11-25 | 2026-07-28
+	SecureParams    SecureParams      `json:"secureParams" yaml:"secureParams"`
+	// TrustAnnotations takes server-declared risk metadata as-is.
+	TrustAnnotations bool          `json:"trustAnnotations" yaml:"trustAnnotations"`
+	Tools            ToolFilter    `json:"tools" yaml:"tools"`
+	CallTimeout      time.Duration `json:"callTimeout" yaml:"callTimeout"`
+	ConnectTimeout   time.Duration `json:"connectTimeout" yaml:"connectTimeout"`
+	Disabled         bool          `json:"disabled" yaml:"disabled"`
+}
+
+// SecureParams configures the SEP-3221 extension for one server.
+type SecureParams struct {
+	// Extensions are the extension ids declared to the server; the default
+	// is [DefaultSecureParamsExtension]. Aliases such as
+	// com.google.cloud/toolbox.v1 are allowed.
+	Extensions []string `json:"extensions" yaml:"extensions"`
+}
+
+// ToolFilter selects which tools of a server are offered, by name glob.
+// Deny wins over allow; an empty Allow means all.
+type ToolFilter struct {
+	Allow []string `json:"allow" yaml:"allow"`
+	Deny  []string `json:"deny" yaml:"deny"`
+}
+
+// Source is a configured credential source beyond the built-ins.
+type Source struct {
+	Name   string         `json:"-" yaml:"-"`
+	Plugin string         `json:"plugin" yaml:"plugin"`
+	SHA256 string         `json:"sha256" yaml:"sha256"`
+	Config map[string]any `json:"config" yaml:"config"`
+	// Timeouts; zero means the default.
+	StartTimeout time.Duration `json:"startTimeout" yaml:"startTimeout"`
+	CallTimeout  time.Duration `json:"callTimeout" yaml:"callTimeout"`
+}
+
+// Binding says which value fills which secure parameter of which tools.
+type Binding struct {
+	Server string                  `json:"server" yaml:"server"` // server name (glob allowed)
+	Tools  []string                `json:"tools" yaml:"tools"`   // tool name globs; empty means all
+	Params map[string]ParamBinding `json:"params" yaml:"params"` // secure parameter name -> where its value comes from
+}
+
+// ParamBinding names exactly one place a secure value comes from.
+type ParamBinding struct {
+	Value   any    `json:"value,omitempty" yaml:"value,omitempty"`     // literal
+	Session string `json:"session,omitempty" yaml:"session,omitempty"` // session value name (--bind NAME=VALUE)
+	Env     string `json:"env,omitempty" yaml:"env,omitempty"`         // host environment variable
+	File    string `json:"file,omitempty" yaml:"file,omitempty"`       // file contents, trimmed
+	Source  string `json:"source,omitempty" yaml:"source,omitempty"`   // configured source name
+	Ref     string `json:"ref,omitempty" yaml:"ref,omitempty"`         // reference passed to Source
+	// Sensitivity overrides the default (secret for env/file/source/session,
+	// internal for literal values): public | internal | secret.
+	Sensitivity string `json:"sensitivity,omitempty" yaml:"sensitivity,omitempty"`
+}
+
+// SessionDefaults are defaults for new sessions.
+type SessionDefaults struct {
+	TrustLevel int `json:"trustLevel" yaml:"trustLevel"`
+}
+
+// Audit configures the audit log.
+type Audit struct {
+	// Path of the JSON-lines audit file; "-" for stderr; "" disables (warned).
+	Path string `json:"path" yaml:"path"`
+}

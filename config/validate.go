@@ -1,0 +1,281 @@
+package config
+
+import (
+	"errors"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/agenthost/agenthost/approvals"
+)
+
+const (
+	sensitivityValues     = "public, internal or secret"
+	protocolVersionValues = ProtocolAuto + ", " + ProtocolLegacy + " or " + ProtocolModern
+	paramKindsSentence    = "value, session, env, file or source"
+)
+
+// Validate checks the configuration and returns every problem found, each
+// an [*Error] naming c.File and the key. Zero durations, an empty type and
+// a zero trust level mean "use the default" and are accepted, so a Config
+// built in Go validates before or after ApplyDefaults.
+func (c *Config) Validate() error {
+	p := &problems{file: c.File}
+	if c.LLM.Timeout < 0 {
+		p.add("llm.timeout", "must be positive")
+	}
+	if c.LLM.BaseURL != "" && !isHTTPURL(c.LLM.BaseURL) {
+		p.add("llm.baseURL", "must be an absolute http:// or https:// URL")
+	}
+	for _, name := range sortedKeys(c.MCPServers) {
+		validateServer(p, childKey("mcpServers", name), name, c.MCPServers[name])
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		validateSource(p, childKey("sources", name), name, c.Sources[name])
+	}
+	for i := range c.Bindings {
+		validateBinding(p, indexKey("bindings", i), &c.Bindings[i], c.Sources)
+	}
+	if tl := c.Session.TrustLevel; tl != 0 && (tl < MinTrustLevel || tl > MaxTrustLevel) {
+		p.addf("session.trustLevel", "must be between %d and %d", MinTrustLevel, MaxTrustLevel)
+	}
+	validateApprovals(p, &c.Approvals)
+	return p.err()
+}
+
+func validateServer(p *problems, key, name string, srv *Server) {
+	if name == "" {
+		p.add(key, "server name must not be empty")
+	}
+	if srv == nil {
+		p.add(key, "empty server entry; set exactly one of command or url")
+		return
+	}
+	hasCommand, hasURL := srv.Command != "", srv.URL != ""
+	if hasCommand == hasURL {
+		p.add(key, "set exactly one of command or url")
+	}
+	transport := srv.Type
+	if transport != "" {
+		t, ok := canonicalTransport(transport)
+		if !ok {
+			p.add(childKey(key, "type"), "must be stdio, http (also written streamable-http) or sse")
+		}
+		transport = t
+	}
+	switch {
+	case transport == TransportStdio && hasURL:
+		p.add(childKey(key, "type"), "stdio servers are started with command, not reached by url")
+	case (transport == TransportHTTP || transport == TransportSSE) && hasCommand:
+		p.addf(childKey(key, "type"), "%s servers are reached by url, not started with command", transport)
+	}
+	if hasURL {
+		if len(srv.Args) > 0 {
+			p.add(childKey(key, "args"), "only applies to servers started with command")
+		}
+		if len(srv.Env) > 0 {
+			p.add(childKey(key, "env"), "only applies to servers started with command")
+		}
+		if srv.Cwd != "" {
+			p.add(childKey(key, "cwd"), "only applies to servers started with command")
+		}
+		// A disabled server is not expanded, so its url may still hold ${VAR}.
+		if !srv.Disabled && !isHTTPURL(srv.URL) {
+			p.add(childKey(key, "url"), "must be an absolute http:// or https:// URL")
+		}
+	}
+	if hasCommand && len(srv.Headers) > 0 {
+		p.add(childKey(key, "headers"), "only applies to servers reached by url")
+	}
+	for _, envName := range sortedKeys(srv.Env) {
+		if envName == "" || strings.ContainsAny(envName, "=\x00") {
+			p.add(childKey(childKey(key, "env"), envName), "is not a valid environment variable name")
+		}
+		if strings.ContainsRune(srv.Env[envName], 0) {
+			p.add(childKey(childKey(key, "env"), envName), "value must not contain a NUL byte")
+		}
+	}
+	for _, header := range sortedKeys(srv.Headers) {
+		hkey := childKey(childKey(key, "headers"), header)
+		if !isHeaderName(header) {
+			p.add(hkey, "is not a valid HTTP header name")
+		}
+		if strings.ContainsAny(srv.Headers[header], "\r\n\x00") {
+			p.add(hkey, "value must not contain line breaks or NUL bytes")
+		}
+	}
+	switch srv.ProtocolVersion {
+	case "", ProtocolAuto, ProtocolLegacy, ProtocolModern:
+	default:
+		p.add(childKey(key, "protocolVersion"), "must be "+protocolVersionValues)
+	}
+	for i, ext := range srv.SecureParams.Extensions {
+		if strings.TrimSpace(ext) == "" {
+			p.add(indexKey(childKey(childKey(key, "secureParams"), "extensions"), i), "must not be empty")
+		}
+	}
+	validateGlobs(p, childKey(childKey(key, "tools"), "allow"), srv.Tools.Allow)
+	validateGlobs(p, childKey(childKey(key, "tools"), "deny"), srv.Tools.Deny)
+	if srv.CallTimeout < 0 {
+		p.add(childKey(key, "callTimeout"), "must be positive")
+	}
+	if srv.ConnectTimeout < 0 {
+		p.add(childKey(key, "connectTimeout"), "must be positive")
+	}
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// isHeaderName checks the RFC 9110 token syntax.
+func isHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func validateGlobs(p *problems, key string, globs []string) {
+	for i, g := range globs {
+		validateGlob(p, indexKey(key, i), g)
+	}
+}
+
+func validateGlob(p *problems, key, glob string) {
+	if glob == "" {
+		p.add(key, "empty pattern")
+		return
+	}
+	if _, err := path.Match(glob, ""); err != nil {
+		p.add(key, "invalid glob pattern (path.Match syntax: *, ?, [a-z], \\ to escape)")
+	}
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+func validateSource(p *problems, key, name string, src *Source) {
+	if name == "" {
+		p.add(key, "source name must not be empty")
+	}
+	if src == nil {
+		p.add(key, "empty source entry; set plugin and sha256")
+		return
+	}
+	if src.Plugin == "" {
+		p.add(childKey(key, "plugin"), "is required (path of the plugin binary)")
+	}
+	switch {
+	case src.SHA256 == "":
+		p.add(childKey(key, "sha256"), "is required (SHA-256 of the plugin binary, 64 hex digits)")
+	case !sha256Hex.MatchString(src.SHA256):
+		p.add(childKey(key, "sha256"), "must be 64 hex digits")
+	}
+	if src.StartTimeout < 0 {
+		p.add(childKey(key, "startTimeout"), "must be positive")
+	}
+	if src.CallTimeout < 0 {
+		p.add(childKey(key, "callTimeout"), "must be positive")
+	}
+}
+
+func validateBinding(p *problems, key string, b *Binding, sources map[string]*Source) {
+	if b.Server == "" {
+		p.add(childKey(key, "server"), "is required (server name or glob)")
+	} else {
+		validateGlob(p, childKey(key, "server"), b.Server)
+	}
+	validateGlobs(p, childKey(key, "tools"), b.Tools)
+	if len(b.Params) == 0 {
+		p.add(childKey(key, "params"), "is required (secure parameter name -> where its value comes from)")
+	}
+	for _, name := range sortedKeys(b.Params) {
+		validateParam(p, childKey(childKey(key, "params"), name), b.Params[name], sources)
+	}
+}
+
+func validateParam(p *problems, key string, pb ParamBinding, sources map[string]*Source) {
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"value", pb.Value != nil},
+		{"session", pb.Session != ""},
+		{"env", pb.Env != ""},
+		{"file", pb.File != ""},
+		{"source", pb.Source != ""},
+	} {
+		if k.set {
+			kinds = append(kinds, k.name)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		p.add(key, "set exactly one of "+paramKindsSentence)
+	case 1:
+	default:
+		p.addf(key, "set exactly one of %s (found %s)", paramKindsSentence, strings.Join(kinds, " and "))
+	}
+	switch {
+	case pb.Ref != "" && pb.Source == "":
+		p.add(childKey(key, "ref"), "is only used with source")
+	case pb.Source != "" && pb.Ref == "":
+		p.add(childKey(key, "ref"), "is required with source (the reference passed to the source)")
+	}
+	if pb.Source != "" {
+		if _, ok := sources[pb.Source]; !ok {
+			p.addf(childKey(key, "source"), "names source %q, which is not configured under sources", pb.Source)
+		}
+	}
+	switch pb.Sensitivity {
+	case "", "public", "internal", "secret":
+	default:
+		p.add(childKey(key, "sensitivity"), "must be "+sensitivityValues)
+	}
+}
+
+// validateApprovals runs the approvals package's checks and files each
+// problem under "approvals.", keeping the approvals error as the cause.
+func validateApprovals(p *problems, cfg interface{ Validate() error }) {
+	err := cfg.Validate()
+	if err == nil {
+		return
+	}
+	for _, leaf := range leafErrors(err) {
+		key, msg := "approvals", leaf.Error()
+		var field *approvals.FieldError
+		if errors.As(leaf, &field) && field.Key != "" {
+			key, msg = childKeyPath("approvals", field.Key), field.Msg
+		}
+		p.list = append(p.list, &Error{File: p.file, Key: key, Msg: msg, Err: leaf})
+	}
+}
+
+// childKeyPath appends an already formatted relative key path.
+func childKeyPath(parent, rel string) string {
+	if strings.HasPrefix(rel, "[") {
+		return parent + rel
+	}
+	return parent + "." + rel
+}
+
+// leafErrors flattens errors.Join trees.
+func leafErrors(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var leaves []error
+		for _, e := range joined.Unwrap() {
+			leaves = append(leaves, leafErrors(e)...)
+		}
+		return leaves
+	}
+	return []error{err}
+}

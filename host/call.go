@@ -1,0 +1,284 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/host/secureparams"
+)
+
+// CallResult is a tool call's outcome as the server returned it, after
+// redaction of any secure value echoed back.
+type CallResult struct {
+	Server string
+	Tool   string
+	Result *mcp.CallToolResult
+	// SecureParams are the names of the secure parameters sent (never values).
+	SecureParams []string
+	// Decision is the approval decision that let the call run (nil when no
+	// approval workflow is configured).
+	Decision *CallDecision
+}
+
+// CallDecision is the approval decision of one call, for output and audit.
+type CallDecision struct {
+	Decision  string   `json:"decision"`
+	Outcome   string   `json:"outcome"`
+	Approvers int      `json:"approvers"`
+	Rules     []string `json:"rules"`
+}
+
+// IsError reports a tool execution error (isError: true).
+func (r *CallResult) IsError() bool { return r != nil && r.Result != nil && r.Result.IsError }
+
+// CallTool runs one tool call for the session: it refuses arguments that name
+// a secure parameter, resolves and validates the secure values, sends the call
+// with secureArguments, and maps failures to a *Error of the right Kind.
+func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
+	h := s.host
+	c, ok := h.conns[server]
+	if !ok {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrUnknownServer, "unknown server %q", server)
+	}
+	arguments, err := decodeArguments(args)
+	if err != nil {
+		return nil, newError(KindToolError, "The arguments must be a JSON object.", err, "invalid arguments for %s/%s: %v", server, tool, err)
+	}
+
+	ct, err := s.lookupTool(ctx, c, tool)
+	if err != nil {
+		return nil, err
+	}
+	t := ct.Tool
+	if err := secureparams.CheckArguments(args, t.SecureParams); err != nil {
+		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
+			"server", server, "tool", tool, "session", s.id)
+		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
+			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
+	}
+
+	call, err := s.secureCall(ctx, server, t)
+	if err != nil {
+		return nil, err
+	}
+	result, err := s.send(ctx, c, t, arguments, call)
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+func decodeArguments(args json.RawMessage) (map[string]any, error) {
+	if len(args) == 0 {
+		return map[string]any{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("arguments are not a JSON object")
+	}
+	return m, nil
+}
+
+// lookupTool finds an offered tool, connecting lazily and re-listing once
+// when the tool is unknown.
+func (s *Session) lookupTool(ctx context.Context, c *conn, tool string) (*CatalogTool, error) {
+	if _, err := c.connect(ctx); err != nil {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+	}
+	ct := c.Snapshot().Tool(tool)
+	if ct == nil {
+		if err := c.refresh(ctx); err != nil {
+			return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+		}
+		ct = c.Snapshot().Tool(tool)
+	}
+	if ct == nil {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q", c.name, tool)
+	}
+	if ct.Status != ToolActive {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, tool, ct.Status, ct.Reason)
+	}
+	return ct, nil
+}
+
+// secureCall resolves, coerces and validates the tool's secure values. For a
+// tool without secureInputSchema the returned call carries no values: such a
+// tool never gets secureArguments (it still lets the wire seam keep the raw
+// error of the call).
+func (s *Session) secureCall(ctx context.Context, server string, t *secureparams.Tool) (*secureCall, error) {
+	if !t.HasSecureSchema {
+		return &secureCall{tool: t.Name}, nil
+	}
+	h := s.host
+	schema, err := t.ValueSchema()
+	if err != nil {
+		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
+	}
+	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
+	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.Properties(), t.SecureRequired)
+	if err != nil {
+		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+	}
+	values := make(map[string]any, len(resolved))
+	for name, r := range resolved {
+		v, err := schema.Coerce(name, r.Value)
+		if err != nil {
+			return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+		}
+		values[name] = v
+	}
+	values = secureparams.Select(values, t)
+	if values == nil {
+		values = map[string]any{}
+	}
+	if err := schema.Validate(values); err != nil {
+		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
+	}
+	call := &secureCall{tool: t.Name, values: values}
+	for _, hb := range t.SecureHeaders {
+		v, ok := values[hb.Param]
+		if !ok {
+			continue
+		}
+		if encoded, ok := mcp.EncodeHeaderValue(v); ok {
+			if call.headers == nil {
+				call.headers = map[string]string{}
+			}
+			call.headers[hb.Header] = encoded
+		}
+	}
+	return call, nil
+}
+
+// send performs the tools/call and maps the outcome.
+func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, arguments map[string]any, call *secureCall) (*CallResult, error) {
+	h := s.host
+	for attempt := 0; ; attempt++ {
+		cl, err := c.connect(ctx)
+		if err != nil {
+			return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+		}
+		timeout := c.cfg.CallTimeout
+		if timeout <= 0 {
+			timeout = 60 * time.Second
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		call.reset()
+		cctx = withSecureCall(cctx, call)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = t.Name
+		req.Params.Arguments = arguments
+		result, err := cl.CallTool(cctx, req)
+		cancel()
+		if err == nil {
+			out := &CallResult{Server: c.name, Tool: t.Name, Result: h.redactResult(result)}
+			out.SecureParams = call.names()
+			return out, nil
+		}
+
+		switch {
+		case ctx.Err() != nil:
+			return nil, newError(KindInternal, "The call was cancelled.", ctx.Err(), "%s/%s: cancelled", c.name, t.Name)
+		case cctx.Err() != nil && isDeadline(err):
+			return nil, newError(KindUnavailable, "The tool did not answer in time.", err, "%s/%s: no answer within %s", c.name, t.Name, timeout)
+		case isConnectionFailure(err):
+			c.dropClient(cl, err)
+			return nil, newError(KindUnavailable, "The tool's server is unavailable right now; the call may not have run.", err,
+				"%s/%s: connection lost: %s", c.name, t.Name, h.redactor.Redact(err.Error()))
+		}
+
+		code, message := rpcError(err, call)
+		switch code {
+		case mcp.METHOD_NOT_FOUND, mcp.INVALID_PARAMS:
+			// Either the tool is gone (servers answer -32601 or -32602) or,
+			// for a call with secureArguments, the host's values were rejected.
+			if rerr := c.refresh(ctx); rerr != nil {
+				h.logger.Warn("refresh after unknown-tool answer failed", "server", c.name, "err", rerr)
+			}
+			if ct := c.Snapshot().Tool(t.Name); ct == nil || ct.Status != ToolActive {
+				return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", c.name, t.Name)
+			}
+			if code == mcp.INVALID_PARAMS && call.carriesSecure() {
+				return nil, newError(KindBinding, modelMsgOperatorFailure, err,
+					"%s/%s: the server rejected the call's secure arguments (-32602): %s", c.name, t.Name, h.redactor.Redact(message))
+			}
+			if code == mcp.METHOD_NOT_FOUND && attempt == 0 {
+				continue
+			}
+		case mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
+			return nil, newError(KindBinding, modelMsgOperatorFailure, err,
+				"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; check secureParams.extensions", c.name, t.Name, h.redactor.Redact(message))
+		}
+		if call.carriesSecure() {
+			return nil, newError(KindToolError, "The tool's server answered with an error.", err,
+				"%s/%s: server error %d: %s", c.name, t.Name, code, h.redactor.Redact(message))
+		}
+		safe := h.redactor.Redact(message)
+		return nil, newError(KindToolError, "The tool's server answered with an error: "+truncate(safe, 300), err,
+			"%s/%s: server error %d: %s", c.name, t.Name, code, safe)
+	}
+}
+
+func isDeadline(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// rpcError extracts the JSON-RPC error code and message, preferring the raw
+// error the wire seam kept.
+func rpcError(err error, call *secureCall) (int, string) {
+	if raw := call.lastError(); raw != nil {
+		return raw.Code, raw.Message
+	}
+	for _, m := range []struct {
+		sentinel error
+		code     int
+	}{
+		{mcp.ErrMethodNotFound, mcp.METHOD_NOT_FOUND},
+		{mcp.ErrInvalidParams, mcp.INVALID_PARAMS},
+		{mcp.ErrInternalError, mcp.INTERNAL_ERROR},
+		{mcp.ErrInvalidRequest, mcp.INVALID_REQUEST},
+		{mcp.ErrParseError, mcp.PARSE_ERROR},
+	} {
+		if errors.Is(err, m.sentinel) {
+			return m.code, err.Error()
+		}
+	}
+	var capErr mcp.MissingRequiredClientCapabilityError
+	if errors.As(err, &capErr) {
+		return mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, err.Error()
+	}
+	return 0, err.Error()
+}
+
+// redactResult masks any registered secret the server echoed back.
+func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
+	if r == nil {
+		return nil
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return r
+	}
+	cleaned := h.redactor.RedactJSON(raw)
+	if string(cleaned) == string(raw) {
+		return r
+	}
+	out, err := mcp.ParseCallToolResult((*json.RawMessage)(&cleaned))
+	if err != nil {
+		return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
+	}
+	return out
+}

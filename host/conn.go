@@ -1,0 +1,642 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/secureparams"
+)
+
+// ServerStatus is the state of one server connection.
+type ServerStatus string
+
+// Server states.
+const (
+	StatusConnecting ServerStatus = "connecting"
+	StatusConnected  ServerStatus = "connected"
+	StatusError      ServerStatus = "error"
+	StatusDisabled   ServerStatus = "disabled"
+)
+
+// ToolStatus says whether a tool is offered to the model.
+type ToolStatus string
+
+// Tool states (CONTRACT.md `tools --json`).
+const (
+	ToolActive   ToolStatus = "active"   // in the model view
+	ToolHidden   ToolStatus = "hidden"   // valid but not offered
+	ToolExcluded ToolStatus = "excluded" // invalid definition
+)
+
+// CatalogTool is one tool as the host knows it. Tool holds the raw definition
+// exactly as the server listed it. Status and Reason here are the static
+// verdicts (definition validity, allow/deny filters); per-session verdicts
+// (unbindable secure parameters, trust level) are added by the model view.
+type CatalogTool struct {
+	Server string
+	Tool   *secureparams.Tool
+	Status ToolStatus
+	Reason string
+}
+
+// ServerSnapshot is an immutable view of one server's catalog. A new snapshot
+// replaces the old one on every (re)listing; Generation grows each time.
+type ServerSnapshot struct {
+	Name            string
+	Status          ServerStatus
+	Error           string
+	ProtocolVersion string
+	// SecureParams reports that the secure-params extension was negotiated.
+	SecureParams bool
+	// Extension is the negotiated extension id ("" when none).
+	Extension  string
+	Tools      []*CatalogTool
+	Generation uint64
+	byName     map[string]*CatalogTool
+}
+
+// Tool returns the named tool, or nil.
+func (s *ServerSnapshot) Tool(name string) *CatalogTool {
+	if s == nil {
+		return nil
+	}
+	return s.byName[name]
+}
+
+// Listing limits: a hostile server must not make the host loop or hoard.
+const (
+	maxListPages = 1000
+	maxTools     = 10000
+)
+
+// conn owns one MCP server connection: it connects, lists tools, reconnects
+// with backoff after connection-class failures, and refreshes the catalog on
+// tools/list_changed.
+type conn struct {
+	name          string
+	cfg           *config.Server
+	declareSecure bool
+	logger        *slog.Logger
+	clientInfo    mcp.Implementation
+	elicitation   client.ElicitationHandler
+	onChange      func(*ServerSnapshot)
+	now           func() time.Time
+
+	// life is cancelled by close; it owns the refresh goroutine.
+	life   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	refreshCh chan struct{}
+
+	mu         sync.Mutex
+	client     *client.Client
+	snapshot   *ServerSnapshot
+	failures   int
+	retryAt    time.Time
+	stopListen func()
+	generation uint64
+}
+
+func newConn(parent context.Context, name string, cfg *config.Server, declareSecure bool, opts connOptions) *conn {
+	life, cancel := context.WithCancel(parent)
+	c := &conn{
+		name:          name,
+		cfg:           cfg,
+		declareSecure: declareSecure,
+		logger:        opts.logger.With("server", name),
+		clientInfo:    opts.clientInfo,
+		elicitation:   opts.elicitation,
+		onChange:      opts.onChange,
+		now:           time.Now,
+		life:          life,
+		cancel:        cancel,
+		refreshCh:     make(chan struct{}, 1),
+	}
+	status := StatusConnecting
+	if cfg.Disabled {
+		status = StatusDisabled
+	}
+	c.snapshot = &ServerSnapshot{Name: name, Status: status}
+	c.wg.Add(1)
+	go c.refreshLoop()
+	return c
+}
+
+type connOptions struct {
+	logger      *slog.Logger
+	clientInfo  mcp.Implementation
+	elicitation client.ElicitationHandler
+	onChange    func(*ServerSnapshot)
+}
+
+// Snapshot returns the current catalog of this server.
+func (c *conn) Snapshot() *ServerSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snapshot
+}
+
+func (c *conn) setSnapshot(s *ServerSnapshot) {
+	c.mu.Lock()
+	c.generation++
+	s.Generation = c.generation
+	c.snapshot = s
+	c.mu.Unlock()
+	if c.onChange != nil {
+		c.onChange(s)
+	}
+}
+
+// close stops the connection and its goroutines.
+func (c *conn) close() {
+	c.cancel()
+	c.mu.Lock()
+	cl, stop := c.client, c.stopListen
+	c.client, c.stopListen = nil, nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if cl != nil {
+		_ = cl.Close()
+	}
+	c.wg.Wait()
+}
+
+// connect establishes the connection (if needed) and lists tools. It honours
+// the reconnect backoff: while a retry is not yet due it fails fast.
+func (c *conn) connect(ctx context.Context) (*client.Client, error) {
+	if c.cfg.Disabled {
+		return nil, fmt.Errorf("server %s is disabled: %w", c.name, ErrServerUnavailable)
+	}
+	c.mu.Lock()
+	if c.client != nil {
+		cl := c.client
+		c.mu.Unlock()
+		return cl, nil
+	}
+	if wait := c.retryAt.Sub(c.now()); c.failures > 0 && wait > 0 {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
+	}
+	c.mu.Unlock()
+
+	timeout := c.cfg.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cl, snap, err := c.dial(cctx)
+	if err != nil {
+		c.mu.Lock()
+		c.failures++
+		c.retryAt = c.now().Add(backoff(c.failures))
+		c.mu.Unlock()
+		c.setSnapshot(&ServerSnapshot{Name: c.name, Status: StatusError, Error: err.Error()})
+		return nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
+	}
+	c.mu.Lock()
+	if c.life.Err() != nil {
+		c.mu.Unlock()
+		_ = cl.Close()
+		return nil, fmt.Errorf("server %s: host is shutting down: %w", c.name, ErrServerUnavailable)
+	}
+	c.client = cl
+	c.failures = 0
+	c.mu.Unlock()
+	c.setSnapshot(snap)
+	c.listenForChanges(cl)
+	return cl, nil
+}
+
+// backoff is the wait before reconnect attempt n+1 after n consecutive
+// failures: 0.5s, 1s, 2s ... capped at 30s. The first reconnect after a lost
+// connection is immediate (failures is 0 then).
+func backoff(failures int) time.Duration {
+	d := 500 * time.Millisecond
+	for i := 1; i < failures && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+// dial starts the transport, negotiates the protocol and lists tools.
+func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error) {
+	inner, err := c.newTransport()
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []client.ClientOption
+	extensions := c.extensionIDs()
+	if len(extensions) > 0 {
+		ext := make(map[string]any, len(extensions))
+		for _, id := range extensions {
+			ext[id] = map[string]any{}
+		}
+		opts = append(opts, client.WithClientCapabilities(mcp.ClientCapabilities{Extensions: ext}))
+	}
+	switch c.cfg.ProtocolVersion {
+	case config.ProtocolLegacy, config.ProtocolModern:
+		opts = append(opts, client.WithProtocolVersion(c.cfg.ProtocolVersion))
+	}
+	if c.elicitation != nil {
+		opts = append(opts, client.WithElicitationHandler(c.elicitation))
+	}
+	cl := client.NewClient(newWireTransport(inner), opts...)
+	// The transport lives as long as the connection, not the dial deadline:
+	// a stdio transport keeps the context it was started with.
+	if err := cl.Start(c.life); err != nil {
+		return nil, nil, fmt.Errorf("start transport: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = cl.Close()
+		}
+	}()
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = c.clientInfo
+	if _, err := cl.Initialize(ctx, init); err != nil {
+		return nil, nil, fmt.Errorf("initialize: %w", err)
+	}
+	negotiated := cl.ProtocolVersion()
+	if pinned := c.cfg.ProtocolVersion; pinned == config.ProtocolModern && negotiated != pinned {
+		return nil, nil, fmt.Errorf("protocol version pinned to %s but the server speaks %s", pinned, negotiated)
+	}
+	snap, err := c.list(ctx, cl)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok = true
+	return cl, snap, nil
+}
+
+// extensionIDs are the secure-params extension ids to declare. SEP-3221
+// makes binding opt-in: declared only for servers with bindings configured.
+func (c *conn) extensionIDs() []string {
+	if !c.declareSecure {
+		return nil
+	}
+	if len(c.cfg.SecureParams.Extensions) == 0 {
+		return []string{config.DefaultSecureParamsExtension}
+	}
+	return c.cfg.SecureParams.Extensions
+}
+
+// negotiatedExtension is the first of our extension ids the server advertised.
+func (c *conn) negotiatedExtension(cl *client.Client) string {
+	advertised := cl.GetServerCapabilities().Extensions
+	for _, id := range c.extensionIDs() {
+		if _, ok := advertised[id]; ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// list fetches every tools/list page raw and builds a snapshot.
+func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, error) {
+	var raws []json.RawMessage
+	seen := map[string]bool{}
+	cursor := mcp.Cursor("")
+	for page := 0; ; page++ {
+		if page >= maxListPages {
+			return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
+		}
+		pages := &rawPages{}
+		req := mcp.ListToolsRequest{}
+		req.Params.Cursor = cursor
+		_, err := cl.ListToolsByPage(withRawPages(ctx, pages), req)
+		raw := pages.last()
+		if raw == nil {
+			if err == nil {
+				err = errors.New("empty result")
+			}
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		// mcp-go may fail to decode a page that has a malformed tool; the
+		// raw page is still good enough to keep the valid tools.
+		var body struct {
+			Tools      json.RawMessage `json:"tools"`
+			NextCursor *string         `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return nil, fmt.Errorf("tools/list: malformed result: %w", err)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(body.Tools, &items); err != nil {
+			return nil, fmt.Errorf("tools/list: \"tools\" is not an array: %w", err)
+		}
+		raws = append(raws, items...)
+		if len(raws) > maxTools {
+			return nil, fmt.Errorf("tools/list: more than %d tools", maxTools)
+		}
+		if body.NextCursor == nil || *body.NextCursor == "" {
+			break
+		}
+		if seen[*body.NextCursor] {
+			return nil, fmt.Errorf("tools/list: cursor %q repeats", truncate(*body.NextCursor, 40))
+		}
+		seen[*body.NextCursor] = true
+		cursor = mcp.Cursor(*body.NextCursor)
+	}
+	ext := c.negotiatedExtension(cl)
+	snap := &ServerSnapshot{
+		Name:            c.name,
+		Status:          StatusConnected,
+		ProtocolVersion: cl.ProtocolVersion(),
+		SecureParams:    ext != "",
+		Extension:       ext,
+	}
+	snap.Tools, snap.byName = buildCatalog(c.name, raws, ext != "", c.cfg.Tools)
+	for _, t := range snap.Tools {
+		if t.Status == ToolExcluded {
+			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
+		}
+	}
+	return snap, nil
+}
+
+// buildCatalog parses and validates raw tool definitions. A malformed or
+// invalid definition excludes that tool only, never the server.
+func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, filter config.ToolFilter) ([]*CatalogTool, map[string]*CatalogTool) {
+	tools := make([]*CatalogTool, 0, len(raws))
+	count := map[string]int{}
+	for i, raw := range raws {
+		ct := &CatalogTool{Server: server, Status: ToolActive}
+		t, err := secureparams.ParseTool(raw)
+		if err != nil {
+			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: raw}
+			ct.Status, ct.Reason = ToolExcluded, "malformed definition: "+err.Error()
+			tools = append(tools, ct)
+			continue
+		}
+		ct.Tool = t
+		count[t.Name]++
+		switch {
+		case t.HasSecureSchema && !secureNegotiated:
+			ct.Status, ct.Reason = ToolExcluded, "declares secureInputSchema but the secure-params extension was not negotiated"
+		default:
+			if err := secureparams.Validate(t); err != nil {
+				ct.Status, ct.Reason = ToolExcluded, exclusionReason(err)
+			} else if !filterAllows(filter, t.Name) {
+				ct.Status, ct.Reason = ToolHidden, "filtered out by the server's tools allow/deny list"
+			}
+		}
+		tools = append(tools, ct)
+	}
+	byName := make(map[string]*CatalogTool, len(tools))
+	for _, ct := range tools {
+		if count[ct.Tool.Name] > 1 {
+			// Which definition would the server execute? Unknowable: fail closed.
+			ct.Status, ct.Reason = ToolExcluded, fmt.Sprintf("the server listed %d tools named %q", count[ct.Tool.Name], ct.Tool.Name)
+		}
+		if _, dup := byName[ct.Tool.Name]; !dup {
+			byName[ct.Tool.Name] = ct
+		}
+	}
+	return tools, byName
+}
+
+func exclusionReason(err error) string {
+	var ex *secureparams.ExclusionError
+	if errors.As(err, &ex) {
+		return ex.Reason
+	}
+	return err.Error()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// refresh re-lists tools on the live connection.
+func (c *conn) refresh(ctx context.Context) error {
+	c.mu.Lock()
+	cl := c.client
+	c.mu.Unlock()
+	if cl == nil {
+		_, err := c.connect(ctx)
+		return err
+	}
+	snap, err := c.list(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("refresh %s: %w", c.name, err)
+	}
+	c.setSnapshot(snap)
+	return nil
+}
+
+// requestRefresh asks the refresh loop to re-list; bursts coalesce.
+func (c *conn) requestRefresh() {
+	select {
+	case c.refreshCh <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) refreshLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-c.refreshCh:
+			ctx, cancel := context.WithTimeout(c.life, 30*time.Second)
+			if err := c.refresh(ctx); err != nil && c.life.Err() == nil {
+				c.logger.Warn("tool list refresh failed", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// listenForChanges wires tools/list_changed to a refresh. Legacy connections
+// deliver notifications on the transport; modern ones need an opt-in
+// subscriptions/listen stream.
+func (c *conn) listenForChanges(cl *client.Client) {
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationToolsListChanged {
+			c.requestRefresh()
+		}
+	})
+	caps := cl.GetServerCapabilities()
+	if !mcp.IsModernProtocol(cl.ProtocolVersion()) || caps.Tools == nil || !caps.Tools.ListChanged {
+		return
+	}
+	stop, err := cl.ListenAsync(c.life, mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) {
+		c.logger.Debug("subscriptions/listen ended", "err", err)
+	})
+	if err != nil {
+		c.logger.Debug("subscriptions/listen not available", "err", err)
+		return
+	}
+	c.mu.Lock()
+	c.stopListen = stop
+	c.mu.Unlock()
+}
+
+// dropClient forgets a broken connection so the next call reconnects.
+func (c *conn) dropClient(cl *client.Client, cause error) {
+	c.mu.Lock()
+	if c.client != cl {
+		c.mu.Unlock()
+		return
+	}
+	c.client = nil
+	stop := c.stopListen
+	c.stopListen = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	_ = cl.Close()
+	c.logger.Warn("connection lost", "err", cause)
+	c.setSnapshot(&ServerSnapshot{Name: c.name, Status: StatusError, Error: "connection lost: " + cause.Error()})
+}
+
+// isConnectionFailure reports errors after which the connection is unusable.
+func isConnectionFailure(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
+}
+
+// newTransport builds the inner mcp-go transport for the server's config.
+func (c *conn) newTransport() (transport.Interface, error) {
+	switch c.cfg.Type {
+	case config.TransportStdio, "":
+		if c.cfg.Command == "" {
+			return nil, errors.New("no command configured")
+		}
+		return transport.NewStdioWithOptions(c.cfg.Command, nil, c.cfg.Args,
+			transport.WithCommandFunc(c.command),
+			transport.WithCommandLogger(c.logger),
+			transport.WithCommandStderrWriter(&lineLogger{logger: c.logger, msg: "server stderr"}),
+		), nil
+	case config.TransportHTTP:
+		return transport.NewStreamableHTTP(c.cfg.URL,
+			transport.WithHTTPHeaders(c.cfg.Headers),
+			transport.WithHTTPLogger(c.logger),
+		)
+	case config.TransportSSE:
+		return transport.NewSSE(c.cfg.URL,
+			transport.WithHeaders(c.cfg.Headers),
+			transport.WithSSELogger(c.logger),
+		)
+	default:
+		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
+	}
+}
+
+// command builds the stdio child with an explicit environment: only the
+// configured env plus a few basics. The host's own environment (API keys,
+// plugin secrets) never leaks into servers.
+func (c *conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+	cmd := exec.Command(command, args...)
+	cmd.Env = childEnv(os.Getenv, c.cfg.Env)
+	cmd.Dir = c.cfg.Cwd
+	cmd.SysProcAttr = childSysProcAttr()
+	return cmd, nil
+}
+
+// basicEnv are host variables a child process commonly needs to run at all.
+var basicEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SYSTEMROOT", "APPDATA", "USERPROFILE"}
+
+func childEnv(getenv func(string) string, configured map[string]string) []string {
+	env := make([]string, 0, len(basicEnv)+len(configured))
+	for _, k := range basicEnv {
+		if _, set := configured[k]; set {
+			continue
+		}
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(configured))
+	for k := range configured {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+configured[k])
+	}
+	return env
+}
+
+func childSysProcAttr() *syscall.SysProcAttr {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	return linuxChildAttr()
+}
+
+// lineLogger turns a child's stderr into debug log lines.
+type lineLogger struct {
+	logger *slog.Logger
+	msg    string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		l.logger.Debug(l.msg, "line", string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 64*1024 {
+		l.logger.Debug(l.msg, "line", string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+// filterAllows reports whether the filter offers the named tool: deny wins,
+// an empty allow list means all.
+func filterAllows(f config.ToolFilter, name string) bool {
+	for _, g := range f.Deny {
+		if ok, _ := path.Match(g, name); ok {
+			return false
+		}
+	}
+	if len(f.Allow) == 0 {
+		return true
+	}
+	for _, g := range f.Allow {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}

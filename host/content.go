@@ -1,0 +1,60 @@
+package host
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ContentText renders one result content item as text for the model or a
+// terminal: text passes through; images, audio and resources are summarised
+// with their MIME type (their bytes are never pasted into the context).
+func ContentText(c mcp.Content) string {
+	switch v := c.(type) {
+	case mcp.TextContent:
+		return v.Text
+	case *mcp.TextContent:
+		return v.Text
+	case mcp.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes]", v.MIMEType, decodedLen(v.Data))
+	case *mcp.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes]", v.MIMEType, decodedLen(v.Data))
+	case mcp.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes]", v.MIMEType, decodedLen(v.Data))
+	case *mcp.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes]", v.MIMEType, decodedLen(v.Data))
+	case mcp.ResourceLink:
+		return fmt.Sprintf("[resource link %s (%s) %s]", v.URI, v.MIMEType, v.Name)
+	case *mcp.ResourceLink:
+		return fmt.Sprintf("[resource link %s (%s) %s]", v.URI, v.MIMEType, v.Name)
+	case mcp.EmbeddedResource:
+		return embeddedText(v)
+	case *mcp.EmbeddedResource:
+		return embeddedText(*v)
+	default:
+		return fmt.Sprintf("[%T content]", c)
+	}
+}
+
+func embeddedText(e mcp.EmbeddedResource) string {
+	switch r := e.Resource.(type) {
+	case mcp.TextResourceContents:
+		return fmt.Sprintf("[resource %s (%s)]\n%s", r.URI, r.MIMEType, r.Text)
+	case *mcp.TextResourceContents:
+		return fmt.Sprintf("[resource %s (%s)]\n%s", r.URI, r.MIMEType, r.Text)
+	case mcp.BlobResourceContents:
+		return fmt.Sprintf("[resource %s (%s), %d bytes]", r.URI, r.MIMEType, decodedLen(r.Blob))
+	case *mcp.BlobResourceContents:
+		return fmt.Sprintf("[resource %s (%s), %d bytes]", r.URI, r.MIMEType, decodedLen(r.Blob))
+	default:
+		return "[resource]"
+	}
+}
+
+func decodedLen(b64 string) int {
+	if n, err := base64.StdEncoding.DecodeString(b64); err == nil {
+		return len(n)
+	}
+	return len(b64)
+}

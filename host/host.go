@@ -1,0 +1,208 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
+)
+
+// Version is agenthost's version, reported to servers as clientInfo.
+var Version = "0.1.0"
+
+// Options configure a Host. Only Config is required.
+type Options struct {
+	Config *config.Config
+	// Logger receives operator logs. It is wrapped so that every registered
+	// secure value is redacted. Nil discards logs.
+	Logger *slog.Logger
+	// Sources are credential sources beyond the built-ins, by the name
+	// bindings use in `source:` (plugins, or a backend's own Go code).
+	Sources map[string]bindings.Source
+	// Redactor receives every secret/internal value resolved; nil makes a
+	// new one. Share one Redactor with anything else that prints.
+	Redactor *bindings.Redactor
+	// Elicitation answers servers' elicitation requests (including
+	// input_required rounds). Nil declines them.
+	Elicitation ElicitationFunc
+}
+
+// ElicitationFunc answers a server's request for user input.
+type ElicitationFunc func(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+
+// Host owns the server connections and the catalog. It is safe for
+// concurrent use by many sessions.
+type Host struct {
+	cfg      *config.Config
+	logger   *slog.Logger
+	redactor *bindings.Redactor
+	binder   *bindings.Binder
+
+	life   context.Context
+	cancel context.CancelFunc
+
+	conns map[string]*conn
+	names []string
+
+	closeOnce sync.Once
+}
+
+// New builds a Host from a validated config. It does not connect; call
+// Connect (or let the first call connect lazily).
+func New(opts Options) (*Host, error) {
+	if opts.Config == nil {
+		return nil, fmt.Errorf("host: no config")
+	}
+	cfg := opts.Config
+	redactor := opts.Redactor
+	if redactor == nil {
+		redactor = bindings.NewRedactor()
+	}
+	base := opts.Logger
+	if base == nil {
+		base = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
+
+	binder, err := bindings.NewBinder(cfg.Bindings, opts.Sources, bindings.WithRedactor(redactor), bindings.WithLogger(logger))
+	if err != nil {
+		return nil, fmt.Errorf("host: bindings: %w", err)
+	}
+
+	life, cancel := context.WithCancel(context.Background())
+	h := &Host{
+		cfg:      cfg,
+		logger:   logger,
+		redactor: redactor,
+		binder:   binder,
+		life:     life,
+		cancel:   cancel,
+		conns:    map[string]*conn{},
+	}
+	for name, sc := range cfg.MCPServers {
+		name := name
+		c := newConn(life, name, sc, h.hasBindings(name), connOptions{
+			logger:      logger,
+			clientInfo:  mcp.Implementation{Name: "agenthost", Version: Version},
+			elicitation: elicitationAdapter{server: name, fn: opts.Elicitation},
+		})
+		h.conns[name] = c
+		h.names = append(h.names, name)
+	}
+	slices.Sort(h.names)
+	return h, nil
+}
+
+// hasBindings reports whether any binding targets the server: only then is
+// the secure-params extension declared to it.
+func (h *Host) hasBindings(server string) bool {
+	for _, b := range h.cfg.Bindings {
+		if b.Server == server {
+			return true
+		}
+		if ok, _ := path.Match(b.Server, server); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Logger is the host's redacting logger.
+func (h *Host) Logger() *slog.Logger { return h.logger }
+
+// Redactor is the host's redactor.
+func (h *Host) Redactor() *bindings.Redactor { return h.redactor }
+
+// Config is the configuration the host was built from.
+func (h *Host) Config() *config.Config { return h.cfg }
+
+// Connect connects every enabled server in parallel; each attempt is bounded
+// by the server's connectTimeout, and one broken server never blocks the
+// others. Failures are recorded in the server snapshots, not returned.
+func (h *Host) Connect(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, name := range h.names {
+		c := h.conns[name]
+		if c.cfg.Disabled {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.connect(ctx); err != nil {
+				h.logger.Warn("server unavailable", "server", name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Servers returns every configured server's snapshot, sorted by name.
+func (h *Host) Servers() []*ServerSnapshot {
+	out := make([]*ServerSnapshot, 0, len(h.names))
+	for _, name := range h.names {
+		out = append(out, h.conns[name].Snapshot())
+	}
+	return out
+}
+
+// Server returns one server's snapshot, or nil when it is not configured.
+func (h *Host) Server(name string) *ServerSnapshot {
+	c, ok := h.conns[name]
+	if !ok {
+		return nil
+	}
+	return c.Snapshot()
+}
+
+// Refresh re-lists one server's tools now.
+func (h *Host) Refresh(ctx context.Context, server string) error {
+	c, ok := h.conns[server]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownServer, server)
+	}
+	return c.refresh(ctx)
+}
+
+// Close disconnects every server and stops every goroutine the host owns.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		h.cancel()
+		var wg sync.WaitGroup
+		for _, c := range h.conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.close()
+			}()
+		}
+		wg.Wait()
+		_ = h.binder.Close()
+	})
+	return nil
+}
+
+// elicitationAdapter routes mcp-go elicitation to the host's callback,
+// declining when there is none (non-interactive runs).
+type elicitationAdapter struct {
+	server string
+	fn     ElicitationFunc
+}
+
+var _ client.ElicitationHandler = elicitationAdapter{}
+
+func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	if e.fn == nil {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+	}
+	return e.fn(ctx, e.server, req)
+}

@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agenthost/agenthost/llmview"
+)
+
+// CatalogReport is the `tools --json` document (CONTRACT.md): every key is
+// always present, null or empty when unknown.
+type CatalogReport struct {
+	Servers []ServerReport `json:"servers"`
+}
+
+// ServerReport is one server in a CatalogReport.
+type ServerReport struct {
+	Name            string       `json:"name"`
+	Status          ServerStatus `json:"status"`
+	Error           *string      `json:"error"`
+	ProtocolVersion *string      `json:"protocolVersion"`
+	SecureParams    bool         `json:"secureParams"`
+	Tools           []ToolReport `json:"tools"`
+}
+
+// ToolReport is one tool in a CatalogReport. InputSchema is exactly what the
+// model is sent; secure parameters appear by name only.
+type ToolReport struct {
+	Name           string          `json:"name"`
+	ExposedName    *string         `json:"exposedName"`
+	Status         ToolStatus      `json:"status"`
+	Reason         *string         `json:"reason"`
+	Description    string          `json:"description"`
+	InputSchema    json.RawMessage `json:"inputSchema"`
+	SecureParams   []string        `json:"secureParams"`
+	SecureRequired []string        `json:"secureRequired"`
+	Warnings       []string        `json:"warnings"`
+	Risk           json.RawMessage `json:"risk"`
+	Decision       *string         `json:"decision"`
+	Approvers      int             `json:"approvers"`
+	Rules          []string        `json:"rules"`
+}
+
+// Report builds the catalog report for this session; server limits it to
+// one server when not empty.
+func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
+	view := s.View(ctx)
+	out := &CatalogReport{Servers: []ServerReport{}}
+	for _, snap := range view.Servers {
+		if server != "" && snap.Name != server {
+			continue
+		}
+		sr := ServerReport{Name: snap.Name, Status: snap.Status, SecureParams: snap.SecureParams, Tools: []ToolReport{}}
+		if snap.Error != "" {
+			e := s.host.redactor.Redact(snap.Error)
+			sr.Error = &e
+		}
+		if snap.ProtocolVersion != "" {
+			v := snap.ProtocolVersion
+			sr.ProtocolVersion = &v
+		}
+		for _, tv := range view.Tools[snap.Name] {
+			tr := ToolReport{
+				Name:           tv.Tool.Name,
+				Status:         tv.Status,
+				Description:    tv.Tool.Description,
+				InputSchema:    llmview.Parameters(tv.Tool.InputSchema),
+				SecureParams:   nonNil(tv.Tool.SecureParams),
+				SecureRequired: nonNil(tv.Tool.SecureRequired),
+				Warnings:       nonNil(tv.Tool.Warnings),
+				Risk:           json.RawMessage("null"),
+				Rules:          []string{},
+			}
+			if tv.ExposedName != "" {
+				n := tv.ExposedName
+				tr.ExposedName = &n
+			}
+			if tv.Reason != "" {
+				r := tv.Reason
+				tr.Reason = &r
+			}
+			s.host.decorate(ctx, s, snap, tv, &tr)
+			sr.Tools = append(sr.Tools, tr)
+		}
+		out.Servers = append(out.Servers, sr)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+
+	"github.com/agenthost/agenthost/bindings"
+)
+
+// SessionOptions describe one session: who it acts for and what it may do.
+type SessionOptions struct {
+	// ID identifies the session in audit records and to credential sources;
+	// empty generates a random one.
+	ID string
+	// Subject is the user or tenant the session acts for.
+	Subject string
+	// TrustLevel (1..5); 0 takes the config default.
+	TrustLevel int
+	// Values are session values for bindings of kind `session`.
+	Values map[string]string
+}
+
+// Session is one conversation's scope: identity, trust level and session
+// values. Many sessions share one Host; a Session is safe for concurrent use.
+type Session struct {
+	host       *Host
+	id         string
+	subject    string
+	trustLevel int
+
+	mu     sync.RWMutex
+	values bindings.MapValues
+}
+
+// NewSession opens a session on the host.
+func (h *Host) NewSession(opts SessionOptions) *Session {
+	id := opts.ID
+	if id == "" {
+		id = newID()
+	}
+	trust := opts.TrustLevel
+	if trust == 0 {
+		trust = h.cfg.Session.TrustLevel
+	}
+	if trust == 0 {
+		trust = 1
+	}
+	values := bindings.MapValues{}
+	for k, v := range opts.Values {
+		values[k] = v
+	}
+	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values}
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// Subject is the user or tenant the session acts for.
+func (s *Session) Subject() string { return s.subject }
+
+// TrustLevel is the session's trust level (1..5).
+func (s *Session) TrustLevel() int { return s.trustLevel }
+
+// SetValue sets a session value (used by `session` bindings).
+func (s *Session) SetValue(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(bindings.MapValues, len(s.values)+1)
+	for k, v := range s.values {
+		next[k] = v
+	}
+	next[name] = value
+	s.values = next
+}
+
+// bindingContext carries the session's values to the session source.
+func (s *Session) bindingContext(ctx context.Context) context.Context {
+	s.mu.RLock()
+	values := s.values
+	s.mu.RUnlock()
+	return bindings.ContextWithSessionValues(ctx, values)
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,246 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The wire seam. mcp-go decodes tools/list results into mcp.Tool, which drops
+// secureInputSchema and every annotation field it does not model, and it has
+// no way to add secureArguments to tools/call params. wireTransport wraps the
+// real transport: it keeps a raw copy of every tools/list page before mcp-go
+// parses it, adds secureArguments (and their x-mcp-header headers) to the
+// outgoing tools/call of exactly one tool, and keeps the raw JSON-RPC error of
+// a call, whose data mcp-go would lose.
+//
+// The values travel in the request context, so they are attached to every
+// round of a multi-round-trip call (mcp-go reuses the caller's context for
+// retries), and never to any other request.
+
+type listPagesKey struct{}
+
+// rawPages collects the raw results of tools/list responses sent under one
+// context.
+type rawPages struct {
+	mu    sync.Mutex
+	pages []json.RawMessage
+}
+
+func (p *rawPages) add(result json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages = append(p.pages, append(json.RawMessage(nil), result...))
+}
+
+func (p *rawPages) last() json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pages) == 0 {
+		return nil
+	}
+	return p.pages[len(p.pages)-1]
+}
+
+func withRawPages(ctx context.Context, p *rawPages) context.Context {
+	return context.WithValue(ctx, listPagesKey{}, p)
+}
+
+type secureCallKey struct{}
+
+// secureCall is what one tools/call needs from the wire seam. tool binds the
+// values to one tool name so that no other request can carry them.
+type secureCall struct {
+	tool    string
+	values  map[string]any    // secureArguments; nil means send none
+	headers map[string]string // header name -> encoded value
+
+	mu       sync.Mutex
+	rawError *mcp.JSONRPCErrorDetails
+	rounds   int
+}
+
+func (s *secureCall) noteRound(errDetails *mcp.JSONRPCErrorDetails) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rounds++
+	if errDetails != nil {
+		copied := *errDetails
+		s.rawError = &copied
+	}
+}
+
+// reset forgets the previous attempt's error.
+func (s *secureCall) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rawError = nil
+}
+
+// carriesSecure reports whether the call sends secureArguments.
+func (s *secureCall) carriesSecure() bool { return s.values != nil }
+
+// names are the secure parameter names sent, sorted (never values).
+func (s *secureCall) names() []string {
+	if s.values == nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.values))
+	for name := range s.values {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// lastError is the raw JSON-RPC error of the most recent round, if any.
+func (s *secureCall) lastError() *mcp.JSONRPCErrorDetails {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rawError
+}
+
+func withSecureCall(ctx context.Context, s *secureCall) context.Context {
+	return context.WithValue(ctx, secureCallKey{}, s)
+}
+
+// wireTransport is the seam around a real mcp-go transport.
+type wireTransport struct {
+	inner transport.Interface
+}
+
+// httpWireTransport is the seam around an HTTP transport. mcp-go checks
+// whether a transport is an HTTPConnection to decide on cancellation and
+// protocol headers, so the wrapper must be one exactly when the inner
+// transport is.
+type httpWireTransport struct {
+	*wireTransport
+	http transport.HTTPConnection
+}
+
+func (h *httpWireTransport) SetProtocolVersion(version string) { h.http.SetProtocolVersion(version) }
+
+func newWireTransport(inner transport.Interface) transport.Interface {
+	w := &wireTransport{inner: inner}
+	if hc, ok := inner.(transport.HTTPConnection); ok {
+		return &httpWireTransport{wireTransport: w, http: hc}
+	}
+	return w
+}
+
+func (w *wireTransport) Start(ctx context.Context) error { return w.inner.Start(ctx) }
+func (w *wireTransport) Close() error                    { return w.inner.Close() }
+func (w *wireTransport) GetSessionId() string            { return w.inner.GetSessionId() }
+
+func (w *wireTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
+	return w.inner.SendNotification(ctx, n)
+}
+
+func (w *wireTransport) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {
+	w.inner.SetNotificationHandler(handler)
+}
+
+// SetRequestHandler forwards server-to-client requests (elicitation, sampling,
+// roots) when the inner transport can carry them; SSE cannot, and then the
+// handler is simply never called.
+func (w *wireTransport) SetRequestHandler(handler transport.RequestHandler) {
+	if bi, ok := w.inner.(transport.BidirectionalInterface); ok {
+		bi.SetRequestHandler(handler)
+	}
+}
+
+// SetConnectionLostHandler forwards to transports that report lost
+// connections.
+func (w *wireTransport) SetConnectionLostHandler(handler func(error)) {
+	type setter interface{ SetConnectionLostHandler(func(error)) }
+	if s, ok := w.inner.(setter); ok {
+		s.SetConnectionLostHandler(handler)
+	}
+}
+
+// RequiresLegacyProtocol forwards the inner transport's constraint.
+func (w *wireTransport) RequiresLegacyProtocol() bool {
+	type legacy interface{ RequiresLegacyProtocol() bool }
+	l, ok := w.inner.(legacy)
+	return ok && l.RequiresLegacyProtocol()
+}
+
+func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	var call *secureCall
+	if request.Method == string(mcp.MethodToolsCall) {
+		call, _ = ctx.Value(secureCallKey{}).(*secureCall)
+		if call != nil && call.carriesSecure() {
+			augmented, err := attachSecureArguments(request, call)
+			if err != nil {
+				return nil, err
+			}
+			request = augmented
+		}
+	}
+
+	response, err := w.inner.SendRequest(ctx, request)
+	if err != nil {
+		return nil, err
+	}
+
+	switch request.Method {
+	case string(mcp.MethodToolsList):
+		if pages, ok := ctx.Value(listPagesKey{}).(*rawPages); ok && response.Error == nil {
+			pages.add(response.Result)
+		}
+	case string(mcp.MethodToolsCall):
+		if call != nil {
+			call.noteRound(response.Error)
+		}
+	}
+	return response, nil
+}
+
+// attachSecureArguments returns a copy of a tools/call request whose params
+// carry the call's secureArguments. The request's params are never mutated:
+// mcp-go reuses them (and their _meta) across retries.
+func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (transport.JSONRPCRequest, error) {
+	encoded, err := json.Marshal(request.Params)
+	if err != nil {
+		return request, fmt.Errorf("encode tools/call params: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(encoded, &fields); err != nil {
+		return request, fmt.Errorf("tools/call params are not an object: %w", err)
+	}
+	var name string
+	if err := json.Unmarshal(fields["name"], &name); err != nil || name != call.tool {
+		// Bound to another tool: never send these values elsewhere.
+		return request, nil
+	}
+	delete(fields, "secureArguments")
+	if call.values != nil {
+		secure, err := json.Marshal(call.values)
+		if err != nil {
+			return request, fmt.Errorf("encode secure arguments: %w", errRedactedEncoding)
+		}
+		fields["secureArguments"] = secure
+	}
+	params, err := json.Marshal(fields)
+	if err != nil {
+		return request, fmt.Errorf("encode tools/call params: %w", err)
+	}
+	request.Params = json.RawMessage(params)
+	if len(call.headers) > 0 {
+		header := http.Header{}
+		if request.Header != nil {
+			header = request.Header.Clone()
+		}
+		for name, value := range call.headers {
+			header.Set(name, value)
+		}
+		request.Header = header
+	}
+	return request, nil
+}

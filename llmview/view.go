@@ -1,0 +1,113 @@
+package llmview
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Tool is one tool offered to the model.
+type Tool struct {
+	Ref
+	Description string
+	// InputSchema is the tool's inputSchema exactly as the server sent it.
+	InputSchema json.RawMessage
+}
+
+// View is what the model sees plus the explicit way back.
+type View struct {
+	Tools []openai.Tool
+	// ByExposed maps an exposed function name to its tool; never recover a
+	// tool by splitting the name.
+	ByExposed map[string]Ref
+	// Exposed maps a tool to its exposed function name.
+	Exposed map[Ref]string
+}
+
+// Build makes the model view of tools, in a deterministic order (by exposed
+// name). names are the exposed names to use (from ExposedNames over a larger
+// set, so that a tool keeps its name whatever else is offered); nil computes
+// them from tools.
+func Build(tools []Tool, names map[Ref]string) *View {
+	if names == nil {
+		refs := make([]Ref, len(tools))
+		for i, t := range tools {
+			refs[i] = t.Ref
+		}
+		names = ExposedNames(refs)
+	}
+	v := &View{
+		Tools:     make([]openai.Tool, 0, len(tools)),
+		ByExposed: make(map[string]Ref, len(tools)),
+		Exposed:   make(map[Ref]string, len(tools)),
+	}
+	sorted := slices.Clone(tools)
+	slices.SortFunc(sorted, func(a, b Tool) int { return compareRefs(a.Ref, b.Ref) })
+	sorted = slices.CompactFunc(sorted, func(a, b Tool) bool { return a.Ref == b.Ref })
+	for _, t := range sorted {
+		name, ok := names[t.Ref]
+		if !ok {
+			continue
+		}
+		v.ByExposed[name] = t.Ref
+		v.Exposed[t.Ref] = name
+		v.Tools = append(v.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        name,
+				Description: t.Description,
+				Parameters:  Parameters(t.InputSchema),
+			},
+		})
+	}
+	slices.SortFunc(v.Tools, func(a, b openai.Tool) int {
+		return bytes.Compare([]byte(a.Function.Name), []byte(b.Function.Name))
+	})
+	return v
+}
+
+// Parameters returns the schema sent to the model as a function's
+// parameters: the inputSchema as the server sent it, with only the minimal
+// fixes providers need:
+//   - absent, null or non-object schema → {"type":"object","properties":{}};
+//   - a root without "type" gets "type":"object";
+//   - an object root without "properties" gets "properties":{};
+//   - "required": null is dropped.
+//
+// When no fix is needed the bytes are returned unchanged.
+func Parameters(inputSchema json.RawMessage) json.RawMessage {
+	empty := json.RawMessage(`{"type":"object","properties":{}}`)
+	trimmed := bytes.TrimSpace(inputSchema)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return empty
+	}
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &root); err != nil {
+		return empty
+	}
+	changed := false
+	if _, ok := root["type"]; !ok {
+		root["type"] = json.RawMessage(`"object"`)
+		changed = true
+	}
+	if string(root["type"]) == `"object"` {
+		if p, ok := root["properties"]; !ok || string(bytes.TrimSpace(p)) == "null" {
+			root["properties"] = json.RawMessage(`{}`)
+			changed = true
+		}
+	}
+	if r, ok := root["required"]; ok && string(bytes.TrimSpace(r)) == "null" {
+		delete(root, "required")
+		changed = true
+	}
+	if !changed {
+		return trimmed
+	}
+	out, err := json.Marshal(root)
+	if err != nil {
+		return empty
+	}
+	return out
+}

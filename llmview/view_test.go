@@ -1,0 +1,133 @@
+package llmview
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func TestExposedNames(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	tests := []struct {
+		name  string
+		refs  []Ref
+		want  map[Ref]string // exact names where deterministic and readable
+		plain []Ref          // refs whose name must be the plain server__tool
+	}{
+		{
+			name: "plain names pass through",
+			refs: []Ref{{"orders", "execute_sql"}, {"fs", "read-file"}},
+			want: map[Ref]string{{"orders", "execute_sql"}: "orders__execute_sql", {"fs", "read-file"}: "fs__read-file"},
+		},
+		{
+			name: "invalid characters and collisions get a hash",
+			refs: []Ref{{"a.b", "t"}, {"a_b", "t"}, {"srv", "get data"}, {"srv", "get/data"}},
+			plain: []Ref{{"a_b", "t"}},
+		},
+		{
+			name: "too long names are shortened with a hash",
+			refs: []Ref{{"s", long}, {"s", long + "y"}},
+		},
+		{
+			name: "names differing only in case both get hashes",
+			refs: []Ref{{"s", "Get"}, {"s", "get"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ExposedNames(tc.refs)
+			seen := map[string]Ref{}
+			for _, r := range tc.refs {
+				n, ok := got[r]
+				if !ok {
+					t.Fatalf("no name for %v", r)
+				}
+				if !validName.MatchString(n) {
+					t.Errorf("%v: invalid name %q", r, n)
+				}
+				if prev, dup := seen[strings.ToLower(n)]; dup {
+					t.Errorf("%v and %v share name %q", prev, r, n)
+				}
+				seen[strings.ToLower(n)] = r
+			}
+			for r, want := range tc.want {
+				if got[r] != want {
+					t.Errorf("%v: got %q, want %q", r, got[r], want)
+				}
+			}
+			for _, r := range tc.plain {
+				if got[r] != r.Server+"__"+r.Tool {
+					t.Errorf("%v: got %q, want plain", r, got[r])
+				}
+			}
+			// Order independence.
+			rev := make([]Ref, len(tc.refs))
+			for i := range tc.refs {
+				rev[i] = tc.refs[len(tc.refs)-1-i]
+			}
+			again := ExposedNames(rev)
+			for r, n := range got {
+				if again[r] != n {
+					t.Errorf("order changed name of %v: %q vs %q", r, n, again[r])
+				}
+			}
+		})
+	}
+}
+
+func TestParameters(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"unchanged keeps bytes", `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"$defs":{"x":{}}}`, `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"$defs":{"x":{}}}`},
+		{"missing properties", `{"type":"object"}`, `{"properties":{},"type":"object"}`},
+		{"null properties", `{"type":"object","properties":null}`, `{"properties":{},"type":"object"}`},
+		{"required null dropped", `{"type":"object","properties":{},"required":null}`, `{"properties":{},"type":"object"}`},
+		{"missing type", `{"properties":{"a":{}}}`, `{"properties":{"a":{}},"type":"object"}`},
+		{"absent", ``, `{"type":"object","properties":{}}`},
+		{"null", `null`, `{"type":"object","properties":{}}`},
+		{"not an object", `"str"`, `{"type":"object","properties":{}}`},
+		{"garbage", `{"type":`, `{"type":"object","properties":{}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(Parameters(json.RawMessage(tc.in)))
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuildMapsBackExplicitly(t *testing.T) {
+	tools := []Tool{
+		{Ref: Ref{"b", "x.y"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		{Ref: Ref{"a", "t"}, Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
+	}
+	v := Build(tools, nil)
+	if len(v.Tools) != 2 {
+		t.Fatalf("got %d tools", len(v.Tools))
+	}
+	if v.Tools[0].Function.Name != "a__t" {
+		t.Errorf("order: first is %s", v.Tools[0].Function.Name)
+	}
+	for _, tool := range v.Tools {
+		ref, ok := v.ByExposed[tool.Function.Name]
+		if !ok {
+			t.Fatalf("%s not mapped back", tool.Function.Name)
+		}
+		if v.Exposed[ref] != tool.Function.Name {
+			t.Errorf("maps disagree for %v", ref)
+		}
+	}
+	if ref := v.ByExposed[v.Exposed[Ref{"b", "x.y"}]]; ref.Tool != "x.y" {
+		t.Errorf("map back lost the raw tool name: %v", ref)
+	}
+	params, _ := json.Marshal(v.Tools[0].Function.Parameters)
+	if string(params) != `{"type":"object","properties":{"q":{"type":"string"}}}` {
+		t.Errorf("parameters: %s", params)
+	}
+}
