@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -34,6 +35,7 @@ func (e *UnboundError) Error() string {
 func (e *UnboundError) Is(target error) bool { return target == ErrUnbound }
 
 // ResolveError reports a source that failed to supply a bound parameter.
+// Err (from the Resolver) names the source and ref.
 type ResolveError struct {
 	Param  string
 	Source string
@@ -45,7 +47,7 @@ type ResolveError struct {
 func (e *ResolveError) Error() string {
 	// The source's message is passed through the redactor in case a source
 	// was careless enough to include a value it knows.
-	return fmt.Sprintf("secure parameter %q from source %q: %s", e.Param, e.Source, e.redactor.Redact(e.Err.Error()))
+	return fmt.Sprintf("secure parameter %q: %s", e.Param, e.redactor.Redact(e.Err.Error()))
 }
 
 // Unwrap returns the source's error.
@@ -146,7 +148,9 @@ func NewBinder(bindings []config.Binding, sources map[string]Source, opts ...Opt
 			}
 		}
 		cb := compiledBinding{server: bc.Server, tools: slices.Clone(bc.Tools), params: make(map[string]Spec, len(bc.Params))}
-		for name, pb := range bc.Params {
+		// Sorted, so that the first error reported is always the same.
+		for _, name := range slices.Sorted(maps.Keys(bc.Params)) {
+			pb := bc.Params[name]
 			loc := fmt.Sprintf("%s.params.%s", where, name)
 			if name == "" {
 				return nil, fmt.Errorf("%s: empty parameter name", where)

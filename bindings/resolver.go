@@ -171,7 +171,7 @@ func (r *Resolver) resolveDirect(ctx context.Context, key cacheKey, src Source, 
 	r.mu.Unlock()
 	v, err := src.Resolve(ctx, req)
 	if err != nil {
-		return Resolved{}, err
+		return Resolved{}, fmt.Errorf("source %q, ref %q: %w", key.source, req.Ref, err)
 	}
 	r.register(v)
 	return v, nil

@@ -41,6 +41,22 @@ func (r *CallResult) IsError() bool { return r != nil && r.Result != nil && r.Re
 // a secure parameter, resolves and validates the secure values, sends the call
 // with secureArguments, and maps failures to a *Error of the right Kind.
 func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
+	return s.callTool(ctx, server, tool, args, callInfo{id: "call_" + newID()})
+}
+
+// callInfo identifies a call within a turn, for events and audit.
+type callInfo struct {
+	id          string
+	exposedName string
+	step        int
+	emit        func(Event) // nil outside a turn
+}
+
+func checkSecureNames(args json.RawMessage, ct *CatalogTool) error {
+	return secureparams.CheckArguments(args, ct.Tool.SecureParams)
+}
+
+func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
 	h := s.host
 	c, ok := h.conns[server]
 	if !ok {
@@ -56,7 +72,7 @@ func (s *Session) CallTool(ctx context.Context, server, tool string, args json.R
 		return nil, err
 	}
 	t := ct.Tool
-	if err := secureparams.CheckArguments(args, t.SecureParams); err != nil {
+	if err := checkSecureNames(args, ct); err != nil {
 		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
 			"server", server, "tool", tool, "session", s.id)
 		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,

@@ -34,6 +34,13 @@ type Options struct {
 	// Elicitation answers servers' elicitation requests (including
 	// input_required rounds). Nil declines them.
 	Elicitation ElicitationFunc
+	// Model is the agent loop's model; nil builds the default go-openai
+	// client from the config's llm section (when it names a model).
+	Model ModelClient
+	// ModelName overrides llm.model.
+	ModelName string
+	// SystemPrompt is sent first in every model request (optional).
+	SystemPrompt string
 }
 
 // ElicitationFunc answers a server's request for user input.
@@ -46,6 +53,11 @@ type Host struct {
 	logger   *slog.Logger
 	redactor *bindings.Redactor
 	binder   *bindings.Binder
+	args     argSchemas
+
+	model        ModelClient
+	modelName    string
+	systemPrompt string
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -87,6 +99,16 @@ func New(opts Options) (*Host, error) {
 		life:     life,
 		cancel:   cancel,
 		conns:    map[string]*conn{},
+
+		model:        opts.Model,
+		modelName:    opts.ModelName,
+		systemPrompt: opts.SystemPrompt,
+	}
+	if h.modelName == "" {
+		h.modelName = cfg.LLM.Model
+	}
+	if h.model == nil && cfg.LLM.Model != "" {
+		h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout})
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"sync"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/agenthost/agenthost/bindings"
 )
 
@@ -32,6 +34,10 @@ type Session struct {
 
 	mu     sync.RWMutex
 	values bindings.MapValues
+
+	// turnMu serialises turns; transcript is only touched under it.
+	turnMu     sync.Mutex
+	transcript []openai.ChatCompletionMessage
 }
 
 // NewSession opens a session on the host.
@@ -52,6 +58,11 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 		values[k] = v
 	}
 	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values}
+}
+
+// Close ends the session: its cached credential values are dropped.
+func (s *Session) Close() {
+	s.host.binder.ForgetSession(s.id)
 }
 
 // ID is the session id.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,28 @@ type app struct {
 
 	redactor *bindings.Redactor
 	host     *host.Host
+
+	interruptMu sync.Mutex
+	interrupt   func()
+}
+
+// setInterrupt installs what Ctrl-C does while a REPL turn runs (nil: none).
+func (a *app) setInterrupt(f func()) {
+	a.interruptMu.Lock()
+	defer a.interruptMu.Unlock()
+	a.interrupt = f
+}
+
+// interruptTurn ends the running REPL turn, reporting whether there was one.
+func (a *app) interruptTurn() bool {
+	a.interruptMu.Lock()
+	defer a.interruptMu.Unlock()
+	if a.interrupt == nil {
+		return false
+	}
+	a.interrupt()
+	a.interrupt = nil
+	return true
 }
 
 func (a *app) close() {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -46,15 +45,29 @@ func (e *exitErr) Error() string {
 func (e *exitErr) Unwrap() error { return e.err }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// In the REPL, Ctrl-C ends the running turn; otherwise (and for
+		// SIGTERM, or a second Ctrl-C with no turn running) the command.
+		for sig := range signals {
+			if sig == os.Interrupt && a.interruptTurn() {
+				continue
+			}
+			cancel()
+		}
+	}()
+	code := a.run(ctx, os.Args[1:])
+	signal.Stop(signals)
+	cancel()
 	os.Exit(code)
 }
 
 // run executes the CLI and returns the process exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+func (a *app) run(ctx context.Context, args []string) int {
+	stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -90,6 +103,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.serversCommand(),
 		a.toolsCommand(),
 		a.callCommand(),
+		a.runCommand(),
 		a.versionCommand(),
 	)
 	return root

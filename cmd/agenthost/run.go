@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agenthost/agenthost/host"
+)
+
+func (a *app) runCommand() *cobra.Command {
+	var (
+		format   string
+		maxSteps int
+	)
+	cmd := &cobra.Command{
+		Use:   "run [PROMPT]",
+		Short: "Run an agent session: one-shot with a prompt or piped stdin, a REPL on a terminal",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "text", "json", "stream-json":
+			default:
+				return usageErr(fmt.Errorf("--output-format: %q is not one of text, json, stream-json", format))
+			}
+			if maxSteps < 1 {
+				return usageErr(fmt.Errorf("--max-steps: must be at least 1"))
+			}
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			h, err := a.newHost(cfg)
+			if err != nil {
+				return err
+			}
+			sess, err := a.newSession(h)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			ctx := cmd.Context()
+			h.Connect(ctx)
+			opts := host.TurnOptions{MaxSteps: maxSteps}
+
+			switch {
+			case len(args) == 1:
+				return a.oneTurn(ctx, sess, args[0], format, opts)
+			case !a.stdinIsTerminal():
+				data, err := io.ReadAll(a.stdin)
+				if err != nil {
+					return fmt.Errorf("read prompt from stdin: %w", err)
+				}
+				prompt := strings.TrimSpace(string(data))
+				if prompt == "" {
+					return usageErr(errors.New("no prompt: give one as an argument or on stdin"))
+				}
+				return a.oneTurn(ctx, sess, prompt, format, opts)
+			default:
+				return a.repl(ctx, sess, format, opts)
+			}
+		},
+	}
+	cmd.Flags().StringVar(&format, "output-format", "text", "text, json or stream-json")
+	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
+	a.addSessionFlags(cmd)
+	return cmd
+}
+
+func (a *app) stdinIsTerminal() bool {
+	f, ok := a.stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// oneTurn runs a single turn and maps its end to the exit code.
+func (a *app) oneTurn(ctx context.Context, sess *host.Session, prompt, format string, opts host.TurnOptions) error {
+	end, lastErr := a.printTurn(ctx, sess, prompt, format, opts)
+	return turnExit(end, lastErr)
+}
+
+func turnExit(end host.Event, lastErr *host.Event) error {
+	switch end.Reason {
+	case host.EndDone:
+		return nil
+	case host.EndMaxSteps:
+		return &exitErr{code: exitMaxSteps, printed: true}
+	case host.EndInterrupted:
+		return &exitErr{code: 130, printed: true}
+	default:
+		code := exitError
+		if lastErr != nil && lastErr.Kind == host.KindConfig {
+			code = exitUsage
+		}
+		return &exitErr{code: code, printed: true}
+	}
+}
+
+// printTurn runs a turn, printing its events in the chosen format. It
+// returns the session_end event and the last error event.
+func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt, format string, opts host.TurnOptions) (host.Event, *host.Event) {
+	var end host.Event
+	var lastErr *host.Event
+	var final strings.Builder
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	midLine := false
+	for e := range sess.Turn(ctx, prompt, opts) {
+		switch e.Type {
+		case host.EventSessionEnd:
+			end = e
+		case host.EventError:
+			ev := e
+			lastErr = &ev
+		case host.EventAssistant:
+			final.Reset()
+			final.WriteString(e.Text)
+		}
+		switch format {
+		case "stream-json":
+			if e.Type != host.EventAssistantDelta {
+				_ = enc.Encode(e)
+			}
+		case "text":
+			midLine = a.printText(e, midLine)
+		}
+	}
+	if format == "json" {
+		out := struct {
+			host.Event
+			Result string `json:"result"`
+		}{end, final.String()}
+		_ = enc.Encode(out)
+	}
+	return end, lastErr
+}
+
+// printText shows a person the turn: assistant text on stdout, tool activity
+// and errors on stderr.
+func (a *app) printText(e host.Event, midLine bool) bool {
+	switch e.Type {
+	case host.EventAssistantDelta:
+		fmt.Fprint(a.stdout, e.Text)
+		return !strings.HasSuffix(e.Text, "\n")
+	case host.EventAssistant:
+		if midLine {
+			fmt.Fprintln(a.stdout)
+		}
+		return false
+	case host.EventToolCall:
+		fmt.Fprintf(a.stderr, "→ %s/%s %s\n", e.Server, e.Tool, truncateText(string(e.Arguments), 200))
+	case host.EventApproval:
+		fmt.Fprintf(a.stderr, "  approval: %s (%s)\n", e.Decision, e.Outcome)
+	case host.EventToolResult:
+		status := "ok"
+		if e.IsError != nil && *e.IsError {
+			status = "error"
+		}
+		var parts []string
+		for _, c := range e.Content {
+			parts = append(parts, host.ContentText(c))
+		}
+		fmt.Fprintf(a.stderr, "← %s: %s\n", status, truncateText(strings.Join(parts, " "), 200))
+	case host.EventError:
+		fmt.Fprintf(a.stderr, "agenthost: %s\n", e.Error)
+	case host.EventSessionEnd:
+		if midLine {
+			fmt.Fprintln(a.stdout)
+		}
+		if e.Reason != host.EndDone {
+			fmt.Fprintf(a.stderr, "agenthost: turn ended: %s after %d steps\n", e.Reason, e.Steps)
+		}
+		return false
+	}
+	return midLine
+}
+
+func truncateText(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// repl keeps one conversation across turns. Ctrl-C ends the running turn,
+// not the program; Ctrl-D (or "exit") leaves.
+func (a *app) repl(ctx context.Context, sess *host.Session, format string, opts host.TurnOptions) error {
+	in := bufio.NewScanner(a.stdin)
+	in.Buffer(make([]byte, 64*1024), 1<<20)
+	fmt.Fprintln(a.stderr, "agenthost: interactive session; Ctrl-C ends a turn, Ctrl-D leaves.")
+	for {
+		fmt.Fprint(a.stderr, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(a.stderr)
+			return nil
+		}
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		if line == "exit" || line == "quit" {
+			return nil
+		}
+		turnCtx, cancel := context.WithCancel(ctx)
+		a.setInterrupt(cancel)
+		a.printTurn(turnCtx, sess, line, format, opts)
+		a.setInterrupt(nil)
+		cancel()
+		if ctx.Err() != nil {
+			return &exitErr{code: 130, printed: true}
+		}
+	}
+}

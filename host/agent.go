@@ -1,0 +1,310 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/llmview"
+)
+
+// TurnOptions tune one turn of the agent loop.
+type TurnOptions struct {
+	// MaxSteps bounds model requests in the turn (default 20).
+	MaxSteps int
+	// MaxRepeatedFailures stops the turn when the model makes the same
+	// failing call this many times (default 3).
+	MaxRepeatedFailures int
+}
+
+// ErrNoModel is returned when a turn runs on a host without a model.
+var ErrNoModel = errors.New("no model configured (set llm.baseURL / llm.model, or pass Options.Model)")
+
+// Turn runs one user turn: it sends the conversation and the session's tool
+// view to the model, runs the tool calls it asks for (several at once when
+// it asks for several), feeds the results back, and repeats until the model
+// answers without tool calls, MaxSteps is reached, or ctx ends. Events are
+// delivered as they happen; the last one is always session_end. Breaking out
+// of the loop cancels the turn. A session runs one turn at a time.
+func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		s.turnMu.Lock()
+		defer s.turnMu.Unlock()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+
+		stopped := false
+		emit := func(e Event) {
+			if stopped {
+				return
+			}
+			e.SessionID = s.id
+			if !yield(e) {
+				stopped = true
+				cancel()
+			}
+		}
+		t := &turn{s: s, opts: opts, emit: emit}
+		t.run(ctx, prompt)
+	}
+}
+
+type turn struct {
+	s     *Session
+	opts  TurnOptions
+	emit  func(Event)
+	usage Usage
+	steps int
+}
+
+func (t *turn) end(reason string) {
+	u := t.usage
+	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u})
+}
+
+func (t *turn) fail(kind Kind, err error) {
+	t.emit(Event{Type: EventError, Kind: kind, Error: t.s.host.redactor.Redact(err.Error())})
+	t.end(EndError)
+}
+
+func (t *turn) run(ctx context.Context, prompt string) {
+	s, h := t.s, t.s.host
+	t.emit(Event{Type: EventSessionStart})
+	if h.model == nil {
+		t.fail(KindConfig, ErrNoModel)
+		return
+	}
+	maxSteps := t.opts.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 20
+	}
+	maxRepeats := t.opts.MaxRepeatedFailures
+	if maxRepeats <= 0 {
+		maxRepeats = 3
+	}
+	s.transcript = append(s.transcript, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt})
+	failures := map[string]int{}
+
+	for {
+		if t.steps >= maxSteps {
+			t.end(EndMaxSteps)
+			return
+		}
+		t.steps++
+		view := s.View(ctx).Model
+		req := openai.ChatCompletionRequest{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools}
+		msg, usage, err := h.model.Complete(ctx, req, func(d string) {
+			t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: d})
+		})
+		t.usage.PromptTokens += usage.PromptTokens
+		t.usage.CompletionTokens += usage.CompletionTokens
+		t.usage.TotalTokens += usage.TotalTokens
+		if err != nil {
+			if ctx.Err() != nil {
+				t.end(EndInterrupted)
+				return
+			}
+			t.fail(KindInternal, fmt.Errorf("model: %w", err))
+			return
+		}
+		msg.Role = openai.ChatMessageRoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = "call_" + newID()
+			}
+			msg.ToolCalls[i].Type = openai.ToolTypeFunction
+		}
+		s.transcript = append(s.transcript, msg)
+		if msg.Content != "" {
+			t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
+		}
+		if len(msg.ToolCalls) == 0 {
+			t.end(EndDone)
+			return
+		}
+
+		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls)
+		for i, tc := range msg.ToolCalls {
+			s.transcript = append(s.transcript, openai.ChatCompletionMessage{
+				Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: outcomes[i].text,
+			})
+		}
+		if ctx.Err() != nil {
+			t.end(EndInterrupted)
+			return
+		}
+		for i, tc := range msg.ToolCalls {
+			if !outcomes[i].failed {
+				continue
+			}
+			key := tc.Function.Name + "\x00" + canonicalJSON(tc.Function.Arguments)
+			failures[key]++
+			if failures[key] >= maxRepeats {
+				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Function.Name, failures[key]))
+				return
+			}
+		}
+	}
+}
+
+type callOutcome struct {
+	text   string
+	failed bool
+}
+
+// runToolCalls runs a step's tool calls concurrently. Their events are
+// forwarded from this goroutine (the iterator's), in the order they happen.
+func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []openai.ToolCall) []callOutcome {
+	outcomes := make([]callOutcome, len(calls))
+	events := make(chan Event)
+	var wg sync.WaitGroup
+	for i, tc := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcomes[i] = t.s.runToolCall(ctx, view, tc, t.steps, func(e Event) {
+				select {
+				case events <- e:
+				case <-ctx.Done():
+				}
+			})
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(events)
+	}()
+	for e := range events {
+		t.emit(e)
+	}
+	return outcomes
+}
+
+// runToolCall executes one model tool call and returns what the model is
+// told. Garbage from the model (unknown name, invalid JSON, arguments that
+// fail inputSchema) comes back as a tool error it can correct.
+func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai.ToolCall, step int, emit func(Event)) callOutcome {
+	h := s.host
+	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Function.Name}
+	args := json.RawMessage(strings.TrimSpace(tc.Function.Arguments))
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	modelError := func(text string) callOutcome {
+		e := base
+		e.Type = EventToolResult
+		isErr := true
+		e.IsError = &isErr
+		e.Content = []mcp.Content{mcp.NewTextContent(text)}
+		emit(e)
+		return callOutcome{text: text, failed: true}
+	}
+
+	ref, known := view.ByExposed[tc.Function.Name]
+	call := base
+	call.Type = EventToolCall
+	call.Server, call.Tool = ref.Server, ref.Tool
+	if json.Valid(args) {
+		call.Arguments = args
+	} else {
+		quoted, _ := json.Marshal(string(args))
+		call.Arguments = quoted
+	}
+	emit(call)
+	if !known {
+		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(tc.Function.Name, 80)))
+	}
+	if _, err := decodeArguments(args); err != nil {
+		return modelError("Invalid arguments: " + err.Error() + ". Send a JSON object that matches the tool's parameters.")
+	}
+	snap := h.Server(ref.Server)
+	if ct := snap.Tool(ref.Tool); ct != nil {
+		// The secure-name guard runs first, so a validation message never
+		// echoes a secure name back to the model.
+		if err := checkSecureNames(args, ct); err == nil {
+			if err := h.args.validate(ct.Tool.DefHash, ct.Tool.InputSchema, args); err != nil {
+				return modelError("Invalid arguments: " + err.Error())
+			}
+		}
+	}
+
+	res, err := s.callTool(ctx, ref.Server, ref.Tool, args, callInfo{id: tc.ID, exposedName: tc.Function.Name, step: step, emit: emit})
+	if err != nil {
+		var he *Error
+		msg := modelMsgOperatorFailure
+		if errors.As(err, &he) {
+			msg = he.ModelMessage
+			if he.Kind != KindToolError && he.Kind != KindDenied {
+				emit(Event{Type: EventError, Step: step, CallID: tc.ID, Kind: he.Kind, Error: h.redactor.Redact(he.Error())})
+			}
+		}
+		if msg == "" {
+			msg = modelMsgOperatorFailure
+		}
+		return modelError(msg)
+	}
+	text := resultText(res.Result)
+	e := base
+	e.Type = EventToolResult
+	isErr := res.IsError()
+	e.IsError = &isErr
+	e.Content = res.Result.Content
+	emit(e)
+	if isErr {
+		text = "The tool reported an error:\n" + text
+	}
+	return callOutcome{text: text, failed: isErr}
+}
+
+// resultText renders a tool result for the model.
+func resultText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		parts = append(parts, ContentText(c))
+	}
+	if len(parts) == 0 && r.StructuredContent != nil {
+		if b, err := json.Marshal(r.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	if len(parts) == 0 {
+		return "(no output)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+// requestMessages is the conversation as sent to the model.
+func (s *Session) requestMessages() []openai.ChatCompletionMessage {
+	msgs := make([]openai.ChatCompletionMessage, 0, len(s.transcript)+1)
+	if sp := s.host.systemPrompt; sp != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: sp})
+	}
+	return append(msgs, s.transcript...)
+}
+
+// Transcript returns a copy of the conversation so far.
+func (s *Session) Transcript() []openai.ChatCompletionMessage {
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	return append([]openai.ChatCompletionMessage(nil), s.transcript...)
+}
+
+func canonicalJSON(s string) string {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // map keys are sorted by encoding/json
+	return buf.String()
+}

@@ -1,0 +1,74 @@
+package host
+
+import (
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// EventType names an agent-loop event. The values are the "type" of
+// `run --output-format stream-json` lines (CONTRACT.md).
+type EventType string
+
+// Event types.
+const (
+	EventSessionStart   EventType = "session_start"
+	EventAssistantDelta EventType = "assistant_delta" // a piece of streamed assistant text
+	EventAssistant      EventType = "assistant"       // a complete assistant text
+	EventToolCall       EventType = "tool_call"
+	EventApproval       EventType = "approval"
+	EventToolResult     EventType = "tool_result"
+	EventError          EventType = "error"
+	EventSessionEnd     EventType = "session_end"
+)
+
+// End reasons of a turn.
+const (
+	EndDone        = "done"
+	EndMaxSteps    = "max_steps"
+	EndError       = "error"
+	EndInterrupted = "interrupted"
+)
+
+// Event is one thing that happened in a turn. Only the fields of its Type are
+// set. Nothing in an Event ever carries a secure value.
+type Event struct {
+	Type      EventType `json:"type"`
+	SessionID string    `json:"sessionId,omitempty"`
+	Step      int       `json:"step,omitempty"`
+
+	// assistant, assistant_delta
+	Text string `json:"text,omitempty"`
+
+	// tool_call, approval, tool_result
+	CallID      string          `json:"callId,omitempty"`
+	ExposedName string          `json:"exposedName,omitempty"`
+	Server      string          `json:"server,omitempty"`
+	Tool        string          `json:"tool,omitempty"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
+
+	// approval
+	Decision  string `json:"decision,omitempty"`
+	Outcome   string `json:"outcome,omitempty"`
+	Approvers int    `json:"approvers,omitempty"`
+
+	// tool_result
+	IsError *bool         `json:"isError,omitempty"`
+	Content []mcp.Content `json:"content,omitempty"`
+
+	// error
+	Kind  Kind   `json:"kind,omitempty"`
+	Error string `json:"error,omitempty"`
+
+	// session_end
+	Reason string `json:"reason,omitempty"`
+	Steps  int    `json:"steps,omitempty"`
+	Usage  *Usage `json:"usage,omitempty"`
+}
+
+// Usage counts model tokens over a turn.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+}

@@ -1,0 +1,120 @@
+package secureparams
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// realisticTool resembles what database/search servers list: a handful of
+// described model parameters, nested filter objects, a $defs entry, three
+// secure parameters with a routing header, and risk annotations.
+var realisticTool = json.RawMessage(`{
+  "name": "search_orders",
+  "title": "Search orders",
+  "description": "Search orders for the current tenant. Supports free text, status filters and date ranges; results are paginated.",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "query": {"type": "string", "description": "Free-text search query."},
+      "status": {"type": "string", "enum": ["pending", "paid", "shipped", "cancelled"]},
+      "range": {"$ref": "#/$defs/DateRange"},
+      "filters": {"type": "array", "items": {"type": "object", "properties": {"field": {"type": "string"}, "op": {"enum": ["eq", "lt", "gt"]}, "value": {}}, "required": ["field", "op"]}},
+      "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+      "cursor": {"type": "string"}
+    },
+    "required": ["query"],
+    "additionalProperties": false,
+    "$defs": {"DateRange": {"type": "object", "properties": {"from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"}}}}
+  },
+  "secureInputSchema": {
+    "type": "object",
+    "properties": {
+      "tenant_id": {"type": "string", "description": "Tenant identifier supplied by the host application.", "minLength": 1},
+      "region": {"type": "string", "enum": ["eu-west1", "us-east1", "us-west1"], "x-mcp-header": "Region"},
+      "instance": {"type": "string", "pattern": "^[a-z][a-z0-9-]{2,62}$"}
+    },
+    "required": ["tenant_id", "region", "instance"],
+    "additionalProperties": false
+  },
+  "annotations": {"readOnlyHint": true, "category": "read", "riskLevel": "low", "blastRadius": "tenant"}
+}`)
+
+func BenchmarkParseToolValidate(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tool, err := ParseTool(realisticTool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Validate(tool); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseToolOnly isolates parsing and structural analysis from the
+// JSON Schema compilation Validate adds.
+func BenchmarkParseToolOnly(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseTool(realisticTool); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// arguments2KB builds a model-style argument object of about 2 KB with
+// nesting and arrays but no secure name.
+func arguments2KB() json.RawMessage {
+	var filters []string
+	for i := 0; len(strings.Join(filters, ",")) < 1900; i++ {
+		filters = append(filters, fmt.Sprintf(`{"field":"column_%d","op":"eq","value":"value number %d","meta":{"weight":%d}}`, i, i, i))
+	}
+	return json.RawMessage(`{"query":"orders from last week that were not shipped","limit":50,"filters":[` + strings.Join(filters, ",") + `]}`)
+}
+
+func BenchmarkFindSecureNames(b *testing.B) {
+	args := arguments2KB()
+	secure := []string{"tenant_id", "region", "instance", "project_id"}
+	if got := FindSecureNames(args, secure); got != nil {
+		b.Fatalf("benchmark premise: found %v", got)
+	}
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for b.Loop() {
+		FindSecureNames(args, secure)
+	}
+}
+
+func BenchmarkValueSchemaValidate(b *testing.B) {
+	tool, err := ParseTool(realisticTool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vs, err := tool.ValueSchema()
+	if err != nil {
+		b.Fatal(err)
+	}
+	values := map[string]any{"tenant_id": "t-1", "region": "eu-west1", "instance": "db-prod-01"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := vs.Validate(values); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestBenchmarkInputs(t *testing.T) {
+	if n := len(arguments2KB()); n < 1800 || n > 2300 {
+		t.Fatalf("arguments are %d bytes, want about 2 KB", n)
+	}
+	tool, err := ParseTool(realisticTool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(tool); err != nil {
+		t.Fatal(err)
+	}
+}

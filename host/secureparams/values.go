@@ -1,0 +1,438 @@
+package secureparams
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// secureSchemaURL is the in-memory location the secure schema is compiled
+// under. Only the draft metaschemas built into the library resolve besides it.
+const secureSchemaURL = "urn:agenthost:secure-input-schema"
+
+// ErrNoSecureSchema is returned by Tool.ValueSchema for a tool without a
+// secureInputSchema.
+var ErrNoSecureSchema = errors.New("tool has no secureInputSchema")
+
+// ErrRemoteSchema is what the compiler's loader answers for every URL it is
+// asked to fetch: schemas are never loaded from anywhere.
+var ErrRemoteSchema = errors.New("refusing to load a schema from a URL")
+
+// refusingLoader is the compiler's only loader. The library resolves the
+// standard draft metaschemas from its embedded copies before asking it.
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%w: %s", ErrRemoteSchema, url)
+}
+
+// ValueSchema is a compiled secureInputSchema: it checks host-bound values
+// before they are sent. It is immutable and safe for concurrent use.
+type ValueSchema struct {
+	schema     *jsonschema.Schema
+	properties map[string]json.RawMessage
+}
+
+// CompileSecureSchema compiles a secureInputSchema with JSON Schema draft
+// 2020-12 unless the schema's $schema names another draft. Format and
+// content assertions stay off (annotations only, the 2020-12 default), and
+// no reference outside the document is ever fetched.
+func CompileSecureSchema(schema json.RawMessage) (*ValueSchema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("decoding secureInputSchema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refusingLoader{})
+	if err := c.AddResource(secureSchemaURL, doc); err != nil {
+		return nil, fmt.Errorf("adding secureInputSchema: %w", err)
+	}
+	compiled, err := c.Compile(secureSchemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("compiling secureInputSchema: %w", err)
+	}
+	vs := &ValueSchema{schema: compiled, properties: map[string]json.RawMessage{}}
+	var root struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &root) == nil {
+		vs.properties = root.Properties
+	}
+	return vs, nil
+}
+
+// ValueSchema returns the tool's compiled secureInputSchema, compiling it on
+// first use and caching the result (or the error) for the life of the Tool.
+// Validate calls it, so after a successful Validate it never compiles.
+func (t *Tool) ValueSchema() (*ValueSchema, error) {
+	if t == nil || !t.HasSecureSchema {
+		return nil, ErrNoSecureSchema
+	}
+	t.valueOnce.Do(func() {
+		t.valueSchema, t.valueErr = CompileSecureSchema(t.SecureInputSchema)
+	})
+	return t.valueSchema, t.valueErr
+}
+
+// Properties returns a copy of the top-level property schemas, raw, so the
+// host can hand each credential source the schema of the parameter it fills.
+func (v *ValueSchema) Properties() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(v.properties))
+	for name, raw := range v.properties {
+		out[name] = slices.Clone(raw)
+	}
+	return out
+}
+
+// ValueError says that a secure value failed validation. It names the
+// parameter and the schema keyword, never the value: the validator's own
+// messages quote values, so none of its text is kept.
+type ValueError struct {
+	// Param is the secure parameter at fault; empty when the problem is
+	// about secureArguments as a whole.
+	Param string
+	// Reason names the failed keyword and its schema location.
+	Reason string
+}
+
+func (e *ValueError) Error() string {
+	if e.Param == "" {
+		return "secureArguments: " + e.Reason
+	}
+	return fmt.Sprintf("secure parameter %q: %s", e.Param, e.Reason)
+}
+
+// Validate checks values against the schema exactly as they would be sent:
+// each value is encoded to JSON and read back first. It returns nil, one
+// *ValueError, or several joined (sorted by parameter); use errors.As.
+func (v *ValueSchema) Validate(values map[string]any) error {
+	instance := make(map[string]any, len(values))
+	var encodeErrs []error
+	for _, name := range sortedKeys(values) {
+		encoded, err := json.Marshal(values[name])
+		if err != nil {
+			// json's message may quote the value; drop it.
+			encodeErrs = append(encodeErrs, &ValueError{Param: name, Reason: "value cannot be encoded as JSON"})
+			continue
+		}
+		decoded, err := jsonschema.UnmarshalJSON(bytes.NewReader(encoded))
+		if err != nil {
+			encodeErrs = append(encodeErrs, &ValueError{Param: name, Reason: "value cannot be encoded as JSON"})
+			continue
+		}
+		instance[name] = decoded
+	}
+	if len(encodeErrs) > 0 {
+		return errors.Join(encodeErrs...)
+	}
+	err := v.schema.Validate(instance)
+	if err == nil {
+		return nil
+	}
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return &ValueError{Reason: "validation failed"}
+	}
+	errs := valueErrors(verr)
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	joined := make([]error, len(errs))
+	for i, e := range errs {
+		joined[i] = e
+	}
+	return errors.Join(joined...)
+}
+
+// valueErrors turns the validator's error tree into value-free errors: one
+// per failing leaf, deduplicated, sorted by parameter then reason.
+func valueErrors(root *jsonschema.ValidationError) []*ValueError {
+	var out []*ValueError
+	seen := map[string]bool{}
+	add := func(param, reason string) {
+		if k := param + "\x00" + reason; !seen[k] {
+			seen[k] = true
+			out = append(out, &ValueError{Param: param, Reason: reason})
+		}
+	}
+	var visit func(e *jsonschema.ValidationError)
+	visit = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				visit(c)
+			}
+			return
+		}
+		location := keywordLocation(e)
+		atRoot := len(e.InstanceLocation) == 0
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			if atRoot {
+				for _, name := range k.Missing {
+					add(name, fmt.Sprintf("required but missing (%s)", location))
+				}
+				return
+			}
+			add(param(e), fmt.Sprintf("lacks required properties %s (%s)", quoteAll(k.Missing), location))
+			return
+		case *kind.DependentRequired:
+			if atRoot {
+				for _, name := range k.Missing {
+					add(name, fmt.Sprintf("required when %q is present but missing (%s)", k.Prop, location))
+				}
+				return
+			}
+		case *kind.Dependency:
+			if atRoot {
+				for _, name := range k.Missing {
+					add(name, fmt.Sprintf("required when %q is present but missing (%s)", k.Prop, location))
+				}
+				return
+			}
+		case *kind.AdditionalProperties:
+			// At the root the extra names are secureArguments keys, which
+			// the host chose; inside a value they are the value's own keys.
+			if atRoot {
+				for _, name := range k.Properties {
+					add(name, fmt.Sprintf("not allowed by the schema (%s)", location))
+				}
+				return
+			}
+		case *kind.Type:
+			add(param(e), fmt.Sprintf("does not have the type %s (%s)", strings.Join(k.Want, " or "), location))
+			return
+		}
+		add(param(e), fmt.Sprintf("does not satisfy %q (%s)", keyword(e), location))
+	}
+	visit(root)
+	slices.SortFunc(out, func(a, b *ValueError) int {
+		if c := strings.Compare(a.Param, b.Param); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Reason, b.Reason)
+	})
+	if len(out) == 0 {
+		out = append(out, &ValueError{Reason: "validation failed"})
+	}
+	return out
+}
+
+// param is the top-level secure parameter an error is about. Deeper
+// instance locations are not used: below the parameter they are keys of the
+// value itself.
+func param(e *jsonschema.ValidationError) string {
+	if len(e.InstanceLocation) == 0 {
+		return ""
+	}
+	return e.InstanceLocation[0]
+}
+
+func keyword(e *jsonschema.ValidationError) string {
+	if path := e.ErrorKind.KeywordPath(); len(path) > 0 {
+		return path[0]
+	}
+	// Kinds that report no keyword path of their own.
+	switch e.ErrorKind.(type) {
+	case *kind.Not:
+		return "not"
+	case *kind.FalseSchema:
+		return "false"
+	}
+	return "schema"
+}
+
+// keywordLocation is where in the schema the failing keyword sits, e.g.
+// "schema location /properties/region/enum". It comes from the schema's own
+// structure, never from the instance.
+func keywordLocation(e *jsonschema.ValidationError) string {
+	frag := ""
+	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
+		frag = e.SchemaURL[i+1:]
+	}
+	path := slices.Clone(e.ErrorKind.KeywordPath())
+	if _, isNot := e.ErrorKind.(*kind.Not); isNot {
+		path = []string{"not"}
+	}
+	for i := range path {
+		path[i] = escapePointer(path[i])
+	}
+	if len(path) > 0 {
+		frag += "/" + strings.Join(path, "/")
+	}
+	if frag == "" {
+		frag = "/"
+	}
+	return "schema location " + frag
+}
+
+// Coerce converts a credential source's string to the JSON type the
+// parameter's schema declares. When the declared types admit a string (or
+// none is declared) the string is kept as is. Otherwise it becomes, by the
+// first declared type it parses as: int64 for "integer", float64 for
+// "number", bool for "boolean" ("true"/"false", any case), or decoded JSON
+// for "object"/"array". Errors never contain the value.
+func (v *ValueSchema) Coerce(param, value string) (any, error) {
+	raw, ok := v.properties[param]
+	if !ok {
+		return nil, &ValueError{Param: param, Reason: "not declared in secureInputSchema"}
+	}
+	var prop struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &prop)
+	types := declaredTypes(prop.Type)
+	if len(types) == 0 || slices.Contains(types, "string") {
+		return value, nil
+	}
+	for _, typ := range types {
+		if out, ok := coerceTo(typ, value); ok {
+			return out, nil
+		}
+	}
+	return nil, &ValueError{Param: param, Reason: fmt.Sprintf("value is not a valid %s", strings.Join(types, " or "))}
+}
+
+func declaredTypes(raw json.RawMessage) []string {
+	var single string
+	if json.Unmarshal(raw, &single) == nil {
+		return []string{single}
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	return nil
+}
+
+func coerceTo(typ, value string) (any, bool) {
+	switch typ {
+	case "integer":
+		n, err := strconv.ParseInt(value, 10, 64)
+		return n, err == nil
+	case "number":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f, true
+	case "boolean":
+		switch {
+		case strings.EqualFold(value, "true"):
+			return true, true
+		case strings.EqualFold(value, "false"):
+			return false, true
+		}
+	case "null":
+		if value == "null" {
+			return nil, true
+		}
+	case "object", "array":
+		decoded, err := jsonschema.UnmarshalJSON(strings.NewReader(value))
+		if err != nil {
+			return nil, false
+		}
+		_, isObject := decoded.(map[string]any)
+		_, isArray := decoded.([]any)
+		return decoded, (typ == "object" && isObject) || (typ == "array" && isArray)
+	}
+	return nil, false
+}
+
+// Select keeps only the values whose names the tool declares as secure
+// parameters: nothing else ever goes out in secureArguments. It returns a
+// new map (nil when nothing is left).
+func Select(values map[string]any, t *Tool) map[string]any {
+	if t == nil {
+		return nil
+	}
+	var out map[string]any
+	for _, name := range t.SecureParams {
+		if v, ok := values[name]; ok {
+			if out == nil {
+				out = make(map[string]any, len(t.SecureParams))
+			}
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// ParamHeaders returns the Mcp-Param-* headers (Streamable HTTP) carrying the
+// secure values of parameters annotated with x-mcp-header, encoded as mcp-go
+// encodes parameter headers (Base64 sentinel for unsafe text). Absent or
+// null values get no header. A value that is not a string, boolean or
+// integer is an error naming the parameter only.
+func ParamHeaders(t *Tool, secureArgs map[string]any) (map[string]string, error) {
+	if t == nil || len(t.SecureHeaders) == 0 {
+		return nil, nil
+	}
+	var out map[string]string
+	for _, b := range t.SecureHeaders {
+		value, ok := secureArgs[b.Param]
+		if !ok || value == nil {
+			continue
+		}
+		primitive, ok := headerPrimitive(value)
+		if !ok {
+			return nil, &ValueError{Param: b.Param, Reason: "value for header " + b.Header + " is not a string, boolean or integer"}
+		}
+		encoded, ok := mcp.EncodeHeaderValue(primitive)
+		if !ok {
+			return nil, &ValueError{Param: b.Param, Reason: "value for header " + b.Header + " cannot be encoded"}
+		}
+		if out == nil {
+			out = make(map[string]string, len(t.SecureHeaders))
+		}
+		out[b.Header] = encoded
+	}
+	return out, nil
+}
+
+// maxSafeInteger is the largest integer a JSON number carries exactly in
+// every implementation (IEEE-754 double); mcp-go applies the same bound.
+const maxSafeInteger = 1<<53 - 1
+
+// headerPrimitive converts a value to what mcp.EncodeHeaderValue accepts:
+// string, bool or int64.
+func headerPrimitive(value any) (any, bool) {
+	switch v := value.(type) {
+	case string, bool:
+		return v, true
+	case int:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case int64:
+		return v, v >= -maxSafeInteger && v <= maxSafeInteger
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) || v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
+			return nil, false
+		}
+		return int64(v), true
+	case json.Number:
+		n, err := v.Int64()
+		if err != nil || n < -maxSafeInteger || n > maxSafeInteger {
+			return nil, false
+		}
+		return n, true
+	}
+	return nil, false
+}
+
+func quoteAll(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return strings.Join(quoted, ", ")
+}

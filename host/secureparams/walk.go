@@ -1,0 +1,417 @@
+package secureparams
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Keywords holding subschemas that apply to other instances than the one at
+// hand (property values, array items) or to nothing directly ($defs). Only a
+// deep walk visits them: the call-time guard refuses a secure name at any
+// depth of the arguments, so inputSchema counts names at any depth.
+var (
+	otherInstanceKeywords = []string{
+		"additionalProperties", "unevaluatedProperties", "unevaluatedItems",
+		"contains", "additionalItems", "contentSchema",
+	}
+	definitionKeywords = []string{"$defs", "definitions"}
+)
+
+// foundName records where a property name was first seen.
+type foundName struct {
+	name     string
+	at       string
+	required bool
+}
+
+// foundPattern is a compiled patternProperties key and where it was seen.
+type foundPattern struct {
+	source string
+	re     *regexp.Regexp
+	at     string
+}
+
+// schemaWalker walks a decoded schema, following local references, and
+// collects the property names and patterns it declares. It is bounded by the
+// visited set (each location once per mode, so $ref cycles end), by depth
+// and by a visit budget.
+type schemaWalker struct {
+	label   string
+	root    any
+	anchors map[string]string
+	// deep walks every subschema (inputSchema). Otherwise only in-place
+	// applicators are walked (secureInputSchema): those declare top-level
+	// names of the same secureArguments object.
+	deep   bool
+	visits int
+	seen   map[string]bool
+
+	names    []foundName
+	patterns []foundPattern
+	// required holds names required unconditionally (root required, allOf,
+	// $ref chains); only tracked when !deep.
+	required []foundName
+}
+
+func newWalker(label string, root any, anchors map[string]string, deep bool) *schemaWalker {
+	return &schemaWalker{label: label, root: root, anchors: anchors, deep: deep, seen: map[string]bool{}}
+}
+
+// walk visits the schema at ptr. collect says whether property names found
+// here count (they do not under propertyNames, which constrains names rather
+// than declaring them); uncond says whether every instance must satisfy this
+// subschema.
+func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond bool) *problem {
+	if depth > MaxSchemaDepth {
+		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, at(ptr))
+	}
+	key := strconv.FormatBool(collect) + strconv.FormatBool(uncond) + ptr
+	if w.seen[key] {
+		return nil
+	}
+	w.seen[key] = true
+	w.visits++
+	if w.visits > MaxSchemaNodes {
+		return newProblem(RuleLimits, "%s has more than %d subschemas to check", w.label, MaxSchemaNodes)
+	}
+
+	var obj map[string]any
+	switch v := node.(type) {
+	case bool:
+		return nil
+	case map[string]any:
+		obj = v
+	default:
+		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, at(ptr))
+	}
+
+	if ref, ok := obj["$ref"]; ok {
+		if p := w.followRef(ref, ptr, depth, collect, uncond); p != nil {
+			return p
+		}
+	}
+	if p := w.declaredNames(obj, ptr, collect, uncond); p != nil {
+		return p
+	}
+	if p := w.patternProperties(obj, ptr, depth, collect); p != nil {
+		return p
+	}
+
+	// In-place applicators: they apply to the same instance.
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		if p := w.schemaArray(obj, kw, ptr, depth, collect, uncond && kw == "allOf"); p != nil {
+			return p
+		}
+	}
+	for _, kw := range []string{"not", "if", "then", "else"} {
+		if sub, ok := obj[kw]; ok {
+			if p := w.walk(sub, ptr+"/"+kw, depth+1, collect, false); p != nil {
+				return p
+			}
+		}
+	}
+	if p := w.schemaMap(obj, "dependentSchemas", ptr, depth, collect, false); p != nil {
+		return p
+	}
+	if deps, ok := obj["dependencies"].(map[string]any); ok {
+		for _, k := range sortedKeys(deps) {
+			if _, isList := deps[k].([]any); isList {
+				continue
+			}
+			if p := w.walk(deps[k], ptr+"/dependencies/"+escapePointer(k), depth+1, collect, false); p != nil {
+				return p
+			}
+		}
+	}
+	if !w.deep {
+		return nil
+	}
+
+	// Subschemas for other instances (property values, items, ...): only a
+	// deep walk cares.
+	if props, ok := obj["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(props) {
+			if p := w.walk(props[k], ptr+"/properties/"+escapePointer(k), depth+1, collect, false); p != nil {
+				return p
+			}
+		}
+	}
+	for _, kw := range otherInstanceKeywords {
+		if sub, ok := obj[kw]; ok {
+			if p := w.walk(sub, ptr+"/"+kw, depth+1, collect, false); p != nil {
+				return p
+			}
+		}
+	}
+	if sub, ok := obj["propertyNames"]; ok {
+		if p := w.walk(sub, ptr+"/propertyNames", depth+1, false, false); p != nil {
+			return p
+		}
+	}
+	switch items := obj["items"].(type) {
+	case []any:
+		if p := w.schemaArray(obj, "items", ptr, depth, collect, false); p != nil {
+			return p
+		}
+	case nil:
+	default:
+		if p := w.walk(items, ptr+"/items", depth+1, collect, false); p != nil {
+			return p
+		}
+	}
+	if p := w.schemaArray(obj, "prefixItems", ptr, depth, collect, false); p != nil {
+		return p
+	}
+	for _, kw := range definitionKeywords {
+		if p := w.schemaMap(obj, kw, ptr, depth, collect, false); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// declaredNames records the property names a schema object mentions: properties
+// keys, required, dependentRequired (both sides), dependentSchemas and
+// dependencies keys.
+func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, uncond bool) *problem {
+	add := func(name, where string) {
+		if collect {
+			w.names = append(w.names, foundName{name: name, at: where})
+		}
+	}
+	addRequired := func(name, where string) {
+		if collect {
+			w.names = append(w.names, foundName{name: name, at: where, required: true})
+		}
+	}
+	if raw, ok := obj["properties"]; ok {
+		props, isMap := raw.(map[string]any)
+		if !isMap {
+			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, at(ptr))
+		}
+		for _, k := range sortedKeys(props) {
+			add(k, ptr+"/properties/"+escapePointer(k))
+		}
+	}
+	if raw, ok := obj["required"]; ok {
+		names, isList := stringList(raw)
+		if !isList {
+			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, at(ptr))
+		}
+		for i, n := range names {
+			where := ptr + "/required/" + strconv.Itoa(i)
+			addRequired(n, where)
+			if uncond && collect && !w.deep {
+				w.required = append(w.required, foundName{name: n, at: where})
+			}
+		}
+	}
+	if raw, ok := obj["dependentRequired"]; ok {
+		deps, isMap := raw.(map[string]any)
+		if !isMap {
+			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, at(ptr))
+		}
+		for _, k := range sortedKeys(deps) {
+			where := ptr + "/dependentRequired/" + escapePointer(k)
+			add(k, where)
+			names, isList := stringList(deps[k])
+			if !isList {
+				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, where)
+			}
+			for _, n := range names {
+				add(n, where)
+			}
+		}
+	}
+	for _, kw := range []string{"dependentSchemas", "dependencies"} {
+		raw, ok := obj[kw]
+		if !ok {
+			continue
+		}
+		deps, isMap := raw.(map[string]any)
+		if !isMap {
+			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+		}
+		for _, k := range sortedKeys(deps) {
+			where := ptr + "/" + kw + "/" + escapePointer(k)
+			add(k, where)
+			if list, isList := deps[k].([]any); isList {
+				names, ok := stringList(list)
+				if !ok {
+					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, where)
+				}
+				for _, n := range names {
+					add(n, where)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// patternProperties compiles each pattern with Go's regexp. JSON Schema
+// patterns are ECMA-262; one Go cannot compile (lookaround, backreferences)
+// could admit any name, so it fails closed.
+func (w *schemaWalker) patternProperties(obj map[string]any, ptr string, depth int, collect bool) *problem {
+	raw, ok := obj["patternProperties"]
+	if !ok {
+		return nil
+	}
+	pats, isMap := raw.(map[string]any)
+	if !isMap {
+		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, at(ptr))
+	}
+	for _, src := range sortedKeys(pats) {
+		where := ptr + "/patternProperties/" + escapePointer(src)
+		re, err := regexp.Compile(src)
+		if err != nil {
+			return newProblem(RulePattern, "%s has a patternProperties pattern %q the host cannot compile at %s", w.label, src, where)
+		}
+		if collect {
+			w.patterns = append(w.patterns, foundPattern{source: src, re: re, at: where})
+		}
+		if w.deep {
+			if p := w.walk(pats[src], where, depth+1, collect, false); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+func (w *schemaWalker) schemaArray(obj map[string]any, kw, ptr string, depth int, collect, uncond bool) *problem {
+	raw, ok := obj[kw]
+	if !ok {
+		return nil
+	}
+	list, isList := raw.([]any)
+	if !isList {
+		return newProblem(RuleMalformed, "%s has a %q value that is not a list of schemas at %s", w.label, kw, at(ptr))
+	}
+	for i, sub := range list {
+		if p := w.walk(sub, ptr+"/"+kw+"/"+strconv.Itoa(i), depth+1, collect, uncond); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, collect, uncond bool) *problem {
+	raw, ok := obj[kw]
+	if !ok {
+		return nil
+	}
+	m, isMap := raw.(map[string]any)
+	if !isMap {
+		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+	}
+	for _, k := range sortedKeys(m) {
+		if p := w.walk(m[k], ptr+"/"+kw+"/"+escapePointer(k), depth+1, collect, uncond); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// followRef resolves a same-document reference and walks its target. The
+// scan already refused every reference not starting with "#".
+func (w *schemaWalker) followRef(ref any, ptr string, depth int, collect, uncond bool) *problem {
+	s, ok := ref.(string)
+	if !ok {
+		return newProblem(RuleMalformed, "%s has a $ref that is not a string at %s", w.label, at(ptr))
+	}
+	target, where, p := w.resolve(s)
+	if p != nil {
+		return p
+	}
+	return w.walk(target, where, depth+1, collect, uncond)
+}
+
+// resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
+// with ~0 and ~1 escapes) or "#anchor" into the node it names.
+func (w *schemaWalker) resolve(ref string) (any, string, *problem) {
+	unresolved := func() (any, string, *problem) {
+		return nil, "", newProblem(RuleUnresolvedRef, "%s has a $ref %q that does not resolve within the schema", w.label, ref)
+	}
+	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+	if err != nil {
+		return unresolved()
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		ptr, ok := w.anchors[frag]
+		if !ok {
+			return unresolved()
+		}
+		frag = ptr
+	}
+	node := w.root
+	if frag == "" {
+		return node, "", nil
+	}
+	for _, seg := range strings.Split(frag[1:], "/") {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		switch v := node.(type) {
+		case map[string]any:
+			next, ok := v[seg]
+			if !ok {
+				return unresolved()
+			}
+			node = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) || strconv.Itoa(i) != seg {
+				return unresolved()
+			}
+			node = v[i]
+		default:
+			return unresolved()
+		}
+	}
+	return node, frag, nil
+}
+
+func stringList(raw any) ([]string, bool) {
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, item := range list {
+		s, ok := item.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// decodeJSON decodes one JSON document, numbers as json.Number, refusing
+// trailing data.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the top-level value")
+	}
+	return v, nil
+}
