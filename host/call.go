@@ -163,19 +163,11 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err := schema.Validate(values); err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
 	}
-	call := &secureCall{tool: t.Name, values: values}
-	for _, hb := range t.SecureHeaders {
-		v, ok := values[hb.Param]
-		if !ok {
-			continue
-		}
-		if encoded, ok := mcp.EncodeHeaderValue(v); ok {
-			if call.headers == nil {
-				call.headers = map[string]string{}
-			}
-			call.headers[hb.Header] = encoded
-		}
+	headers, err := secureparams.ParamHeaders(t, values)
+	if err != nil {
+		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
+	call := &secureCall{tool: t.Name, values: values, headers: headers}
 	return call, nil
 }
 

@@ -60,7 +60,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int) (*scanResult, *pr
 	err := walkTokens(doc, label, func(path []string, key string, kind tokenKind, raw []byte) *problem {
 		*nodes--
 		if *nodes < 0 {
-			return newProblem(RuleLimits, "%s and secureInputSchema together exceed %d JSON values", label, MaxSchemaNodes)
+			return newProblem(RuleLimits, "the tool's schemas exceed %d JSON values (limit reached in %s)", MaxSchemaNodes, label)
 		}
 		if len(path) > maxJSONDepth {
 			return newProblem(RuleLimits, "%s is nested more than %d levels deep", label, maxJSONDepth)

@@ -62,6 +62,7 @@ func TestValueValidationNeverLeaksValues(t *testing.T) {
 		{"oneOf", `{"type":"object","properties":{"region":{"oneOf":[{"const":"a"},{"const":"b"}]}}}`, map[string]any{"region": canary}, "region", `"const"`},
 		{"ref", `{"type":"object","properties":{"region":{"$ref":"#/$defs/R"}},"$defs":{"R":{"enum":["eu"]}}}`, map[string]any{"region": canary}, "region", "/$defs/R/enum"},
 		{"nested object value", `{"type":"object","properties":{"conn":{"type":"object","properties":{"host":{"const":"db"}},"additionalProperties":false}}}`, map[string]any{"conn": map[string]any{"host": canary, canary: 1}}, "conn", "conn"},
+		{"nested required", `{"type":"object","properties":{"conn":{"type":"object","required":["host"]}}}`, map[string]any{"conn": map[string]any{"port": canary}}, "conn", `lacks required properties "host"`},
 		{"array value", `{"type":"object","properties":{"hosts":{"type":"array","items":{"enum":["a"]},"uniqueItems":true}}}`, map[string]any{"hosts": []any{canary, canary}}, "hosts", "hosts"},
 		{"number minimum", `{"type":"object","properties":{"n":{"minimum":10}}}`, map[string]any{"n": 7.25}, "n", `"minimum"`},
 		{"root additionalProperties", `{"type":"object","properties":{"a":{}},"additionalProperties":false}`, map[string]any{"a": 1, "extra": canary}, "extra", "not allowed"},
