@@ -1,0 +1,341 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/mcptestserver"
+)
+
+const secureTools = `[
+ {"name": "execute_sql", "description": "Run SQL.",
+  "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+  "secureInputSchema": {"type": "object", "properties": {
+     "project_id": {"type": "string"}, "instance": {"type": "string"},
+     "region": {"type": "string", "x-mcp-header": "Region"}},
+   "required": ["project_id", "instance"]}},
+ {"name": "mrtr_sql", "x-test": {"inputRequired": 2},
+  "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
+  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}}, "required": ["instance"]}},
+ {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+ {"name": "leaky", "x-test": {"echoSecure": true},
+  "inputSchema": {"type": "object"},
+  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}}, "required": ["instance"]}},
+ {"name": "boom", "x-test": {"errorCode": -32603, "errorMessage": "kaboom"}, "inputSchema": {"type": "object"}},
+ {"name": "die", "x-test": {"die": true}, "inputSchema": {"type": "object"}}
+]`
+
+const canary = "CANARY-7f3a9c-instance"
+
+// testHost starts an in-process HTTP test server and a Host with bindings
+// for it. era is "" (auto), "2025-11-25" or "2026-07-28".
+func testHost(t *testing.T, era string, opts mcptestserver.Options) (*Host, *mcptestserver.Server, *strings.Builder) {
+	t.Helper()
+	if opts.ToolsJSON == nil && opts.ToolsFile == "" {
+		opts.ToolsJSON = []byte(secureTools)
+	}
+	url, srv := mcptestserver.StartHTTP(t, opts)
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{
+			"db": {URL: url, Type: config.TransportHTTP, ProtocolVersion: era, CallTimeout: 5 * time.Second},
+		},
+		Bindings: []config.Binding{{
+			Server: "db",
+			Params: map[string]config.ParamBinding{
+				"project_id": {Value: "retail-prod"},
+				"instance":   {Session: "instance"},
+				"region":     {Value: "us-west1"},
+			},
+		}},
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &strings.Builder{}
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h, err := New(Options{Config: cfg, Logger: logger, Elicitation: acceptAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h, srv, logs
+}
+
+func acceptAll(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"ok": true}}}, nil
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func toolCalls(t *testing.T, srv *mcptestserver.Server) []map[string]json.RawMessage {
+	t.Helper()
+	var out []map[string]json.RawMessage
+	for _, m := range srv.Recording().Messages("tools/call") {
+		out = append(out, m.Params())
+	}
+	return out
+}
+
+func TestSecureCallOnTheWire(t *testing.T) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			h, srv, logs := testHost(t, era, mcptestserver.Options{})
+			ctx := context.Background()
+			h.Connect(ctx)
+			snap := h.Server("db")
+			if snap.Status != StatusConnected || !snap.SecureParams || snap.ProtocolVersion != era {
+				t.Fatalf("snapshot: %+v", snap)
+			}
+			s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
+			res, err := s.CallTool(ctx, "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError() {
+				t.Fatalf("isError result: %+v", res.Result)
+			}
+			calls := toolCalls(t, srv)
+			if len(calls) != 1 {
+				t.Fatalf("got %d tools/call", len(calls))
+			}
+			var secure map[string]any
+			if err := json.Unmarshal(calls[0]["secureArguments"], &secure); err != nil {
+				t.Fatalf("secureArguments: %v (%s)", err, calls[0]["secureArguments"])
+			}
+			want := map[string]any{"project_id": "retail-prod", "instance": canary, "region": "us-west1"}
+			for k, v := range want {
+				if secure[k] != v {
+					t.Errorf("secureArguments[%s] = %v, want %v", k, secure[k], v)
+				}
+			}
+			if len(secure) != len(want) {
+				t.Errorf("undeclared names sent: %v", secure)
+			}
+			if era == "2026-07-28" {
+				got := srv.Recording().Messages("tools/call")[0].Headers
+				if hv := headerValue(got, "Mcp-Param-Region"); hv != "us-west1" {
+					t.Errorf("Mcp-Param-Region header = %q (headers %v)", hv, got)
+				}
+			}
+			if strings.Contains(logs.String(), canary) {
+				t.Errorf("canary in logs")
+			}
+		})
+	}
+}
+
+func headerValue(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestSecureValuesResentOnEveryRound(t *testing.T) {
+	h, srv, _ := testHost(t, "", mcptestserver.Options{})
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "checkout"}})
+	if _, err := s.CallTool(context.Background(), "db", "mrtr_sql", json.RawMessage(`{"query":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	calls := toolCalls(t, srv)
+	if len(calls) != 3 {
+		t.Fatalf("got %d rounds, want 3", len(calls))
+	}
+	if _, ok := calls[2]["inputResponses"]; !ok {
+		t.Errorf("final round carries no inputResponses: %v", calls[2])
+	}
+	for i, c := range calls {
+		if string(c["secureArguments"]) != `{"instance":"checkout"}` {
+			t.Errorf("round %d secureArguments = %s", i, c["secureArguments"])
+		}
+	}
+}
+
+func TestCallFailuresSendNothing(t *testing.T) {
+	tests := []struct {
+		name   string
+		tool   string
+		args   string
+		values map[string]string
+		kind   Kind
+		is     error
+	}{
+		{"secure name in arguments", "execute_sql", `{"query":"x","Instance":"payroll"}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
+		{"nested variant", "execute_sql", `{"query":"x","opts":[{"PROJECT-ID":"p"}]}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
+		{"required value unbound", "execute_sql", `{"query":"x"}`, nil, KindBinding, nil},
+		{"unknown tool", "nope", `{}`, nil, KindUnavailable, ErrToolUnavailable},
+		{"arguments not an object", "echo", `[1]`, nil, KindToolError, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv, _ := testHost(t, "", mcptestserver.Options{})
+			s := h.NewSession(SessionOptions{Values: tc.values})
+			_, err := s.CallTool(context.Background(), "db", tc.tool, json.RawMessage(tc.args))
+			if KindOf(err) != tc.kind {
+				t.Fatalf("kind = %v (%v), want %v", KindOf(err), err, tc.kind)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err %v is not %v", err, tc.is)
+			}
+			var he *Error
+			if errors.As(err, &he) && strings.Contains(strings.ToLower(he.ModelMessage), "instance") {
+				t.Errorf("model message names a secure field: %q", he.ModelMessage)
+			}
+			if n := len(toolCalls(t, srv)); n != 0 {
+				t.Errorf("%d tools/call sent", n)
+			}
+		})
+	}
+}
+
+func TestNoSecureArgumentsToPlainTools(t *testing.T) {
+	h, srv, _ := testHost(t, "", mcptestserver.Options{})
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}})
+	if _, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(`{"text":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	calls := toolCalls(t, srv)
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	if _, ok := calls[0]["secureArguments"]; ok {
+		t.Errorf("plain tool got secureArguments: %s", calls[0]["secureArguments"])
+	}
+}
+
+func TestEchoedSecretIsMasked(t *testing.T) {
+	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
+	res, err := s.CallTool(context.Background(), "db", "leaky", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Result)
+	if strings.Contains(string(b), canary) {
+		t.Fatalf("echoed secret reached the result: %s", b)
+	}
+	if !strings.Contains(string(b), "[REDACTED]") {
+		t.Errorf("expected a redaction marker: %s", b)
+	}
+}
+
+func TestServerErrorAndReconnect(t *testing.T) {
+	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	s := h.NewSession(SessionOptions{})
+	ctx := context.Background()
+	_, err := s.CallTool(ctx, "db", "boom", nil)
+	if KindOf(err) != KindToolError {
+		t.Fatalf("boom: kind %v (%v)", KindOf(err), err)
+	}
+	if _, err := s.CallTool(ctx, "db", "echo", json.RawMessage(`{"text":"still here"}`)); err != nil {
+		t.Fatalf("host did not survive a server error: %v", err)
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	cfg := &config.Config{MCPServers: map[string]*config.Server{
+		"gone": {URL: "http://127.0.0.1:1/mcp", Type: config.TransportHTTP, ConnectTimeout: 2 * time.Second},
+	}}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_, err = h.NewSession(SessionOptions{}).CallTool(context.Background(), "gone", "x", nil)
+	if KindOf(err) != KindUnavailable || !errors.Is(err, ErrServerUnavailable) {
+		t.Fatalf("got %v (%v)", KindOf(err), err)
+	}
+	if snap := h.Server("gone"); snap.Status != StatusError || snap.Error == "" {
+		t.Errorf("snapshot: %+v", snap)
+	}
+	// Backoff: an immediate second attempt fails fast without dialing.
+	start := time.Now()
+	_, err = h.NewSession(SessionOptions{}).CallTool(context.Background(), "gone", "x", nil)
+	if !errors.Is(err, ErrServerUnavailable) || time.Since(start) > 200*time.Millisecond {
+		t.Errorf("second attempt: %v after %s", err, time.Since(start))
+	}
+}
+
+func TestHiddenWhenUnbindable(t *testing.T) {
+	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h.Connect(context.Background())
+	without := h.NewSession(SessionOptions{}).View(context.Background())
+	with := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}}).View(context.Background())
+	status := func(v *SessionView, tool string) ToolStatus {
+		for _, tv := range v.Tools["db"] {
+			if tv.Tool.Name == tool {
+				return tv.Status
+			}
+		}
+		return ""
+	}
+	if status(without, "execute_sql") != ToolHidden {
+		t.Errorf("without session value: %s", status(without, "execute_sql"))
+	}
+	if status(with, "execute_sql") != ToolActive {
+		t.Errorf("with session value: %s", status(with, "execute_sql"))
+	}
+	if _, ok := without.Model.ByExposed["db__execute_sql"]; ok {
+		t.Errorf("hidden tool offered to the model")
+	}
+	for _, tool := range with.Model.Tools {
+		b, _ := json.Marshal(tool)
+		for _, secret := range []string{"project_id", "secureInputSchema", "region"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("model view of %s mentions %q: %s", tool.Function.Name, secret, b)
+			}
+		}
+	}
+}
+
+func TestChildEnv(t *testing.T) {
+	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "OPENAI_API_KEY": "sk-secret", "LANG": "C"}
+	got := childEnv(func(k string) string { return host[k] }, map[string]string{"FOO": "bar", "HOME": "/srv"})
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"PATH=/bin", "LANG=C", "FOO=bar", "HOME=/srv"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %s in %v", want, got)
+		}
+	}
+	for _, bad := range []string{"OPENAI_API_KEY", "HOME=/home/u"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("leaked %s: %v", bad, got)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+	for i, w := range want {
+		if got := backoff(i + 1); got != w {
+			t.Errorf("backoff(%d) = %s, want %s", i+1, got, w)
+		}
+	}
+	if got := backoff(100); got != 30*time.Second {
+		t.Errorf("cap: %s", got)
+	}
+}
