@@ -99,6 +99,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			return
 		}
 		t.steps++
+		h.connectPending(ctx)
 		view := s.View(ctx).Model
 		req := openai.ChatCompletionRequest{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools}
 		msg, usage, err := h.model.Complete(ctx, req, func(d string) {

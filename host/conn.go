@@ -516,7 +516,14 @@ func (c *conn) dropClient(cl *client.Client, cause error) {
 	}
 	_ = cl.Close()
 	c.logger.Warn("connection lost", "err", cause)
-	c.setSnapshot(&ServerSnapshot{Name: c.name, Status: StatusError, Error: "connection lost: " + cause.Error()})
+	// Keep the last known tools: the model may still call them, and that
+	// call reconnects.
+	prev := c.Snapshot()
+	c.setSnapshot(&ServerSnapshot{
+		Name: c.name, Status: StatusError, Error: "connection lost: " + cause.Error(),
+		ProtocolVersion: prev.ProtocolVersion, SecureParams: prev.SecureParams, Extension: prev.Extension,
+		Tools: prev.Tools, byName: prev.byName,
+	})
 }
 
 // isConnectionFailure reports errors after which the connection is unusable.

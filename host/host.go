@@ -168,6 +168,28 @@ func (h *Host) Connect(ctx context.Context) {
 	wg.Wait()
 }
 
+// connectPending connects the servers that were never tried, in parallel,
+// so a turn or view on a fresh host sees their tools. Servers that failed
+// reconnect lazily on their next call (with backoff), never here.
+func (h *Host) connectPending(ctx context.Context) {
+	var pending []*conn
+	for _, name := range h.names {
+		c := h.conns[name]
+		if !c.cfg.Disabled && c.Snapshot().Status == StatusConnecting {
+			pending = append(pending, c)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range pending {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.connect(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
 // Servers returns every configured server's snapshot, sorted by name.
 func (h *Host) Servers() []*ServerSnapshot {
 	out := make([]*ServerSnapshot, 0, len(h.names))

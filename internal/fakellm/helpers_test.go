@@ -110,3 +110,7 @@ func post(t *testing.T, ctx context.Context, url, body string) *http.Response {
 	}
 	return resp
 }
+
+func openaiToolMessage(id, content string) openai.ChatCompletionMessage {
+	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: content}
+}

@@ -65,17 +65,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	url := "http://" + ln.Addr().String() + "/v1"
-	if _, err := fmt.Fprintf(stdout, "LISTENING %s\n", url); err != nil {
-		_ = ln.Close()
-		fmt.Fprintln(stderr, "fakellm: announcing the address:", err)
-		return ExitError
-	}
+	// The address file is in place before the LISTENING line, so either signal
+	// means both are ready.
 	if *addrFile != "" {
 		if err := writeFileAtomic(*addrFile, []byte(url+"\n")); err != nil {
 			_ = ln.Close()
 			fmt.Fprintln(stderr, "fakellm:", err)
 			return ExitError
 		}
+	}
+	if _, err := fmt.Fprintf(stdout, "LISTENING %s\n", url); err != nil {
+		_ = ln.Close()
+		fmt.Fprintln(stderr, "fakellm: announcing the address:", err)
+		return ExitError
 	}
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -142,63 +142,72 @@ type exchange struct {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	x := &exchange{step: -1, body: body}
-	status, reject := 0, ""
-	switch {
-	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/chat/completions":
-		status, reject = http.StatusNotFound, fmt.Sprintf("unknown path %s", r.URL.Path)
-	case r.Method != http.MethodPost:
-		status, reject = http.StatusMethodNotAllowed, fmt.Sprintf("method %s, want POST", r.Method)
-	case readErr != nil:
-		status, reject = http.StatusBadRequest, fmt.Sprintf("reading body: %v", readErr)
-	case len(body) > maxBody:
-		status, reject = http.StatusRequestEntityTooLarge, "body larger than 32 MiB"
-	case s.apiKey != "" && r.Header.Get("Authorization") == "":
-		status, reject = http.StatusUnauthorized, "no Authorization header, but an API key is configured"
-	case s.apiKey != "" && r.Header.Get("Authorization") != "Bearer "+s.apiKey:
-		status, reject = http.StatusUnauthorized, "the Authorization header does not carry the configured API key as a Bearer token"
-	default:
-		if err := json.Unmarshal(body, &x.req); err != nil {
-			status, reject = http.StatusBadRequest, fmt.Sprintf("body is not a chat-completions request: %v", err)
-		}
-	}
+	status, reason := s.gatekeep(r, body, readErr, &x.req)
 
 	var step Step
 	s.mu.Lock()
 	x.index = len(s.requests)
-	switch {
-	case reject != "":
-		x.failures = []string{reject}
-	case s.scriptErr != nil:
-		status = http.StatusInternalServerError
-		x.failures = []string{s.scriptErr.Error()}
-	default:
-		x.failures = checkWire(x.req)
-		if s.next < len(s.script) {
-			x.step, step = s.next, s.script[s.next]
-			s.next++
-			expectFailures := checkExpect(step.Expect, x.req, body)
-			if len(expectFailures) > 0 {
-				status = http.StatusInternalServerError
-				reject = "failed expectations: " + strings.Join(expectFailures, "; ")
-			}
-			x.failures = append(x.failures, expectFailures...)
-		} else {
-			step = Step{Text: "script exhausted"}
-			x.failures = append(x.failures, fmt.Sprintf("script exhausted (%d steps)", len(s.script)))
-		}
+	if status != 0 {
+		x.failures = []string{reason}
+	} else {
+		step, status, reason = s.takeStepLocked(x)
 	}
 	s.recordLocked(r, x)
 	s.mu.Unlock()
 
 	if status != 0 {
-		msg := reject
-		if msg == "" {
-			msg = s.scriptErr.Error()
-		}
-		writeError(w, status, "", errorBody(status, msg))
+		writeError(w, status, "", errorBody(status, reason))
 		return
 	}
 	s.answer(w, r, x, step)
+}
+
+// gatekeep rejects, with an HTTP status and a reason, what never reaches the
+// model; otherwise it decodes the body into req.
+func (s *Server) gatekeep(r *http.Request, body []byte, readErr error, req *chatRequest) (int, string) {
+	auth := r.Header.Get("Authorization")
+	switch {
+	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/chat/completions":
+		return http.StatusNotFound, fmt.Sprintf("unknown path %s", r.URL.Path)
+	case r.Method != http.MethodPost:
+		return http.StatusMethodNotAllowed, fmt.Sprintf("method %s, want POST", r.Method)
+	case readErr != nil:
+		return http.StatusBadRequest, fmt.Sprintf("reading body: %v", readErr)
+	case len(body) > maxBody:
+		return http.StatusRequestEntityTooLarge, "body larger than 32 MiB"
+	case s.apiKey != "" && auth == "":
+		return http.StatusUnauthorized, "no Authorization header, but an API key is configured"
+	case s.apiKey != "" && auth != "Bearer "+s.apiKey:
+		return http.StatusUnauthorized, "the Authorization header does not carry the configured API key as a Bearer token"
+	}
+	if err := json.Unmarshal(body, req); err != nil {
+		return http.StatusBadRequest, fmt.Sprintf("body is not a chat-completions request: %v", err)
+	}
+	return 0, ""
+}
+
+// takeStepLocked checks x, takes the next step for it and collects x's
+// failures. A non-zero status means answer with that error instead of the
+// step. s.mu is held.
+func (s *Server) takeStepLocked(x *exchange) (Step, int, string) {
+	if s.scriptErr != nil {
+		x.failures = []string{s.scriptErr.Error()}
+		return Step{}, http.StatusInternalServerError, s.scriptErr.Error()
+	}
+	x.failures = checkWire(x.req)
+	if s.next >= len(s.script) {
+		x.failures = append(x.failures, fmt.Sprintf("script exhausted (%d steps)", len(s.script)))
+		return Step{Text: "script exhausted"}, 0, ""
+	}
+	x.step = s.next
+	step := s.script[s.next]
+	s.next++
+	failed := checkExpect(step.Expect, x.req, x.body)
+	x.failures = append(x.failures, failed...)
+	if len(failed) > 0 {
+		return step, http.StatusInternalServerError, "failed expectations: " + strings.Join(failed, "; ")
+	}
+	return step, 0, ""
 }
 
 // recordLocked keeps the request and its failures and appends them to the

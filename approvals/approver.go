@@ -1,0 +1,120 @@
+package approvals
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Request is what an approver is asked to decide.
+type Request struct {
+	// ID identifies the request (the Queue's pending-approval id).
+	ID        string
+	SessionID string
+	CallID    string
+	// Requester is the session's subject. It never counts towards the
+	// quorum of its own request.
+	Requester string
+	Server    string
+	Tool      string
+	// Arguments are the model's arguments only; secure values never appear.
+	Arguments json.RawMessage
+	// Risk is the effective metadata after the call-time escalators.
+	Risk Effective
+	// Rules, Message and Reason say why approval is needed. They are for
+	// approvers (people), never shown to the model.
+	Rules   []string
+	Message string
+	Reason  string
+	// Approvers is how many distinct approvers must allow.
+	Approvers int
+	// Deadline is when the request expires (and the call is denied).
+	Deadline time.Time
+	// SessionGrantable reports whether "allow for this session" may be
+	// offered: never for tools that need two or more approvers.
+	SessionGrantable bool
+}
+
+// VoteDecision is one approver's answer.
+type VoteDecision string
+
+// Vote decisions.
+const (
+	VoteAllow VoteDecision = "allow"
+	VoteDeny  VoteDecision = "deny"
+)
+
+// Vote is one approver's answer, as recorded in the audit log
+// ({id, decision, ts}).
+type Vote struct {
+	ApproverID string       `json:"id"`
+	Decision   VoteDecision `json:"decision"`
+	TS         time.Time    `json:"ts"`
+	// Note is the approver's comment; a deny note is quoted to the model.
+	Note string `json:"-"`
+	// ForSession asks to allow this tool for the rest of the session.
+	ForSession bool `json:"-"`
+}
+
+// Verdict is what an approver came back with: the votes cast, and whether
+// the request ran out of time before they settled it. The Gate, not the
+// approver, decides whether the votes make a quorum.
+type Verdict struct {
+	Votes   []Vote
+	Expired bool
+}
+
+// Approver answers ask decisions. Approve blocks until the request is
+// settled or ctx is done (the Gate sets ctx's deadline to the ask's
+// timeout); returning ctx.Err() then counts as expired. An approver that
+// returns without any votes means no approver was available.
+type Approver interface {
+	Approve(ctx context.Context, req *Request) (Verdict, error)
+}
+
+// ApproverFunc adapts a blocking callback to Approver.
+type ApproverFunc func(ctx context.Context, req *Request) (Verdict, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req *Request) (Verdict, error) { return f(ctx, req) }
+
+// Limited is implemented by approvers that can supply at most a fixed
+// number of distinct approvers. The Gate does not ask them for requests
+// that need more, and denies with reason no_approver.
+type Limited interface {
+	MaxApprovers() int
+}
+
+// Deny answers every ask with "no approver available". It is the default
+// when nobody can be asked (non-interactive runs).
+type Deny struct{}
+
+// Approve returns no votes.
+func (Deny) Approve(context.Context, *Request) (Verdict, error) { return Verdict{}, nil }
+
+// MaxApprovers is 0: Deny never approves.
+func (Deny) MaxApprovers() int { return 0 }
+
+// AutoApproverID is the approver id Auto votes under.
+const AutoApproverID = "auto"
+
+// Auto approves every ask as ONE approver with id "auto" (for scripts and
+// tests). Asks that need two or more distinct approvers are therefore not
+// satisfied: the Gate rejects them with reason no_approver. Deny rules and
+// trust gating still apply because Auto is only asked for asks.
+type Auto struct {
+	// Now stamps votes; nil means time.Now.
+	Now func() time.Time
+}
+
+// Approve votes allow once.
+func (a Auto) Approve(context.Context, *Request) (Verdict, error) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	return Verdict{Votes: []Vote{{ApproverID: AutoApproverID, Decision: VoteAllow, TS: now().UTC()}}}, nil
+}
+
+// MaxApprovers is 1.
+func (Auto) MaxApprovers() int { return 1 }

@@ -1,0 +1,69 @@
+package approvals
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func BenchmarkEffective(b *testing.B) {
+	cfg := contractConfig()
+	cfg.Unclassified = UnclassifiedInfer
+	p := mustPolicy(b, cfg)
+	tool := ToolInfo{Name: "delete_pod", Description: "Deletes a pod permanently.", InputSchema: schema("namespace", "name", "force"),
+		Annotations: json.RawMessage(`{"riskLevel":"low","destructiveHint":true}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Effective("k8s", false, tool)
+	}
+}
+
+func BenchmarkDecide(b *testing.B) {
+	p := mustPolicy(b, contractConfig())
+	risk := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).Normalize()
+	call := Call{Server: "orders", Tool: "update_order", Args: json.RawMessage(`{"id":"42","namespace":"shop","force":false}`), TrustLevel: 3}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Decide(risk, call)
+	}
+}
+
+// BenchmarkDecideWithDurableAudit is the throughput target: decisions per
+// second through the Gate, each written to a file-backed audit log that is
+// fsynced in batches. The target is at least 20,000 decisions/s.
+func BenchmarkDecideWithDurableAudit(b *testing.B) {
+	p := mustPolicy(b, contractConfig())
+	sink, err := OpenFileSink(filepath.Join(b.TempDir(), "audit.jsonl"), FileSinkOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	g, err := NewGate(GateConfig{Policy: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1).Normalize()
+	var failures atomic.Int64
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		c := Check{SessionID: "s", Subject: "u", CallID: "c", ToolDefHash: "sha256:x", ExposedName: "orders__get_order",
+			Call: Call{Server: "orders", Tool: "get_order", Args: json.RawMessage(`{"id":"42"}`), TrustLevel: 2}, Risk: risk}
+		for pb.Next() {
+			res, err := g.Check(context.Background(), c)
+			if err != nil || !res.Allowed() {
+				failures.Add(1)
+			}
+			if err := sink.Write(context.Background(), NewRecord(c, res, time.Now())); err != nil {
+				failures.Add(1)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "decisions/s")
+	if failures.Load() > 0 {
+		b.Fatalf("%d failures", failures.Load())
+	}
+}

@@ -1,0 +1,176 @@
+package approvals
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Effective is the metadata the policy decides on: every SEP-2793 field
+// normalised, with where each value came from. It marshals to exactly the
+// "risk" object of `tools --json` and of audit records.
+type Effective struct {
+	Category               Category               `json:"category"`
+	RiskLevel              RiskLevel              `json:"riskLevel"`
+	BlastRadius            BlastRadius            `json:"blastRadius"`
+	Reversibility          Reversibility          `json:"reversibility"`
+	SideEffects            []string               `json:"sideEffects"`
+	ApprovalRecommendation ApprovalRecommendation `json:"approvalRecommendation"`
+	MinTrustLevel          int                    `json:"minTrustLevel"`
+	Source                 Sources                `json:"source"`
+
+	// InferenceVersion names the heuristic (e.g. "infer/v1") that produced
+	// the fields whose source is "inferred"; empty when none is.
+	InferenceVersion string `json:"-"`
+	// Notes explain adjustments for `policy explain`: untrusted raises,
+	// consistency floors, hints used, why inference did not apply.
+	Notes []string `json:"-"`
+}
+
+// Sources holds the provenance of each field of [Effective].
+type Sources struct {
+	Category               Source `json:"category"`
+	RiskLevel              Source `json:"riskLevel"`
+	BlastRadius            Source `json:"blastRadius"`
+	Reversibility          Source `json:"reversibility"`
+	SideEffects            Source `json:"sideEffects"`
+	ApprovalRecommendation Source `json:"approvalRecommendation"`
+	MinTrustLevel          Source `json:"minTrustLevel"`
+}
+
+func allSources(s Source) Sources {
+	return Sources{s, s, s, s, s, s, s}
+}
+
+// FailClosed is SEP-2793's most restrictive bucket, given to a tool nobody
+// classified: riskLevel critical, category destroy, blastRadius global,
+// reversibility none, approvalRecommendation multi, minTrustLevel 5, no
+// known side effects, every source "default".
+func FailClosed() Effective {
+	return Effective{
+		Category:               CategoryDestroy,
+		RiskLevel:              RiskCritical,
+		BlastRadius:            BlastGlobal,
+		Reversibility:          ReversibleNone,
+		SideEffects:            []string{},
+		ApprovalRecommendation: ApprovalMulti,
+		MinTrustLevel:          MaxTrust,
+		Source:                 allSources(SourceDefault),
+	}
+}
+
+type effectiveJSON Effective
+
+// MarshalJSON writes the risk object; sideEffects is [] rather than null.
+func (e Effective) MarshalJSON() ([]byte, error) {
+	if e.SideEffects == nil {
+		e.SideEffects = []string{}
+	}
+	return json.Marshal(effectiveJSON(e))
+}
+
+// UnmarshalJSON reads a risk object as written by MarshalJSON.
+func (e *Effective) UnmarshalJSON(b []byte) error {
+	var v effectiveJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Effective(v)
+	return nil
+}
+
+// Clone returns a copy that shares no slices with e.
+func (e Effective) Clone() Effective {
+	e.SideEffects = slices.Clone(e.SideEffects)
+	e.Notes = slices.Clone(e.Notes)
+	return e
+}
+
+// Normalize returns e with unknown or empty enum values replaced by the
+// field's most restrictive value, minTrustLevel outside 1..5 set to 5, side
+// effects normalised, missing sources marked "default", and the consistency
+// floors applied. Normalising never lowers a value.
+func (e Effective) Normalize() Effective {
+	e = e.Clone()
+	e.Category = normEnum(categoryOrder, e.Category)
+	e.RiskLevel = normEnum(riskOrder, e.RiskLevel)
+	e.BlastRadius = normEnum(blastOrder, e.BlastRadius)
+	e.Reversibility = normEnum(reversibilityOrder, e.Reversibility)
+	e.ApprovalRecommendation = normEnum(approvalOrder, e.ApprovalRecommendation)
+	e.MinTrustLevel, _ = NormalizeTrust(e.MinTrustLevel)
+	e.SideEffects = NormalizeSideEffects(e.SideEffects)
+	for _, s := range []*Source{&e.Source.Category, &e.Source.RiskLevel, &e.Source.BlastRadius,
+		&e.Source.Reversibility, &e.Source.SideEffects, &e.Source.ApprovalRecommendation, &e.Source.MinTrustLevel} {
+		switch *s {
+		case SourceCatalogue, SourceDeclared, SourceInferred, SourceDefault:
+		default:
+			*s = SourceDefault
+		}
+	}
+	e.Notes = append(e.Notes, applyFloors(&e)...)
+	return e
+}
+
+// applyFloors enforces the consistency floors on riskLevel: destroying is at
+// least high, deleting at least medium, and data exfiltration or privilege
+// change side effects at least high. Floors apply whatever the source, a
+// catalogue entry included: they only ever raise.
+func applyFloors(e *Effective) []string {
+	var notes []string
+	floor := func(min RiskLevel, why string) {
+		if e.RiskLevel.Rank() < min.Rank() {
+			notes = append(notes, fmt.Sprintf("riskLevel raised from %s to %s: %s", e.RiskLevel, min, why))
+			e.RiskLevel = min
+		}
+	}
+	switch e.Category {
+	case CategoryDestroy:
+		floor(RiskHigh, "category destroy")
+	case CategoryDelete:
+		floor(RiskMedium, "category delete")
+	}
+	for _, s := range e.SideEffects {
+		if s == "data_exfiltration" || s == "privilege_change" {
+			floor(RiskHigh, "side effect "+s)
+		}
+	}
+	return notes
+}
+
+// reversibilityFor is the reversibility implied by a category when nothing
+// says otherwise: nothing to undo for non-mutating tools, a separate action
+// for changes, nothing for deletions.
+func reversibilityFor(c Category) Reversibility {
+	switch c {
+	case CategoryRead, CategoryObserve, CategoryUtility:
+		return ReversibleAuto
+	case CategoryMutate:
+		return ReversibleManual
+	}
+	return ReversibleNone
+}
+
+// approvalFor is the approval recommendation implied by a risk level.
+func approvalFor(r RiskLevel) ApprovalRecommendation {
+	switch r {
+	case RiskLow:
+		return ApprovalNone
+	case RiskMedium, RiskHigh:
+		return ApprovalSingle
+	}
+	return ApprovalMulti
+}
+
+// trustFor is the minimum trust level implied by a risk level; critical
+// stops at 4 so that only an unclassified tool needs the top of the ladder.
+func trustFor(r RiskLevel) int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	}
+	return 4
+}

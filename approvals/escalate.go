@@ -1,0 +1,183 @@
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Limits on how much of the arguments the escalators walk; beyond them the
+// call is treated like unreadable arguments (risk raised), never ignored.
+const (
+	maxEscalateDepth = 32
+	maxEscalateNodes = 10000
+)
+
+// Escalate raises eff from the actual arguments of a call; it never lowers
+// anything:
+//
+//   - a truthy force, recursive, cascade or all_namespaces (any spelling,
+//     at any depth) raises riskLevel one grade, once;
+//   - all_namespaces truthy, or a namespace parameter set to "*", widens
+//     blastRadius to at least cluster; a cluster parameter set to "*" to at
+//     least organization; an organization or tenant "*" to global;
+//   - arguments that are not a JSON object (or too deep or large to walk)
+//     raise riskLevel one grade, the same single step.
+//
+// Truthy is true, a non-zero number, a non-empty array or object, or a
+// string other than "", "false", "0", "no", "off". It returns the raised
+// metadata and one line per change (none when nothing changed).
+func Escalate(eff Effective, args json.RawMessage) (Effective, []string) {
+	eff = eff.Clone()
+	var notes []string
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return eff, nil
+	}
+	bumpRisk := func(why string) {
+		before := eff.RiskLevel
+		eff.RiskLevel = raiseBy(riskOrder, eff.RiskLevel, 1)
+		if eff.RiskLevel != before {
+			notes = append(notes, fmt.Sprintf("%s: riskLevel %s -> %s", why, before, eff.RiskLevel))
+		}
+	}
+	widen := func(to BlastRadius, why string) {
+		if to.Rank() > eff.BlastRadius.Rank() {
+			notes = append(notes, fmt.Sprintf("%s: blastRadius %s -> %s", why, eff.BlastRadius, to))
+			eff.BlastRadius = to
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var root any
+	err := dec.Decode(&root)
+	obj, isObj := root.(map[string]any)
+	if err != nil || !isObj || dec.Decode(new(any)) != io.EOF {
+		bumpRisk("arguments are not a JSON object")
+		return eff, notes
+	}
+	w := walker{}
+	w.walk(obj, 0)
+	switch {
+	case w.overflow:
+		bumpRisk("arguments too deep or too large to check")
+	case w.flag != "":
+		bumpRisk(fmt.Sprintf("argument %q is set", w.flag))
+	}
+	for _, s := range w.scopes {
+		widen(s.to, s.why)
+	}
+	return eff, notes
+}
+
+type scopeHit struct {
+	to  BlastRadius
+	why string
+}
+
+type walker struct {
+	nodes    int
+	overflow bool
+	flag     string
+	scopes   []scopeHit
+}
+
+func (w *walker) walk(v any, depth int) {
+	w.nodes++
+	if depth > maxEscalateDepth || w.nodes > maxEscalateNodes {
+		w.overflow = true
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			val := x[k]
+			nk := normalizeKey(k)
+			if riskyFlags[nk] && truthy(val) {
+				if w.flag == "" {
+					w.flag = k
+				}
+				if nk == "allnamespaces" {
+					w.scopes = append(w.scopes, scopeHit{BlastCluster, fmt.Sprintf("argument %q is set", k)})
+				}
+			}
+			if wildcard(val) {
+				for _, tok := range splitTokens(k) {
+					if b, ok := scopeTokens[tok]; ok {
+						w.scopes = append(w.scopes, scopeHit{raiseBy(blastOrder, b, 1), fmt.Sprintf("argument %q is \"*\"", k)})
+						break
+					}
+				}
+			}
+			w.walk(val, depth+1)
+		}
+	case []any:
+		for _, item := range x {
+			w.walk(item, depth+1)
+		}
+	}
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case json.Number:
+		f, err := x.Float64()
+		return err != nil || f != 0
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "", "false", "0", "no", "off":
+			return false
+		}
+		return true
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return false
+}
+
+func wildcard(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.TrimSpace(x) == "*"
+	case []any:
+		for _, item := range x {
+			if s, ok := item.(string); ok && strings.TrimSpace(s) == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// escalationStates are the metadata Escalate can produce from base, over
+// all possible arguments.
+func escalationStates(base Effective) []Effective {
+	var states []Effective
+	seen := map[[2]int]bool{}
+	for _, risk := range []RiskLevel{base.RiskLevel, raiseBy(riskOrder, base.RiskLevel, 1)} {
+		for _, b := range []BlastRadius{base.BlastRadius, BlastCluster, BlastOrganization, BlastGlobal} {
+			b = maxEnum(blastOrder, base.BlastRadius, b)
+			key := [2]int{risk.Rank(), b.Rank()}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			s := base.Clone()
+			s.RiskLevel, s.BlastRadius = risk, b
+			states = append(states, s)
+		}
+	}
+	return states
+}

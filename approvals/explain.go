@@ -1,0 +1,183 @@
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Explanation is the whole chain behind one decision, for
+// `agenthost policy explain`: what the server declared, what inference
+// gave, which catalogue entry matched, the effective metadata, what the
+// arguments raised, which rules matched and what was decided.
+type Explanation struct {
+	Server       string `json:"server"`
+	Tool         string `json:"tool"`
+	Trusted      bool   `json:"trusted"`
+	TrustLevel   int    `json:"trustLevel"`
+	Unclassified string `json:"unclassified"`
+	// Declared is the raw annotations object as the server sent it (a JSON
+	// string when it was not valid JSON, null when absent).
+	Declared      json.RawMessage `json:"declared"`
+	DeclaredError string          `json:"declaredError,omitempty"`
+	// Inferred is what the heuristic gives, shown even when inference is
+	// off; InferenceUsed says whether it counted.
+	Inferred      Inference       `json:"inferred"`
+	InferenceUsed bool            `json:"inferenceUsed"`
+	Catalogue     *CatalogueMatch `json:"catalogue"`
+	Effective     Effective       `json:"effective"`
+	Notes         []string        `json:"notes"`
+	Arguments     json.RawMessage `json:"arguments"`
+	Rules         []RuleMatch     `json:"rules"`
+	Decision      Decision        `json:"decision"`
+	// NeverAllowed is set when no arguments could make the call run in a
+	// session of this trust level.
+	NeverAllowed bool `json:"neverAllowed"`
+}
+
+// RuleMatch is one rule that matched the call.
+type RuleMatch struct {
+	ID        string `json:"id"`
+	Decide    Action `json:"decide"`
+	Approvers int    `json:"approvers,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// Explain decides a call like Decide and records every step. The call's
+// server and tool are taken from server and tool.
+func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Explanation {
+	c.Server, c.Tool = server, tool.Name
+	eff, tr := p.effective(server, trusted, tool)
+	d := p.Decide(eff, c)
+	x := Explanation{
+		Server:        server,
+		Tool:          tool.Name,
+		Trusted:       trusted,
+		TrustLevel:    c.TrustLevel,
+		Unclassified:  p.unclassified,
+		Declared:      jsonOrString(tool.Annotations),
+		Inferred:      tr.inference,
+		InferenceUsed: p.unclassified == UnclassifiedInfer && tr.inference.OK,
+		Catalogue:     tr.catalogue,
+		Effective:     eff,
+		Notes:         append([]string{}, eff.Notes...),
+		Arguments:     jsonOrString(c.Args),
+		Rules:         []RuleMatch{},
+		Decision:      d,
+	}
+	if tr.declaredErr != nil {
+		x.DeclaredError = tr.declaredErr.Error()
+	}
+	for _, id := range d.Rules {
+		for _, r := range p.rules {
+			if r.rule.ID == id {
+				x.Rules = append(x.Rules, RuleMatch{ID: id, Decide: r.action, Approvers: r.rule.Approvers, Message: r.rule.Message})
+				break
+			}
+		}
+	}
+	x.NeverAllowed, _ = p.NeverAllowed(server, tool.Name, eff, c.TrustLevel)
+	return x
+}
+
+// jsonOrString keeps valid JSON as-is and turns anything else into a JSON
+// string, so an Explanation always marshals.
+func jsonOrString(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return json.RawMessage("null")
+	}
+	if json.Valid(t) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(strings.ToValidUTF8(string(t), "\uFFFD"))
+	return b
+}
+
+// WriteText renders the explanation for people.
+func (x Explanation) WriteText(w io.Writer) error {
+	var b strings.Builder
+	trust := "not trusted"
+	if x.Trusted {
+		trust = "trusted"
+	}
+	fmt.Fprintf(&b, "%s / %s  (server annotations %s; session trust level %d; unclassified: %s)\n",
+		oneLine(x.Server, 80), oneLine(x.Tool, 120), trust, x.TrustLevel, x.Unclassified)
+	fmt.Fprintf(&b, "declared:   %s\n", oneLine(string(x.Declared), 300))
+	if x.DeclaredError != "" {
+		fmt.Fprintf(&b, "            (%s)\n", x.DeclaredError)
+	}
+	if x.Inferred.OK {
+		used := "used"
+		if !x.InferenceUsed {
+			used = "not used: unclassified is " + x.Unclassified
+		}
+		fmt.Fprintf(&b, "inferred:   %s/%s, blastRadius %s (%s; %s)\n", x.Inferred.Category, x.Inferred.RiskLevel, x.Inferred.BlastRadius, x.Inferred.Version, used)
+		for _, ev := range x.Inferred.Evidence {
+			fmt.Fprintf(&b, "            - %s\n", ev)
+		}
+	} else {
+		fmt.Fprintf(&b, "inferred:   nothing (%s)\n", x.Inferred.Reason)
+	}
+	if x.Catalogue != nil {
+		fmt.Fprintf(&b, "catalogue:  entry %d (server %q, tool %q)\n", x.Catalogue.Index, x.Catalogue.Entry.Server, x.Catalogue.Entry.Tool)
+	} else {
+		b.WriteString("catalogue:  no entry matched\n")
+	}
+	b.WriteString("effective:\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	e, s := x.Effective, x.Effective.Source
+	rows := [][3]string{
+		{"category", string(e.Category), string(s.Category)},
+		{"riskLevel", string(e.RiskLevel), string(s.RiskLevel)},
+		{"blastRadius", string(e.BlastRadius), string(s.BlastRadius)},
+		{"reversibility", string(e.Reversibility), string(s.Reversibility)},
+		{"sideEffects", "[" + strings.Join(e.SideEffects, ", ") + "]", string(s.SideEffects)},
+		{"approvalRecommendation", string(e.ApprovalRecommendation), string(s.ApprovalRecommendation)},
+		{"minTrustLevel", fmt.Sprint(e.MinTrustLevel), string(s.MinTrustLevel)},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if len(x.Decision.Escalations) > 0 {
+		b.WriteString("at call:\n")
+		for _, n := range x.Decision.Escalations {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	if len(x.Rules) == 0 {
+		b.WriteString("rules:      none matched\n")
+	} else {
+		parts := make([]string, len(x.Rules))
+		for i, r := range x.Rules {
+			parts[i] = fmt.Sprintf("%s (%s)", r.ID, r.Decide)
+		}
+		fmt.Fprintf(&b, "rules:      %s\n", strings.Join(parts, ", "))
+	}
+	d := x.Decision
+	fmt.Fprintf(&b, "decision:   %s", d.Action)
+	switch d.Action {
+	case ActionAsk:
+		fmt.Fprintf(&b, " (%d approver(s), timeout %s)", d.Approvers, d.Timeout)
+	default:
+		fmt.Fprintf(&b, " (%s)", d.Outcome)
+	}
+	fmt.Fprintf(&b, ": %s\n", d.Reason)
+	if d.Message != "" {
+		fmt.Fprintf(&b, "message:    %s\n", oneLine(d.Message, 300))
+	}
+	if x.NeverAllowed {
+		b.WriteString("            no arguments can make this call run at this trust level\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,215 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Gate turns a policy decision into a final outcome for one session: it
+// consults the session's denial memory and grants, asks the approver, and
+// checks the quorum itself (an approver's word alone is not trusted to
+// count distinct approvers). Build one Gate per session; the Policy and
+// Approver may be shared between sessions. Safe for concurrent use.
+type Gate struct {
+	policy   *Policy
+	approver Approver
+	grants   *Grants
+	denials  *DenialMemory
+	now      func() time.Time
+}
+
+// GateConfig configures a Gate.
+type GateConfig struct {
+	Policy *Policy // required
+	// Approver answers asks; nil means Deny (nobody to ask).
+	Approver Approver
+	// Grants and Denials are the session's; nil means new empty ones.
+	Grants  *Grants
+	Denials *DenialMemory
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// NewGate returns a Gate for one session.
+func NewGate(cfg GateConfig) (*Gate, error) {
+	if cfg.Policy == nil {
+		return nil, errors.New("approvals: NewGate needs a Policy")
+	}
+	g := &Gate{policy: cfg.Policy, approver: cfg.Approver, grants: cfg.Grants, denials: cfg.Denials, now: cfg.Now}
+	if g.approver == nil {
+		g.approver = Deny{}
+	}
+	if g.grants == nil {
+		g.grants = NewGrants()
+	}
+	if g.denials == nil {
+		g.denials = NewDenialMemory(0)
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	return g, nil
+}
+
+// Grants returns the session's grants.
+func (g *Gate) Grants() *Grants { return g.grants }
+
+// Denials returns the session's denial memory.
+func (g *Gate) Denials() *DenialMemory { return g.denials }
+
+// Check is one call to gate.
+type Check struct {
+	SessionID string
+	// Subject is the user or tenant the session acts for; it cannot
+	// approve its own calls.
+	Subject string
+	CallID  string
+	Call    Call
+	// Risk is the tool's effective metadata (Policy.Effective).
+	Risk Effective
+	// ToolDefHash identifies the tool definition (ToolInfo.DefinitionHash);
+	// grants and remembered denials are tied to it.
+	ToolDefHash string
+	// ExposedName and SecureParams (names only) are carried into the audit
+	// record; the Gate does not use them.
+	ExposedName  string
+	SecureParams []string
+}
+
+// Result is the Gate's answer.
+type Result struct {
+	Decision Decision
+	Outcome  Outcome
+	// Reason is set when the call does not run.
+	Reason ReasonClass
+	// Votes are every vote cast, in order, for the audit record.
+	Votes []Vote
+	// Note is the deciding deny note (approver's, or the denying rules'
+	// message); ModelMessage already carries a sanitised copy.
+	Note string
+	// Remembered is set when an identical refused call was answered from
+	// the session's denial memory without asking anyone.
+	Remembered bool
+	// RequestID is the approval request's id when approvers were asked.
+	RequestID string
+	// ModelMessage is the tool result text for the model when the call
+	// does not run; empty when it runs.
+	ModelMessage string
+}
+
+// Allowed reports whether the call may run.
+func (r Result) Allowed() bool { return r.Outcome.Allowed() }
+
+// Check decides one call. It returns an error only when the call cannot be
+// decided: ctx ended while approvers were being asked, or the approver
+// failed. The Result then has outcome "error" and must still be audited;
+// the call does not run.
+func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
+	d := g.policy.Decide(c.Risk, c.Call)
+	res := Result{Decision: d, Outcome: d.Outcome}
+	switch d.Action {
+	case ActionAllow:
+		return res, nil
+	case ActionDeny:
+		res.Reason = d.ReasonClass
+		if d.ReasonClass == ReasonPolicy {
+			res.Note = d.Message
+		}
+		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
+		return res, nil
+	}
+
+	if prior, ok := g.denials.Lookup(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args); ok {
+		res.Outcome, res.Reason, res.Note, res.Remembered = prior.Outcome, prior.Reason, prior.Note, true
+		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
+		return res, nil
+	}
+	if d.Approvers < 2 && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash) {
+		res.Outcome = OutcomeGranted
+		return res, nil
+	}
+	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
+		return g.refuse(c, res, OutcomeRejected, ReasonNoApprover, ""), nil
+	}
+
+	now := g.now()
+	req := &Request{
+		ID:               NewID("apr_"),
+		SessionID:        c.SessionID,
+		CallID:           c.CallID,
+		Requester:        c.Subject,
+		Server:           c.Call.Server,
+		Tool:             c.Call.Tool,
+		Arguments:        slices.Clone(c.Call.Args),
+		Risk:             d.Risk.Clone(),
+		Rules:            slices.Clone(d.Rules),
+		Message:          d.Message,
+		Reason:           d.Reason,
+		Approvers:        d.Approvers,
+		Deadline:         now.Add(d.Timeout),
+		SessionGrantable: d.Approvers < 2 && c.ToolDefHash != "",
+	}
+	res.RequestID = req.ID
+	actx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	v, err := g.approver.Approve(actx, req)
+	res.Votes = slices.Clone(v.Votes)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		res.Outcome, res.Reason = OutcomeError, ReasonError
+		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
+		return res, fmt.Errorf("approval of %s/%s: %w", c.Call.Server, c.Call.Tool, ctx.Err())
+	case err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
+		v.Expired = true
+	case err != nil:
+		res.Outcome, res.Reason = OutcomeError, ReasonError
+		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
+		return res, fmt.Errorf("approval of %s/%s: %w", c.Call.Server, c.Call.Tool, err)
+	}
+
+	allowed := map[string]bool{}
+	forSession := false
+	var veto *Vote
+	for i := range v.Votes {
+		vote := &v.Votes[i]
+		id := strings.TrimSpace(vote.ApproverID)
+		switch vote.Decision {
+		case VoteDeny:
+			if veto == nil {
+				veto = vote
+			}
+		case VoteAllow:
+			if id != "" && id != c.Subject {
+				allowed[id] = true
+				forSession = forSession || vote.ForSession
+			}
+		}
+	}
+	switch {
+	case veto != nil:
+		return g.refuse(c, res, OutcomeRejected, ReasonDeclined, veto.Note), nil
+	case len(allowed) >= d.Approvers:
+		res.Outcome = OutcomeApproved
+		if forSession && req.SessionGrantable {
+			// Grant refuses what it must (multi-approver tools); the call
+			// itself is approved either way.
+			_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Approvers)
+		}
+		return res, nil
+	case v.Expired:
+		return g.refuse(c, res, OutcomeExpired, ReasonTimeout, ""), nil
+	}
+	return g.refuse(c, res, OutcomeRejected, ReasonNoApprover, ""), nil
+}
+
+// refuse settles a refused ask and remembers it for identical retries.
+func (g *Gate) refuse(c Check, res Result, o Outcome, reason ReasonClass, note string) Result {
+	res.Outcome, res.Reason, res.Note = o, reason, note
+	res.ModelMessage = ModelMessage(o, reason, note)
+	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, Denial{Outcome: o, Reason: reason, Note: note})
+	return res
+}

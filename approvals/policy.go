@@ -1,0 +1,552 @@
+package approvals
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Policy turns tool definitions into effective risk metadata and calls into
+// decisions. It is immutable after NewPolicy and safe for concurrent use;
+// reload configuration by building a new Policy.
+type Policy struct {
+	unclassified string
+	catalogue    []catalogueRule
+	rules        []compiledRule
+	noMatch      Action
+	timeout      time.Duration
+	maxApprovers int
+	inferrer     *Inferrer
+}
+
+type catalogueRule struct {
+	index        int
+	entry        CatalogueEntry
+	server, tool glob
+}
+
+type compiledRule struct {
+	index         int
+	rule          Rule
+	action        Action
+	categories    []Category
+	risks         []RiskLevel
+	blasts        []BlastRadius
+	reversibility []Reversibility
+	approval      []ApprovalRecommendation
+	sideEffects   []string
+	servers       []glob
+	tools         []glob
+	trust         []int
+}
+
+// NewPolicy validates cfg (see Config.Validate) and compiles it.
+func NewPolicy(cfg Config) (*Policy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid approvals config: %w", err)
+	}
+	inferrer, err := NewInferrer(cfg.ExtraVerbs)
+	if err != nil {
+		return nil, fmt.Errorf("invalid approvals config: %w", err)
+	}
+	p := &Policy{
+		unclassified: cfg.Unclassified,
+		noMatch:      Action(cfg.NoMatch),
+		timeout:      cfg.Timeout,
+		maxApprovers: cfg.maxApprovers(),
+		inferrer:     inferrer,
+	}
+	if p.unclassified == "" {
+		p.unclassified = UnclassifiedStrict
+	}
+	if p.noMatch == "" {
+		p.noMatch = ActionAsk
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultTimeout
+	}
+	// Validate has checked every glob, so compile errors cannot happen here.
+	for i, e := range cfg.Catalogue {
+		server, _ := compileGlob(e.Server)
+		tool, _ := compileGlob(e.Tool)
+		p.catalogue = append(p.catalogue, catalogueRule{index: i, entry: e, server: server, tool: tool})
+	}
+	for i, r := range cfg.Rules {
+		cr := compiledRule{
+			index:         i,
+			rule:          r,
+			action:        Action(r.Decide),
+			categories:    enumList[Category](r.When.Category),
+			risks:         enumList[RiskLevel](r.When.RiskLevel),
+			blasts:        enumList[BlastRadius](r.When.BlastRadius),
+			reversibility: enumList[Reversibility](r.When.Reversibility),
+			approval:      enumList[ApprovalRecommendation](r.When.ApprovalRecommendation),
+			sideEffects:   NormalizeSideEffects(r.When.SideEffects),
+			trust:         slices.Clone(r.When.TrustLevel),
+		}
+		for _, s := range r.When.Server {
+			g, _ := compileGlob(s)
+			cr.servers = append(cr.servers, g)
+		}
+		for _, s := range r.When.Tool {
+			g, _ := compileGlob(s)
+			cr.tools = append(cr.tools, g)
+		}
+		p.rules = append(p.rules, cr)
+	}
+	return p, nil
+}
+
+func enumList[T ~string](in []string) []T {
+	out := make([]T, len(in))
+	for i, s := range in {
+		out[i] = T(s)
+	}
+	return out
+}
+
+// Unclassified reports the mode for unclassified fields: "strict" or "infer".
+func (p *Policy) Unclassified() string { return p.unclassified }
+
+// Inferrer returns the policy's inference heuristic (with its extra verbs).
+func (p *Policy) Inferrer() *Inferrer { return p.inferrer }
+
+// CatalogueMatch is the operator catalogue entry that classified a tool.
+type CatalogueMatch struct {
+	Index int            `json:"index"`
+	Entry CatalogueEntry `json:"entry"`
+}
+
+// trace is everything Effective looked at, for Explain.
+type trace struct {
+	declared    Annotations
+	declaredErr error
+	inference   Inference
+	catalogue   *CatalogueMatch
+}
+
+// Effective computes a tool's effective metadata, field by field:
+//
+//  1. the first operator catalogue entry (in config order) whose server and
+//     tool globs match — first match wins, so put specific entries first;
+//     fields the entry leaves out fall through to the next steps;
+//  2. for a trusted server, the declared value as-is (after normalisation);
+//  3. inference when approvals.unclassified is "infer" and the tool could
+//     be inferred, else the fail-closed default;
+//  4. for an untrusted server, a declared value replaces the step-3 value
+//     only when it is more restrictive. Under "strict" the step-3 value is
+//     already the most restrictive one, so an untrusted server's
+//     declarations change nothing there except adding side effects.
+//
+// The old hints count as declarations of the fields they imply when the
+// SEP-2793 field is absent: destructiveHint true means riskLevel high and
+// category mutate (destructive in MCP includes overwriting, so it does not
+// imply delete); readOnlyHint true (without destructiveHint) means category
+// read, riskLevel low, reversibility auto, which by step 4 can never lower
+// anything for an untrusted server. idempotentHint and openWorldHint do
+// not change the metadata.
+//
+// Then the consistency floors apply (destroy is at least high risk, delete
+// at least medium, data_exfiltration or privilege_change side effects at
+// least high), and reversibility, approvalRecommendation and minTrustLevel
+// are inferred from the effective category and risk level when inference is
+// on and nobody else set them.
+func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective {
+	e, _ := p.effective(server, trusted, tool)
+	return e
+}
+
+func (p *Policy) effective(server string, trusted bool, tool ToolInfo) (Effective, trace) {
+	var tr trace
+	tr.declared, tr.declaredErr = ParseAnnotations(tool.Annotations)
+	tr.inference = p.inferrer.Infer(tool)
+	var cat RawMetadata
+	for _, c := range p.catalogue {
+		if c.server.match(server) && c.tool.match(tool.Name) {
+			tr.catalogue = &CatalogueMatch{Index: c.index, Entry: c.entry}
+			cat = c.entry.Metadata
+			break
+		}
+	}
+	m := merger{trusted: trusted}
+	if tr.declaredErr != nil {
+		m.note("declared annotations ignored: %v", tr.declaredErr)
+	}
+	if tr.catalogue != nil {
+		m.note("catalogue[%d] (server %q, tool %q) matched", tr.catalogue.Index, tr.catalogue.Entry.Server, tr.catalogue.Entry.Tool)
+	}
+	decl := m.declaredView(tr.declared)
+	inf := tr.inference
+	useInference := p.unclassified == UnclassifiedInfer && inf.OK
+	switch {
+	case p.unclassified == UnclassifiedInfer && !inf.OK:
+		m.note("not inferred: %s", inf.Reason)
+	case !useInference:
+		inf = Inference{}
+	}
+
+	var e Effective
+	e.Category, e.Source.Category = mergeEnum(&m, "category", categoryOrder, cat.Category, decl.Category, inf.Category, CategoryDestroy)
+	e.RiskLevel, e.Source.RiskLevel = mergeEnum(&m, "riskLevel", riskOrder, cat.RiskLevel, decl.RiskLevel, inf.RiskLevel, RiskCritical)
+	e.BlastRadius, e.Source.BlastRadius = mergeEnum(&m, "blastRadius", blastOrder, cat.BlastRadius, decl.BlastRadius, inf.BlastRadius, BlastGlobal)
+	e.SideEffects, e.Source.SideEffects = m.sideEffects(cat.SideEffects, decl.SideEffects, inf.SideEffects, useInference)
+	m.notes = append(m.notes, applyFloors(&e)...)
+
+	var infRev Reversibility
+	var infApproval ApprovalRecommendation
+	var infTrust int
+	if useInference {
+		infRev = maxEnum(reversibilityOrder, reversibilityFor(e.Category), orDefault(inf.Reversibility, ReversibleAuto))
+		infApproval = approvalFor(e.RiskLevel)
+		infTrust = trustFor(e.RiskLevel)
+		e.InferenceVersion = inf.Version
+	}
+	e.Reversibility, e.Source.Reversibility = mergeEnum(&m, "reversibility", reversibilityOrder, cat.Reversibility, decl.Reversibility, infRev, ReversibleNone)
+	e.ApprovalRecommendation, e.Source.ApprovalRecommendation = mergeEnum(&m, "approvalRecommendation", approvalOrder, cat.ApprovalRecommendation, decl.ApprovalRecommendation, infApproval, ApprovalMulti)
+	e.MinTrustLevel, e.Source.MinTrustLevel = m.trust(cat.MinTrustLevel, decl.MinTrustLevel, infTrust)
+	if !usesSource(e.Source, SourceInferred) {
+		e.InferenceVersion = ""
+	}
+	e.Notes = m.notes
+	return e, tr
+}
+
+func usesSource(s Sources, src Source) bool {
+	for _, v := range []Source{s.Category, s.RiskLevel, s.BlastRadius, s.Reversibility, s.SideEffects, s.ApprovalRecommendation, s.MinTrustLevel} {
+		if v == src {
+			return true
+		}
+	}
+	return false
+}
+
+type merger struct {
+	trusted bool
+	notes   []string
+}
+
+func (m *merger) note(format string, args ...any) {
+	m.notes = append(m.notes, fmt.Sprintf(format, args...))
+}
+
+// declaredView is the server's declaration with the old hints standing in
+// for absent SEP-2793 fields.
+func (m *merger) declaredView(a Annotations) RawMetadata {
+	d := a.Risk
+	set := func(field **string, name, v, hint string) {
+		if *field == nil {
+			*field = &v
+			m.note("%s: declared %s taken as %s", hint, name, v)
+		}
+	}
+	switch {
+	case a.DestructiveHint != nil && *a.DestructiveHint:
+		set(&d.RiskLevel, "riskLevel", string(RiskHigh), "destructiveHint")
+		set(&d.Category, "category", string(CategoryMutate), "destructiveHint")
+	case a.ReadOnlyHint != nil && *a.ReadOnlyHint:
+		set(&d.Category, "category", string(CategoryRead), "readOnlyHint")
+		set(&d.RiskLevel, "riskLevel", string(RiskLow), "readOnlyHint")
+		set(&d.Reversibility, "reversibility", string(ReversibleAuto), "readOnlyHint")
+	}
+	return d
+}
+
+func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl *string, inferred T, fallback T) (T, Source) {
+	if cat != nil {
+		return normEnum(order, T(*cat)), SourceCatalogue
+	}
+	var declared T
+	if decl != nil {
+		declared = normEnum(order, T(*decl))
+		if !known(order, T(*decl)) {
+			m.note("declared %s %q is not a known value: read as %s", name, oneLine(*decl, 40), declared)
+		}
+	}
+	if decl != nil && m.trusted {
+		return declared, SourceDeclared
+	}
+	base, src := fallback, SourceDefault
+	if inferred != "" {
+		base, src = inferred, SourceInferred
+	}
+	if decl != nil {
+		if rank(order, declared) > rank(order, base) {
+			m.note("declared %s %s raises the %s %s (server not trusted)", name, declared, src, base)
+			return declared, SourceDeclared
+		}
+		if rank(order, declared) < rank(order, base) {
+			m.note("declared %s %s ignored: the server is not trusted and it would lower the %s %s", name, declared, src, base)
+		}
+	}
+	return base, src
+}
+
+func (m *merger) sideEffects(cat, decl, inferred []string, useInference bool) ([]string, Source) {
+	if len(cat) > 0 {
+		return NormalizeSideEffects(cat), SourceCatalogue
+	}
+	if decl != nil && m.trusted {
+		return NormalizeSideEffects(decl), SourceDeclared
+	}
+	base, src := []string{}, SourceDefault
+	if useInference {
+		base, src = NormalizeSideEffects(inferred), SourceInferred
+	}
+	if decl == nil {
+		return base, src
+	}
+	union := NormalizeSideEffects(append(slices.Clone(base), decl...))
+	if len(union) > len(base) {
+		m.note("declared sideEffects add to the %s ones (server not trusted)", src)
+		return union, SourceDeclared
+	}
+	return base, src
+}
+
+func (m *merger) trust(cat, decl any, inferred int) (int, Source) {
+	if cat != nil {
+		v, _ := NormalizeTrust(cat)
+		return v, SourceCatalogue
+	}
+	var declared int
+	if decl != nil {
+		var ok bool
+		declared, ok = NormalizeTrust(decl)
+		if !ok {
+			got, _ := json.Marshal(decl)
+			m.note("declared minTrustLevel %s is not an integer from 1 to 5: read as 5", oneLine(string(got), 40))
+		}
+	}
+	if decl != nil && m.trusted {
+		return declared, SourceDeclared
+	}
+	base, src := MaxTrust, SourceDefault
+	if inferred != 0 {
+		base, src = inferred, SourceInferred
+	}
+	if decl != nil {
+		if declared > base {
+			m.note("declared minTrustLevel %d raises the %s %d (server not trusted)", declared, src, base)
+			return declared, SourceDeclared
+		}
+		if declared < base {
+			m.note("declared minTrustLevel %d ignored: the server is not trusted and it would lower the %s %d", declared, src, base)
+		}
+	}
+	return base, src
+}
+
+// Call is one tool call as the policy sees it.
+type Call struct {
+	Server string
+	Tool   string
+	// Args are the model's arguments (never secure values); they feed the
+	// call-time escalators.
+	Args json.RawMessage
+	// TrustLevel is the session's trust level, 1..5. Values below 1 mean no
+	// trust (every tool is trust-denied); values above 5 count as 5.
+	TrustLevel int
+}
+
+// Decision is the policy's answer for one call.
+type Decision struct {
+	Action Action `json:"decision"`
+	// Outcome is final for allow (auto_allowed) and deny (denied_by_rule,
+	// trust_denied); empty for ask, which approvers settle.
+	Outcome Outcome `json:"outcome,omitempty"`
+	// Approvers is how many distinct approvers an ask needs (0 otherwise).
+	Approvers int `json:"approvers"`
+	// Rules are the ids of every matching rule, in config order.
+	Rules []string `json:"rules"`
+	// NoMatch is set when no rule matched and approvals.noMatch decided.
+	NoMatch bool `json:"noMatch"`
+	// Timeout bounds an ask: the shortest timeout among the matching ask
+	// rules, else approvals.timeout, else DefaultTimeout.
+	Timeout time.Duration `json:"-"`
+	// Message joins the operator-written messages of the rules that
+	// decided. It is meant for people, and the model is shown it on a
+	// policy denial.
+	Message string `json:"message,omitempty"`
+	// Reason is a one-line explanation for operators (it names rules);
+	// never shown to the model.
+	Reason      string      `json:"reason"`
+	ReasonClass ReasonClass `json:"reasonClass,omitempty"`
+	// Risk is the effective metadata after the call-time escalators.
+	Risk Effective `json:"risk"`
+	// Escalations say what the arguments raised.
+	Escalations []string `json:"escalations"`
+}
+
+type decisionJSON Decision
+
+// MarshalJSON adds "timeout" (a Go duration string) for asks.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	if d.Rules == nil {
+		d.Rules = []string{}
+	}
+	if d.Escalations == nil {
+		d.Escalations = []string{}
+	}
+	var timeout string
+	if d.Action == ActionAsk {
+		timeout = d.Timeout.String()
+	}
+	return json.Marshal(struct {
+		decisionJSON
+		Timeout string `json:"timeout,omitempty"`
+	}{decisionJSON(d), timeout})
+}
+
+func clampTrust(t int) int {
+	switch {
+	case t < MinTrust:
+		return 0
+	case t > MaxTrust:
+		return MaxTrust
+	}
+	return t
+}
+
+// Decide applies the rules to one call. eff is normalised first (so a zero
+// Effective is the fail-closed bucket), then the call-time escalators raise
+// it from the arguments. Every matching rule counts and the most
+// restrictive decision wins (deny > ask > allow); without a match,
+// approvals.noMatch decides. A session trust level below the tool's
+// minTrustLevel denies whatever the rules say (outcome trust_denied).
+func (p *Policy) Decide(eff Effective, c Call) Decision {
+	atCall, escalations := Escalate(eff.Normalize(), c.Args)
+	trust := clampTrust(c.TrustLevel)
+	ev := p.evaluate(c.Server, c.Tool, atCall, trust)
+	d := Decision{
+		Action:      ev.action,
+		Approvers:   ev.approvers,
+		Rules:       ev.ids,
+		NoMatch:     ev.noMatch,
+		Timeout:     ev.timeout,
+		Message:     ev.message,
+		Reason:      ev.reason,
+		Risk:        atCall,
+		Escalations: escalations,
+	}
+	switch {
+	case trust < atCall.MinTrustLevel:
+		d.Action, d.Outcome, d.ReasonClass = ActionDeny, OutcomeTrustDenied, ReasonTrust
+		d.Approvers, d.Timeout, d.Message = 0, 0, ""
+		d.Reason = fmt.Sprintf("session trust level %d is below the tool's minTrustLevel %d", trust, atCall.MinTrustLevel)
+	case d.Action == ActionDeny:
+		d.Outcome, d.ReasonClass = OutcomeDeniedByRule, ReasonPolicy
+	case d.Action == ActionAllow:
+		d.Outcome = OutcomeAutoAllowed
+	}
+	return d
+}
+
+type evaluation struct {
+	action    Action
+	ids       []string
+	approvers int
+	timeout   time.Duration
+	message   string
+	reason    string
+	noMatch   bool
+}
+
+func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluation {
+	ev := evaluation{ids: []string{}}
+	var matched []*compiledRule
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.matches(server, tool, e, trust) {
+			matched = append(matched, r)
+			ev.ids = append(ev.ids, r.rule.ID)
+		}
+	}
+	if len(matched) == 0 {
+		ev.action, ev.noMatch = p.noMatch, true
+		ev.reason = fmt.Sprintf("no rule matched; noMatch is %s", p.noMatch)
+	} else {
+		ev.action = ActionAllow
+		for _, r := range matched {
+			ev.action = maxEnum(actionOrder, ev.action, r.action)
+		}
+		var deciding, messages []string
+		for _, r := range matched {
+			if r.action != ev.action {
+				continue
+			}
+			deciding = append(deciding, fmt.Sprintf("%q", r.rule.ID))
+			if msg := strings.TrimSpace(r.rule.Message); msg != "" {
+				messages = append(messages, msg)
+			}
+			if ev.action == ActionAsk {
+				ev.approvers = max(ev.approvers, r.rule.Approvers)
+				if r.rule.Timeout > 0 && (ev.timeout == 0 || r.rule.Timeout < ev.timeout) {
+					ev.timeout = r.rule.Timeout
+				}
+			}
+		}
+		ev.message = strings.Join(messages, "; ")
+		ev.reason = fmt.Sprintf("%s by rule %s", pastTense(ev.action), strings.Join(deciding, ", "))
+	}
+	if ev.action == ActionAsk {
+		ev.approvers = min(max(ev.approvers, e.ApprovalRecommendation.MinApprovers()), p.maxApprovers)
+		if ev.timeout == 0 {
+			ev.timeout = p.timeout
+		}
+	} else {
+		ev.approvers, ev.timeout = 0, 0
+	}
+	return ev
+}
+
+func pastTense(a Action) string {
+	switch a {
+	case ActionAllow:
+		return "allowed"
+	case ActionAsk:
+		return "asked"
+	}
+	return "denied"
+}
+
+func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool {
+	switch {
+	case len(r.categories) > 0 && !slices.Contains(r.categories, e.Category),
+		len(r.risks) > 0 && !slices.Contains(r.risks, e.RiskLevel),
+		len(r.blasts) > 0 && !slices.Contains(r.blasts, e.BlastRadius),
+		len(r.reversibility) > 0 && !slices.Contains(r.reversibility, e.Reversibility),
+		len(r.approval) > 0 && !slices.Contains(r.approval, e.ApprovalRecommendation),
+		len(r.sideEffects) > 0 && !slices.ContainsFunc(r.sideEffects, func(s string) bool { return slices.Contains(e.SideEffects, s) }),
+		len(r.servers) > 0 && !matchAny(r.servers, server),
+		len(r.tools) > 0 && !matchAny(r.tools, tool),
+		len(r.trust) > 0 && !slices.Contains(r.trust, trust),
+		r.rule.When.MinTrustLevelAbove > 0 && e.MinTrustLevel-trust < r.rule.When.MinTrustLevelAbove:
+		return false
+	}
+	return true
+}
+
+// NeverAllowed reports whether every call of the tool is denied in a
+// session of this trust level, whatever the arguments: the trust level is
+// below the tool's minTrustLevel, or the rules deny at every risk level and
+// blast radius the call-time escalators can reach. The host hides such
+// tools from the model. reason is for operators (it may name rules).
+func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (never bool, reason string) {
+	base := eff.Normalize()
+	trust = clampTrust(trust)
+	if trust < base.MinTrustLevel {
+		return true, fmt.Sprintf("needs trust level %d; the session has %d", base.MinTrustLevel, trust)
+	}
+	for i, s := range escalationStates(base) {
+		ev := p.evaluate(server, tool, s, trust)
+		if ev.action != ActionDeny {
+			return false, ""
+		}
+		if i == 0 {
+			reason = ev.reason
+		}
+	}
+	return true, reason
+}

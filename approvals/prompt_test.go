@@ -1,0 +1,227 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// syncBuffer is an io.Writer safe to read while the prompt writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls until the output contains s count times. It may run on
+// any goroutine, so it reports with Errorf.
+func waitFor(t *testing.T, out *syncBuffer, s string, count int) bool {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(out.String(), s) < count {
+		if time.Now().After(deadline) {
+			t.Errorf("output never contained %q %d times:\n%s", s, count, out.String())
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
+func promptRequest(grantable bool) *Request {
+	return &Request{
+		ID: "apr_1", Server: "orders", Tool: "drop_table",
+		Arguments: json.RawMessage(`{"table": "users", "note": "\u001b[2Jgotcha"}`),
+		Risk:      FailClosed(), Reason: `asked by rule "deletes"`, Message: "needs a human",
+		Approvers: 1, Deadline: time.Now().Add(time.Minute), SessionGrantable: grantable,
+	}
+}
+
+func TestPromptAnswers(t *testing.T) {
+	tests := []struct {
+		name      string
+		grantable bool
+		input     []string // lines written one per question
+		decision  VoteDecision
+		session   bool
+		noVote    bool
+	}{
+		{"yes", true, []string{"y"}, VoteAllow, false, false},
+		{"yes word, spaces, capitals", false, []string{"  YES "}, VoteAllow, false, false},
+		{"session", true, []string{"s"}, VoteAllow, true, false},
+		{"session refused when not grantable, then no", false, []string{"s", "n"}, VoteDeny, false, false},
+		{"garbage re-asks", true, []string{"maybe", "", "\x1b[A", "n"}, VoteDeny, false, false},
+		{"end of input denies", true, nil, "", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, w := io.Pipe()
+			out := &syncBuffer{}
+			p := NewPrompt(r, out, "operator")
+			defer p.Close()
+			go func() {
+				for i, line := range tt.input {
+					if !waitFor(t, out, "Allow?", i+1) {
+						break
+					}
+					if _, err := io.WriteString(w, line+"\n"); err != nil {
+						return
+					}
+				}
+				if tt.noVote {
+					waitFor(t, out, "Allow?", 1)
+				}
+				w.Close()
+			}()
+			v, err := p.Approve(context.Background(), promptRequest(tt.grantable))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.noVote {
+				if len(v.Votes) != 0 {
+					t.Fatalf("votes %+v, want none", v.Votes)
+				}
+				// Input stays closed: later questions are not asked.
+				if v2, _ := p.Approve(context.Background(), promptRequest(true)); len(v2.Votes) != 0 {
+					t.Errorf("after EOF: %+v", v2)
+				}
+				return
+			}
+			if len(v.Votes) != 1 || v.Votes[0].Decision != tt.decision || v.Votes[0].ForSession != tt.session || v.Votes[0].ApproverID != "operator" {
+				t.Fatalf("votes %+v", v.Votes)
+			}
+			if n := strings.Count(out.String(), "Allow?"); n != len(tt.input) {
+				t.Errorf("asked %d times, want %d", n, len(tt.input))
+			}
+			w.Close()
+		})
+	}
+}
+
+func TestPromptShowsRequestSafely(t *testing.T) {
+	r, w := io.Pipe()
+	out := &syncBuffer{}
+	p := NewPrompt(r, out, "")
+	defer p.Close()
+	go func() {
+		waitFor(t, out, "Allow?", 1)
+		io.WriteString(w, "n\n")
+		w.Close()
+	}()
+	if _, err := p.Approve(context.Background(), promptRequest(true)); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"orders", "drop_table", `"table":"users"`, `\u001b[2Jgotcha`, "destroy", "critical", "global",
+		`asked by rule "deletes"`, "needs a human", "[s] for this session", "1 needed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.ContainsRune(s, '\x1b') {
+		t.Errorf("raw escape byte reached the terminal: %q", s)
+	}
+	if !strings.Contains(terminalSafe("a\u009bb\u202ec", 100), `\u009b`) || strings.ContainsRune(terminalSafe("a\u202e", 10), '\u202e') {
+		t.Errorf("terminalSafe let C1/bidi characters through")
+	}
+}
+
+func TestPromptHonoursContextAndDiscardsStaleLines(t *testing.T) {
+	r, w := io.Pipe()
+	out := &syncBuffer{}
+	p := NewPrompt(r, out, "operator")
+	var tick atomic.Int64
+	p.now = func() time.Time { return time.Unix(0, tick.Add(1)) } // strictly increasing
+	defer func() {
+		w.Close()
+		p.Close()
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := p.Approve(ctx, promptRequest(true))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want deadline exceeded", err)
+	}
+	// Typed while no question is open: the abandoned read takes it, and the
+	// next question must not treat it as its answer.
+	if _, err := io.WriteString(w, "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	for len(p.lines) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		waitFor(t, out, "Allow?", 3) // the first question, the discarded answer's re-ask ...
+		io.WriteString(w, "n\n")
+	}()
+	v, err := p.Approve(context.Background(), promptRequest(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Votes) != 1 || v.Votes[0].Decision != VoteDeny {
+		t.Fatalf("stale 'y' was taken as the answer: %+v", v.Votes)
+	}
+}
+
+func TestReadLineDoesNotReadAhead(t *testing.T) {
+	in := strings.NewReader("y\nrest of the input\n")
+	line, err := readLine(in)
+	if err != nil || line != "y" {
+		t.Fatalf("readLine = %q, %v", line, err)
+	}
+	rest, _ := io.ReadAll(in)
+	if string(rest) != "rest of the input\n" {
+		t.Errorf("read ahead: left %q", rest)
+	}
+	if _, err := readLine(strings.NewReader("y")); !errors.Is(err, io.EOF) {
+		t.Errorf("line without newline: %v, want EOF (deny)", err)
+	}
+	long, err := readLine(strings.NewReader(strings.Repeat("x", 10000) + "\n"))
+	if err != nil || len(long) != maxAnswerLen {
+		t.Errorf("long line: %d bytes, %v", len(long), err)
+	}
+}
+
+func TestPromptWaitingForItsTurnHonoursContext(t *testing.T) {
+	r, w := io.Pipe()
+	out := &syncBuffer{}
+	p := NewPrompt(r, out, "operator")
+	defer func() {
+		w.Close()
+		p.Close()
+	}()
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.Approve(context.Background(), promptRequest(true))
+		first <- err
+	}()
+	waitFor(t, out, "Allow?", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.Approve(ctx, promptRequest(true)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("second question while the first is open: %v, want deadline exceeded", err)
+	}
+	io.WriteString(w, "y\n")
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+}

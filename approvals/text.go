@@ -1,0 +1,118 @@
+package approvals
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// stripControl drops control and format characters (including bidi
+// overrides and zero-width characters) and invalid UTF-8, so text from
+// servers, models or approvers cannot steer a terminal or hide content.
+func stripControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "") {
+		if unicode.In(r, unicode.Cc, unicode.Cf) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// oneLine strips control characters, turns any run of whitespace into one
+// space and caps the result at max runes (marking a cut with "…").
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
+	s = stripControl(s)
+	if max > 0 && utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = strings.TrimSpace(string(r[:max-1])) + "…"
+	}
+	return s
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// splitTokens splits an identifier into lower-case words: at any character
+// that is not an ASCII letter or digit (so at _ - . / and spaces), at
+// camelCase boundaries ("deleteUser", "HTTPServer") and between letters and
+// digits.
+func splitTokens(s string) []string {
+	var tokens []string
+	var cur []byte
+	flush := func() {
+		if len(cur) > 0 {
+			tokens = append(tokens, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isASCIIAlnum(c) {
+			flush()
+			continue
+		}
+		if len(cur) > 0 {
+			prev := cur[len(cur)-1]
+			switch {
+			case isLower(prev) && isUpper(c):
+				flush()
+			case isUpper(prev) && isUpper(c) && i+1 < len(s) && isLower(s[i+1]):
+				flush()
+			case isDigit(prev) != isDigit(c):
+				flush()
+			}
+		}
+		cur = append(cur, c)
+	}
+	flush()
+	return tokens
+}
+
+// normalizeKey lower-cases a parameter name and drops everything but ASCII
+// letters and digits, so allNamespaces, all-namespaces and ALL_NAMESPACES
+// compare equal.
+func normalizeKey(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isASCIIAlnum(c) {
+			if isUpper(c) {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isLower(c byte) bool      { return c >= 'a' && c <= 'z' }
+func isUpper(c byte) bool      { return c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+func isASCIIAlnum(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) }

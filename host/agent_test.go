@@ -1,0 +1,300 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/fakellm"
+	"github.com/agenthost/agenthost/internal/mcptestserver"
+)
+
+// agentHost is testHost plus a scripted model.
+func agentHost(t *testing.T, script fakellm.Script) (*Host, *mcptestserver.Server, *fakellm.Server, *strings.Builder) {
+	t.Helper()
+	h, srv, logs := testHost(t, "", mcptestserver.Options{})
+	model := fakellm.New(script)
+	base := model.Start(t)
+	h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: base, APIKey: "sk-test", MaxRetryWait: time.Second})
+	h.modelName = "scripted"
+	return h, srv, model, logs
+}
+
+func collect(t *testing.T, s *Session, ctx context.Context, prompt string, opts TurnOptions) []Event {
+	t.Helper()
+	var events []Event
+	for e := range s.Turn(ctx, prompt, opts) {
+		events = append(events, e)
+	}
+	if len(events) == 0 || events[len(events)-1].Type != EventSessionEnd {
+		t.Fatalf("turn did not end with session_end: %+v", events)
+	}
+	return events
+}
+
+func ofType(events []Event, typ EventType) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestTurnMultiStepWithParallelCalls(t *testing.T) {
+	script := fakellm.Script{
+		{ToolCalls: []fakellm.ToolCall{
+			{Name: "db__echo", Arguments: `{"text":"one"}`},
+			{Name: "db__execute_sql", Arguments: `{"query":"SELECT 2"}`},
+		}},
+		{Text: "All done."},
+	}
+	h, srv, model, logs := agentHost(t, script)
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
+	events := collect(t, s, context.Background(), "go", TurnOptions{})
+	model.AssertNoFailures(t)
+
+	end := events[len(events)-1]
+	if end.Reason != EndDone || end.Steps != 2 || end.Usage == nil || end.Usage.TotalTokens == 0 {
+		t.Errorf("end: %+v usage %+v", end, end.Usage)
+	}
+	if calls := ofType(events, EventToolCall); len(calls) != 2 {
+		t.Fatalf("tool_call events: %d", len(calls))
+	}
+	results := ofType(events, EventToolResult)
+	if len(results) != 2 {
+		t.Fatalf("tool_result events: %d", len(results))
+	}
+	for _, r := range results {
+		if r.IsError == nil || *r.IsError {
+			t.Errorf("result %s is an error: %+v", r.CallID, r.Content)
+		}
+	}
+	if a := ofType(events, EventAssistant); len(a) != 1 || a[0].Text != "All done." {
+		t.Errorf("assistant events: %+v", a)
+	}
+	if n := len(toolCalls(t, srv)); n != 2 {
+		t.Errorf("server got %d calls", n)
+	}
+
+	// What the model was sent: inputSchema only, never secure names or values.
+	var tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(model.ToolsOf(0), &tools); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tool := range tools {
+		if tool.Function.Name == "db__execute_sql" {
+			found = true
+			want := `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
+			if compactJSON(t, tool.Function.Parameters) != compactJSON(t, json.RawMessage(want)) {
+				t.Errorf("parameters = %s", tool.Function.Parameters)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("execute_sql not offered: %s", model.ToolsOf(0))
+	}
+	// Values never reach the model; secure names are not in what the host
+	// sends (the test server's own result text names them, which is the
+	// server's business).
+	all := model.AllText()
+	for _, leak := range []string{canary, "retail-prod", "us-west1"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("model requests contain %q", leak)
+		}
+	}
+	first := string(model.Requests()[0])
+	for _, leak := range []string{"project_id", "instance", "secureInputSchema", "secureArguments"} {
+		if strings.Contains(first, leak) {
+			t.Errorf("first model request contains %q", leak)
+		}
+	}
+	if strings.Contains(logs.String(), canary) {
+		t.Errorf("canary in logs")
+	}
+}
+
+func compactJSON(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestTurnRefusesInjectionAndGoesOn(t *testing.T) {
+	script := fakellm.Script{
+		{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT * FROM salaries","instance":"payroll"}`}}},
+		{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}},
+			Expect: &fakellm.Expect{LastToolResultContains: "invalid arguments"}},
+		{Text: "ok"},
+	}
+	h, srv, model, _ := agentHost(t, script)
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "checkout"}})
+	events := collect(t, s, context.Background(), "investigate", TurnOptions{})
+	model.AssertNoFailures(t)
+	if end := events[len(events)-1]; end.Reason != EndDone {
+		t.Fatalf("end: %+v", end)
+	}
+	calls := toolCalls(t, srv)
+	if len(calls) != 1 {
+		t.Fatalf("server got %d calls, want only the clean one", len(calls))
+	}
+	if string(calls[0]["secureArguments"]) != `{"instance":"checkout","project_id":"retail-prod","region":"us-west1"}` {
+		t.Errorf("secureArguments: %s", calls[0]["secureArguments"])
+	}
+	msgs := model.MessagesOf(1)
+	last := msgs[len(msgs)-1]
+	if strings.Contains(strings.ToLower(last.Text()), "instance") {
+		t.Errorf("refusal names the secure field: %q", last.Text())
+	}
+}
+
+func TestTurnGarbageFromModel(t *testing.T) {
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{"unknown tool", "db__nope", `{}`, "Unknown tool"},
+		{"invalid JSON", "db__echo", `{"text":`, "Invalid arguments"},
+		{"not an object", "db__echo", `[1,2]`, "Invalid arguments"},
+		{"schema mismatch", "db__echo", `{"text":42}`, "Invalid arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			script := fakellm.Script{
+				{ToolCalls: []fakellm.ToolCall{{Name: tc.tool, Arguments: tc.args}}},
+				{Text: "fixed", Expect: &fakellm.Expect{LastToolResultContains: tc.want}},
+			}
+			h, srv, model, _ := agentHost(t, script)
+			events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
+			model.AssertNoFailures(t)
+			if end := events[len(events)-1]; end.Reason != EndDone {
+				t.Errorf("end: %+v", end)
+			}
+			if n := len(toolCalls(t, srv)); n != 0 {
+				t.Errorf("%d calls reached the server", n)
+			}
+		})
+	}
+}
+
+func TestTurnStopsRepeatedFailingCall(t *testing.T) {
+	step := fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__boom", Arguments: `{}`}}}
+	h, _, _, _ := agentHost(t, fakellm.Script{step, step, step, {Text: "never"}})
+	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
+	end := events[len(events)-1]
+	if end.Reason != EndError || end.Steps != 3 {
+		t.Fatalf("end: %+v", end)
+	}
+	if errs := ofType(events, EventError); len(errs) == 0 || !strings.Contains(errs[len(errs)-1].Error, "repeated") {
+		t.Errorf("errors: %+v", errs)
+	}
+}
+
+func TestTurnMaxSteps(t *testing.T) {
+	step := fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__echo", Arguments: `{"text":"again"}`}}}
+	h, _, _, _ := agentHost(t, fakellm.Script{step, step, step})
+	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{MaxSteps: 2})
+	if end := events[len(events)-1]; end.Reason != EndMaxSteps || end.Steps != 2 {
+		t.Fatalf("end: %+v", end)
+	}
+}
+
+func TestTurnModelRetries(t *testing.T) {
+	t.Run("429 then success", func(t *testing.T) {
+		h, _, model, _ := agentHost(t, fakellm.Script{{Status: 429, RetryAfter: "0"}, {Text: "hello"}})
+		events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
+		if end := events[len(events)-1]; end.Reason != EndDone {
+			t.Fatalf("end: %+v", end)
+		}
+		if n := len(model.Requests()); n != 2 {
+			t.Errorf("%d requests", n)
+		}
+	})
+	t.Run("500 until the budget ends", func(t *testing.T) {
+		var script fakellm.Script
+		for range 10 {
+			script = append(script, fakellm.Step{Status: 500, RetryAfter: "0"})
+		}
+		h, _, model, _ := agentHost(t, script)
+		events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
+		if end := events[len(events)-1]; end.Reason != EndError {
+			t.Fatalf("end: %+v", end)
+		}
+		if n := len(model.Requests()); n != 5 {
+			t.Errorf("%d requests, want 1 + 4 retries", n)
+		}
+	})
+}
+
+func TestTurnCancelledMidStream(t *testing.T) {
+	h, _, _, _ := agentHost(t, fakellm.Script{{Text: "partial answer that never finishes", Hang: true}})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := h.NewSession(SessionOptions{})
+	var events []Event
+	for e := range s.Turn(ctx, "x", TurnOptions{}) {
+		events = append(events, e)
+		if e.Type == EventAssistantDelta {
+			cancel()
+		}
+	}
+	cancel()
+	if end := events[len(events)-1]; end.Type != EventSessionEnd || end.Reason != EndInterrupted {
+		t.Fatalf("end: %+v", end)
+	}
+}
+
+func TestManyConcurrentSessions(t *testing.T) {
+	h, srv, _ := testHost(t, "", mcptestserver.Options{})
+	var script fakellm.Script
+	for range 100 {
+		script = append(script, fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}}}, fakellm.Step{Text: "done"})
+	}
+	_ = script
+	// One scripted model per session keeps each conversation's steps in order.
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := h.NewSession(SessionOptions{ID: fmt.Sprintf("s%d", i), Subject: fmt.Sprintf("tenant-%d", i%7),
+				Values: map[string]string{"instance": fmt.Sprintf("db-%d", i)}})
+			res, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if res.IsError() {
+				errs <- fmt.Errorf("session %d: isError", i)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range toolCalls(t, srv) {
+		var secure map[string]any
+		_ = json.Unmarshal(c["secureArguments"], &secure)
+		seen[secure["instance"].(string)] = true
+	}
+	if len(seen) != 100 {
+		t.Errorf("distinct instances on the wire: %d, want 100 (a session used another's value)", len(seen))
+	}
+}
