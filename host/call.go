@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
@@ -75,18 +76,47 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	if err := checkSecureNames(args, ct); err != nil {
 		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
 			"server", server, "tool", tool, "session", s.id)
+		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
 		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
 			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
 	}
 
+	rec, decision, err := s.gateCall(ctx, server, ct, args, info)
+	if err != nil {
+		return nil, err
+	}
+
 	call, err := s.secureCall(ctx, server, t)
 	if err != nil {
+		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeBindingFailed, rec)
 		return nil, err
 	}
+	start := time.Now()
 	result, err := s.send(ctx, c, t, arguments, call)
+	rec.DurationMs = time.Since(start).Milliseconds()
+	switch {
+	case err != nil && KindOf(err) == KindBinding:
+		rec.Outcome = approvals.OutcomeBindingFailed
+		rec.Result = approvals.ResultServerError
+	case err != nil:
+		rec.Result = approvals.ResultServerError
+	case result.IsError():
+		rec.Result = approvals.ResultToolError
+	default:
+		rec.Result = approvals.ResultOK
+	}
+	// The record is written before the result goes back to the model; a
+	// failed write withholds the result.
+	if werr := h.audit.Write(context.WithoutCancel(ctx), rec); werr != nil {
+		h.logger.Error("audit write failed", "err", werr)
+		if err == nil {
+			return nil, newError(KindInternal, modelMsgOperatorFailure, werr, "%s/%s: the call ran but its audit record could not be written: %v", server, tool, werr)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	result.Decision = decision
 	return result, nil
 }
 

@@ -60,6 +60,8 @@ var (
 	ErrToolUnavailable = errors.New("tool not available")
 	// ErrServerUnavailable: the server cannot be reached.
 	ErrServerUnavailable = errors.New("server unavailable")
+	// ErrDenied: the approval workflow refused the call.
+	ErrDenied = errors.New("call denied")
 	// ErrSecureNameInArguments: the model's arguments name a secure parameter.
 	ErrSecureNameInArguments = errors.New("arguments name a host-controlled parameter")
 

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 )
@@ -41,6 +42,13 @@ type Options struct {
 	ModelName string
 	// SystemPrompt is sent first in every model request (optional).
 	SystemPrompt string
+	// Approver answers `ask` decisions for sessions that bring none; nil
+	// denies them (the non-interactive default).
+	Approver approvals.Approver
+	// Audit receives one record per tool-call decision; nil opens the
+	// config's audit.path (empty path: records are discarded, with a
+	// warning). The host closes a sink it opened, not one passed here.
+	Audit approvals.Sink
 }
 
 // ElicitationFunc answers a server's request for user input.
@@ -54,6 +62,12 @@ type Host struct {
 	redactor *bindings.Redactor
 	binder   *bindings.Binder
 	args     argSchemas
+
+	policy    *approvals.Policy
+	risk      sync.Map // riskKey -> approvals.Effective
+	approver  approvals.Approver
+	audit     approvals.Sink
+	ownsAudit bool
 
 	model        ModelClient
 	modelName    string
@@ -90,15 +104,37 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("host: bindings: %w", err)
 	}
 
+	policy, err := approvals.NewPolicy(cfg.Approvals)
+	if err != nil {
+		_ = binder.Close()
+		return nil, fmt.Errorf("host: approvals: %w", err)
+	}
+	audit, ownsAudit := opts.Audit, false
+	if audit == nil {
+		if cfg.Audit.Path == "" {
+			logger.Warn("audit.path is empty: tool-call decisions are not recorded")
+		}
+		audit, err = approvals.OpenSink(cfg.Audit.Path)
+		if err != nil {
+			_ = binder.Close()
+			return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("audit.path: %v", err), Err: err}
+		}
+		ownsAudit = true
+	}
+
 	life, cancel := context.WithCancel(context.Background())
 	h := &Host{
-		cfg:      cfg,
-		logger:   logger,
-		redactor: redactor,
-		binder:   binder,
-		life:     life,
-		cancel:   cancel,
-		conns:    map[string]*conn{},
+		policy:    policy,
+		approver:  opts.Approver,
+		audit:     audit,
+		ownsAudit: ownsAudit,
+		cfg:       cfg,
+		logger:    logger,
+		redactor:  redactor,
+		binder:    binder,
+		life:      life,
+		cancel:    cancel,
+		conns:     map[string]*conn{},
 
 		model:        opts.Model,
 		modelName:    opts.ModelName,
@@ -231,6 +267,11 @@ func (h *Host) Close() error {
 		}
 		wg.Wait()
 		_ = h.binder.Close()
+		if h.ownsAudit {
+			if err := h.audit.Close(); err != nil {
+				h.logger.Error("closing the audit log failed", "err", err)
+			}
+		}
 	})
 	return nil
 }

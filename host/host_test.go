@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/mcptestserver"
 )
@@ -57,6 +58,7 @@ func testHost(t *testing.T, era string, opts mcptestserver.Options) (*Host, *mcp
 			},
 		}},
 	}
+	cfg.Approvals = readsAllowed()
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -75,6 +77,19 @@ func testHost(t *testing.T, era string, opts mcptestserver.Options) (*Host, *mcp
 func acceptAll(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
 		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"ok": true}}}, nil
+}
+
+// readsAllowed classifies every tool of server db as a low-risk read and
+// allows reads; approvals tests build their own policies.
+func readsAllowed() approvals.Config {
+	str := func(s string) *string { return &s }
+	return approvals.Config{
+		Catalogue: []approvals.CatalogueEntry{{Server: "db", Tool: "*", Metadata: approvals.RawMetadata{
+			Category: str("read"), RiskLevel: str("low"), BlastRadius: str("item"), Reversibility: str("auto"),
+			ApprovalRecommendation: str("none"), MinTrustLevel: 1,
+		}}},
+		Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}},
+	}
 }
 
 type lockedWriter struct {

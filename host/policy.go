@@ -1,8 +1,177 @@
 package host
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+)
+
+// toolInfo is what the approvals package needs of a tool.
+func toolInfo(ct *CatalogTool) approvals.ToolInfo {
+	return approvals.ToolInfo{
+		Name:        ct.Tool.Name,
+		Description: ct.Tool.Description,
+		InputSchema: ct.Tool.InputSchema,
+		Annotations: ct.Tool.Annotations,
+	}
+}
+
+// trusted reports whether the operator takes the server's declared risk
+// metadata as-is.
+func (h *Host) trusted(server string) bool {
+	sc, ok := h.cfg.MCPServers[server]
+	return ok && sc.TrustAnnotations
+}
+
+type riskKey struct{ server, defHash string }
+
+// effective is the tool's effective risk metadata, computed once per
+// definition (a changed definition has another hash).
+func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
+	key := riskKey{server, ct.Tool.DefHash}
+	if v, ok := h.risk.Load(key); ok {
+		return v.(approvals.Effective)
+	}
+	eff := h.policy.Effective(server, h.trusted(server), toolInfo(ct))
+	h.risk.Store(key, eff)
+	return eff
+}
+
+// Explain runs the whole approval chain for a hypothetical call, without
+// asking anyone: raw declared, inferred, catalogue, normalised, rules,
+// decision.
+func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*approvals.Explanation, error) {
+	c, ok := s.host.conns[server]
+	if !ok {
+		return nil, newError(KindConfig, "", ErrUnknownServer, "unknown server %q", server)
+	}
+	ct, err := s.lookupTool(ctx, c, tool)
+	if err != nil {
+		return nil, err
+	}
+	x := s.host.policy.Explain(server, s.host.trusted(server), toolInfo(ct),
+		approvals.Call{Args: args, TrustLevel: s.trustLevel})
+	return &x, nil
+}
+
+// Catalogue infers a reviewable approvals catalogue for a server's tools.
+func (h *Host) Catalogue(server string) []approvals.CatalogueEntry {
+	snap := h.Server(server)
+	if snap == nil {
+		return nil
+	}
+	infos := make([]approvals.ToolInfo, 0, len(snap.Tools))
+	for _, ct := range snap.Tools {
+		if ct.Status != ToolExcluded {
+			infos = append(infos, toolInfo(ct))
+		}
+	}
+	return h.policy.Catalogue(server, infos)
+}
 
 // decorate fills the approval keys (risk, decision, approvers, rules) of a
-// tool report.
-func (h *Host) decorate(_ context.Context, _ *Session, _ *ServerSnapshot, _ *ToolView, _ *ToolReport) {
+// tool report: the decision for a call with empty arguments by this session.
+func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv *ToolView, tr *ToolReport) {
+	if tv.Status == ToolExcluded {
+		return
+	}
+	eff := h.effective(snap.Name, tv.CatalogTool)
+	if b, err := json.Marshal(eff); err == nil {
+		tr.Risk = b
+	}
+	d := h.policy.Decide(eff, approvals.Call{Server: snap.Name, Tool: tv.Tool.Name, Args: json.RawMessage("{}"), TrustLevel: s.trustLevel})
+	decision := string(d.Action)
+	tr.Decision = &decision
+	tr.Approvers = d.Approvers
+	tr.Rules = nonNil(d.Rules)
+}
+
+// neverAllowed reports tools this session can never call, whatever the
+// arguments; they are left out of the model view.
+func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
+	eff := s.host.effective(server, ct)
+	return s.host.policy.NeverAllowed(server, ct.Tool.Name, eff, s.trustLevel)
+}
+
+// gateCall runs the approval workflow for one call. A nil error means the
+// call may run; the returned record must then be completed and written.
+func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*approvals.Record, *CallDecision, error) {
+	h := s.host
+	check := approvals.Check{
+		SessionID:    s.id,
+		Subject:      s.subject,
+		CallID:       info.id,
+		Call:         approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
+		Risk:         h.effective(server, ct),
+		ToolDefHash:  ct.Tool.DefHash,
+		ExposedName:  info.exposedName,
+		SecureParams: ct.Tool.SecureParams,
+	}
+	res, gateErr := s.gate.Check(ctx, check)
+	decision := &CallDecision{
+		Decision:  string(res.Decision.Action),
+		Outcome:   string(res.Outcome),
+		Approvers: res.Decision.Approvers,
+		Rules:     nonNil(res.Decision.Rules),
+	}
+	if info.emit != nil {
+		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
+			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: len(res.Votes)})
+	}
+	rec := approvals.NewRecord(check, res, time.Now())
+	if gateErr != nil || !res.Allowed() {
+		if err := h.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
+			h.logger.Error("audit write failed", "err", err)
+		}
+		if gateErr != nil {
+			return nil, decision, newError(KindDenied, res.ModelMessage, gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
+		}
+		return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
+	}
+	// No un-audited execution: a sink that already failed refuses the call.
+	if errSink, ok := h.audit.(interface{ Err() error }); ok {
+		if err := errSink.Err(); err != nil {
+			return nil, decision, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
+		}
+	}
+	return rec, decision, nil
+}
+
+func outcomeText(res approvals.Result) string {
+	switch res.Outcome {
+	case approvals.OutcomeTrustDenied:
+		return "denied: the session's trust level is too low"
+	case approvals.OutcomeDeniedByRule:
+		return "denied by policy"
+	case approvals.OutcomeExpired:
+		return "approval timed out"
+	case approvals.OutcomeRejected:
+		return fmt.Sprintf("not approved (%s)", res.Reason)
+	default:
+		return string(res.Outcome)
+	}
+}
+
+// auditRefusal records a call refused before the approval workflow ran
+// (injection_blocked) or after it (binding_failed, error).
+func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, outcome approvals.Outcome, rec *approvals.Record) {
+	h := s.host
+	if rec == nil {
+		check := approvals.Check{
+			SessionID: s.id, Subject: s.subject, CallID: info.id,
+			Call:        approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
+			Risk:        h.effective(server, ct),
+			ToolDefHash: ct.Tool.DefHash, ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
+		}
+		res := approvals.Result{Decision: approvals.Decision{Action: approvals.ActionDeny, Risk: check.Risk}, Outcome: outcome}
+		rec = approvals.NewRecord(check, res, time.Now())
+	}
+	rec.Outcome = outcome
+	rec.Result = approvals.ResultNotExecuted
+	if err := h.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
+		h.logger.Error("audit write failed", "err", err)
+	}
 }

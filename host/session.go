@@ -8,6 +8,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 )
 
@@ -22,6 +23,9 @@ type SessionOptions struct {
 	TrustLevel int
 	// Values are session values for bindings of kind `session`.
 	Values map[string]string
+	// Approver answers this session's `ask` decisions; nil takes the
+	// host's (Options.Approver), else asks are denied.
+	Approver approvals.Approver
 }
 
 // Session is one conversation's scope: identity, trust level and session
@@ -31,6 +35,8 @@ type Session struct {
 	id         string
 	subject    string
 	trustLevel int
+
+	gate *approvals.Gate
 
 	mu     sync.RWMutex
 	values bindings.MapValues
@@ -57,7 +63,13 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	for k, v := range opts.Values {
 		values[k] = v
 	}
-	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values}
+	approver := opts.Approver
+	if approver == nil {
+		approver = h.approver
+	}
+	// NewGate fails only without a Policy, which a Host always has.
+	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver})
+	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate}
 }
 
 // Close ends the session: its cached credential values are dropped.

@@ -41,6 +41,9 @@ func (s *Session) View(ctx context.Context) *SessionView {
 				if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 					tv.Status = ToolHidden
 					tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ")
+				} else if never, why := s.neverAllowed(snap.Name, ct); never {
+					tv.Status = ToolHidden
+					tv.Reason = "this session can never be allowed to call it: " + why
 				}
 			}
 			v.Tools[snap.Name] = append(v.Tools[snap.Name], tv)

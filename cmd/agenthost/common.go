@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -104,12 +108,52 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 		return nil, err
 	}
 	a.redactor = bindings.NewRedactor()
-	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor})
+	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation()})
 	if err != nil {
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
 	a.host = h
 	return h, nil
+}
+
+// elicitation answers servers' requests for user input (multi-round-trip
+// input rounds, elicitation/create) as --approve answers asks: auto accepts,
+// filling in the requested schema's defaults, so that scripted calls of tools
+// that ask for confirmation can complete; otherwise nil declines them.
+func (a *app) elicitation() host.ElicitationFunc {
+	if a.approve != "auto" {
+		return nil
+	}
+	return func(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action:  mcp.ElicitationResponseActionAccept,
+			Content: schemaDefaults(req.Params.RequestedSchema),
+		}}, nil
+	}
+}
+
+// schemaDefaults is an object holding the default of every top-level
+// property of a requested schema that declares one.
+func schemaDefaults(schema any) map[string]any {
+	content := map[string]any{}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return content
+	}
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return content
+	}
+	for name, p := range s.Properties {
+		if len(p.Default) > 0 {
+			content[name] = p.Default
+		}
+	}
+	return content
 }
 
 // newSession opens the session described by the session flags.
@@ -131,7 +175,31 @@ func (a *app) newSession(h *host.Host) (*host.Session, error) {
 		Subject:    a.subject,
 		TrustLevel: a.trust,
 		Values:     values,
+		Approver:   a.approver(),
 	}), nil
+}
+
+// approver answers asks per --approve: prompt on a terminal, deny otherwise.
+func (a *app) approver() approvals.Approver {
+	mode := a.approve
+	if mode == "" {
+		mode = "deny"
+		if a.stdinIsTerminal() {
+			mode = "prompt"
+		}
+	}
+	switch mode {
+	case "auto":
+		return approvals.Auto{}
+	case "prompt":
+		id := os.Getenv("USER")
+		if id == "" {
+			id = "terminal"
+		}
+		return approvals.NewPrompt(a.stdin, a.stderr, id)
+	default:
+		return approvals.Deny{}
+	}
 }
 
 func usageErr(err error) error { return &exitErr{code: exitUsage, err: err} }

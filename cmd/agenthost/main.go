@@ -104,6 +104,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.toolsCommand(),
 		a.callCommand(),
 		a.runCommand(),
+		a.policyCommand(),
 		a.versionCommand(),
 	)
 	return root

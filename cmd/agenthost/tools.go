@@ -32,7 +32,13 @@ func (a *app) toolsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h.Connect(cmd.Context())
+			if server != "" {
+				// Only the server asked about: another broken server must
+				// not hold this command up for its connect timeout.
+				_ = h.Refresh(cmd.Context(), server)
+			} else {
+				h.Connect(cmd.Context())
+			}
 			report := sess.Report(cmd.Context(), server)
 			if asJSON {
 				return writeJSON(a.stdout, report)

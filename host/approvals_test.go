@@ -1,0 +1,210 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/mcptestserver"
+)
+
+const riskTools = `[
+ {"name": "get_order", "inputSchema": {"type": "object"},
+  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}},
+ {"name": "delete_order", "inputSchema": {"type": "object"},
+  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}},
+ {"name": "drop_everything", "inputSchema": {"type": "object"},
+  "annotations": {"category": "destroy", "riskLevel": "critical", "blastRadius": "global", "reversibility": "none", "approvalRecommendation": "multi", "minTrustLevel": 3}},
+ {"name": "mystery", "inputSchema": {"type": "object"}}
+]`
+
+type recordSink struct {
+	mu      sync.Mutex
+	records []*approvals.Record
+	fail    error
+}
+
+func (r *recordSink) Write(_ context.Context, rec *approvals.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	r.records = append(r.records, rec)
+	return nil
+}
+func (r *recordSink) Close() error { return nil }
+func (r *recordSink) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fail
+}
+
+func (r *recordSink) last(t *testing.T) *approvals.Record {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.records) == 0 {
+		t.Fatal("no audit record")
+	}
+	return r.records[len(r.records)-1]
+}
+
+func policyHost(t *testing.T, approver approvals.Approver, sink approvals.Sink) (*Host, *mcptestserver.Server) {
+	t.Helper()
+	url, srv := mcptestserver.StartHTTP(t, mcptestserver.Options{ToolsJSON: []byte(riskTools)})
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
+		Approvals: approvals.Config{Rules: []approvals.Rule{
+			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
+			{ID: "wide", When: approvals.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny", Message: "organization-wide changes are not allowed from agents"},
+		}},
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Options{Config: cfg, Approver: approver, Audit: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h, srv
+}
+
+func TestApprovalOutcomes(t *testing.T) {
+	tests := []struct {
+		name     string
+		tool     string
+		trust    int
+		approver approvals.Approver
+		kind     Kind // "" = success
+		outcome  approvals.Outcome
+		asked    bool
+	}{
+		{"read runs without asking", "get_order", 1, nil, "", approvals.OutcomeAutoAllowed, false},
+		{"delete asks and is approved", "delete_order", 2, nil, "", approvals.OutcomeApproved, true},
+		{"delete asked and declined", "delete_order", 2, approvals.Deny{}, KindDenied, approvals.OutcomeRejected, false},
+		{"delete below trust level", "delete_order", 1, nil, KindDenied, approvals.OutcomeTrustDenied, false},
+		{"destroy with global blast radius", "drop_everything", 5, nil, KindDenied, approvals.OutcomeDeniedByRule, false},
+		{"unclassified fails closed", "mystery", 1, nil, KindDenied, approvals.OutcomeTrustDenied, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			approver := tc.approver
+			if approver == nil {
+				approver = approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
+					asked = true
+					return approvals.Verdict{Votes: []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteAllow, TS: time.Now()}}}, nil
+				})
+			}
+			sink := &recordSink{}
+			h, srv := policyHost(t, approver, sink)
+			s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: tc.trust})
+			res, err := s.CallTool(context.Background(), "shop", tc.tool, json.RawMessage(`{}`))
+			if KindOf(err) != tc.kind && !(tc.kind == "" && err == nil) {
+				t.Fatalf("err = %v (kind %v), want kind %q", err, KindOf(err), tc.kind)
+			}
+			if asked != tc.asked {
+				t.Errorf("asked = %v, want %v", asked, tc.asked)
+			}
+			rec := sink.last(t)
+			if rec.Outcome != tc.outcome {
+				t.Errorf("audit outcome = %s, want %s", rec.Outcome, tc.outcome)
+			}
+			calls := len(srv.Recording().Messages("tools/call"))
+			if tc.kind == "" {
+				if calls != 1 || rec.Result != approvals.ResultOK || res.Decision == nil {
+					t.Errorf("calls %d, result %s, decision %+v", calls, rec.Result, res)
+				}
+			} else {
+				var he *Error
+				if !errors.As(err, &he) || he.ModelMessage == "" {
+					t.Errorf("no model message: %v", err)
+				}
+				if calls != 0 || rec.Result != approvals.ResultNotExecuted {
+					t.Errorf("refused call executed: calls %d, result %s", calls, rec.Result)
+				}
+			}
+		})
+	}
+}
+
+func TestAuditFailureStopsCalls(t *testing.T) {
+	sink := &recordSink{fail: errors.New("disk full")}
+	h, srv := policyHost(t, nil, sink)
+	_, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "shop", "get_order", nil)
+	if err == nil {
+		t.Fatal("call ran without an audit log")
+	}
+	if n := len(srv.Recording().Messages("tools/call")); n != 0 {
+		t.Errorf("%d calls executed un-audited", n)
+	}
+}
+
+func TestInjectionIsAudited(t *testing.T) {
+	sink := &recordSink{}
+	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h.audit = sink
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}})
+	_, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"x","instance":"payroll"}`))
+	if !errors.Is(err, ErrSecureNameInArguments) {
+		t.Fatal(err)
+	}
+	rec := sink.last(t)
+	if rec.Outcome != approvals.OutcomeInjectionBlocked || rec.Result != approvals.ResultNotExecuted {
+		t.Errorf("record: %+v", rec)
+	}
+	b, _ := json.Marshal(rec)
+	if want := `"secureParams":["instance","project_id","region"]`; !strings.Contains(string(b), want) {
+		t.Errorf("record %s lacks %s", b, want)
+	}
+}
+
+func TestNeverAllowedToolsAreHidden(t *testing.T) {
+	h, _ := policyHost(t, nil, &recordSink{})
+	h.Connect(context.Background())
+	v := h.NewSession(SessionOptions{TrustLevel: 1}).View(context.Background())
+	want := map[string]ToolStatus{"get_order": ToolActive, "delete_order": ToolHidden, "drop_everything": ToolHidden, "mystery": ToolHidden}
+	for _, tv := range v.Tools["shop"] {
+		if tv.Status != want[tv.Tool.Name] {
+			t.Errorf("%s: %s (%s), want %s", tv.Tool.Name, tv.Status, tv.Reason, want[tv.Tool.Name])
+		}
+	}
+}
+
+func TestQueueApprovalFromAnotherGoroutine(t *testing.T) {
+	queue := approvals.NewQueue(approvals.QueueOptions{})
+	h, _ := policyHost(t, queue, &recordSink{})
+	s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 2})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(context.Background(), "shop", "delete_order", json.RawMessage(`{"id":1}`))
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(queue.List()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no pending approval")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p := queue.List()[0]
+	if err := queue.Resolve(p.ID, "bob", true, ""); err == nil {
+		t.Errorf("the requester approved its own call")
+	}
+	if err := queue.Resolve(p.ID, "alice", true, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("approved call failed: %v", err)
+	}
+}
