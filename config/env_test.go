@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ audit: {path: ./file.jsonl}
 			check: func(c *Config) string {
 				s := c.MCPServers["My-Server"]
 				if s.URL != "http://127.0.0.1:3/mcp" || s.CallTimeout != 7*time.Second || s.Type != TransportSSE ||
-					!c.MCPServers["local"].Disabled || c.Sources["Vault"].Plugin != "./other" {
+					!c.MCPServers["local"].Disabled || filepath.Base(c.Sources["Vault"].Plugin) != "other" {
 					return "wrong values"
 				}
 				return ""

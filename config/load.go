@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 )
 
 // DefaultFile is the configuration file looked for in the working directory.
@@ -24,7 +25,47 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
 	}
-	return build(data, format, path, true)
+	cfg, err := build(data, format, path, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg.resolvePaths(filepath.Dir(path))
+	return cfg, nil
+}
+
+// resolvePaths makes the file paths a config names relative to the config
+// file's folder, as a user reading the file expects: a stdio command written
+// as a path (./bin/server; a bare name is looked up in PATH), cwd, `file:`
+// bindings and plugin binaries. Absolute paths are kept.
+func (c *Config) resolvePaths(dir string) {
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	for _, s := range c.MCPServers {
+		if s == nil {
+			continue
+		}
+		if strings.ContainsRune(s.Command, filepath.Separator) {
+			s.Command = rel(s.Command)
+		}
+		s.Cwd = rel(s.Cwd)
+	}
+	for _, src := range c.Sources {
+		if src != nil {
+			src.Plugin = rel(src.Plugin)
+		}
+	}
+	for i := range c.Bindings {
+		for name, pb := range c.Bindings[i].Params {
+			if pb.File != "" {
+				pb.File = rel(pb.File)
+				c.Bindings[i].Params[name] = pb
+			}
+		}
+	}
 }
 
 func describeReadError(err error) string {

@@ -122,7 +122,15 @@ path = "./audit.jsonl"
 
 func ptr[T any](v T) *T { return &v }
 
+// wantMixedCase is the config the mixed-case documents load as, with paths
+// resolved against the file's folder as Load does.
 func wantMixedCase(file string) *Config {
+	c := wantMixedCaseParsed(file)
+	c.resolvePaths(filepath.Dir(file))
+	return c
+}
+
+func wantMixedCaseParsed(file string) *Config {
 	return &Config{
 		File: file,
 		LLM:  LLM{BaseURL: "http://127.0.0.1:8080/v1", Model: "Test-Model", Timeout: 90 * time.Second},
@@ -191,6 +199,7 @@ func TestLoadEachFormatPreservesCase(t *testing.T) {
 	}
 }
 
+// Parse keeps paths as written (there is no file to be relative to).
 func TestParseMatchesLoad(t *testing.T) {
 	isolateEnv(t)
 	for format, doc := range mixedCaseDocs {
@@ -199,7 +208,7 @@ func TestParseMatchesLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if diff := cmp.Diff(wantMixedCase("inline."+format), got); diff != "" {
+			if diff := cmp.Diff(wantMixedCaseParsed("inline."+format), got); diff != "" {
 				t.Errorf("config mismatch (-want +got):\n%s", diff)
 			}
 		})
