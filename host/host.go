@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/plugins"
 )
 
 // Version is agenthost's version, reported to servers as clientInfo.
@@ -63,6 +64,7 @@ type Host struct {
 	binder   *bindings.Binder
 	args     argSchemas
 
+	plugins   []*plugins.Source
 	policy    *approvals.Policy
 	risk      sync.Map // riskKey -> approvals.Effective
 	approver  approvals.Approver
@@ -99,14 +101,20 @@ func New(opts Options) (*Host, error) {
 	}
 	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
 
-	binder, err := bindings.NewBinder(cfg.Bindings, opts.Sources, bindings.WithRedactor(redactor), bindings.WithLogger(logger))
+	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor)
 	if err != nil {
+		return nil, err
+	}
+	binder, err := bindings.NewBinder(cfg.Bindings, sources, bindings.WithRedactor(redactor), bindings.WithLogger(logger))
+	if err != nil {
+		closeAll(plugins)
 		return nil, fmt.Errorf("host: bindings: %w", err)
 	}
 
 	policy, err := approvals.NewPolicy(cfg.Approvals)
 	if err != nil {
 		_ = binder.Close()
+		closeAll(plugins)
 		return nil, fmt.Errorf("host: approvals: %w", err)
 	}
 	audit, ownsAudit := opts.Audit, false
@@ -117,6 +125,7 @@ func New(opts Options) (*Host, error) {
 		audit, err = approvals.OpenSink(cfg.Audit.Path)
 		if err != nil {
 			_ = binder.Close()
+			closeAll(plugins)
 			return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("audit.path: %v", err), Err: err}
 		}
 		ownsAudit = true
@@ -124,6 +133,7 @@ func New(opts Options) (*Host, error) {
 
 	life, cancel := context.WithCancel(context.Background())
 	h := &Host{
+		plugins:   plugins,
 		policy:    policy,
 		approver:  opts.Approver,
 		audit:     audit,
@@ -267,6 +277,7 @@ func (h *Host) Close() error {
 		}
 		wg.Wait()
 		_ = h.binder.Close()
+		closeAll(h.plugins)
 		if h.ownsAudit {
 			if err := h.audit.Close(); err != nil {
 				h.logger.Error("closing the audit log failed", "err", err)

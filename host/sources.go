@@ -1,0 +1,88 @@
+package host
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/plugins"
+)
+
+// pluginSources starts (lazily: a plugin process starts on its first
+// Resolve) a credential source for every configured plugin that the
+// embedding application did not supply itself, and returns all sources by
+// name.
+func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor) (map[string]bindings.Source, []*plugins.Source, error) {
+	all := make(map[string]bindings.Source, len(given)+len(cfg.Sources))
+	for name, src := range given {
+		all[name] = src
+	}
+	names := make([]string, 0, len(cfg.Sources))
+	for name := range cfg.Sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var started []*plugins.Source
+	for _, name := range names {
+		sc := cfg.Sources[name]
+		if _, ok := all[name]; ok || sc == nil {
+			continue
+		}
+		sum, err := plugins.ParseChecksum(sc.SHA256)
+		if err != nil {
+			closeAll(started)
+			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
+		}
+		src, err := plugins.NewSource(plugins.Options{
+			Name:         name,
+			Path:         sc.Plugin,
+			Env:          pluginEnv(),
+			Checksum:     sum,
+			Config:       sc.Config,
+			Logger:       hclogFor(logger.With("source", name)),
+			Redactor:     redactor,
+			StartTimeout: sc.StartTimeout,
+			CallTimeout:  sc.CallTimeout,
+		})
+		if err != nil {
+			closeAll(started)
+			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s: %v", name, err), Err: err}
+		}
+		started = append(started, src)
+		all[name] = src
+	}
+	return all, started, nil
+}
+
+// pluginEnv is the whole environment a plugin gets: enough to run, none of
+// the host's secrets.
+func pluginEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func closeAll(sources []*plugins.Source) {
+	for _, s := range sources {
+		_ = s.Close()
+	}
+}
+
+// hclogFor routes a plugin's log lines into the host's (redacting) logger.
+func hclogFor(logger *slog.Logger) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "plugin",
+		Level:      hclog.Debug,
+		Output:     &lineLogger{logger: logger, msg: "plugin"},
+		JSONFormat: false,
+	})
+}

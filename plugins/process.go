@@ -1,0 +1,123 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// processRunner is the go-plugin runner.Runner for a plugin executable. It
+// exists (instead of go-plugin's default) to control the child precisely:
+// no stdin (go-plugin's default hands the plugin the host's terminal), its
+// own session and process group, death with the host (Linux), and a kill
+// that takes the plugin's whole process tree with it.
+type processRunner struct {
+	cmd    *exec.Cmd
+	stdout io.ReadCloser
+	stderr io.ReadCloser
+
+	pid       atomic.Int64
+	exited    chan struct{}
+	exitOnce  sync.Once
+	diagnosis string
+}
+
+var _ runner.Runner = (*processRunner)(nil)
+
+func newProcessRunner(cmd *exec.Cmd, diagnosis string) (*processRunner, error) {
+	cmd.Stdin = nil
+	cmd.SysProcAttr = sysProcAttr()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("plugin stdout pipe: %w", err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("plugin stderr pipe: %w", err)
+	}
+	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{}), diagnosis: diagnosis}, nil
+}
+
+// Start execs the plugin from a goroutine locked to its OS thread that
+// lives as long as the plugin: Linux's parent-death signal fires when the
+// forking *thread* exits, so that thread must not be retired by the Go
+// runtime while the plugin runs. The goroutine ends (and its thread with
+// it) once Wait has seen the plugin exit.
+func (r *processRunner) Start(context.Context) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := r.cmd.Start(); err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		r.pid.Store(int64(r.cmd.Process.Pid))
+		errc <- nil
+		<-r.exited
+	}()
+	if err := <-errc; err != nil {
+		r.markExited()
+		return fmt.Errorf("exec plugin: %w", err)
+	}
+	return nil
+}
+
+// Wait reaps the plugin, then kills whatever it left behind in its process
+// tree: a crashed plugin's children must not outlive it.
+func (r *processRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	if pid := int(r.pid.Load()); pid > 0 {
+		killTree(pid)
+	}
+	r.markExited()
+	return err
+}
+
+func (r *processRunner) markExited() { r.exitOnce.Do(func() { close(r.exited) }) }
+
+// Kill kills the plugin and its process tree. Safe to call repeatedly.
+func (r *processRunner) Kill(context.Context) error {
+	pid := int(r.pid.Load())
+	if pid <= 0 {
+		return nil
+	}
+	killTree(pid)
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *processRunner) Stderr() io.ReadCloser { return r.stderr }
+func (r *processRunner) Name() string          { return r.cmd.Path }
+
+// ID is the pid (empty before start), as go-plugin's own runner reports.
+func (r *processRunner) ID() string {
+	if pid := r.pid.Load(); pid > 0 {
+		return strconv.FormatInt(pid, 10)
+	}
+	return ""
+}
+
+// Diagnose is appended by go-plugin to "unrecognized remote plugin
+// message" errors.
+func (r *processRunner) Diagnose(context.Context) string { return r.diagnosis }
+
+func (r *processRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (r *processRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
