@@ -23,3 +23,4 @@ build:
 
 demo:
 	$(GO) run ./cmd/agenthost demo
+include plugins/proto.mk

@@ -184,6 +184,12 @@ func (h *Host) hasBindings(server string) bool {
 	return false
 }
 
+// Binding says where a secure parameter's value comes from for a tool (never
+// the value itself).
+func (h *Host) Binding(server, tool, param string) (bindings.Spec, bool) {
+	return h.binder.Lookup(server, tool, param)
+}
+
 // Logger is the host's redacting logger.
 func (h *Host) Logger() *slog.Logger { return h.logger }
 

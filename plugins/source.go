@@ -280,14 +280,17 @@ func (s *Source) runStart(f *startFlight) {
 	s.flight = nil
 	s.launching = nil
 	switch {
-	case err == nil && s.closed:
+	case s.closed:
+		// Close may have killed this very start; that is not a failure.
+		if err == nil {
+			defer inst.stop()
+		}
 		err = fmt.Errorf("plugin %s: %w", s.opts.Name, ErrClosed)
-		defer inst.stop()
 	case err == nil:
 		s.inst = inst
 		s.bg.Add(1)
 		go s.watch(inst)
-	case !errors.Is(err, ErrClosed):
+	default:
 		s.recordFailureLocked(err)
 	}
 	f.err = err
@@ -314,18 +317,13 @@ func (s *Source) markBroken(inst *instance, cause error) {
 		return
 	}
 	s.mu.Lock()
-	current := s.inst == inst
-	if current {
+	if s.inst == inst {
 		s.inst = nil
 		s.recordFailureLocked(cause)
 	}
 	if s.closed {
-		// Close owns the shutdown; it stops whatever it found.
+		// Close took (and stops) the current instance; this one was not it.
 		s.mu.Unlock()
-		if !current {
-			return
-		}
-		inst.stop()
 		return
 	}
 	s.bg.Add(1)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package plugins_test
 
 import (
@@ -470,5 +472,33 @@ func TestParseChecksum(t *testing.T) {
 		if err == nil && len(sum) != 32 {
 			t.Errorf("ParseChecksum(%q) = %d bytes", tt.in, len(sum))
 		}
+	}
+}
+
+func TestCloseDuringStart(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	h := newHarness(t, bin.testPlugin, func(o *plugins.Options) {
+		o.Args = []string{"-mode", "hang", "-pidfile", pidfile}
+		o.StartTimeout = time.Minute
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.src.Resolve(context.Background(), bindings.Request{Ref: "echo/x"})
+		done <- err
+	}()
+	pid := readPid(t, pidfile)
+	began := time.Now()
+	if err := h.src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("Close waited %s for a hanging start", took)
+	}
+	if err := <-done; !errors.Is(err, plugins.ErrClosed) {
+		t.Errorf("Resolve = %v, want ErrClosed", err)
+	}
+	waitGone(t, "plugin stuck in its start", pid)
+	if strings.Contains(h.logs.String(), "restart scheduled") {
+		t.Errorf("a start killed by Close was counted as a failure:\n%s", h.logs)
 	}
 }

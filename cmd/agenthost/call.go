@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -47,9 +48,12 @@ func (a *app) callCommand() *cobra.Command {
 					return fail(host.KindConfig, exitUsage, fmt.Errorf("--transport: %q is not http or sse", transport))
 				}
 				server, tool = "url", args[0]
-				cfg = &config.Config{MCPServers: map[string]*config.Server{
-					server: {URL: serverURL, Type: config.Transport(transport)},
-				}}
+				cfg = &config.Config{
+					MCPServers: map[string]*config.Server{
+						server: {URL: serverURL, Type: config.Transport(transport)},
+					},
+					Approvals: adHocApprovals(server),
+				}
 				cfg.ApplyDefaults()
 				if err := cfg.Validate(); err != nil {
 					return fail(host.KindConfig, exitUsage, err)
@@ -132,5 +136,23 @@ func printContent(a *app, r *mcp.CallToolResult) {
 	}
 	if r.StructuredContent != nil && len(r.Content) == 0 {
 		_ = writeJSON(a.stdout, r.StructuredContent)
+	}
+}
+
+// adHocApprovals is the policy of a `call --url` call. There is no operator
+// catalogue or rule set, and the strict bucket would make every tool without
+// trusted metadata uncallable (minTrustLevel 5, two approvers), so the
+// person who typed the call decides it: the risk stays unknown (the
+// fail-closed values), but the call is one ask for one approver, answered by
+// --approve (a prompt on a terminal, deny otherwise, auto for scripts).
+func adHocApprovals(server string) approvals.Config {
+	single := "single"
+	return approvals.Config{
+		Catalogue: []approvals.CatalogueEntry{{
+			Server:   server,
+			Tool:     "*",
+			Metadata: approvals.RawMetadata{ApprovalRecommendation: &single, MinTrustLevel: 1},
+		}},
+		NoMatch: "ask",
 	}
 }

@@ -105,6 +105,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.callCommand(),
 		a.runCommand(),
 		a.policyCommand(),
+		a.demoCommand(),
 		a.versionCommand(),
 	)
 	return root

@@ -101,6 +101,14 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	if b.ErrorCode != 0 {
 		return reply{err: behaviourError(b), before: before}
 	}
+	if s.opts.Handler != nil {
+		text, isError := s.opts.Handler(x.ctx, t.name, args, secureArgs)
+		result := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+		if isError {
+			result["isError"] = true
+		}
+		return reply{result: result, before: before}
+	}
 	return reply{result: toolResult(t, args, secureArgs), before: before}
 }
 

@@ -1,6 +1,8 @@
 package mcptestserver
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -96,6 +98,12 @@ type Options struct {
 	StderrNoise bool
 	// Stderr receives noise; default io.Discard.
 	Stderr io.Writer
+
+	// Handler, when set, executes validated calls in place of the x-test
+	// result behaviours (faults still apply first). It is how a real tool
+	// implementation (the demo's SQL server) rides on this server's SEP-3221
+	// layer. arguments and secureArguments arrive as raw JSON values.
+	Handler func(ctx context.Context, tool string, args, secureArgs map[string]json.RawMessage) (text string, isError bool)
 }
 
 func (o *Options) applyDefaults() {

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command testplugin is a credential plugin that misbehaves on request, for
 // the plugins package's process tests. Flags choose what happens before
 // Serve; the ref chooses what a Resolve does (see resolve).

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/demo"
+)
+
+func (a *app) demoCommand() *cobra.Command {
+	var live bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "End-to-end demo on embedded defaults: no API key, no network, no setup",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var llm config.LLM
+			if live {
+				cfg, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				llm = cfg.LLM
+			}
+			err := demo.Run(cmd.Context(), demo.Options{
+				Out: a.stdout, In: a.stdin, Interactive: a.stdinIsTerminal(), Live: live, LLM: llm,
+			})
+			if errors.Is(err, demo.ErrNoLiveModel) {
+				return usageErr(err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&live, "live", false, "use the configured model endpoint instead of the script")
+	return cmd
+}
