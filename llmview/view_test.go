@@ -23,8 +23,8 @@ func TestExposedNames(t *testing.T) {
 			want: map[Ref]string{{"orders", "execute_sql"}: "orders__execute_sql", {"fs", "read-file"}: "fs__read-file"},
 		},
 		{
-			name: "invalid characters and collisions get a hash",
-			refs: []Ref{{"a.b", "t"}, {"a_b", "t"}, {"srv", "get data"}, {"srv", "get/data"}},
+			name:  "invalid characters and collisions get a hash",
+			refs:  []Ref{{"a.b", "t"}, {"a_b", "t"}, {"srv", "get data"}, {"srv", "get/data"}},
 			plain: []Ref{{"a_b", "t"}},
 		},
 		{
