@@ -93,6 +93,19 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	}
 	start := time.Now()
 	result, err := s.send(ctx, c, t, arguments, call)
+	if errors.Is(err, ErrSecureRejected) {
+		// The server rejected the host's values (an expired or revoked
+		// token, say): drop the cached values and try once more with fresh
+		// ones.
+		for _, p := range t.SecureParams {
+			h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
+		}
+		if fresh, rerr := s.secureCall(ctx, server, t); rerr == nil {
+			h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", tool)
+			call = fresh
+			result, err = s.send(ctx, c, t, arguments, call)
+		}
+	}
 	rec.DurationMs = time.Since(start).Milliseconds()
 	switch {
 	case err != nil && KindOf(err) == KindBinding:
@@ -107,7 +120,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	}
 	// The record is written before the result goes back to the model; a
 	// failed write withholds the result.
-	if werr := h.audit.Write(context.WithoutCancel(ctx), rec); werr != nil {
+	if werr := h.writeAudit(ctx, rec); werr != nil {
 		h.logger.Error("audit write failed", "err", werr)
 		if err == nil {
 			return nil, newError(KindInternal, modelMsgOperatorFailure, werr, "%s/%s: the call ran but its audit record could not be written: %v", server, tool, werr)
@@ -250,7 +263,7 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 				return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", c.name, t.Name)
 			}
 			if code == mcp.INVALID_PARAMS && call.carriesSecure() {
-				return nil, newError(KindBinding, modelMsgOperatorFailure, err,
+				return nil, newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, err),
 					"%s/%s: the server rejected the call's secure arguments (-32602): %s", c.name, t.Name, h.redactor.Redact(message))
 			}
 			if code == mcp.METHOD_NOT_FOUND && attempt == 0 {

@@ -60,6 +60,9 @@ var (
 	ErrToolUnavailable = errors.New("tool not available")
 	// ErrServerUnavailable: the server cannot be reached.
 	ErrServerUnavailable = errors.New("server unavailable")
+	// ErrSecureRejected: the server rejected the call's secure arguments
+	// (-32602 to a call that carried them).
+	ErrSecureRejected = errors.New("server rejected the secure arguments")
 	// ErrDenied: the approval workflow refused the call.
 	ErrDenied = errors.New("call denied")
 	// ErrSecureNameInArguments: the model's arguments name a secure parameter.

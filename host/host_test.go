@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/mcptestserver"
 )
@@ -352,5 +355,78 @@ func TestBackoff(t *testing.T) {
 	}
 	if got := backoff(100); got != 30*time.Second {
 		t.Errorf("cap: %s", got)
+	}
+}
+
+func TestViewIsRebuiltOnlyWhenSomethingChanged(t *testing.T) {
+	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	ctx := context.Background()
+	h.Connect(ctx)
+	s := h.NewSession(SessionOptions{})
+	first := s.View(ctx)
+	if again := s.View(ctx); again != first {
+		t.Errorf("unchanged catalog rebuilt the view")
+	}
+	if status(first, "execute_sql") != ToolHidden {
+		t.Fatalf("execute_sql should be hidden without an instance")
+	}
+	s.SetValue("instance", "checkout")
+	second := s.View(ctx)
+	if second == first || status(second, "execute_sql") != ToolActive {
+		t.Errorf("a new session value did not re-evaluate the view")
+	}
+	if err := h.Refresh(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	if third := s.View(ctx); third == second {
+		t.Errorf("a re-listed server did not rebuild the view")
+	}
+}
+
+func status(v *SessionView, tool string) ToolStatus {
+	for _, tools := range v.Tools {
+		for _, tv := range tools {
+			if tv.Tool.Name == tool {
+				return tv.Status
+			}
+		}
+	}
+	return ""
+}
+
+func TestRejectedSecureValuesAreResolvedAgainOnce(t *testing.T) {
+	url, srv := mcptestserver.StartHTTP(t, mcptestserver.Options{ToolsJSON: []byte(`[
+	 {"name": "strict", "x-test": {"errorCode": -32602, "errorMessage": "token expired"},
+	  "inputSchema": {"type": "object"},
+	  "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]}}]`)})
+	var calls atomic.Int32
+	vault := bindings.SourceFunc(func(context.Context, bindings.Request) (bindings.Resolved, error) {
+		n := calls.Add(1)
+		return bindings.Resolved{Value: fmt.Sprintf("token-%d-%s", n, canary), Sensitivity: bindings.Secret}, nil
+	})
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"db": {URL: url, Type: config.TransportHTTP}},
+		Sources:    map[string]*config.Source{},
+		Bindings:   []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{"token": {Source: "vault", Ref: "db/token"}}}},
+		Approvals:  readsAllowed(),
+	}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Sources: map[string]bindings.Source{"vault": vault}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_, err = h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "strict", nil)
+	if KindOf(err) != KindBinding || !errors.Is(err, ErrSecureRejected) {
+		t.Fatalf("err = %v (%v)", err, KindOf(err))
+	}
+	if strings.Contains(err.Error(), canary) {
+		t.Errorf("error leaks the value: %v", err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("source called %d times, want 2 (cache dropped after the rejection)", n)
+	}
+	if n := len(srv.Recording().Messages("tools/call")); n != 2 {
+		t.Errorf("%d tools/call, want the call and one retry", n)
 	}
 }

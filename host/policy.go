@@ -123,7 +123,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	}
 	rec := approvals.NewRecord(check, res, time.Now())
 	if gateErr != nil || !res.Allowed() {
-		if err := h.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
+		if err := h.writeAudit(ctx, rec); err != nil {
 			h.logger.Error("audit write failed", "err", err)
 		}
 		if gateErr != nil {
@@ -171,7 +171,16 @@ func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTo
 	}
 	rec.Outcome = outcome
 	rec.Result = approvals.ResultNotExecuted
-	if err := h.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
+	if err := h.writeAudit(ctx, rec); err != nil {
 		h.logger.Error("audit write failed", "err", err)
 	}
+}
+
+// writeAudit writes one record. The model's arguments pass through the
+// redactor too: a secret a user pasted into the conversation must not land
+// in the audit log verbatim. Cancellation of the call does not stop the
+// record being written.
+func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
+	rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
+	return h.audit.Write(context.WithoutCancel(ctx), rec)
 }

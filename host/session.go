@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
+	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -38,8 +39,13 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	mu     sync.RWMutex
-	values bindings.MapValues
+	mu          sync.RWMutex
+	values      bindings.MapValues
+	valuesEpoch atomic.Uint64
+
+	viewMu    sync.Mutex
+	viewCache map[string]*serverView
+	lastView  *SessionView
 
 	// turnMu serialises turns; transcript is only touched under it.
 	turnMu     sync.Mutex
@@ -96,6 +102,7 @@ func (s *Session) SetValue(name, value string) {
 	}
 	next[name] = value
 	s.values = next
+	s.valuesEpoch.Add(1)
 }
 
 // bindingContext carries the session's values to the session source.

@@ -26,42 +26,85 @@ type SessionView struct {
 }
 
 // View computes what this session may be offered. A tool whose required
-// secure parameters cannot be bound in this session is hidden (with a
-// reason) rather than shown and failing.
+// secure parameters cannot be bound in this session, or that the session
+// can never be allowed to call, is hidden (with a reason) rather than shown
+// and failing. Per-server verdicts are cached: only servers whose tool list
+// changed (or all of them, after the session's values changed) are
+// re-evaluated.
 func (s *Session) View(ctx context.Context) *SessionView {
 	ctx = s.bindingContext(ctx)
 	servers := s.host.Servers()
-	v := &SessionView{Servers: servers, Tools: map[string][]*ToolView{}}
-	var active []llmview.Tool
+	epoch := s.valuesEpoch.Load()
+
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.viewCache == nil {
+		s.viewCache = map[string]*serverView{}
+	}
+	changed := s.lastView == nil || len(s.viewCache) != len(servers)
+	for _, snap := range servers {
+		sv := s.viewCache[snap.Name]
+		if sv != nil && sv.snap == snap && sv.epoch == epoch {
+			continue
+		}
+		s.viewCache[snap.Name] = s.evaluate(ctx, snap, epoch)
+		changed = true
+	}
+	if !changed {
+		return s.lastView
+	}
+
+	v := &SessionView{Servers: servers, Tools: make(map[string][]*ToolView, len(servers))}
 	var all []llmview.Ref
 	for _, snap := range servers {
-		for _, ct := range snap.Tools {
-			tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason}
-			if tv.Status == ToolActive {
-				if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
-					tv.Status = ToolHidden
-					tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ")
-				} else if never, why := s.neverAllowed(snap.Name, ct); never {
-					tv.Status = ToolHidden
-					tv.Reason = "this session can never be allowed to call it: " + why
-				}
-			}
-			v.Tools[snap.Name] = append(v.Tools[snap.Name], tv)
-			ref := llmview.Ref{Server: snap.Name, Tool: ct.Tool.Name}
-			all = append(all, ref)
-			if tv.Status == ToolActive {
-				active = append(active, llmview.Tool{Ref: ref, Description: ct.Tool.Description, InputSchema: ct.Tool.InputSchema})
-			}
+		for _, tv := range s.viewCache[snap.Name].tools {
+			all = append(all, llmview.Ref{Server: snap.Name, Tool: tv.Tool.Name})
 		}
 	}
 	names := llmview.ExposedNames(all)
-	for server, tools := range v.Tools {
-		for _, tv := range tools {
-			tv.ExposedName = names[llmview.Ref{Server: server, Tool: tv.Tool.Name}]
+	var active []llmview.Tool
+	for _, snap := range servers {
+		cached := s.viewCache[snap.Name].tools
+		tools := make([]*ToolView, len(cached))
+		for i, tv := range cached {
+			copied := *tv
+			ref := llmview.Ref{Server: snap.Name, Tool: tv.Tool.Name}
+			copied.ExposedName = names[ref]
+			tools[i] = &copied
+			if copied.Status == ToolActive {
+				active = append(active, llmview.Tool{Ref: ref, Description: tv.Tool.Description, InputSchema: tv.Tool.InputSchema})
+			}
 		}
+		v.Tools[snap.Name] = tools
 	}
 	v.Model = llmview.Build(active, names)
+	s.lastView = v
 	return v
+}
+
+// serverView caches one server's verdicts for a session.
+type serverView struct {
+	snap  *ServerSnapshot
+	epoch uint64
+	tools []*ToolView
+}
+
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, epoch uint64) *serverView {
+	sv := &serverView{snap: snap, epoch: epoch, tools: make([]*ToolView, 0, len(snap.Tools))}
+	for _, ct := range snap.Tools {
+		tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason}
+		if tv.Status == ToolActive {
+			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
+				tv.Status = ToolHidden
+				tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ")
+			} else if never, why := s.neverAllowed(snap.Name, ct); never {
+				tv.Status = ToolHidden
+				tv.Reason = "this session can never be allowed to call it: " + why
+			}
+		}
+		sv.tools = append(sv.tools, tv)
+	}
+	return sv
 }
 
 // unbindable lists the tool's required secure parameters that no binding can
