@@ -37,6 +37,9 @@ type app struct {
 
 	redactor *bindings.Redactor
 	host     *host.Host
+	// replElicitation asks servers' questions on the terminal; set for the
+	// REPL only.
+	replElicitation host.ElicitationFunc
 
 	interruptMu sync.Mutex
 	interrupt   func()
@@ -121,6 +124,9 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 // filling in the requested schema's defaults, so that scripted calls of tools
 // that ask for confirmation can complete; otherwise nil declines them.
 func (a *app) elicitation() host.ElicitationFunc {
+	if a.replElicitation != nil {
+		return a.replElicitation
+	}
 	if a.approve != "auto" {
 		return nil
 	}

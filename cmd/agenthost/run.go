@@ -38,6 +38,10 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			interactive := len(args) == 0 && a.stdinIsTerminal()
+			if interactive {
+				a.replElicitation = newTerminalElicitation(a.stdin, a.stderr).ask
+			}
 			h, err := a.newHost(cfg)
 			if err != nil {
 				return err
