@@ -295,7 +295,7 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 // extensionIDs are the secure-params extension ids to declare. SEP-3221
 // makes binding opt-in: declared only for servers with bindings configured.
 func (c *conn) extensionIDs() []string {
-	if false && !c.declareSecure {
+	if !c.declareSecure {
 		return nil
 	}
 	if len(c.cfg.SecureParams.Extensions) == 0 {

@@ -1,0 +1,183 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/mcptestserver"
+)
+
+// exampleServer serves one SQL-like tool whose instance is a secure
+// parameter, on a loopback HTTP server.
+func exampleServer() (url string, stop func()) {
+	srv, err := mcptestserver.New(mcptestserver.Options{ToolsJSON: []byte(`[
+	 {"name": "execute_sql", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+	  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}, "token": {"type": "string"}}, "required": ["instance", "token"]},
+	  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}},
+	 {"name": "delete_rows", "inputSchema": {"type": "object", "properties": {"where": {"type": "string"}}},
+	  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}, "token": {"type": "string"}}, "required": ["instance", "token"]},
+	  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 1}}]`),
+		Handler: func(_ context.Context, tool string, args, secure map[string]json.RawMessage) (string, bool) {
+			return fmt.Sprintf("%s ran on instance %s", tool, secure["instance"]), false
+		}})
+	if err != nil {
+		panic(err)
+	}
+	ts := httptest.NewServer(srv.HTTPHandler())
+	return ts.URL + "/mcp", func() { _ = srv.Close(); ts.Close() }
+}
+
+// exampleConfig is a config built in Go: the instance comes from each
+// session's values, the token from the backend's own credential source.
+func exampleConfig(url string) *config.Config {
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"db": {URL: url, TrustAnnotations: true}},
+		Bindings: []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{
+			// Not a secret: results may show it (secrets are masked in them).
+			"instance": {Session: "instance", Sensitivity: "public"},
+			"token":    {Source: "tenant-tokens", Ref: "db"},
+		}}},
+		Approvals: approvals.Config{Rules: []approvals.Rule{
+			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
+		}},
+	}
+	cfg.ApplyDefaults()
+	return cfg
+}
+
+// tenantTokens is a chat backend's own credential source: one token per
+// tenant (the session's subject).
+var tenantTokens = bindings.SourceFunc(func(_ context.Context, req bindings.Request) (bindings.Resolved, error) {
+	return bindings.Resolved{Value: "token-for-" + req.Subject, Sensitivity: bindings.Secret, Expiry: time.Now().Add(time.Hour)}, nil
+})
+
+// Many sessions share one Host; each has its own tenant, trust level and
+// session values, and the secure parameters follow the session.
+func ExampleHost_NewSession() {
+	url, stop := exampleServer()
+	defer stop()
+	h, err := host.New(host.Options{Config: exampleConfig(url), Sources: map[string]bindings.Source{"tenant-tokens": tenantTokens}})
+	if err != nil {
+		panic(err)
+	}
+	defer h.Close()
+	h.Connect(context.Background())
+
+	for _, tenant := range []struct{ subject, instance string }{{"acme", "acme-db"}, {"globex", "globex-db"}} {
+		s := h.NewSession(host.SessionOptions{Subject: tenant.subject, Values: map[string]string{"instance": tenant.instance}})
+		res, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(tenant.subject+":", host.ContentText(res.Result.Content[0]))
+		s.Close()
+	}
+	// Output:
+	// acme: execute_sql ran on instance "acme-db"
+	// globex: execute_sql ran on instance "globex-db"
+}
+
+// oneShotModel is a backend's own model client: it asks for one delete,
+// then answers.
+type oneShotModel struct{}
+
+func (oneShotModel) Complete(_ context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
+	if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
+		onText("Done.")
+		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "Done."}, openai.Usage{}, nil
+	}
+	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
+		ID: "call_1", Type: openai.ToolTypeFunction,
+		Function: openai.FunctionCall{Name: "db__delete_rows", Arguments: `{"where":"id = 7"}`},
+	}}}, openai.Usage{}, nil
+}
+
+// A turn streams events as they happen. The backend brings its own model
+// client, a pending-approvals queue that another goroutine (an HTTP handler,
+// say) resolves, and its own audit sink.
+func ExampleSession_Turn() {
+	url, stop := exampleServer()
+	defer stop()
+	queue := approvals.NewQueue(approvals.QueueOptions{})
+	audit := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+		fmt.Printf("audit: %s %s %s\n", r.Tool, r.Outcome, r.Result)
+		return nil
+	})
+	h, err := host.New(host.Options{
+		Config:   exampleConfig(url),
+		Sources:  map[string]bindings.Source{"tenant-tokens": tenantTokens},
+		Model:    oneShotModel{},
+		Approver: queue,
+		Audit:    audit,
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer h.Close()
+
+	// The approver: in a backend this is an HTTP handler.
+	go func() {
+		for {
+			if pending := queue.List(); len(pending) > 0 {
+				_ = queue.Resolve(pending[0].ID, "ops-lead", true, "fine")
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+
+	s := h.NewSession(host.SessionOptions{Subject: "acme", Values: map[string]string{"instance": "acme-db"}})
+	for e := range s.Turn(context.Background(), "Delete row 7.", host.TurnOptions{}) {
+		switch e.Type {
+		case host.EventToolCall:
+			fmt.Println("tool call:", e.Server, e.Tool, string(e.Arguments))
+		case host.EventApproval:
+			fmt.Println("approval:", e.Decision, e.Outcome)
+		case host.EventToolResult:
+			fmt.Println("result:", host.ContentText(e.Content[0]))
+		case host.EventAssistant:
+			fmt.Println("assistant:", e.Text)
+		case host.EventSessionEnd:
+			fmt.Println("end:", e.Reason)
+		}
+	}
+	// Output:
+	// tool call: db delete_rows {"where":"id = 7"}
+	// approval: ask approved
+	// audit: delete_rows approved ok
+	// result: delete_rows ran on instance "acme-db"
+	// assistant: Done.
+	// end: done
+}
+
+// A turn is cancelled through its context: the loop stops and ends with
+// reason "interrupted".
+func ExampleSession_Turn_cancel() {
+	url, stop := exampleServer()
+	defer stop()
+	h, err := host.New(host.Options{Config: exampleConfig(url), Model: oneShotModel{},
+		Sources: map[string]bindings.Source{"tenant-tokens": tenantTokens}})
+	if err != nil {
+		panic(err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for e := range h.NewSession(host.SessionOptions{}).Turn(ctx, "hello", host.TurnOptions{}) {
+		if e.Type == host.EventSessionEnd {
+			fmt.Println("end:", e.Reason)
+		}
+	}
+	// Output:
+	// end: interrupted
+}
