@@ -141,6 +141,14 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 		}
 	}
 	if !t.HasSecureSchema {
+		// No overlap to find, but a schema the host cannot reason about
+		// (an in-place $ref loop, a $ref to nothing) is excluded all the
+		// same: validators reject every instance of it.
+		// A pattern Go cannot compile only matters for overlap.
+		iw := newWalker("inputSchema", t.inputDoc, inputScan.anchors, true)
+		if p := iw.walk(t.inputDoc, "", 0, true, true); p != nil && p.rule != RulePattern {
+			return p
+		}
 		return nil
 	}
 

@@ -108,10 +108,13 @@ func TestValidateShapes(t *testing.T) {
 		{name: "root $id with local ref", raw: toolJSON(`{"$id":"https://example.invalid/root","type":"object","$ref":"#/$defs/A","$defs":{"A":{"properties":{"q":{}}}}}`, secureTenant)},
 		{name: "duplicate anchor", raw: toolJSON(`{"type":"object","$defs":{"A":{"$anchor":"x"},"B":{"$anchor":"x"}}}`, secureTenant), rule: RuleMalformed},
 
-		// Cycles terminate; size and depth are bounded.
-		{name: "ref cycle", raw: toolJSON(`{"type":"object","$ref":"#/$defs/A","$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A","properties":{"q":{}}}}}`, secureTenant)},
-		{name: "self ref cycle", raw: toolJSON(`{"type":"object","$ref":"#"}`, secureTenant)},
-		{name: "ref cycle hiding overlap", raw: toolJSON(`{"$ref":"#/$defs/A","$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A","allOf":[{"required":["tenant_id"]}]}}}`, secureTenant), rule: RuleOverlap},
+		// In-place $ref loops are undefined (validators reject every
+		// instance): excluded. Recursion through properties is fine.
+		{name: "ref cycle", raw: toolJSON(`{"type":"object","$ref":"#/$defs/A","$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A","properties":{"q":{}}}}}`, secureTenant), rule: RuleLimits, reason: "loop"},
+		{name: "self ref cycle", raw: toolJSON(`{"type":"object","$ref":"#"}`, secureTenant), rule: RuleLimits, reason: "loop"},
+		{name: "pure ref loop", raw: toolJSON(`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`, ""), rule: RuleLimits, reason: "loop"},
+		{name: "ref cycle hiding overlap", raw: toolJSON(`{"$ref":"#/$defs/A","$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A","allOf":[{"required":["tenant_id"]}]}}}`, secureTenant), rule: RuleLimits},
+		{name: "recursion through properties", raw: toolJSON(`{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"child":{"$ref":"#/$defs/node"},"q":{}}}}}`, secureTenant)},
 		{name: "deep properties", raw: toolJSON(nestedProperties(MaxSchemaDepth+1), secureTenant), rule: RuleLimits},
 		{name: "deep properties within limit", raw: toolJSON(nestedProperties(MaxSchemaDepth-2), secureTenant)},
 		{name: "deep not chain", raw: toolJSON(strings.Repeat(`{"not":`, maxJSONDepth+1)+`{}`+strings.Repeat(`}`, maxJSONDepth+1), secureTenant), rule: RuleLimits},

@@ -330,7 +330,38 @@ func (w *schemaWalker) followRef(ref any, ptr string, depth int, collect, uncond
 	if p != nil {
 		return p
 	}
+	if p := w.refLoop(ptr, target, where); p != nil {
+		return p
+	}
 	return w.walk(target, where, depth+1, collect, uncond)
+}
+
+// refLoop reports a $ref chain that comes back to where it started without
+// descending into the instance (A refs B refs A, or a schema that refs
+// itself). JSON Schema leaves such a loop undefined and validators fail on
+// every instance, so the host cannot reason about what it admits.
+func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
+	chain := map[string]bool{from: true}
+	for range MaxSchemaDepth {
+		if chain[where] {
+			return newProblem(RuleLimits, "%s has a $ref loop that never reaches a schema (at %s)", w.label, at(where))
+		}
+		chain[where] = true
+		obj, ok := target.(map[string]any)
+		if !ok {
+			return nil
+		}
+		ref, ok := obj["$ref"].(string)
+		if !ok {
+			return nil
+		}
+		next, nextPtr, p := w.resolve(ref)
+		if p != nil {
+			return nil // reported when the walk reaches it
+		}
+		target, where = next, nextPtr
+	}
+	return nil
 }
 
 // resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
