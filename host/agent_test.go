@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/internal/fakellm"
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/modeltest"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // agentHost is testHost plus a scripted model.
-func agentHost(t *testing.T, script fakellm.Script) (*Host, *mcptestserver.Server, *fakellm.Server, *strings.Builder) {
+func agentHost(t *testing.T, script modeltest.Script) (*Host, *mcptest.Server, *modeltest.Server, *strings.Builder) {
 	t.Helper()
-	h, srv, logs := testHost(t, "", mcptestserver.Options{})
-	model := fakellm.New(script)
+	h, srv, logs := testHost(t, "", mcptest.Options{})
+	model := modeltest.New(script)
 	base := model.Start(t)
 	h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: base, APIKey: "sk-test", MaxRetryWait: time.Second})
 	h.modelName = "scripted"
@@ -47,8 +47,8 @@ func ofType(events []Event, typ EventType) []Event {
 }
 
 func TestTurnMultiStepWithParallelCalls(t *testing.T) {
-	script := fakellm.Script{
-		{ToolCalls: []fakellm.ToolCall{
+	script := modeltest.Script{
+		{ToolCalls: []modeltest.ToolCall{
 			{Name: "db__echo", Arguments: `{"text":"one"}`},
 			{Name: "db__execute_sql", Arguments: `{"query":"SELECT 2"}`},
 		}},
@@ -136,10 +136,10 @@ func compactJSON(t *testing.T, raw json.RawMessage) string {
 }
 
 func TestTurnRefusesInjectionAndGoesOn(t *testing.T) {
-	script := fakellm.Script{
-		{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT * FROM salaries","instance":"payroll"}`}}},
-		{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}},
-			Expect: &fakellm.Expect{LastToolResultContains: "invalid arguments"}},
+	script := modeltest.Script{
+		{ToolCalls: []modeltest.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT * FROM salaries","instance":"payroll"}`}}},
+		{ToolCalls: []modeltest.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}},
+			Expect: &modeltest.Expect{LastToolResultContains: "invalid arguments"}},
 		{Text: "ok"},
 	}
 	h, srv, model, _ := agentHost(t, script)
@@ -174,9 +174,9 @@ func TestTurnGarbageFromModel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			script := fakellm.Script{
-				{ToolCalls: []fakellm.ToolCall{{Name: tc.tool, Arguments: tc.args}}},
-				{Text: "fixed", Expect: &fakellm.Expect{LastToolResultContains: tc.want}},
+			script := modeltest.Script{
+				{ToolCalls: []modeltest.ToolCall{{Name: tc.tool, Arguments: tc.args}}},
+				{Text: "fixed", Expect: &modeltest.Expect{LastToolResultContains: tc.want}},
 			}
 			h, srv, model, _ := agentHost(t, script)
 			events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
@@ -192,8 +192,8 @@ func TestTurnGarbageFromModel(t *testing.T) {
 }
 
 func TestTurnStopsRepeatedFailingCall(t *testing.T) {
-	step := fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__boom", Arguments: `{}`}}}
-	h, _, _, _ := agentHost(t, fakellm.Script{step, step, step, {Text: "never"}})
+	step := modeltest.Step{ToolCalls: []modeltest.ToolCall{{Name: "db__boom", Arguments: `{}`}}}
+	h, _, _, _ := agentHost(t, modeltest.Script{step, step, step, {Text: "never"}})
 	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
 	end := events[len(events)-1]
 	if end.Reason != EndError || end.Steps != 3 {
@@ -205,8 +205,8 @@ func TestTurnStopsRepeatedFailingCall(t *testing.T) {
 }
 
 func TestTurnMaxSteps(t *testing.T) {
-	step := fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__echo", Arguments: `{"text":"again"}`}}}
-	h, _, _, _ := agentHost(t, fakellm.Script{step, step, step})
+	step := modeltest.Step{ToolCalls: []modeltest.ToolCall{{Name: "db__echo", Arguments: `{"text":"again"}`}}}
+	h, _, _, _ := agentHost(t, modeltest.Script{step, step, step})
 	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{MaxSteps: 2})
 	if end := events[len(events)-1]; end.Reason != EndMaxSteps || end.Steps != 2 {
 		t.Fatalf("end: %+v", end)
@@ -215,7 +215,7 @@ func TestTurnMaxSteps(t *testing.T) {
 
 func TestTurnModelRetries(t *testing.T) {
 	t.Run("429 then success", func(t *testing.T) {
-		h, _, model, _ := agentHost(t, fakellm.Script{{Status: 429, RetryAfter: "0"}, {Text: "hello"}})
+		h, _, model, _ := agentHost(t, modeltest.Script{{Status: 429, RetryAfter: "0"}, {Text: "hello"}})
 		events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
 		if end := events[len(events)-1]; end.Reason != EndDone {
 			t.Fatalf("end: %+v", end)
@@ -225,9 +225,9 @@ func TestTurnModelRetries(t *testing.T) {
 		}
 	})
 	t.Run("500 until the budget ends", func(t *testing.T) {
-		var script fakellm.Script
+		var script modeltest.Script
 		for range 10 {
-			script = append(script, fakellm.Step{Status: 500, RetryAfter: "0"})
+			script = append(script, modeltest.Step{Status: 500, RetryAfter: "0"})
 		}
 		h, _, model, _ := agentHost(t, script)
 		events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
@@ -241,7 +241,7 @@ func TestTurnModelRetries(t *testing.T) {
 }
 
 func TestTurnCancelledMidStream(t *testing.T) {
-	h, _, _, _ := agentHost(t, fakellm.Script{{Text: "partial answer that never finishes", Hang: true}})
+	h, _, _, _ := agentHost(t, modeltest.Script{{Text: "partial answer that never finishes", Hang: true}})
 	ctx, cancel := context.WithCancel(context.Background())
 	s := h.NewSession(SessionOptions{})
 	var events []Event
@@ -258,10 +258,10 @@ func TestTurnCancelledMidStream(t *testing.T) {
 }
 
 func TestManyConcurrentSessions(t *testing.T) {
-	h, srv, _ := testHost(t, "", mcptestserver.Options{})
-	var script fakellm.Script
+	h, srv, _ := testHost(t, "", mcptest.Options{})
+	var script modeltest.Script
 	for range 100 {
-		script = append(script, fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}}}, fakellm.Step{Text: "done"})
+		script = append(script, modeltest.Step{ToolCalls: []modeltest.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}}}, modeltest.Step{Text: "done"})
 	}
 	_ = script
 	// One scripted model per session keeps each conversation's steps in order.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 const riskTools = `[
@@ -56,9 +56,9 @@ func (r *recordSink) last(t *testing.T) *approvals.Record {
 	return r.records[len(r.records)-1]
 }
 
-func policyHost(t *testing.T, approver approvals.Approver, sink approvals.Sink) (*Host, *mcptestserver.Server) {
+func policyHost(t *testing.T, approver approvals.Approver, sink approvals.Sink) (*Host, *mcptest.Server) {
 	t.Helper()
-	url, srv := mcptestserver.StartHTTP(t, mcptestserver.Options{ToolsJSON: []byte(riskTools)})
+	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools)})
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
 		Approvals: approvals.Config{Rules: []approvals.Rule{
@@ -152,7 +152,7 @@ func TestAuditFailureStopsCalls(t *testing.T) {
 
 func TestInjectionIsAudited(t *testing.T) {
 	sink := &recordSink{}
-	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h, _, _ := testHost(t, "", mcptest.Options{})
 	h.audit = sink
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}})
 	_, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"x","instance":"payroll"}`))

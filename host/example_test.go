@@ -13,13 +13,13 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // exampleServer serves one SQL-like tool whose instance is a secure
 // parameter, on a loopback HTTP server.
 func exampleServer() (url string, stop func()) {
-	srv, err := mcptestserver.New(mcptestserver.Options{ToolsJSON: []byte(`[
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[
 	 {"name": "execute_sql", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
 	  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}, "token": {"type": "string"}}, "required": ["instance", "token"]},
 	  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}},

@@ -17,7 +17,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 const secureTools = `[
@@ -42,12 +42,12 @@ const canary = "CANARY-7f3a9c-instance"
 
 // testHost starts an in-process HTTP test server and a Host with bindings
 // for it. era is "" (auto), "2025-11-25" or "2026-07-28".
-func testHost(t *testing.T, era string, opts mcptestserver.Options) (*Host, *mcptestserver.Server, *strings.Builder) {
+func testHost(t *testing.T, era string, opts mcptest.Options) (*Host, *mcptest.Server, *strings.Builder) {
 	t.Helper()
 	if opts.ToolsJSON == nil && opts.ToolsFile == "" {
 		opts.ToolsJSON = []byte(secureTools)
 	}
-	url, srv := mcptestserver.StartHTTP(t, opts)
+	url, srv := mcptest.StartHTTP(t, opts)
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{
 			"db": {URL: url, Type: config.TransportHTTP, ProtocolVersion: era, CallTimeout: 5 * time.Second},
@@ -106,7 +106,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func toolCalls(t *testing.T, srv *mcptestserver.Server) []map[string]json.RawMessage {
+func toolCalls(t *testing.T, srv *mcptest.Server) []map[string]json.RawMessage {
 	t.Helper()
 	var out []map[string]json.RawMessage
 	for _, m := range srv.Recording().Messages("tools/call") {
@@ -118,7 +118,7 @@ func toolCalls(t *testing.T, srv *mcptestserver.Server) []map[string]json.RawMes
 func TestSecureCallOnTheWire(t *testing.T) {
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
-			h, srv, logs := testHost(t, era, mcptestserver.Options{})
+			h, srv, logs := testHost(t, era, mcptest.Options{})
 			ctx := context.Background()
 			h.Connect(ctx)
 			snap := h.Server("db")
@@ -173,7 +173,7 @@ func headerValue(h map[string]string, name string) string {
 }
 
 func TestSecureValuesResentOnEveryRound(t *testing.T) {
-	h, srv, _ := testHost(t, "", mcptestserver.Options{})
+	h, srv, _ := testHost(t, "", mcptest.Options{})
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "checkout"}})
 	if _, err := s.CallTool(context.Background(), "db", "mrtr_sql", json.RawMessage(`{"query":"x"}`)); err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestCallFailuresSendNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, srv, _ := testHost(t, "", mcptestserver.Options{})
+			h, srv, _ := testHost(t, "", mcptest.Options{})
 			s := h.NewSession(SessionOptions{Values: tc.values})
 			_, err := s.CallTool(context.Background(), "db", tc.tool, json.RawMessage(tc.args))
 			if KindOf(err) != tc.kind {
@@ -230,7 +230,7 @@ func TestCallFailuresSendNothing(t *testing.T) {
 }
 
 func TestNoSecureArgumentsToPlainTools(t *testing.T) {
-	h, srv, _ := testHost(t, "", mcptestserver.Options{})
+	h, srv, _ := testHost(t, "", mcptest.Options{})
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}})
 	if _, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(`{"text":"hi"}`)); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestNoSecureArgumentsToPlainTools(t *testing.T) {
 }
 
 func TestEchoedSecretIsMasked(t *testing.T) {
-	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h, _, _ := testHost(t, "", mcptest.Options{})
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
 	res, err := s.CallTool(context.Background(), "db", "leaky", nil)
 	if err != nil {
@@ -261,7 +261,7 @@ func TestEchoedSecretIsMasked(t *testing.T) {
 }
 
 func TestServerErrorAndReconnect(t *testing.T) {
-	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h, _, _ := testHost(t, "", mcptest.Options{})
 	s := h.NewSession(SessionOptions{})
 	ctx := context.Background()
 	_, err := s.CallTool(ctx, "db", "boom", nil)
@@ -299,7 +299,7 @@ func TestUnreachableServer(t *testing.T) {
 }
 
 func TestHiddenWhenUnbindable(t *testing.T) {
-	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h, _, _ := testHost(t, "", mcptest.Options{})
 	h.Connect(context.Background())
 	without := h.NewSession(SessionOptions{}).View(context.Background())
 	with := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}}).View(context.Background())
@@ -359,7 +359,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestViewIsRebuiltOnlyWhenSomethingChanged(t *testing.T) {
-	h, _, _ := testHost(t, "", mcptestserver.Options{})
+	h, _, _ := testHost(t, "", mcptest.Options{})
 	ctx := context.Background()
 	h.Connect(ctx)
 	s := h.NewSession(SessionOptions{})
@@ -395,7 +395,7 @@ func status(v *SessionView, tool string) ToolStatus {
 }
 
 func TestRejectedSecureValuesAreResolvedAgainOnce(t *testing.T) {
-	url, srv := mcptestserver.StartHTTP(t, mcptestserver.Options{ToolsJSON: []byte(`[
+	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(`[
 	 {"name": "strict", "x-test": {"errorCode": -32602, "errorMessage": "token expired"},
 	  "inputSchema": {"type": "object"},
 	  "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]}}]`)})

@@ -10,7 +10,7 @@ import (
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // The demo's MCP server: a SQL tool server in front of two SQLite database
@@ -173,7 +173,7 @@ func query(ctx context.Context, db *sql.DB, q string) (string, bool) {
 // startServer serves the SQL tools over streamable HTTP on loopback until
 // ctx ends; it returns the endpoint URL and a wait function.
 func startServer(ctx context.Context, sqls *sqlServer) (string, func(), error) {
-	srv, err := mcptestserver.New(mcptestserver.Options{
+	srv, err := mcptest.New(mcptest.Options{
 		ToolsJSON: []byte(toolsJSON),
 		Name:      "demo-sql",
 		Handler:   sqls.handle,

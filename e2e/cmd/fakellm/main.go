@@ -1,5 +1,5 @@
 // Command fakellm is the scripted OpenAI-compatible chat-completions server
-// used by the e2e tests; all behaviour lives in internal/fakellm.
+// used by the e2e tests; all behaviour lives in internal/modeltest.
 package main
 
 import (
@@ -8,12 +8,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agenthost/agenthost/internal/fakellm"
+	"github.com/agenthost/agenthost/host/modeltest"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := fakellm.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := modeltest.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

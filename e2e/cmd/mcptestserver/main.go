@@ -1,5 +1,5 @@
 // Command mcptestserver is the secure-params MCP test server used by the e2e
-// tests; all behaviour lives in internal/mcptestserver.
+// tests; all behaviour lives in internal/mcptest.
 package main
 
 import (
@@ -8,12 +8,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agenthost/agenthost/internal/mcptestserver"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := mcptestserver.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := mcptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

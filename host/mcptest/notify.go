@@ -1,0 +1,123 @@
+package mcptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+)
+
+const (
+	methodToolsListChanged = "notifications/tools/list_changed"
+	methodSubscriptionsAck = "notifications/subscriptions/acknowledged"
+)
+
+// subscriber is a stream that receives notifications/tools/list_changed: a
+// legacy stdio connection, a legacy HTTP GET stream, or a modern
+// subscriptions/listen stream (then subscriptionID tags every notification).
+type subscriber struct {
+	send           func(notification) error
+	subscriptionID json.RawMessage
+}
+
+func (s *Server) subscribe(sub *subscriber) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs[sub] = struct{}{}
+}
+
+func (s *Server) unsubscribe(sub *subscriber) {
+	if sub == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.subs, sub)
+}
+
+// broadcastToolsChanged notifies every subscriber synchronously, so a stdio
+// client reads the notification before the response of the call that caused
+// it. A stream that fails to take it is its owner's problem.
+func (s *Server) broadcastToolsChanged() {
+	s.mu.Lock()
+	subs := make([]*subscriber, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	for _, sub := range subs {
+		var params map[string]any
+		if sub.subscriptionID != nil {
+			params = map[string]any{"_meta": map[string]any{metaSubscriptionID: sub.subscriptionID}}
+		}
+		_ = sub.send(newNotification(methodToolsListChanged, params))
+	}
+}
+
+// switchTools replaces the served tool set with another file; relative paths
+// resolve against the directory of the current tools file.
+func (s *Server) switchTools(current *toolSet, path string) error {
+	if !filepath.IsAbs(path) && current.baseDir != "" {
+		path = filepath.Join(current.baseDir, path)
+	}
+	next, err := loadToolsFile(path)
+	if err != nil {
+		return fmt.Errorf("switching tool list: %w", err)
+	}
+	s.mu.Lock()
+	next.generation = s.tools.generation + 1
+	s.tools = next
+	s.mu.Unlock()
+	return nil
+}
+
+// listenRequest is an accepted subscriptions/listen; the transport streams it.
+type listenRequest struct {
+	id               json.RawMessage
+	toolsListChanged bool
+}
+
+func (s *Server) listen(x *exchange) reply {
+	var p struct {
+		Notifications struct {
+			ToolsListChanged bool `json:"toolsListChanged"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(x.msg.Params, &p) != nil {
+		return errorReply(newError(CodeInvalidParams, "subscriptions/listen params must be an object"))
+	}
+	return reply{listen: &listenRequest{id: x.msg.ID, toolsListChanged: p.Notifications.ToolsListChanged}}
+}
+
+// runListen acknowledges a subscription and holds it open until the client
+// cancels (ctx), abandons the stream, or the server closes or dies. It
+// returns the final result, and false when nothing more may be written.
+func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification) error) (map[string]any, bool) {
+	allowed := map[string]any{}
+	if l.toolsListChanged {
+		allowed["toolsListChanged"] = true
+	}
+	ack := newNotification(methodSubscriptionsAck, map[string]any{
+		"_meta":         map[string]any{metaSubscriptionID: l.id},
+		"notifications": allowed,
+	})
+	if err := send(ack); err != nil {
+		return nil, false
+	}
+	if l.toolsListChanged {
+		sub := &subscriber{send: send, subscriptionID: l.id}
+		s.subscribe(sub)
+		defer s.unsubscribe(sub)
+		select {
+		case <-x.ctx.Done():
+			return nil, false
+		case <-x.abandoned:
+			return nil, false
+		case <-s.died:
+			return nil, false
+		case <-s.closed:
+		}
+	}
+	result := map[string]any{"_meta": map[string]any{metaSubscriptionID: l.id}}
+	decorateModern(result, s.serverInfo())
+	return result, true
+}

@@ -1,0 +1,150 @@
+package mcptest
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, o Options)
+		wantErr string // from ParseFlags or New
+	}{
+		{"defaults", nil, func(t *testing.T, o Options) {
+			if !slices.Equal(o.Extensions, []string{SecureParamsExtension}) || !slices.Equal(o.Eras, []string{EraLegacy, EraModern}) ||
+				o.Transport != "stdio" || o.UnknownToolCode != CodeMethodNotFound || o.ErrorStatus != ErrorStatusSEP {
+				t.Errorf("%+v", o)
+			}
+		}, ""},
+		{"repeated extensions replace the default", []string{"--extension", "a/b", "--extension", "c/d,e/f"}, func(t *testing.T, o Options) {
+			if !slices.Equal(o.Extensions, []string{"a/b", "c/d", "e/f"}) {
+				t.Errorf("extensions %v", o.Extensions)
+			}
+		}, ""},
+		{"extension none", []string{"--extension", "none"}, func(t *testing.T, o Options) {
+			srv, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := srv.capabilities()["extensions"]; ok {
+				t.Errorf("advertised %v", srv.capabilities())
+			}
+		}, ""},
+		{"everything", []string{"--transport", "http", "--addr", "127.0.0.1:9", "--eras", "legacy", "--page-size", "3",
+			"--errors-http-200", "--unknown-tool-code", "-32602", "--die-after", "4", "--start-delay", "300ms",
+			"--malformed-page", "2", "--malformed-kind", "no-name", "--name", "n", "--version", "v", "--stderr-noise"}, func(t *testing.T, o Options) {
+			if o.Transport != "http" || o.Addr != "127.0.0.1:9" || !slices.Equal(o.Eras, []string{EraLegacy}) || o.PageSize != 3 ||
+				o.ErrorStatus != ErrorStatus200 || o.UnknownToolCode != CodeInvalidParams || o.DieAfter != 4 ||
+				o.StartDelay != 300*time.Millisecond || o.MalformedPage != 2 || o.MalformedKind != MalformedNoName ||
+				o.Name != "n" || o.Version != "v" || !o.StderrNoise {
+				t.Errorf("%+v", o)
+			}
+		}, ""},
+		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined"},
+		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"bad era", []string{"--eras", "future"}, nil, `unknown era "future"`},
+		{"bad unknown-tool-code", []string{"--unknown-tool-code", "-32000"}, nil, "unknown-tool-code must be"},
+		{"bad error status", []string{"--error-status", "teapot"}, nil, "error-status must be"},
+		{"bad transport", []string{"--transport", "carrier-pigeon"}, nil, "transport must be"},
+		{"missing tools file", []string{"--tools", "does-not-exist.json"}, nil, "reading tools file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := ParseFlags(tc.args, io.Discard)
+			if err == nil {
+				var srv *Server
+				srv, err = New(o)
+				if srv != nil {
+					_ = srv.Close()
+				}
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.applyDefaults()
+			tc.check(t, o)
+		})
+	}
+}
+
+func TestParseTools(t *testing.T) {
+	cases := []struct {
+		name      string
+		json      string
+		wantNames []string // names of served entries ("" for a nameless or non-object entry)
+		wantErr   string
+	}{
+		{"array", `[{"name":"a"},{"name":"b"}]`, []string{"a", "b"}, ""},
+		{"object", `{"tools":[{"name":"a"}]}`, []string{"a"}, ""},
+		{"fixture entries", `{"_about":"x","tools":[{"id":"i","expect":"reject","tool":{"name":"f"}},{"name":"plain"}]}`, []string{"f", "plain"}, ""},
+		{"duplicates and junk are served verbatim", `[{"name":"a"},{"name":"a"},42,{"description":"nameless"}]`, []string{"a", "a", "", ""}, ""},
+		{"empty", ``, nil, ""},
+		{"not tools", `{"nope":1}`, nil, "want a JSON array"},
+		{"unknown x-test field", `[{"name":"a","x-test":{"sleeep":"1s"}}]`, nil, `unknown field "sleeep"`},
+		{"bad sleep", `[{"name":"a","x-test":{"sleep":"soon"}}]`, nil, "not a non-negative duration"},
+		{"content not an array", `[{"name":"a","x-test":{"content":{"type":"text"}}}]`, nil, "content must be an array"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := parseTools([]byte(tc.json), "")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range ts.visibleTools(true) {
+				var entry struct {
+					Name   string          `json:"name"`
+					XTest  json.RawMessage `json:"x-test"`
+					Expect json.RawMessage `json:"expect"`
+				}
+				_ = json.Unmarshal(tool, &entry)
+				if entry.XTest != nil || entry.Expect != nil {
+					t.Errorf("served %s", tool)
+				}
+				names = append(names, entry.Name)
+			}
+			if !slices.Equal(names, tc.wantNames) {
+				t.Errorf("names %q, want %q", names, tc.wantNames)
+			}
+		})
+	}
+}
+
+// TestFallbackView pins which tools an un-negotiated client sees.
+func TestFallbackView(t *testing.T) {
+	ts, err := parseTools([]byte(`[
+		{"name":"required","secureInputSchema":{"type":"object","properties":{"a":{}},"required":["a"]}},
+		{"name":"optional","secureInputSchema":{"type":"object","properties":{"a":{}}}},
+		{"name":"unreadable","secureInputSchema":"object"},
+		{"name":"null","secureInputSchema":null},
+		{"name":"plain"}]`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, raw := range ts.visibleTools(false) {
+		got = append(got, string(raw))
+	}
+	want := []string{`{"name":"optional"}`, `{"name":"null","secureInputSchema":null}`, `{"name":"plain"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("fallback view %q, want %q", got, want)
+	}
+}
