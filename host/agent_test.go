@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/modeltest"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/modeltest"
 )
 
 // agentHost is testHost plus a scripted model.
