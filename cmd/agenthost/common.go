@@ -80,7 +80,7 @@ func (a *app) redact(s string) string {
 
 func (a *app) addSessionFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&a.binds, "bind", nil, "session value NAME=VALUE for `session` bindings (repeatable)")
+	f.StringArrayVar(&a.binds, "bind", nil, "session value NAME=VALUE, used by bindings of kind session (repeatable)")
 	f.IntVar(&a.trust, "trust", 0, "session trust level 1..5 (default from config, else 1)")
 	f.StringVar(&a.approve, "approve", "", "how asks are answered: prompt, deny or auto (default prompt on a terminal, else deny)")
 	f.StringVar(&a.sessionID, "session-id", "", "session id passed to credential sources and audit")
