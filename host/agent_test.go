@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/modeltest"
 )
@@ -257,14 +259,24 @@ func TestTurnCancelledMidStream(t *testing.T) {
 	}
 }
 
+// echoModel calls the db's echo tool once, then answers; it decides from the
+// conversation alone, so many sessions can share it.
+type echoModel struct{}
+
+func (echoModel) Complete(_ context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == openai.ChatMessageRoleTool {
+		onText("done")
+		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "done: " + last.Content}, openai.Usage{}, nil
+	}
+	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{
+		{ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}},
+	}}, openai.Usage{}, nil
+}
+
 func TestManyConcurrentSessions(t *testing.T) {
 	h, srv, _ := testHost(t, "", mcptest.Options{})
-	var script modeltest.Script
-	for range 100 {
-		script = append(script, modeltest.Step{ToolCalls: []modeltest.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}}}, modeltest.Step{Text: "done"})
-	}
-	_ = script
-	// One scripted model per session keeps each conversation's steps in order.
+	h.model = echoModel{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i := range 100 {
@@ -273,13 +285,16 @@ func TestManyConcurrentSessions(t *testing.T) {
 			defer wg.Done()
 			s := h.NewSession(SessionOptions{ID: fmt.Sprintf("s%d", i), Subject: fmt.Sprintf("tenant-%d", i%7),
 				Values: map[string]string{"instance": fmt.Sprintf("db-%d", i)}})
-			res, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`))
-			if err != nil {
-				errs <- err
-				return
+			defer s.Close()
+			var end Event
+			for e := range s.Turn(context.Background(), "go", TurnOptions{}) {
+				if e.Type == EventToolResult && (e.IsError == nil || *e.IsError) {
+					errs <- fmt.Errorf("session %d: tool error %+v", i, e.Content)
+				}
+				end = e
 			}
-			if res.IsError() {
-				errs <- fmt.Errorf("session %d: isError", i)
+			if end.Reason != EndDone {
+				errs <- fmt.Errorf("session %d ended %q", i, end.Reason)
 			}
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -428,5 +429,34 @@ func TestRejectedSecureValuesAreResolvedAgainOnce(t *testing.T) {
 	}
 	if n := len(srv.Recording().Messages("tools/call")); n != 2 {
 		t.Errorf("%d tools/call, want the call and one retry", n)
+	}
+}
+
+func TestToolListChangedRefreshesTheCatalog(t *testing.T) {
+	dir := t.TempDir()
+	next := dir + "/next.json"
+	if err := os.WriteFile(next, []byte(`[{"name": "fresh_tool", "inputSchema": {"type": "object"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first := dir + "/first.json"
+	if err := os.WriteFile(first, []byte(`[{"name": "switch", "x-test": {"listChanged": "next.json"}, "inputSchema": {"type": "object"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			h, _, _ := testHost(t, era, mcptest.Options{ToolsFile: first})
+			ctx := context.Background()
+			h.Connect(ctx)
+			if _, err := h.NewSession(SessionOptions{}).CallTool(ctx, "db", "switch", nil); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for h.Server("db").Tool("fresh_tool") == nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("catalog not refreshed after tools/list_changed: %+v", h.Server("db").Tools)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }

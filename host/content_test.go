@@ -1,0 +1,47 @@
+package host
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func TestContentText(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString(make([]byte, 300))
+	tests := []struct {
+		name    string
+		content mcp.Content
+		want    string
+		absent  string
+	}{
+		{"text passes through", mcp.NewTextContent("hello\nworld"), "hello\nworld", ""},
+		{"image summarised", mcp.NewImageContent(png, "image/png"), "[image image/png, 300 bytes]", png},
+		{"audio summarised", mcp.NewAudioContent(png, "audio/wav"), "[audio audio/wav, 300 bytes]", png},
+		{"text resource", mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///a.txt", MIMEType: "text/plain", Text: "body"}), "[resource file:///a.txt (text/plain)]\nbody", ""},
+		{"blob resource", mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///a.bin", MIMEType: "application/octet-stream", Blob: png}), "[resource file:///a.bin (application/octet-stream), 300 bytes]", png},
+		{"resource link", mcp.NewResourceLink("file:///b", "b", "", "text/plain"), "[resource link file:///b (text/plain) b]", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ContentText(tc.content)
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if tc.absent != "" && strings.Contains(got, tc.absent) {
+				t.Errorf("bytes pasted into the text")
+			}
+		})
+	}
+}
+
+func TestResultTextMarksStructuredOnly(t *testing.T) {
+	r := &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}
+	if got := resultText(r); got != `{"n":1}` {
+		t.Errorf("got %q", got)
+	}
+	if got := resultText(&mcp.CallToolResult{}); got != "(no output)" {
+		t.Errorf("empty result: %q", got)
+	}
+}
