@@ -267,19 +267,15 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai
 
 // resultText renders a tool result for the model.
 func resultText(r *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range r.Content {
-		parts = append(parts, ContentText(c))
+	if len(r.Content) > 0 {
+		return ContentsText(r.Content, "\n")
 	}
-	if len(parts) == 0 && r.StructuredContent != nil {
+	if r.StructuredContent != nil {
 		if b, err := json.Marshal(r.StructuredContent); err == nil {
-			parts = append(parts, string(b))
+			return string(b)
 		}
 	}
-	if len(parts) == 0 {
-		return "(no output)"
-	}
-	return strings.Join(parts, "\n")
+	return "(no output)"
 }
 
 // requestMessages is the conversation as sent to the model.

@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -35,6 +36,15 @@ func ContentText(c mcp.Content) string {
 	default:
 		return fmt.Sprintf("[%T content]", c)
 	}
+}
+
+// ContentsText renders several content items, joined by sep.
+func ContentsText(contents []mcp.Content, sep string) string {
+	parts := make([]string, 0, len(contents))
+	for _, c := range contents {
+		parts = append(parts, ContentText(c))
+	}
+	return strings.Join(parts, sep)
 }
 
 func embeddedText(e mcp.EmbeddedResource) string {

@@ -72,3 +72,7 @@ type Usage struct {
 	CompletionTokens int `json:"completionTokens"`
 	TotalTokens      int `json:"totalTokens"`
 }
+
+// Failed reports a tool_result that is an error (isError, or a call the host
+// refused).
+func (e Event) Failed() bool { return e.IsError != nil && *e.IsError }

@@ -104,6 +104,21 @@ func (a *app) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
+// loadConfigWith loads the config and checks that a server named on the
+// command line (if any) is configured; flag names it for the message.
+func (a *app) loadConfigWith(server, flag string) (*config.Config, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if server != "" {
+		if _, ok := cfg.MCPServers[server]; !ok {
+			return nil, usageErr(fmt.Errorf("%sno server named %q in the config", flag, server))
+		}
+	}
+	return cfg, nil
+}
+
 // newHost builds the host for cfg; the app closes it at exit.
 func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	logger, err := a.logger()

@@ -31,12 +31,9 @@ func (a *app) policyExplainCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, tool := args[0], args[1]
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigWith(server, "")
 			if err != nil {
 				return err
-			}
-			if _, ok := cfg.MCPServers[server]; !ok {
-				return usageErr(fmt.Errorf("no server named %q in the config", server))
 			}
 			arguments := json.RawMessage("{}")
 			if argsJSON != "" {
@@ -89,14 +86,9 @@ func (a *app) policyCatalogueCommand() *cobra.Command {
 		Short: "Print a YAML catalogue of inferred risk metadata to review and paste into the config",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigWith(server, "--server: ")
 			if err != nil {
 				return err
-			}
-			if server != "" {
-				if _, ok := cfg.MCPServers[server]; !ok {
-					return usageErr(fmt.Errorf("--server: no server named %q in the config", server))
-				}
 			}
 			h, err := a.newHost(cfg)
 			if err != nil {

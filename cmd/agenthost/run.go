@@ -164,14 +164,10 @@ func (a *app) printText(e host.Event, midLine bool) bool {
 		fmt.Fprintf(a.stderr, "  approval: %s (%s)\n", e.Decision, e.Outcome)
 	case host.EventToolResult:
 		status := "ok"
-		if e.IsError != nil && *e.IsError {
+		if e.Failed() {
 			status = "error"
 		}
-		var parts []string
-		for _, c := range e.Content {
-			parts = append(parts, host.ContentText(c))
-		}
-		fmt.Fprintf(a.stderr, "← %s: %s\n", status, truncateText(strings.Join(parts, " "), 200))
+		fmt.Fprintf(a.stderr, "← %s: %s\n", status, truncateText(host.ContentsText(e.Content, " "), 200))
 	case host.EventError:
 		fmt.Fprintf(a.stderr, "agenthost: %s\n", e.Error)
 	case host.EventSessionEnd:

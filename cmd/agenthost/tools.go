@@ -15,14 +15,9 @@ func (a *app) toolsCommand() *cobra.Command {
 		Short: "Show the catalog: what the model sees, what is hidden or excluded and why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigWith(server, "--server: ")
 			if err != nil {
 				return err
-			}
-			if server != "" {
-				if _, ok := cfg.MCPServers[server]; !ok {
-					return usageErr(fmt.Errorf("--server: no server named %q in the config", server))
-				}
 			}
 			h, err := a.newHost(cfg)
 			if err != nil {

@@ -212,14 +212,10 @@ func printTurn(ctx context.Context, out io.Writer, sess *host.Session) (host.Eve
 			fmt.Fprintf(out, "     host   %s\n", e.Error)
 		case host.EventToolResult:
 			status := "result"
-			if e.IsError != nil && *e.IsError {
+			if e.Failed() {
 				status = "told  "
 			}
-			var parts []string
-			for _, c := range e.Content {
-				parts = append(parts, host.ContentText(c))
-			}
-			text := strings.Join(parts, "\n")
+			text := host.ContentsText(e.Content, "\n")
 			fmt.Fprintf(out, "     %s %s\n", status, indentAfterFirst(text, "            "))
 		case host.EventSessionEnd:
 			end = e
