@@ -479,9 +479,14 @@ func (c *conn) refreshLoop() {
 // deliver notifications on the transport; modern ones need an opt-in
 // subscriptions/listen stream.
 func (c *conn) listenForChanges(cl *client.Client) {
+	acked := make(chan struct{})
+	var ackOnce sync.Once
 	cl.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationToolsListChanged {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged:
 			c.requestRefresh()
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			ackOnce.Do(func() { close(acked) })
 		}
 	})
 	caps := cl.GetServerCapabilities()
@@ -498,6 +503,16 @@ func (c *conn) listenForChanges(cl *client.Client) {
 	c.mu.Lock()
 	c.stopListen = stop
 	c.mu.Unlock()
+	// A change the server makes before the stream is established would be
+	// lost: wait (briefly) for the server to acknowledge the subscription.
+	timer := time.NewTimer(2 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-acked:
+	case <-timer.C:
+		c.logger.Debug("subscriptions/listen not acknowledged in time")
+	case <-c.life.Done():
+	}
 }
 
 // dropClient forgets a broken connection so the next call reconnects.
