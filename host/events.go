@@ -47,10 +47,11 @@ type Event struct {
 	Tool        string          `json:"tool,omitempty"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`
 
-	// approval
+	// approval: Approvers is how many distinct approvers the decision
+	// required (0 for allow and deny), as in `tools --json`.
 	Decision  string `json:"decision,omitempty"`
 	Outcome   string `json:"outcome,omitempty"`
-	Approvers int    `json:"approvers,omitempty"`
+	Approvers *int   `json:"approvers,omitempty"`
 
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`

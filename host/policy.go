@@ -119,7 +119,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	}
 	if info.emit != nil {
 		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: len(res.Votes)})
+			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers})
 	}
 	rec := approvals.NewRecord(check, res, time.Now())
 	if gateErr != nil || !res.Allowed() {

@@ -1,0 +1,319 @@
+//go:build unix
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/host/modeltest"
+)
+
+// ftPluginTools are secure tools whose token comes from a credential
+// plugin; several tools so that a session resolves (and caches) the value
+// once per tool.
+func ftPluginTools(t *testing.T) string {
+	t.Helper()
+	return writeJSON(t, t.TempDir(), "tools.json", []obj{
+		ftSecureTool("a", obj{"text": "a ran"}, "token"),
+		ftSecureTool("b", obj{"text": "b ran"}, "token"),
+		ftSecureTool("c", obj{"text": "c ran"}, "token"),
+		ftSecureTool("unknown_ref", obj{"text": "must not run"}, "token"),
+	})
+}
+
+// ftPluginConfig binds every tool's token to ref orders/token of source
+// vault (unknown_ref to a ref the source does not have).
+func ftPluginConfig(t *testing.T, server obj, vault obj, extra obj) string {
+	t.Helper()
+	cfg := obj{
+		"mcpServers": obj{"srv": server},
+		"sources":    obj{"vault": vault},
+		"bindings": []obj{
+			{"server": "srv", "tools": []string{"a", "b", "c"}, "params": obj{"token": obj{"source": "vault", "ref": "orders/token"}}},
+			{"server": "srv", "tools": []string{"unknown_ref"}, "params": obj{"token": obj{"source": "vault", "ref": "no/such/ref"}}},
+		},
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return writeConfig(t, cfg)
+}
+
+// TestFtPluginCredFile: values come from the cred-file plugin, per tenant
+// when the session's subject has an entry, the default otherwise; a ref the
+// file does not have is a binding failure and nothing is sent.
+func TestFtPluginCredFile(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	secrets := writeFile(t, dir, "secrets.yaml", []byte(`orders/token:
+  value: default-token-1
+  expiration: 2099-01-01T00:00:00Z
+  tenants:
+    acme: acme-token-2
+`))
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credFile, obj{"path": secrets}), nil)
+
+	for _, c := range []struct {
+		subject []string
+		want    string
+	}{
+		{nil, "default-token-1"},
+		{[]string{"--subject", "acme"}, "acme-token-2"},
+		{[]string{"--subject", "globex"}, "default-token-1"},
+	} {
+		args := append([]string{"--config", cfg, "call", "srv", "a", "--json"}, c.subject...)
+		r := run(t, nil, args...)
+		wantCode(t, r, 0)
+		if doc := decodeStdout[callDoc](t, r); doc.IsError || doc.text() != "a ran" {
+			t.Fatalf("subject %v: want the tool's result\n%s", c.subject, r)
+		}
+		if got := ftSecureArgs(t, record, "a")["token"]; got != c.want {
+			t.Errorf("subject %v: secureArguments token %v, want %q", c.subject, got, c.want)
+		}
+		wantNoCanary(t, r, c.want)
+	}
+
+	r := run(t, nil, "--config", cfg, "call", "srv", "unknown_ref", "--json")
+	msg := wantCallError(t, r, 4, "binding")
+	if !strings.Contains(msg, "vault") {
+		t.Errorf("the binding error does not name the source: %q", msg)
+	}
+	if _, names := ftToolCalls(t, record); slices.Contains(names, "unknown_ref") {
+		t.Errorf("a call whose value could not be resolved reached the server")
+	}
+}
+
+// TestFtPluginCredExec: the cred-exec plugin runs a command per value with
+// the ref as its last argument and only PATH plus the call's scope in its
+// environment; what it prints is the value sent.
+func TestFtPluginCredExec(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	envDump := filepath.Join(dir, "env.txt")
+	script := ftScript(t, dir, "get-token.sh", `env > '`+envDump+`'
+printf '{"Version":1,"Value":"exec|%s|%s|%s|%s|%s","Expiration":"2099-01-01T00:00:00Z"}' \
+  "$1" "$AGENTHOST_SUBJECT" "$AGENTHOST_SERVER" "$AGENTHOST_TOOL" "$AGENTHOST_PARAM"
+`)
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credExec, obj{"command": []string{script}, "timeout": "5s"}), nil)
+
+	r := run(t, []string{"FT_HOST_ONLY_SECRET=must-not-reach-plugins"},
+		"--config", cfg, "call", "srv", "b", "--subject", "acme", "--session-id", "ft-session-1", "--json")
+	wantCode(t, r, 0)
+	want := "exec|orders/token|acme|srv|b|token"
+	if got := ftSecureArgs(t, record, "b")["token"]; got != want {
+		t.Errorf("secureArguments token %v, want %q", got, want)
+	}
+	wantNoCanary(t, r, want)
+
+	data, err := os.ReadFile(envDump)
+	if err != nil {
+		t.Fatalf("the command never ran: %v", err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		env[k] = v
+	}
+	if env["AGENTHOST_SESSION_ID"] != "ft-session-1" || env["AGENTHOST_SUBJECT"] != "acme" || env["PATH"] == "" {
+		t.Errorf("the command's environment lacks the call's scope or PATH: %v", env)
+	}
+	// The shell itself adds PWD (and some shells SHLVL and _).
+	allowed := []string{"PATH", "PWD", "SHLVL", "_", "AGENTHOST_SESSION_ID", "AGENTHOST_SUBJECT",
+		"AGENTHOST_SERVER", "AGENTHOST_TOOL", "AGENTHOST_PARAM"}
+	for k := range env {
+		if !slices.Contains(allowed, k) {
+			t.Errorf("the command inherited %s", k)
+		}
+	}
+}
+
+// TestFtPluginChecksumMismatch: a plugin whose file does not match its pin
+// is a configuration error naming sources.NAME, and the file never runs.
+// The plugin is a script that leaves a marker and then becomes cred-file;
+// with the right pin the same script runs and serves the value.
+func TestFtPluginChecksumMismatch(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "plugin-ran")
+	plugin := ftScript(t, dir, "vault-plugin", "touch '"+marker+"'\nexec '"+bins.credFile+"' \"$@\"\n")
+	secrets := writeFile(t, dir, "secrets.json", []byte(`{"orders/token": "pinned-value"}`))
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	server := stdioServer(ftPluginTools(t), record)
+
+	wrong := obj{"plugin": plugin, "sha256": ftSHA256(t, bins.credFile), "config": obj{"path": secrets}}
+	cfg := ftPluginConfig(t, server, wrong, nil)
+	for _, args := range [][]string{
+		{"--config", cfg, "call", "srv", "a", "--json"},
+		{"--config", cfg, "servers"},
+		{"--config", cfg, "tools", "--json"},
+	} {
+		r := run(t, nil, args...)
+		wantCode(t, r, 2)
+		out := r.stdout + r.stderr
+		if !strings.Contains(out, "sources.vault") {
+			t.Errorf("the error does not name sources.vault\n%s", r)
+		}
+		if !strings.Contains(out, filepath.Base(cfg)) {
+			t.Errorf("the configuration error does not name the config file %s\n%s", filepath.Base(cfg), r)
+		}
+		if args[2] == "call" {
+			wantCallError(t, r, 2, "config")
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the plugin ran although its checksum did not match the pin")
+	}
+	if _, names := ftToolCalls(t, record); len(names) > 0 {
+		t.Errorf("a call reached the server although the configuration was refused: %v", names)
+	}
+
+	// The control: pinned to its real checksum, the same file runs.
+	cfg = ftPluginConfig(t, server, ftPluginSource(t, plugin, obj{"path": secrets}), nil)
+	r := run(t, nil, "--config", cfg, "call", "srv", "a", "--json")
+	wantCode(t, r, 0)
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the correctly pinned plugin did not run: %v", err)
+	}
+	if got := ftSecureArgs(t, record, "a")["token"]; got != "pinned-value" {
+		t.Errorf("secureArguments token %v, want pinned-value", got)
+	}
+}
+
+// TestFtPluginKilledBetweenCalls: the plugin process is killed between two
+// calls of a run session. The next value is served by a restarted plugin, or
+// that call fails cleanly as a binding failure; the session carries on and
+// a later call succeeds. Never a hang or a crash.
+func TestFtPluginKilledBetweenCalls(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	secrets := writeFile(t, t.TempDir(), "secrets.json", []byte(`{"orders/token": "file-token"}`))
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	model := ftStartModel(t, modeltest.Script{
+		ftCalls(ftCall("srv__a", `{"n":1}`)),
+		// The test kills the plugin while the model "thinks".
+		{ToolCalls: []modeltest.ToolCall{ftCall("srv__b", `{"n":2}`)}, Delay: 1500 * time.Millisecond},
+		{ToolCalls: []modeltest.ToolCall{ftCall("srv__c", `{"n":3}`)}, Delay: 300 * time.Millisecond},
+		{Text: "finished"},
+	})
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credFile, obj{"path": secrets}), obj{"llm": model.llm()})
+
+	p := ftStart(t, nil, "--config", cfg, "--log-level", "debug", "run", "use the tools", "--output-format", "stream-json")
+	ftWaitFor(t, 15*time.Second, "the first call to reach the server", func() bool {
+		_, names := ftToolCalls(t, record)
+		return slices.Contains(names, "a") || p.exited()
+	})
+	pids := ftPluginPIDs(p.stderr.String())
+	if len(pids) != 1 {
+		t.Fatalf("want one plugin started before the first call, found pids %v\n%s", pids, p.result())
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatalf("killing the plugin (pid %d): %v", pids[0], err)
+	}
+
+	r := p.wait(t, 20*time.Second)
+	wantCode(t, r, 0)
+	s := ftParseSession(t, r)
+	if end := s.end(t); end.Reason != "done" {
+		t.Fatalf("session ended %q, want done\n%s", end.Reason, r)
+	}
+	if s.failed(t, ftCallID(0, 0)) {
+		t.Fatalf("the call before the kill failed\n%s", r)
+	}
+	// The plugin's death must not take anything else with it: the stdio
+	// MCP server started before the plugin must still be the same process.
+	if n := ftConnects(t, record); n != 1 {
+		t.Errorf("the MCP server was connected %d times, want once: killing the credential plugin killed the stdio MCP server too", n)
+	}
+	if s.failed(t, ftCallID(1, 0)) {
+		e, ok := s.errorOf(ftCallID(1, 0))
+		if !ok || e.Kind != "binding" {
+			t.Errorf("the call after the kill failed, but not as a binding failure (error event %+v)\n%s", e, r)
+		}
+		t.Logf("the call right after the kill failed cleanly: %s", e.Error)
+	} else {
+		t.Logf("the call right after the kill was served by a restarted plugin")
+	}
+	if s.failed(t, ftCallID(2, 0)) {
+		t.Fatalf("the plugin was not restarted: the last call failed\n%s", r)
+	}
+	if got := ftSecureArgs(t, record, "c")["token"]; got != "file-token" {
+		t.Errorf("after the restart: token %v, want file-token", got)
+	}
+	if pids := ftPluginPIDs(r.stderr); len(pids) != 2 {
+		t.Errorf("want the plugin started twice (before and after the kill), got pids %v", pids)
+	}
+	model.wantNoFailures(t)
+}
+
+// TestFtPluginKilledDuringResolve: the cred-exec command kills its own
+// plugin in the middle of the second Resolve. That call fails cleanly as a
+// binding failure (or is retried on a restarted plugin); the session goes
+// on and the next call gets its value from a restarted plugin.
+func TestFtPluginKilledDuringResolve(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "count")
+	script := ftScript(t, dir, "get-token.sh", `n=$(cat '`+counter+`' 2>/dev/null || echo 0)
+n=$((n+1))
+echo "$n" > '`+counter+`'
+if [ "$n" = 2 ]; then
+  kill -9 "$PPID"
+  sleep 5
+fi
+printf '{"Version":1,"Value":"exec-%s"}' "$AGENTHOST_TOOL"
+`)
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	model := ftStartModel(t, modeltest.Script{
+		ftCalls(ftCall("srv__a", `{"n":1}`)),
+		ftCalls(ftCall("srv__b", `{"n":2}`)),
+		{ToolCalls: []modeltest.ToolCall{ftCall("srv__c", `{"n":3}`)}, Delay: 300 * time.Millisecond},
+		{Text: "finished"},
+	})
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credExec, obj{"command": []string{script}}), obj{"llm": model.llm()})
+
+	r := runWithTimeout(t, 25*time.Second, nil, "--config", cfg, "run", "use the tools", "--output-format", "stream-json")
+	wantCode(t, r, 0)
+	s := ftParseSession(t, r)
+	if end := s.end(t); end.Reason != "done" {
+		t.Fatalf("session ended %q, want done\n%s", end.Reason, r)
+	}
+	if s.failed(t, ftCallID(0, 0)) {
+		t.Fatalf("the first call failed\n%s", r)
+	}
+	if n := ftConnects(t, record); n != 1 {
+		t.Errorf("the MCP server was connected %d times, want once: the plugin's death took the stdio MCP server with it", n)
+	}
+	_, names := ftToolCalls(t, record)
+	if s.failed(t, ftCallID(1, 0)) {
+		e, ok := s.errorOf(ftCallID(1, 0))
+		if !ok || e.Kind != "binding" {
+			t.Errorf("the call whose plugin died failed, but not as a binding failure (error event %+v)\n%s", e, r)
+		}
+		if slices.Contains(names, "b") {
+			t.Errorf("the call whose value was never resolved reached the server")
+		}
+	}
+	if s.failed(t, ftCallID(2, 0)) {
+		t.Fatalf("the plugin was not restarted: the last call failed\n%s", r)
+	}
+	if got := ftSecureArgs(t, record, "c")["token"]; got != "exec-c" {
+		t.Errorf("after the restart: token %v, want exec-c", got)
+	}
+	model.wantNoFailures(t)
+}
