@@ -24,3 +24,10 @@ build:
 demo:
 	$(GO) run ./cmd/agenthost demo
 include plugins/proto.mk
+
+# The performance report (docs/PERFORMANCE.md): runs the benchmark suite,
+# interleaving the paired benchmarks, and prints the figures with their
+# targets. A report, not a gate: it exits 0 whether targets are met or not.
+# BENCHFLAGS passes options, e.g. BENCHFLAGS="-rounds 3 -profile prof".
+bench:
+	$(GO) run ./bench/cmd/benchtable $(BENCHFLAGS)

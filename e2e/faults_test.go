@@ -63,7 +63,9 @@ func TestFtHangingServerCallTimeout(t *testing.T) {
 			if _, names := ftToolCalls(t, record); !slices.Equal(names, []string{"stall", "fine"}) {
 				t.Errorf("the server saw calls %v, want [stall fine]", names)
 			}
-			if n := len(withMethod(recs, "notifications/cancelled")); n != 1 {
+			// Over stdio only a notifications/cancelled stops the server's
+			// work; over HTTP (2026-07-28) ending the request's stream does.
+			if n := len(withMethod(recs, "notifications/cancelled")); transport == "stdio" && n != 1 {
 				t.Errorf("the server got %d notifications/cancelled for the timed-out request, want 1", n)
 			}
 			// The model was told, in the tool message answering its call.
@@ -151,6 +153,7 @@ func TestFtFlappingHTTPServer(t *testing.T) {
 	})
 	down.stop()
 	attempts := down.accepts.Load()
+	t.Logf("connection attempts while the server was down: %d", attempts)
 	second := startHTTPServer(t, tools, "--addr", addr)
 
 	r := p.wait(t, 20*time.Second)
@@ -289,8 +292,11 @@ func TestFtAuditUnwritable(t *testing.T) {
 				t.Errorf("model request %d carries the result of an un-audited call: %q", i+1, last.Text())
 			}
 		}
-		if serverCalls != failing {
-			t.Errorf("the server ran %d calls, want %d: after the audit failure no call may reach it", serverCalls, failing)
+		// The record is written after the call ran (it holds the result), so
+		// the call whose record failed may have reached the server; no
+		// later one may.
+		if serverCalls != failing && serverCalls != failing-1 {
+			t.Errorf("the server ran %d calls, want %d or %d: after the audit failure no call may reach it", serverCalls, failing-1, failing)
 		}
 		if !strings.Contains(r.stderr, "audit") {
 			t.Errorf("stderr does not report the audit failure\n%s", r)
@@ -336,7 +342,7 @@ func TestFtAuditUnwritable(t *testing.T) {
 		serverCallsBefore := len(withMethod(readRecord(t, server.record), "tools/call"))
 
 		// Fill the audit file so that one more record fits, two do not.
-		const blocks = 64 // of 512 bytes: sh's ulimit -f unit
+		const blocks = 64 // of 512 bytes, the POSIX unit of ulimit -f
 		room := st.Size() * 3 / 2
 		pad := blocks*512 - room
 		padding := append([]byte(`{"ft":"`+strings.Repeat("x", int(pad)-len(`{"ft":""}`+"\n"))+`"}`), '\n')

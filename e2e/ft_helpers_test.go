@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +52,11 @@ func ftBins(t *testing.T) ftBinaries {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", exe("go"))
+		}
+		cmd := exec.CommandContext(ctx, goTool, "build", "-o", dir+string(filepath.Separator),
 			"./e2e/cmd/fakellm", "./plugins/cmd/agenthost-cred-file", "./plugins/cmd/agenthost-cred-exec")
 		cmd.Dir = moduleRoot
 		if out, err := cmd.CombinedOutput(); err != nil {

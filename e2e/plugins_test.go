@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,36 +193,62 @@ func TestFtPluginChecksumMismatch(t *testing.T) {
 	}
 }
 
-// TestFtPluginKilledBetweenCalls: the plugin process is killed between two
-// calls of a run session. The next value is served by a restarted plugin, or
-// that call fails cleanly as a binding failure; the session carries on and
-// a later call succeeds. Never a hang or a crash.
+// TestFtPluginKilledBetweenCalls: the plugin processes are killed between
+// two steps of a run session. The next values are served by restarted
+// plugins, or those calls fail cleanly as binding failures; the session
+// carries on and a later call succeeds. Never a hang or a crash, and a
+// plugin's death takes nothing else with it: the stdio MCP servers, started
+// before the plugins, must all survive. (Three plugins and six servers make
+// a collateral kill through a shared OS thread likely to show.)
 func TestFtPluginKilledBetweenCalls(t *testing.T) {
 	t.Parallel()
 	bins := ftBins(t)
 	secrets := writeFile(t, t.TempDir(), "secrets.json", []byte(`{"orders/token": "file-token"}`))
-	record := filepath.Join(t.TempDir(), "record.jsonl")
+	tools := ftPluginTools(t)
+	const servers, plugins = 6, 3
+	entries, records, sources := obj{}, map[string]string{}, obj{}
+	var bindings []obj
+	var first, afterKill []modeltest.ToolCall
+	for i := 1; i <= servers; i++ {
+		name := fmt.Sprintf("s%d", i)
+		records[name] = filepath.Join(t.TempDir(), "record.jsonl")
+		entries[name] = stdioServer(tools, records[name])
+		source := fmt.Sprintf("vault%d", (i-1)%plugins+1)
+		bindings = append(bindings, obj{"server": name, "params": obj{"token": obj{"source": source, "ref": "orders/token"}}})
+		if i <= plugins {
+			first = append(first, ftCall(name+"__a", `{"n":0}`))
+		}
+		afterKill = append(afterKill, ftCall(name+"__b", fmt.Sprintf(`{"n":%d}`, i)))
+	}
+	for i := 1; i <= plugins; i++ {
+		sources[fmt.Sprintf("vault%d", i)] = ftPluginSource(t, bins.credFile, obj{"path": secrets})
+	}
 	model := ftStartModel(t, modeltest.Script{
-		ftCalls(ftCall("srv__a", `{"n":1}`)),
-		// The test kills the plugin while the model "thinks".
-		{ToolCalls: []modeltest.ToolCall{ftCall("srv__b", `{"n":2}`)}, Delay: 1500 * time.Millisecond},
-		{ToolCalls: []modeltest.ToolCall{ftCall("srv__c", `{"n":3}`)}, Delay: 300 * time.Millisecond},
+		ftCalls(first...),
+		// The test kills the plugins while the model "thinks".
+		{ToolCalls: afterKill, Delay: 1500 * time.Millisecond},
+		{ToolCalls: []modeltest.ToolCall{ftCall("s1__c", `{"n":9}`)}, Delay: 300 * time.Millisecond},
 		{Text: "finished"},
 	})
-	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
-		ftPluginSource(t, bins.credFile, obj{"path": secrets}), obj{"llm": model.llm()})
+	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": entries, "sources": sources, "bindings": bindings})
 
 	p := ftStart(t, nil, "--config", cfg, "--log-level", "debug", "run", "use the tools", "--output-format", "stream-json")
-	ftWaitFor(t, 15*time.Second, "the first call to reach the server", func() bool {
-		_, names := ftToolCalls(t, record)
-		return slices.Contains(names, "a") || p.exited()
+	ftWaitFor(t, 15*time.Second, "the first calls to reach the servers", func() bool {
+		for i := 1; i <= plugins; i++ {
+			if _, names := ftToolCalls(t, records[fmt.Sprintf("s%d", i)]); !slices.Contains(names, "a") && !p.exited() {
+				return false
+			}
+		}
+		return true
 	})
 	pids := ftPluginPIDs(p.stderr.String())
-	if len(pids) != 1 {
-		t.Fatalf("want one plugin started before the first call, found pids %v\n%s", pids, p.result())
+	if len(pids) != plugins {
+		t.Fatalf("want %d plugins started before the first calls, found pids %v\n%s", plugins, pids, p.result())
 	}
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
-		t.Fatalf("killing the plugin (pid %d): %v", pids[0], err)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("killing a plugin (pid %d): %v", pid, err)
+		}
 	}
 
 	r := p.wait(t, 20*time.Second)
@@ -230,31 +257,35 @@ func TestFtPluginKilledBetweenCalls(t *testing.T) {
 	if end := s.end(t); end.Reason != "done" {
 		t.Fatalf("session ended %q, want done\n%s", end.Reason, r)
 	}
-	if s.failed(t, ftCallID(0, 0)) {
-		t.Fatalf("the call before the kill failed\n%s", r)
-	}
-	// The plugin's death must not take anything else with it: the stdio
-	// MCP server started before the plugin must still be the same process.
-	if n := ftConnects(t, record); n != 1 {
-		t.Errorf("the MCP server was connected %d times, want once: killing the credential plugin killed the stdio MCP server too", n)
-	}
-	if s.failed(t, ftCallID(1, 0)) {
-		e, ok := s.errorOf(ftCallID(1, 0))
-		if !ok || e.Kind != "binding" {
-			t.Errorf("the call after the kill failed, but not as a binding failure (error event %+v)\n%s", e, r)
+	for j := range first {
+		if s.failed(t, ftCallID(0, j)) {
+			t.Fatalf("a call before the kill failed\n%s", r)
 		}
-		t.Logf("the call right after the kill failed cleanly: %s", e.Error)
-	} else {
-		t.Logf("the call right after the kill was served by a restarted plugin")
+	}
+	for i := 1; i <= servers; i++ {
+		name := fmt.Sprintf("s%d", i)
+		if n := ftConnects(t, records[name]); n != 1 {
+			t.Errorf("MCP server %s was connected %d times, want once: a credential plugin's death killed it", name, n)
+		}
+		call := ftCallID(1, i-1)
+		if !s.failed(t, call) {
+			continue
+		}
+		e, ok := s.errorOf(call)
+		if !ok || e.Kind != "binding" {
+			t.Errorf("%s__b after the kill failed, but not as a binding failure (error event %+v)", name, e)
+		} else {
+			t.Logf("%s__b right after the kill failed cleanly: %s", name, e.Error)
+		}
 	}
 	if s.failed(t, ftCallID(2, 0)) {
 		t.Fatalf("the plugin was not restarted: the last call failed\n%s", r)
 	}
-	if got := ftSecureArgs(t, record, "c")["token"]; got != "file-token" {
+	if got := ftSecureArgs(t, records["s1"], "c")["token"]; got != "file-token" {
 		t.Errorf("after the restart: token %v, want file-token", got)
 	}
-	if pids := ftPluginPIDs(r.stderr); len(pids) != 2 {
-		t.Errorf("want the plugin started twice (before and after the kill), got pids %v", pids)
+	if pids := ftPluginPIDs(r.stderr); len(pids) != 2*plugins {
+		t.Errorf("want each plugin started twice (before and after the kill), got pids %v", pids)
 	}
 	model.wantNoFailures(t)
 }

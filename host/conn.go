@@ -81,6 +81,24 @@ func (s *ServerSnapshot) Tool(name string) *CatalogTool {
 	return s.byName[name]
 }
 
+// failed is the snapshot of a server that could not be reached: it keeps
+// the last known tools, so the model may still call them and that call
+// reconnects (with backoff) once the server is back.
+func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
+	return &ServerSnapshot{
+		Name: s.Name, Status: StatusError, Error: reason,
+		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
+		Tools: s.Tools, byName: s.byName,
+	}
+}
+
+// retryDue reports a failed server whose backoff has passed.
+func (c *conn) retryDue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client == nil && c.failures > 0 && !c.now().Before(c.retryAt)
+}
+
 // Listing limits: a hostile server must not make the host loop or hoard.
 const (
 	maxListPages = 1000
@@ -213,7 +231,7 @@ func (c *conn) connect(ctx context.Context) (*client.Client, error) {
 		c.failures++
 		c.retryAt = c.now().Add(backoff(c.failures))
 		c.mu.Unlock()
-		c.setSnapshot(&ServerSnapshot{Name: c.name, Status: StatusError, Error: err.Error()})
+		c.setSnapshot(c.Snapshot().failed(err.Error()))
 		return nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
 	}
 	c.mu.Lock()
@@ -531,14 +549,7 @@ func (c *conn) dropClient(cl *client.Client, cause error) {
 	}
 	_ = cl.Close()
 	c.logger.Warn("connection lost", "err", cause)
-	// Keep the last known tools: the model may still call them, and that
-	// call reconnects.
-	prev := c.Snapshot()
-	c.setSnapshot(&ServerSnapshot{
-		Name: c.name, Status: StatusError, Error: "connection lost: " + cause.Error(),
-		ProtocolVersion: prev.ProtocolVersion, SecureParams: prev.SecureParams, Extension: prev.Extension,
-		Tools: prev.Tools, byName: prev.byName,
-	})
+	c.setSnapshot(c.Snapshot().failed("connection lost: " + cause.Error()))
 }
 
 // isConnectionFailure reports errors after which the connection is unusable.

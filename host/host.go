@@ -222,13 +222,19 @@ func (h *Host) Connect(ctx context.Context) {
 
 // connectPending connects the servers that were never tried, in parallel,
 // so a turn or view on a fresh host sees their tools. Servers that failed
-// reconnect lazily on their next call (with backoff), never here.
+// and whose backoff has passed are retried in the background (their
+// connection's refresh loop), so a server that is down never holds up a
+// turn; one that comes back reappears in the next view.
 func (h *Host) connectPending(ctx context.Context) {
 	var pending []*conn
 	for _, name := range h.names {
 		c := h.conns[name]
-		if !c.cfg.Disabled && c.Snapshot().Status == StatusConnecting {
+		switch {
+		case c.cfg.Disabled:
+		case c.Snapshot().Status == StatusConnecting:
 			pending = append(pending, c)
+		case c.retryDue():
+			c.requestRefresh()
 		}
 	}
 	var wg sync.WaitGroup

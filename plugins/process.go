@@ -50,8 +50,10 @@ func newProcessRunner(cmd *exec.Cmd, diagnosis string) (*processRunner, error) {
 // Start execs the plugin from a goroutine locked to its OS thread that
 // lives as long as the plugin: Linux's parent-death signal fires when the
 // forking *thread* exits, so that thread must not be retired by the Go
-// runtime while the plugin runs. The goroutine ends (and its thread with
-// it) once Wait has seen the plugin exit.
+// runtime while the plugin runs. Once Wait has seen the plugin exit the
+// goroutine unlocks and ends, handing the thread back to the runtime: a
+// thread retired while locked would take with it every other child forked
+// from it earlier with a parent-death signal (stdio MCP servers).
 func (r *processRunner) Start(context.Context) error {
 	errc := make(chan error, 1)
 	go func() {
@@ -64,6 +66,7 @@ func (r *processRunner) Start(context.Context) error {
 		r.pid.Store(int64(r.cmd.Process.Pid))
 		errc <- nil
 		<-r.exited
+		runtime.UnlockOSThread()
 	}()
 	if err := <-errc; err != nil {
 		r.markExited()

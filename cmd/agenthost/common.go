@@ -128,6 +128,11 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	a.redactor = bindings.NewRedactor()
 	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation()})
 	if err != nil {
+		// The host names the key (sources.vault.sha256, audit.path); the
+		// contract wants the file too.
+		if cfg.File != "" && host.KindOf(err) == host.KindConfig {
+			err = fmt.Errorf("%s: %w", cfg.File, err)
+		}
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
 	a.host = h

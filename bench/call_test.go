@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+)
+
+// The per-call pairs. "bare" is an mcp-go client CallTool of lookup_order
+// without secureArguments (mcp-go cannot send them); "host" is a
+// Session.CallTool of the same tool with the same arguments, through the
+// whole pipeline: injection guard, approval (allow), bindings (a cached
+// source, a literal and a session value), secureArguments and the
+// Mcp-Param-Region header added by the wire seam, the audit record written
+// to a file, and result redaction. Both calls do the same server work except
+// the server's check of the three secure values. "host_plain" calls
+// lookup_order_plain, which has no secure parameters: the host pipeline
+// without bindings or the wire seam's rewrite.
+
+func benchCalls(b *testing.B, f *callFixture) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"bare", func() error { return f.bareCall(ctx, "lookup_order") }},
+		{"host", func() error { return f.hostCall(ctx, "lookup_order") }},
+		{"host_plain", func() error { return f.hostCall(ctx, "lookup_order_plain") }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f.forget()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%256 == 255 {
+					f.forget()
+				}
+				if err := c.call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCallInProcess: the mcptest server over loopback HTTP in this
+// process. Allocations of both sides (client and server) are counted.
+func BenchmarkCallInProcess(b *testing.B) {
+	f := inProcessFixture(b)
+	b.Logf("protocol %s", f.hostProtocol)
+	benchCalls(b, f)
+}
+
+// BenchmarkCallStdio: the mcptestserver binary as a child process; only
+// this process's allocations are counted.
+func BenchmarkCallStdio(b *testing.B) {
+	f := stdioFixture(b)
+	b.Logf("protocol %s", f.hostProtocol)
+	benchCalls(b, f)
+}
+
+// TestCallPathsDoTheSameServerWork checks the premise of the per-call
+// ratio: both paths reach the same tool with the same arguments, the host
+// adds exactly the three secure values (and the region header), and the
+// audit log names them without their values.
+func TestCallPathsDoTheSameServerWork(t *testing.T) {
+	f := inProcessFixture(t)
+	ctx := context.Background()
+	f.forget()
+	vaultCalls := f.vault.calls.Load()
+	if err := f.hostCall(ctx, "lookup_order"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.bareCall(ctx, "lookup_order"); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.server.Recording().Messages("tools/call")
+	if len(calls) != 2 {
+		t.Fatalf("server saw %d tools/call, want 2", len(calls))
+	}
+	hostParams, bareParams := calls[0].Params(), calls[1].Params()
+	for _, key := range []string{"name", "arguments"} {
+		if !jsonEqual(t, hostParams[key], bareParams[key]) {
+			t.Errorf("%s differs: host %s, bare %s", key, hostParams[key], bareParams[key])
+		}
+	}
+	var secure map[string]string
+	if err := json.Unmarshal(hostParams["secureArguments"], &secure); err != nil {
+		t.Fatalf("host secureArguments: %v (%s)", err, hostParams["secureArguments"])
+	}
+	want := map[string]string{"tenant_id": benchTenantID, "region": "eu-west1", "instance": benchInstance}
+	if len(secure) != len(want) {
+		t.Errorf("host secureArguments %v, want the keys of %v", keys(secure), keys(want))
+	}
+	for k, v := range want {
+		if secure[k] != v {
+			t.Errorf("secureArguments[%s] is not the bound value", k)
+		}
+	}
+	if _, ok := bareParams["secureArguments"]; ok {
+		t.Error("the bare call carried secureArguments")
+	}
+	if f.hostProtocol == "2026-07-28" && calls[0].Headers["Mcp-Param-Region"] == "" {
+		t.Errorf("host call without the Mcp-Param-Region header: %v", calls[0].Headers)
+	}
+	audit, err := os.ReadFile(f.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(audit, []byte(`"secureParams":["instance","region","tenant_id"]`)) {
+		t.Errorf("audit records do not name the secure parameters:\n%s", audit)
+	}
+	if bytes.Contains(audit, []byte(benchTenantID)) {
+		t.Error("the audit log holds a secure value")
+	}
+	if n := f.vault.calls.Load() - vaultCalls; n != 0 {
+		t.Errorf("vault called %d times for a session whose value was already resolved; want 0 (cached)", n)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

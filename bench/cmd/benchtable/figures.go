@@ -1,0 +1,275 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// row is one line of the figures table.
+type row struct {
+	figure   string
+	measured string
+	target   string
+	status   string // PASS, FAIL, or "no data"
+	detail   string
+}
+
+func status(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+const noData = "no data"
+
+// evaluate turns the medians into the figures of the performance issue.
+// checks are the results of the normal tests a figure depends on.
+func evaluate(r results, checks map[string]error) []row {
+	var rows []row
+	ns := func(name string) (float64, bool) { return r.median(name, "ns/op") }
+
+	for _, c := range []struct {
+		figure, prefix string
+		limit          float64
+	}{
+		{"per-call host overhead, in-process (HTTP loopback)", "BenchmarkCallInProcess", 1.15},
+		{"per-call host overhead, stdio", "BenchmarkCallStdio", 1.08},
+	} {
+		x := row{figure: c.figure, target: fmt.Sprintf("host/bare ≤ %.2f", c.limit), status: noData}
+		hostNs, ok1 := ns(c.prefix + "/host")
+		bareNs, ok2 := ns(c.prefix + "/bare")
+		if ok1 && ok2 {
+			ratio := hostNs / bareNs
+			x.measured = fmt.Sprintf("%.2f", ratio)
+			x.status = status(ratio <= c.limit)
+			x.detail = fmt.Sprintf("host %s, bare %s", duration(hostNs), duration(bareNs))
+			if plain, ok := ns(c.prefix + "/host_plain"); ok {
+				x.detail += fmt.Sprintf("; host without secure params %s (%.2f)", duration(plain), plain/bareNs)
+			}
+		}
+		rows = append(rows, x)
+	}
+
+	allocs := row{figure: "allocations per host call (in-process)", target: "host − bare ≤ 30", status: noData}
+	hostAllocs, ok1 := r.median("BenchmarkCallInProcess/host", "allocs/op")
+	bareAllocs, ok2 := r.median("BenchmarkCallInProcess/bare", "allocs/op")
+	if ok1 && ok2 {
+		diff := hostAllocs - bareAllocs
+		allocs.measured = fmt.Sprintf("%.0f", diff)
+		allocs.status = status(diff <= 30)
+		allocs.detail = fmt.Sprintf("host %.0f, bare %.0f allocs/op", hostAllocs, bareAllocs)
+		if h, ok := r.median("BenchmarkCallStdio/host", "allocs/op"); ok {
+			if b, ok := r.median("BenchmarkCallStdio/bare", "allocs/op"); ok {
+				allocs.detail += fmt.Sprintf("; stdio: host %.0f, bare %.0f (+%.0f)", h, b, h-b)
+			}
+		}
+	}
+	rows = append(rows, allocs)
+
+	build := row{figure: "catalog + model view build, 100 servers × 100 tools", target: "≤ 25 ms", status: noData}
+	if v, ok := ns("BenchmarkCatalog/rebuild"); ok {
+		build.measured = duration(v)
+		build.status = status(v <= 25e6)
+		var parts []string
+		if bare, ok := ns("BenchmarkCatalog/bare_list_all"); ok {
+			parts = append(parts, fmt.Sprintf("bare mcp-go listing alone %s", duration(bare)))
+		}
+		if cold, ok := ns("BenchmarkCatalog/view_cold"); ok {
+			parts = append(parts, fmt.Sprintf("first view of a new session %s", duration(cold)))
+		}
+		build.detail = strings.Join(parts, "; ")
+	}
+	rows = append(rows, build)
+
+	refresh := row{figure: "refresh one server, then Session.View", target: "≤ 1 ms; other 99 untouched", status: noData}
+	if v, ok := ns("BenchmarkCatalog/view_after_refresh_one"); ok {
+		untouched, checked := checks["others untouched"]
+		refresh.measured = duration(v)
+		refresh.status = status(v <= 1e6 && checked && untouched == nil)
+		switch {
+		case !checked:
+			refresh.detail = "untouched check not run"
+		case untouched != nil:
+			refresh.detail = "others untouched: FAIL"
+		default:
+			refresh.detail = "others untouched: yes (TestRefreshOneServerLeavesOthersUntouched)"
+		}
+		if both, ok := ns("BenchmarkCatalog/refresh_one_and_view"); ok {
+			refresh.detail += fmt.Sprintf("; with the re-listing %s", duration(both))
+		}
+	}
+	rows = append(rows, refresh)
+
+	idle := row{figure: "idle sessions (10,000 on one Host)", target: "≤ 10 KiB heap each", status: noData}
+	if v, ok := r.median("BenchmarkIdleSessions/opened", "B/session"); ok {
+		idle.measured = bytesSize(v)
+		idle.status = status(v <= 10*1024)
+		if after, ok := r.median("BenchmarkIdleSessions/after_one_call", "B/session"); ok {
+			idle.detail = fmt.Sprintf("after one call each %s", bytesSize(after))
+		}
+	}
+	rows = append(rows, idle)
+
+	conc := row{figure: "concurrency: 1,000 sessions vs 10", target: "throughput ≥ 80 %", status: noData}
+	at10, ok1 := r.median("BenchmarkConcurrency/sessions=10", "calls/s")
+	at1000, ok2 := r.median("BenchmarkConcurrency/sessions=1000", "calls/s")
+	if ok1 && ok2 {
+		conc.measured = fmt.Sprintf("%.0f %%", 100*at1000/at10)
+		conc.status = status(at1000/at10 >= 0.8)
+		conc.detail = fmt.Sprintf("%.0f calls/s at 1,000, %.0f at 10", at1000, at10)
+	}
+	rows = append(rows, conc)
+
+	cached := row{figure: "credential resolve: cached hit", target: "≤ 1 µs", status: noData}
+	if v, ok := ns("BenchmarkCredentialResolve/cached"); ok {
+		cached.measured = duration(v)
+		cached.status = status(v <= 1000)
+	}
+	rows = append(rows, cached)
+
+	trip := row{figure: "credential resolve: plugin round trip", target: "p50 ≤ 300 µs", status: noData}
+	if v, ok := r.median("BenchmarkCredentialResolve/plugin_round_trip", "p50-µs"); ok {
+		trip.measured = duration(v * 1e3)
+		trip.status = status(v <= 300)
+		if p99, ok := r.median("BenchmarkCredentialResolve/plugin_round_trip", "p99-µs"); ok {
+			trip.detail = "p99 " + duration(p99*1e3)
+		}
+	}
+	rows = append(rows, trip)
+
+	misses := row{figure: "credential resolve: 1,000 concurrent misses of one key", target: "exactly 1 plugin call", status: noData}
+	if samples := r["BenchmarkCredentialResolve/concurrent_misses"]; len(samples) > 0 {
+		exact := true
+		var seen []string
+		for _, s := range samples {
+			calls, ok := s["plugin-calls/op"]
+			exact = exact && ok && calls == 1
+			seen = append(seen, fmt.Sprintf("%g", calls))
+		}
+		misses.measured = strings.Join(slices.Compact(seen), ", ")
+		misses.status = status(exact)
+		if v, ok := ns("BenchmarkCredentialResolve/concurrent_misses"); ok {
+			misses.detail = fmt.Sprintf("all 1,000 served in %s", duration(v))
+		}
+	}
+	rows = append(rows, misses)
+
+	start := row{figure: "startup: `agenthost tools`, 10 stdio servers × 300 ms start", target: "≤ 1.5 × one server", status: noData}
+	one, ok1 := ns("BenchmarkStartup/servers=1")
+	ten, ok2 := ns("BenchmarkStartup/servers=10")
+	if ok1 && ok2 {
+		start.measured = fmt.Sprintf("%.2f", ten/one)
+		start.status = status(ten/one <= 1.5)
+		start.detail = fmt.Sprintf("10 servers %s, one server %s", duration(ten), duration(one))
+	}
+	rows = append(rows, start)
+
+	audit := row{figure: "audit throughput, durable FileSink", target: "≥ 20,000 decisions/s", status: noData}
+	if v, ok := r.median("BenchmarkAuditThroughput/file_sink", "decisions/s"); ok {
+		audit.measured = fmt.Sprintf("%.0f /s", v)
+		audit.status = status(v >= 20000)
+		if each, ok := r.median("BenchmarkAuditThroughput/fsync_each", "decisions/s"); ok {
+			audit.detail = fmt.Sprintf("fsync per decision: %.0f /s", each)
+		}
+	}
+	rows = append(rows, audit)
+	return rows
+}
+
+// writeFigures prints the figures as a Markdown table.
+func writeFigures(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| figure | measured | target | result | details |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, x := range rows {
+		measured := x.measured
+		if measured == "" {
+			measured = "—"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", x.figure, measured, x.target, x.status, x.detail)
+	}
+}
+
+// writeMedians prints every benchmark's medians as a Markdown table.
+func writeMedians(w io.Writer, r results) {
+	names := make([]string, 0, len(r))
+	for name := range r {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	fmt.Fprintln(w, "| benchmark | runs | time/op | B/op | allocs/op | other |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, name := range names {
+		nsop, _ := r.median(name, "ns/op")
+		var other []string
+		units := map[string]bool{}
+		for _, s := range r[name] {
+			for unit := range s {
+				units[unit] = true
+			}
+		}
+		for _, unit := range sortedKeys(units) {
+			switch unit {
+			case "ns/op", "B/op", "allocs/op":
+				continue
+			}
+			v, _ := r.median(name, unit)
+			other = append(other, fmt.Sprintf("%s %s", number(v), unit))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), len(r[name]),
+			duration(nsop), medianOr(r, name, "B/op", bytesSize), medianOr(r, name, "allocs/op", number), strings.Join(other, ", "))
+	}
+}
+
+func medianOr(r results, name, unit string, format func(float64) string) string {
+	v, ok := r.median(name, unit)
+	if !ok {
+		return "—"
+	}
+	return format(v)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// duration formats nanoseconds with three significant digits.
+func duration(ns float64) string {
+	d := time.Duration(ns)
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%.0f ns", ns)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	default:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	}
+}
+
+func bytesSize(b float64) string {
+	switch {
+	case b < 1024:
+		return fmt.Sprintf("%.0f B", b)
+	case b < 1024*1024:
+		return fmt.Sprintf("%.1f KiB", b/1024)
+	default:
+		return fmt.Sprintf("%.1f MiB", b/(1024*1024))
+	}
+}
+
+func number(v float64) string {
+	if v >= 1000 || v == float64(int64(v)) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseLine(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		name string
+		want sample
+	}{
+		{"BenchmarkCallInProcess/bare-2         \t    6734\t    195260 ns/op\t   35029 B/op\t     502 allocs/op",
+			"BenchmarkCallInProcess/bare", sample{"ns/op": 195260, "B/op": 35029, "allocs/op": 502}},
+		{"BenchmarkConcurrency/sessions=1000-2   \t    6692\t    248175 ns/op\t      4029 calls/s\t   80819 B/op\t     901 allocs/op",
+			"BenchmarkConcurrency/sessions=1000", sample{"ns/op": 248175, "calls/s": 4029, "B/op": 80819, "allocs/op": 901}},
+		{"BenchmarkCredentialResolve/plugin_round_trip-2 5510 212355 ns/op 185.8 p50-µs 564.3 p99-µs",
+			"BenchmarkCredentialResolve/plugin_round_trip", sample{"ns/op": 212355, "p50-µs": 185.8, "p99-µs": 564.3}},
+		{"BenchmarkStartup/servers=10 1 358481091 ns/op", "BenchmarkStartup/servers=10", sample{"ns/op": 358481091}},
+		{"BenchmarkCatalog/rebuild-2  1  3.9e+09 ns/op", "BenchmarkCatalog/rebuild", sample{"ns/op": 3.9e9}},
+		// not result lines
+		{"BenchmarkCallInProcess", "", nil},
+		{"    call_test.go:52: protocol 2026-07-28", "", nil},
+		{"BenchmarkX-2 10 12 B/op", "", nil},
+		{"BenchmarkX-2 10 12 ns/op 7", "", nil},
+		{"BenchmarkX-2 10 fast ns/op", "", nil},
+		{"PASS", "", nil},
+	} {
+		name, got, ok := parseLine(c.line)
+		if ok != (c.want != nil) || name != c.name || !cmp.Equal(got, c.want) {
+			t.Errorf("parseLine(%q) = %q, %v, %v; want %q, %v", c.line, name, got, ok, c.name, c.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	r := results{
+		"odd":   {{"ns/op": 5}, {"ns/op": 1}, {"ns/op": 3}},
+		"even":  {{"ns/op": 4}, {"ns/op": 1}, {"ns/op": 3}, {"ns/op": 100}},
+		"mixed": {{"ns/op": 1, "calls/s": 10}, {"ns/op": 2}},
+	}
+	for _, c := range []struct {
+		name, unit string
+		want       float64
+		ok         bool
+	}{
+		{"odd", "ns/op", 3, true},
+		{"even", "ns/op", 3.5, true},
+		{"mixed", "calls/s", 10, true},
+		{"mixed", "B/op", 0, false},
+		{"missing", "ns/op", 0, false},
+	} {
+		got, ok := r.median(c.name, c.unit)
+		if got != c.want || ok != c.ok {
+			t.Errorf("median(%s, %s) = %v, %v; want %v, %v", c.name, c.unit, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestBenchPatternMatchesOnlyTheNamedBenchmarks(t *testing.T) {
+	pattern := benchPattern([]string{"BenchmarkConcurrency/sessions=10"})
+	top, sub, _ := strings.Cut(pattern, "/")
+	topRe, subRe := regexp.MustCompile(top), regexp.MustCompile(sub)
+	if !topRe.MatchString("BenchmarkConcurrency") || !subRe.MatchString("sessions=10") {
+		t.Errorf("%s does not match its benchmark", pattern)
+	}
+	if subRe.MatchString("sessions=1000") || topRe.MatchString("BenchmarkConcurrencyX") {
+		t.Errorf("%s matches other benchmarks", pattern)
+	}
+	multi := benchPattern([]string{"BenchmarkCatalog/rebuild", "BenchmarkCatalog/view_cold"})
+	_, sub, _ = strings.Cut(multi, "/")
+	subRe = regexp.MustCompile(sub)
+	if !subRe.MatchString("rebuild") || !subRe.MatchString("view_cold") || subRe.MatchString("view_after_refresh_one") {
+		t.Errorf("%s: wrong sub-benchmarks", multi)
+	}
+}
+
+func TestInvocationsInterleavePairs(t *testing.T) {
+	g := group{separate: true, benches: []string{"B/a", "B/b"}}
+	if got := invocations(g, 0); !cmp.Equal(got, [][]string{{"B/a"}, {"B/b"}}) {
+		t.Errorf("round 0: %v", got)
+	}
+	if got := invocations(g, 1); !cmp.Equal(got, [][]string{{"B/b"}, {"B/a"}}) {
+		t.Errorf("round 1: %v", got)
+	}
+	if got := invocations(group{benches: []string{"B/a", "B/b"}}, 1); !cmp.Equal(got, [][]string{{"B/a", "B/b"}}) {
+		t.Errorf("shared process: %v", got)
+	}
+	if (group{paired: true}).roundsFor(5) != 5 || (group{}).roundsFor(5) != 3 || (group{}).roundsFor(2) != 2 {
+		t.Error("roundsFor")
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	good := results{
+		"BenchmarkCallInProcess/bare":                  {{"ns/op": 100e3, "allocs/op": 400}, {"ns/op": 90e3, "allocs/op": 400}, {"ns/op": 110e3, "allocs/op": 400}},
+		"BenchmarkCallInProcess/host":                  {{"ns/op": 110e3, "allocs/op": 420}, {"ns/op": 100e3, "allocs/op": 420}, {"ns/op": 120e3, "allocs/op": 420}},
+		"BenchmarkCallStdio/bare":                      {{"ns/op": 100e3}},
+		"BenchmarkCallStdio/host":                      {{"ns/op": 107e3}},
+		"BenchmarkCatalog/rebuild":                     {{"ns/op": 20e6}},
+		"BenchmarkCatalog/view_after_refresh_one":      {{"ns/op": 0.5e6}},
+		"BenchmarkIdleSessions/opened":                 {{"ns/op": 1, "B/session": 2048}},
+		"BenchmarkConcurrency/sessions=10":             {{"ns/op": 1, "calls/s": 1000}},
+		"BenchmarkConcurrency/sessions=1000":           {{"ns/op": 1, "calls/s": 850}},
+		"BenchmarkCredentialResolve/cached":            {{"ns/op": 150}},
+		"BenchmarkCredentialResolve/plugin_round_trip": {{"ns/op": 1, "p50-µs": 200}},
+		"BenchmarkCredentialResolve/concurrent_misses": {{"ns/op": 1, "plugin-calls/op": 1}, {"ns/op": 1, "plugin-calls/op": 1}},
+		"BenchmarkStartup/servers=1":                   {{"ns/op": 320e6}},
+		"BenchmarkStartup/servers=10":                  {{"ns/op": 400e6}},
+		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 40000}},
+	}
+	checks := map[string]error{"others untouched": nil}
+	for _, x := range evaluate(good, checks) {
+		if x.status != "PASS" {
+			t.Errorf("%s: %s (%s), want PASS", x.figure, x.status, x.measured)
+		}
+	}
+
+	bad := results{
+		"BenchmarkCallInProcess/bare":                  {{"ns/op": 100e3, "allocs/op": 400}},
+		"BenchmarkCallInProcess/host":                  {{"ns/op": 116e3, "allocs/op": 431}},
+		"BenchmarkCallStdio/bare":                      {{"ns/op": 100e3}},
+		"BenchmarkCallStdio/host":                      {{"ns/op": 109e3}},
+		"BenchmarkCatalog/rebuild":                     {{"ns/op": 26e6}},
+		"BenchmarkCatalog/view_after_refresh_one":      {{"ns/op": 0.5e6}}, // fast, but the untouched check failed
+		"BenchmarkIdleSessions/opened":                 {{"ns/op": 1, "B/session": 10*1024 + 1}},
+		"BenchmarkConcurrency/sessions=10":             {{"ns/op": 1, "calls/s": 1000}},
+		"BenchmarkConcurrency/sessions=1000":           {{"ns/op": 1, "calls/s": 799}},
+		"BenchmarkCredentialResolve/cached":            {{"ns/op": 1001}},
+		"BenchmarkCredentialResolve/plugin_round_trip": {{"ns/op": 1, "p50-µs": 301}},
+		"BenchmarkCredentialResolve/concurrent_misses": {{"ns/op": 1, "plugin-calls/op": 1}, {"ns/op": 1, "plugin-calls/op": 2}},
+		"BenchmarkStartup/servers=1":                   {{"ns/op": 300e6}},
+		"BenchmarkStartup/servers=10":                  {{"ns/op": 451e6}},
+		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 19999}},
+	}
+	failed := map[string]error{"others untouched": errors.New("replaced")}
+	for _, x := range evaluate(bad, failed) {
+		if x.status != "FAIL" {
+			t.Errorf("%s: %s (%s), want FAIL", x.figure, x.status, x.measured)
+		}
+	}
+
+	for _, x := range evaluate(results{}, nil) {
+		if x.status != noData {
+			t.Errorf("%s: %s without results, want %q", x.figure, x.status, noData)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{duration(162.6), "163 ns"},
+		{duration(195260), "195 µs"},
+		{duration(3.9e6), "3.9 ms"},
+		{duration(3905514516), "3.91 s"},
+		{bytesSize(728), "728 B"},
+		{bytesSize(1489), "1.5 KiB"},
+		{bytesSize(3 << 20), "3.0 MiB"},
+		{number(43315.4), "43315"},
+		{number(1), "1"},
+		{number(185.8), "186"},
+		{number(1.25), "1.25"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
