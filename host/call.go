@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,22 +134,23 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	return result, nil
 }
 
-func decodeArguments(args json.RawMessage) (map[string]any, error) {
-	if len(args) == 0 {
-		return map[string]any{}, nil
+// decodeArguments checks that args is a JSON object (absent and null mean
+// {}) and returns it as is: mcp-go sends the raw bytes, so the arguments
+// are never decoded and re-encoded on the call path.
+func decodeArguments(args json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage("{}"), nil
 	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
+	if !json.Valid(trimmed) {
+		var v any
+		err := json.Unmarshal(trimmed, &v)
 		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	if trimmed[0] != '{' {
 		return nil, errors.New("arguments are not a JSON object")
 	}
-	return m, nil
+	return json.RawMessage(trimmed), nil
 }
 
 // lookupTool finds an offered tool, connecting lazily and re-listing once
@@ -187,7 +189,7 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
 	}
 	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
-	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.Properties(), t.SecureRequired)
+	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), t.SecureRequired)
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
@@ -210,12 +212,16 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
-	call := &secureCall{tool: t.Name, values: values, headers: headers}
+	encoded, err := json.Marshal(values)
+	if err != nil {
+		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
+	}
+	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers}
 	return call, nil
 }
 
 // send performs the tools/call and maps the outcome.
-func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, arguments map[string]any, call *secureCall) (*CallResult, error) {
+func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, arguments json.RawMessage, call *secureCall) (*CallResult, error) {
 	h := s.host
 	for attempt := 0; ; attempt++ {
 		cl, err := c.connect(ctx)
@@ -314,22 +320,57 @@ func rpcError(err error, call *secureCall) (int, string) {
 	return 0, err.Error()
 }
 
-// redactResult masks any registered secret the server echoed back.
+// redactResult masks any registered secret the server echoed back. The
+// common case — plain text content that contains no secret — is checked
+// without re-encoding the result.
 func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
-	if r == nil {
-		return nil
+	if r == nil || h.redactor.Len() == 0 {
+		return r
+	}
+	if clean, known := h.resultIsClean(r); known && clean {
+		return r
 	}
 	raw, err := json.Marshal(r)
 	if err != nil {
-		return r
+		return withheld(r)
 	}
 	cleaned := h.redactor.RedactJSON(raw)
-	if string(cleaned) == string(raw) {
+	if bytes.Equal(cleaned, raw) {
 		return r
 	}
 	out, err := mcp.ParseCallToolResult((*json.RawMessage)(&cleaned))
 	if err != nil {
-		return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
+		return withheld(r)
 	}
 	return out
+}
+
+func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
+}
+
+// resultIsClean checks the text-bearing fields of a result for secrets.
+// known is false when the result has parts it does not look into.
+func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
+	if r.StructuredContent != nil || r.Meta != nil {
+		return false, false
+	}
+	has := h.redactor.ContainsSecret
+	for _, c := range r.Content {
+		switch v := c.(type) {
+		case mcp.TextContent:
+			if has(v.Text) {
+				return false, true
+			}
+		case *mcp.TextContent:
+			if has(v.Text) {
+				return false, true
+			}
+		case mcp.ImageContent, *mcp.ImageContent, mcp.AudioContent, *mcp.AudioContent:
+			// Base64 payloads: a secret is only matched as plain text.
+		default:
+			return false, false
+		}
+	}
+	return true, true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -465,6 +466,7 @@ func (c *conn) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", c.name, err)
 	}
+	c.logger.Debug("refreshed", "tools", len(snap.Tools))
 	c.setSnapshot(snap)
 	return nil
 }
@@ -500,6 +502,7 @@ func (c *conn) listenForChanges(cl *client.Client) {
 	acked := make(chan struct{})
 	var ackOnce sync.Once
 	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		c.logger.Debug("notification", "method", n.Method)
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:
 			c.requestRefresh()
@@ -575,15 +578,29 @@ func (c *conn) newTransport() (transport.Interface, error) {
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(c.logger),
+			transport.WithHTTPBasicClient(httpClient()),
 		)
 	case config.TransportSSE:
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
+			transport.WithHTTPClient(httpClient()),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
 	}
+}
+
+// httpClient is the client of one HTTP server connection. Go's default
+// keeps two idle connections per host: with many sessions calling one
+// server at once, almost every call would open (and leave in TIME_WAIT) a
+// new TCP connection. No overall timeout: responses may stream; calls are
+// bounded by their context (callTimeout).
+func httpClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: t}
 }
 
 // command builds the stdio child with an explicit environment: only the

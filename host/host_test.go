@@ -444,7 +444,7 @@ func TestToolListChangedRefreshesTheCatalog(t *testing.T) {
 	}
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
-			h, _, _ := testHost(t, era, mcptest.Options{ToolsFile: first})
+			h, srv, logs := testHost(t, era, mcptest.Options{ToolsFile: first})
 			ctx := context.Background()
 			h.Connect(ctx)
 			if _, err := h.NewSession(SessionOptions{}).CallTool(ctx, "db", "switch", nil); err != nil {
@@ -453,7 +453,7 @@ func TestToolListChangedRefreshesTheCatalog(t *testing.T) {
 			deadline := time.Now().Add(5 * time.Second)
 			for h.Server("db").Tool("fresh_tool") == nil {
 				if time.Now().After(deadline) {
-					t.Fatalf("catalog not refreshed after tools/list_changed: %+v", h.Server("db").Tools)
+					t.Fatalf("catalog not refreshed after tools/list_changed: %+v\nlogs:\n%s\nsent: %d notifications", h.Server("db").Tools, logs.String(), len(srv.Recording().Sent("")))
 				}
 				time.Sleep(10 * time.Millisecond)
 			}

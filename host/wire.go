@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -59,6 +61,7 @@ type secureCallKey struct{}
 type secureCall struct {
 	tool    string
 	values  map[string]any    // secureArguments; nil means send none
+	encoded json.RawMessage   // values, encoded once for every round
 	headers map[string]string // header name -> encoded value
 
 	mu       sync.Mutex
@@ -204,33 +207,30 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 
 // attachSecureArguments returns a copy of a tools/call request whose params
 // carry the call's secureArguments. The request's params are never mutated:
-// mcp-go reuses them (and their _meta) across retries.
+// mcp-go reuses them (and their _meta) across retries. The params are
+// encoded once and the secure object spliced in, so the transport sends the
+// bytes as they are.
 func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (transport.JSONRPCRequest, error) {
+	if callName(request.Params) != call.tool {
+		// Bound to another tool: never send these values elsewhere.
+		return request, nil
+	}
 	encoded, err := json.Marshal(request.Params)
 	if err != nil {
 		return request, fmt.Errorf("encode tools/call params: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(encoded, &fields); err != nil {
-		return request, fmt.Errorf("tools/call params are not an object: %w", err)
+	encoded = bytes.TrimSpace(encoded)
+	if len(encoded) < 2 || encoded[0] != '{' || encoded[len(encoded)-1] != '}' {
+		return request, errors.New("tools/call params are not an object")
 	}
-	var name string
-	if err := json.Unmarshal(fields["name"], &name); err != nil || name != call.tool {
-		// Bound to another tool: never send these values elsewhere.
-		return request, nil
+	params := make([]byte, 0, len(encoded)+len(call.encoded)+22)
+	params = append(params, encoded[:len(encoded)-1]...)
+	if len(bytes.TrimSpace(encoded[1:len(encoded)-1])) > 0 {
+		params = append(params, ',')
 	}
-	delete(fields, "secureArguments")
-	if call.values != nil {
-		secure, err := json.Marshal(call.values)
-		if err != nil {
-			return request, fmt.Errorf("encode secure arguments: %w", errRedactedEncoding)
-		}
-		fields["secureArguments"] = secure
-	}
-	params, err := json.Marshal(fields)
-	if err != nil {
-		return request, fmt.Errorf("encode tools/call params: %w", err)
-	}
+	params = append(params, `"secureArguments":`...)
+	params = append(params, call.encoded...)
+	params = append(params, '}')
 	request.Params = json.RawMessage(params)
 	if len(call.headers) > 0 {
 		header := http.Header{}
@@ -243,4 +243,30 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 		request.Header = header
 	}
 	return request, nil
+}
+
+// callName is the tool name of tools/call params in the shapes mcp-go
+// sends: the typed params (legacy) or a field map (2026-07-28, after it
+// adds _meta).
+func callName(params any) string {
+	switch p := params.(type) {
+	case mcp.CallToolParams:
+		return p.Name
+	case *mcp.CallToolParams:
+		return p.Name
+	case map[string]json.RawMessage:
+		var name string
+		_ = json.Unmarshal(p["name"], &name)
+		return name
+	default:
+		encoded, err := json.Marshal(params)
+		if err != nil {
+			return ""
+		}
+		var v struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(encoded, &v)
+		return v.Name
+	}
 }

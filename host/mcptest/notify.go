@@ -100,13 +100,17 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 		"_meta":         map[string]any{metaSubscriptionID: l.id},
 		"notifications": allowed,
 	})
-	if err := send(ack); err != nil {
-		return nil, false
-	}
+	// Subscribe before acknowledging: a client that acts on the ack must
+	// not miss a change made right after it.
 	if l.toolsListChanged {
 		sub := &subscriber{send: send, subscriptionID: l.id}
 		s.subscribe(sub)
 		defer s.unsubscribe(sub)
+	}
+	if err := send(ack); err != nil {
+		return nil, false
+	}
+	if l.toolsListChanged {
 		select {
 		case <-x.ctx.Done():
 			return nil, false

@@ -2,6 +2,7 @@ package secureparams
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -40,7 +42,17 @@ func (refusingLoader) Load(url string) (any, error) {
 type ValueSchema struct {
 	schema     *jsonschema.Schema
 	properties map[string]json.RawMessage
+	types      map[string][]string // declared "type" of each property
+
+	// valid remembers value sets that passed (by SHA-256, so no value is
+	// kept): bound values rarely change between calls, and validation is the
+	// costliest step of the call path.
+	validMu sync.Mutex
+	valid   map[[sha256.Size]byte]struct{}
 }
+
+// maxValidMemo bounds the memo of value sets that passed.
+const maxValidMemo = 1024
 
 // CompileSecureSchema compiles a secureInputSchema with JSON Schema draft
 // 2020-12 unless the schema's $schema names another draft. Format and
@@ -68,6 +80,14 @@ func CompileSecureSchema(schema json.RawMessage) (*ValueSchema, error) {
 	if json.Unmarshal(schema, &root) == nil {
 		vs.properties = root.Properties
 	}
+	vs.types = make(map[string][]string, len(vs.properties))
+	for name, raw := range vs.properties {
+		var prop struct {
+			Type json.RawMessage `json:"type"`
+		}
+		_ = json.Unmarshal(raw, &prop)
+		vs.types[name] = declaredTypes(prop.Type)
+	}
 	return vs, nil
 }
 
@@ -94,6 +114,10 @@ func (v *ValueSchema) Properties() map[string]json.RawMessage {
 	return out
 }
 
+// PropertiesShared returns the top-level property schemas without copying
+// them; callers must not modify the map or its values.
+func (v *ValueSchema) PropertiesShared() map[string]json.RawMessage { return v.properties }
+
 // ValueError says that a secure value failed validation. It names the
 // parameter and the schema keyword, never the value: the validator's own
 // messages quote values, so none of its text is kept.
@@ -116,6 +140,58 @@ func (e *ValueError) Error() string {
 // each value is encoded to JSON and read back first. It returns nil, one
 // *ValueError, or several joined (sorted by parameter); use errors.As.
 func (v *ValueSchema) Validate(values map[string]any) error {
+	key, keyed := fingerprint(values)
+	if keyed {
+		v.validMu.Lock()
+		_, ok := v.valid[key]
+		v.validMu.Unlock()
+		if ok {
+			return nil
+		}
+	}
+	if err := v.validate(values); err != nil {
+		return err
+	}
+	if keyed {
+		v.validMu.Lock()
+		if v.valid == nil || len(v.valid) >= maxValidMemo {
+			v.valid = make(map[[sha256.Size]byte]struct{})
+		}
+		v.valid[key] = struct{}{}
+		v.validMu.Unlock()
+	}
+	return nil
+}
+
+// fingerprint hashes a value set whose values are strings, numbers or
+// booleans (the bound values' shapes); other sets are not memoised.
+func fingerprint(values map[string]any) ([sha256.Size]byte, bool) {
+	var buf []byte
+	for _, name := range sortedKeys(values) {
+		buf = strconv.AppendQuote(buf, name)
+		buf = append(buf, '=')
+		switch v := values[name].(type) {
+		case string:
+			buf = append(buf, 's')
+			buf = strconv.AppendQuote(buf, v)
+		case int64:
+			buf = append(buf, 'i')
+			buf = strconv.AppendInt(buf, v, 10)
+		case float64:
+			buf = append(buf, 'f')
+			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+		case bool:
+			buf = append(buf, 'b')
+			buf = strconv.AppendBool(buf, v)
+		default:
+			return [sha256.Size]byte{}, false
+		}
+		buf = append(buf, ';')
+	}
+	return sha256.Sum256(buf), true
+}
+
+func (v *ValueSchema) validate(values map[string]any) error {
 	instance := make(map[string]any, len(values))
 	var encodeErrs []error
 	for _, name := range sortedKeys(values) {
@@ -282,15 +358,10 @@ func keywordLocation(e *jsonschema.ValidationError) string {
 // "number", bool for "boolean" ("true"/"false", any case), or decoded JSON
 // for "object"/"array". Errors never contain the value.
 func (v *ValueSchema) Coerce(param, value string) (any, error) {
-	raw, ok := v.properties[param]
+	types, ok := v.types[param]
 	if !ok {
 		return nil, &ValueError{Param: param, Reason: "not declared in secureInputSchema"}
 	}
-	var prop struct {
-		Type json.RawMessage `json:"type"`
-	}
-	_ = json.Unmarshal(raw, &prop)
-	types := declaredTypes(prop.Type)
 	if len(types) == 0 || slices.Contains(types, "string") {
 		return value, nil
 	}
