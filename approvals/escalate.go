@@ -31,6 +31,17 @@ const (
 // string other than "", "false", "0", "no", "off". It returns the raised
 // metadata and one line per change (none when nothing changed).
 func Escalate(eff Effective, args json.RawMessage) (Effective, []string) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && nesting(trimmed) < maxEscalateDepth &&
+		!mentionsEscalator(trimmed) && json.Valid(trimmed) {
+		// The common case: a small object that names no escalator at all.
+		return eff.Clone(), nil
+	}
+	return escalateWalk(eff, args)
+}
+
+// escalateWalk is Escalate without the pre-filter.
+func escalateWalk(eff Effective, args json.RawMessage) (Effective, []string) {
 	eff = eff.Clone()
 	var notes []string
 	trimmed := bytes.TrimSpace(args)
@@ -71,6 +82,60 @@ func Escalate(eff Effective, args json.RawMessage) (Effective, []string) {
 		widen(s.to, s.why)
 	}
 	return eff, notes
+}
+
+// escalatorStems are substrings every escalating key contains in each of
+// its spellings (force, recursive, cascade, all_namespaces/allNamespaces,
+// namespace, cluster, org/organization, tenant).
+var escalatorStems = [][]byte{[]byte("force"), []byte("recurs"), []byte("cascade"), []byte("namespace"), []byte("cluster"), []byte("org"), []byte("tenant")}
+
+// mentionsEscalator is a cheap pre-filter: false means no key of args can
+// be an escalator (it may say true for ordinary text; the walk decides).
+func mentionsEscalator(args []byte) bool {
+	// Keys are compared with separators and case folded away
+	// (normalizeKey), so fold the whole text the same way.
+	lower := make([]byte, 0, len(args))
+	for _, c := range args {
+		if isASCIIAlnum(c) {
+			if isUpper(c) {
+				c += 'a' - 'A'
+			}
+			lower = append(lower, c)
+		}
+	}
+	for _, stem := range escalatorStems {
+		if bytes.Contains(lower, stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// nesting is the deepest object/array nesting of a JSON text.
+func nesting(text []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 type scopeHit struct {

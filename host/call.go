@@ -352,10 +352,17 @@ func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
 // resultIsClean checks the text-bearing fields of a result for secrets.
 // known is false when the result has parts it does not look into.
 func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
-	if r.StructuredContent != nil || r.Meta != nil {
+	if r.StructuredContent != nil {
 		return false, false
 	}
 	has := h.redactor.ContainsSecret
+	if r.Meta != nil {
+		// Small (protocol metadata): check its encoding.
+		b, err := json.Marshal(r.Meta)
+		if err != nil || has(string(b)) {
+			return false, err == nil
+		}
+	}
 	for _, c := range r.Content {
 		switch v := c.(type) {
 		case mcp.TextContent:

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/llmview"
 )
 
 // ServerStatus is the state of one server connection.
@@ -56,6 +57,9 @@ type CatalogTool struct {
 	Tool   *secureparams.Tool
 	Status ToolStatus
 	Reason string
+	// Parameters is what the model is sent for this tool
+	// (llmview.Parameters of its inputSchema), computed once.
+	Parameters json.RawMessage
 }
 
 // ServerSnapshot is an immutable view of one server's catalog. A new snapshot
@@ -427,6 +431,9 @@ func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, 
 	}
 	byName := make(map[string]*CatalogTool, len(tools))
 	for _, ct := range tools {
+		if ct.Status != ToolExcluded {
+			ct.Parameters = llmview.Parameters(ct.Tool.InputSchema)
+		}
 		if count[ct.Tool.Name] > 1 {
 			// Which definition would the server execute? Unknowable: fail closed.
 			ct.Status, ct.Reason = ToolExcluded, fmt.Sprintf("the server listed %d tools named %q", count[ct.Tool.Name], ct.Tool.Name)

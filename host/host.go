@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/llmview"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -80,6 +81,11 @@ type Host struct {
 
 	conns map[string]*conn
 	names []string
+
+	// exposed tool names of the current catalog state (see exposedNames)
+	namesMu  sync.Mutex
+	namesKey string
+	exposed  map[llmview.Ref]string
 
 	closeOnce sync.Once
 }

@@ -64,7 +64,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 				Name:           tv.Tool.Name,
 				Status:         tv.Status,
 				Description:    tv.Tool.Description,
-				InputSchema:    llmview.Parameters(tv.Tool.InputSchema),
+				InputSchema:    tv.inputSchemaSent(),
 				SecureParams:   nonNil(tv.Tool.SecureParams),
 				SecureRequired: nonNil(tv.Tool.SecureRequired),
 				Warnings:       nonNil(tv.Tool.Warnings),
@@ -92,4 +92,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// inputSchemaSent is what the model is (or would be) sent for the tool.
+func (tv *ToolView) inputSchemaSent() json.RawMessage {
+	if tv.Parameters != nil {
+		return tv.Parameters
+	}
+	return llmview.Parameters(tv.Tool.InputSchema)
 }

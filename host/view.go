@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/agenthost/agenthost/llmview"
@@ -55,13 +56,7 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	}
 
 	v := &SessionView{Servers: servers, Tools: make(map[string][]*ToolView, len(servers))}
-	var all []llmview.Ref
-	for _, snap := range servers {
-		for _, tv := range s.viewCache[snap.Name].tools {
-			all = append(all, llmview.Ref{Server: snap.Name, Tool: tv.Tool.Name})
-		}
-	}
-	names := llmview.ExposedNames(all)
+	names := s.host.exposedNames(servers)
 	var active []llmview.Tool
 	for _, snap := range servers {
 		cached := s.viewCache[snap.Name].tools
@@ -72,7 +67,7 @@ func (s *Session) View(ctx context.Context) *SessionView {
 			copied.ExposedName = names[ref]
 			tools[i] = &copied
 			if copied.Status == ToolActive {
-				active = append(active, llmview.Tool{Ref: ref, Description: tv.Tool.Description, InputSchema: tv.Tool.InputSchema})
+				active = append(active, llmview.Tool{Ref: ref, Description: tv.Tool.Description, InputSchema: tv.Tool.InputSchema, Parameters: tv.Parameters})
 			}
 		}
 		v.Tools[snap.Name] = tools
@@ -117,4 +112,28 @@ func (s *Session) unbindable(ctx context.Context, server string, ct *CatalogTool
 		}
 	}
 	return missing
+}
+
+// exposedNames are the catalog's exposed tool names. They depend on the
+// catalog only (every listed tool, whatever a session may see), so all
+// sessions share one computation per catalog state.
+func (h *Host) exposedNames(servers []*ServerSnapshot) map[llmview.Ref]string {
+	var key strings.Builder
+	for _, snap := range servers {
+		fmt.Fprintf(&key, "%s\x00%d\x00", snap.Name, snap.Generation)
+	}
+	h.namesMu.Lock()
+	defer h.namesMu.Unlock()
+	if h.namesKey == key.String() && h.exposed != nil {
+		return h.exposed
+	}
+	var all []llmview.Ref
+	for _, snap := range servers {
+		for _, ct := range snap.Tools {
+			all = append(all, llmview.Ref{Server: snap.Name, Tool: ct.Tool.Name})
+		}
+	}
+	h.exposed = llmview.ExposedNames(all)
+	h.namesKey = key.String()
+	return h.exposed
 }

@@ -14,6 +14,9 @@ type Tool struct {
 	Description string
 	// InputSchema is the tool's inputSchema exactly as the server sent it.
 	InputSchema json.RawMessage
+	// Parameters, when set, is Parameters(InputSchema) computed earlier
+	// (catalogs compute it once per tool definition, not per view).
+	Parameters json.RawMessage
 }
 
 // View is what the model sees plus the explicit way back.
@@ -58,7 +61,7 @@ func Build(tools []Tool, names map[Ref]string) *View {
 			Function: &openai.FunctionDefinition{
 				Name:        name,
 				Description: t.Description,
-				Parameters:  Parameters(t.InputSchema),
+				Parameters:  t.parameters(),
 			},
 		})
 	}
@@ -66,6 +69,13 @@ func Build(tools []Tool, names map[Ref]string) *View {
 		return bytes.Compare([]byte(a.Function.Name), []byte(b.Function.Name))
 	})
 	return v
+}
+
+func (t Tool) parameters() json.RawMessage {
+	if t.Parameters != nil {
+		return t.Parameters
+	}
+	return Parameters(t.InputSchema)
 }
 
 // Parameters returns the schema sent to the model as a function's
