@@ -153,23 +153,9 @@ func ftStartModel(t *testing.T, script modeltest.Script) *ftModel {
 		"--addr-file", addrFile, "--record", m.record)
 	var stderr ftBuffer
 	m.cmd.Stderr = &stderr
-	inOwnProcessGroup(m.cmd)
-	if err := m.cmd.Start(); err != nil {
-		t.Fatalf("starting fakellm: %v", err)
-	}
-	go func() {
-		_ = m.cmd.Wait()
-		close(m.done)
-	}()
-	t.Cleanup(func() {
-		terminate(m.cmd)
-		select {
-		case <-m.done:
-		case <-time.After(3 * time.Second):
-			_ = killProcessGroup(m.cmd)
-			<-m.done
-		}
-	})
+	sp := spawn(t, "fakellm", m.cmd, true)
+	m.done = sp.done
+
 	ftWaitFor(t, 15*time.Second, "fakellm to listen", func() bool {
 		select {
 		case <-m.done:
@@ -250,7 +236,7 @@ type ftProc struct {
 	stdout, stderr ftBuffer
 	start          time.Time
 	done           chan struct{}
-	waitErr        error
+	sp             *spawned
 }
 
 // ftStart starts agenthost like run does, without waiting for it.
@@ -267,19 +253,10 @@ func ftStartBinary(t *testing.T, bin string, env []string, args ...string) *ftPr
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = append(baseEnv(t), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	inOwnProcessGroup(p.cmd)
 	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting agenthost: %v", err)
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = killProcessGroup(p.cmd)
-		<-p.done
-	})
+	p.sp = spawn(t, "agenthost", p.cmd, false)
+	p.done = p.sp.done
+
 	return p
 }
 
@@ -298,11 +275,11 @@ func (p *ftProc) wait(t *testing.T, timeout time.Duration) result {
 	res := p.result()
 	var exitErr *exec.ExitError
 	switch {
-	case p.waitErr == nil:
-	case errors.As(p.waitErr, &exitErr):
+	case p.sp.err == nil:
+	case errors.As(p.sp.err, &exitErr):
 		res.code = exitErr.ExitCode()
 	default:
-		t.Fatalf("running agenthost: %v\n%s", p.waitErr, res)
+		t.Fatalf("running agenthost: %v\n%s", p.sp.err, res)
 	}
 	return res
 }

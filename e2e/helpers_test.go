@@ -417,23 +417,9 @@ func startHTTPServer(t *testing.T, tools string, extraArgs ...string) *httpServe
 	s.cmd = exec.Command(testServerBin, args...)
 	var stderr bytes.Buffer
 	s.cmd.Stderr = &stderr
-	inOwnProcessGroup(s.cmd)
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting the HTTP test server: %v", err)
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		terminate(s.cmd)
-		select {
-		case <-s.done:
-		case <-time.After(3 * time.Second):
-			_ = killProcessGroup(s.cmd)
-			<-s.done
-		}
-	})
+	sp := spawn(t, "the HTTP test server", s.cmd, true)
+	s.done = sp.done
+
 	deadline := time.After(15 * time.Second)
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && len(bytes.TrimSpace(data)) > 0 {
@@ -640,4 +626,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// spawned is a process started by spawn.
+type spawned struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // Wait's error; read it after done
+}
+
+// spawn starts cmd in its own process group, reaps it, and stops it at the
+// end of the test: gently (SIGTERM, then SIGKILL to the group after 3 s)
+// or at once.
+func spawn(t *testing.T, what string, cmd *exec.Cmd, gentle bool) *spawned {
+	t.Helper()
+	inOwnProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", what, err)
+	}
+	p := &spawned{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if gentle {
+			terminate(cmd)
+			select {
+			case <-p.done:
+				return
+			case <-time.After(3 * time.Second):
+			}
+		}
+		_ = killProcessGroup(cmd)
+		<-p.done
+	})
+	return p
 }

@@ -142,39 +142,7 @@ func TestFtPeerMemory(t *testing.T) {
 // it connects and its echo tool round-trips.
 func TestFtPeerEverythingHTTP(t *testing.T) {
 	t.Parallel()
-	node, script := ftPeer(t, "server-everything")
-	port := ftFreePort(t)
-	cmd := exec.Command(node, script, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var output ftBuffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	inOwnProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting server-everything: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = killProcessGroup(cmd)
-		<-exited
-	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ftWaitFor(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
-		select {
-		case <-exited:
-			t.Fatalf("server-everything exited: %s", output.String())
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		_ = c.Close()
-		return true
-	})
+	addr := startEverything(t, "streamableHttp")
 	cfg := writeConfig(t, obj{"mcpServers": obj{"everything": obj{"url": fmt.Sprintf("http://%s/mcp", addr)}}})
 
 	r := run(t, nil, "--config", cfg, "servers", "--json")
@@ -189,4 +157,33 @@ func TestFtPeerEverythingHTTP(t *testing.T) {
 	if doc := decodeStdout[callDoc](t, r); doc.IsError || !strings.Contains(doc.text(), "over streamable http") {
 		t.Errorf("echo over HTTP did not echo\n%s", r)
 	}
+}
+
+// startEverything runs server-everything on a free loopback port with the
+// given transport (streamableHttp or sse) for the rest of the test and
+// returns its address once it listens.
+func startEverything(t *testing.T, transport string) string {
+	t.Helper()
+	node, script := ftPeer(t, "server-everything")
+	port := ftFreePort(t)
+	cmd := exec.Command(node, script, transport)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	var output ftBuffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	p := spawn(t, "server-everything", cmd, false)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ftWaitFor(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
+		select {
+		case <-p.done:
+			t.Fatalf("server-everything exited: %s", output.String())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		_ = c.Close()
+		return true
+	})
+	return addr
 }

@@ -81,24 +81,8 @@ func rtStartModel(t *testing.T, script modeltest.Script) *rtModel {
 	cmd := exec.Command(bin, "--script", scriptPath, "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--record", m.record)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	inOwnProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting fakellm: %v", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	t.Cleanup(func() {
-		terminate(cmd) // fakellm releases hanging answers on SIGTERM
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			_ = killProcessGroup(cmd)
-			<-done
-		}
-	})
+	done := spawn(t, "fakellm", cmd, true).done
+
 	deadline := time.After(15 * time.Second)
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && len(bytes.TrimSpace(data)) > 0 {
@@ -507,7 +491,6 @@ type rtStarted struct {
 	stdout *rtBuffer
 	stderr *rtBuffer
 	done   chan struct{}
-	err    error
 	args   []string
 	start  time.Time
 }
@@ -539,19 +522,10 @@ func rtStart(t *testing.T, args ...string) *rtStarted {
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = baseEnv(t)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	inOwnProcessGroup(p.cmd)
 	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting agenthost: %v", err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = killProcessGroup(p.cmd)
-		<-p.done
-	})
+	sp := spawn(t, "agenthost", p.cmd, false)
+	p.done = sp.done
+
 	return p
 }
 

@@ -2,13 +2,8 @@ package e2e
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestLegacySSE runs @modelcontextprotocol/server-everything over the legacy
@@ -16,41 +11,14 @@ import (
 // round-trips.
 func TestLegacySSE(t *testing.T) {
 	t.Parallel()
-	node, script := ftPeer(t, "server-everything")
-	port := ftFreePort(t)
-	cmd := exec.Command(node, script, "sse")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var output ftBuffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	inOwnProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting server-everything: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = killProcessGroup(cmd)
-		<-exited
-	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ftWaitFor(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		_ = c.Close()
-		return true
-	})
+	addr := startEverything(t, "sse")
 	cfg := writeConfig(t, obj{"mcpServers": obj{"everything": obj{"type": "sse", "url": fmt.Sprintf("http://%s/sse", addr)}}})
 
 	r := run(t, nil, "--config", cfg, "servers", "--json")
 	wantCode(t, r, 0)
 	s := decodeStdout[serversDoc](t, r).server(t, "everything")
 	if s.Status != "connected" || s.Tools == 0 {
-		t.Fatalf("server-everything over SSE: status %q with %d tools\n%s\n%s", s.Status, s.Tools, r, output.String())
+		t.Fatalf("server-everything over SSE: status %q with %d tools\n%s", s.Status, s.Tools, r)
 	}
 	r = run(t, nil, "--config", cfg, "call", "everything", "echo", "--args", `{"message":"over sse"}`, "--json")
 	wantCode(t, r, 0)
