@@ -313,3 +313,18 @@ func TestManyConcurrentSessions(t *testing.T) {
 		t.Errorf("distinct instances on the wire: %d, want 100 (a session used another's value)", len(seen))
 	}
 }
+
+func TestTurnRetriesAModelTimeout(t *testing.T) {
+	h, _, model, _ := agentHost(t, modeltest.Script{{Delay: 3 * time.Second, Text: "too late"}, {Text: "in time"}})
+	h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: h.model.(*OpenAIModel).baseURL, APIKey: "sk-test", Timeout: 300 * time.Millisecond})
+	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
+	if end := events[len(events)-1]; end.Reason != EndDone {
+		t.Fatalf("end: %+v", end)
+	}
+	if a := ofType(events, EventAssistant); len(a) != 1 || a[0].Text != "in time" {
+		t.Errorf("assistant: %+v", a)
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("%d model requests, want the timed-out one and its retry", n)
+	}
+}

@@ -40,7 +40,8 @@ type OpenAIModelOptions struct {
 
 // OpenAIModel streams chat completions with go-openai.
 type OpenAIModel struct {
-	client *openai.Client
+	client  *openai.Client
+	baseURL string
 }
 
 // NewOpenAIModel returns the default model client.
@@ -71,7 +72,7 @@ func NewOpenAIModel(opts OpenAIModelOptions) *OpenAIModel {
 		maxWait = 60 * time.Second
 	}
 	cfg.HTTPClient = &http.Client{Transport: &retryTransport{base: base, retries: retries, maxWait: maxWait}}
-	return &OpenAIModel{client: openai.NewClientWithConfig(cfg)}
+	return &OpenAIModel{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
 // Complete implements ModelClient with a streaming request.
