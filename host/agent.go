@@ -209,7 +209,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai
 		return callOutcome{text: text, failed: true}
 	}
 
-	ref, known := view.ByExposed[tc.Function.Name]
+	ref, known := view.Lookup(tc.Function.Name)
 	call := base
 	call.Type = EventToolCall
 	call.Server, call.Tool = ref.Server, ref.Tool

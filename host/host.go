@@ -68,6 +68,7 @@ type Host struct {
 	plugins   []*plugins.Source
 	policy    *approvals.Policy
 	risk      sync.Map // riskKey -> approvals.Effective
+	never     sync.Map // neverKey -> neverAnswer
 	approver  approvals.Approver
 	audit     approvals.Sink
 	ownsAudit bool
@@ -82,10 +83,11 @@ type Host struct {
 	conns map[string]*conn
 	names []string
 
-	// exposed tool names of the current catalog state (see exposedNames)
+	// exposed tool names of the catalog (see syncNames)
 	namesMu  sync.Mutex
-	namesKey string
-	exposed  map[llmview.Ref]string
+	namer    *llmview.Namer
+	namerGen map[string]uint64 // snapshot generation the namer has seen
+	nameGen  map[string]uint64 // bumps when a server's tools' names change
 
 	closeOnce sync.Once
 }

@@ -318,7 +318,7 @@ func TestHiddenWhenUnbindable(t *testing.T) {
 	if status(with, "execute_sql") != ToolActive {
 		t.Errorf("with session value: %s", status(with, "execute_sql"))
 	}
-	if _, ok := without.Model.ByExposed["db__execute_sql"]; ok {
+	if _, ok := without.Model.Lookup("db__execute_sql"); ok {
 		t.Errorf("hidden tool offered to the model")
 	}
 	for _, tool := range with.Model.Tools {

@@ -92,8 +92,28 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 // neverAllowed reports tools this session can never call, whatever the
 // arguments; they are left out of the model view.
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
-	eff := s.host.effective(server, ct)
-	return s.host.policy.NeverAllowed(server, ct.Tool.Name, eff, s.trustLevel)
+	h := s.host
+	key := neverKey{riskKey{server, ct.Tool.DefHash}, ct.Tool.Name, s.trustLevel}
+	if v, ok := h.never.Load(key); ok {
+		n := v.(neverAnswer)
+		return n.never, n.why
+	}
+	never, why := h.policy.NeverAllowed(server, ct.Tool.Name, h.effective(server, ct), s.trustLevel)
+	h.never.Store(key, neverAnswer{never, why})
+	return never, why
+}
+
+// neverKey: whether a tool can ever be allowed depends on its definition
+// and the session's trust level only, so sessions share the answer.
+type neverKey struct {
+	riskKey
+	tool  string
+	trust int
+}
+
+type neverAnswer struct {
+	never bool
+	why   string
 }
 
 // gateCall runs the approval workflow for one call. A nil error means the

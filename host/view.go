@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/agenthost/agenthost/llmview"
@@ -29,12 +28,15 @@ type SessionView struct {
 // View computes what this session may be offered. A tool whose required
 // secure parameters cannot be bound in this session, or that the session
 // can never be allowed to call, is hidden (with a reason) rather than shown
-// and failing. Per-server verdicts are cached: only servers whose tool list
-// changed (or all of them, after the session's values changed) are
-// re-evaluated.
+// and failing. Work is per server and cached: only servers whose tool list
+// (or tool names) changed, or all of them after the session's values
+// changed, are evaluated again; the model view is composed of per-server
+// parts.
 func (s *Session) View(ctx context.Context) *SessionView {
 	ctx = s.bindingContext(ctx)
-	servers := s.host.Servers()
+	h := s.host
+	servers := h.Servers()
+	nameGens := h.syncNames(servers)
 	epoch := s.valuesEpoch.Load()
 
 	s.viewMu.Lock()
@@ -42,52 +44,47 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	if s.viewCache == nil {
 		s.viewCache = map[string]*serverView{}
 	}
-	changed := s.lastView == nil || len(s.viewCache) != len(servers)
+	changed := s.lastView == nil
 	for _, snap := range servers {
 		sv := s.viewCache[snap.Name]
-		if sv != nil && sv.snap == snap && sv.epoch == epoch {
+		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] {
 			continue
 		}
-		s.viewCache[snap.Name] = s.evaluate(ctx, snap, epoch)
+		s.viewCache[snap.Name] = s.evaluate(ctx, snap, epoch, nameGens[snap.Name])
 		changed = true
 	}
 	if !changed {
 		return s.lastView
 	}
-
 	v := &SessionView{Servers: servers, Tools: make(map[string][]*ToolView, len(servers))}
-	names := s.host.exposedNames(servers)
-	var active []llmview.Tool
+	parts := make([]*llmview.View, 0, len(servers))
 	for _, snap := range servers {
-		cached := s.viewCache[snap.Name].tools
-		tools := make([]*ToolView, len(cached))
-		for i, tv := range cached {
-			copied := *tv
-			ref := llmview.Ref{Server: snap.Name, Tool: tv.Tool.Name}
-			copied.ExposedName = names[ref]
-			tools[i] = &copied
-			if copied.Status == ToolActive {
-				active = append(active, llmview.Tool{Ref: ref, Description: tv.Tool.Description, InputSchema: tv.Tool.InputSchema, Parameters: tv.Parameters})
-			}
-		}
-		v.Tools[snap.Name] = tools
+		sv := s.viewCache[snap.Name]
+		v.Tools[snap.Name] = sv.tools
+		parts = append(parts, sv.part)
 	}
-	v.Model = llmview.Build(active, names)
+	v.Model = llmview.Compose(parts)
 	s.lastView = v
 	return v
 }
 
-// serverView caches one server's verdicts for a session.
+// serverView caches one server's verdicts for a session. Its ToolViews are
+// never modified once built, so views share them.
 type serverView struct {
-	snap  *ServerSnapshot
-	epoch uint64
-	tools []*ToolView
+	snap    *ServerSnapshot
+	epoch   uint64
+	nameGen uint64
+	tools   []*ToolView
+	part    *llmview.View // the model's view of this server's active tools
 }
 
-func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, epoch uint64) *serverView {
-	sv := &serverView{snap: snap, epoch: epoch, tools: make([]*ToolView, 0, len(snap.Tools))}
-	for _, ct := range snap.Tools {
-		tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason}
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, epoch, nameGen uint64) *serverView {
+	names := s.host.namesOf(snap)
+	sv := &serverView{snap: snap, epoch: epoch, nameGen: nameGen, tools: make([]*ToolView, 0, len(snap.Tools))}
+	var active []llmview.Tool
+	exposed := map[llmview.Ref]string{}
+	for i, ct := range snap.Tools {
+		tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason, ExposedName: names[i]}
 		if tv.Status == ToolActive {
 			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 				tv.Status = ToolHidden
@@ -97,8 +94,14 @@ func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, epoch uint
 				tv.Reason = "this session can never be allowed to call it: " + why
 			}
 		}
+		if tv.Status == ToolActive && tv.ExposedName != "" {
+			ref := llmview.Ref{Server: snap.Name, Tool: ct.Tool.Name}
+			active = append(active, llmview.Tool{Ref: ref, Description: ct.Tool.Description, InputSchema: ct.Tool.InputSchema, Parameters: ct.Parameters})
+			exposed[ref] = tv.ExposedName
+		}
 		sv.tools = append(sv.tools, tv)
 	}
+	sv.part = llmview.Build(active, exposed)
 	return sv
 }
 
@@ -114,26 +117,50 @@ func (s *Session) unbindable(ctx context.Context, server string, ct *CatalogTool
 	return missing
 }
 
-// exposedNames are the catalog's exposed tool names. They depend on the
-// catalog only (every listed tool, whatever a session may see), so all
-// sessions share one computation per catalog state.
-func (h *Host) exposedNames(servers []*ServerSnapshot) map[llmview.Ref]string {
-	var key strings.Builder
-	for _, snap := range servers {
-		fmt.Fprintf(&key, "%s\x00%d\x00", snap.Name, snap.Generation)
-	}
+// syncNames brings the host's exposed names up to date with the servers'
+// snapshots (only servers whose listing changed are renamed) and returns,
+// per server, a generation that changes whenever that server's tools'
+// names change. Names depend on the catalog only, so all sessions share
+// them.
+func (h *Host) syncNames(servers []*ServerSnapshot) map[string]uint64 {
 	h.namesMu.Lock()
 	defer h.namesMu.Unlock()
-	if h.namesKey == key.String() && h.exposed != nil {
-		return h.exposed
+	if h.namer == nil {
+		h.namer = llmview.NewNamer()
+		h.namerGen = map[string]uint64{}
+		h.nameGen = map[string]uint64{}
 	}
-	var all []llmview.Ref
 	for _, snap := range servers {
-		for _, ct := range snap.Tools {
-			all = append(all, llmview.Ref{Server: snap.Name, Tool: ct.Tool.Name})
+		if gen, ok := h.namerGen[snap.Name]; ok && gen == snap.Generation {
+			continue
 		}
+		tools := make([]string, 0, len(snap.Tools))
+		for _, ct := range snap.Tools {
+			tools = append(tools, ct.Tool.Name)
+		}
+		for server := range h.namer.SetServer(snap.Name, tools) {
+			h.nameGen[server]++
+		}
+		h.namerGen[snap.Name] = snap.Generation
 	}
-	h.exposed = llmview.ExposedNames(all)
-	h.namesKey = key.String()
-	return h.exposed
+	gens := make(map[string]uint64, len(servers))
+	for _, snap := range servers {
+		gens[snap.Name] = h.nameGen[snap.Name]
+	}
+	return gens
+}
+
+// namesOf returns the exposed names of a snapshot's tools, in order ("" for
+// a tool the namer does not know, e.g. from a snapshot already replaced).
+func (h *Host) namesOf(snap *ServerSnapshot) []string {
+	h.namesMu.Lock()
+	defer h.namesMu.Unlock()
+	names := make([]string, len(snap.Tools))
+	if h.namer == nil {
+		return names
+	}
+	for i, ct := range snap.Tools {
+		names[i] = h.namer.Name(llmview.Ref{Server: snap.Name, Tool: ct.Tool.Name})
+	}
+	return names
 }

@@ -23,10 +23,43 @@ type Tool struct {
 type View struct {
 	Tools []openai.Tool
 	// ByExposed maps an exposed function name to its tool; never recover a
-	// tool by splitting the name.
+	// tool by splitting the name. Views made by Compose leave it nil: use
+	// Lookup.
 	ByExposed map[string]Ref
-	// Exposed maps a tool to its exposed function name.
+	// Exposed maps a tool to its exposed function name (nil in composed
+	// views).
 	Exposed map[Ref]string
+
+	parts []*View
+}
+
+// Lookup maps an exposed function name back to its tool.
+func (v *View) Lookup(name string) (Ref, bool) {
+	if v.ByExposed != nil {
+		r, ok := v.ByExposed[name]
+		return r, ok
+	}
+	for _, p := range v.parts {
+		if r, ok := p.ByExposed[name]; ok {
+			return r, true
+		}
+	}
+	return Ref{}, false
+}
+
+// Compose joins views built per server (Build with each server's tools)
+// into one, in the order given, without copying their maps: a catalog that
+// changes one server rebuilds only that server's part.
+func Compose(parts []*View) *View {
+	n := 0
+	for _, p := range parts {
+		n += len(p.Tools)
+	}
+	v := &View{Tools: make([]openai.Tool, 0, n), parts: parts}
+	for _, p := range parts {
+		v.Tools = append(v.Tools, p.Tools...)
+	}
+	return v
 }
 
 // Build makes the model view of tools, in a deterministic order (by exposed

@@ -131,3 +131,21 @@ func TestBuildMapsBackExplicitly(t *testing.T) {
 		t.Errorf("parameters: %s", params)
 	}
 }
+
+func TestComposeLooksUpEveryPart(t *testing.T) {
+	a := Build([]Tool{{Ref: Ref{"a", "t"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
+	b := Build([]Tool{{Ref: Ref{"b", "u"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
+	v := Compose([]*View{a, b})
+	if len(v.Tools) != 2 || v.Tools[0].Function.Name != "a__t" || v.Tools[1].Function.Name != "b__u" {
+		t.Fatalf("tools: %+v", v.Tools)
+	}
+	if r, ok := v.Lookup("b__u"); !ok || r != (Ref{"b", "u"}) {
+		t.Errorf("lookup b__u: %v %v", r, ok)
+	}
+	if _, ok := v.Lookup("c__x"); ok {
+		t.Errorf("unknown name found")
+	}
+	if r, ok := a.Lookup("a__t"); !ok || r.Tool != "t" {
+		t.Errorf("lookup on a built view: %v %v", r, ok)
+	}
+}

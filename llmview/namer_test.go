@@ -1,0 +1,78 @@
+package llmview
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The incremental Namer agrees with ExposedNames on the whole catalog after
+// every change, whatever the order of changes.
+func TestNamerAgreesWithExposedNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := []string{"get", "Get", "list", "a.b", "x y", "drop", strings.Repeat("long", 20), "t"}
+	serverNames := []string{"s1", "s2", "S1", "a_b", "a.b", "x"}
+	n := NewNamer()
+	catalog := map[string][]string{}
+	for step := range 300 {
+		server := serverNames[rng.IntN(len(serverNames))]
+		var tools []string
+		for _, tool := range pool {
+			if rng.IntN(2) == 0 {
+				tools = append(tools, tool)
+			}
+		}
+		if rng.IntN(5) == 0 {
+			tools = nil
+		}
+		n.SetServer(server, tools)
+		if tools == nil {
+			delete(catalog, server)
+		} else {
+			catalog[server] = tools
+		}
+		var all []Ref
+		for s, ts := range catalog {
+			for _, tool := range ts {
+				all = append(all, Ref{s, tool})
+			}
+		}
+		want := ExposedNames(all)
+		seen := map[string]bool{}
+		for _, r := range all {
+			got := n.Name(r)
+			if !validName.MatchString(got) {
+				t.Fatalf("step %d: %v has invalid name %q", step, r, got)
+			}
+			if seen[strings.ToLower(got)] {
+				t.Fatalf("step %d: name %q used twice", step, got)
+			}
+			seen[strings.ToLower(got)] = true
+			if got != want[r] {
+				t.Fatalf("step %d: %v named %q, ExposedNames says %q", step, r, got, want[r])
+			}
+		}
+		if len(n.names) != len(all) {
+			t.Fatalf("step %d: %d names kept for %d tools", step, len(n.names), len(all))
+		}
+	}
+}
+
+func TestNamerReportsOnlyTheChangedServers(t *testing.T) {
+	n := NewNamer()
+	for i := range 50 {
+		n.SetServer(fmt.Sprintf("s%02d", i), []string{"get", "put"})
+	}
+	changed := n.SetServer("s07", []string{"get", "delete"})
+	if len(changed) != 1 || !changed["s07"] {
+		t.Errorf("changed = %v, want only s07", changed)
+	}
+	// A new server whose plain names collide (case-insensitively) with
+	// another's renames both.
+	n.SetServer("A", []string{"x"})
+	changed = n.SetServer("a", []string{"x"})
+	if !changed["A"] || !changed["a"] {
+		t.Errorf("collision did not rename both: %v", changed)
+	}
+}
