@@ -392,7 +392,7 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 		SecureParams:    ext != "",
 		Extension:       ext,
 	}
-	snap.Tools, snap.byName = buildCatalog(c.name, raws, ext != "", c.cfg.Tools)
+	snap.Tools, snap.byName = buildCatalog(c.name, raws, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw())
 	for _, t := range snap.Tools {
 		if t.Status == ToolExcluded {
 			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
@@ -401,14 +401,38 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 	return snap, nil
 }
 
+// parsedByRaw indexes a snapshot's parsed definitions by their raw bytes,
+// so a re-listing reuses the analysis of every definition that did not
+// change (parsed tools are immutable once validated).
+func (s *ServerSnapshot) parsedByRaw() map[string]*CatalogTool {
+	if s == nil || len(s.Tools) == 0 {
+		return nil
+	}
+	m := make(map[string]*CatalogTool, len(s.Tools))
+	for _, ct := range s.Tools {
+		if len(ct.Tool.Raw) > 0 {
+			m[string(ct.Tool.Raw)] = ct
+		}
+	}
+	return m
+}
+
 // buildCatalog parses and validates raw tool definitions. A malformed or
-// invalid definition excludes that tool only, never the server.
-func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, filter config.ToolFilter) ([]*CatalogTool, map[string]*CatalogTool) {
+// invalid definition excludes that tool only, never the server. A
+// definition byte-identical to one in prev reuses its parsed form.
+func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
 	tools := make([]*CatalogTool, 0, len(raws))
 	count := map[string]int{}
 	for i, raw := range raws {
 		ct := &CatalogTool{Server: server, Status: ToolActive}
-		t, err := secureparams.ParseTool(raw)
+		var t *secureparams.Tool
+		var err error
+		var params json.RawMessage
+		if old, ok := prev[string(raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
+			t, params = old.Tool, old.Parameters
+		} else {
+			t, err = secureparams.ParseTool(raw)
+		}
 		if err != nil {
 			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: raw}
 			ct.Status, ct.Reason = ToolExcluded, "malformed definition: "+err.Error()
@@ -416,6 +440,7 @@ func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, 
 			continue
 		}
 		ct.Tool = t
+		ct.Parameters = params
 		count[t.Name]++
 		switch {
 		case t.HasSecureSchema && !secureNegotiated:
@@ -431,7 +456,7 @@ func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, 
 	}
 	byName := make(map[string]*CatalogTool, len(tools))
 	for _, ct := range tools {
-		if ct.Status != ToolExcluded {
+		if ct.Status != ToolExcluded && ct.Parameters == nil {
 			ct.Parameters = llmview.Parameters(ct.Tool.InputSchema)
 		}
 		if count[ct.Tool.Name] > 1 {
