@@ -355,14 +355,9 @@ func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
 	if r.StructuredContent != nil {
 		return false, false
 	}
+	// The result's _meta is protocol metadata: it never reaches the model
+	// or the output, so it is not checked.
 	has := h.redactor.ContainsSecret
-	if r.Meta != nil {
-		// Small (protocol metadata): check its encoding.
-		b, err := json.Marshal(r.Meta)
-		if err != nil || has(string(b)) {
-			return false, err == nil
-		}
-	}
 	for _, c := range r.Content {
 		switch v := c.(type) {
 		case mcp.TextContent:

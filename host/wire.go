@@ -215,6 +215,17 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 		// Bound to another tool: never send these values elsewhere.
 		return request, nil
 	}
+	if fields, ok := request.Params.(map[string]json.RawMessage); ok {
+		// 2026-07-28: mcp-go has already turned the params into a field
+		// map (to add _meta); a copy with one more field is enough.
+		params := make(map[string]json.RawMessage, len(fields)+1)
+		for k, v := range fields {
+			params[k] = v
+		}
+		params["secureArguments"] = call.encoded
+		request.Params = params
+		return withSecureHeaders(request, call), nil
+	}
 	encoded, err := json.Marshal(request.Params)
 	if err != nil {
 		return request, fmt.Errorf("encode tools/call params: %w", err)
@@ -232,17 +243,24 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 	params = append(params, call.encoded...)
 	params = append(params, '}')
 	request.Params = json.RawMessage(params)
-	if len(call.headers) > 0 {
-		header := http.Header{}
-		if request.Header != nil {
-			header = request.Header.Clone()
-		}
-		for name, value := range call.headers {
-			header.Set(name, value)
-		}
-		request.Header = header
+	return withSecureHeaders(request, call), nil
+}
+
+// withSecureHeaders adds the x-mcp-header headers of secure values (on a
+// copy of the request's headers).
+func withSecureHeaders(request transport.JSONRPCRequest, call *secureCall) transport.JSONRPCRequest {
+	if len(call.headers) == 0 {
+		return request
 	}
-	return request, nil
+	header := http.Header{}
+	if request.Header != nil {
+		header = request.Header.Clone()
+	}
+	for name, value := range call.headers {
+		header.Set(name, value)
+	}
+	request.Header = header
+	return request
 }
 
 // callName is the tool name of tools/call params in the shapes mcp-go
