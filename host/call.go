@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -193,6 +195,15 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
+	// Bound values rarely change between calls: reuse the prepared call
+	// (coerced, validated, encoded) while they are the same.
+	key := preparedKey(resolved)
+	prepKey := server + "\x00" + t.DefHash
+	if v, ok := s.prepared.Load(prepKey); ok {
+		if p := v.(*secureCall); p.key == key {
+			return &secureCall{tool: p.tool, values: p.values, encoded: p.encoded, headers: p.headers, key: key}, nil
+		}
+	}
 	values := make(map[string]any, len(resolved))
 	for name, r := range resolved {
 		v, err := schema.Coerce(name, r.Value)
@@ -216,8 +227,26 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
 	}
-	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers}
-	return call, nil
+	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers, key: key}
+	s.prepared.Store(prepKey, call)
+	return &secureCall{tool: call.tool, values: values, encoded: encoded, headers: headers, key: key}, nil
+}
+
+// preparedKey identifies a set of resolved values (names and values).
+func preparedKey(resolved map[string]bindings.Resolved) string {
+	names := make([]string, 0, len(resolved))
+	for name := range resolved {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, name := range names {
+		b.WriteString(name)
+		b.WriteByte(0)
+		b.WriteString(resolved[name].Value)
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // send performs the tools/call and maps the outcome.

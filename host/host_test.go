@@ -460,3 +460,23 @@ func TestToolListChangedRefreshesTheCatalog(t *testing.T) {
 		})
 	}
 }
+
+func TestChangedValuesAreSentNotThePreparedOnes(t *testing.T) {
+	h, srv, _ := testHost(t, "", mcptest.Options{})
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "first"}})
+	ctx := context.Background()
+	for _, want := range []string{"first", "first", "second"} {
+		if want == "second" {
+			s.SetValue("instance", "second")
+		}
+		if _, err := s.CallTool(ctx, "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`)); err != nil {
+			t.Fatal(err)
+		}
+		calls := toolCalls(t, srv)
+		var secure map[string]any
+		_ = json.Unmarshal(calls[len(calls)-1]["secureArguments"], &secure)
+		if secure["instance"] != want {
+			t.Errorf("sent instance %v, want %s", secure["instance"], want)
+		}
+	}
+}

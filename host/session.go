@@ -39,6 +39,10 @@ type Session struct {
 
 	gate *approvals.Gate
 
+	// prepared holds the last secure call prepared per (server, tool
+	// definition); its values, encoding and headers are read-only.
+	prepared sync.Map
+
 	mu          sync.RWMutex
 	values      bindings.MapValues
 	valuesEpoch atomic.Uint64
@@ -81,6 +85,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 // Close ends the session: its cached credential values are dropped.
 func (s *Session) Close() {
 	s.host.binder.ForgetSession(s.id)
+	s.prepared.Clear()
 }
 
 // ID is the session id.

@@ -63,6 +63,7 @@ type secureCall struct {
 	values  map[string]any    // secureArguments; nil means send none
 	encoded json.RawMessage   // values, encoded once for every round
 	headers map[string]string // header name -> encoded value
+	key     string            // the resolved values it was prepared from
 
 	mu       sync.Mutex
 	rawError *mcp.JSONRPCErrorDetails
