@@ -171,11 +171,7 @@ func newFileSink(f syncFile, path string, opts FileSinkOptions) *FileSink {
 func (s *FileSink) Write(_ context.Context, r *Record) error {
 	// The context is not consulted: a decision that was made must be
 	// recorded even if the caller has given up.
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("audit record: %w", err)
-	}
-	line = append(line, '\n')
+	line := append(r.appendJSON(make([]byte, 0, 1024)), '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -289,11 +285,7 @@ func NewWriterSink(w io.Writer) *WriterSink { return &WriterSink{w: w} }
 
 // Write writes one line.
 func (s *WriterSink) Write(_ context.Context, r *Record) error {
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("audit record: %w", err)
-	}
-	line = append(line, '\n')
+	line := append(r.appendJSON(make([]byte, 0, 1024)), '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {

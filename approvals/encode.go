@@ -1,0 +1,154 @@
+package approvals
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// The audit log encodes one record per tool call on the call path; these
+// appenders write the record's JSON without reflection (the same bytes
+// encoding/json would produce, minus HTML escaping, which a log does not
+// need).
+
+func (r *Record) appendJSON(b []byte) []byte {
+	b = append(b, `{"ts":`...)
+	b = appendTime(b, r.TS)
+	b = appendField(b, "sessionId", r.SessionID)
+	b = appendField(b, "callId", r.CallID)
+	b = appendField(b, "server", r.Server)
+	b = appendField(b, "tool", r.Tool)
+	b = appendField(b, "toolDefHash", r.ToolDefHash)
+	b = appendField(b, "exposedName", r.ExposedName)
+	b = append(b, `,"arguments":`...)
+	b = append(b, jsonOrString(r.Arguments)...)
+	b = append(b, `,"secureParams":`...)
+	b = appendStrings(b, r.SecureParams)
+	b = append(b, `,"risk":`...)
+	if r.Risk == nil {
+		b = append(b, "null"...)
+	} else {
+		b = r.Risk.appendJSON(b)
+	}
+	b = append(b, `,"rules":`...)
+	b = appendStrings(b, r.Rules)
+	b = appendField(b, "decision", string(r.Decision))
+	b = appendField(b, "outcome", string(r.Outcome))
+	b = append(b, `,"approvers":[`...)
+	for i, v := range r.Approvers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, v.ApproverID)
+		b = appendField(b, "decision", string(v.Decision))
+		b = append(b, `,"ts":`...)
+		b = appendTime(b, v.TS)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	b = appendField(b, "result", string(r.Result))
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendInt(b, r.DurationMs, 10)
+	return append(b, '}')
+}
+
+func (e *Effective) appendJSON(b []byte) []byte {
+	b = append(b, `{"category":`...)
+	b = appendString(b, string(e.Category))
+	b = appendField(b, "riskLevel", string(e.RiskLevel))
+	b = appendField(b, "blastRadius", string(e.BlastRadius))
+	b = appendField(b, "reversibility", string(e.Reversibility))
+	b = append(b, `,"sideEffects":`...)
+	b = appendStrings(b, e.SideEffects)
+	b = appendField(b, "approvalRecommendation", string(e.ApprovalRecommendation))
+	b = append(b, `,"minTrustLevel":`...)
+	b = strconv.AppendInt(b, int64(e.MinTrustLevel), 10)
+	s := e.Source
+	b = append(b, `,"source":{"category":`...)
+	b = appendString(b, string(s.Category))
+	b = appendField(b, "riskLevel", string(s.RiskLevel))
+	b = appendField(b, "blastRadius", string(s.BlastRadius))
+	b = appendField(b, "reversibility", string(s.Reversibility))
+	b = appendField(b, "sideEffects", string(s.SideEffects))
+	b = appendField(b, "approvalRecommendation", string(s.ApprovalRecommendation))
+	b = appendField(b, "minTrustLevel", string(s.MinTrustLevel))
+	return append(b, "}}"...)
+}
+
+func appendField(b []byte, key, value string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+func appendStrings(b []byte, list []string) []byte {
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string: control characters escaped,
+// invalid UTF-8 replaced by U+FFFD, U+2028/U+2029 escaped (as
+// encoding/json does).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
