@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,10 +51,7 @@ func ftBins(t *testing.T) ftBinaries {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", exe("go"))
-		}
+		goTool := goCommand()
 		cmd := exec.CommandContext(ctx, goTool, "build", "-o", dir+string(filepath.Separator),
 			"./e2e/cmd/fakellm", "./plugins/cmd/agenthost-cred-file", "./plugins/cmd/agenthost-cred-exec")
 		cmd.Dir = moduleRoot

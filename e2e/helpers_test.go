@@ -77,11 +77,19 @@ func exe(name string) string {
 	return name
 }
 
-func buildBinaries(root, out string) error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", exe("go"))
+// goCommand is the go tool that builds the binaries under test.
+func goCommand() string {
+	if path, err := exec.LookPath("go"); err == nil {
+		return path
 	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", exe("go"))
+	}
+	return "go"
+}
+
+func buildBinaries(root, out string) error {
+	goTool := goCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./e2e/cmd/mcptestserver")

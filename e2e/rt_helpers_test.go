@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -36,10 +35,7 @@ var (
 func rtFakeLLM(t *testing.T) string {
 	t.Helper()
 	rtFakeLLMOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", exe("go"))
-		}
+		goTool := goCommand()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		out := filepath.Join(filepath.Dir(agenthostBin), exe("fakellm"))

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -258,10 +256,4 @@ func writeJSON(w io.Writer, v any) error {
 // errorJSON is the failure shape of `call --json`.
 func errorJSON(kind host.Kind, message string) map[string]any {
 	return map[string]any{"error": map[string]any{"kind": string(kind), "message": message}}
-}
-
-func isConfigError(err error) bool { return errors.Is(err, config.ErrConfig) }
-
-func indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

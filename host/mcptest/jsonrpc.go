@@ -77,8 +77,7 @@ func (m *message) hasID() bool {
 	return len(m.ID) > 0 && !bytes.Equal(bytes.TrimSpace(m.ID), []byte("null"))
 }
 
-func (m *message) isRequest() bool      { return m.Method != "" && m.hasID() }
-func (m *message) isNotification() bool { return m.Method != "" && !m.hasID() }
+func (m *message) isRequest() bool { return m.Method != "" && m.hasID() }
 
 // parseMessage decodes one JSON-RPC message; batches are not supported.
 func parseMessage(raw []byte) (*message, *RPCError) {

@@ -143,5 +143,5 @@ func writeDescription(w io.Writer, info Info) error {
 	if len(info.ConfigSchema) > 0 && !json.Valid(info.ConfigSchema) {
 		return fmt.Errorf("config schema of %q is not valid JSON", info.Name)
 	}
-	return enc.Encode(description{Name: info.Name, Version: info.Version, ConfigSchema: info.ConfigSchema})
+	return enc.Encode(description(info))
 }
