@@ -281,7 +281,7 @@ func TestRtApprovalPromptOnTerminal(t *testing.T) {
 type rtTerminal struct {
 	cmd  *exec.Cmd
 	pty  *os.File
-	out  *rtBuffer
+	out  *syncBuffer
 	read chan struct{} // closed when the terminal output ends
 	done chan struct{}
 }
@@ -295,7 +295,7 @@ func rtStartOnTerminal(t *testing.T, args ...string) *rtTerminal {
 	if err != nil {
 		t.Fatalf("starting agenthost on a pseudo-terminal: %v", err)
 	}
-	term := &rtTerminal{cmd: cmd, pty: f, out: &rtBuffer{}, read: make(chan struct{}), done: make(chan struct{})}
+	term := &rtTerminal{cmd: cmd, pty: f, out: &syncBuffer{}, read: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		_, _ = io.Copy(term.out, f) // ends with EIO once no process holds the terminal
 		close(term.read)

@@ -89,7 +89,7 @@ type ftRefuser struct {
 func ftRefuse(t *testing.T, addr string) *ftRefuser {
 	t.Helper()
 	var l net.Listener
-	ftWaitFor(t, 5*time.Second, "the port "+addr+" to be free", func() bool {
+	waitFor(t, 5*time.Second, "the port "+addr+" to be free", func() bool {
 		var err error
 		l, err = net.Listen("tcp", addr)
 		return err == nil
@@ -139,7 +139,7 @@ func TestFtFlappingHTTPServer(t *testing.T) {
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"flaky": obj{"url": first.url}}})
 
 	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
-	ftWaitFor(t, 15*time.Second, "the first call", func() bool {
+	waitFor(t, 15*time.Second, "the first call", func() bool {
 		_, names := ftToolCalls(t, first.record)
 		return len(names) > 0 || p.exited()
 	})
@@ -148,7 +148,7 @@ func TestFtFlappingHTTPServer(t *testing.T) {
 	down := ftRefuse(t, addr)
 
 	// After the model has seen the result of call 4, bring the server back.
-	ftWaitFor(t, 20*time.Second, "the result of the fourth call", func() bool {
+	waitFor(t, 20*time.Second, "the result of the fourth call", func() bool {
 		return len(model.recording(t)) >= 5 || p.exited()
 	})
 	down.stop()

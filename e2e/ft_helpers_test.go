@@ -147,12 +147,12 @@ func ftStartModel(t *testing.T, script modeltest.Script) *ftModel {
 	m := &ftModel{record: filepath.Join(dir, "model-record.jsonl"), done: make(chan struct{})}
 	m.cmd = exec.Command(bins.fakellm, "--script", scriptPath, "--addr", "127.0.0.1:0",
 		"--addr-file", addrFile, "--record", m.record)
-	var stderr ftBuffer
+	var stderr syncBuffer
 	m.cmd.Stderr = &stderr
 	sp := spawn(t, "fakellm", m.cmd, true)
 	m.done = sp.done
 
-	ftWaitFor(t, 15*time.Second, "fakellm to listen", func() bool {
+	waitFor(t, 15*time.Second, "fakellm to listen", func() bool {
 		select {
 		case <-m.done:
 			t.Fatalf("fakellm exited before listening: %s", stderr.String())
@@ -207,29 +207,11 @@ func ftCalls(calls ...modeltest.ToolCall) modeltest.Step {
 // ---------------------------------------------------------------------------
 // Running agenthost in the background
 
-// ftBuffer is a bytes.Buffer safe to read while a process writes to it.
-type ftBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *ftBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *ftBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // ftProc is an agenthost process the test interacts with while it runs.
 type ftProc struct {
 	args           []string
 	cmd            *exec.Cmd
-	stdout, stderr ftBuffer
+	stdout, stderr syncBuffer
 	start          time.Time
 	done           chan struct{}
 	sp             *spawned
@@ -294,51 +276,12 @@ func (p *ftProc) exited() bool {
 	}
 }
 
-// ftWaitFor polls cond until it holds, failing the test after within.
-func ftWaitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // ---------------------------------------------------------------------------
 // stream-json events
 
-// ftEvent is one line of `run --output-format stream-json`.
-type ftEvent struct {
-	Type        string        `json:"type"`
-	Step        int           `json:"step"`
-	CallID      string        `json:"callId"`
-	ExposedName string        `json:"exposedName"`
-	Server      string        `json:"server"`
-	Tool        string        `json:"tool"`
-	Decision    string        `json:"decision"`
-	Outcome     string        `json:"outcome"`
-	IsError     *bool         `json:"isError"`
-	Content     []contentItem `json:"content"`
-	Kind        string        `json:"kind"`
-	Error       string        `json:"error"`
-	Reason      string        `json:"reason"`
-	Steps       int           `json:"steps"`
-	Text        string        `json:"text"`
-}
-
-func (e ftEvent) text() string {
-	var parts []string
-	for _, c := range e.Content {
-		parts = append(parts, c.Text)
-	}
-	return strings.Join(parts, "\n")
-}
-
 // ftSession is a parsed stream-json run.
 type ftSession struct {
-	events []ftEvent
+	events []streamEvent
 }
 
 // ftParseSession decodes every stdout line of a stream-json run.
@@ -352,7 +295,7 @@ func ftParseSession(t *testing.T, r result) ftSession {
 		if line == "" {
 			continue
 		}
-		var e ftEvent
+		var e streamEvent
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("stream-json line is not JSON: %q: %v\n%s", line, err, r)
 		}
@@ -365,7 +308,7 @@ func ftParseSession(t *testing.T, r result) ftSession {
 }
 
 // end returns the session_end event, failing when it is not the last one.
-func (s ftSession) end(t *testing.T) ftEvent {
+func (s ftSession) end(t *testing.T) streamEvent {
 	t.Helper()
 	last := s.events[len(s.events)-1]
 	if last.Type != "session_end" {
@@ -375,7 +318,7 @@ func (s ftSession) end(t *testing.T) ftEvent {
 }
 
 // result returns the tool_result of the model's call callID.
-func (s ftSession) result(t *testing.T, callID string) ftEvent {
+func (s ftSession) result(t *testing.T, callID string) streamEvent {
 	t.Helper()
 	for _, e := range s.events {
 		if e.Type == "tool_result" && e.CallID == callID {
@@ -383,17 +326,17 @@ func (s ftSession) result(t *testing.T, callID string) ftEvent {
 		}
 	}
 	t.Fatalf("no tool_result for call %s: %+v", callID, s.events)
-	return ftEvent{}
+	return streamEvent{}
 }
 
 // errorOf returns the error event of call callID, if any.
-func (s ftSession) errorOf(callID string) (ftEvent, bool) {
+func (s ftSession) errorOf(callID string) (streamEvent, bool) {
 	for _, e := range s.events {
 		if e.Type == "error" && e.CallID == callID {
 			return e, true
 		}
 	}
-	return ftEvent{}, false
+	return streamEvent{}, false
 }
 
 // failed reports whether the tool_result of call callID is an error.

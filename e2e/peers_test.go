@@ -168,11 +168,11 @@ func startEverything(t *testing.T, transport string) string {
 	port := ftFreePort(t)
 	cmd := exec.Command(node, script, transport)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var output ftBuffer
+	var output syncBuffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	p := spawn(t, "server-everything", cmd, false)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ftWaitFor(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
+	waitFor(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("server-everything exited: %s", output.String())

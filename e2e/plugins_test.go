@@ -233,7 +233,7 @@ func TestFtPluginKilledBetweenCalls(t *testing.T) {
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": entries, "sources": sources, "bindings": bindings})
 
 	p := ftStart(t, nil, "--config", cfg, "--log-level", "debug", "run", "use the tools", "--output-format", "stream-json")
-	ftWaitFor(t, 15*time.Second, "the first calls to reach the servers", func() bool {
+	waitFor(t, 15*time.Second, "the first calls to reach the servers", func() bool {
 		for i := 1; i <= plugins; i++ {
 			if _, names := ftToolCalls(t, records[fmt.Sprintf("s%d", i)]); !slices.Contains(names, "a") && !p.exited() {
 				return false

@@ -162,13 +162,13 @@ func rtName(t *testing.T, label string) string {
 // ---------------------------------------------------------------------------
 // stream-json events (CONTRACT.md)
 
-type rtUsage struct {
+type streamUsage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	TotalTokens      int `json:"totalTokens"`
 }
 
-type rtEvent struct {
+type streamEvent struct {
 	Type        string          `json:"type"`
 	SessionID   string          `json:"sessionId"`
 	Step        int             `json:"step"`
@@ -187,12 +187,12 @@ type rtEvent struct {
 	Error       string          `json:"error"`
 	Reason      string          `json:"reason"`
 	Steps       int             `json:"steps"`
-	Usage       *rtUsage        `json:"usage"`
+	Usage       *streamUsage    `json:"usage"`
 
 	raw string
 }
 
-func (e rtEvent) text() string {
+func (e streamEvent) text() string {
 	var parts []string
 	for _, c := range e.Content {
 		parts = append(parts, c.Text)
@@ -205,14 +205,14 @@ var rtEventTypes = []string{"session_start", "assistant", "tool_call", "approval
 // rtEvents parses stream-json output: every stdout line must be one JSON
 // object of a known type, session_start first and session_end last, all of
 // one session.
-func rtEvents(t *testing.T, r result) []rtEvent {
+func rtEvents(t *testing.T, r result) []streamEvent {
 	t.Helper()
-	var events []rtEvent
+	var events []streamEvent
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		var e rtEvent
+		var e streamEvent
 		dec := json.NewDecoder(strings.NewReader(line))
 		if err := dec.Decode(&e); err != nil || dec.More() {
 			t.Fatalf("stream-json line is not one JSON object: %q (%v)\n%s", line, err, r)
@@ -247,7 +247,7 @@ func rtEvents(t *testing.T, r result) []rtEvent {
 }
 
 // rtEnd returns the session_end event, checking reason and steps.
-func rtEnd(t *testing.T, events []rtEvent, reason string, steps int) rtEvent {
+func rtEnd(t *testing.T, events []streamEvent, reason string, steps int) streamEvent {
 	t.Helper()
 	end := events[len(events)-1]
 	if end.Reason != reason || end.Steps != steps {
@@ -260,8 +260,8 @@ func rtEnd(t *testing.T, events []rtEvent, reason string, steps int) rtEvent {
 }
 
 // rtOfCall returns the events of one tool call id, in order.
-func rtOfCall(events []rtEvent, callID string) []rtEvent {
-	var out []rtEvent
+func rtOfCall(events []streamEvent, callID string) []streamEvent {
+	var out []streamEvent
 	for _, e := range events {
 		if e.CallID == callID {
 			out = append(out, e)
@@ -271,8 +271,8 @@ func rtOfCall(events []rtEvent, callID string) []rtEvent {
 }
 
 // rtOfType returns the events of one type.
-func rtOfType(events []rtEvent, typ string) []rtEvent {
-	var out []rtEvent
+func rtOfType(events []streamEvent, typ string) []streamEvent {
+	var out []streamEvent
 	for _, e := range events {
 		if e.Type == typ {
 			out = append(out, e)
@@ -283,7 +283,7 @@ func rtOfType(events []rtEvent, typ string) []rtEvent {
 
 // rtTypes lists the event types of events, for messages and sequence
 // checks.
-func rtTypes(events []rtEvent) []string {
+func rtTypes(events []streamEvent) []string {
 	out := make([]string, len(events))
 	for i, e := range events {
 		out[i] = e.Type
@@ -295,11 +295,11 @@ func rtTypes(events []rtEvent) []string {
 // call was refused before the approval workflow) approval with the given
 // outcome, then tool_result with the given isError. It returns the
 // tool_result.
-func rtWantCall(t *testing.T, events []rtEvent, callID, server, tool, outcome string, isError bool) rtEvent {
+func rtWantCall(t *testing.T, events []streamEvent, callID, server, tool, outcome string, isError bool) streamEvent {
 	t.Helper()
 	evs := rtOfCall(events, callID)
 	// error events may accompany a failed call; they are checked apart.
-	evs = slices.DeleteFunc(evs, func(e rtEvent) bool { return e.Type == "error" })
+	evs = slices.DeleteFunc(evs, func(e streamEvent) bool { return e.Type == "error" })
 	want := []string{"tool_call", "approval", "tool_result"}
 	if outcome == "" {
 		want = []string{"tool_call", "tool_result"}
@@ -468,52 +468,22 @@ func rtHandshakes(recs []recorded) []int {
 	return idx
 }
 
-// rtWaitFor polls cond until it holds or within passes.
-func rtWaitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // rtStarted is an agenthost process the test drives itself (signals, a
 // terminal), with its output collected.
 type rtStarted struct {
 	cmd    *exec.Cmd
-	stdout *rtBuffer
-	stderr *rtBuffer
+	stdout *syncBuffer
+	stderr *syncBuffer
 	done   chan struct{}
 	args   []string
 	start  time.Time
-}
-
-// rtBuffer is a bytes.Buffer safe to read while a process writes it.
-type rtBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *rtBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *rtBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // rtStart starts agenthost in its own process group without waiting for
 // it; the test's cleanup kills whatever is left.
 func rtStart(t *testing.T, args ...string) *rtStarted {
 	t.Helper()
-	p := &rtStarted{stdout: &rtBuffer{}, stderr: &rtBuffer{}, done: make(chan struct{}), args: args}
+	p := &rtStarted{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{}), args: args}
 	p.cmd = exec.Command(agenthostBin, args...)
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = baseEnv(t)

@@ -558,9 +558,9 @@ func TestRtInterrupt(t *testing.T) {
 
 			p := rtStart(t, "--config", cfg, "run", "go", "--output-format", "stream-json")
 			if hangIn == "model" {
-				rtWaitFor(t, 20*time.Second, "the second model request", func() bool { return len(model.recording(t)) >= 2 })
+				waitFor(t, 20*time.Second, "the second model request", func() bool { return len(model.recording(t)) >= 2 })
 			} else {
-				rtWaitFor(t, 20*time.Second, "the hanging tools/call", func() bool {
+				waitFor(t, 20*time.Second, "the hanging tools/call", func() bool {
 					return len(rtToolCallsOf(t, readRecord(t, record), "stuck")) == 1
 				})
 			}
