@@ -374,6 +374,36 @@ func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
 	return out
 }
 
+// valueIsClean walks decoded JSON for strings that contain a secret; known
+// is false for values it cannot look into.
+func valueIsClean(v any, has func(string) bool) (clean, known bool) {
+	switch x := v.(type) {
+	case nil, bool, float64, json.Number:
+		return true, true
+	case string:
+		return !has(x), true
+	case map[string]any:
+		for k, e := range x {
+			if has(k) {
+				return false, true
+			}
+			if clean, known := valueIsClean(e, has); !clean || !known {
+				return clean, known
+			}
+		}
+		return true, true
+	case []any:
+		for _, e := range x {
+			if clean, known := valueIsClean(e, has); !clean || !known {
+				return clean, known
+			}
+		}
+		return true, true
+	default:
+		return false, false
+	}
+}
+
 func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
 }
@@ -381,12 +411,19 @@ func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
 // resultIsClean checks the text-bearing fields of a result for secrets.
 // known is false when the result has parts it does not look into.
 func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
-	if r.StructuredContent != nil {
-		return false, false
-	}
-	// The result's _meta is protocol metadata: it never reaches the model
-	// or the output, so it is not checked.
 	has := h.redactor.ContainsSecret
+	if r.StructuredContent != nil {
+		if clean, known := valueIsClean(r.StructuredContent, has); !known || !clean {
+			return clean, known
+		}
+	}
+	if r.Meta != nil {
+		// _meta never reaches the model, but library callers may log it;
+		// walk it without re-encoding (modern results carry it every time).
+		if clean, known := valueIsClean(r.Meta.AdditionalFields, has); !known || !clean {
+			return clean, known
+		}
+	}
 	for _, c := range r.Content {
 		switch v := c.(type) {
 		case mcp.TextContent:

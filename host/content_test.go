@@ -2,10 +2,13 @@ package host
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/bindings"
 )
 
 func TestContentText(t *testing.T) {
@@ -43,5 +46,37 @@ func TestResultTextMarksStructuredOnly(t *testing.T) {
 	}
 	if got := resultText(&mcp.CallToolResult{}); got != "(no output)" {
 		t.Errorf("empty result: %q", got)
+	}
+}
+
+func TestRedactResultFindsEchoedSecrets(t *testing.T) {
+	const secret = "tok-CANARY-5b1e"
+	h := &Host{redactor: bindings.NewRedactor()}
+	h.redactor.Add(secret)
+	tests := []struct {
+		name   string
+		result *mcp.CallToolResult
+	}{
+		{"text", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("token is " + secret)}}},
+		{"structured", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")},
+			StructuredContent: map[string]any{"rows": []any{map[string]any{"t": secret}}}}},
+		{"meta", &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{"debug": secret}}},
+			Content: []mcp.Content{mcp.NewTextContent("ok")}}},
+		{"embedded resource", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewEmbeddedResource(
+			mcp.TextResourceContents{URI: "file:///x", Text: secret})}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := h.redactResult(tc.result)
+			b, _ := json.Marshal(out)
+			if strings.Contains(string(b), secret) {
+				t.Errorf("secret survived: %s", b)
+			}
+		})
+	}
+	clean := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("nothing here")},
+		StructuredContent: map[string]any{"n": 1.0}, Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{"a": "b"}}}}
+	if got := h.redactResult(clean); got != clean {
+		t.Errorf("a clean result was rebuilt")
 	}
 }
