@@ -223,21 +223,9 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(tc.Function.Name, 80)))
 	}
-	if _, err := decodeArguments(args); err != nil {
-		return modelError("Invalid arguments: " + err.Error() + ". Send a JSON object that matches the tool's parameters.")
-	}
-	snap := h.Server(ref.Server)
-	if ct := snap.Tool(ref.Tool); ct != nil {
-		// The secure-name guard runs first, so a validation message never
-		// echoes a secure name back to the model.
-		if err := checkSecureNames(args, ct); err == nil {
-			if err := h.args.validate(ct.Tool.DefHash, ct.Tool.InputSchema, args); err != nil {
-				return modelError("Invalid arguments: " + err.Error())
-			}
-		}
-	}
 
-	res, err := s.callTool(ctx, ref.Server, ref.Tool, args, callInfo{id: tc.ID, exposedName: tc.Function.Name, step: step, emit: emit})
+	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
+		callInfo{id: tc.ID, exposedName: tc.Function.Name, step: step, emit: emit, checkSchema: true})
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure

@@ -54,6 +54,10 @@ type callInfo struct {
 	exposedName string
 	step        int
 	emit        func(Event) // nil outside a turn
+	// checkSchema validates the arguments against inputSchema before
+	// anything else happens (model calls: the model gets the validator's
+	// message and can correct itself).
+	checkSchema bool
 }
 
 func checkSecureNames(args json.RawMessage, ct *CatalogTool) error {
@@ -68,7 +72,8 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	}
 	arguments, err := decodeArguments(args)
 	if err != nil {
-		return nil, newError(KindToolError, "The arguments must be a JSON object.", err, "invalid arguments for %s/%s: %v", server, tool, err)
+		return nil, newError(KindToolError, "Invalid arguments: "+err.Error()+". Send a JSON object that matches the tool's parameters.",
+			err, "invalid arguments for %s/%s: %v", server, tool, err)
 	}
 
 	ct, err := s.lookupTool(ctx, c, tool)
@@ -82,6 +87,13 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
 		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
 			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
+	}
+	// After the secure-name guard, so the validator's message (which quotes
+	// the arguments) never echoes a secure name back to the model.
+	if info.checkSchema {
+		if err := h.args.validate(t.DefHash, t.InputSchema, arguments); err != nil {
+			return nil, newError(KindToolError, "Invalid arguments: "+err.Error(), err, "invalid arguments for %s/%s: %v", server, tool, err)
+		}
 	}
 
 	rec, decision, err := s.gateCall(ctx, server, ct, args, info)
