@@ -56,9 +56,12 @@ func (r Record) MarshalJSON() ([]byte, error) {
 
 // NewRecord fills an audit record from a gated call. Result is
 // not_executed for calls that do not run; for calls that run the host sets
-// Result and DurationMs once the call returns.
+// Result and DurationMs once the call returns. The record owns copies of
+// the arguments and the votes; SecureParams, Rules and the risk's lists
+// share the check's and the decision's slices, which are read-only by
+// contract (a parsed tool's names, a policy's rule ids, a decision's risk).
 func NewRecord(c Check, r Result, ts time.Time) *Record {
-	risk := r.Decision.Risk.Clone()
+	risk := r.Decision.Risk
 	rec := &Record{
 		TS:           ts.UTC(),
 		SessionID:    c.SessionID,
@@ -68,9 +71,9 @@ func NewRecord(c Check, r Result, ts time.Time) *Record {
 		ToolDefHash:  c.ToolDefHash,
 		ExposedName:  c.ExposedName,
 		Arguments:    slices.Clone(c.Call.Args),
-		SecureParams: slices.Clone(c.SecureParams),
+		SecureParams: c.SecureParams,
 		Risk:         &risk,
-		Rules:        slices.Clone(r.Decision.Rules),
+		Rules:        r.Decision.Rules,
 		Decision:     r.Decision.Action,
 		Outcome:      r.Outcome,
 		Approvers:    slices.Clone(r.Votes),

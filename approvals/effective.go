@@ -81,9 +81,18 @@ func (e *Effective) UnmarshalJSON(b []byte) error {
 
 // Clone returns a copy that shares no slices with e.
 func (e Effective) Clone() Effective {
-	e.SideEffects = slices.Clone(e.SideEffects)
-	e.Notes = slices.Clone(e.Notes)
+	e.SideEffects = cloneStrings(e.SideEffects)
+	e.Notes = cloneStrings(e.Notes)
 	return e
+}
+
+// cloneStrings copies s; an empty s becomes a zero-capacity slice, so
+// nothing is allocated and nothing shared.
+func cloneStrings(s []string) []string {
+	if len(s) == 0 {
+		return s[:0:0]
+	}
+	return slices.Clone(s)
 }
 
 // Normalize returns e with unknown or empty enum values replaced by the

@@ -94,7 +94,8 @@ var escalatorStems = [][]byte{[]byte("force"), []byte("recurs"), []byte("cascade
 func mentionsEscalator(args []byte) bool {
 	// Keys are compared with separators and case folded away
 	// (normalizeKey), so fold the whole text the same way.
-	lower := make([]byte, 0, len(args))
+	var buf [512]byte // usual arguments fold on the stack
+	lower := buf[:0]
 	for _, c := range args {
 		if isASCIIAlnum(c) {
 			if isUpper(c) {

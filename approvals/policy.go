@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,7 +20,22 @@ type Policy struct {
 	timeout      time.Duration
 	maxApprovers int
 	inferrer     *Inferrer
+
+	// evaluations memoises evaluate by the set of matching rules: the
+	// decision's texts are built once, not on every call.
+	evalMu      sync.RWMutex
+	evaluations map[evalKey]evaluation
 }
+
+// evalKey is what an evaluation depends on besides the rules themselves.
+type evalKey struct {
+	matched      uint64 // bit i: rule i matched
+	minApprovers int
+}
+
+// maxMemoisedEvaluations bounds the memo; combinations of matching rules
+// beyond it are evaluated each time.
+const maxMemoisedEvaluations = 4096
 
 type catalogueRule struct {
 	index        int
@@ -358,7 +374,8 @@ type Decision struct {
 	Outcome Outcome `json:"outcome,omitempty"`
 	// Approvers is how many distinct approvers an ask needs (0 otherwise).
 	Approvers int `json:"approvers"`
-	// Rules are the ids of every matching rule, in config order.
+	// Rules are the ids of every matching rule, in config order. The
+	// slice is shared between decisions: read it, do not modify it.
 	Rules []string `json:"rules"`
 	// NoMatch is set when no rule matched and approvals.noMatch decided.
 	NoMatch bool `json:"noMatch"`
@@ -453,7 +470,38 @@ type evaluation struct {
 	noMatch   bool
 }
 
+// evaluate applies the rules. The result's ids are shared read-only when
+// memoised.
 func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluation {
+	if len(p.rules) > 64 {
+		return p.evaluateRules(server, tool, e, trust)
+	}
+	var key evalKey
+	for i := range p.rules {
+		if p.rules[i].matches(server, tool, e, trust) {
+			key.matched |= 1 << i
+		}
+	}
+	key.minApprovers = e.ApprovalRecommendation.MinApprovers()
+	p.evalMu.RLock()
+	ev, ok := p.evaluations[key]
+	p.evalMu.RUnlock()
+	if ok {
+		return ev
+	}
+	ev = p.evaluateRules(server, tool, e, trust)
+	p.evalMu.Lock()
+	if p.evaluations == nil {
+		p.evaluations = map[evalKey]evaluation{}
+	}
+	if len(p.evaluations) < maxMemoisedEvaluations {
+		p.evaluations[key] = ev
+	}
+	p.evalMu.Unlock()
+	return ev
+}
+
+func (p *Policy) evaluateRules(server, tool string, e Effective, trust int) evaluation {
 	ev := evaluation{ids: []string{}}
 	var matched []*compiledRule
 	for i := range p.rules {

@@ -424,3 +424,38 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// The memo of evaluations must never change a decision: every evaluation,
+// served from the memo or not, equals one computed from the rules.
+func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
+	cfg := contractConfig()
+	cfg.Rules = append(cfg.Rules,
+		Rule{ID: "prod", When: Match{Server: []string{"prod-*"}}, Decide: "ask", Approvers: 2},
+		Rule{ID: "updates", When: Match{Tool: []string{"update_*"}}, Decide: "ask", Timeout: time.Minute})
+	p := mustPolicy(t, cfg)
+	var cases int
+	for range 2 { // the second pass is served from the memo
+		for _, server := range []string{"orders", "prod-eu"} {
+			for _, tool := range []string{"get_order", "update_order"} {
+				for _, cat := range []Category{CategoryRead, CategoryMutate, CategoryDelete, CategoryUtility} {
+					for _, blast := range []BlastRadius{BlastItem, BlastGlobal} {
+						for _, approval := range []ApprovalRecommendation{ApprovalNone, ApprovalSingle, ApprovalMulti} {
+							for trust := 1; trust <= 5; trust += 2 {
+								e := eff(cat, RiskMedium, blast, approval, 1).Normalize()
+								got := p.evaluate(server, tool, e, trust)
+								want := p.evaluateRules(server, tool, e, trust)
+								if diff := cmp.Diff(want, got, cmp.AllowUnexported(evaluation{})); diff != "" {
+									t.Fatalf("%s/%s %s %s %s trust %d: (-fresh +memoised)\n%s", server, tool, cat, blast, approval, trust, diff)
+								}
+								cases++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(p.evaluations) == 0 || len(p.evaluations) >= cases/2 {
+		t.Errorf("%d memoised evaluations for %d distinct cases: the memo is not used", len(p.evaluations), cases/2)
+	}
+}

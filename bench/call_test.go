@@ -10,15 +10,16 @@ import (
 )
 
 // The per-call pairs. "bare" is an mcp-go client CallTool of lookup_order
-// without secureArguments (mcp-go cannot send them); "host" is a
-// Session.CallTool of the same tool with the same arguments, through the
-// whole pipeline: injection guard, approval (allow), bindings (a cached
-// source, a literal and a session value), secureArguments and the
-// Mcp-Param-Region header added by the wire seam, the audit record written
-// to a file, and result redaction. Both calls do the same server work except
-// the server's check of the three secure values. "host_plain" calls
-// lookup_order_plain, which has no secure parameters: the host pipeline
-// without bindings or the wire seam's rewrite.
+// that sends the same secureArguments (fixed bytes spliced in by
+// secureSplicer, the least a client can do); "host" is a Session.CallTool of
+// the same tool with the same arguments, through the whole pipeline:
+// injection guard, approval (allow), bindings (a cached source, a literal
+// and a session value), secureArguments (and the Mcp-Param-Region header
+// over HTTP) added by the wire seam, the audit record written to a file,
+// and result redaction. The server does the same work for both.
+// "host_plain" and "bare_plain" call lookup_order_plain, which has no
+// secure parameters: the host pipeline without bindings or the wire seam's
+// rewrite.
 
 func benchCalls(b *testing.B, f *callFixture) {
 	ctx := context.Background()
@@ -29,6 +30,7 @@ func benchCalls(b *testing.B, f *callFixture) {
 		{"bare", func() error { return f.bareCall(ctx, "lookup_order") }},
 		{"host", func() error { return f.hostCall(ctx, "lookup_order") }},
 		{"host_plain", func() error { return f.hostCall(ctx, "lookup_order_plain") }},
+		{"bare_plain", func() error { return f.bareCall(ctx, "lookup_order_plain") }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			f.forget()
@@ -45,10 +47,19 @@ func benchCalls(b *testing.B, f *callFixture) {
 	}
 }
 
-// BenchmarkCallInProcess: the mcptest server over loopback HTTP in this
-// process. Allocations of both sides (client and server) are counted.
+// BenchmarkCallInProcess: the mcptest server in this process, through its
+// in-process transport. Allocations of both sides (client and server) are
+// counted.
 func BenchmarkCallInProcess(b *testing.B) {
 	f := inProcessFixture(b)
+	b.Logf("protocol %s", f.hostProtocol)
+	benchCalls(b, f)
+}
+
+// BenchmarkCallHTTP: the mcptest server on loopback streamable HTTP in this
+// process (reported, no target).
+func BenchmarkCallHTTP(b *testing.B) {
+	f := httpFixture(b)
 	b.Logf("protocol %s", f.hostProtocol)
 	benchCalls(b, f)
 }
@@ -62,61 +73,75 @@ func BenchmarkCallStdio(b *testing.B) {
 }
 
 // TestCallPathsDoTheSameServerWork checks the premise of the per-call
-// ratio: both paths reach the same tool with the same arguments, the host
-// adds exactly the three secure values (and the region header), and the
-// audit log names them without their values.
+// ratio, in-process and over HTTP: both paths reach the same tool with the
+// same arguments and the same secure values (and, over HTTP, the same
+// region header), the host's secure values are the bound ones, the audit
+// log names them without their values, and the cached source is not called
+// again.
 func TestCallPathsDoTheSameServerWork(t *testing.T) {
-	f := inProcessFixture(t)
-	ctx := context.Background()
-	f.forget()
-	vaultCalls := f.vault.calls.Load()
-	if err := f.hostCall(ctx, "lookup_order"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.bareCall(ctx, "lookup_order"); err != nil {
-		t.Fatal(err)
-	}
-	calls := f.server.Recording().Messages("tools/call")
-	if len(calls) != 2 {
-		t.Fatalf("server saw %d tools/call, want 2", len(calls))
-	}
-	hostParams, bareParams := calls[0].Params(), calls[1].Params()
-	for _, key := range []string{"name", "arguments"} {
-		if !jsonEqual(t, hostParams[key], bareParams[key]) {
-			t.Errorf("%s differs: host %s, bare %s", key, hostParams[key], bareParams[key])
-		}
-	}
-	var secure map[string]string
-	if err := json.Unmarshal(hostParams["secureArguments"], &secure); err != nil {
-		t.Fatalf("host secureArguments: %v (%s)", err, hostParams["secureArguments"])
-	}
-	want := map[string]string{"tenant_id": benchTenantID, "region": "eu-west1", "instance": benchInstance}
-	if len(secure) != len(want) {
-		t.Errorf("host secureArguments %v, want the keys of %v", keys(secure), keys(want))
-	}
-	for k, v := range want {
-		if secure[k] != v {
-			t.Errorf("secureArguments[%s] is not the bound value", k)
-		}
-	}
-	if _, ok := bareParams["secureArguments"]; ok {
-		t.Error("the bare call carried secureArguments")
-	}
-	if f.hostProtocol == "2026-07-28" && calls[0].Headers["Mcp-Param-Region"] == "" {
-		t.Errorf("host call without the Mcp-Param-Region header: %v", calls[0].Headers)
-	}
-	audit, err := os.ReadFile(f.audit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(audit, []byte(`"secureParams":["instance","region","tenant_id"]`)) {
-		t.Errorf("audit records do not name the secure parameters:\n%s", audit)
-	}
-	if bytes.Contains(audit, []byte(benchTenantID)) {
-		t.Error("the audit log holds a secure value")
-	}
-	if n := f.vault.calls.Load() - vaultCalls; n != 0 {
-		t.Errorf("vault called %d times for a session whose value was already resolved; want 0 (cached)", n)
+	for _, c := range []struct {
+		name    string
+		fixture func(testing.TB) *callFixture
+		headers bool
+	}{
+		{"in-process", inProcessFixture, false},
+		{"http", httpFixture, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.fixture(t)
+			ctx := context.Background()
+			f.forget()
+			vaultCalls := f.vault.calls.Load()
+			if err := f.hostCall(ctx, "lookup_order"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.bareCall(ctx, "lookup_order"); err != nil {
+				t.Fatal(err)
+			}
+			calls := f.server.Recording().Messages("tools/call")
+			if len(calls) != 2 {
+				t.Fatalf("server saw %d tools/call, want 2", len(calls))
+			}
+			hostParams, bareParams := calls[0].Params(), calls[1].Params()
+			for _, key := range []string{"name", "arguments", "secureArguments"} {
+				if !jsonEqual(t, hostParams[key], bareParams[key]) {
+					t.Errorf("%s differs between host and bare", key)
+				}
+			}
+			var secure map[string]string
+			if err := json.Unmarshal(hostParams["secureArguments"], &secure); err != nil {
+				t.Fatalf("host secureArguments: %v", err)
+			}
+			want := map[string]string{"tenant_id": benchTenantID, "region": "eu-west1", "instance": benchInstance}
+			if len(secure) != len(want) {
+				t.Errorf("host secureArguments %v, want the keys of %v", keys(secure), keys(want))
+			}
+			for k, v := range want {
+				if secure[k] != v {
+					t.Errorf("secureArguments[%s] is not the bound value", k)
+				}
+			}
+			if c.headers && f.hostProtocol == "2026-07-28" {
+				for i, who := range []string{"host", "bare"} {
+					if calls[i].Headers["Mcp-Param-Region"] != "eu-west1" {
+						t.Errorf("%s call without the Mcp-Param-Region header: %v", who, calls[i].Headers)
+					}
+				}
+			}
+			audit, err := os.ReadFile(f.audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(audit, []byte(`"secureParams":["instance","region","tenant_id"]`)) {
+				t.Errorf("audit records do not name the secure parameters:\n%s", audit)
+			}
+			if bytes.Contains(audit, []byte(benchTenantID)) {
+				t.Error("the audit log holds a secure value")
+			}
+			if n := f.vault.calls.Load() - vaultCalls; n != 0 {
+				t.Errorf("vault called %d times for a session whose value was already resolved; want 0 (cached)", n)
+			}
+		})
 	}
 }
 

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -262,8 +264,13 @@ func readsAllowed(glob string) approvals.Config {
 }
 
 func newHost(cfg *config.Config, v *vault) (*host.Host, error) {
+	return newHostWith(cfg, v, nil)
+}
+
+// newHostWith also hands the host the transports of in-process servers.
+func newHostWith(cfg *config.Config, v *vault, transports map[string]host.TransportFactory) (*host.Host, error) {
 	cfg.ApplyDefaults()
-	h, err := host.New(host.Options{Config: cfg, Sources: map[string]bindings.Source{"vault": v}})
+	h, err := host.New(host.Options{Config: cfg, Sources: map[string]bindings.Source{"vault": v}, Transports: transports})
 	if err != nil {
 		return nil, fmt.Errorf("host.New: %w", err)
 	}
@@ -311,6 +318,79 @@ func bareClient(ctx context.Context, tr transport.Interface) (*client.Client, er
 		return nil, fmt.Errorf("tools/list: %w", err)
 	}
 	return cl, nil
+}
+
+// --- the bare client's secure arguments ----------------------------------
+
+// bareSecureArguments are the values the host binds for lookup_order,
+// encoded as the host sends them.
+var bareSecureArguments = json.RawMessage(`{"instance":"` + benchInstance + `","region":"eu-west1","tenant_id":"` + benchTenantID + `"}`)
+
+// secureSplicer gives a bare mcp-go client what it lacks to send the very
+// request the host sends: fixed secureArguments (and the Mcp-Param-Region
+// header they imply) on its tools/call of lookup_order. It is the least a
+// client can do to reach the same server work, with no bindings, policy,
+// audit or redaction: the server-side cost of secure parameters is then on
+// both sides of the ratio, and the difference is the host's own.
+type secureSplicer struct{ transport.Interface }
+
+// httpSecureSplicer is a secureSplicer that stays an HTTPConnection, as
+// mcp-go checks for one to decide on protocol headers.
+type httpSecureSplicer struct {
+	secureSplicer
+	http transport.HTTPConnection
+}
+
+func (h httpSecureSplicer) SetProtocolVersion(version string) { h.http.SetProtocolVersion(version) }
+
+func withSecureSplicer(inner transport.Interface) transport.Interface {
+	if hc, ok := inner.(transport.HTTPConnection); ok {
+		return httpSecureSplicer{secureSplicer{inner}, hc}
+	}
+	return secureSplicer{inner}
+}
+
+func (s secureSplicer) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if request.Method == string(mcp.MethodToolsCall) {
+		var err error
+		if request, err = spliceSecureArguments(request); err != nil {
+			return nil, err
+		}
+	}
+	return s.Interface.SendRequest(ctx, request)
+}
+
+func spliceSecureArguments(request transport.JSONRPCRequest) (transport.JSONRPCRequest, error) {
+	switch p := request.Params.(type) {
+	case map[string]json.RawMessage: // 2026-07-28: mcp-go's field map
+		if string(p["name"]) != `"lookup_order"` {
+			return request, nil
+		}
+		params := make(map[string]json.RawMessage, len(p)+1)
+		for k, v := range p {
+			params[k] = v
+		}
+		params["secureArguments"] = bareSecureArguments
+		request.Params = params
+	default:
+		encoded, err := json.Marshal(p)
+		if err != nil {
+			return request, err
+		}
+		if !bytes.Contains(encoded, []byte(`"name":"lookup_order"`)) {
+			return request, nil
+		}
+		encoded = append(encoded[:len(encoded)-1], `,"secureArguments":`...)
+		encoded = append(append(encoded, bareSecureArguments...), '}')
+		request.Params = json.RawMessage(encoded)
+	}
+	header := request.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("Mcp-Param-Region", "eu-west1")
+	request.Header = header
+	return request, nil
 }
 
 // --- the per-call fixture --------------------------------------------------
@@ -374,7 +454,7 @@ const perCallServerTools = 20
 // newCallFixture connects a host (bindings, allow policy, audit to a file,
 // result redaction, the secure-params wire seam) and a bare client to the
 // server described by sc (its URL or command).
-func newCallFixture(sc *config.Server, bareTransport func() (transport.Interface, error), server *mcptest.Server) (*callFixture, error) {
+func newCallFixture(sc *config.Server, hostTransports map[string]host.TransportFactory, bareTransport func() (transport.Interface, error), server *mcptest.Server) (*callFixture, error) {
 	dir, err := tempDir("agenthost-bench-audit-")
 	if err != nil {
 		return nil, err
@@ -386,7 +466,7 @@ func newCallFixture(sc *config.Server, bareTransport func() (transport.Interface
 		Approvals:  readsAllowed("orders"),
 		Audit:      config.Audit{Path: f.audit},
 	}
-	if f.host, err = newHost(cfg, f.vault); err != nil {
+	if f.host, err = newHostWith(cfg, f.vault, hostTransports); err != nil {
 		return nil, err
 	}
 	onClose(func() { _ = f.host.Close() })
@@ -404,7 +484,7 @@ func newCallFixture(sc *config.Server, bareTransport func() (transport.Interface
 	if err != nil {
 		return nil, err
 	}
-	if f.bare, err = bareClient(ctx, tr); err != nil {
+	if f.bare, err = bareClient(ctx, withSecureSplicer(tr)); err != nil {
 		return nil, err
 	}
 	f.bareProtocol = f.bare.ProtocolVersion()
@@ -423,14 +503,31 @@ func newCallFixture(sc *config.Server, bareTransport func() (transport.Interface
 	return f, nil
 }
 
-// inProcessFixture: the mcptest server on loopback HTTP in this process.
+// inProcessFixture: the mcptest server in this process, reached by both
+// clients through its in-process transport (no socket, no process; each
+// message is still encoded and decoded on both sides, as with mcp-go's own
+// in-process transport).
 func inProcessFixture(tb testing.TB) *callFixture {
+	return sharedFixture(tb, "call/inprocess", func() (*callFixture, error) {
+		srv, err := mcptest.New(mcptest.Options{ToolsJSON: toolsJSON(perCallServerTools, lookupOrderTool, lookupOrderPlainTool)})
+		if err != nil {
+			return nil, fmt.Errorf("mcptest.New: %w", err)
+		}
+		onClose(func() { _ = srv.Close() })
+		dial := func() (transport.Interface, error) { return srv.InProcessTransport(), nil }
+		return newCallFixture(&config.Server{Type: config.TransportStdio, Command: "in-process", CallTimeout: time.Minute},
+			map[string]host.TransportFactory{"orders": dial}, dial, srv)
+	})
+}
+
+// httpFixture: the mcptest server on loopback HTTP in this process.
+func httpFixture(tb testing.TB) *callFixture {
 	return sharedFixture(tb, "call/http", func() (*callFixture, error) {
 		url, srv, err := httpServer(toolsJSON(perCallServerTools, lookupOrderTool, lookupOrderPlainTool))
 		if err != nil {
 			return nil, err
 		}
-		return newCallFixture(&config.Server{Type: config.TransportHTTP, URL: url, CallTimeout: time.Minute},
+		return newCallFixture(&config.Server{Type: config.TransportHTTP, URL: url, CallTimeout: time.Minute}, nil,
 			func() (transport.Interface, error) { return transport.NewStreamableHTTP(url) }, srv)
 	})
 }
@@ -449,7 +546,7 @@ func stdioFixture(tb testing.TB) *callFixture {
 			return nil, err
 		}
 		args := []string{"--tools", tools}
-		return newCallFixture(&config.Server{Type: config.TransportStdio, Command: bin, Args: args, CallTimeout: time.Minute},
+		return newCallFixture(&config.Server{Type: config.TransportStdio, Command: bin, Args: args, CallTimeout: time.Minute}, nil,
 			func() (transport.Interface, error) { return transport.NewStdio(bin, nil, args...), nil }, nil)
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/agenthost/agenthost/config"
 )
@@ -88,8 +87,10 @@ type Binder struct {
 	resolver *Resolver
 	redactor *Redactor
 
-	memo     sync.Map // lookupKey -> lookupResult
-	memoSize atomic.Int64
+	// memo caches Lookup. A plain map under a read lock: a sync.Map would
+	// box every struct key on every lookup (an allocation per call).
+	memoMu sync.RWMutex
+	memo   map[lookupKey]lookupResult
 }
 
 type compiledBinding struct {
@@ -238,16 +239,21 @@ var builtinKinds = map[string]struct{}{SourceValue: {}, SourceEnv: {}, SourceFil
 // Lookup returns the binding for a secure parameter of a server's tool.
 func (b *Binder) Lookup(server, tool, param string) (Spec, bool) {
 	k := lookupKey{server, tool, param}
-	if v, ok := b.memo.Load(k); ok {
-		r := v.(lookupResult)
+	b.memoMu.RLock()
+	r, found := b.memo[k]
+	b.memoMu.RUnlock()
+	if found {
 		return r.spec, r.ok
 	}
 	spec, ok := b.lookup(server, tool, param)
-	if b.memoSize.Load() < maxMemo {
-		if _, loaded := b.memo.LoadOrStore(k, lookupResult{spec, ok}); !loaded {
-			b.memoSize.Add(1)
-		}
+	b.memoMu.Lock()
+	if b.memo == nil {
+		b.memo = map[lookupKey]lookupResult{}
 	}
+	if len(b.memo) < maxMemo {
+		b.memo[k] = lookupResult{spec, ok}
+	}
+	b.memoMu.Unlock()
 	return spec, ok
 }
 
@@ -351,7 +357,10 @@ func (b *Binder) CanBind(ctx context.Context, server, tool, param string) bool {
 // first failure in name order is reported. The returned Resolved values
 // carry the binding's sensitivity.
 func (b *Binder) Resolve(ctx context.Context, scope Scope, params map[string]json.RawMessage, required []string) (map[string]Resolved, error) {
-	names := make([]string, 0, len(params)+len(required))
+	// Small fixed buffers keep the usual call (a few parameters, cached
+	// values) free of allocations besides the result.
+	var nameBuf [8]string
+	names := nameBuf[:0]
 	for name := range params {
 		names = append(names, name)
 	}
@@ -359,59 +368,43 @@ func (b *Binder) Resolve(ctx context.Context, scope Scope, params map[string]jso
 	slices.Sort(names)
 	names = slices.Compact(names)
 
-	type job struct {
-		param string
-		spec  Spec
-	}
-	jobs := make([]job, 0, len(names))
+	var localBuf, remoteBuf [8]resolveJob
+	local, remote := localBuf[:0], remoteBuf[:0]
 	var unbound []string
 	for _, name := range names {
-		if !b.CanBind(ctx, scope.Server, scope.Tool, name) {
+		spec, ok := b.Lookup(scope.Server, scope.Tool, name)
+		if ok && spec.Source == SourceSession {
+			_, ok = lookupSessionValue(ctx, spec.Ref)
+		}
+		if !ok { // see CanBind
 			if slices.Contains(required, name) {
 				unbound = append(unbound, name)
 			}
 			continue
 		}
-		spec, _ := b.Lookup(scope.Server, scope.Tool, name)
-		jobs = append(jobs, job{name, spec})
+		if b.resolver.selfCaching(spec.Source) {
+			local = append(local, resolveJob{name, spec})
+		} else {
+			remote = append(remote, resolveJob{name, spec})
+		}
 	}
 	if len(unbound) > 0 {
 		return nil, &UnboundError{Params: unbound}
 	}
 
-	resolveOne := func(ctx context.Context, j job) (Resolved, error) {
-		req := Request{Scope: scope, Ref: j.spec.Ref, Schema: params[j.param]}
-		req.Param = j.param
-		v, err := b.resolver.Resolve(ctx, j.spec.Source, req)
-		if err != nil {
-			return Resolved{}, &ResolveError{Param: j.param, Source: j.spec.Source, Err: err, redactor: b.redactor}
-		}
-		v.Sensitivity = j.spec.Sensitivity
-		if v.Sensitivity >= Internal {
-			b.redactor.Add(v.Value)
-		}
-		return v, nil
-	}
-
-	out := make(map[string]Resolved, len(jobs))
+	out := make(map[string]Resolved, len(local)+len(remote))
 	// Built-in sources answer from memory: resolve them inline. Only
 	// several remote sources are worth the goroutines.
-	remote := jobs[:0:0]
-	for _, j := range jobs {
-		if b.resolver.selfCaching(j.spec.Source) {
-			v, err := resolveOne(ctx, j)
-			if err != nil {
-				return nil, err
-			}
-			out[j.param] = v
-		} else {
-			remote = append(remote, j)
+	for _, j := range local {
+		v, err := b.resolveJob(ctx, scope, params, j)
+		if err != nil {
+			return nil, err
 		}
+		out[j.param] = v
 	}
-	jobs = remote
-	if len(jobs) <= 1 {
-		for _, j := range jobs {
-			v, err := resolveOne(ctx, j)
+	if len(remote) <= 1 {
+		for _, j := range remote {
+			v, err := b.resolveJob(ctx, scope, params, j)
 			if err != nil {
 				return nil, err
 			}
@@ -421,12 +414,12 @@ func (b *Binder) Resolve(ctx context.Context, scope Scope, params map[string]jso
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	values := make([]Resolved, len(jobs))
-	errs := make([]error, len(jobs))
+	values := make([]Resolved, len(remote))
+	errs := make([]error, len(remote))
 	var wg sync.WaitGroup
-	for i, j := range jobs {
+	for i, j := range remote {
 		wg.Go(func() {
-			values[i], errs[i] = resolveOne(ctx, j)
+			values[i], errs[i] = b.resolveJob(ctx, scope, params, j)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -446,10 +439,30 @@ func (b *Binder) Resolve(ctx context.Context, scope Scope, params map[string]jso
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	for i, j := range jobs {
+	for i, j := range remote {
 		out[j.param] = values[i]
 	}
 	return out, nil
+}
+
+// resolveJob is one parameter to resolve and its binding.
+type resolveJob struct {
+	param string
+	spec  Spec
+}
+
+func (b *Binder) resolveJob(ctx context.Context, scope Scope, params map[string]json.RawMessage, j resolveJob) (Resolved, error) {
+	req := Request{Scope: scope, Ref: j.spec.Ref, Schema: params[j.param]}
+	req.Param = j.param
+	v, err := b.resolver.Resolve(ctx, j.spec.Source, req)
+	if err != nil {
+		return Resolved{}, &ResolveError{Param: j.param, Source: j.spec.Source, Err: err, redactor: b.redactor}
+	}
+	v.Sensitivity = j.spec.Sensitivity
+	if v.Sensitivity >= Internal {
+		b.redactor.Add(v.Value)
+	}
+	return v, nil
 }
 
 // Invalidate drops the cached value for the parameter identified by scope

@@ -119,7 +119,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		msg.Role = openai.ChatMessageRoleAssistant
 		for i := range msg.ToolCalls {
 			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = "call_" + newID()
+				msg.ToolCalls[i].ID = newCallID()
 			}
 			msg.ToolCalls[i].Type = openai.ToolTypeFunction
 		}

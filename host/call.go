@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,7 +45,7 @@ func (r *CallResult) IsError() bool { return r != nil && r.Result != nil && r.Re
 // a secure parameter, resolves and validates the secure values, sends the call
 // with secureArguments, and maps failures to a *Error of the right Kind.
 func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
-	return s.callTool(ctx, server, tool, args, callInfo{id: "call_" + newID()})
+	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID()})
 }
 
 // callInfo identifies a call within a turn, for events and audit.
@@ -209,11 +209,9 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	}
 	// Bound values rarely change between calls: reuse the prepared call
 	// (coerced, validated, encoded) while they are the same.
-	key := preparedKey(resolved)
-	prepKey := server + "\x00" + t.DefHash
-	if v, ok := s.prepared.Load(prepKey); ok {
-		if p := v.(*secureCall); p.key == key {
-			return &secureCall{tool: p.tool, values: p.values, encoded: p.encoded, headers: p.headers, key: key}, nil
+	if v, ok := s.prepared.Load(t); ok {
+		if p := v.(*preparedCall); p.matches(resolved) {
+			return p.call.fresh(), nil
 		}
 	}
 	values := make(map[string]any, len(resolved))
@@ -239,26 +237,38 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
 	}
-	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers, key: key}
-	s.prepared.Store(prepKey, call)
-	return &secureCall{tool: call.tool, values: values, encoded: encoded, headers: headers, key: key}, nil
+	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers, sortedNames: slices.Sorted(maps.Keys(values))}
+	s.prepared.Store(t, newPreparedCall(resolved, call))
+	return call.fresh(), nil
 }
 
-// preparedKey identifies a set of resolved values (names and values).
-func preparedKey(resolved map[string]bindings.Resolved) string {
-	names := make([]string, 0, len(resolved))
-	for name := range resolved {
-		names = append(names, name)
+// preparedCall is a session's last prepared secure call for one tool
+// definition, with the resolved values it was prepared from. Keyed by the
+// parsed definition (a pointer): a changed definition is a new key.
+type preparedCall struct {
+	resolved map[string]string
+	call     *secureCall // read-only template
+}
+
+func newPreparedCall(resolved map[string]bindings.Resolved, call *secureCall) *preparedCall {
+	p := &preparedCall{resolved: make(map[string]string, len(resolved)), call: call}
+	for name, r := range resolved {
+		p.resolved[name] = r.Value
 	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, name := range names {
-		b.WriteString(name)
-		b.WriteByte(0)
-		b.WriteString(resolved[name].Value)
-		b.WriteByte(0)
+	return p
+}
+
+// matches reports whether resolved are the values p was prepared from.
+func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
+	if len(resolved) != len(p.resolved) {
+		return false
 	}
-	return b.String()
+	for name, r := range resolved {
+		if v, ok := p.resolved[name]; !ok || v != r.Value {
+			return false
+		}
+	}
+	return true
 }
 
 // send performs the tools/call and maps the outcome.
@@ -282,8 +292,7 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 		result, err := cl.CallTool(cctx, req)
 		cancel()
 		if err == nil {
-			out := &CallResult{Server: c.name, Tool: t.Name, Result: h.redactResult(result)}
-			out.SecureParams = call.names()
+			out := &CallResult{Server: c.name, Tool: t.Name, Result: h.redactResult(result), SecureParams: call.names()}
 			return out, nil
 		}
 

@@ -121,6 +121,7 @@ type conn struct {
 	clientInfo    mcp.Implementation
 	elicitation   client.ElicitationHandler
 	onChange      func(*ServerSnapshot)
+	transport     TransportFactory
 	now           func() time.Time
 
 	// life is cancelled by close; it owns the refresh goroutine.
@@ -149,6 +150,7 @@ func newConn(parent context.Context, name string, cfg *config.Server, declareSec
 		clientInfo:    opts.clientInfo,
 		elicitation:   opts.elicitation,
 		onChange:      opts.onChange,
+		transport:     opts.transport,
 		now:           time.Now,
 		life:          life,
 		cancel:        cancel,
@@ -169,6 +171,7 @@ type connOptions struct {
 	clientInfo  mcp.Implementation
 	elicitation client.ElicitationHandler
 	onChange    func(*ServerSnapshot)
+	transport   TransportFactory // nil: built from the config
 }
 
 // Snapshot returns the current catalog of this server.
@@ -596,6 +599,16 @@ func isConnectionFailure(err error) bool {
 
 // newTransport builds the inner mcp-go transport for the server's config.
 func (c *conn) newTransport() (transport.Interface, error) {
+	if c.transport != nil {
+		tr, err := c.transport()
+		if err != nil {
+			return nil, fmt.Errorf("transport: %w", err)
+		}
+		if tr == nil {
+			return nil, errors.New("transport: the factory returned none")
+		}
+		return tr, nil
+	}
 	switch c.cfg.Type {
 	case config.TransportStdio, "":
 		if c.cfg.Command == "" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -51,7 +52,18 @@ type Options struct {
 	// config's audit.path (empty path: records are discarded, with a
 	// warning). The host closes a sink it opened, not one passed here.
 	Audit approvals.Sink
+	// Transports supply the connection of configured servers that live in
+	// the embedding process (for example mcp-go's
+	// transport.NewInProcessTransport over a server.MCPServer), by server
+	// name. The server's config entry still gives its timeouts, tool filter
+	// and protocol version; its command or URL is not used. The factory is
+	// called on every (re)connect and must return a fresh, unstarted
+	// transport.
+	Transports map[string]TransportFactory
 }
+
+// TransportFactory makes a new, unstarted transport to one server.
+type TransportFactory func() (transport.Interface, error)
 
 // ElicitationFunc answers a server's request for user input.
 type ElicitationFunc func(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
@@ -99,6 +111,11 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("host: no config")
 	}
 	cfg := opts.Config
+	for name := range opts.Transports {
+		if _, ok := cfg.MCPServers[name]; !ok {
+			return nil, fmt.Errorf("host: a transport is given for %q, which is not a configured server", name)
+		}
+	}
 	redactor := opts.Redactor
 	if redactor == nil {
 		redactor = bindings.NewRedactor()
@@ -170,6 +187,7 @@ func New(opts Options) (*Host, error) {
 			logger:      logger,
 			clientInfo:  mcp.Implementation{Name: "agenthost", Version: Version},
 			elicitation: elicitationAdapter{server: name, fn: opts.Elicitation},
+			transport:   opts.Transports[name],
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)

@@ -202,5 +202,8 @@ func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTo
 // record being written.
 func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
 	rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
-	return h.audit.Write(context.WithoutCancel(ctx), rec)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return h.audit.Write(ctx, rec)
 }

@@ -39,8 +39,8 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	// prepared holds the last secure call prepared per (server, tool
-	// definition); its values, encoding and headers are read-only.
+	// prepared holds the last secure call prepared per tool definition
+	// (*secureparams.Tool -> *preparedCall).
 	prepared sync.Map
 
 	mu          sync.RWMutex
@@ -122,4 +122,15 @@ func newID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// newCallID is "call_" and a random id, built in one allocation (it is made
+// for every call).
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	var id [len("call_") + 2*len(b)]byte
+	copy(id[:], "call_")
+	hex.Encode(id[len("call_"):], b[:])
+	return string(id[:])
 }

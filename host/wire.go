@@ -63,7 +63,8 @@ type secureCall struct {
 	values  map[string]any    // secureArguments; nil means send none
 	encoded json.RawMessage   // values, encoded once for every round
 	headers map[string]string // header name -> encoded value
-	key     string            // the resolved values it was prepared from
+	// sortedNames are the keys of values, sorted; shared read-only
+	sortedNames []string
 
 	mu       sync.Mutex
 	rawError *mcp.JSONRPCErrorDetails
@@ -90,17 +91,16 @@ func (s *secureCall) reset() {
 // carriesSecure reports whether the call sends secureArguments.
 func (s *secureCall) carriesSecure() bool { return s.values != nil }
 
-// names are the secure parameter names sent, sorted (never values).
+// names are the secure parameter names sent, sorted (never values); a copy
+// the caller owns.
 func (s *secureCall) names() []string {
-	if s.values == nil {
-		return nil
-	}
-	names := make([]string, 0, len(s.values))
-	for name := range s.values {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Clone(s.sortedNames)
+}
+
+// fresh is a call that shares s's read-only values, encoding and headers,
+// with its own round state.
+func (s *secureCall) fresh() *secureCall {
+	return &secureCall{tool: s.tool, values: s.values, encoded: s.encoded, headers: s.headers, sortedNames: s.sortedNames}
 }
 
 // lastError is the raw JSON-RPC error of the most recent round, if any.

@@ -299,13 +299,16 @@ func newRPC(t *testing.T, transportName string, modern bool, exts []string, opts
 func mcpClient(t *testing.T, transportName string, srv *Server, url string, legacy bool, exts []string, options ...client.ClientOption) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
 	var tr transport.Interface
-	if transportName == "http" {
+	switch transportName {
+	case "http":
 		h, err := transport.NewStreamableHTTP(url, quietHTTP)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tr = h
-	} else {
+	case "inprocess":
+		tr = srv.InProcessTransport()
+	default:
 		p := startStdio(t, srv)
 		tr = transport.NewIO(p.out, p.in, nil)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-var transports = []string{"stdio", "http"}
+var transports = []string{"stdio", "http", "inprocess"}
 
 // TestNegotiationWithMCPGo drives the server with mcp-go's real client in
 // both eras, over both transports, with and without the extension.

@@ -1,0 +1,220 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// InProcessTransport connects an mcp-go client to s with neither a process
+// nor a socket: each message is handled exactly as a line of a stdio
+// connection would be (and recorded as "stdio"), on the caller's goroutine
+// unless the request may block. Encoding and decoding still happen on both
+// sides, as with mcp-go's own in-process transport, so the server sees the
+// bytes a client would send. Every call returns a new, unstarted transport
+// with its own connection state (legacy session, subscriptions).
+func (s *Server) InProcessTransport() transport.Interface {
+	return &inProcess{srv: s, pending: map[string]chan *transport.JSONRPCResponse{}}
+}
+
+type inProcess struct {
+	srv *Server
+
+	mu             sync.Mutex
+	conn           *stdioConn
+	ctx            context.Context
+	cancel         context.CancelFunc
+	handlers       sync.WaitGroup
+	pending        map[string]chan *transport.JSONRPCResponse
+	onNotification func(mcp.JSONRPCNotification)
+	onLost         func(error)
+	closed         bool
+}
+
+var _ transport.Interface = (*inProcess)(nil)
+
+func (t *inProcess) Start(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return transport.ErrTransportClosed
+	}
+	if t.conn != nil {
+		return errors.New("mcptest: in-process transport already started")
+	}
+	// The connection lives until Close, not as long as Start's context:
+	// mcp-go starts transports with a context that may be short.
+	t.ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	t.conn = &stdioConn{
+		srv: t.srv, sess: &session{}, w: inProcessWriter{t},
+		inflight: map[string]context.CancelFunc{}, inputClosed: make(chan struct{}),
+	}
+	return nil
+}
+
+func (t *inProcess) started() (*stdioConn, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, transport.ErrTransportClosed
+	case t.conn == nil:
+		return nil, errors.New("mcptest: in-process transport not started")
+	}
+	return t.conn, nil
+}
+
+func (t *inProcess) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	conn, err := t.started()
+	if err != nil {
+		return nil, err
+	}
+	line, err := json.Marshal(request)
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: encoding %s: %w", request.Method, err)
+	}
+	rawID, err := json.Marshal(request.ID)
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: encoding request id: %w", err)
+	}
+	key := idKey(rawID)
+	answer := make(chan *transport.JSONRPCResponse, 1)
+	t.mu.Lock()
+	t.pending[key] = answer
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.pending, key)
+		t.mu.Unlock()
+	}()
+
+	if !conn.dispatch(t.ctx, &t.handlers, line) {
+		t.lost(ErrServerDied)
+		return nil, transport.NewError(ErrServerDied)
+	}
+	select {
+	case resp := <-answer:
+		return resp, nil
+	case <-ctx.Done():
+		cancelled, _ := json.Marshal(newNotification("notifications/cancelled", map[string]any{"requestId": rawID}))
+		conn.dispatch(t.ctx, &t.handlers, cancelled)
+		return nil, ctx.Err()
+	case <-t.ctx.Done():
+		return nil, transport.ErrTransportClosed
+	case <-t.srv.died:
+		t.lost(ErrServerDied)
+		return nil, transport.NewError(ErrServerDied)
+	}
+}
+
+func (t *inProcess) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
+	conn, err := t.started()
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("mcptest: encoding %s: %w", n.Method, err)
+	}
+	if !conn.dispatch(t.ctx, &t.handlers, line) {
+		t.lost(ErrServerDied)
+		return transport.NewError(ErrServerDied)
+	}
+	return nil
+}
+
+func (t *inProcess) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onNotification = handler
+}
+
+// SetRequestHandler: the test server sends no requests to its clients.
+func (t *inProcess) SetRequestHandler(transport.RequestHandler) {}
+
+func (t *inProcess) SetConnectionLostHandler(handler func(error)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onLost = handler
+}
+
+func (t *inProcess) lost(err error) {
+	t.mu.Lock()
+	handler := t.onLost
+	t.onLost = nil // reported once
+	t.mu.Unlock()
+	if handler != nil {
+		handler(err)
+	}
+}
+
+func (t *inProcess) GetSessionId() string { return "" }
+
+// Close ends the connection as a stdio client closing its end would:
+// hanging requests are dropped, subscriptions end.
+func (t *inProcess) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	conn, cancel := t.conn, t.cancel
+	t.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
+	close(conn.inputClosed)
+	cancel()
+	t.handlers.Wait()
+	t.srv.unsubscribe(conn.sess.subscriber)
+	return nil
+}
+
+// inProcessWriter receives what the server writes to the connection: a
+// response goes to the request waiting for it, a notification to the
+// client's handler.
+type inProcessWriter struct{ t *inProcess }
+
+func (w inProcessWriter) Write(line []byte) (int, error) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(line, &msg); err != nil {
+		return 0, fmt.Errorf("mcptest: the server wrote no JSON-RPC message: %w", err)
+	}
+	t := w.t
+	if msg.Method != "" && len(msg.ID) == 0 {
+		var n mcp.JSONRPCNotification
+		if err := json.Unmarshal(line, &n); err != nil {
+			return 0, fmt.Errorf("mcptest: decoding notification %s: %w", msg.Method, err)
+		}
+		t.mu.Lock()
+		handler := t.onNotification
+		t.mu.Unlock()
+		if handler != nil {
+			handler(n)
+		}
+		return len(line), nil
+	}
+	resp := &transport.JSONRPCResponse{}
+	if err := json.Unmarshal(line, resp); err != nil {
+		return 0, fmt.Errorf("mcptest: decoding response: %w", err)
+	}
+	t.mu.Lock()
+	answer := t.pending[idKey(msg.ID)]
+	t.mu.Unlock()
+	if answer != nil {
+		select {
+		case answer <- resp:
+		default: // a second answer to one id: the first one counts
+		}
+	}
+	return len(line), nil
+}

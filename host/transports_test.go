@@ -1,0 +1,86 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/mcptest"
+)
+
+// A server the embedding process hands over as a transport is a server
+// like any other: both eras, secure arguments, reconnects after its
+// connection is lost (with a fresh transport from the factory).
+func TestTransportsOption(t *testing.T) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(secureTools)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Close() })
+			made := 0
+			cfg := &config.Config{
+				MCPServers: map[string]*config.Server{"db": {ProtocolVersion: era, CallTimeout: 5 * time.Second}},
+				Bindings: []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{
+					"project_id": {Value: "retail-prod"}, "instance": {Session: "instance"}}}},
+				Approvals: readsAllowed(),
+			}
+			cfg.ApplyDefaults()
+			h, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+				"db": func() (transport.Interface, error) { made++; return srv.InProcessTransport(), nil },
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = h.Close() })
+			ctx := context.Background()
+			h.Connect(ctx)
+			if snap := h.Server("db"); snap.Status != StatusConnected || !snap.SecureParams || snap.ProtocolVersion != era {
+				t.Fatalf("snapshot: %s %s %v %s", snap.Status, snap.Error, snap.SecureParams, snap.ProtocolVersion)
+			}
+			s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
+			if _, err := s.CallTool(ctx, "db", "execute_sql", json.RawMessage(`{"query":"SELECT 1"}`)); err != nil {
+				t.Fatal(err)
+			}
+			calls := srv.Recording().Messages("tools/call")
+			if len(calls) != 1 || !strings.Contains(string(calls[0].Params()["secureArguments"]), canary) {
+				t.Fatalf("the in-process server did not get the secure arguments: %d calls", len(calls))
+			}
+			if made != 1 {
+				t.Errorf("factory called %d times for one connection, want 1", made)
+			}
+		})
+	}
+	t.Run("factory failure is a connection failure", func(t *testing.T) {
+		cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {}}}
+		cfg.ApplyDefaults()
+		h, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+			"db": func() (transport.Interface, error) { return nil, errors.New("no such pool") },
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		h.Connect(context.Background())
+		if snap := h.Server("db"); snap.Status != StatusError || !strings.Contains(snap.Error, "no such pool") {
+			t.Errorf("snapshot %s %q, want failed with the factory's error", snap.Status, snap.Error)
+		}
+	})
+	t.Run("unknown server", func(t *testing.T) {
+		cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {}}}
+		cfg.ApplyDefaults()
+		_, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+			"other": func() (transport.Interface, error) { return nil, nil },
+		}})
+		if err == nil || !strings.Contains(err.Error(), `"other"`) {
+			t.Errorf("New with a transport for an unconfigured server: %v", err)
+		}
+	})
+}
