@@ -69,15 +69,16 @@ func BenchmarkIdleSessions(b *testing.B) {
 	}
 }
 
-// concurrencyFixture is a host with n warm sessions on the in-process
-// server: each has resolved its secure values and made one call.
+// concurrencyFixture is a host with n warm sessions on the mcptest server
+// over loopback HTTP (the transport where connections are pooled and can
+// run out): each has resolved its secure values and made one call.
 type concurrencyFixture struct {
 	*callFixture
 	sessions []*host.Session
 }
 
 func concurrency(tb testing.TB, n int) *concurrencyFixture {
-	base := inProcessFixture(tb)
+	base := httpFixture(tb)
 	return sharedFixture(tb, fmt.Sprintf("concurrency/%d", n), func() (*concurrencyFixture, error) {
 		f := &concurrencyFixture{callFixture: base}
 		ctx := context.Background()
