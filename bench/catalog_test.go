@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -20,8 +22,12 @@ import (
 // client per server for the protocol's own cost of listing them.
 type catalogFixture struct {
 	host  *host.Host
+	cfg   *config.Config
 	names []string
 	bare  []*client.Client
+	// pages are the servers' tools/list results as received, for building
+	// the catalog without a transport (build_cold).
+	pages []json.RawMessage
 }
 
 const (
@@ -40,9 +46,10 @@ func newCatalogFixture(servers, tools int, withBare bool) (*catalogFixture, erro
 		Bindings:   serverBindings("srv*"),
 		Approvals:  readsAllowed("srv*"),
 	}
-	listing := toolsJSON(tools)
 	var urls []string
 	for i := range servers {
+		listing := serverToolsJSON(i, tools)
+		f.pages = append(f.pages, json.RawMessage(`{"tools":`+string(listing)+`}`))
 		url, _, err := httpServer(listing)
 		if err != nil {
 			return nil, err
@@ -52,6 +59,7 @@ func newCatalogFixture(servers, tools int, withBare bool) (*catalogFixture, erro
 		f.names = append(f.names, name)
 		urls = append(urls, url)
 	}
+	f.cfg = cfg
 	var err error
 	if f.host, err = newHost(cfg, &vault{}); err != nil {
 		return nil, err
@@ -124,12 +132,50 @@ func (f *catalogFixture) bareListAll(ctx context.Context) error {
 	return nil
 }
 
+// buildCold builds a fresh Host's whole catalog from the servers' tools/list
+// results, already received but never parsed, then a new session's model
+// view. Host.New (not timed) starts from nothing: no parsed definition,
+// compiled schema, risk verdict or exposed name survives from an earlier
+// build.
+func (f *catalogFixture) buildCold(b *testing.B, ctx context.Context) {
+	b.StopTimer()
+	h, err := host.New(host.Options{Config: f.cfg, Sources: map[string]bindings.Source{"vault": &vault{}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	errs := make([]error, len(f.names))
+	var wg sync.WaitGroup
+	for i, name := range f.names {
+		wg.Go(func() { errs[i] = h.LoadListing(name, true, f.pages[i]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := newSession(h)
+	if v := s.View(ctx); len(v.Model.Tools) != len(f.names)*catalogTools {
+		b.Fatalf("model view has %d tools, want %d", len(v.Model.Tools), len(f.names)*catalogTools)
+	}
+	b.StopTimer()
+	s.Close()
+	_ = h.Close()
+	b.StartTimer()
+}
+
 // BenchmarkCatalog: 100 servers x 100 realistic tools (a third with
-// secure parameters).
+// secure parameters), every definition distinct.
 //
-//   - rebuild: every server re-listed (tools/list over loopback, raw pages
-//     kept, every tool parsed and validated) and a new session's model
-//     view built over all 10,000 tools: the "catalog + model view build";
+//   - build_cold is the "catalog + model view build" figure: a fresh
+//     Host builds all 100 catalogs from tools/list results already
+//     received (Host.LoadListing, servers in parallel: splitting, parsing,
+//     validation, model parameters) and a new session's model view over
+//     the 10,000 tools (verdicts, exposed names, the model's tool list);
+//   - rebuild: the same end to end on the live Host: every server re-listed
+//     over loopback (transport included; definitions that did not change
+//     reuse their analysis) and a new session's view;
 //   - bare_list_all: 100 bare mcp-go ListTools calls, the protocol's share
 //     of rebuild;
 //   - view_cold: a new session's first View of the built catalog;
@@ -139,6 +185,12 @@ func (f *catalogFixture) bareListAll(ctx context.Context) error {
 func BenchmarkCatalog(b *testing.B) {
 	f := sharedCatalog(b)
 	ctx := context.Background()
+	b.Run("build_cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			f.buildCold(b, ctx)
+		}
+	})
 	b.Run("rebuild", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {

@@ -180,40 +180,57 @@ var nouns = []string{"orders", "customers", "invoices", "shipments", "products",
 // realisticTool resembles what database and search servers list: described
 // parameters, an enum, nested filter objects, a $defs entry and
 // annotations. Every third tool also declares three required secure
-// parameters (one routed to a header).
+// parameters (one routed to a header), one secureInputSchema for every
+// secureSchemaGroup tools, as a server's tools share their tenant parameters. The input
+// schemas differ from tool to tool (property names, descriptions, enum
+// values and bounds follow the tool's noun and index), so that nothing
+// keyed by a schema's bytes can be shared between tools.
 func realisticTool(i int) string {
-	name := fmt.Sprintf("%s_%s_%03d", verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)], i)
-	noun := nouns[(i/len(verbs))%len(nouns)]
+	verb, noun := verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)]
+	name := fmt.Sprintf("%s_%s_%03d", verb, noun, i)
+	singular := strings.TrimSuffix(noun, "s")
 	tool := fmt.Sprintf(`{"name": %q, "title": "%s %s",
  "description": "%s %s for the current tenant. Supports free text, status filters and date ranges; results are paginated and sorted by creation time.",
  "inputSchema": {"type": "object", "properties": {
-   "query": {"type": "string", "description": "Free-text search query."},
-   "status": {"type": "string", "enum": ["pending", "paid", "shipped", "cancelled"]},
-   "range": {"$ref": "#/$defs/DateRange"},
-   "filters": {"type": "array", "items": {"type": "object", "properties": {"field": {"type": "string"}, "op": {"enum": ["eq", "lt", "gt"]}, "value": {}}, "required": ["field", "op"]}},
-   "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-   "cursor": {"type": "string"}},
+   "query": {"type": "string", "description": "Free-text search over %s (variant %d)."},
+   "%s_status": {"type": "string", "enum": ["pending_%d", "paid", "shipped", "cancelled", "%s_on_hold"]},
+   "range": {"$ref": "#/$defs/%sRange"},
+   "filters": {"type": "array", "items": {"type": "object", "properties": {"%s_field": {"type": "string", "description": "A %s column."}, "op": {"enum": ["eq", "lt", "gt"]}, "value": {}}, "required": ["%s_field", "op"]}},
+   "limit": {"type": "integer", "minimum": 1, "maximum": %d, "default": 50},
+   "cursor_%d": {"type": "string"}},
   "required": ["query"], "additionalProperties": false,
-  "$defs": {"DateRange": {"type": "object", "properties": {"from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"}}}}},
+  "$defs": {"%sRange": {"type": "object", "properties": {"from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"}}}}},
  "annotations": {"readOnlyHint": true, "category": "read", "riskLevel": "low", "blastRadius": "tenant"}`,
-		name, verbs[i%len(verbs)], noun, strings.ToUpper(verbs[i%len(verbs)][:1])+verbs[i%len(verbs)][1:], noun)
+		name, verb, noun, strings.ToUpper(verb[:1])+verb[1:], noun,
+		noun, i, singular, i, singular, singular, singular, singular, singular, 100+i, i, singular)
 	if i%3 == 0 {
-		tool += `,
+		tool += fmt.Sprintf(`,
  "secureInputSchema": {"type": "object", "properties": {
-   "tenant_id": {"type": "string", "description": "Tenant identifier supplied by the host application.", "minLength": 1},
+   "tenant_id": {"type": "string", "description": "Tenant identifier supplied by the host application (cluster %d).", "minLength": 1},
    "region": {"type": "string", "enum": ["eu-west1", "us-east1", "us-west1"], "x-mcp-header": "Region"},
    "instance": {"type": "string", "pattern": "^[a-z][a-z0-9-]{2,62}$"}},
-  "required": ["tenant_id", "region", "instance"], "additionalProperties": false}`
+  "required": ["tenant_id", "region", "instance"], "additionalProperties": false}`, i/secureSchemaGroup)
 	}
 	return tool + "}"
 }
 
+// secureSchemaGroup realistic tools in a row share one secureInputSchema:
+// with 100 tools per server, one per server.
+const secureSchemaGroup = 100
+
 // toolsJSON is a tools file: the given fixed tools followed by n realistic
 // ones.
 func toolsJSON(n int, fixed ...string) []byte {
+	return serverToolsJSON(0, n, fixed...)
+}
+
+// serverToolsJSON is toolsJSON for the server-th of many servers: its
+// realistic tools are numbered from server*n, so no two servers list the
+// same definition.
+func serverToolsJSON(server, n int, fixed ...string) []byte {
 	parts := append([]string(nil), fixed...)
 	for i := range n {
-		parts = append(parts, realisticTool(i))
+		parts = append(parts, realisticTool(server*n+i))
 	}
 	return []byte("[" + strings.Join(parts, ",\n") + "]")
 }

@@ -76,6 +76,8 @@ type ServerSnapshot struct {
 	Tools      []*CatalogTool
 	Generation uint64
 	byName     map[string]*CatalogTool
+	// inputHeaders: some tool routes inputSchema arguments to headers.
+	inputHeaders bool
 }
 
 // Tool returns the named tool, or nil.
@@ -93,7 +95,7 @@ func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
 	return &ServerSnapshot{
 		Name: s.Name, Status: StatusError, Error: reason,
 		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
-		Tools: s.Tools, byName: s.byName,
+		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders,
 	}
 }
 
@@ -289,7 +291,7 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	if c.elicitation != nil {
 		opts = append(opts, client.WithElicitationHandler(c.elicitation))
 	}
-	cl := client.NewClient(newWireTransport(inner), opts...)
+	cl := client.NewClient(newWireTransport(inner, c), opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
 	if err := cl.Start(c.life); err != nil {
@@ -341,9 +343,11 @@ func (c *conn) negotiatedExtension(cl *client.Client) string {
 	return ""
 }
 
-// list fetches every tools/list page raw and builds a snapshot.
+// list fetches every tools/list page raw and builds a snapshot. mcp-go
+// never sees the definitions (the wire seam hands it an empty page), so
+// the host's own parsing is the only one.
 func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, error) {
-	var raws []json.RawMessage
+	var listed []secureparams.ListedTool
 	seen := map[string]bool{}
 	cursor := mcp.Cursor("")
 	for page := 0; ; page++ {
@@ -361,21 +365,12 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 			}
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		// mcp-go may fail to decode a page that has a malformed tool; the
-		// raw page is still good enough to keep the valid tools.
-		var body struct {
-			Tools      json.RawMessage `json:"tools"`
-			NextCursor *string         `json:"nextCursor"`
+		body, err := secureparams.SplitToolsPage(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			return nil, fmt.Errorf("tools/list: malformed result: %w", err)
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(body.Tools, &items); err != nil {
-			return nil, fmt.Errorf("tools/list: \"tools\" is not an array: %w", err)
-		}
-		raws = append(raws, items...)
-		if len(raws) > maxTools {
+		listed = append(listed, body.Tools...)
+		if len(listed) > maxTools {
 			return nil, fmt.Errorf("tools/list: more than %d tools", maxTools)
 		}
 		if body.NextCursor == nil || *body.NextCursor == "" {
@@ -388,20 +383,27 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 		cursor = mcp.Cursor(*body.NextCursor)
 	}
 	ext := c.negotiatedExtension(cl)
+	return c.snapshotOf(listed, cl.ProtocolVersion(), ext), nil
+}
+
+// snapshotOf builds the snapshot of a complete listing.
+func (c *conn) snapshotOf(listed []secureparams.ListedTool, protocolVersion, ext string) *ServerSnapshot {
 	snap := &ServerSnapshot{
 		Name:            c.name,
 		Status:          StatusConnected,
-		ProtocolVersion: cl.ProtocolVersion(),
+		ProtocolVersion: protocolVersion,
 		SecureParams:    ext != "",
 		Extension:       ext,
 	}
-	snap.Tools, snap.byName = buildCatalog(c.name, raws, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw())
+	snap.Tools, snap.byName = buildCatalog(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw())
 	for _, t := range snap.Tools {
 		if t.Status == ToolExcluded {
 			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
+		} else if t.Tool.InputHeaderTool() != nil {
+			snap.inputHeaders = true
 		}
 	}
-	return snap, nil
+	return snap
 }
 
 // parsedByRaw indexes a snapshot's parsed definitions by their raw bytes,
@@ -423,21 +425,22 @@ func (s *ServerSnapshot) parsedByRaw() map[string]*CatalogTool {
 // buildCatalog parses and validates raw tool definitions. A malformed or
 // invalid definition excludes that tool only, never the server. A
 // definition byte-identical to one in prev reuses its parsed form.
-func buildCatalog(server string, raws []json.RawMessage, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
-	tools := make([]*CatalogTool, 0, len(raws))
-	count := map[string]int{}
-	for i, raw := range raws {
+func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
+	tools := make([]*CatalogTool, 0, len(listed))
+	count := make(map[string]int, len(listed))
+	schemas := secureparams.NewSchemaCache()
+	for i, def := range listed {
 		ct := &CatalogTool{Server: server, Status: ToolActive}
 		var t *secureparams.Tool
 		var err error
 		var params json.RawMessage
-		if old, ok := prev[string(raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
+		if old, ok := prev[string(def.Raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
 			t, params = old.Tool, old.Parameters
 		} else {
-			t, err = secureparams.ParseTool(raw)
+			t, err = def.Parse(schemas)
 		}
 		if err != nil {
-			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: raw}
+			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: def.Raw}
 			ct.Status, ct.Reason = ToolExcluded, "malformed definition: "+err.Error()
 			tools = append(tools, ct)
 			continue

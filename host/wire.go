@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -17,10 +18,13 @@ import (
 // The wire seam. mcp-go decodes tools/list results into mcp.Tool, which drops
 // secureInputSchema and every annotation field it does not model, and it has
 // no way to add secureArguments to tools/call params. wireTransport wraps the
-// real transport: it keeps a raw copy of every tools/list page before mcp-go
-// parses it, adds secureArguments (and their x-mcp-header headers) to the
-// outgoing tools/call of exactly one tool, and keeps the raw JSON-RPC error of
-// a call, whose data mcp-go would lose.
+// real transport: it takes every tools/list page the host asks for raw and
+// hands mcp-go an empty page instead (decoding thousands of definitions the
+// host parses anyway was most of a listing's cost), mirrors x-mcp-header
+// annotated arguments into Mcp-Param-* headers as mcp-go would have from
+// its own copy of the definitions, adds secureArguments (and their
+// x-mcp-header headers) to the outgoing tools/call of exactly one tool, and
+// keeps the raw JSON-RPC error of a call, whose data mcp-go would lose.
 //
 // The values travel in the request context, so they are attached to every
 // round of a multi-round-trip call (mcp-go reuses the caller's context for
@@ -35,11 +39,18 @@ type rawPages struct {
 	pages []json.RawMessage
 }
 
+// add keeps a page. The transport decoded the response into a fresh
+// buffer, and mcp-go never sees it (it gets emptyToolsPage), so the bytes
+// are kept without a copy.
 func (p *rawPages) add(result json.RawMessage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pages = append(p.pages, append(json.RawMessage(nil), result...))
+	p.pages = append(p.pages, result)
 }
+
+// emptyToolsPage is what mcp-go decodes instead of a page the host reads
+// raw. The cursor is the host's business too: it reads it from the raw page.
+var emptyToolsPage = json.RawMessage(`{"tools":[]}`)
 
 func (p *rawPages) last() json.RawMessage {
 	p.mu.Lock()
@@ -117,6 +128,12 @@ func withSecureCall(ctx context.Context, s *secureCall) context.Context {
 // wireTransport is the seam around a real mcp-go transport.
 type wireTransport struct {
 	inner transport.Interface
+	// headers finds the listed definitions whose inputSchema routes
+	// arguments to Mcp-Param-* headers; nil mirrors nothing.
+	headers paramHeaderSource
+	// mirrorParams is set on HTTP connections in the 2026-07-28 era, the
+	// only ones on which mcp-go mirrors x-mcp-header arguments.
+	mirrorParams atomic.Bool
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -128,10 +145,13 @@ type httpWireTransport struct {
 	http transport.HTTPConnection
 }
 
-func (h *httpWireTransport) SetProtocolVersion(version string) { h.http.SetProtocolVersion(version) }
+func (h *httpWireTransport) SetProtocolVersion(version string) {
+	h.mirrorParams.Store(mcp.IsModernProtocol(version))
+	h.http.SetProtocolVersion(version)
+}
 
-func newWireTransport(inner transport.Interface) transport.Interface {
-	w := &wireTransport{inner: inner}
+func newWireTransport(inner transport.Interface, headers paramHeaderSource) transport.Interface {
+	w := &wireTransport{inner: inner, headers: headers}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		return &httpWireTransport{wireTransport: w, http: hc}
 	}
@@ -178,6 +198,9 @@ func (w *wireTransport) RequiresLegacyProtocol() bool {
 func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	var call *secureCall
 	if request.Method == string(mcp.MethodToolsCall) {
+		if w.mirrorParams.Load() && w.headers != nil && w.headers.hasInputHeaders() {
+			request = withParamHeaders(request, w.headers)
+		}
 		call, _ = ctx.Value(secureCallKey{}).(*secureCall)
 		if call != nil && call.carriesSecure() {
 			augmented, err := attachSecureArguments(request, call)
@@ -196,7 +219,12 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	switch request.Method {
 	case string(mcp.MethodToolsList):
 		if pages, ok := ctx.Value(listPagesKey{}).(*rawPages); ok && response.Error == nil {
+			// The host parses the page itself; mcp-go gets an empty one,
+			// so it neither decodes the definitions nor keeps them.
 			pages.add(response.Result)
+			stripped := *response
+			stripped.Result = emptyToolsPage
+			return &stripped, nil
 		}
 	case string(mcp.MethodToolsCall):
 		if call != nil {

@@ -118,3 +118,37 @@ func isJSONSpace(c byte) bool {
 func endsScalar(c byte) bool {
 	return isJSONSpace(c) || c == ',' || c == ']' || c == '}'
 }
+
+// valueStart skips separators and returns where the next value begins.
+func (l *lexer) valueStart() int {
+	for l.pos < len(l.data) {
+		switch l.data[l.pos] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			l.pos++
+		default:
+			return l.pos
+		}
+	}
+	return l.pos
+}
+
+// skipValue moves past one whole value (of a valid document).
+func (l *lexer) skipValue() {
+	depth := 0
+	for {
+		kind, _ := l.next()
+		switch kind {
+		case tokenObjectStart, tokenArrayStart:
+			depth++
+		case tokenObjectEnd, tokenArrayEnd:
+			depth--
+		case tokenEnd:
+			return
+		case tokenKey:
+			continue
+		}
+		if depth <= 0 {
+			return
+		}
+	}
+}

@@ -49,7 +49,7 @@ type scanResult struct {
 // $recursiveRef, and an embedded $id when the document also uses $ref (it
 // would change what a local reference means). nodes is the budget shared by
 // the tool's schemas; it is decremented per JSON value.
-func scanSchema(doc json.RawMessage, label string, nodes *int) (*scanResult, *problem) {
+func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (*scanResult, *problem) {
 	res := &scanResult{anchors: map[string]string{}}
 	var (
 		hasRef      bool
@@ -57,7 +57,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int) (*scanResult, *pr
 		dupAnchor   string
 		dupAnchorAt string
 	)
-	err := walkTokens(doc, label, func(path []string, key string, kind tokenKind, raw []byte) *problem {
+	err := walkTokens(doc, label, known, func(path []string, key string, kind tokenKind, raw []byte) *problem {
 		*nodes--
 		if *nodes < 0 {
 			return newProblem(RuleLimits, "the tool's schemas exceed %d JSON values (limit reached in %s)", MaxSchemaNodes, label)
@@ -114,8 +114,8 @@ func scanSchema(doc json.RawMessage, label string, nodes *int) (*scanResult, *pr
 }
 
 // checkDuplicateKeys rejects a document in which any object repeats a key.
-func checkDuplicateKeys(doc json.RawMessage, label string) *problem {
-	return walkTokens(doc, label, func([]string, string, tokenKind, []byte) *problem { return nil })
+func checkDuplicateKeys(doc json.RawMessage, label string, known validity) *problem {
+	return walkTokens(doc, label, known, func([]string, string, tokenKind, []byte) *problem { return nil })
 }
 
 // keySet detects repeated member names; most schema objects have a handful
@@ -149,14 +149,24 @@ func (k *keySet) add(key string) (dup bool) {
 	return false
 }
 
+// validity says whether a document is already known to be valid JSON (a
+// part of a definition the listing validated as a whole), so that a scan
+// can skip checking it again.
+type validity bool
+
+const (
+	mayBeInvalid validity = false
+	knownValid   validity = true
+)
+
 // walkTokens checks that doc is one valid JSON value, then calls visit for
 // every value in it (not for member names or closing delimiters) with the
 // path of member names and array indexes leading to it and, for an object
 // member, its name. kind and raw describe the value (raw only for strings
 // and scalars). It reports invalid JSON and repeated member names itself,
 // naming the document label.
-func walkTokens(doc json.RawMessage, label string, visit func(path []string, key string, kind tokenKind, raw []byte) *problem) *problem {
-	if !json.Valid(doc) {
+func walkTokens(doc json.RawMessage, label string, known validity, visit func(path []string, key string, kind tokenKind, raw []byte) *problem) *problem {
+	if known != knownValid && !json.Valid(doc) {
 		var v any
 		err := json.Unmarshal(doc, &v)
 		return newProblem(RuleMalformed, "%s is not valid JSON: %v", label, err)

@@ -80,10 +80,16 @@ type Tool struct {
 	// analyze.
 	inputDoc, secureDoc any
 	docsDecoded         bool
+	// rawValid: Raw (hence every part of it) is known to be valid JSON.
+	rawValid validity
 
 	analyzeOnce sync.Once
 	exclusion   *ExclusionError
+	// inputHeaderTool is set when inputSchema carries valid x-mcp-header
+	// annotations (see InputHeaderTool).
+	inputHeaderTool *mcp.Tool
 
+	schemas     *SchemaCache // set before first use, by ListedTool.Parse
 	valueOnce   sync.Once
 	valueSchema *ValueSchema
 	valueErr    error
@@ -98,68 +104,122 @@ func ParseTool(raw json.RawMessage) (*Tool, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedTool)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil {
+	if !json.Valid(trimmed) {
+		var fields map[string]json.RawMessage
+		err := json.Unmarshal(trimmed, &fields)
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 	}
+	return parseValidTool(slices.Clone(raw))
+}
+
+// parseValidTool is ParseTool for a definition json.Valid accepted; raw
+// becomes Tool.Raw (not copied) and must not change afterwards.
+func parseValidTool(raw json.RawMessage) (*Tool, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedTool)
+	}
+	fields := topLevelFields(trimmed)
 	var name string
-	rawName := bytes.TrimSpace(fields["name"])
-	if len(rawName) == 0 || rawName[0] != '"' || json.Unmarshal(rawName, &name) != nil {
+	rawName := fields.get("name")
+	if len(rawName) == 0 || rawName[0] != '"' {
 		return nil, fmt.Errorf("%w: missing or non-string name", ErrMalformedTool)
 	}
+	name = unquote(rawName)
 
 	t := &Tool{
-		Name: name,
-		Raw:  slices.Clone(raw),
+		Name:     name,
+		Raw:      raw,
+		rawValid: knownValid,
 	}
 	t.Title = optionalString(t, fields, "title")
 	t.Description = optionalString(t, fields, "description")
 
-	if schema, ok := fields["inputSchema"]; ok {
+	if schema := fields.get("inputSchema"); schema != nil {
 		t.InputSchema = schema
 	} else {
 		t.InputSchema = slices.Clone(defaultInputSchema)
 		t.InputSchemaDefaulted = true
 		t.Warnings = append(t.Warnings, `the tool has no inputSchema; the host assumes {"type":"object"}`)
 	}
-	if schema, ok := fields["secureInputSchema"]; ok {
+	if schema := fields.get("secureInputSchema"); schema != nil {
 		t.SecureInputSchema = schema
 		t.HasSecureSchema = true
 	}
-	if ann, ok := fields["annotations"]; ok {
+	if ann := fields.get("annotations"); ann != nil {
 		t.Annotations = ann
 	}
 
-	doc, hash, err := canonicalHash(trimmed)
+	hash, err := canonicalHashValid(trimmed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 	}
 	t.DefHash = hash
-	if obj, ok := doc.(map[string]any); ok {
-		t.inputDoc, t.secureDoc = obj["inputSchema"], obj["secureInputSchema"]
-		if t.InputSchemaDefaulted {
-			t.inputDoc = map[string]any{"type": "object"}
-		}
-		t.docsDecoded = true
+	if t.InputSchemaDefaulted {
+		t.inputDoc = map[string]any{"type": "object"}
+	} else if t.inputDoc, err = decodeValid(t.InputSchema); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 	}
+	if t.HasSecureSchema {
+		if t.secureDoc, err = decodeValid(t.SecureInputSchema); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
+		}
+	}
+	t.docsDecoded = true
 
 	t.analyzeOnce.Do(func() { t.exclusion = analyze(t) })
 	return t, nil
 }
 
+// toolFields are the top-level members of a definition, raw, in order.
+type toolFields []toolField
+
+type toolField struct {
+	key   string
+	value json.RawMessage
+}
+
+// get returns the value of the last member named key (as a decoded map
+// would), or nil.
+func (f toolFields) get(key string) json.RawMessage {
+	for i := len(f) - 1; i >= 0; i-- {
+		if f[i].key == key {
+			return f[i].value
+		}
+	}
+	return nil
+}
+
+// topLevelFields splits a valid JSON object into its members, skipping the
+// values' insides.
+func topLevelFields(obj []byte) toolFields {
+	lx := lexer{data: obj}
+	lx.next() // '{'
+	var fields toolFields
+	for {
+		kind, raw := lx.next()
+		if kind != tokenKey {
+			return fields
+		}
+		key := unquote(raw)
+		start := lx.valueStart()
+		lx.skipValue()
+		fields = append(fields, toolField{key: key, value: obj[start:lx.pos:lx.pos]})
+	}
+}
+
 // optionalString reads a string field; a present non-string value is kept
 // out of the field and noted, since it does not make the tool unusable.
-func optionalString(t *Tool, fields map[string]json.RawMessage, key string) string {
-	raw, ok := fields[key]
-	if !ok || string(raw) == "null" {
+func optionalString(t *Tool, fields toolFields, key string) string {
+	raw := fields.get(key)
+	if raw == nil || string(raw) == "null" {
 		return ""
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if raw[0] != '"' {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the tool's %q is not a string and was ignored", key))
 		return ""
 	}
-	return s
+	return unquote(raw)
 }
 
 // canonicalHash decodes raw and hashes it with object keys sorted and
@@ -185,4 +245,18 @@ func canonicalHash(raw []byte) (any, string, error) {
 // annotation value.
 func headerName(annotation string) string {
 	return mcp.ParamHeaderBinding{Header: annotation}.HeaderName()
+}
+
+// InputHeaderTool returns the tool as mcp-go models it for mirroring
+// x-mcp-header annotated arguments into Mcp-Param-* headers
+// (mcp.GenerateParamHeaders), or nil when inputSchema has no such
+// annotation. It is built once, when the definition is analysed, and only
+// for annotations mcp.ValidateParamHeaderAnnotations accepts (a tool with
+// invalid ones is excluded). Callers must not modify it.
+func (t *Tool) InputHeaderTool() *mcp.Tool {
+	t.analyzeOnce.Do(func() { t.exclusion = analyze(t) })
+	if t.exclusion != nil {
+		return nil
+	}
+	return t.inputHeaderTool
 }

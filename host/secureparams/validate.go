@@ -121,7 +121,7 @@ func extractSecureBasics(t *Tool, secureRoot any) {
 
 func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if len(t.Raw) > 0 {
-		if p := checkDuplicateKeys(t.Raw, "the tool definition"); p != nil {
+		if p := checkDuplicateKeys(t.Raw, "the tool definition", t.rawValid); p != nil {
 			return p
 		}
 	}
@@ -130,15 +130,17 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 		return newProblem(RuleMalformed, "inputSchema is not a JSON object")
 	}
 	budget := MaxSchemaNodes
-	inputScan, p := scanSchema(t.InputSchema, "inputSchema", &budget)
+	inputScan, p := scanSchema(t.InputSchema, "inputSchema", &budget, t.rawValid)
 	if p != nil {
 		return p
 	}
 	// mcp-go re-decodes the schema; skip it when the scan saw no annotation.
 	if len(inputScan.headerOwners) > 0 {
-		if err := mcp.ValidateParamHeaderAnnotations(&mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema}); err != nil {
+		headerTool := &mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema}
+		if err := mcp.ValidateParamHeaderAnnotations(headerTool); err != nil {
 			return newProblem(RuleHeader, "inputSchema has an invalid x-mcp-header annotation: %v", err)
 		}
+		t.inputHeaderTool = headerTool
 	}
 	if !t.HasSecureSchema {
 		// No overlap to find, but a schema the host cannot reason about
@@ -155,7 +157,7 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if p := checkSecureRoot(secureRoot); p != nil {
 		return p
 	}
-	secureScan, p := scanSchema(t.SecureInputSchema, "secureInputSchema", &budget)
+	secureScan, p := scanSchema(t.SecureInputSchema, "secureInputSchema", &budget, t.rawValid)
 	if p != nil {
 		return p
 	}

@@ -99,7 +99,11 @@ func (t *Tool) ValueSchema() (*ValueSchema, error) {
 		return nil, ErrNoSecureSchema
 	}
 	t.valueOnce.Do(func() {
-		t.valueSchema, t.valueErr = CompileSecureSchema(t.SecureInputSchema)
+		if t.schemas != nil {
+			t.valueSchema, t.valueErr = t.schemas.get(t.SecureInputSchema)
+		} else {
+			t.valueSchema, t.valueErr = CompileSecureSchema(t.SecureInputSchema)
+		}
 	})
 	return t.valueSchema, t.valueErr
 }
@@ -506,4 +510,39 @@ func quoteAll(names []string) string {
 		quoted[i] = strconv.Quote(n)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// SchemaCache shares compiled secure schemas between the tools of one
+// listing (see ListedTool.Parse): a server typically declares one
+// secureInputSchema for all of its tools, and compiling it is by far the
+// costliest part of validating a definition. A compiled schema depends on
+// the schema's bytes only, and a ValueSchema is immutable (its memo of value
+// sets that passed holds for any tool with the same schema). It is safe for
+// concurrent use; its size is bounded by the listing.
+type SchemaCache struct {
+	mu      sync.Mutex
+	entries map[string]*compiledEntry
+}
+
+// NewSchemaCache returns an empty cache.
+func NewSchemaCache() *SchemaCache {
+	return &SchemaCache{entries: map[string]*compiledEntry{}}
+}
+
+type compiledEntry struct {
+	once   sync.Once
+	schema *ValueSchema
+	err    error
+}
+
+func (c *SchemaCache) get(schema json.RawMessage) (*ValueSchema, error) {
+	c.mu.Lock()
+	e, ok := c.entries[string(schema)]
+	if !ok {
+		e = &compiledEntry{}
+		c.entries[string(schema)] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.schema, e.err = CompileSecureSchema(schema) })
+	return e.schema, e.err
 }

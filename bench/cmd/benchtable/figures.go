@@ -71,10 +71,13 @@ func evaluate(r results, checks map[string]error) []row {
 	rows = append(rows, allocs)
 
 	build := row{figure: "catalog + model view build, 100 servers × 100 tools", target: "≤ 25 ms", status: noData}
-	if v, ok := ns("BenchmarkCatalog/rebuild"); ok {
+	if v, ok := ns("BenchmarkCatalog/build_cold"); ok {
 		build.measured = duration(v)
 		build.status = status(v <= 25e6)
 		var parts []string
+		if rebuild, ok := ns("BenchmarkCatalog/rebuild"); ok {
+			parts = append(parts, fmt.Sprintf("re-listing all over loopback with the view %s", duration(rebuild)))
+		}
 		if bare, ok := ns("BenchmarkCatalog/bare_list_all"); ok {
 			parts = append(parts, fmt.Sprintf("bare mcp-go listing alone %s", duration(bare)))
 		}

@@ -198,7 +198,7 @@ var groups = []group{
 	{name: "call-stdio", separate: true, paired: true, benchtime: "1s", benches: []string{
 		"BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain"}},
 	{name: "catalog", benchtime: "500ms", benches: []string{
-		"BenchmarkCatalog/rebuild", "BenchmarkCatalog/bare_list_all", "BenchmarkCatalog/view_cold",
+		"BenchmarkCatalog/build_cold", "BenchmarkCatalog/rebuild", "BenchmarkCatalog/bare_list_all", "BenchmarkCatalog/view_cold",
 		"BenchmarkCatalog/view_after_refresh_one", "BenchmarkCatalog/refresh_one_and_view"}},
 	{name: "sessions", benchtime: "1x", benches: []string{
 		"BenchmarkIdleSessions/opened", "BenchmarkIdleSessions/after_one_call"}},

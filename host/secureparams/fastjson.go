@@ -1,0 +1,231 @@
+package secureparams
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+)
+
+// The listing path parses thousands of definitions at once. encoding/json's
+// reflection-driven decoding (and re-encoding for the canonical hash) was
+// most of a first listing's cost; these helpers do the same work with the
+// lexer over documents already known to be valid JSON, and fall back to
+// encoding/json wherever its exact behaviour is hard to reproduce (absurd
+// nesting).
+
+// maxFastDepth bounds the recursion of the lexer-based decoder and
+// canonicaliser; deeper documents take the encoding/json path, which has its
+// own limit and error.
+const maxFastDepth = 512
+
+var errTooDeep = errors.New("nesting too deep for the fast path")
+
+// decodeValid decodes a document json.Valid accepted, exactly as decodeJSON
+// would: objects as map[string]any (the last of repeated keys wins), numbers
+// as json.Number, strings as encoding/json decodes them.
+func decodeValid(doc []byte) (any, error) {
+	lx := lexer{data: doc}
+	kind, raw := lx.next()
+	v, err := decodeValue(&lx, kind, raw, 0)
+	if errors.Is(err, errTooDeep) {
+		return decodeJSON(doc)
+	}
+	return v, err
+}
+
+func decodeValue(lx *lexer, kind tokenKind, raw []byte, depth int) (any, error) {
+	switch kind {
+	case tokenObjectStart:
+		if depth >= maxFastDepth {
+			return nil, errTooDeep
+		}
+		obj := map[string]any{}
+		for {
+			k, kraw := lx.next()
+			if k == tokenObjectEnd {
+				return obj, nil
+			}
+			if k != tokenKey {
+				return nil, errors.New("malformed object")
+			}
+			name := unquote(kraw)
+			vk, vraw := lx.next()
+			v, err := decodeValue(lx, vk, vraw, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			obj[name] = v
+		}
+	case tokenArrayStart:
+		if depth >= maxFastDepth {
+			return nil, errTooDeep
+		}
+		list := []any{}
+		for {
+			k, vraw := lx.next()
+			if k == tokenArrayEnd {
+				return list, nil
+			}
+			v, err := decodeValue(lx, k, vraw, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+	case tokenString, tokenKey:
+		return unquote(raw), nil
+	case tokenScalar:
+		switch string(raw) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		case "null":
+			return nil, nil
+		}
+		return json.Number(string(raw)), nil
+	default:
+		return nil, errors.New("unexpected end of document")
+	}
+}
+
+// canonicalHashValid is canonicalHash for a document json.Valid accepted,
+// without decoding it: the canonical form (object keys sorted, the last of
+// repeated keys kept, whitespace removed, strings re-encoded as
+// encoding/json encodes them without HTML escaping, numbers verbatim) is
+// written straight from the tokens.
+func canonicalHashValid(doc []byte) (string, error) {
+	c := canonicaliser{out: make([]byte, 0, len(doc))}
+	lx := lexer{data: doc}
+	kind, raw := lx.next()
+	if err := c.value(&lx, kind, raw, 0); err != nil {
+		if errors.Is(err, errTooDeep) {
+			_, hash, err := canonicalHash(doc)
+			return hash, err
+		}
+		return "", err
+	}
+	sum := sha256.Sum256(c.out)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+type canonicaliser struct {
+	out     []byte
+	scratch []byte
+}
+
+type canonMember struct {
+	key        string
+	start, end int // the member's encoding ("key":value) in out
+}
+
+func (c *canonicaliser) value(lx *lexer, kind tokenKind, raw []byte, depth int) error {
+	switch kind {
+	case tokenObjectStart:
+		if depth >= maxFastDepth {
+			return errTooDeep
+		}
+		return c.object(lx, depth)
+	case tokenArrayStart:
+		if depth >= maxFastDepth {
+			return errTooDeep
+		}
+		c.out = append(c.out, '[')
+		for i := 0; ; i++ {
+			k, vraw := lx.next()
+			if k == tokenArrayEnd {
+				c.out = append(c.out, ']')
+				return nil
+			}
+			if i > 0 {
+				c.out = append(c.out, ',')
+			}
+			if err := c.value(lx, k, vraw, depth+1); err != nil {
+				return err
+			}
+		}
+	case tokenString, tokenKey:
+		c.out = appendCanonicalString(c.out, raw)
+		return nil
+	case tokenScalar:
+		c.out = append(c.out, raw...)
+		return nil
+	default:
+		return errors.New("unexpected end of document")
+	}
+}
+
+func (c *canonicaliser) object(lx *lexer, depth int) error {
+	start := len(c.out)
+	var members []canonMember
+	sorted := true
+	for {
+		k, kraw := lx.next()
+		if k == tokenObjectEnd {
+			break
+		}
+		if k != tokenKey {
+			return errors.New("malformed object")
+		}
+		m := canonMember{key: unquote(kraw), start: len(c.out)}
+		if n := len(members); n > 0 && members[n-1].key >= m.key {
+			sorted = false
+		}
+		c.out = appendCanonicalString(c.out, kraw)
+		c.out = append(c.out, ':')
+		vk, vraw := lx.next()
+		if err := c.value(lx, vk, vraw, depth+1); err != nil {
+			return err
+		}
+		m.end = len(c.out)
+		members = append(members, m)
+	}
+	if sorted {
+		// Already in order without repeats: insert the separators.
+		c.scratch = append(c.scratch[:0], c.out[start:]...)
+		c.out = append(c.out[:start], '{')
+		for i, m := range members {
+			if i > 0 {
+				c.out = append(c.out, ',')
+			}
+			c.out = append(c.out, c.scratch[m.start-start:m.end-start]...)
+		}
+		c.out = append(c.out, '}')
+		return nil
+	}
+	// Stable, so that of repeated keys the last one read is the last kept.
+	slices.SortStableFunc(members, func(a, b canonMember) int { return strings.Compare(a.key, b.key) })
+	c.scratch = append(c.scratch[:0], c.out[start:]...)
+	c.out = append(c.out[:start], '{')
+	first := true
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // a later duplicate wins, as in a decoded map
+		}
+		if !first {
+			c.out = append(c.out, ',')
+		}
+		first = false
+		c.out = append(c.out, c.scratch[m.start-start:m.end-start]...)
+	}
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// appendCanonicalString appends a raw JSON string as encoding/json encodes
+// its decoded text (no HTML escaping). Plain ASCII strings are their own
+// encoding; others are decoded and re-encoded.
+func appendCanonicalString(dst, raw []byte) []byte {
+	if plainString(raw) {
+		return append(dst, raw...)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(unquote(raw)) // a string always encodes
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}

@@ -1,0 +1,121 @@
+package secureparams
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ListedTool is one definition split out of a tools/list result by
+// SplitToolsPage. Parse it with its Parse method: the page was validated as
+// a whole, so the definition is not checked again.
+type ListedTool struct {
+	Raw   json.RawMessage
+	valid bool
+}
+
+// Parse is ParseTool for a listed definition. Its Raw becomes Tool.Raw
+// without a copy (the page must not change afterwards). schemas, when not
+// nil, shares compiled secure schemas with the listing's other tools.
+func (l ListedTool) Parse(schemas *SchemaCache) (*Tool, error) {
+	var t *Tool
+	var err error
+	if l.valid {
+		t, err = parseValidTool(l.Raw)
+	} else {
+		t, err = ParseTool(l.Raw)
+	}
+	if t != nil {
+		t.schemas = schemas
+	}
+	return t, err
+}
+
+// ToolsPage is one tools/list result, split.
+type ToolsPage struct {
+	Tools []ListedTool
+	// NextCursor is nil when the result has none (absent or null).
+	NextCursor *string
+}
+
+// ErrMalformedPage is wrapped by SplitToolsPage when a result is not a JSON
+// object, or its "tools" is not an array, or its "nextCursor" is not a
+// string.
+var ErrMalformedPage = errors.New("malformed tools/list result")
+
+// SplitToolsPage validates a raw tools/list result once and splits it into
+// its definitions (each exactly the bytes the server sent) and next cursor,
+// as encoding/json would read {"tools": [...], "nextCursor": "..."} (the
+// last of repeated members wins), without decoding the definitions.
+func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
+	if !json.Valid(page) {
+		return splitToolsPageSlow(page)
+	}
+	lx := lexer{data: page}
+	if kind, _ := lx.next(); kind != tokenObjectStart {
+		return splitToolsPageSlow(page)
+	}
+	var tools, cursor json.RawMessage
+	for {
+		kind, raw := lx.next()
+		if kind != tokenKey {
+			break
+		}
+		key := unquote(raw)
+		start := lx.valueStart()
+		lx.skipValue()
+		switch key {
+		case "tools":
+			tools = page[start:lx.pos:lx.pos]
+		case "nextCursor":
+			cursor = page[start:lx.pos:lx.pos]
+		}
+	}
+	var out ToolsPage
+	switch {
+	case cursor == nil || string(cursor) == "null":
+	case cursor[0] == '"':
+		s := unquote(cursor)
+		out.NextCursor = &s
+	default:
+		return splitToolsPageSlow(page)
+	}
+	switch {
+	case tools == nil || tools[0] != '[':
+		// Absent, null or not an array: encoding/json's verdict (null is
+		// an empty list; anything else an error).
+		return splitToolsPageSlow(page)
+	}
+	lx = lexer{data: tools}
+	lx.next() // '['
+	for {
+		start := lx.valueStart()
+		if start >= len(tools) || tools[start] == ']' {
+			break
+		}
+		lx.skipValue()
+		out.Tools = append(out.Tools, ListedTool{Raw: tools[start:lx.pos:lx.pos], valid: true})
+	}
+	return out, nil
+}
+
+// splitToolsPageSlow is the encoding/json reading, for the results the
+// fast path does not take (errors, "tools": null).
+func splitToolsPageSlow(page json.RawMessage) (ToolsPage, error) {
+	var body struct {
+		Tools      json.RawMessage `json:"tools"`
+		NextCursor *string         `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(page, &body); err != nil {
+		return ToolsPage{}, fmt.Errorf("%w: %w", ErrMalformedPage, err)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(body.Tools, &items); err != nil {
+		return ToolsPage{}, fmt.Errorf("%w: \"tools\" is not an array: %w", ErrMalformedPage, err)
+	}
+	out := ToolsPage{NextCursor: body.NextCursor}
+	for _, item := range items {
+		out.Tools = append(out.Tools, ListedTool{Raw: item})
+	}
+	return out, nil
+}
