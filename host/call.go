@@ -237,7 +237,9 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
 	}
-	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers, sortedNames: slices.Sorted(maps.Keys(values))}
+	quoted, _ := json.Marshal(t.Name) // a string always encodes
+	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers,
+		sortedNames: slices.Sorted(maps.Keys(values)), quotedTool: quoted}
 	s.prepared.Store(t, newPreparedCall(resolved, call))
 	return call.fresh(), nil
 }

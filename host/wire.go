@@ -76,6 +76,7 @@ type secureCall struct {
 	headers map[string]string // header name -> encoded value
 	// sortedNames are the keys of values, sorted; shared read-only
 	sortedNames []string
+	quotedTool  json.RawMessage // tool, JSON-encoded
 
 	mu       sync.Mutex
 	rawError *mcp.JSONRPCErrorDetails
@@ -111,7 +112,7 @@ func (s *secureCall) names() []string {
 // fresh is a call that shares s's read-only values, encoding and headers,
 // with its own round state.
 func (s *secureCall) fresh() *secureCall {
-	return &secureCall{tool: s.tool, values: s.values, encoded: s.encoded, headers: s.headers, sortedNames: s.sortedNames}
+	return &secureCall{tool: s.tool, values: s.values, encoded: s.encoded, headers: s.headers, sortedNames: s.sortedNames, quotedTool: s.quotedTool}
 }
 
 // lastError is the raw JSON-RPC error of the most recent round, if any.
@@ -134,6 +135,8 @@ type wireTransport struct {
 	// mirrorParams is set on HTTP connections in the 2026-07-28 era, the
 	// only ones on which mcp-go mirrors x-mcp-header arguments.
 	mirrorParams atomic.Bool
+	// http: the inner transport sends request headers at all.
+	http bool
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -153,6 +156,7 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 func newWireTransport(inner transport.Interface, headers paramHeaderSource) transport.Interface {
 	w := &wireTransport{inner: inner, headers: headers}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
+		w.http = true
 		return &httpWireTransport{wireTransport: w, http: hc}
 	}
 	return w
@@ -203,9 +207,12 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 		call, _ = ctx.Value(secureCallKey{}).(*secureCall)
 		if call != nil && call.carriesSecure() {
-			augmented, err := attachSecureArguments(request, call)
+			augmented, attached, err := attachSecureArguments(request, call)
 			if err != nil {
 				return nil, err
+			}
+			if attached && w.http { // headers exist only on HTTP
+				augmented = withSecureHeaders(augmented, call)
 			}
 			request = augmented
 		}
@@ -239,10 +246,10 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 // mcp-go reuses them (and their _meta) across retries. The params are
 // encoded once and the secure object spliced in, so the transport sends the
 // bytes as they are.
-func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (transport.JSONRPCRequest, error) {
-	if callName(request.Params) != call.tool {
+func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (transport.JSONRPCRequest, bool, error) {
+	if !call.isFor(request.Params) {
 		// Bound to another tool: never send these values elsewhere.
-		return request, nil
+		return request, false, nil
 	}
 	if fields, ok := request.Params.(map[string]json.RawMessage); ok {
 		// 2026-07-28: mcp-go has already turned the params into a field
@@ -253,15 +260,15 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 		}
 		params["secureArguments"] = call.encoded
 		request.Params = params
-		return withSecureHeaders(request, call), nil
+		return request, true, nil
 	}
 	encoded, err := json.Marshal(request.Params)
 	if err != nil {
-		return request, fmt.Errorf("encode tools/call params: %w", err)
+		return request, false, fmt.Errorf("encode tools/call params: %w", err)
 	}
 	encoded = bytes.TrimSpace(encoded)
 	if len(encoded) < 2 || encoded[0] != '{' || encoded[len(encoded)-1] != '}' {
-		return request, errors.New("tools/call params are not an object")
+		return request, false, errors.New("tools/call params are not an object")
 	}
 	params := make([]byte, 0, len(encoded)+len(call.encoded)+22)
 	params = append(params, encoded[:len(encoded)-1]...)
@@ -272,7 +279,17 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 	params = append(params, call.encoded...)
 	params = append(params, '}')
 	request.Params = json.RawMessage(params)
-	return withSecureHeaders(request, call), nil
+	return request, true, nil
+}
+
+// isFor reports whether tools/call params name the call's tool. mcp-go
+// encodes the name of a 2026-07-28 field map with encoding/json, as the
+// host encoded quotedTool: equal bytes settle it without decoding.
+func (s *secureCall) isFor(params any) bool {
+	if fields, ok := params.(map[string]json.RawMessage); ok && s.quotedTool != nil && bytes.Equal(fields["name"], s.quotedTool) {
+		return true
+	}
+	return callName(params) == s.tool
 }
 
 // withSecureHeaders adds the x-mcp-header headers of secure values (on a
