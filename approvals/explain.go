@@ -50,7 +50,7 @@ type RuleMatch struct {
 // server and tool are taken from server and tool.
 func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Explanation {
 	c.Server, c.Tool = server, tool.Name
-	eff, tr := p.effective(server, trusted, tool)
+	eff, tr := p.effective(server, trusted, tool, true)
 	d := p.Decide(eff, c)
 	x := Explanation{
 		Server:        server,

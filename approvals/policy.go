@@ -170,14 +170,18 @@ type trace struct {
 // are inferred from the effective category and risk level when inference is
 // on and nobody else set them.
 func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective {
-	e, _ := p.effective(server, trusted, tool)
+	e, _ := p.effective(server, trusted, tool, false)
 	return e
 }
 
-func (p *Policy) effective(server string, trusted bool, tool ToolInfo) (Effective, trace) {
+// effective merges the sources of a tool's risk metadata. Inference runs
+// only when it can count (unclassified: infer) or is to be explained.
+func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain bool) (Effective, trace) {
 	var tr trace
 	tr.declared, tr.declaredErr = ParseAnnotations(tool.Annotations)
-	tr.inference = p.inferrer.Infer(tool)
+	if explain || p.unclassified == UnclassifiedInfer {
+		tr.inference = p.inferrer.Infer(tool)
+	}
 	var cat RawMetadata
 	for _, c := range p.catalogue {
 		if c.server.match(server) && c.tool.match(tool.Name) {

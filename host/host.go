@@ -79,7 +79,7 @@ type Host struct {
 
 	plugins   []*plugins.Source
 	policy    *approvals.Policy
-	risk      sync.Map // riskKey -> approvals.Effective
+	risk      sync.Map // *secureparams.Tool -> approvals.Effective
 	never     sync.Map // neverKey -> neverAnswer
 	approver  approvals.Approver
 	audit     approvals.Sink

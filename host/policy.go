@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // toolInfo is what the approvals package needs of a tool.
@@ -26,12 +27,12 @@ func (h *Host) trusted(server string) bool {
 	return ok && sc.TrustAnnotations
 }
 
-type riskKey struct{ server, defHash string }
-
-// effective is the tool's effective risk metadata, computed once per
-// definition (a changed definition has another hash).
+// effective is the tool's effective risk metadata, computed once per parsed
+// definition. A parsed definition belongs to one server's listing and is
+// reused only while its bytes are unchanged, so the pointer identifies
+// (server, definition) and keys the cache without hashing anything.
 func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
-	key := riskKey{server, ct.Tool.DefHash}
+	key := ct.Tool
 	if v, ok := h.risk.Load(key); ok {
 		return v.(approvals.Effective)
 	}
@@ -93,7 +94,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 // arguments; they are left out of the model view.
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 	h := s.host
-	key := neverKey{riskKey{server, ct.Tool.DefHash}, ct.Tool.Name, s.trustLevel}
+	key := neverKey{ct.Tool, s.trustLevel}
 	if v, ok := h.never.Load(key); ok {
 		n := v.(neverAnswer)
 		return n.never, n.why
@@ -106,8 +107,7 @@ func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 // neverKey: whether a tool can ever be allowed depends on its definition
 // and the session's trust level only, so sessions share the answer.
 type neverKey struct {
-	riskKey
-	tool  string
+	tool  *secureparams.Tool
 	trust int
 }
 
@@ -126,7 +126,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		CallID:       info.id,
 		Call:         approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
 		Risk:         h.effective(server, ct),
-		ToolDefHash:  ct.Tool.DefHash,
+		ToolDefHash:  ct.Tool.DefHash(),
 		ExposedName:  info.exposedName,
 		SecureParams: ct.Tool.SecureParams,
 	}
@@ -184,7 +184,7 @@ func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTo
 			SessionID: s.id, Subject: s.subject, CallID: info.id,
 			Call:        approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
 			Risk:        h.effective(server, ct),
-			ToolDefHash: ct.Tool.DefHash, ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
+			ToolDefHash: ct.Tool.DefHash(), ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
 		}
 		res := approvals.Result{Decision: approvals.Decision{Action: approvals.ActionDeny, Risk: check.Risk}, Outcome: outcome}
 		rec = approvals.NewRecord(check, res, time.Now())

@@ -71,9 +71,10 @@ type Tool struct {
 	// should see (e.g. x-mcp-header on what looks like a secret).
 	Warnings []string
 
-	// DefHash is the SHA-256 (hex) of the canonical form of Raw: object keys
-	// sorted, insignificant whitespace removed. Approval grants key on it.
-	DefHash string
+	// defHash is DefHash's value, computed on first use: only calls and
+	// approvals need it, a catalog of thousands of tools does not.
+	hashOnce sync.Once
+	defHash  string
 
 	// inputDoc and secureDoc are the schemas decoded once by ParseTool
 	// (json.Number for numbers); a Tool built otherwise decodes them in
@@ -150,11 +151,7 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 		t.Annotations = ann
 	}
 
-	hash, err := canonicalHashValid(trimmed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
-	}
-	t.DefHash = hash
+	var err error
 	if t.InputSchemaDefaulted {
 		t.inputDoc = map[string]any{"type": "object"}
 	} else if t.inputDoc, err = decodeValid(t.InputSchema); err != nil {
@@ -169,6 +166,23 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 
 	t.analyzeOnce.Do(func() { t.exclusion = analyze(t) })
 	return t, nil
+}
+
+// DefHash is the SHA-256 (hex) of the canonical form of Raw: object keys
+// sorted, insignificant whitespace removed. Approval grants and the audit
+// record key on it. Computed once, on first use; safe for concurrent use.
+func (t *Tool) DefHash() string {
+	t.hashOnce.Do(func() {
+		hash, err := canonicalHashValid(bytes.TrimSpace(t.Raw))
+		if err != nil {
+			// Raw was valid JSON when parsed; a document the canonical
+			// form cannot be built for still needs a stable identity.
+			sum := sha256.Sum256(t.Raw)
+			hash = hex.EncodeToString(sum[:])
+		}
+		t.defHash = hash
+	})
+	return t.defHash
 }
 
 // toolFields are the top-level members of a definition, raw, in order.

@@ -360,10 +360,10 @@ func TestDefHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tool.DefHash) != 64 || strings.Trim(tool.DefHash, "0123456789abcdef") != "" {
-			t.Fatalf("DefHash %q is not SHA-256 hex", tool.DefHash)
+		if len(tool.DefHash()) != 64 || strings.Trim(tool.DefHash(), "0123456789abcdef") != "" {
+			t.Fatalf("DefHash %q is not SHA-256 hex", tool.DefHash())
 		}
-		return tool.DefHash
+		return tool.DefHash()
 	}
 	base := hash(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{}}},"annotations":{"x":1}}`)
 	same := []string{
