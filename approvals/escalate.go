@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -227,23 +229,28 @@ func wildcard(v any) bool {
 	return false
 }
 
-// escalationStates are the metadata Escalate can produce from base, over
+// escalationStates yields the metadata Escalate can produce from base, over
 // all possible arguments.
-func escalationStates(base Effective) []Effective {
-	var states []Effective
-	seen := map[[2]int]bool{}
-	for _, risk := range []RiskLevel{base.RiskLevel, raiseBy(riskOrder, base.RiskLevel, 1)} {
-		for _, b := range []BlastRadius{base.BlastRadius, BlastCluster, BlastOrganization, BlastGlobal} {
-			b = maxEnum(blastOrder, base.BlastRadius, b)
-			key := [2]int{risk.Rank(), b.Rank()}
-			if seen[key] {
-				continue
+func escalationStates(base Effective) iter.Seq2[int, Effective] {
+	return func(yield func(int, Effective) bool) {
+		var seen [][2]int
+		i := 0
+		for _, risk := range []RiskLevel{base.RiskLevel, raiseBy(riskOrder, base.RiskLevel, 1)} {
+			for _, b := range []BlastRadius{base.BlastRadius, BlastCluster, BlastOrganization, BlastGlobal} {
+				b = maxEnum(blastOrder, base.BlastRadius, b)
+				key := [2]int{risk.Rank(), b.Rank()}
+				if slices.Contains(seen, key) {
+					continue
+				}
+				seen = append(seen, key)
+				// The states share base's lists: callers only read them.
+				s := base
+				s.RiskLevel, s.BlastRadius = risk, b
+				if !yield(i, s) {
+					return
+				}
+				i++
 			}
-			seen[key] = true
-			s := base.Clone()
-			s.RiskLevel, s.BlastRadius = risk, b
-			states = append(states, s)
 		}
 	}
-	return states
 }

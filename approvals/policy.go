@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,6 +26,10 @@ type Policy struct {
 	// decision's texts are built once, not on every call.
 	evalMu      sync.RWMutex
 	evaluations map[evalKey]evaluation
+
+	// effectives memoises Effective when nothing is inferred.
+	effMu      sync.RWMutex
+	effectives map[effectiveKey]Effective
 }
 
 // evalKey is what an evaluation depends on besides the rules themselves.
@@ -169,9 +174,54 @@ type trace struct {
 // least high), and reversibility, approvalRecommendation and minTrustLevel
 // are inferred from the effective category and risk level when inference is
 // on and nobody else set them.
+//
+// Without inference the result depends only on the matching catalogue
+// entry, the declared annotations and trust, so it is memoised by those:
+// a server's many tools that share an annotation shape share the work.
+// The returned Effective's lists are shared: read them, do not modify them.
 func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective {
-	e, _ := p.effective(server, trusted, tool, false)
+	if p.unclassified == UnclassifiedInfer {
+		e, _ := p.effective(server, trusted, tool, false)
+		return e
+	}
+	key := effectiveKey{catalogue: p.catalogueIndex(server, tool.Name), annotations: string(bytes.TrimSpace(tool.Annotations)), trusted: trusted}
+	p.effMu.RLock()
+	e, ok := p.effectives[key]
+	p.effMu.RUnlock()
+	if ok {
+		return e
+	}
+	e, _ = p.effective(server, trusted, tool, false)
+	p.effMu.Lock()
+	if p.effectives == nil {
+		p.effectives = map[effectiveKey]Effective{}
+	}
+	if len(p.effectives) < maxMemoisedEffectives {
+		p.effectives[key] = e
+	}
+	p.effMu.Unlock()
 	return e
+}
+
+// effectiveKey is what Effective depends on when nothing is inferred.
+type effectiveKey struct {
+	catalogue   int // index of the matching entry, -1 for none
+	annotations string
+	trusted     bool
+}
+
+// maxMemoisedEffectives bounds the memo (distinct annotation shapes).
+const maxMemoisedEffectives = 1 << 14
+
+// catalogueIndex is the index of the first catalogue entry matching the
+// tool, or -1.
+func (p *Policy) catalogueIndex(server, tool string) int {
+	for i, c := range p.catalogue {
+		if c.server.match(server) && c.tool.match(tool) {
+			return i
+		}
+	}
+	return -1
 }
 
 // effective merges the sources of a tool's risk metadata. Inference runs
@@ -183,12 +233,10 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 		tr.inference = p.inferrer.Infer(tool)
 	}
 	var cat RawMetadata
-	for _, c := range p.catalogue {
-		if c.server.match(server) && c.tool.match(tool.Name) {
-			tr.catalogue = &CatalogueMatch{Index: c.index, Entry: c.entry}
-			cat = c.entry.Metadata
-			break
-		}
+	if i := p.catalogueIndex(server, tool.Name); i >= 0 {
+		c := p.catalogue[i]
+		tr.catalogue = &CatalogueMatch{Index: c.index, Entry: c.entry}
+		cat = c.entry.Metadata
 	}
 	m := merger{trusted: trusted}
 	if tr.declaredErr != nil {

@@ -459,3 +459,38 @@ func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
 		t.Errorf("%d memoised evaluations for %d distinct cases: the memo is not used", len(p.evaluations), cases/2)
 	}
 }
+
+// Effective's memo must never change an answer: tools that differ only in
+// name share it, tools that differ in anything it depends on do not.
+func TestMemoisedEffectiveEqualsFresh(t *testing.T) {
+	for _, mode := range []string{UnclassifiedStrict, UnclassifiedInfer} {
+		cfg := contractConfig()
+		cfg.Unclassified = mode
+		p := mustPolicy(t, cfg)
+		tools := []ToolInfo{
+			{Name: "get_order", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+			{Name: "get_customer", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+			{Name: "delete_order", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+			{Name: "delete_order", Annotations: json.RawMessage(`{"destructiveHint":true,"category":"delete"}`)},
+			{Name: "list_things"},
+			{Name: "drop_table", Annotations: json.RawMessage(`{"category":"destroy","blastRadius":"global"}`)},
+			{Name: "get_order", Annotations: json.RawMessage(`not json`)},
+		}
+		for range 2 { // the second pass is served from the memo
+			for _, server := range []string{"orders", "billing"} {
+				for _, trusted := range []bool{false, true} {
+					for _, tool := range tools {
+						want, _ := p.effective(server, trusted, tool, false)
+						got := p.Effective(server, trusted, tool)
+						if diff := cmp.Diff(want, got); diff != "" {
+							t.Fatalf("%s: %s/%s trusted=%v %s: (-fresh +memoised)\n%s", mode, server, tool.Name, trusted, tool.Annotations, diff)
+						}
+					}
+				}
+			}
+		}
+		if mode == UnclassifiedStrict && len(p.effectives) == 0 {
+			t.Error("nothing memoised")
+		}
+	}
+}

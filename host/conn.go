@@ -463,7 +463,8 @@ func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotia
 	byName := make(map[string]*CatalogTool, len(tools))
 	for _, ct := range tools {
 		if ct.Status != ToolExcluded && ct.Parameters == nil {
-			ct.Parameters = llmview.Parameters(ct.Tool.InputSchema)
+			// The definition parsed, so its inputSchema is valid JSON.
+			ct.Parameters = llmview.ParametersOfValid(ct.Tool.InputSchema)
 		}
 		if count[ct.Tool.Name] > 1 {
 			// Which definition would the server execute? Unknowable: fail closed.

@@ -102,6 +102,34 @@ func TestParameters(t *testing.T) {
 	}
 }
 
+// ParametersOfValid reads only the root's members; for every valid schema
+// it must answer exactly as Parameters does.
+func TestParametersOfValidAgreesWithParameters(t *testing.T) {
+	for _, in := range []string{
+		`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"$defs":{"x":{}}}`,
+		`{"type":"object"}`,
+		`{"type":"object","properties":null}`,
+		`{"type":"object","properties":{},"required":null}`,
+		`{"properties":{"a":{}}}`,
+		`null`, `"str"`, `{}`, `  {"type" : "object" , "properties" : { } }  `,
+		`{"type":"object","properties":{},"properties":null}`,
+		`{"type":"object","properties":null,"properties":{}}`,
+		`{"type":"object","properties":{"type":{"type":"string"}},"description":"a } brace, a \" quote and a \\"}`,
+		`{"typ\u0065":"object","properties":{}}`,
+		`{"type":"object","propertie\u0073":null}`,
+		`{"type":["object","null"]}`,
+		`{"type":"string"}`,
+		`{"type":"object","properties":{"a":{"properties":null,"required":null}},"required":[]}`,
+		`{"type":"object","properties":{},"required":null,"x":[1,{"y":"]"}]}`,
+		`{"type":"object","properties":{},"enum":[true,false,null,-1.5e3]}`,
+	} {
+		want, got := string(Parameters(json.RawMessage(in))), string(ParametersOfValid(json.RawMessage(in)))
+		if got != want {
+			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
 func TestBuildMapsBackExplicitly(t *testing.T) {
 	tools := []Tool{
 		{Ref: Ref{"b", "x.y"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
