@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 5, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-http, call-stdio, catalog, sessions, concurrency, credentials, startup, audit)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, audit)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -193,10 +193,12 @@ func (g group) roundsFor(flagRounds int) int {
 }
 
 var groups = []group{
-	{name: "call-http", separate: true, paired: true, benchtime: "1s", benches: []string{
-		"BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain"}},
+	{name: "call-inprocess", separate: true, paired: true, benchtime: "1s", benches: []string{
+		"BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain", "BenchmarkCallInProcess/bare_plain"}},
 	{name: "call-stdio", separate: true, paired: true, benchtime: "1s", benches: []string{
-		"BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain"}},
+		"BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain", "BenchmarkCallStdio/bare_plain"}},
+	{name: "call-http", separate: true, paired: true, benchtime: "1s", benches: []string{
+		"BenchmarkCallHTTP/bare", "BenchmarkCallHTTP/host", "BenchmarkCallHTTP/host_plain", "BenchmarkCallHTTP/bare_plain"}},
 	{name: "catalog", benchtime: "500ms", benches: []string{
 		"BenchmarkCatalog/build_cold", "BenchmarkCatalog/rebuild", "BenchmarkCatalog/bare_list_all", "BenchmarkCatalog/view_cold",
 		"BenchmarkCatalog/view_after_refresh_one", "BenchmarkCatalog/refresh_one_and_view"}},
