@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -181,10 +182,42 @@ func (f *catalogFixture) buildCold(b *testing.B, ctx context.Context) {
 //   - view_cold: a new session's first View of the built catalog;
 //   - view_after_refresh_one: one server re-listed (untimed), then the
 //     session's View (timed): the "refreshing one server" figure;
-//   - refresh_one_and_view: the same with the re-listing timed too.
+//   - refresh_one_and_view: the same with the re-listing timed too;
+//   - floor_json_valid and floor_json_decode: encoding/json only checking
+//     the same 100 results, and decoding them into Go values, servers in
+//     parallel — what any host that reads every definition pays before it
+//     does anything with them.
 func BenchmarkCatalog(b *testing.B) {
 	f := sharedCatalog(b)
 	ctx := context.Background()
+	eachPage := func(b *testing.B, read func(json.RawMessage) error) {
+		b.ReportAllocs()
+		for range b.N {
+			errs := make([]error, len(f.pages))
+			var wg sync.WaitGroup
+			for i, page := range f.pages {
+				wg.Go(func() { errs[i] = read(page) })
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("floor_json_valid", func(b *testing.B) {
+		eachPage(b, func(page json.RawMessage) error {
+			if !json.Valid(page) {
+				return errors.New("invalid page")
+			}
+			return nil
+		})
+	})
+	b.Run("floor_json_decode", func(b *testing.B) {
+		eachPage(b, func(page json.RawMessage) error {
+			var v any
+			return json.Unmarshal(page, &v)
+		})
+	})
 	b.Run("build_cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {

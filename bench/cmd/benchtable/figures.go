@@ -93,6 +93,12 @@ func evaluate(r results, checks map[string]error) []row {
 		if cold, ok := ns("BenchmarkCatalog/view_cold"); ok {
 			parts = append(parts, fmt.Sprintf("first view of a new session %s", duration(cold)))
 		}
+		if valid, ok := ns("BenchmarkCatalog/floor_json_valid"); ok {
+			parts = append(parts, fmt.Sprintf("encoding/json only validating the same results %s", duration(valid)))
+		}
+		if decode, ok := ns("BenchmarkCatalog/floor_json_decode"); ok {
+			parts = append(parts, fmt.Sprintf("decoding them %s", duration(decode)))
+		}
 		build.detail = strings.Join(parts, "; ")
 	}
 	rows = append(rows, build)
