@@ -55,10 +55,11 @@ type Options struct {
 	// Transports supply the connection of configured servers that live in
 	// the embedding process (for example mcp-go's
 	// transport.NewInProcessTransport over a server.MCPServer), by server
-	// name. The server's config entry still gives its timeouts, tool filter
-	// and protocol version; its command or URL is not used. The factory is
-	// called on every (re)connect and must return a fresh, unstarted
-	// transport.
+	// name. The server must still have a config entry, which gives its
+	// timeouts, tool filter and protocol version; its command or URL is
+	// not used (a config built in Go may leave both empty; a config file
+	// must name one to validate). The factory is called on every
+	// (re)connect and must return a fresh, unstarted transport.
 	Transports map[string]TransportFactory
 }
 
