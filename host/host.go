@@ -97,6 +97,11 @@ type Host struct {
 	names []string
 
 	// exposed tool names of the catalog (see syncNames)
+	// verdicts are servers' session verdicts shared by sessions that see a
+	// server alike (see sharedServerView)
+	verdictsMu sync.Mutex
+	verdicts   map[string]*serverVerdicts
+
 	namesMu  sync.Mutex
 	namer    *llmview.Namer
 	namerGen map[string]uint64 // snapshot generation the namer has seen

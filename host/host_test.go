@@ -480,3 +480,59 @@ func TestChangedValuesAreSentNotThePreparedOnes(t *testing.T) {
 		}
 	}
 }
+
+// Sessions that see a server alike (trust level, names of their session
+// values) share its verdicts; any difference in those, or a re-listing,
+// gets verdicts of its own.
+func TestSessionsShareVerdicts(t *testing.T) {
+	ctx := context.Background()
+	h, _, _ := testHost(t, "", mcptest.Options{})
+	h.Connect(ctx)
+	view := func(opts SessionOptions) []*ToolView {
+		s := h.NewSession(opts)
+		t.Cleanup(s.Close)
+		return s.View(ctx).Tools["db"]
+	}
+	status := func(tools []*ToolView, name string) ToolStatus {
+		for _, tv := range tools {
+			if tv.Tool.Name == name {
+				return tv.Status
+			}
+		}
+		return ""
+	}
+	first := view(SessionOptions{Values: map[string]string{"instance": "a"}})
+	if status(first, "execute_sql") != ToolActive {
+		t.Fatalf("execute_sql: %s", status(first, "execute_sql"))
+	}
+	for _, c := range []struct {
+		name   string
+		opts   SessionOptions
+		shared bool
+		sql    ToolStatus
+	}{
+		{"another value of the same name", SessionOptions{Values: map[string]string{"instance": "b"}}, true, ToolActive},
+		{"an empty value", SessionOptions{Values: map[string]string{"instance": ""}}, false, ToolHidden},
+		{"no values", SessionOptions{}, false, ToolHidden},
+		{"another trust level", SessionOptions{TrustLevel: 5, Values: map[string]string{"instance": "a"}}, false, ToolActive},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := view(c.opts)
+			if len(got) != len(first) {
+				t.Fatalf("%d tools, want %d", len(got), len(first))
+			}
+			if shared := got[0] == first[0]; shared != c.shared {
+				t.Errorf("verdicts shared = %v, want %v", shared, c.shared)
+			}
+			if s := status(got, "execute_sql"); s != c.sql {
+				t.Errorf("execute_sql: %s, want %s", s, c.sql)
+			}
+		})
+	}
+	if err := h.Refresh(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	if again := view(SessionOptions{Values: map[string]string{"instance": "a"}}); again[0] == first[0] {
+		t.Error("verdicts of a replaced snapshot were reused")
+	}
+}

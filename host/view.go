@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/agenthost/agenthost/llmview"
@@ -45,12 +46,16 @@ func (s *Session) View(ctx context.Context) *SessionView {
 		s.viewCache = map[string]*serverView{}
 	}
 	changed := s.lastView == nil
+	var key verdictKey
 	for _, snap := range servers {
 		sv := s.viewCache[snap.Name]
 		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] {
 			continue
 		}
-		s.viewCache[snap.Name] = s.evaluate(ctx, snap, epoch, nameGens[snap.Name])
+		if key.present == "" {
+			key = s.verdictKey()
+		}
+		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, key, epoch, nameGens[snap.Name])
 		changed = true
 	}
 	if !changed {
@@ -69,7 +74,8 @@ func (s *Session) View(ctx context.Context) *SessionView {
 }
 
 // serverView caches one server's verdicts for a session. Its ToolViews are
-// never modified once built, so views share them.
+// never modified once built, so views (and sessions, see sharedServerView)
+// share them.
 type serverView struct {
 	snap    *ServerSnapshot
 	epoch   uint64
@@ -78,9 +84,80 @@ type serverView struct {
 	part    *llmview.View // the model's view of this server's active tools
 }
 
-func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, epoch, nameGen uint64) *serverView {
+// verdictKey is everything about a session its verdicts depend on: its
+// trust level (never-allowed) and which session values it has (a binding to
+// a session value needs one, whatever it is). Names only, never values.
+type verdictKey struct {
+	trust   int
+	present string // "\x01" + the names of non-empty values, sorted, NUL-separated
+}
+
+func (s *Session) verdictKey() verdictKey {
+	s.mu.RLock()
+	names := make([]string, 0, len(s.values))
+	for name, v := range s.values {
+		if v != "" {
+			names = append(names, name)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(names)
+	return verdictKey{trust: s.trustLevel, present: "\x01" + strings.Join(names, "\x00")}
+}
+
+// serverVerdicts are the session verdicts of one server snapshot (and
+// naming generation), by verdict key.
+type serverVerdicts struct {
+	snap    *ServerSnapshot
+	nameGen uint64
+	byKey   map[verdictKey]*serverView
+}
+
+// maxSharedVerdicts bounds the verdict sets kept per server (distinct trust
+// levels and sets of session value names); beyond it sessions evaluate on
+// their own.
+const maxSharedVerdicts = 64
+
+// sharedServerView returns a server's verdicts for the session: those of
+// an earlier session that sees the server alike (same snapshot, names,
+// trust level and session value names), or a new evaluation that later
+// sessions can share. A chat backend's many sessions then evaluate each
+// server once, not once each.
+func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64) *serverView {
+	h := s.host
+	h.verdictsMu.Lock()
+	sv := h.verdicts[snap.Name]
+	var shared *serverView
+	if sv != nil && sv.snap == snap && sv.nameGen == nameGen {
+		shared = sv.byKey[key]
+	}
+	h.verdictsMu.Unlock()
+	if shared == nil {
+		shared = s.evaluate(ctx, snap, nameGen)
+		h.verdictsMu.Lock()
+		if h.verdicts == nil {
+			h.verdicts = map[string]*serverVerdicts{}
+		}
+		sv = h.verdicts[snap.Name]
+		if sv == nil || sv.snap != snap || sv.nameGen != nameGen {
+			sv = &serverVerdicts{snap: snap, nameGen: nameGen, byKey: map[verdictKey]*serverView{}}
+			h.verdicts[snap.Name] = sv
+		}
+		if len(sv.byKey) < maxSharedVerdicts {
+			sv.byKey[key] = shared
+		}
+		h.verdictsMu.Unlock()
+	}
+	// The session's own cache entry records its values epoch; the verdicts
+	// themselves are shared and read-only.
+	own := *shared
+	own.epoch = epoch
+	return &own
+}
+
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64) *serverView {
 	names := s.host.namesOf(snap)
-	sv := &serverView{snap: snap, epoch: epoch, nameGen: nameGen, tools: make([]*ToolView, 0, len(snap.Tools))}
+	sv := &serverView{snap: snap, nameGen: nameGen, tools: make([]*ToolView, 0, len(snap.Tools))}
 	var active []llmview.Tool
 	exposed := map[llmview.Ref]string{}
 	for i, ct := range snap.Tools {
