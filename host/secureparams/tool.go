@@ -173,10 +173,14 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 // record key on it. Computed once, on first use; safe for concurrent use.
 func (t *Tool) DefHash() string {
 	t.hashOnce.Do(func() {
-		hash, err := canonicalHashValid(bytes.TrimSpace(t.Raw))
-		if err != nil {
-			// Raw was valid JSON when parsed; a document the canonical
-			// form cannot be built for still needs a stable identity.
+		var hash string
+		var err error
+		if t.rawValid == knownValid || json.Valid(t.Raw) {
+			hash, err = canonicalHashValid(bytes.TrimSpace(t.Raw))
+		}
+		if hash == "" || err != nil {
+			// A malformed definition (or one the canonical form cannot
+			// be built for) still needs a stable identity.
 			sum := sha256.Sum256(t.Raw)
 			hash = hex.EncodeToString(sum[:])
 		}

@@ -436,3 +436,28 @@ func TestValidateToolLiteral(t *testing.T) {
 		t.Fatalf("Error() = %q", got)
 	}
 }
+
+// DefHash is computed on first use, from any goroutine, and exists for a
+// definition that never parsed too (a stable identity, never a panic).
+func TestDefHashLazyAndTotal(t *testing.T) {
+	tool, err := ParseTool(json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range hashes {
+		wg.Go(func() { hashes[i] = tool.DefHash() })
+	}
+	wg.Wait()
+	for _, h := range hashes {
+		if h != hashes[0] || len(h) != 64 {
+			t.Fatalf("concurrent DefHash calls disagree: %q", hashes)
+		}
+	}
+	broken := &Tool{Name: "#3", Raw: json.RawMessage(`{"name": "x", "inputSchema": {`)}
+	other := &Tool{Name: "#4", Raw: json.RawMessage(`{"name": "y", "inputSchema": {`)}
+	if h := broken.DefHash(); len(h) != 64 || h != broken.DefHash() || h == other.DefHash() {
+		t.Errorf("malformed definitions: hashes %q and %q", h, other.DefHash())
+	}
+}
