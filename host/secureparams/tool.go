@@ -77,8 +77,8 @@ type Tool struct {
 	defHash  string
 
 	// inputDoc and secureDoc are the schemas decoded once by ParseTool
-	// (json.Number for numbers); a Tool built otherwise decodes them in
-	// analyze.
+	// (json.Number for numbers) for the analysis, which drops them; a Tool
+	// built otherwise decodes them in analyze.
 	inputDoc, secureDoc any
 	docsDecoded         bool
 	// rawValid: Raw (hence every part of it) is known to be valid JSON.

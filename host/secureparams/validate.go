@@ -97,6 +97,9 @@ func analyze(t *Tool) *ExclusionError {
 	}
 	extractSecureBasics(t, t.secureDoc)
 	p := analyzeProblem(t, t.secureDoc)
+	// The decoded schemas serve this analysis only (it runs once); a
+	// catalog of thousands of tools would otherwise keep them all.
+	t.inputDoc, t.secureDoc = nil, nil
 	if p == nil {
 		return nil
 	}
