@@ -365,7 +365,14 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 			}
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		body, err := secureparams.SplitToolsPage(raw)
+		// mcp-go's own transports decode every response with
+		// encoding/json, which has validated the page; a transport from
+		// Options.Transports may not have.
+		split := secureparams.SplitValidToolsPage
+		if c.transport != nil {
+			split = secureparams.SplitToolsPage
+		}
+		body, err := split(raw)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}

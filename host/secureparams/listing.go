@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ListedTool is one definition split out of a tools/list result by
@@ -51,27 +52,62 @@ func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
 	if !json.Valid(page) {
 		return splitToolsPageSlow(page)
 	}
+	return SplitValidToolsPage(page)
+}
+
+// SplitValidToolsPage is SplitToolsPage for a result already known to be
+// valid JSON: one that encoding/json decoded as part of its JSON-RPC
+// response (every mcp-go transport does), so it is not checked again. The
+// definitions are split in the same single pass that reads the result's
+// members.
+func SplitValidToolsPage(page json.RawMessage) (ToolsPage, error) {
 	lx := lexer{data: page}
 	if kind, _ := lx.next(); kind != tokenObjectStart {
 		return splitToolsPageSlow(page)
 	}
-	var tools, cursor json.RawMessage
+	var out ToolsPage
+	var cursor json.RawMessage
+	sawTools := false
 	for {
 		kind, raw := lx.next()
 		if kind != tokenKey {
 			break
 		}
 		key := unquote(raw)
+		if (key != "tools" && strings.EqualFold(key, "tools")) || (key != "nextCursor" && strings.EqualFold(key, "nextCursor")) {
+			// encoding/json matches member names without regard to case;
+			// such pages are rare enough to read its way.
+			return splitToolsPageSlow(page)
+		}
 		start := lx.valueStart()
-		lx.skipValue()
-		switch key {
-		case "tools":
-			tools = page[start:lx.pos:lx.pos]
-		case "nextCursor":
-			cursor = page[start:lx.pos:lx.pos]
+		if key != "tools" {
+			lx.skipValue()
+			if key == "nextCursor" {
+				cursor = page[start:lx.pos:lx.pos]
+			}
+			continue
+		}
+		if start >= len(page) || page[start] != '[' {
+			// null or not an array: encoding/json's verdict (null is an
+			// empty list; anything else an error).
+			return splitToolsPageSlow(page)
+		}
+		// The last "tools" wins, as with encoding/json.
+		sawTools, out.Tools = true, out.Tools[:0]
+		lx.next() // '['
+		for {
+			item := lx.valueStart()
+			if item >= len(page) || page[item] == ']' {
+				lx.next() // ']'
+				break
+			}
+			lx.skipValue()
+			out.Tools = append(out.Tools, ListedTool{Raw: page[item:lx.pos:lx.pos], valid: true})
 		}
 	}
-	var out ToolsPage
+	if !sawTools {
+		return splitToolsPageSlow(page)
+	}
 	switch {
 	case cursor == nil || string(cursor) == "null":
 	case cursor[0] == '"':
@@ -79,22 +115,6 @@ func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
 		out.NextCursor = &s
 	default:
 		return splitToolsPageSlow(page)
-	}
-	switch {
-	case tools == nil || tools[0] != '[':
-		// Absent, null or not an array: encoding/json's verdict (null is
-		// an empty list; anything else an error).
-		return splitToolsPageSlow(page)
-	}
-	lx = lexer{data: tools}
-	lx.next() // '['
-	for {
-		start := lx.valueStart()
-		if start >= len(tools) || tools[start] == ']' {
-			break
-		}
-		lx.skipValue()
-		out.Tools = append(out.Tools, ListedTool{Raw: tools[start:lx.pos:lx.pos], valid: true})
 	}
 	return out, nil
 }
