@@ -84,3 +84,42 @@ func TestTransportsOption(t *testing.T) {
 		}
 	})
 }
+
+// garblingTransport hands back tools/list results that are not valid
+// JSON, as a broken custom transport could.
+type garblingTransport struct{ transport.Interface }
+
+func (g garblingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := g.Interface.SendRequest(ctx, req)
+	if err == nil && req.Method == "tools/list" && resp.Error == nil {
+		garbled := *resp
+		garbled.Result = json.RawMessage(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}] trailing garbage}`)
+		return &garbled, nil
+	}
+	return resp, err
+}
+
+// Only pages that mcp-go's own transports decoded skip validation: a
+// transport handed in may deliver anything, and its invalid page is
+// refused, not half read.
+func TestPagesFromHandedInTransportsAreValidated(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(secureTools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {CallTimeout: 5 * time.Second}}}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+		"db": func() (transport.Interface, error) { return garblingTransport{srv.InProcessTransport()}, nil },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	h.Connect(context.Background())
+	snap := h.Server("db")
+	if snap.Status != StatusError || !strings.Contains(snap.Error, "tools/list") || len(snap.Tools) != 0 {
+		t.Errorf("snapshot %s %q with %d tools, want a tools/list error and no tools", snap.Status, snap.Error, len(snap.Tools))
+	}
+}

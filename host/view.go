@@ -46,16 +46,17 @@ func (s *Session) View(ctx context.Context) *SessionView {
 		s.viewCache = map[string]*serverView{}
 	}
 	changed := s.lastView == nil
-	var key verdictKey
+	var key *verdictKey // computed once, when a server needs verdicts
 	for _, snap := range servers {
 		sv := s.viewCache[snap.Name]
 		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] {
 			continue
 		}
-		if key.present == "" {
-			key = s.verdictKey()
+		if key == nil {
+			k := s.verdictKey()
+			key = &k
 		}
-		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, key, epoch, nameGens[snap.Name])
+		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, *key, epoch, nameGens[snap.Name])
 		changed = true
 	}
 	if !changed {
@@ -89,7 +90,7 @@ type serverView struct {
 // a session value needs one, whatever it is). Names only, never values.
 type verdictKey struct {
 	trust   int
-	present string // "\x01" + the names of non-empty values, sorted, NUL-separated
+	present string // the names of non-empty values, sorted, NUL-separated
 }
 
 func (s *Session) verdictKey() verdictKey {
@@ -102,7 +103,7 @@ func (s *Session) verdictKey() verdictKey {
 	}
 	s.mu.RUnlock()
 	slices.Sort(names)
-	return verdictKey{trust: s.trustLevel, present: "\x01" + strings.Join(names, "\x00")}
+	return verdictKey{trust: s.trustLevel, present: strings.Join(names, "\x00")}
 }
 
 // serverVerdicts are the session verdicts of one server snapshot (and

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // Tool is one tool offered to the model.
@@ -164,18 +166,16 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return Parameters(inputSchema)
 	}
-	var typ, props, required []byte
-	if !rootMembers(trimmed, func(key string, value []byte) {
-		switch key {
+	var typ, props, required json.RawMessage
+	for _, m := range secureparams.ObjectMembers(trimmed) {
+		switch m.Key { // the last of repeated keys wins, as when decoding
 		case "type":
-			typ = value
+			typ = m.Value
 		case "properties":
-			props = value
+			props = m.Value
 		case "required":
-			required = value
+			required = m.Value
 		}
-	}) {
-		return Parameters(inputSchema)
 	}
 	needsFix := typ == nil ||
 		(string(typ) == `"object"` && (props == nil || string(props) == "null")) ||
@@ -184,95 +184,4 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 		return Parameters(inputSchema)
 	}
 	return trimmed
-}
-
-// rootMembers calls visit with each member of a valid JSON object, in
-// order (the last of repeated keys is visited last, as a decoder keeps
-// it). It returns false, having visited part of the object, for what it
-// does not read itself: keys with escapes.
-func rootMembers(obj []byte, visit func(key string, value []byte)) bool {
-	i := skipSpace(obj, 1)
-	for i < len(obj) && obj[i] != '}' {
-		if obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-			continue
-		}
-		keyEnd := stringEnd(obj, i)
-		if keyEnd < 0 || bytes.IndexByte(obj[i:keyEnd], '\\') >= 0 {
-			return false
-		}
-		key := string(obj[i+1 : keyEnd-1])
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		start := skipSpace(obj, i+1)
-		end := valueEnd(obj, start)
-		if end < 0 {
-			return false
-		}
-		visit(key, obj[start:end])
-		i = skipSpace(obj, end)
-	}
-	return i < len(obj)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index after the string starting at b[i] ('"'), or -1.
-func stringEnd(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// valueEnd is the index after the value starting at b[i], or -1.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end := stringEnd(b, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-			j++
-		}
-		return j
-	}
 }

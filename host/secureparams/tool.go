@@ -189,20 +189,30 @@ func (t *Tool) DefHash() string {
 	return t.defHash
 }
 
-// toolFields are the top-level members of a definition, raw, in order.
-type toolFields []toolField
-
-type toolField struct {
-	key   string
-	value json.RawMessage
+// Member is one member of a JSON object: its name, decoded, and its value,
+// raw.
+type Member struct {
+	Key   string
+	Value json.RawMessage
 }
+
+// ObjectMembers splits a JSON object already known to be valid into its
+// members, in order (a repeated key appears again, later), without reading
+// inside the values. It is the lexer's view of an object for callers
+// outside this package (llmview reads a schema's root with it).
+func ObjectMembers(obj json.RawMessage) []Member {
+	return topLevelFields(bytes.TrimSpace(obj))
+}
+
+// toolFields are the top-level members of a definition, raw, in order.
+type toolFields []Member
 
 // get returns the value of the last member named key (as a decoded map
 // would), or nil.
 func (f toolFields) get(key string) json.RawMessage {
 	for i := len(f) - 1; i >= 0; i-- {
-		if f[i].key == key {
-			return f[i].value
+		if f[i].Key == key {
+			return f[i].Value
 		}
 	}
 	return nil
@@ -222,7 +232,7 @@ func topLevelFields(obj []byte) toolFields {
 		key := unquote(raw)
 		start := lx.valueStart()
 		lx.skipValue()
-		fields = append(fields, toolField{key: key, value: obj[start:lx.pos:lx.pos]})
+		fields = append(fields, Member{Key: key, Value: obj[start:lx.pos:lx.pos]})
 	}
 }
 
