@@ -18,7 +18,7 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var (
-		format   string
+		format   outputFormat // text unless --output-format says otherwise
 		maxSteps int
 	)
 	cmd := &cobra.Command{
@@ -26,11 +26,6 @@ func (a *app) runCommand() *cobra.Command {
 		Short: "Run an agent session: one-shot with a prompt or piped stdin, a REPL on a terminal",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "text", "json", "stream-json":
-			default:
-				return usageErr(fmt.Errorf("--output-format: %q is not one of text, json, stream-json", format))
-			}
 			if maxSteps < 1 {
 				return usageErr(fmt.Errorf("--max-steps: must be at least 1"))
 			}
@@ -73,7 +68,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().StringVar(&format, "output-format", "text", "text, json or stream-json")
+	cmd.Flags().Var(&format, "output-format", "text, json or stream-json")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
 	a.addSessionFlags(cmd)
 	return cmd
@@ -85,7 +80,7 @@ func (a *app) stdinIsTerminal() bool {
 }
 
 // oneTurn runs a single turn and maps its end to the exit code.
-func (a *app) oneTurn(ctx context.Context, sess *host.Session, prompt, format string, opts host.TurnOptions) error {
+func (a *app) oneTurn(ctx context.Context, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions) error {
 	end, lastErr := a.printTurn(ctx, sess, prompt, format, opts)
 	return turnExit(end, lastErr)
 }
@@ -109,7 +104,7 @@ func turnExit(end host.Event, lastErr *host.Event) error {
 
 // printTurn runs a turn, printing its events in the chosen format. It
 // returns the session_end event and the last error event.
-func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt, format string, opts host.TurnOptions) (host.Event, *host.Event) {
+func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions) (host.Event, *host.Event) {
 	var end host.Event
 	var lastErr *host.Event
 	var final strings.Builder
@@ -128,15 +123,15 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt, format 
 			final.WriteString(e.Text)
 		}
 		switch format {
-		case "stream-json":
+		case formatStreamJSON:
 			if e.Type != host.EventAssistantDelta {
 				_ = enc.Encode(e)
 			}
-		case "text":
+		case formatText:
 			midLine = a.printText(e, midLine)
 		}
 	}
-	if format == "json" {
+	if format == formatJSON {
 		out := struct {
 			host.Event
 			Result string `json:"result"`
@@ -192,7 +187,7 @@ func truncateText(s string, n int) string {
 
 // repl keeps one conversation across turns. Ctrl-C ends the running turn,
 // not the program; Ctrl-D (or "exit") leaves.
-func (a *app) repl(ctx context.Context, sess *host.Session, format string, opts host.TurnOptions) error {
+func (a *app) repl(ctx context.Context, sess *host.Session, format outputFormat, opts host.TurnOptions) error {
 	in := bufio.NewScanner(a.stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
 	fmt.Fprintln(a.stderr, "agenthost: interactive session; Ctrl-C ends a turn, Ctrl-D leaves.")

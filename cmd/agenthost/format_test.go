@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestParseOutputFormat(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    outputFormat
+		wantErr bool
+	}{
+		{"text", formatText, false},
+		{"json", formatJSON, false},
+		{"stream-json", formatStreamJSON, false},
+		{"", formatText, true},
+		{"JSON", formatText, true},
+		{"stream_json", formatText, true},
+		{"xml", formatText, true},
+	} {
+		got, err := parseOutputFormat(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("parseOutputFormat(%q) error = %v, want error %t", tc.in, err, tc.wantErr)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "text, json, stream-json") {
+				t.Errorf("parseOutputFormat(%q) error %q does not list the valid values", tc.in, err)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("parseOutputFormat(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if got.String() != tc.in {
+			t.Errorf("%v.String() = %q, want %q", got, got.String(), tc.in)
+		}
+	}
+	if s := outputFormat(99).String(); !strings.Contains(s, "99") {
+		t.Errorf("outputFormat(99).String() = %q", s)
+	}
+}
+
+// TestRunRefusesUnknownOutputFormat: a bad --output-format is a usage error
+// (exit 2) naming the flag, the value and the valid values, reported before
+// any config is looked for.
+func TestRunRefusesUnknownOutputFormat(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	code := a.run(context.Background(), []string{"--config", "does-not-exist.yaml", "run", "hello", "--output-format", "xml"})
+	if code != exitUsage {
+		t.Fatalf("exit code %d, want %d; stderr: %s", code, exitUsage, stderr.String())
+	}
+	for _, want := range []string{"--output-format", `"xml"`, "text, json, stream-json"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+	if strings.Contains(stderr.String(), "does-not-exist") {
+		t.Errorf("the config was read before the flag was checked: %q", stderr.String())
+	}
+}
