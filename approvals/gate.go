@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -171,19 +170,22 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		return res, fmt.Errorf("approval of %s/%s: %w", c.Call.Server, c.Call.Tool, err)
 	}
 
+	// Distinct approvers are counted by normalised id ("bob", "Bob" and
+	// "bob\u200b" are one person), and the requester never counts, however
+	// her id is spelled.
 	allowed := map[string]bool{}
 	forSession := false
+	requester := NormalizeID(c.Subject)
 	var veto *Vote
 	for i := range v.Votes {
 		vote := &v.Votes[i]
-		id := strings.TrimSpace(vote.ApproverID)
 		switch vote.Decision {
 		case VoteDeny:
 			if veto == nil {
 				veto = vote
 			}
 		case VoteAllow:
-			if id != "" && id != c.Subject {
+			if id := NormalizeID(vote.ApproverID); id != "" && id != requester {
 				allowed[id] = true
 				forSession = forSession || vote.ForSession
 			}

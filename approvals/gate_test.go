@@ -58,6 +58,11 @@ func TestGateOutcomes(t *testing.T) {
 		{"requester's own vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("user")) }, OutcomeRejected, ReasonNoApprover, 1},
 		{"anonymous vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow(" ")) }, OutcomeRejected, ReasonNoApprover, 1},
 		{"same approver twice counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("alice")) }, OutcomeRejected, ReasonNoApprover, 1},
+		{"same approver in another case counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("Bob")) }, OutcomeRejected, ReasonNoApprover, 1},
+		{"same approver with a zero-width space counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("bob\u200b")) }, OutcomeRejected, ReasonNoApprover, 1},
+		{"same approver in fullwidth letters counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("\uff42\uff4f\uff42")) }, OutcomeRejected, ReasonNoApprover, 1},
+		{"requester in another case does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("User")) }, OutcomeRejected, ReasonNoApprover, 1},
+		{"requester with a format character does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("\u200duser\u2060 ")) }, OutcomeRejected, ReasonNoApprover, 1},
 		{"two distinct approvers approve", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("bob")) }, OutcomeApproved, "", 1},
 		{"expired verdict", write, func(c *atomic.Int32) Approver {
 			return ApproverFunc(func(context.Context, *Request) (Verdict, error) { c.Add(1); return Verdict{Expired: true}, nil })

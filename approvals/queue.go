@@ -234,7 +234,10 @@ func (q *Queue) Resolve(id, approverID string, allow bool, note string) error {
 // ErrSelfApproval, ErrNoApproverID or ErrSessionGrant for votes that
 // cannot count.
 func (q *Queue) Submit(id string, r Resolution) error {
-	approver := strings.TrimSpace(r.ApproverID)
+	// Votes keep the id as given; distinct approvers and the self-approval
+	// check use the normalised id.
+	given := strings.TrimSpace(r.ApproverID)
+	approver := NormalizeID(given)
 	if approver == "" {
 		return ErrNoApproverID
 	}
@@ -249,7 +252,7 @@ func (q *Queue) Submit(id string, r Resolution) error {
 		return fmt.Errorf("%w: %s", ErrUnknownApproval, id)
 	}
 	switch {
-	case p.req.Requester != "" && approver == p.req.Requester:
+	case approver == NormalizeID(p.req.Requester):
 		q.mu.Unlock()
 		return ErrSelfApproval
 	case r.Allow && r.ForSession && !p.req.SessionGrantable:
@@ -259,7 +262,7 @@ func (q *Queue) Submit(id string, r Resolution) error {
 		q.mu.Unlock()
 		return ErrDuplicateVote
 	}
-	vote := Vote{ApproverID: approver, TS: q.opts.Now().UTC(), Note: r.Note, ForSession: r.Allow && r.ForSession}
+	vote := Vote{ApproverID: given, TS: q.opts.Now().UTC(), Note: r.Note, ForSession: r.Allow && r.ForSession}
 	vote.Decision = VoteDeny
 	if r.Allow {
 		vote.Decision = VoteAllow

@@ -204,3 +204,77 @@ func TestQueueConcurrent(t *testing.T) {
 		t.Errorf("%d approvals left pending", n)
 	}
 }
+
+// Ids are compared normalised: another spelling of the requester is still
+// the requester, and another spelling of an approver who allowed is a
+// duplicate; the vote keeps the id as given.
+func TestQueueNormalisesApproverIDs(t *testing.T) {
+	tests := []struct {
+		name, first, second string
+		err                 error
+	}{
+		{"case", "bob", "Bob", ErrDuplicateVote},
+		{"zero-width space", "bob", "bob\u200b", ErrDuplicateVote},
+		{"fullwidth letters", "bob", "\uff42\uff4f\uff42", ErrDuplicateVote},
+		{"surrounding space", "bob", "  BOB ", ErrDuplicateVote},
+		{"requester in capitals", "bob", "ALICE", ErrSelfApproval},
+		{"requester with a word joiner", "bob", "ali\u2060ce", ErrSelfApproval},
+		{"only format characters", "bob", "\u200b\u200d", ErrNoApproverID},
+		{"another person", "bob", "carol", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q, pending := pendingChan(1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := startApprove(q, ctx, &Request{ID: "r", Requester: "Alice", Approvers: 2})
+			<-pending
+			if err := q.Resolve("r", tc.first, true, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Resolve("r", tc.second, true, ""); !errors.Is(err, tc.err) {
+				t.Fatalf("second vote %q: err = %v, want %v", tc.second, err, tc.err)
+			}
+			cancel()
+			r := <-done
+			want := 1
+			if tc.err == nil {
+				want = 2
+			}
+			if len(r.v.Votes) != want || r.v.Votes[len(r.v.Votes)-1].ApproverID == "" {
+				t.Fatalf("votes %+v, want %d", r.v.Votes, want)
+			}
+			if tc.err == nil && r.v.Votes[1].ApproverID != tc.second {
+				t.Errorf("vote id %q, want it as given %q", r.v.Votes[1].ApproverID, tc.second)
+			}
+		})
+	}
+}
+
+func TestNormalizeID(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"bob", "bob"},
+		{"Bob", "bob"},
+		{" bob\t", "bob"},
+		{"bob\u200b", "bob"},
+		{"\ufeffbob", "bob"},
+		{"\uff42\uff4f\uff42", "bob"},
+		{"\uff22\uff2f\uff22", "bob"},
+		{"Straße", "strasse"},
+		{"\u3000bob\u3000", "bob"},
+		{"\u200b", ""},
+		{"", ""},
+		{"bob smith", "bob smith"},
+	}
+	for _, tc := range tests {
+		if got := NormalizeID(tc.in); got != tc.want {
+			t.Errorf("NormalizeID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if SameID("", "") || SameID("\u200b", "") {
+		t.Error("empty ids must match nothing")
+	}
+	if !SameID("alice", "ALICE\u200b") {
+		t.Error("alice and ALICE\\u200b are one person")
+	}
+}
