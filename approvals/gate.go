@@ -127,7 +127,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
 		return res, nil
 	}
-	if d.Approvers < 2 && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash) {
+	if d.Approvers < 2 && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Risk) {
 		res.Outcome = OutcomeGranted
 		return res, nil
 	}
@@ -199,7 +199,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		if forSession && req.SessionGrantable {
 			// Grant refuses what it must (multi-approver tools); the call
 			// itself is approved either way.
-			_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Approvers)
+			_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Approvers, d.Risk)
 		}
 		return res, nil
 	case v.Expired:

@@ -191,7 +191,7 @@ func TestGateGrants(t *testing.T) {
 	}
 	// A grant from an earlier single-approver policy never covers a call
 	// that now needs two approvers.
-	if err := g2.Grants().Grant("srv", "tool", del.ToolDefHash, 1); err != nil {
+	if err := g2.Grants().Grant("srv", "tool", del.ToolDefHash, 1, del.Risk); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := g2.Check(context.Background(), del); res.Outcome == OutcomeGranted {
@@ -201,27 +201,28 @@ func TestGateGrants(t *testing.T) {
 
 func TestGrants(t *testing.T) {
 	g := NewGrants()
-	if err := g.Grant("s", "t", "h1", 2); !errors.Is(err, ErrGrantNotAllowed) {
+	low := eff(CategoryMutate, RiskLow, BlastItem, ApprovalSingle, 1)
+	if err := g.Grant("s", "t", "h1", 2, low); !errors.Is(err, ErrGrantNotAllowed) {
 		t.Errorf("multi-approver grant: %v", err)
 	}
-	if err := g.Grant("s", "t", "", 1); !errors.Is(err, ErrGrantNotAllowed) {
+	if err := g.Grant("s", "t", "", 1, low); !errors.Is(err, ErrGrantNotAllowed) {
 		t.Errorf("grant without hash: %v", err)
 	}
-	if err := g.Grant("s", "t", "h1", 1); err != nil {
+	if err := g.Grant("s", "t", "h1", 1, low); err != nil {
 		t.Fatal(err)
 	}
-	if !g.Allowed("s", "t", "h1") || g.Allowed("s", "other", "h1") || g.Allowed("other", "t", "h1") {
+	if !g.Allowed("s", "t", "h1", low) || g.Allowed("s", "other", "h1", low) || g.Allowed("other", "t", "h1", low) {
 		t.Error("grant scope wrong")
 	}
-	if g.Allowed("s", "t", "h2") {
+	if g.Allowed("s", "t", "h2", low) {
 		t.Error("grant survived a definition change")
 	}
-	if g.Allowed("s", "t", "h1") {
+	if g.Allowed("s", "t", "h1", low) {
 		t.Error("void grant came back for the old hash")
 	}
-	_ = g.Grant("s", "t", "h1", 0)
+	_ = g.Grant("s", "t", "h1", 0, low)
 	g.Revoke("s", "t")
-	if g.Allowed("s", "t", "h1") {
+	if g.Allowed("s", "t", "h1", low) {
 		t.Error("revoked grant still allowed")
 	}
 }
@@ -314,4 +315,78 @@ func keys(m map[string]json.RawMessage) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A session grant covers at most the risk it was given for: arguments that
+// escalate the call (force, cascade, a "*" namespace) are asked again, and
+// calls at or below the granted risk stay covered.
+func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
+	p := mustPolicy(t, contractConfig())
+	write := eff(CategoryMutate, RiskLow, BlastItem, ApprovalSingle, 1)
+	tests := []struct {
+		name        string
+		granted     string // arguments of the call the grant was given on
+		later       string
+		wantGranted bool
+	}{
+		{"same risk", `{"id":1}`, `{"id":2}`, true},
+		{"force raises the risk", `{"id":1}`, `{"id":2,"force":true}`, false},
+		{"cascade raises the risk", `{"id":1}`, `{"opts":{"cascade":"yes"}}`, false},
+		{"wildcard namespace widens the blast radius", `{"id":1}`, `{"namespace":"*"}`, false},
+		{"granted with force covers force", `{"force":true}`, `{"force":1}`, true},
+		{"granted with force covers a plain call", `{"force":true}`, `{"id":3}`, true},
+		{"granted for a wildcard namespace does not cover force", `{"namespace":"*"}`, `{"force":true}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked atomic.Int32
+			g := newGate(t, p, ApproverFunc(func(_ context.Context, req *Request) (Verdict, error) {
+				asked.Add(1)
+				return Verdict{Votes: []Vote{{ApproverID: "alice", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
+			}))
+			c := check(write, tc.granted)
+			if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved || g.Grants().Len() != 1 {
+				t.Fatalf("first call %s, grants %d", res.Outcome, g.Grants().Len())
+			}
+			c.Call.Args = json.RawMessage(tc.later)
+			res, err := g.Check(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Outcome == OutcomeGranted; got != tc.wantGranted {
+				t.Fatalf("later call %s (asked %d), want granted=%v", res.Outcome, asked.Load(), tc.wantGranted)
+			}
+			if !tc.wantGranted && (asked.Load() != 2 || res.Outcome != OutcomeApproved) {
+				t.Errorf("escalated call: %s, asked %d; want approvers asked again", res.Outcome, asked.Load())
+			}
+		})
+	}
+}
+
+func TestRiskWithin(t *testing.T) {
+	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2, "network")
+	raise := func(f func(*Effective)) Effective { e := base.Clone(); f(&e); return e }
+	tests := []struct {
+		name string
+		e    Effective
+		want bool
+	}{
+		{"equal", base, true},
+		{"lower risk", raise(func(e *Effective) { e.RiskLevel = RiskLow }), true},
+		{"fewer side effects", raise(func(e *Effective) { e.SideEffects = nil }), true},
+		{"higher risk", raise(func(e *Effective) { e.RiskLevel = RiskHigh }), false},
+		{"wider blast", raise(func(e *Effective) { e.BlastRadius = BlastCluster }), false},
+		{"harsher category", raise(func(e *Effective) { e.Category = CategoryDelete }), false},
+		{"less reversible", raise(func(e *Effective) { e.Reversibility = ReversibleNone }), false},
+		{"more approvers recommended", raise(func(e *Effective) { e.ApprovalRecommendation = ApprovalMulti }), false},
+		{"higher trust needed", raise(func(e *Effective) { e.MinTrustLevel = 3 }), false},
+		{"trust out of range", raise(func(e *Effective) { e.MinTrustLevel = 0 }), false},
+		{"another side effect", raise(func(e *Effective) { e.SideEffects = []string{"network", "email"} }), false},
+		{"unknown risk value", raise(func(e *Effective) { e.RiskLevel = "bogus" }), false},
+	}
+	for _, tc := range tests {
+		if got := riskWithin(tc.e, base.Normalize()); got != tc.want {
+			t.Errorf("%s: riskWithin = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -11,44 +12,80 @@ var ErrGrantNotAllowed = errors.New("session grant not allowed")
 
 // Grants are one session's "allow for this session" answers, keyed by
 // server, tool and the hash of the tool definition: a grant is void as soon
-// as the definition changes. Safe for concurrent use.
+// as the definition changes. A grant also covers at most the risk it was
+// given for: a later call whose arguments raise the effective risk (force,
+// cascade, a "*" namespace) is not covered and is asked again. Safe for
+// concurrent use.
 type Grants struct {
 	mu sync.Mutex
-	m  map[grantKey]string // -> definition hash
+	m  map[grantKey]grant
+}
+
+type grant struct {
+	defHash string
+	// ceiling is the effective risk (after the call-time escalators) of the
+	// call the grant was given on.
+	ceiling Effective
 }
 
 type grantKey struct{ server, tool string }
 
 // NewGrants returns an empty grant store.
-func NewGrants() *Grants { return &Grants{m: map[grantKey]string{}} }
+func NewGrants() *Grants { return &Grants{m: map[grantKey]grant{}} }
 
-// Grant allows the tool for the rest of the session. It refuses tools
-// needing two or more approvers and an empty hash.
-func (g *Grants) Grant(server, tool, defHash string, approvers int) error {
+// Grant allows the tool for the rest of the session, for calls whose
+// effective risk is no higher than risk (the approved call's, after the
+// call-time escalators). It refuses tools needing two or more approvers and
+// an empty hash. A new grant replaces the tool's previous one.
+func (g *Grants) Grant(server, tool, defHash string, approvers int, risk Effective) error {
 	if approvers >= 2 || defHash == "" {
 		return ErrGrantNotAllowed
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.m[grantKey{server, tool}] = defHash
+	g.m[grantKey{server, tool}] = grant{defHash: defHash, ceiling: risk.Normalize()}
 	return nil
 }
 
-// Allowed reports whether a grant covers this exact definition. A grant
-// for an older definition is dropped.
-func (g *Grants) Allowed(server, tool, defHash string) bool {
+// Allowed reports whether a grant covers this exact definition at this
+// effective risk (a Decision's Risk: normalised, after the escalators). A grant for an older definition is dropped; one given for
+// a lower risk stays for the calls it covers.
+func (g *Grants) Allowed(server, tool, defHash string, risk Effective) bool {
 	if defHash == "" {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	k := grantKey{server, tool}
-	h, ok := g.m[k]
-	if ok && h != defHash {
+	gr, ok := g.m[k]
+	if ok && gr.defHash != defHash {
 		delete(g.m, k)
 		return false
 	}
-	return ok
+	return ok && riskWithin(risk, gr.ceiling)
+}
+
+// riskWithin reports whether e is nowhere more restrictive than ceiling:
+// every ordered field ranks no higher (an unknown value ranks highest),
+// minTrustLevel is no higher, and every side effect of e is one of
+// ceiling's. e is a Decision's Risk, already normalised; it is not
+// normalised again, to keep granted calls free of allocations.
+func riskWithin(e, ceiling Effective) bool {
+	trust, _ := NormalizeTrust(e.MinTrustLevel)
+	if rank(categoryOrder, e.Category) > rank(categoryOrder, ceiling.Category) ||
+		rank(riskOrder, e.RiskLevel) > rank(riskOrder, ceiling.RiskLevel) ||
+		rank(blastOrder, e.BlastRadius) > rank(blastOrder, ceiling.BlastRadius) ||
+		rank(reversibilityOrder, e.Reversibility) > rank(reversibilityOrder, ceiling.Reversibility) ||
+		rank(approvalOrder, e.ApprovalRecommendation) > rank(approvalOrder, ceiling.ApprovalRecommendation) ||
+		trust > ceiling.MinTrustLevel {
+		return false
+	}
+	for _, s := range e.SideEffects {
+		if !slices.Contains(ceiling.SideEffects, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Revoke drops the grant for a tool.

@@ -208,3 +208,41 @@ func TestQueueApprovalFromAnotherGoroutine(t *testing.T) {
 		t.Fatalf("approved call failed: %v", err)
 	}
 }
+
+// A session grant given on a plain call does not cover a later call whose
+// arguments escalate its risk (force): the approver is asked again.
+func TestSessionGrantDoesNotCoverEscalatedCalls(t *testing.T) {
+	var asked []string
+	approver := approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
+		asked = append(asked, string(req.Risk.RiskLevel))
+		return approvals.Verdict{Votes: []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteAllow, ForSession: req.SessionGrantable, TS: time.Now()}}}, nil
+	})
+	sink := &recordSink{}
+	h, srv := policyHost(t, approver, sink)
+	s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 2})
+	ctx := context.Background()
+	for i, c := range []struct {
+		args    string
+		outcome approvals.Outcome
+		asked   int
+	}{
+		{`{"id":1}`, approvals.OutcomeApproved, 1},
+		{`{"id":2}`, approvals.OutcomeGranted, 1},
+		{`{"id":3,"force":true}`, approvals.OutcomeApproved, 2},
+		{`{"id":4,"force":true}`, approvals.OutcomeGranted, 2},
+		{`{"id":5}`, approvals.OutcomeGranted, 2},
+	} {
+		if _, err := s.CallTool(ctx, "shop", "delete_order", json.RawMessage(c.args)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if rec := sink.last(t); rec.Outcome != c.outcome || len(asked) != c.asked {
+			t.Fatalf("call %d %s: outcome %s, asked %v; want %s, asked %d times", i, c.args, rec.Outcome, asked, c.outcome, c.asked)
+		}
+	}
+	if want := []string{"high", "critical"}; strings.Join(asked, ",") != strings.Join(want, ",") {
+		t.Errorf("asked at risk %v, want %v", asked, want)
+	}
+	if n := len(srv.Recording().Messages("tools/call")); n != 5 {
+		t.Errorf("%d calls sent, want 5", n)
+	}
+}
