@@ -70,6 +70,10 @@ type Options struct {
 	// SocketDir is where the per-Source directory for go-plugin's unix
 	// sockets is created (and removed on Close). Default: os.TempDir().
 	SocketDir string
+
+	// beforeExec, when set, runs after the executable was read and checked
+	// and before it is executed (tests swap the file there).
+	beforeExec func()
 }
 
 const (

@@ -29,11 +29,14 @@ type processRunner struct {
 	exited    chan struct{}
 	exitOnce  sync.Once
 	diagnosis string
+	// started runs once the child has been started (or failed to start);
+	// it releases the pinned copy of the executable.
+	started func()
 }
 
 var _ runner.Runner = (*processRunner)(nil)
 
-func newProcessRunner(cmd *exec.Cmd, diagnosis string) (*processRunner, error) {
+func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func()) (*processRunner, error) {
 	cmd.Stdin = nil
 	cmd.SysProcAttr = sysProcAttr()
 	stdout, err := cmd.StdoutPipe()
@@ -44,7 +47,7 @@ func newProcessRunner(cmd *exec.Cmd, diagnosis string) (*processRunner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin stderr pipe: %w", err)
 	}
-	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{}), diagnosis: diagnosis}, nil
+	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{}), diagnosis: diagnosis, started: started}, nil
 }
 
 // Start execs the plugin from a goroutine locked to its OS thread that
@@ -58,7 +61,11 @@ func (r *processRunner) Start(context.Context) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		if err := r.cmd.Start(); err != nil {
+		err := r.cmd.Start()
+		if r.started != nil {
+			r.started()
+		}
+		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- err
 			return

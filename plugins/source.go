@@ -5,8 +5,10 @@
 // plugins under cmd/.
 //
 // A Source starts its plugin lazily on the first Resolve and keeps it
-// running. Every start checks the executable's SHA-256 pin before exec,
-// negotiates gRPC over AutoMTLS, gives the plugin only the environment in
+// running. Every start reads the executable once into a private sealed copy
+// (a memfd on Linux), checks the copy's SHA-256 against the pin and executes
+// that copy, so the bytes checked are the bytes that run. It negotiates
+// gRPC over AutoMTLS, gives the plugin only the environment in
 // Options.Env, and runs it in its own session so that stopping it (Close, a
 // crash, or the host dying) takes its whole process tree along. A crashed
 // plugin is restarted on the next call, with exponential back-off and a
@@ -16,7 +18,6 @@ package plugins
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -509,27 +510,36 @@ func (s *Source) launch() (*instance, error) {
 
 // newRunner is go-plugin's RunnerFunc. go-plugin does not apply
 // SecureConfig when a RunnerFunc is set (it would check spec.Path, which is
-// empty), so the pin is checked here, immediately before exec.
+// empty), and a check by path could not hold anyway: the file could change
+// between the check and the exec. So the executable is read once into a
+// private sealed copy, hashed as it is read, and that copy is what runs, on
+// every start.
 func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, error) {
-	secure := &plugin.SecureConfig{Checksum: s.opts.Checksum, Hash: sha256.New()}
-	ok, err := secure.Check(s.opts.Path)
+	exe, err := openPinned(s.opts.Path, s.opts.Checksum, s.socketDir)
 	if err != nil {
-		return nil, &checksumReadError{err: err}
+		return nil, err
 	}
-	if !ok {
-		return nil, plugin.ErrChecksumsDoNotMatch
+	if s.opts.beforeExec != nil {
+		s.opts.beforeExec()
 	}
-	cmd := exec.Command(s.opts.Path, s.opts.Args...)
+	cmd := exec.Command(exe.path, s.opts.Args...)
+	// The plugin sees its configured path as argv[0], not the copy's.
+	cmd.Args[0] = s.opts.Path
+	if exe.extra != nil {
+		cmd.ExtraFiles = []*os.File{exe.extra}
+	}
 	// spec.Env holds only go-plugin's variables (cookie, protocol versions,
 	// client certificate, socket dir): SkipHostEnv keeps the host's out.
 	cmd.Env = append(append([]string(nil), s.opts.Env...), spec.Env...)
-	r, err := newProcessRunner(cmd, handshakeDiagnosis)
+	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.cleanup)
 	if err != nil {
+		exe.cleanup()
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		exe.cleanup()
 		return nil, fmt.Errorf("plugin %s: %w", s.opts.Name, ErrClosed)
 	}
 	s.launching = r
@@ -559,10 +569,11 @@ func (s *Source) startError(err error, tail *stderrTail) error {
 	msg := err.Error()
 	var readErr *checksumReadError
 	var rpcErr *rpcStartError
+	var mismatch *errPinMismatch
 	switch {
 	case errors.Is(err, ErrClosed):
 		return err
-	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+	case errors.As(err, &mismatch):
 		se.Reason = ErrChecksum
 		se.Detail = fmt.Sprintf("the SHA-256 of %s does not match the configured pin; it was not executed", s.opts.Path)
 	case errors.As(err, &readErr):
