@@ -10,10 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	openai "github.com/sashabaranov/go-openai"
-
+	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/llmview"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TurnOptions tune one turn of the agent loop.
@@ -61,7 +60,7 @@ type turn struct {
 	s     *Session
 	opts  TurnOptions
 	emit  func(Event)
-	usage Usage
+	usage model.Usage
 	steps int
 }
 
@@ -90,7 +89,14 @@ func (t *turn) run(ctx context.Context, prompt string) {
 	if maxRepeats <= 0 {
 		maxRepeats = 3
 	}
-	s.transcript = append(s.transcript, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt})
+	if err := s.transcript.load(ctx, s.id); err != nil {
+		t.fail(KindInternal, err)
+		return
+	}
+	if err := s.transcript.append(ctx, s.id, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
+		t.fail(KindInternal, err)
+		return
+	}
 	failures := map[string]int{}
 
 	for {
@@ -101,13 +107,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.steps++
 		h.connectPending(ctx)
 		view := s.View(ctx).Model
-		req := openai.ChatCompletionRequest{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools}
-		msg, usage, err := h.model.Complete(ctx, req, func(d string) {
-			t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: d})
-		})
-		t.usage.PromptTokens += usage.PromptTokens
-		t.usage.CompletionTokens += usage.CompletionTokens
-		t.usage.TotalTokens += usage.TotalTokens
+		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools})
 		if err != nil {
 			if ctx.Err() != nil {
 				t.end(EndInterrupted)
@@ -116,14 +116,16 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			t.fail(KindInternal, fmt.Errorf("model: %w", err))
 			return
 		}
-		msg.Role = openai.ChatMessageRoleAssistant
+		msg.Role = model.RoleAssistant
 		for i := range msg.ToolCalls {
 			if msg.ToolCalls[i].ID == "" {
 				msg.ToolCalls[i].ID = newCallID()
 			}
-			msg.ToolCalls[i].Type = openai.ToolTypeFunction
 		}
-		s.transcript = append(s.transcript, msg)
+		if err := s.transcript.append(ctx, s.id, msg); err != nil {
+			t.fail(KindInternal, err)
+			return
+		}
 		if msg.Content != "" {
 			t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
 		}
@@ -133,10 +135,13 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		}
 
 		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls)
+		results := make([]model.Message, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
-			s.transcript = append(s.transcript, openai.ChatCompletionMessage{
-				Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: outcomes[i].text,
-			})
+			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
+		}
+		if err := s.transcript.append(ctx, s.id, results...); err != nil {
+			t.fail(KindInternal, err)
+			return
 		}
 		if ctx.Err() != nil {
 			t.end(EndInterrupted)
@@ -146,14 +151,36 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			if !outcomes[i].failed {
 				continue
 			}
-			key := tc.Function.Name + "\x00" + canonicalJSON(tc.Function.Arguments)
+			key := tc.Name + "\x00" + canonicalJSON(tc.Arguments)
 			failures[key]++
 			if failures[key] >= maxRepeats {
-				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Function.Name, failures[key]))
+				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, failures[key]))
 				return
 			}
 		}
 	}
+}
+
+// generate runs one model request, forwarding streamed text as
+// assistant_delta events, and returns the whole assistant message.
+func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
+	for resp, err := range t.s.host.model.Generate(ctx, req) {
+		if err != nil {
+			return model.Message{}, err
+		}
+		if resp.Partial {
+			if resp.Message.Content != "" {
+				t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: resp.Message.Content})
+			}
+			continue
+		}
+		t.usage.Add(resp.Usage)
+		return resp.Message, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return model.Message{}, err
+	}
+	return model.Message{}, errors.New("the model client ended its answer without a final response")
 }
 
 type callOutcome struct {
@@ -163,7 +190,7 @@ type callOutcome struct {
 
 // runToolCalls runs a step's tool calls concurrently. Their events are
 // forwarded from this goroutine (the iterator's), in the order they happen.
-func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []openai.ToolCall) []callOutcome {
+func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
 	events := make(chan Event)
 	var wg sync.WaitGroup
@@ -192,10 +219,10 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []ope
 // runToolCall executes one model tool call and returns what the model is
 // told. Garbage from the model (unknown name, invalid JSON, arguments that
 // fail inputSchema) comes back as a tool error it can correct.
-func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai.ToolCall, step int, emit func(Event)) callOutcome {
+func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, emit func(Event)) callOutcome {
 	h := s.host
-	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Function.Name}
-	args := json.RawMessage(strings.TrimSpace(tc.Function.Arguments))
+	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
+	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -209,7 +236,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai
 		return callOutcome{text: text, failed: true}
 	}
 
-	ref, known := view.Lookup(tc.Function.Name)
+	ref, known := view.Lookup(tc.Name)
 	call := base
 	call.Type = EventToolCall
 	call.Server, call.Tool = ref.Server, ref.Tool
@@ -221,11 +248,11 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc openai
 	}
 	emit(call)
 	if !known {
-		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(tc.Function.Name, 80)))
+		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(tc.Name, 80)))
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
-		callInfo{id: tc.ID, exposedName: tc.Function.Name, step: step, emit: emit, checkSchema: true})
+		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true})
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure
@@ -267,19 +294,20 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 // requestMessages is the conversation as sent to the model.
-func (s *Session) requestMessages() []openai.ChatCompletionMessage {
-	msgs := make([]openai.ChatCompletionMessage, 0, len(s.transcript)+1)
+func (s *Session) requestMessages() []model.Message {
+	msgs := make([]model.Message, 0, len(s.transcript.msgs)+1)
 	if sp := s.host.systemPrompt; sp != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: sp})
+		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sp})
 	}
-	return append(msgs, s.transcript...)
+	return append(msgs, s.transcript.msgs...)
 }
 
-// Transcript returns a copy of the conversation so far.
-func (s *Session) Transcript() []openai.ChatCompletionMessage {
+// Transcript returns a copy of the conversation so far (as loaded from the
+// session's History by its first turn, plus what the turns added).
+func (s *Session) Transcript() []model.Message {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
-	return append([]openai.ChatCompletionMessage(nil), s.transcript...)
+	return append([]model.Message(nil), s.transcript.msgs...)
 }
 
 func canonicalJSON(s string) string {

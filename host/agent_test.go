@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/host/modeltest"
 )
 
@@ -19,11 +20,11 @@ import (
 func agentHost(t *testing.T, script modeltest.Script) (*Host, *mcptest.Server, *modeltest.Server, *strings.Builder) {
 	t.Helper()
 	h, srv, logs := testHost(t, "", mcptest.Options{})
-	model := modeltest.New(script)
-	base := model.Start(t)
-	h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: base, APIKey: "sk-test", MaxRetryWait: time.Second})
+	scripted := modeltest.New(script)
+	base := scripted.Start(t)
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: base, APIKey: "sk-test", MaxRetryWait: time.Second})
 	h.modelName = "scripted"
-	return h, srv, model, logs
+	return h, srv, scripted, logs
 }
 
 func collect(t *testing.T, s *Session, ctx context.Context, prompt string, opts TurnOptions) []Event {
@@ -263,15 +264,19 @@ func TestTurnCancelledMidStream(t *testing.T) {
 // conversation alone, so many sessions can share it.
 type echoModel struct{}
 
-func (echoModel) Complete(_ context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == openai.ChatMessageRoleTool {
-		onText("done")
-		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "done: " + last.Content}, openai.Usage{}, nil
+func (echoModel) Generate(_ context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == model.RoleTool {
+			if yield(&model.Response{Partial: true, Message: model.Message{Content: "done"}}, nil) {
+				yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "done: " + last.Content}}, nil)
+			}
+			return
+		}
+		yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+			{ID: "c1", Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`},
+		}}}, nil)
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{
-		{ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}},
-	}}, openai.Usage{}, nil
 }
 
 func TestManyConcurrentSessions(t *testing.T) {
@@ -316,7 +321,7 @@ func TestManyConcurrentSessions(t *testing.T) {
 
 func TestTurnRetriesAModelTimeout(t *testing.T) {
 	h, _, model, _ := agentHost(t, modeltest.Script{{Delay: 3 * time.Second, Text: "too late"}, {Text: "in time"}})
-	h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: h.model.(*OpenAIModel).baseURL, APIKey: "sk-test", Timeout: 300 * time.Millisecond})
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: h.model.(*openaimodel.Model).BaseURL(), APIKey: "sk-test", Timeout: 300 * time.Millisecond})
 	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "x", TurnOptions{})
 	if end := events[len(events)-1]; end.Reason != EndDone {
 		t.Fatalf("end: %+v", end)

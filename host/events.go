@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host/model"
 )
 
 // EventType names an agent-loop event. The values are the "type" of
@@ -68,11 +70,7 @@ type Event struct {
 }
 
 // Usage counts model tokens over a turn.
-type Usage struct {
-	PromptTokens     int `json:"promptTokens"`
-	CompletionTokens int `json:"completionTokens"`
-	TotalTokens      int `json:"totalTokens"`
-}
+type Usage = model.Usage
 
 // Failed reports a tool_result that is an error (isError, or a call the host
 // refused).

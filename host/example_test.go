@@ -4,16 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http/httptest"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/model"
 )
 
 // exampleServer serves one SQL-like tool whose instance is a secure
@@ -91,15 +91,18 @@ func ExampleHost_NewSession() {
 // then answers.
 type oneShotModel struct{}
 
-func (oneShotModel) Complete(_ context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
-	if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
-		onText("Done.")
-		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "Done."}, openai.Usage{}, nil
+func (oneShotModel) Generate(_ context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+			if yield(&model.Response{Partial: true, Message: model.Message{Content: "Done."}}, nil) {
+				yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "Done."}}, nil)
+			}
+			return
+		}
+		yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+			{ID: "call_1", Name: "db__delete_rows", Arguments: `{"where":"id = 7"}`},
+		}}}, nil)
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
-		ID: "call_1", Type: openai.ToolTypeFunction,
-		Function: openai.FunctionCall{Name: "db__delete_rows", Arguments: `{"where":"id = 7"}`},
-	}}}, openai.Usage{}, nil
 }
 
 // A turn streams events as they happen. The backend brings its own model
@@ -180,4 +183,37 @@ func ExampleSession_Turn_cancel() {
 	}
 	// Output:
 	// end: interrupted
+}
+
+// A conversation outlives the Session value when the session has a History:
+// a backend that restarts (or another replica) opens a session with the same
+// id and History, and the next turn continues the conversation. A real
+// backend implements History over its own database; MemoryHistory shows the
+// shape.
+func ExampleHistory() {
+	url, stop := exampleServer()
+	defer stop()
+	answers := model.Func(func(_ context.Context, req *model.Request) (model.Message, model.Usage, error) {
+		return model.Message{Content: fmt.Sprintf("this conversation has %d messages", len(req.Messages))}, model.Usage{}, nil
+	})
+	h, err := host.New(host.Options{Config: exampleConfig(url), Model: answers,
+		Sources: map[string]bindings.Source{"tenant-tokens": tenantTokens}})
+	if err != nil {
+		panic(err)
+	}
+	defer h.Close()
+
+	history := host.NewMemoryHistory()
+	for _, prompt := range []string{"first", "second"} {
+		// A new Session value each time, as after a restart.
+		s := h.NewSession(host.SessionOptions{ID: "conversation-42", History: history})
+		for e := range s.Turn(context.Background(), prompt, host.TurnOptions{}) {
+			if e.Type == host.EventAssistant {
+				fmt.Println(e.Text)
+			}
+		}
+	}
+	// Output:
+	// this conversation has 1 messages
+	// this conversation has 3 messages
 }

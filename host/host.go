@@ -16,6 +16,8 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/llmview"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -40,7 +42,7 @@ type Options struct {
 	Elicitation ElicitationFunc
 	// Model is the agent loop's model; nil builds the default go-openai
 	// client from the config's llm section (when it names a model).
-	Model ModelClient
+	Model model.LLM
 	// ModelName overrides llm.model.
 	ModelName string
 	// SystemPrompt is sent first in every model request (optional).
@@ -86,7 +88,7 @@ type Host struct {
 	audit     approvals.Sink
 	ownsAudit bool
 
-	model        ModelClient
+	model        model.LLM
 	modelName    string
 	systemPrompt string
 
@@ -185,7 +187,7 @@ func New(opts Options) (*Host, error) {
 		h.modelName = cfg.LLM.Model
 	}
 	if h.model == nil && cfg.LLM.Model != "" {
-		h.model = NewOpenAIModel(OpenAIModelOptions{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout})
+		h.model = openaimodel.New(openaimodel.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout})
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name

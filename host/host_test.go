@@ -325,7 +325,7 @@ func TestHiddenWhenUnbindable(t *testing.T) {
 		b, _ := json.Marshal(tool)
 		for _, secret := range []string{"project_id", "secureInputSchema", "region"} {
 			if strings.Contains(string(b), secret) {
-				t.Errorf("model view of %s mentions %q: %s", tool.Function.Name, secret, b)
+				t.Errorf("model view of %s mentions %q: %s", tool.Name, secret, b)
 			}
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
 )
@@ -27,6 +25,9 @@ type SessionOptions struct {
 	// Approver answers this session's `ask` decisions; nil takes the
 	// host's (Options.Approver), else asks are denied.
 	Approver approvals.Approver
+	// History keeps the conversation beyond this Session value (see
+	// History); nil keeps it in memory for the session's life.
+	History History
 }
 
 // Session is one conversation's scope: identity, trust level and session
@@ -53,7 +54,7 @@ type Session struct {
 
 	// turnMu serialises turns; transcript is only touched under it.
 	turnMu     sync.Mutex
-	transcript []openai.ChatCompletionMessage
+	transcript transcript
 }
 
 // NewSession opens a session on the host.
@@ -79,7 +80,8 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	}
 	// NewGate fails only without a Policy, which a Host always has.
 	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver})
-	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate}
+	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
+		transcript: transcript{history: opts.History}}
 }
 
 // Close ends the session: its cached credential values are dropped.

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-
-	openai "github.com/sashabaranov/go-openai"
+	"strings"
 
 	"github.com/agenthost/agenthost/host/secureparams"
 )
@@ -21,9 +20,17 @@ type Tool struct {
 	Parameters json.RawMessage
 }
 
+// Function is one function as the model sees it: the exposed name, the
+// server's description and the parameters schema built from inputSchema.
+type Function struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
 // View is what the model sees plus the explicit way back.
 type View struct {
-	Tools []openai.Tool
+	Tools []Function
 	// ByExposed maps an exposed function name to its tool; never recover a
 	// tool by splitting the name. Views made by Compose leave it nil: use
 	// Lookup.
@@ -57,7 +64,7 @@ func Compose(parts []*View) *View {
 	for _, p := range parts {
 		n += len(p.Tools)
 	}
-	v := &View{Tools: make([]openai.Tool, 0, n), parts: parts}
+	v := &View{Tools: make([]Function, 0, n), parts: parts}
 	for _, p := range parts {
 		v.Tools = append(v.Tools, p.Tools...)
 	}
@@ -77,7 +84,7 @@ func Build(tools []Tool, names map[Ref]string) *View {
 		names = ExposedNames(refs)
 	}
 	v := &View{
-		Tools:     make([]openai.Tool, 0, len(tools)),
+		Tools:     make([]Function, 0, len(tools)),
 		ByExposed: make(map[string]Ref, len(tools)),
 		Exposed:   make(map[Ref]string, len(tools)),
 	}
@@ -91,18 +98,9 @@ func Build(tools []Tool, names map[Ref]string) *View {
 		}
 		v.ByExposed[name] = t.Ref
 		v.Exposed[t.Ref] = name
-		v.Tools = append(v.Tools, openai.Tool{
-			Type: openai.ToolTypeFunction,
-			Function: &openai.FunctionDefinition{
-				Name:        name,
-				Description: t.Description,
-				Parameters:  t.parameters(),
-			},
-		})
+		v.Tools = append(v.Tools, Function{Name: name, Description: t.Description, Parameters: t.parameters()})
 	}
-	slices.SortFunc(v.Tools, func(a, b openai.Tool) int {
-		return bytes.Compare([]byte(a.Function.Name), []byte(b.Function.Name))
-	})
+	slices.SortFunc(v.Tools, func(a, b Function) int { return strings.Compare(a.Name, b.Name) })
 	return v
 }
 

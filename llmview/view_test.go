@@ -139,22 +139,22 @@ func TestBuildMapsBackExplicitly(t *testing.T) {
 	if len(v.Tools) != 2 {
 		t.Fatalf("got %d tools", len(v.Tools))
 	}
-	if v.Tools[0].Function.Name != "a__t" {
-		t.Errorf("order: first is %s", v.Tools[0].Function.Name)
+	if v.Tools[0].Name != "a__t" {
+		t.Errorf("order: first is %s", v.Tools[0].Name)
 	}
 	for _, tool := range v.Tools {
-		ref, ok := v.ByExposed[tool.Function.Name]
+		ref, ok := v.ByExposed[tool.Name]
 		if !ok {
-			t.Fatalf("%s not mapped back", tool.Function.Name)
+			t.Fatalf("%s not mapped back", tool.Name)
 		}
-		if v.Exposed[ref] != tool.Function.Name {
+		if v.Exposed[ref] != tool.Name {
 			t.Errorf("maps disagree for %v", ref)
 		}
 	}
 	if ref := v.ByExposed[v.Exposed[Ref{"b", "x.y"}]]; ref.Tool != "x.y" {
 		t.Errorf("map back lost the raw tool name: %v", ref)
 	}
-	params, _ := json.Marshal(v.Tools[0].Function.Parameters)
+	params, _ := json.Marshal(v.Tools[0].Parameters)
 	if string(params) != `{"type":"object","properties":{"q":{"type":"string"}}}` {
 		t.Errorf("parameters: %s", params)
 	}
@@ -164,7 +164,7 @@ func TestComposeLooksUpEveryPart(t *testing.T) {
 	a := Build([]Tool{{Ref: Ref{"a", "t"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
 	b := Build([]Tool{{Ref: Ref{"b", "u"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
 	v := Compose([]*View{a, b})
-	if len(v.Tools) != 2 || v.Tools[0].Function.Name != "a__t" || v.Tools[1].Function.Name != "b__u" {
+	if len(v.Tools) != 2 || v.Tools[0].Name != "a__t" || v.Tools[1].Name != "b__u" {
 		t.Fatalf("tools: %+v", v.Tools)
 	}
 	if r, ok := v.Lookup("b__u"); !ok || r != (Ref{"b", "u"}) {

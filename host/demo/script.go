@@ -3,9 +3,10 @@ package demo
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/agenthost/agenthost/host/model"
 )
 
 // scriptedModel is the demo's built-in model: a fixed script, played one
@@ -35,35 +36,34 @@ var script = []scriptStep{
 		"because the host pins this session to the checkout instance."},
 }
 
-// Complete plays the step that matches how many times the model has
-// already answered in this conversation.
-func (scriptedModel) Complete(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
-	if err := ctx.Err(); err != nil {
-		return openai.ChatCompletionMessage{}, openai.Usage{}, err
-	}
-	step := 0
-	for _, m := range req.Messages {
-		if m.Role == openai.ChatMessageRoleAssistant {
-			step++
+// Generate plays the step that matches how many times the model has
+// already answered in this conversation, streaming its text word by word.
+func (scriptedModel) Generate(ctx context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
 		}
-	}
-	if step >= len(script) {
-		step = len(script) - 1
-	}
-	s := script[step]
-	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: s.text}
-	if onText != nil {
+		step := 0
+		for _, m := range req.Messages {
+			if m.Role == model.RoleAssistant {
+				step++
+			}
+		}
+		if step >= len(script) {
+			step = len(script) - 1
+		}
+		s := script[step]
 		for _, word := range strings.SplitAfter(s.text, " ") {
-			onText(word)
+			if !yield(&model.Response{Partial: true, Message: model.Message{Role: model.RoleAssistant, Content: word}}, nil) {
+				return
+			}
 		}
+		msg := model.Message{Role: model.RoleAssistant, Content: s.text}
+		if s.tool != "" {
+			msg.ToolCalls = []model.ToolCall{{ID: fmt.Sprintf("call_demo_%d", step), Name: s.tool, Arguments: s.args}}
+		}
+		words := len(strings.Fields(s.text))
+		yield(&model.Response{Message: msg, Usage: model.Usage{CompletionTokens: words, TotalTokens: words}}, nil)
 	}
-	if s.tool != "" {
-		msg.ToolCalls = []openai.ToolCall{{
-			ID: fmt.Sprintf("call_demo_%d", step), Type: openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: s.tool, Arguments: s.args},
-		}}
-	}
-	usage := openai.Usage{PromptTokens: 0, CompletionTokens: len(strings.Fields(s.text))}
-	usage.TotalTokens = usage.CompletionTokens
-	return msg, usage, nil
 }

@@ -1,10 +1,15 @@
-package host
+// Package openaimodel is agenthost's default model client: model.LLM over
+// any OpenAI-compatible chat completions endpoint, with go-openai, streaming,
+// and bounded retries on 429, 5xx and transient network errors that honour
+// Retry-After.
+package openaimodel
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -13,22 +18,16 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/host/model"
 )
 
-// ModelClient is the model behind the agent loop. go-openai against any
-// OpenAI-compatible endpoint is the default (NewOpenAIModel); a chat backend
-// can bring its own. Complete sends one request and returns the whole
-// assistant message; it calls onText with each piece of assistant text as
-// it streams in (it may never call it, for a non-streaming model).
-type ModelClient interface {
-	Complete(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error)
-}
-
-// OpenAIModelOptions configure the default model client.
-type OpenAIModelOptions struct {
+// Options configure the client.
+type Options struct {
 	BaseURL string
 	APIKey  string
-	// Timeout bounds one HTTP attempt (default 120s).
+	// Timeout bounds the wait for an answer to start (default 120s); it
+	// does not bound a long stream.
 	Timeout time.Duration
 	// MaxRetries on 429, 5xx and timeouts (default 4). Retry-After is
 	// honoured up to MaxRetryWait (default 60s); a longer wait fails.
@@ -38,14 +37,15 @@ type OpenAIModelOptions struct {
 	HTTPClient *http.Client
 }
 
-// OpenAIModel streams chat completions with go-openai.
-type OpenAIModel struct {
+// Model streams chat completions from an OpenAI-compatible endpoint with
+// go-openai. It implements model.LLM.
+type Model struct {
 	client  *openai.Client
 	baseURL string
 }
 
-// NewOpenAIModel returns the default model client.
-func NewOpenAIModel(opts OpenAIModelOptions) *OpenAIModel {
+// New returns a client for an OpenAI-compatible endpoint.
+func New(opts Options) *Model {
 	cfg := openai.DefaultConfig(opts.APIKey)
 	if opts.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
@@ -72,67 +72,107 @@ func NewOpenAIModel(opts OpenAIModelOptions) *OpenAIModel {
 		maxWait = 60 * time.Second
 	}
 	cfg.HTTPClient = &http.Client{Transport: &retryTransport{base: base, retries: retries, maxWait: maxWait}}
-	return &OpenAIModel{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
+	return &Model{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
-// Complete implements ModelClient with a streaming request.
-func (m *OpenAIModel) Complete(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
-	req.Stream = true
-	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-	stream, err := m.client.CreateChatCompletionStream(ctx, req)
-	if err != nil {
-		return openai.ChatCompletionMessage{}, openai.Usage{}, fmt.Errorf("model request: %w", err)
-	}
-	defer stream.Close()
-	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
-	var usage openai.Usage
-	var text strings.Builder
-	calls := map[int]*openai.ToolCall{}
-	var order []int
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+// BaseURL is the endpoint the client talks to.
+func (m *Model) BaseURL() string { return m.baseURL }
+
+// Generate implements model.LLM with a streaming request: a partial
+// response per piece of assistant text, then the whole message.
+func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stream, err := m.client.CreateChatCompletionStream(ctx, toOpenAI(req))
 		if err != nil {
-			return openai.ChatCompletionMessage{}, usage, fmt.Errorf("model stream: %w", err)
+			yield(nil, fmt.Errorf("model request: %w", err))
+			return
 		}
-		if chunk.Usage != nil {
-			usage = *chunk.Usage
-		}
-		for _, choice := range chunk.Choices {
-			if d := choice.Delta.Content; d != "" {
-				text.WriteString(d)
-				if onText != nil {
-					onText(d)
+		defer stream.Close()
+		var (
+			usage  model.Usage
+			text   strings.Builder
+			finish string
+			calls  = map[int]*model.ToolCall{}
+			order  []int
+		)
+		for {
+			chunk, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("model stream: %w", err))
+				return
+			}
+			if u := chunk.Usage; u != nil {
+				usage = model.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+			}
+			for _, choice := range chunk.Choices {
+				if choice.FinishReason != "" {
+					finish = string(choice.FinishReason)
+				}
+				if d := choice.Delta.Content; d != "" {
+					text.WriteString(d)
+					if !yield(&model.Response{Partial: true, Message: model.Message{Role: model.RoleAssistant, Content: d}}, nil) {
+						return
+					}
+				}
+				for i, tc := range choice.Delta.ToolCalls {
+					idx := i
+					if tc.Index != nil {
+						idx = *tc.Index
+					}
+					c, ok := calls[idx]
+					if !ok {
+						c = &model.ToolCall{}
+						calls[idx] = c
+						order = append(order, idx)
+					}
+					if tc.ID != "" {
+						c.ID = tc.ID
+					}
+					c.Name += tc.Function.Name
+					c.Arguments += tc.Function.Arguments
 				}
 			}
-			for i, tc := range choice.Delta.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				c, ok := calls[idx]
-				if !ok {
-					c = &openai.ToolCall{Type: openai.ToolTypeFunction}
-					calls[idx] = c
-					order = append(order, idx)
-				}
-				if tc.ID != "" {
-					c.ID = tc.ID
-				}
-				if tc.Function.Name != "" {
-					c.Function.Name += tc.Function.Name
-				}
-				c.Function.Arguments += tc.Function.Arguments
-			}
+		}
+		msg := model.Message{Role: model.RoleAssistant, Content: text.String()}
+		for _, idx := range order {
+			msg.ToolCalls = append(msg.ToolCalls, *calls[idx])
+		}
+		yield(&model.Response{Message: msg, FinishReason: finish, Usage: usage}, nil)
+	}
+}
+
+// toOpenAI translates a request into go-openai's types.
+func toOpenAI(req *model.Request) openai.ChatCompletionRequest {
+	out := openai.ChatCompletionRequest{
+		Model:         req.Model,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		Messages:      make([]openai.ChatCompletionMessage, len(req.Messages)),
+	}
+	for i, m := range req.Messages {
+		om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+				ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+			})
+		}
+		out.Messages[i] = om
+	}
+	if len(req.Tools) > 0 {
+		out.Tools = make([]openai.Tool, len(req.Tools))
+		for i, f := range req.Tools {
+			out.Tools[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+				Name: f.Name, Description: f.Description, Parameters: f.Parameters,
+			}}
 		}
 	}
-	msg.Content = text.String()
-	for _, idx := range order {
-		msg.ToolCalls = append(msg.ToolCalls, *calls[idx])
-	}
-	return msg, usage, nil
+	return out
 }
 
 // retryTransport retries model requests on 429, 5xx and transient network

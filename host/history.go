@@ -1,0 +1,138 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/host/model"
+)
+
+// History keeps sessions' conversations. A chat backend that wants a
+// conversation to outlive the process (a restart, another replica) gives
+// sessions a History backed by its own store: the session loads the
+// transcript from it before its first turn and appends every message as the
+// turn produces it, so a session re-created with the same id and History
+// continues where the last one stopped. Seeding a conversation is appending
+// to the History before the first turn.
+//
+// Messages are agenthost's own plain types (package model), encodable as
+// JSON. They never carry secure values: the transcript holds what the model
+// sent and what it was told.
+type History interface {
+	// Load returns the session's messages in order (none for a new session).
+	Load(ctx context.Context, sessionID string) ([]model.Message, error)
+	// Append adds messages to the end of the session's conversation. A turn
+	// stops with an error when it fails.
+	Append(ctx context.Context, sessionID string, msgs ...model.Message) error
+}
+
+// MemoryHistory is a History in memory, for tests and for seeding. Sessions
+// without a History keep their transcript privately instead.
+type MemoryHistory struct {
+	mu   sync.Mutex
+	msgs map[string][]model.Message
+}
+
+// NewMemoryHistory returns an empty MemoryHistory.
+func NewMemoryHistory() *MemoryHistory {
+	return &MemoryHistory{msgs: map[string][]model.Message{}}
+}
+
+// Load implements History.
+func (m *MemoryHistory) Load(_ context.Context, sessionID string) ([]model.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.msgs[sessionID]), nil
+}
+
+// Append implements History.
+func (m *MemoryHistory) Append(_ context.Context, sessionID string, msgs ...model.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.msgs[sessionID] = append(m.msgs[sessionID], msgs...)
+	return nil
+}
+
+// Forget drops a session's conversation.
+func (m *MemoryHistory) Forget(sessionID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.msgs, sessionID)
+}
+
+// historyTimeout bounds one History.Append.
+const historyTimeout = 10 * time.Second
+
+// interruptedCallResult is what the model is told, on resuming a
+// conversation, about a tool call whose result never reached the transcript
+// (the process stopped while it ran or waited for approval).
+const interruptedCallResult = "This call's result was lost: the session was interrupted before the call finished. " +
+	"It may or may not have run; check before repeating it."
+
+// repairTranscript answers every tool call of msgs that has no tool message
+// with interruptedCallResult, so that a resumed conversation is one a model
+// accepts. It returns the messages to append (nil when none are missing).
+func repairTranscript(msgs []model.Message) []model.Message {
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var missing []model.Message
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				answered[tc.ID] = true
+				missing = append(missing, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: interruptedCallResult})
+			}
+		}
+	}
+	return missing
+}
+
+// transcript is a session's conversation: the working copy, and the History
+// it is kept in (nil: memory only).
+type transcript struct {
+	history History
+	loaded  bool
+	msgs    []model.Message
+}
+
+// load reads the conversation from the History once, answering calls left
+// without results.
+func (t *transcript) load(ctx context.Context, sessionID string) error {
+	if t.loaded || t.history == nil {
+		t.loaded = true
+		return nil
+	}
+	msgs, err := t.history.Load(ctx, sessionID)
+	if err != nil {
+		return fmt.Errorf("loading the conversation: %w", err)
+	}
+	t.msgs = msgs
+	t.loaded = true
+	if missing := repairTranscript(msgs); missing != nil {
+		return t.append(ctx, sessionID, missing...)
+	}
+	return nil
+}
+
+// append adds messages to the working copy and the History.
+func (t *transcript) append(ctx context.Context, sessionID string, msgs ...model.Message) error {
+	t.msgs = append(t.msgs, msgs...)
+	if t.history == nil {
+		return nil
+	}
+	// A turn that was interrupted still records what happened, within a
+	// bound of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
+	defer cancel()
+	if err := t.history.Append(ctx, sessionID, msgs...); err != nil {
+		return fmt.Errorf("saving the conversation: %w", err)
+	}
+	return nil
+}
