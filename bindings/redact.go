@@ -23,11 +23,13 @@ const MinRedactLen = 4
 // Redact and ContainsSecret take no locks. The zero value is ready to use,
 // and a nil *Redactor redacts nothing.
 //
-// For each value it also masks the value's JSON-escaped spellings (with and
-// without HTML escaping), since values end up inside JSON logs and
-// results. Base64 and other encodings are not masked: they only match when
-// the value was encoded on its own, so matching them would promise more
-// than it delivers.
+// Values end up inside JSON logs and results, written by any JSON encoder,
+// so a value is matched in every JSON spelling: each of its characters
+// literally or escaped (\uXXXX in either hex case, surrogate pairs, \/ and
+// the short escapes), in any mix, and through nested JSON encodings (a JSON
+// document inside a JSON string). Base64 and other encodings are not
+// masked: they only match when the value was encoded on its own, so
+// matching them would promise more than it delivers.
 type Redactor struct {
 	mu     sync.Mutex
 	values sync.Map // registered value -> struct{}
@@ -86,6 +88,8 @@ func (r *Redactor) Add(value string) {
 		}
 		next.maxLen = max(next.maxLen, len(p))
 	}
+	// The longest JSON spelling: every byte as a \uXXXX escape.
+	next.maxLen = max(next.maxLen, maxEscapedLen*len(value))
 	if len(next.patterns) >= prefilterAt {
 		next.filter = newPrefilter(next.patterns)
 	}
@@ -236,8 +240,18 @@ func bytesView(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// find returns the merged, sorted spans of s covered by registered values.
+// find returns the merged, sorted spans of s covered by registered values,
+// in any JSON spelling (see findEscaped).
 func (st *redactState) find(s string, out []span) []span {
+	out = st.findRaw(s, out)
+	if needsUnescape(s) {
+		out = st.findEscaped(s, out)
+	}
+	return mergeSpans(out)
+}
+
+// findRaw appends the spans of s where a pattern occurs byte for byte.
+func (st *redactState) findRaw(s string, out []span) []span {
 	if st.filter != nil {
 		out = st.filter.find(s, st.patterns, out)
 	} else {
@@ -255,7 +269,7 @@ func (st *redactState) find(s string, out []span) []span {
 			}
 		}
 	}
-	return mergeSpans(out)
+	return out
 }
 
 func mergeSpans(spans []span) []span {

@@ -21,9 +21,9 @@ func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
 	if st == nil || len(raw) == 0 {
 		return raw
 	}
-	if !st.contains(bytesView(raw)) && !hasAmbiguousEscape(raw) {
-		// Every escape left (\" \\ \n \r \t) has one spelling, which
-		// the registered JSON forms cover, so no string can hide a value.
+	if !st.contains(bytesView(raw)) {
+		// contains sees through every escape, and unescaping a valid
+		// document as a whole unescapes each of its strings.
 		return raw
 	}
 	if !json.Valid(raw) {
@@ -70,23 +70,6 @@ func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return append(out, raw[last:]...)
-}
-
-// hasAmbiguousEscape reports escapes that can spell a character in more
-// than one way (\u, \/, \b, \f).
-func hasAmbiguousEscape(raw []byte) bool {
-	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
-		switch raw[i+1] {
-		case 'u', '/', 'b', 'f':
-			return true
-		}
-		next := bytes.IndexByte(raw[i+2:], '\\')
-		if next < 0 {
-			return false
-		}
-		i += 2 + next
-	}
-	return false
 }
 
 // unquoteJSON decodes a string literal (quotes included) of valid JSON.
@@ -189,16 +172,4 @@ func encodeJSONString(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-func (st *redactState) contains(s string) bool {
-	if st.filter != nil {
-		return st.filter.any(s, st.patterns)
-	}
-	for _, p := range st.patterns {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
 }
