@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/agenthost/agenthost/config"
 )
 
 func BenchmarkResolverCached(b *testing.B) {
@@ -48,9 +46,9 @@ func BenchmarkBinderResolveCached(b *testing.B) {
 	src := SourceFunc(func(_ context.Context, req Request) (Resolved, error) {
 		return Resolved{Value: "tok-" + req.Subject, Sensitivity: Secret}, nil
 	})
-	binder, err := NewBinder([]config.Binding{{Server: "orders", Params: map[string]config.ParamBinding{
+	binder, err := NewBinder([]Binding{{Server: "orders", Params: map[string]ParamBinding{
 		"project_id": {Value: "retail-prod"},
-		"token":      {Source: "vault"},
+		"token":      {Source: "vault", Ref: "token"},
 	}}}, map[string]Source{"vault": src})
 	if err != nil {
 		b.Fatal(err)

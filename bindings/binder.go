@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/agenthost/agenthost/config"
 )
 
 // ErrUnbound is the sentinel for *UnboundError.
@@ -115,7 +113,7 @@ const maxMemo = 4096
 // plugins, or sources an embedding application supplies). The Binder owns
 // the Resolver; Close it when done. Errors name the binding entry and
 // parameter, never a value.
-func NewBinder(bindings []config.Binding, sources map[string]Source, opts ...Option) (*Binder, error) {
+func NewBinder(bindings []Binding, sources map[string]Source, opts ...Option) (*Binder, error) {
 	cfg := newSettings(opts)
 	literals := literalTable{}
 	all := map[string]Source{
@@ -156,7 +154,7 @@ func NewBinder(bindings []config.Binding, sources map[string]Source, opts ...Opt
 			if name == "" {
 				return nil, fmt.Errorf("%s: empty parameter name", where)
 			}
-			spec, literal, err := specFor(pb, name, loc, all)
+			spec, literal, err := specFor(pb, loc, all)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", loc, err)
 			}
@@ -175,9 +173,8 @@ func NewBinder(bindings []config.Binding, sources map[string]Source, opts ...Opt
 	return b, nil
 }
 
-// specFor checks one parameter binding. A source binding without ref uses
-// the parameter name as ref.
-func specFor(pb config.ParamBinding, param, loc string, sources map[string]Source) (Spec, string, error) {
+// specFor checks one parameter binding.
+func specFor(pb ParamBinding, loc string, sources map[string]Source) (Spec, string, error) {
 	var spec Spec
 	var literal string
 	kinds := 0
@@ -209,13 +206,10 @@ func specFor(pb config.ParamBinding, param, loc string, sources map[string]Sourc
 		if _, builtin := builtinKinds[pb.Source]; builtin {
 			return spec, "", fmt.Errorf("source %q is a built-in kind; write {%s: ...} instead", pb.Source, pb.Source)
 		}
-		ref := pb.Ref
-		if ref == "" {
-			ref = param
-		}
-		spec = Spec{Source: pb.Source, Ref: ref, Sensitivity: Secret}
-	} else if pb.Ref != "" {
-		return spec, "", errors.New("ref is only allowed together with source")
+		spec = Spec{Source: pb.Source, Ref: pb.Ref, Sensitivity: Secret}
+	}
+	if msg := pb.RefProblem(); msg != "" {
+		return spec, "", errors.New("ref " + msg)
 	}
 	switch kinds {
 	case 0:

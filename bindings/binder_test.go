@@ -12,13 +12,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agenthost/agenthost/config"
 	"github.com/google/go-cmp/cmp"
 )
 
 const literalCanary = "lit-canary-7Hq2"
 
-func newTestBinder(t *testing.T, bindings []config.Binding, sources map[string]Source, opts ...Option) *Binder {
+func newTestBinder(t *testing.T, bindings []Binding, sources map[string]Source, opts ...Option) *Binder {
 	t.Helper()
 	b, err := NewBinder(bindings, sources, opts...)
 	if err != nil {
@@ -32,20 +31,21 @@ func TestNewBinderRejects(t *testing.T) {
 	vault := SourceFunc(func(context.Context, Request) (Resolved, error) { return Resolved{}, nil })
 	tests := []struct {
 		name     string
-		bindings []config.Binding
+		bindings []Binding
 		sources  map[string]Source
 		want     string // substring of the error
 	}{
-		{"two kinds", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Value: literalCanary, Env: "X"}}}}, nil, "bindings[0].params.p: more than one"},
-		{"no kind", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {}}}}, nil, "bindings[0].params.p: no value"},
-		{"unknown source", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Source: "vault"}}}}, nil, `unknown source "vault"`},
-		{"built-in as source", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Source: "env", Ref: "X"}}}}, nil, "built-in kind"},
-		{"ref without source", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Env: "X", Ref: "y"}}}}, nil, "ref is only allowed"},
-		{"bad sensitivity", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Value: literalCanary, Sensitivity: "top"}}}}, nil, `unknown sensitivity "top"`},
-		{"null literal", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Value: []byte(literalCanary)}}}}, nil, "[]byte"},
-		{"bad server glob", []config.Binding{{Server: "[", Params: map[string]config.ParamBinding{"p": {Env: "X"}}}}, nil, "bindings[0]: server pattern"},
-		{"bad tool glob", []config.Binding{{Server: "s", Tools: []string{"ok", "[x"}, Params: map[string]config.ParamBinding{"p": {Env: "X"}}}}, nil, `tool pattern "[x"`},
-		{"empty param", []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"": {Env: "X"}}}}, nil, "empty parameter name"},
+		{"two kinds", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Value: literalCanary, Env: "X"}}}}, nil, "bindings[0].params.p: more than one"},
+		{"no kind", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {}}}}, nil, "bindings[0].params.p: no value"},
+		{"unknown source", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Source: "vault"}}}}, nil, `unknown source "vault"`},
+		{"built-in as source", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Source: "env", Ref: "X"}}}}, nil, "built-in kind"},
+		{"ref without source", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Env: "X", Ref: "y"}}}}, nil, "bindings[0].params.p: ref is only used with source"},
+		{"source without ref", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Source: "vault"}}}}, map[string]Source{"vault": EnvSource{}}, "bindings[0].params.p: ref is required with source"},
+		{"bad sensitivity", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Value: literalCanary, Sensitivity: "top"}}}}, nil, `unknown sensitivity "top"`},
+		{"null literal", []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Value: []byte(literalCanary)}}}}, nil, "[]byte"},
+		{"bad server glob", []Binding{{Server: "[", Params: map[string]ParamBinding{"p": {Env: "X"}}}}, nil, "bindings[0]: server pattern"},
+		{"bad tool glob", []Binding{{Server: "s", Tools: []string{"ok", "[x"}, Params: map[string]ParamBinding{"p": {Env: "X"}}}}, nil, `tool pattern "[x"`},
+		{"empty param", []Binding{{Server: "s", Params: map[string]ParamBinding{"": {Env: "X"}}}}, nil, "empty parameter name"},
 		{"reserved source name", nil, map[string]Source{"file": vault}, "reserved"},
 		{"nil source", nil, map[string]Source{"vault": nil}, "nil"},
 	}
@@ -63,15 +63,15 @@ func TestNewBinderRejects(t *testing.T) {
 }
 
 func TestBinderLookupSpecificity(t *testing.T) {
-	env := func(name string) config.ParamBinding { return config.ParamBinding{Env: name} }
-	bindings := []config.Binding{
-		0: {Server: "*", Params: map[string]config.ParamBinding{"token": env("ANY_SERVER"), "region": env("DEFAULT_REGION")}},
-		1: {Server: "orders", Params: map[string]config.ParamBinding{"token": env("ORDERS_ALL_TOOLS")}},
-		2: {Server: "orders", Tools: []string{"get_*"}, Params: map[string]config.ParamBinding{"token": env("ORDERS_GETTERS")}},
-		3: {Server: "orders", Tools: []string{"get_order"}, Params: map[string]config.ParamBinding{"token": env("ORDERS_GET_ORDER")}},
-		4: {Server: "ord*", Tools: []string{"delete_order"}, Params: map[string]config.ParamBinding{"token": env("GLOB_SERVER_EXACT_TOOL")}},
-		5: {Server: "orders", Tools: []string{"get_*"}, Params: map[string]config.ParamBinding{"token": env("ORDERS_GETTERS_LATER")}},
-		6: {Server: "", Tools: []string{"list_*"}, Params: map[string]config.ParamBinding{"Token": env("CASE_SENSITIVE")}},
+	env := func(name string) ParamBinding { return ParamBinding{Env: name} }
+	bindings := []Binding{
+		0: {Server: "*", Params: map[string]ParamBinding{"token": env("ANY_SERVER"), "region": env("DEFAULT_REGION")}},
+		1: {Server: "orders", Params: map[string]ParamBinding{"token": env("ORDERS_ALL_TOOLS")}},
+		2: {Server: "orders", Tools: []string{"get_*"}, Params: map[string]ParamBinding{"token": env("ORDERS_GETTERS")}},
+		3: {Server: "orders", Tools: []string{"get_order"}, Params: map[string]ParamBinding{"token": env("ORDERS_GET_ORDER")}},
+		4: {Server: "ord*", Tools: []string{"delete_order"}, Params: map[string]ParamBinding{"token": env("GLOB_SERVER_EXACT_TOOL")}},
+		5: {Server: "orders", Tools: []string{"get_*"}, Params: map[string]ParamBinding{"token": env("ORDERS_GETTERS_LATER")}},
+		6: {Server: "", Tools: []string{"list_*"}, Params: map[string]ParamBinding{"Token": env("CASE_SENSITIVE")}},
 	}
 	b := newTestBinder(t, bindings, nil)
 	tests := []struct {
@@ -111,7 +111,7 @@ func TestBinderLookupSpecificity(t *testing.T) {
 }
 
 func TestSpecPrintsNoValue(t *testing.T) {
-	b := newTestBinder(t, []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"p": {Value: literalCanary}}}}, nil)
+	b := newTestBinder(t, []Binding{{Server: "s", Params: map[string]ParamBinding{"p": {Value: literalCanary}}}}, nil)
 	spec, ok := b.Lookup("s", "t", "p")
 	if !ok {
 		t.Fatal("unbound")
@@ -128,7 +128,7 @@ func TestSpecPrintsNoValue(t *testing.T) {
 }
 
 func TestBinderBound(t *testing.T) {
-	b := newTestBinder(t, []config.Binding{{Server: "orders", Params: map[string]config.ParamBinding{
+	b := newTestBinder(t, []Binding{{Server: "orders", Params: map[string]ParamBinding{
 		"project_id": {Value: "retail-prod"},
 		"instance":   {Session: "instance"},
 	}}}, nil)
@@ -187,7 +187,7 @@ func TestBinderResolve(t *testing.T) {
 	}
 	t.Setenv("AGENTHOST_TEST_ORDERS_REGION", "region-eu-9")
 	vault := &countingSource{s: Public} // the binding, not the source, decides sensitivity
-	b := newTestBinder(t, []config.Binding{{Server: "orders", Params: map[string]config.ParamBinding{
+	b := newTestBinder(t, []Binding{{Server: "orders", Params: map[string]ParamBinding{
 		"project_id":    {Value: "retail-prod"},
 		"shards":        {Value: 12},
 		"dry_run":       {Value: false, Sensitivity: "public"},
@@ -195,7 +195,7 @@ func TestBinderResolve(t *testing.T) {
 		"region":        {Env: "AGENTHOST_TEST_ORDERS_REGION", Sensitivity: "internal"},
 		"token":         {File: tokenFile},
 		"session_token": {Source: "vault", Ref: "orders/token"},
-		"api_key":       {Source: "vault"},
+		"api_key":       {Source: "vault", Ref: "api_key"},
 	}}}, map[string]Source{"vault": vault})
 
 	ctx := ContextWithSessionValues(t.Context(), MapValues{"instance": "db-prod-04"})
@@ -231,7 +231,7 @@ func TestBinderResolve(t *testing.T) {
 }
 
 func TestBinderResolveSkipsUnboundOptional(t *testing.T) {
-	b := newTestBinder(t, []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{
+	b := newTestBinder(t, []Binding{{Server: "s", Params: map[string]ParamBinding{
 		"a":        {Value: "aaaa"},
 		"instance": {Session: "instance"},
 	}}}, nil)
@@ -247,8 +247,8 @@ func TestBinderResolveSkipsUnboundOptional(t *testing.T) {
 
 func TestBinderResolveUnboundCallsNoSource(t *testing.T) {
 	vault := &countingSource{}
-	b := newTestBinder(t, []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{
-		"token":    {Source: "vault"},
+	b := newTestBinder(t, []Binding{{Server: "s", Params: map[string]ParamBinding{
+		"token":    {Source: "vault", Ref: "token"},
 		"instance": {Session: "instance"},
 	}}}, map[string]Source{"vault": vault})
 	params := map[string]json.RawMessage{"token": nil, "instance": nil, "project": nil}
@@ -284,9 +284,9 @@ func TestBinderResolveSourceError(t *testing.T) {
 	leaky := SourceFunc(func(context.Context, Request) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("backend refused token %s: %w", secret, errBackend)
 	})
-	b := newTestBinder(t, []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{
+	b := newTestBinder(t, []Binding{{Server: "s", Params: map[string]ParamBinding{
 		"a_session": {Session: "tok"},
-		"b_vault":   {Source: "vault"},
+		"b_vault":   {Source: "vault", Ref: "b_vault"},
 		"c_env":     {Env: "AGENTHOST_TEST_SURELY_UNSET"},
 	}}}, map[string]Source{"vault": leaky})
 	ctx := ContextWithSessionValues(t.Context(), MapValues{"tok": secret})
@@ -312,7 +312,7 @@ func TestBinderResolveSourceError(t *testing.T) {
 
 func TestBinderInvalidate(t *testing.T) {
 	vault := &countingSource{}
-	b := newTestBinder(t, []config.Binding{{Server: "s", Params: map[string]config.ParamBinding{"token": {Source: "vault"}}}}, map[string]Source{"vault": vault})
+	b := newTestBinder(t, []Binding{{Server: "s", Params: map[string]ParamBinding{"token": {Source: "vault", Ref: "token"}}}}, map[string]Source{"vault": vault})
 	scope := Scope{SessionID: "s1", Subject: "alice", Server: "s", Tool: "t"}
 	params := map[string]json.RawMessage{"token": nil}
 	for range 3 {

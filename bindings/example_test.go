@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/config"
 )
 
 // A chat backend plugs in its own credential service as a Source and
@@ -25,9 +24,9 @@ func Example_chatBackend() {
 		}, nil
 	})
 
-	binder, err := bindings.NewBinder([]config.Binding{{
+	binder, err := bindings.NewBinder([]bindings.Binding{{
 		Server: "orders",
-		Params: map[string]config.ParamBinding{
+		Params: map[string]bindings.ParamBinding{
 			"project_id": {Value: "retail-prod"},
 			"instance":   {Session: "instance"},
 			"token":      {Source: "tenant-tokens", Ref: "orders"},

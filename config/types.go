@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/bindings"
 )
 
 // Config is the whole agenthost configuration after loading, ${VAR}
@@ -100,24 +101,12 @@ type Source struct {
 }
 
 // Binding says which value fills which secure parameter of which tools.
-type Binding struct {
-	Server string                  `json:"server" yaml:"server"` // server name (glob allowed)
-	Tools  []string                `json:"tools" yaml:"tools"`   // tool name globs; empty means all
-	Params map[string]ParamBinding `json:"params" yaml:"params"` // secure parameter name -> where its value comes from
-}
+// The type belongs to package bindings, which consumes it; config only
+// reads it from the file.
+type Binding = bindings.Binding
 
 // ParamBinding names exactly one place a secure value comes from.
-type ParamBinding struct {
-	Value   any    `json:"value,omitempty" yaml:"value,omitempty"`     // literal
-	Session string `json:"session,omitempty" yaml:"session,omitempty"` // session value name (--bind NAME=VALUE)
-	Env     string `json:"env,omitempty" yaml:"env,omitempty"`         // host environment variable
-	File    string `json:"file,omitempty" yaml:"file,omitempty"`       // file contents, trimmed
-	Source  string `json:"source,omitempty" yaml:"source,omitempty"`   // configured source name
-	Ref     string `json:"ref,omitempty" yaml:"ref,omitempty"`         // reference passed to Source
-	// Sensitivity overrides the default (secret for env/file/source/session,
-	// internal for literal values): public | internal | secret.
-	Sensitivity string `json:"sensitivity,omitempty" yaml:"sensitivity,omitempty"`
-}
+type ParamBinding = bindings.ParamBinding
 
 // SessionDefaults are defaults for new sessions.
 type SessionDefaults struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/bindings"
 )
 
 const (
@@ -225,21 +226,18 @@ func validateParam(p *problems, key string, pb ParamBinding, sources map[string]
 	default:
 		p.addf(key, "set exactly one of %s (found %s)", paramKindsSentence, strings.Join(kinds, " and "))
 	}
-	switch {
-	case pb.Ref != "" && pb.Source == "":
-		p.add(childKey(key, "ref"), "is only used with source")
-	case pb.Source != "" && pb.Ref == "":
-		p.add(childKey(key, "ref"), "is required with source (the reference passed to the source)")
+	if msg := pb.RefProblem(); msg != "" {
+		p.add(childKey(key, "ref"), msg)
 	}
 	if pb.Source != "" {
 		if _, ok := sources[pb.Source]; !ok {
 			p.addf(childKey(key, "source"), "names source %q, which is not configured under sources", pb.Source)
 		}
 	}
-	switch pb.Sensitivity {
-	case "", "public", "internal", "secret":
-	default:
-		p.add(childKey(key, "sensitivity"), "must be "+sensitivityValues)
+	if pb.Sensitivity != "" {
+		if _, err := bindings.ParseSensitivity(pb.Sensitivity); err != nil {
+			p.add(childKey(key, "sensitivity"), "must be "+sensitivityValues)
+		}
 	}
 }
 
