@@ -217,3 +217,14 @@ func TestEffectiveJSONIsTheRiskObject(t *testing.T) {
 		t.Errorf("round trip (-want +got)\n%s", diff)
 	}
 }
+
+func TestValidTrustLevel(t *testing.T) {
+	for _, tc := range []struct {
+		t    int
+		want bool
+	}{{-1, false}, {0, false}, {1, true}, {3, true}, {5, true}, {6, false}} {
+		if got := ValidTrustLevel(tc.t); got != tc.want {
+			t.Errorf("ValidTrustLevel(%d) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}

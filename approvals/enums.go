@@ -58,11 +58,17 @@ const (
 	ApprovalMulti  ApprovalRecommendation = "multi"
 )
 
-// Trust levels bound the SEP-2793 1..5 trust ladder.
+// Trust levels bound the SEP-2793 1..5 trust ladder. They are the one
+// statement of the bounds: configuration validation and the CLI's --trust
+// check use them (and ValidTrustLevel).
 const (
 	MinTrust = 1
 	MaxTrust = 5
 )
+
+// ValidTrustLevel reports whether t is on the trust ladder (MinTrust to
+// MaxTrust).
+func ValidTrustLevel(t int) bool { return t >= MinTrust && t <= MaxTrust }
 
 // The orders below define "more restrictive": a later value is riskier.
 // Putting utility above observe and below mutate keeps every non-mutating

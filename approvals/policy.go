@@ -384,7 +384,7 @@ func (m *merger) trust(cat, decl any, inferred int) (int, Source) {
 		declared, ok = NormalizeTrust(decl)
 		if !ok {
 			got, _ := json.Marshal(decl)
-			m.note("declared minTrustLevel %s is not an integer from 1 to 5: read as 5", oneLine(string(got), 40))
+			m.note("declared minTrustLevel %s is not an integer from %d to %d: read as %d", oneLine(string(got), 40), MinTrust, MaxTrust, MaxTrust)
 		}
 	}
 	if decl != nil && m.trusted {

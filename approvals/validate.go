@@ -211,7 +211,7 @@ func validateMatch(key string, m Match) []error {
 	enums("server", m.Server, globs)
 	enums("tool", m.Tool, globs)
 	for i, t := range m.TrustLevel {
-		if t < MinTrust || t > MaxTrust {
+		if !ValidTrustLevel(t) {
 			errs = append(errs, &FieldError{Key: fmt.Sprintf("%s.trustLevel[%d]", key, i),
 				Msg: fmt.Sprintf("must be from %d to %d, got %d", MinTrust, MaxTrust, t)})
 		}

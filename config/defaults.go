@@ -17,12 +17,6 @@ const (
 	DefaultTrustLevel     = 1
 )
 
-// The range of session trust levels.
-const (
-	MinTrustLevel = 1
-	MaxTrustLevel = 5
-)
-
 // ApplyDefaults fills every setting left at its zero value with its
 // default and normalises spellings: Server.Name and Source.Name from their
 // map keys, Server.Type from command/url ("streamable-http" and

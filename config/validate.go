@@ -38,8 +38,8 @@ func (c *Config) Validate() error {
 	for i := range c.Bindings {
 		validateBinding(p, indexKey("bindings", i), &c.Bindings[i], c.Sources)
 	}
-	if tl := c.Session.TrustLevel; tl != 0 && (tl < MinTrustLevel || tl > MaxTrustLevel) {
-		p.addf("session.trustLevel", "must be between %d and %d", MinTrustLevel, MaxTrustLevel)
+	if tl := c.Session.TrustLevel; tl != 0 && !approvals.ValidTrustLevel(tl) {
+		p.addf("session.trustLevel", "must be between %d and %d", approvals.MinTrust, approvals.MaxTrust)
 	}
 	validateApprovals(p, &c.Approvals)
 	return p.err()

@@ -186,8 +186,8 @@ func (a *app) newSession(h *host.Host) (*host.Session, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--bind: %w", err))
 	}
-	if a.trust != 0 && (a.trust < 1 || a.trust > 5) {
-		return nil, usageErr(fmt.Errorf("--trust: %d is not in 1..5", a.trust))
+	if a.trust != 0 && !approvals.ValidTrustLevel(a.trust) {
+		return nil, usageErr(fmt.Errorf("--trust: %d is not in %d..%d", a.trust, approvals.MinTrust, approvals.MaxTrust))
 	}
 	switch a.approve {
 	case "", "prompt", "deny", "auto":
