@@ -85,6 +85,14 @@ type Limited interface {
 	MaxApprovers() int
 }
 
+// Identified is implemented by approvers that vote under one fixed id (a
+// person at a terminal). The Gate does not ask such an approver about a
+// call whose requester is that same person (see SameID): the answer could
+// not count. It refuses the call at once, saying why.
+type Identified interface {
+	ApproverID() string
+}
+
 // Deny answers every ask with "no approver available". It is the default
 // when nobody can be asked (non-interactive runs).
 type Deny struct{}
@@ -118,3 +126,6 @@ func (a Auto) Approve(context.Context, *Request) (Verdict, error) {
 
 // MaxApprovers is 1.
 func (Auto) MaxApprovers() int { return 1 }
+
+// ApproverID is AutoApproverID.
+func (Auto) ApproverID() string { return AutoApproverID }

@@ -98,6 +98,17 @@ type Result struct {
 	// ModelMessage is the tool result text for the model when the call
 	// does not run; empty when it runs.
 	ModelMessage string
+	// Explanation is set when the Gate refused an ask without asking
+	// anyone for a reason operators can fix (the only approver is the
+	// requester); for operators, never shown to the model.
+	Explanation string
+}
+
+// SelfApprovalExplanation says why an approver who is also the requester
+// was not asked, and what to change.
+func SelfApprovalExplanation(approverID string) string {
+	return fmt.Sprintf("approval needed, but the only approver %q is the session's subject (the requester), who cannot approve its own calls, so nobody was asked; "+
+		"run with another approver, or with a subject other than the approver", approverID)
 }
 
 // Allowed reports whether the call may run.
@@ -133,6 +144,14 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
 		return g.refuse(c, res, OutcomeRejected, ReasonNoApprover, ""), nil
+	}
+	if ia, ok := g.approver.(Identified); ok && SameID(ia.ApproverID(), c.Subject) {
+		// Asking would be a question whose yes is discarded.
+		// Not remembered as a denial: a retry gets the same explanation.
+		res.Outcome, res.Reason = OutcomeRejected, ReasonNoApprover
+		res.Explanation = SelfApprovalExplanation(ia.ApproverID())
+		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
+		return res, nil
 	}
 
 	now := g.now()

@@ -390,3 +390,59 @@ func TestRiskWithin(t *testing.T) {
 		}
 	}
 }
+
+// identified is an approver voting under one fixed id.
+type identified struct {
+	id    string
+	asked atomic.Int32
+}
+
+func (a *identified) ApproverID() string { return a.id }
+func (a *identified) Approve(context.Context, *Request) (Verdict, error) {
+	a.asked.Add(1)
+	return Verdict{Votes: []Vote{{ApproverID: a.id, Decision: VoteAllow}}}, nil
+}
+
+// An approver whose only id is the requester's is not asked: its yes could
+// not count. The call is refused at once with an explanation for operators.
+func TestGateDoesNotAskTheRequester(t *testing.T) {
+	p := mustPolicy(t, contractConfig())
+	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	tests := []struct {
+		approver string
+		asked    bool
+	}{
+		{"user", false},
+		{"User", false},
+		{"\uff55ser\u200b", false},
+		{"alice", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.approver, func(t *testing.T) {
+			a := &identified{id: tc.approver}
+			g := newGate(t, p, a)
+			for i := 0; i < 2; i++ { // a retry gets the same explanation
+				res, err := g.Check(context.Background(), check(write, `{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := a.asked.Load() > 0; got != tc.asked {
+					t.Fatalf("asked = %v, want %v", got, tc.asked)
+				}
+				if tc.asked {
+					if res.Outcome != OutcomeApproved || res.Explanation != "" {
+						t.Errorf("another approver: %s %q", res.Outcome, res.Explanation)
+					}
+					return
+				}
+				if res.Outcome != OutcomeRejected || res.Reason != ReasonNoApprover || res.ModelMessage == "" ||
+					!strings.Contains(res.Explanation, "cannot approve its own calls") || !strings.Contains(res.Explanation, "subject") {
+					t.Errorf("call %d: %s/%s %q", i, res.Outcome, res.Reason, res.Explanation)
+				}
+				if strings.Contains(res.ModelMessage, "subject") {
+					t.Errorf("the model message carries the operators' explanation: %q", res.ModelMessage)
+				}
+			}
+		})
+	}
+}

@@ -74,6 +74,9 @@ func NewPrompt(in io.Reader, out io.Writer, approverID string) *Prompt {
 // MaxApprovers is 1: one person at one terminal.
 func (p *Prompt) MaxApprovers() int { return 1 }
 
+// ApproverID is the id the prompt's votes carry.
+func (p *Prompt) ApproverID() string { return p.id }
+
 // Close stops the reader goroutine (after the read in flight, if any).
 func (p *Prompt) Close() error {
 	p.stopped.Do(func() { close(p.done) })
@@ -134,6 +137,11 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	case <-p.done:
 		return Verdict{}, nil
 	default:
+	}
+	if SameID(p.id, req.Requester) {
+		// The answer could not count: do not ask.
+		fmt.Fprintf(p.out, "\n%s: denied\n", terminalSafe(SelfApprovalExplanation(p.id), 500))
+		return Verdict{}, nil
 	}
 	p.start.Do(func() { go p.readLoop() })
 	if _, err := io.WriteString(p.out, describeRequest(req, p.now())); err != nil {

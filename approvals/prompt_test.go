@@ -225,3 +225,20 @@ func TestPromptWaitingForItsTurnHonoursContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A prompt answering for the requester does not ask: the answer could not
+// count.
+func TestPromptDoesNotAskTheRequester(t *testing.T) {
+	for _, requester := range []string{"operator", "Operator", "operator\u200b"} {
+		out := &bytes.Buffer{}
+		p := NewPrompt(strings.NewReader("y\n"), out, "operator")
+		v, err := p.Approve(context.Background(), &Request{Requester: requester, Approvers: 1})
+		if err != nil || len(v.Votes) != 0 {
+			t.Errorf("requester %q: votes %+v err %v, want none", requester, v.Votes, err)
+		}
+		if strings.Contains(out.String(), "Allow?") || !strings.Contains(out.String(), "cannot approve its own calls") {
+			t.Errorf("requester %q: output %q", requester, out.String())
+		}
+		_ = p.Close()
+	}
+}

@@ -276,6 +276,52 @@ func TestRtApprovalPromptOnTerminal(t *testing.T) {
 	}
 }
 
+// TestRtPromptDoesNotAskTheRequester: with the prompt answering as $USER
+// and --subject naming the same person (in another spelling), every yes
+// would be discarded as a self-approval. The ask is denied at once, without
+// a question, and the message says why and what to change.
+func TestRtPromptDoesNotAskTheRequester(t *testing.T) {
+	t.Parallel()
+	const reason = "cannot approve its own calls"
+	check := func(t *testing.T, code int, out string, s rtShop) {
+		t.Helper()
+		if code != 3 {
+			t.Errorf("exit code %d, want 3 (denied)\n%s", code, out)
+		}
+		if strings.Contains(out, "Allow?") {
+			t.Errorf("asked a question whose answer cannot count\n%s", out)
+		}
+		for _, want := range []string{reason, "--subject"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the output does not say %q\n%s", want, out)
+			}
+		}
+		if got := s.executed(t); len(got) != 0 {
+			t.Errorf("the server ran %v", got)
+		}
+		recs := rtReadAudit(t, rtAuditPath(s.cfg))
+		if len(recs) != 1 || recs[0].Outcome != "rejected" || recs[0].Result != "not_executed" {
+			t.Errorf("audit %+v, want one rejected, not executed call", recs)
+		}
+	}
+	args := func(s rtShop, extra ...string) []string {
+		return append([]string{"--config", s.cfg, "call", "shop", "delete_order", "--args", `{"query":"7"}`, "--subject", "Tester\u200b"}, extra...)
+	}
+	t.Run("pipe", func(t *testing.T) {
+		t.Parallel()
+		s := rtNewShop(t, nil)
+		r := run(t, []string{"USER=tester"}, args(s, "--approve", "prompt")...)
+		check(t, r.code, r.stdout+r.stderr, s)
+	})
+	t.Run("terminal", func(t *testing.T) {
+		t.Parallel()
+		s := rtNewShop(t, nil)
+		term := rtStartOnTerminalEnv(t, []string{"USER=tester"}, args(s)...)
+		code := term.wait(t, 20*time.Second)
+		check(t, code, term.output(), s)
+	})
+}
+
 // rtTerminal is agenthost running with stdin, stdout and stderr on a
 // pseudo-terminal.
 type rtTerminal struct {
@@ -288,9 +334,16 @@ type rtTerminal struct {
 
 func rtStartOnTerminal(t *testing.T, args ...string) *rtTerminal {
 	t.Helper()
+	return rtStartOnTerminalEnv(t, nil, args...)
+}
+
+// rtStartOnTerminalEnv is rtStartOnTerminal with extra environment
+// variables (NAME=VALUE).
+func rtStartOnTerminalEnv(t *testing.T, env []string, args ...string) *rtTerminal {
+	t.Helper()
 	cmd := exec.Command(agenthostBin, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(baseEnv(t), "TERM=dumb")
+	cmd.Env = append(append(baseEnv(t), "TERM=dumb"), env...)
 	f, err := pty.Start(cmd) // a new session: the process group is cmd's pid
 	if err != nil {
 		t.Fatalf("starting agenthost on a pseudo-terminal: %v", err)

@@ -149,6 +149,9 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		if gateErr != nil {
 			return nil, decision, newError(KindDenied, res.ModelMessage, gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
 		}
+		if res.Explanation != "" {
+			return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
+		}
 		return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
 	}
 	// No un-audited execution: a sink that already failed refuses the call.

@@ -220,6 +220,12 @@ func (a *app) approver() approvals.Approver {
 		if id == "" {
 			id = "terminal"
 		}
+		if approvals.SameID(id, a.subject) {
+			// The session's gate denies asks at once (a yes from the
+			// requester cannot count); say so before anything is asked.
+			fmt.Fprintf(a.stderr, "agenthost: warning: the prompt answers as %q, who is also the session's --subject: calls that need approval are denied without asking; "+
+				"run with a --subject other than the approver, or have someone other than the subject approve\n", id)
+		}
 		return approvals.NewPrompt(a.stdin, a.stderr, id)
 	default:
 		return approvals.Deny{}
