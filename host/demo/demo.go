@@ -60,13 +60,11 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer sqls.close()
-	serverCtx, stopServer := context.WithCancel(ctx)
-	url, waitServer, err := startServer(serverCtx, sqls)
+	url, stopServer, err := startServer(sqls)
 	if err != nil {
-		stopServer()
 		return err
 	}
-	defer func() { stopServer(); waitServer() }()
+	defer stopServer()
 
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	cfg := demoConfig(url, auditPath)

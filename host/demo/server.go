@@ -3,14 +3,11 @@ package demo
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
-
-	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // The demo's MCP server: a SQL tool server in front of two SQLite database
@@ -94,22 +91,18 @@ func (s *sqlServer) close() {
 	}
 }
 
-// handle runs one validated call (mcptestserver has already enforced the
-// SEP-3221 rules: secure names never in arguments, required values present).
-func (s *sqlServer) handle(ctx context.Context, tool string, args, secure map[string]json.RawMessage) (string, bool) {
-	var token, instance string
-	_ = json.Unmarshal(secure["token"], &token)
-	_ = json.Unmarshal(secure["instance"], &instance)
-	if token != s.token {
+// handle runs one call the edge has checked (secureEdge: secure names never
+// in arguments, every required secure value present and a string).
+func (s *sqlServer) handle(ctx context.Context, tool string, args map[string]any, secure map[string]string) (string, bool) {
+	if secure["token"] != s.token {
 		return "authentication failed", true
 	}
-	db, ok := s.dbs[instance]
+	db, ok := s.dbs[secure["instance"]]
 	if !ok {
 		return "unknown database instance", true
 	}
 	str := func(name string) string {
-		var v string
-		_ = json.Unmarshal(args[name], &v)
+		v, _ := args[name].(string)
 		return v
 	}
 	switch tool {
@@ -168,31 +161,4 @@ func query(ctx context.Context, db *sql.DB, q string) (string, bool) {
 	}
 	fmt.Fprintf(&b, "(%d rows)", n)
 	return b.String(), false
-}
-
-// startServer serves the SQL tools over streamable HTTP on loopback until
-// ctx ends; it returns the endpoint URL and a wait function.
-func startServer(ctx context.Context, sqls *sqlServer) (string, func(), error) {
-	srv, err := mcptest.New(mcptest.Options{
-		ToolsJSON: []byte(toolsJSON),
-		Name:      "demo-sql",
-		Handler:   sqls.handle,
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("demo server: %w", err)
-	}
-	urlCh := make(chan string, 1)
-	errCh := make(chan error, 1)
-	go func() {
-		errCh <- srv.ListenAndServe(ctx, func(url string) error {
-			urlCh <- url
-			return nil
-		})
-	}()
-	select {
-	case url := <-urlCh:
-		return url, func() { <-errCh; _ = srv.Close() }, nil
-	case err := <-errCh:
-		return "", nil, fmt.Errorf("demo server: %w", err)
-	}
 }
