@@ -3,11 +3,16 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // argSchemas compiles tools' inputSchemas once per definition (by hash) to
@@ -19,11 +24,14 @@ type argSchemas struct {
 	cache map[string]*jsonschema.Schema // DefHash -> schema (nil: not checkable)
 }
 
-type noRemoteLoader struct{}
+// Bounds on what a refusal quotes back: the validator's own output lists
+// every failing branch, which for a large anyOf is unbounded.
+const (
+	maxArgErrorLines    = 8
+	maxArgErrorLineSize = 200
+)
 
-func (noRemoteLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema %q not loaded: remote references are never fetched", url)
-}
+var argErrorPrinter = message.NewPrinter(language.English)
 
 func (a *argSchemas) get(hash string, schema json.RawMessage) *jsonschema.Schema {
 	a.mu.Lock()
@@ -36,12 +44,7 @@ func (a *argSchemas) get(hash string, schema json.RawMessage) *jsonschema.Schema
 	}
 	var compiled *jsonschema.Schema
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema)); err == nil {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		c.UseLoader(noRemoteLoader{})
-		if err := c.AddResource("mem:///input.json", doc); err == nil {
-			compiled, _ = c.Compile("mem:///input.json")
-		}
+		compiled, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
 	}
 	if len(a.cache) > 10000 {
 		clear(a.cache)
@@ -51,8 +54,10 @@ func (a *argSchemas) get(hash string, schema json.RawMessage) *jsonschema.Schema
 }
 
 // validate checks model arguments against a tool's inputSchema; the message
-// is for the model (it only quotes the model's own input).
-func (a *argSchemas) validate(hash string, schema json.RawMessage, args json.RawMessage) error {
+// is for the model (it only quotes the model's own input). cost is the
+// tool's secureparams ValidationCost: arguments whose JSON values times cost
+// exceed secureparams.MaxValidationWork are refused unvalidated.
+func (a *argSchemas) validate(hash string, schema json.RawMessage, cost int64, args json.RawMessage) error {
 	s := a.get(hash, schema)
 	if s == nil {
 		return nil
@@ -61,8 +66,49 @@ func (a *argSchemas) validate(hash string, schema json.RawMessage, args json.Raw
 	if err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
-	if err := s.Validate(doc); err != nil {
-		return fmt.Errorf("arguments do not match the tool's inputSchema: %s", strings.TrimSpace(err.Error()))
+	values, err := safeschema.CheckNumbers(doc)
+	if err != nil {
+		return fmt.Errorf("arguments cannot be checked against the tool's inputSchema: %w", err)
+	}
+	if int64(values)*max(cost, 1) > secureparams.MaxValidationWork {
+		return fmt.Errorf("arguments are too large to check against the tool's inputSchema (%d JSON values, each costing up to %d subschema checks, exceed the limit of %d checks per call)", values, cost, secureparams.MaxValidationWork)
+	}
+	if err := safeschema.Validate(s, doc); err != nil {
+		var verr *jsonschema.ValidationError
+		if errors.As(err, &verr) {
+			return fmt.Errorf("arguments do not match the tool's inputSchema: %s", argErrorText(verr))
+		}
+		return fmt.Errorf("arguments cannot be checked against the tool's inputSchema: %w", err)
 	}
 	return nil
+}
+
+// argErrorText renders the validator's error tree as its failing leaves,
+// bounded in count and length: "at '/path': message; ...".
+func argErrorText(root *jsonschema.ValidationError) string {
+	var lines []string
+	more := 0
+	var visit func(e *jsonschema.ValidationError)
+	visit = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				visit(c)
+			}
+			return
+		}
+		if len(lines) == maxArgErrorLines {
+			more++
+			return
+		}
+		line := fmt.Sprintf("at '/%s': %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(argErrorPrinter))
+		if len(line) > maxArgErrorLineSize {
+			line = strings.ToValidUTF8(line[:maxArgErrorLineSize], "") + "…"
+		}
+		lines = append(lines, line)
+	}
+	visit(root)
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(lines, "; ")
 }

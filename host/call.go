@@ -91,7 +91,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	// After the secure-name guard, so the validator's message (which quotes
 	// the arguments) never echoes a secure name back to the model.
 	if info.checkSchema {
-		if err := h.args.validate(t.DefHash(), t.InputSchema, arguments); err != nil {
+		if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
 			return nil, newError(KindToolError, "Invalid arguments: "+err.Error(), err, "invalid arguments for %s/%s: %v", server, tool, err)
 		}
 	}

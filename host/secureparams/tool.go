@@ -89,6 +89,8 @@ type Tool struct {
 	// inputHeaderTool is set when inputSchema carries valid x-mcp-header
 	// annotations (see InputHeaderTool).
 	inputHeaderTool *mcp.Tool
+	// inputCost is the expansion of inputSchema (see ValidationCost).
+	inputCost int64
 
 	schemas     *SchemaCache // set before first use, by ListedTool.Parse
 	valueOnce   sync.Once
@@ -273,6 +275,19 @@ func canonicalHash(raw []byte) (any, string, error) {
 // annotation value.
 func headerName(annotation string) string {
 	return mcp.ParamHeaderBinding{Header: annotation}.HeaderName()
+}
+
+// ValidationCost is the most subschema applications that validating one
+// JSON value of the arguments against inputSchema may take (at most
+// MaxSchemaExpansion; see there). A caller about to validate arguments of
+// n JSON values refuses them when n*ValidationCost exceeds
+// MaxValidationWork. It is 0 for an excluded tool.
+func (t *Tool) ValidationCost() int64 {
+	t.analyzeOnce.Do(func() { t.exclusion = analyze(t) })
+	if t.exclusion != nil {
+		return 0
+	}
+	return t.inputCost
 }
 
 // InputHeaderTool returns the tool as mcp-go models it for mirroring

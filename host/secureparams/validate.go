@@ -3,10 +3,12 @@ package secureparams
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -42,6 +44,9 @@ const (
 	RulePattern Rule = "pattern"
 	// RuleHeader: an invalid x-mcp-header annotation.
 	RuleHeader Rule = "header"
+	// RuleNumber: a number in a schema that the JSON Schema validator
+	// cannot handle (see safeschema.MaxNumberLength and MaxNumberExponent).
+	RuleNumber Rule = "number"
 	// RuleInvalidSecureSchema: secureInputSchema does not compile as JSON
 	// Schema (draft 2020-12 unless it says otherwise).
 	RuleInvalidSecureSchema Rule = "invalid-secure-schema"
@@ -137,6 +142,9 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if p != nil {
 		return p
 	}
+	if p := checkSchemaNumbers("inputSchema", t.inputDoc); p != nil {
+		return p
+	}
 	// mcp-go re-decodes the schema; skip it when the scan saw no annotation.
 	if len(inputScan.headerOwners) > 0 {
 		headerTool := &mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema}
@@ -154,7 +162,7 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 		if p := iw.walk(t.inputDoc, "", 0, true, true); p != nil && p.rule != RulePattern {
 			return p
 		}
-		return nil
+		return inputExpansion(t, inputScan)
 	}
 
 	if p := checkSecureRoot(secureRoot); p != nil {
@@ -162,6 +170,9 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	}
 	secureScan, p := scanSchema(t.SecureInputSchema, "secureInputSchema", &budget, t.rawValid)
 	if p != nil {
+		return p
+	}
+	if p := checkSchemaNumbers("secureInputSchema", secureRoot); p != nil {
 		return p
 	}
 
@@ -195,11 +206,42 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if p := checkOverlap(t.SecureParams, declared, iw, sw); p != nil {
 		return p
 	}
+	if _, p := schemaExpansion("secureInputSchema", secureRoot, secureScan.anchors); p != nil {
+		return p
+	}
+	if p := inputExpansion(t, inputScan); p != nil {
+		return p
+	}
 	if p := checkSecureHeaders(t, secureRoot, secureScan, len(inputScan.headerOwners) > 0); p != nil {
 		return p
 	}
 	t.Warnings = append(t.Warnings, nameVariantWarnings(t.SecureParams, iw.names)...)
 	t.Warnings = append(t.Warnings, secretHeaderWarnings(t)...)
+	return nil
+}
+
+// checkSchemaNumbers excludes a schema holding a number the validator
+// cannot handle: compiling it could panic (the metaschema checks multipleOf
+// and the like with the same arithmetic), or the keyword would be dropped
+// without a word (a maximum of 1e100000000 would check nothing).
+func checkSchemaNumbers(label string, doc any) *problem {
+	if _, err := safeschema.CheckNumbers(doc); err != nil {
+		var ne *safeschema.NumberError
+		if errors.As(err, &ne) {
+			return newProblem(RuleNumber, "%s has a number at %s with more than %d characters or an exponent beyond ±%d, which the validator cannot handle", label, at(ne.Location), safeschema.MaxNumberLength, safeschema.MaxNumberExponent)
+		}
+		return newProblem(RuleNumber, "%s: %v", label, err)
+	}
+	return nil
+}
+
+// inputExpansion bounds inputSchema's validation cost and records it.
+func inputExpansion(t *Tool, scan *scanResult) *problem {
+	cost, p := schemaExpansion("inputSchema", t.inputDoc, scan.anchors)
+	if p != nil {
+		return p
+	}
+	t.inputCost = cost
 	return nil
 }
 

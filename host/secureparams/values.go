@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -27,15 +28,7 @@ var ErrNoSecureSchema = errors.New("tool has no secureInputSchema")
 
 // ErrRemoteSchema is what the compiler's loader answers for every URL it is
 // asked to fetch: schemas are never loaded from anywhere.
-var ErrRemoteSchema = errors.New("refusing to load a schema from a URL")
-
-// refusingLoader is the compiler's only loader. The library resolves the
-// standard draft metaschemas from its embedded copies before asking it.
-type refusingLoader struct{}
-
-func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%w: %s", ErrRemoteSchema, url)
-}
+var ErrRemoteSchema = safeschema.ErrRemoteSchema
 
 // ValueSchema is a compiled secureInputSchema: it checks host-bound values
 // before they are sent. It is immutable and safe for concurrent use.
@@ -63,13 +56,7 @@ func CompileSecureSchema(schema json.RawMessage) (*ValueSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding secureInputSchema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refusingLoader{})
-	if err := c.AddResource(secureSchemaURL, doc); err != nil {
-		return nil, fmt.Errorf("adding secureInputSchema: %w", err)
-	}
-	compiled, err := c.Compile(secureSchemaURL)
+	compiled, err := safeschema.Compile(doc, secureSchemaURL, jsonschema.Draft2020)
 	if err != nil {
 		return nil, fmt.Errorf("compiling secureInputSchema: %w", err)
 	}
@@ -210,14 +197,21 @@ func (v *ValueSchema) validate(values map[string]any) error {
 			encodeErrs = append(encodeErrs, &ValueError{Param: name, Reason: "value cannot be encoded as JSON"})
 			continue
 		}
+		if _, err := safeschema.CheckNumbers(decoded); err != nil {
+			encodeErrs = append(encodeErrs, &ValueError{Param: name, Reason: fmt.Sprintf("holds a number the validator cannot handle (more than %d characters or an exponent beyond ±%d)", safeschema.MaxNumberLength, safeschema.MaxNumberExponent)})
+			continue
+		}
 		instance[name] = decoded
 	}
 	if len(encodeErrs) > 0 {
 		return errors.Join(encodeErrs...)
 	}
-	err := v.schema.Validate(instance)
+	err := safeschema.Validate(v.schema, instance)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, safeschema.ErrValidatorPanic) {
+		return &ValueError{Reason: "validation failed: " + err.Error()}
 	}
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/agenthost/agenthost/plugins/internal/wire"
 	"github.com/agenthost/agenthost/plugins/sdk"
 )
@@ -300,11 +301,7 @@ func compileSchema(schema []byte) error {
 	if err != nil {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("config.json", doc); err != nil {
-		return err
-	}
-	_, err = c.Compile("config.json")
+	_, err = safeschema.Compile(doc, "config.json", nil)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
@@ -61,13 +62,7 @@ func validateConfig(schema json.RawMessage, config map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("plugin config schema is not valid JSON: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(refuseLoader{})
-	const loc = "agenthost-plugin-config.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return fmt.Errorf("plugin config schema: %w", err)
-	}
-	sch, err := c.Compile(loc)
+	sch, err := safeschema.Compile(doc, "agenthost-plugin-config.json", nil)
 	if err != nil {
 		return fmt.Errorf("plugin config schema does not compile: %w", err)
 	}
@@ -80,20 +75,15 @@ func validateConfig(schema json.RawMessage, config map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	err = sch.Validate(inst)
+	if _, err := safeschema.CheckNumbers(inst); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	err = safeschema.Validate(sch, inst)
 	var verr *jsonschema.ValidationError
 	if errors.As(err, &verr) {
 		return fmt.Errorf("config is invalid: %s", describeValidation(verr))
 	}
 	return err
-}
-
-// refuseLoader keeps schema compilation offline and local: a config schema
-// has no business pointing at other documents.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
 }
 
 func describeValidation(verr *jsonschema.ValidationError) string {

@@ -1,0 +1,332 @@
+package secureparams
+
+import (
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Validation cost limits. JSON Schema validators (the host's included) do
+// not share work between applicators: every anyOf/allOf/oneOf branch and
+// every $ref is evaluated afresh, and every failing branch adds to the error
+// output. A schema of a few hundred bytes whose $defs refer to each other
+// twice per level therefore costs 2^levels evaluations of one value, and the
+// same holds for a recursive schema that applies itself twice to the same
+// child value. The host bounds that cost before it validates anything.
+const (
+	// MaxSchemaExpansion bounds the subschema applications that validating
+	// one JSON value may take: the schema graph unfolded through $ref and the
+	// in-place applicators (allOf, anyOf, oneOf, not, if/then/else,
+	// dependentSchemas), multiplied by how many times the enclosing levels
+	// apply a subschema to the same child value (properties together with
+	// patternProperties, items with contains, recursion through $ref),
+	// counted for every nesting level of arguments up to MaxArgumentDepth.
+	// A schema beyond it excludes its tool (RuleExpansion).
+	MaxSchemaExpansion = 10_000
+	// MaxValidationWork bounds one validation: the JSON values of the
+	// instance times the schema's expansion (Tool.ValidationCost). Beyond it
+	// the call is refused before the validator runs.
+	MaxValidationWork = 4_000_000
+	// maxExpansionSteps bounds the analysis itself.
+	maxExpansionSteps = 1_000_000
+)
+
+// RuleExpansion: a schema's subschemas expand beyond MaxSchemaExpansion
+// applications to one value. Declared here with the limit it enforces.
+const RuleExpansion Rule = "expansion"
+
+// xnode is one schema object of the graph, identified by its map.
+type xnode struct {
+	ptr     string   // JSON pointer, for reasons
+	inplace []*xnode // applies to the same value
+	props   map[string][]*xnode
+	objAny  []*xnode // any member value: patternProperties, additionalProperties, ...
+	idx     map[int][]*xnode
+	arrAny  []*xnode // any item: items, additionalItems, contains, ...
+	expand  int64    // in-place unfolded size, 0 until known
+	onStack bool
+}
+
+// expansion measures a decoded schema (see MaxSchemaExpansion). It returns
+// the largest number of applications to one value, or a problem when the
+// limit is exceeded. Structural problems are the walker's to report; here
+// they end the analysis quietly.
+type expansion struct {
+	label string
+	w     *schemaWalker
+	nodes map[uintptr]*xnode
+	steps int
+	over  *xnode // where the budget ran out
+}
+
+func schemaExpansion(label string, root any, anchors map[string]string) (int64, *problem) {
+	x := &expansion{label: label, w: newWalker(label, root, anchors, true), nodes: map[uintptr]*xnode{}}
+	top := x.node(root, "")
+	if top == nil {
+		return 1, nil
+	}
+	seen := map[string]bool{}
+	level := []map[*xnode]int64{{top: 1}}
+	var worst int64 = 1
+	for depth := 0; depth <= MaxArgumentDepth && len(level) > 0; depth++ {
+		var next []map[*xnode]int64
+		for _, st := range level {
+			closure, total, p := x.close(st)
+			if p != nil {
+				return 0, p
+			}
+			worst = max(worst, total)
+			for _, child := range x.children(closure) {
+				key := stateKey(child)
+				if !seen[key] {
+					seen[key] = true
+					next = append(next, child)
+				}
+			}
+			if x.steps > maxExpansionSteps {
+				return 0, x.tooComplex()
+			}
+		}
+		level = next
+	}
+	return worst, nil
+}
+
+func (x *expansion) tooComplex() *problem {
+	return newProblem(RuleExpansion, "%s is too intricate to bound its validation cost (more than %d analysis steps)", x.label, maxExpansionSteps)
+}
+
+// node returns the graph node of a schema value, building it on first use;
+// nil for anything that is not a schema object.
+func (x *expansion) node(v any, ptr string) *xnode {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	id := uintptr(reflect.ValueOf(obj).UnsafePointer())
+	if n, ok := x.nodes[id]; ok {
+		return n
+	}
+	n := &xnode{ptr: ptr}
+	x.nodes[id] = n
+	x.steps++
+	sub := func(v any, p string) *xnode { return x.node(v, p) }
+	add := func(list *[]*xnode, v any, p string) {
+		if s := sub(v, p); s != nil {
+			*list = append(*list, s)
+		}
+	}
+	if ref, ok := obj["$ref"].(string); ok {
+		if target, where, p := x.w.resolve(ref); p == nil {
+			add(&n.inplace, target, where)
+		}
+	}
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		if list, ok := obj[kw].([]any); ok {
+			for i, s := range list {
+				add(&n.inplace, s, ptr+"/"+kw+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	for _, kw := range []string{"not", "if", "then", "else"} {
+		if s, ok := obj[kw]; ok {
+			add(&n.inplace, s, ptr+"/"+kw)
+		}
+	}
+	for _, kw := range []string{"dependentSchemas", "dependencies"} {
+		if m, ok := obj[kw].(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				add(&n.inplace, m[k], ptr+"/"+kw+"/"+escapePointer(k))
+			}
+		}
+	}
+	if m, ok := obj["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(m) {
+			if s := sub(m[k], ptr+"/properties/"+escapePointer(k)); s != nil {
+				if n.props == nil {
+					n.props = map[string][]*xnode{}
+				}
+				n.props[k] = append(n.props[k], s)
+			}
+		}
+	}
+	if m, ok := obj["patternProperties"].(map[string]any); ok {
+		for _, k := range sortedKeys(m) {
+			add(&n.objAny, m[k], ptr+"/patternProperties/"+escapePointer(k))
+		}
+	}
+	for _, kw := range []string{"additionalProperties", "unevaluatedProperties", "propertyNames"} {
+		if s, ok := obj[kw]; ok {
+			add(&n.objAny, s, ptr+"/"+kw)
+		}
+	}
+	for _, kw := range []string{"prefixItems", "items"} {
+		if list, ok := obj[kw].([]any); ok {
+			for i, s := range list {
+				if c := sub(s, ptr+"/"+kw+"/"+strconv.Itoa(i)); c != nil {
+					if n.idx == nil {
+						n.idx = map[int][]*xnode{}
+					}
+					n.idx[i] = append(n.idx[i], c)
+				}
+			}
+		}
+	}
+	if s, ok := obj["items"].(map[string]any); ok {
+		add(&n.arrAny, s, ptr+"/items")
+	}
+	for _, kw := range []string{"additionalItems", "contains", "unevaluatedItems"} {
+		if s, ok := obj[kw]; ok {
+			add(&n.arrAny, s, ptr+"/"+kw)
+		}
+	}
+	return n
+}
+
+// close unfolds a state's members through their in-place applicators,
+// counting every application with its multiplicity. An in-place cycle is
+// counted once (the validator stops it with an error).
+func (x *expansion) close(st map[*xnode]int64) (map[*xnode]int64, int64, *problem) {
+	closure := make(map[*xnode]int64, len(st))
+	var total int64
+	var visit func(n *xnode, mult int64) bool
+	visit = func(n *xnode, mult int64) bool {
+		x.steps++
+		total += mult
+		closure[n] += mult
+		if total > MaxSchemaExpansion {
+			return false
+		}
+		if x.steps > maxExpansionSteps {
+			return false
+		}
+		n.onStack = true
+		defer func() { n.onStack = false }()
+		for _, s := range n.inplace {
+			if s.onStack {
+				total += mult
+				continue
+			}
+			if !visit(s, mult) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, n := range sortedMembers(st) {
+		if !visit(n, st[n]) {
+			if x.steps > maxExpansionSteps {
+				return nil, 0, x.tooComplex()
+			}
+			return nil, 0, newProblem(RuleExpansion, "%s expands to more than %d subschema applications for one value (anyOf/allOf/oneOf/$ref fan-out from %s); validating it could exhaust the host's memory", x.label, MaxSchemaExpansion, at(n.ptr))
+		}
+	}
+	return closure, total, nil
+}
+
+// children returns the states of the values one level down: one per named
+// property, one for the other members, one per fixed array index, one for
+// the other items.
+func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
+	var objAny, arrAny map[*xnode]int64
+	var names map[string]bool
+	var idxs map[int]bool
+	for n, c := range closure {
+		for _, s := range n.objAny {
+			objAny = addCount(objAny, s, c)
+		}
+		for _, s := range n.arrAny {
+			arrAny = addCount(arrAny, s, c)
+		}
+		for k := range n.props {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[k] = true
+		}
+		for i := range n.idx {
+			if idxs == nil {
+				idxs = map[int]bool{}
+			}
+			idxs[i] = true
+		}
+	}
+	var out []map[*xnode]int64
+	for _, k := range sortedKeys(names) {
+		st := maps(objAny)
+		for n, c := range closure {
+			for _, s := range n.props[k] {
+				st = addCount(st, s, c)
+			}
+		}
+		out = append(out, st)
+	}
+	if len(objAny) > 0 {
+		out = append(out, objAny)
+	}
+	idxList := make([]int, 0, len(idxs))
+	for i := range idxs {
+		idxList = append(idxList, i)
+	}
+	sort.Ints(idxList)
+	for _, i := range idxList {
+		st := maps(arrAny)
+		for n, c := range closure {
+			for _, s := range n.idx[i] {
+				st = addCount(st, s, c)
+			}
+		}
+		out = append(out, st)
+	}
+	if len(arrAny) > 0 {
+		out = append(out, arrAny)
+	}
+	return out
+}
+
+func addCount(m map[*xnode]int64, n *xnode, c int64) map[*xnode]int64 {
+	if m == nil {
+		m = map[*xnode]int64{}
+	}
+	m[n] = min(m[n]+c, MaxSchemaExpansion+1)
+	return m
+}
+
+func maps(m map[*xnode]int64) map[*xnode]int64 {
+	out := make(map[*xnode]int64, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedMembers(st map[*xnode]int64) []*xnode {
+	out := make([]*xnode, 0, len(st))
+	for n := range st {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b *xnode) int {
+		if a.ptr < b.ptr {
+			return -1
+		}
+		if a.ptr > b.ptr {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// stateKey identifies a state by its members and counts.
+func stateKey(st map[*xnode]int64) string {
+	members := sortedMembers(st)
+	buf := make([]byte, 0, len(members)*16)
+	for _, n := range members {
+		buf = append(buf, n.ptr...)
+		buf = append(buf, 0)
+		buf = binary.AppendUvarint(buf, uint64(st[n]))
+	}
+	return string(buf)
+}
