@@ -39,14 +39,35 @@ const RuleExpansion Rule = "expansion"
 
 // xnode is one schema object of the graph, identified by its map.
 type xnode struct {
-	ptr     string   // JSON pointer, for reasons
+	id int // creation order, for a stable state key
+	// The JSON pointer, built only for a reason: parent's, then kw and key
+	// (key escaped, empty when kw alone), or abs for a $ref target.
+	parent  *xnode
+	kw, key string
+	abs     string
 	inplace []*xnode // applies to the same value
 	props   map[string][]*xnode
 	objAny  []*xnode // any member value: patternProperties, additionalProperties, ...
 	idx     map[int][]*xnode
 	arrAny  []*xnode // any item: items, additionalItems, contains, ...
-	expand  int64    // in-place unfolded size, 0 until known
 	onStack bool
+}
+
+// simple: nothing applies below this schema, in place or to children.
+func (n *xnode) simple() bool {
+	return len(n.inplace) == 0 && n.props == nil && n.objAny == nil && n.idx == nil && n.arrAny == nil
+}
+
+// ptr is the node's JSON pointer (first path it was reached by).
+func (n *xnode) ptr() string {
+	if n.parent == nil {
+		return n.abs
+	}
+	p := n.parent.ptr() + "/" + n.kw
+	if n.key != "" {
+		p += "/" + escapePointer(n.key)
+	}
+	return p
 }
 
 // expansion measures a decoded schema (see MaxSchemaExpansion). It returns
@@ -63,7 +84,7 @@ type expansion struct {
 
 func schemaExpansion(label string, root any, anchors map[string]string) (int64, *problem) {
 	x := &expansion{label: label, w: newWalker(label, root, anchors, true), nodes: map[uintptr]*xnode{}}
-	top := x.node(root, "")
+	top := x.nodeAt(root, "")
 	if top == nil {
 		return 1, nil
 	}
@@ -79,6 +100,14 @@ func schemaExpansion(label string, root any, anchors map[string]string) (int64, 
 			}
 			worst = max(worst, total)
 			for _, child := range x.children(closure) {
+				if total, ok := simpleTotal(child); ok {
+					// Nothing below: its cost is its size.
+					if total > MaxSchemaExpansion {
+						return 0, x.tooMany(sortedMembers(child)[0])
+					}
+					worst = max(worst, total)
+					continue
+				}
 				key := stateKey(child)
 				if !seen[key] {
 					seen[key] = true
@@ -98,9 +127,25 @@ func (x *expansion) tooComplex() *problem {
 	return newProblem(RuleExpansion, "%s is too intricate to bound its validation cost (more than %d analysis steps)", x.label, maxExpansionSteps)
 }
 
+func (x *expansion) tooMany(from *xnode) *problem {
+	return newProblem(RuleExpansion, "%s expands to more than %d subschema applications for one value (anyOf/allOf/oneOf/$ref fan-out from %s); validating it could exhaust the host's memory", x.label, MaxSchemaExpansion, at(from.ptr()))
+}
+
+// simpleTotal sums a state whose members apply nothing further.
+func simpleTotal(st map[*xnode]int64) (int64, bool) {
+	var total int64
+	for n, c := range st {
+		if !n.simple() {
+			return 0, false
+		}
+		total += c
+	}
+	return total, true
+}
+
 // node returns the graph node of a schema value, building it on first use;
 // nil for anything that is not a schema object.
-func (x *expansion) node(v any, ptr string) *xnode {
+func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -109,63 +154,59 @@ func (x *expansion) node(v any, ptr string) *xnode {
 	if n, ok := x.nodes[id]; ok {
 		return n
 	}
-	n := &xnode{ptr: ptr}
+	n := &xnode{id: len(x.nodes), parent: parent, kw: kw, key: key}
 	x.nodes[id] = n
 	x.steps++
-	sub := func(v any, p string) *xnode { return x.node(v, p) }
-	add := func(list *[]*xnode, v any, p string) {
-		if s := sub(v, p); s != nil {
-			*list = append(*list, s)
-		}
-	}
 	if ref, ok := obj["$ref"].(string); ok {
 		if target, where, p := x.w.resolve(ref); p == nil {
-			add(&n.inplace, target, where)
+			if t := x.nodeAt(target, where); t != nil {
+				n.inplace = append(n.inplace, t)
+			}
 		}
 	}
 	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
 		if list, ok := obj[kw].([]any); ok {
 			for i, s := range list {
-				add(&n.inplace, s, ptr+"/"+kw+"/"+strconv.Itoa(i))
+				x.add(&n.inplace, s, n, kw, strconv.Itoa(i))
 			}
 		}
 	}
 	for _, kw := range []string{"not", "if", "then", "else"} {
 		if s, ok := obj[kw]; ok {
-			add(&n.inplace, s, ptr+"/"+kw)
+			x.add(&n.inplace, s, n, kw, "")
 		}
 	}
 	for _, kw := range []string{"dependentSchemas", "dependencies"} {
 		if m, ok := obj[kw].(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
-				add(&n.inplace, m[k], ptr+"/"+kw+"/"+escapePointer(k))
+			for k, s := range m {
+				x.add(&n.inplace, s, n, kw, k)
 			}
 		}
 	}
 	if m, ok := obj["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
-			if s := sub(m[k], ptr+"/properties/"+escapePointer(k)); s != nil {
+		for k, s := range m {
+			if c := x.node(s, n, "properties", k); c != nil {
 				if n.props == nil {
-					n.props = map[string][]*xnode{}
+					n.props = make(map[string][]*xnode, len(m))
 				}
-				n.props[k] = append(n.props[k], s)
+				n.props[k] = append(n.props[k], c)
 			}
 		}
 	}
 	if m, ok := obj["patternProperties"].(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
-			add(&n.objAny, m[k], ptr+"/patternProperties/"+escapePointer(k))
+		for k, s := range m {
+			x.add(&n.objAny, s, n, "patternProperties", k)
 		}
 	}
 	for _, kw := range []string{"additionalProperties", "unevaluatedProperties", "propertyNames"} {
 		if s, ok := obj[kw]; ok {
-			add(&n.objAny, s, ptr+"/"+kw)
+			x.add(&n.objAny, s, n, kw, "")
 		}
 	}
 	for _, kw := range []string{"prefixItems", "items"} {
 		if list, ok := obj[kw].([]any); ok {
 			for i, s := range list {
-				if c := sub(s, ptr+"/"+kw+"/"+strconv.Itoa(i)); c != nil {
+				if c := x.node(s, n, kw, strconv.Itoa(i)); c != nil {
 					if n.idx == nil {
 						n.idx = map[int][]*xnode{}
 					}
@@ -175,14 +216,29 @@ func (x *expansion) node(v any, ptr string) *xnode {
 		}
 	}
 	if s, ok := obj["items"].(map[string]any); ok {
-		add(&n.arrAny, s, ptr+"/items")
+		x.add(&n.arrAny, s, n, "items", "")
 	}
 	for _, kw := range []string{"additionalItems", "contains", "unevaluatedItems"} {
 		if s, ok := obj[kw]; ok {
-			add(&n.arrAny, s, ptr+"/"+kw)
+			x.add(&n.arrAny, s, n, kw, "")
 		}
 	}
 	return n
+}
+
+// nodeAt is node for a $ref target, whose pointer is known whole.
+func (x *expansion) nodeAt(v any, where string) *xnode {
+	n := x.node(v, nil, "", "")
+	if n != nil && n.parent == nil && n.abs == "" {
+		n.abs = where
+	}
+	return n
+}
+
+func (x *expansion) add(list *[]*xnode, v any, parent *xnode, kw, key string) {
+	if n := x.node(v, parent, kw, key); n != nil {
+		*list = append(*list, n)
+	}
 }
 
 // close unfolds a state's members through their in-place applicators,
@@ -215,12 +271,12 @@ func (x *expansion) close(st map[*xnode]int64) (map[*xnode]int64, int64, *proble
 		}
 		return true
 	}
-	for _, n := range sortedMembers(st) {
-		if !visit(n, st[n]) {
+	for n, c := range st {
+		if !visit(n, c) {
 			if x.steps > maxExpansionSteps {
 				return nil, 0, x.tooComplex()
 			}
-			return nil, 0, newProblem(RuleExpansion, "%s expands to more than %d subschema applications for one value (anyOf/allOf/oneOf/$ref fan-out from %s); validating it could exhaust the host's memory", x.label, MaxSchemaExpansion, at(n.ptr))
+			return nil, 0, x.tooMany(n)
 		}
 	}
 	return closure, total, nil
@@ -307,25 +363,16 @@ func sortedMembers(st map[*xnode]int64) []*xnode {
 	for n := range st {
 		out = append(out, n)
 	}
-	slices.SortFunc(out, func(a, b *xnode) int {
-		if a.ptr < b.ptr {
-			return -1
-		}
-		if a.ptr > b.ptr {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *xnode) int { return a.id - b.id })
 	return out
 }
 
 // stateKey identifies a state by its members and counts.
 func stateKey(st map[*xnode]int64) string {
 	members := sortedMembers(st)
-	buf := make([]byte, 0, len(members)*16)
+	buf := make([]byte, 0, len(members)*8)
 	for _, n := range members {
-		buf = append(buf, n.ptr...)
-		buf = append(buf, 0)
+		buf = binary.AppendUvarint(buf, uint64(n.id))
 		buf = binary.AppendUvarint(buf, uint64(st[n]))
 	}
 	return string(buf)

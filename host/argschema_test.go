@@ -1,0 +1,81 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams"
+)
+
+// TestArgSchemaHostileNumbers: numbers the JSON Schema validator cannot
+// parse are refused with a clear error, never a panic (which would end
+// every session of the process).
+func TestArgSchemaHostileNumbers(t *testing.T) {
+	tests := []struct {
+		name, schema, args string
+		want               string // substring of the error; "" means valid
+	}{
+		{"maximum", `{"type":"object","properties":{"n":{"maximum":5}}}`, `{"n":1e100000000}`, "a number at /n"},
+		{"minimum", `{"type":"object","properties":{"n":{"minimum":5}}}`, `{"n":-1e100000000}`, "a number at /n"},
+		{"exclusiveMaximum", `{"type":"object","properties":{"n":{"exclusiveMaximum":5}}}`, `{"n":1E+1000001}`, "a number at /n"},
+		{"multipleOf", `{"type":"object","properties":{"n":{"multipleOf":2}}}`, `{"n":1e100000000}`, "a number at /n"},
+		{"uniqueItems", `{"type":"object","properties":{"l":{"uniqueItems":true}}}`, `{"l":[` + strings.Repeat("1.5,", 25) + `1e100000000]}`, "a number at /l/25"},
+		{"no numeric keyword", `{"type":"object"}`, `{"n":1e100000000}`, "a number at /n"},
+		{"ordinary numbers", `{"type":"object","properties":{"n":{"maximum":1e308,"multipleOf":0.5}}}`, `{"n":1e300}`, ""},
+		{"schema number the validator cannot handle", `{"type":"object","properties":{"n":{"multipleOf":1e-100000000}}}`, `{"n":1}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var a argSchemas
+			err := a.validate("h", json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("validate = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "cannot be checked") {
+				t.Fatalf("validate = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestArgSchemaErrorOutputBounded: a value failing every branch of a wide
+// anyOf yields a short message, not the validator's whole error tree.
+func TestArgSchemaErrorOutputBounded(t *testing.T) {
+	branches := make([]string, 500)
+	for i := range branches {
+		branches[i] = fmt.Sprintf(`{"const":"value-%d-%s"}`, i, strings.Repeat("x", 300))
+	}
+	schema := `{"type":"object","properties":{"q":{"anyOf":[` + strings.Join(branches, ",") + `]}}}`
+	var a argSchemas
+	err := a.validate("h", json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
+	if err == nil {
+		t.Fatal("validate = nil, want a mismatch")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "at '/q'") || !strings.Contains(msg, "and 492 more") {
+		t.Fatalf("message does not name the location and the count left out: %.300s", msg)
+	}
+	if limit := (maxArgErrorLines+1)*(maxArgErrorLineSize+8) + 200; len(msg) > limit {
+		t.Fatalf("message is %d bytes, want at most %d", len(msg), limit)
+	}
+}
+
+// TestArgSchemaWorkBound: arguments whose size times the schema's expansion
+// exceeds the per-call budget are refused before the validator runs.
+func TestArgSchemaWorkBound(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object"}`)
+	args := json.RawMessage(`{"l":[` + strings.TrimSuffix(strings.Repeat("1,", 999), ",") + `]}`) // 1001 values
+	var a argSchemas
+	if err := a.validate("h", schema, secureparams.MaxValidationWork/1001, args); err != nil {
+		t.Fatalf("within the budget: %v", err)
+	}
+	err := a.validate("h", schema, secureparams.MaxValidationWork/1000, args)
+	if err == nil || !strings.Contains(err.Error(), "too large to check") {
+		t.Fatalf("beyond the budget: %v, want a refusal", err)
+	}
+}

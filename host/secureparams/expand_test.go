@@ -1,0 +1,188 @@
+package secureparams
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/internal/safeschema"
+)
+
+// defsBomb builds $defs a0..a(n-1) where each refers to the next twice
+// through anyOf: 2^n applications to one value from about 50 bytes a level.
+func defsBomb(n int, root string) string {
+	defs := make([]string, n)
+	for i := 0; i < n-1; i++ {
+		defs[i] = fmt.Sprintf(`"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]}`, i, i+1, i+1)
+	}
+	defs[n-1] = fmt.Sprintf(`"a%d":{"type":"string"}`, n-1)
+	return `{"type":"object",` + root + `,"$defs":{` + strings.Join(defs, ",") + `}}`
+}
+
+func TestSchemaExpansion(t *testing.T) {
+	secureBomb := `{"type":"object","properties":{"tenant_id":{"$ref":"#/$defs/a0"}}` + strings.TrimPrefix(defsBomb(30, `"x":0`), `{"type":"object","x":0`)
+	tests := []struct {
+		name    string
+		raw     json.RawMessage
+		rule    Rule   // "" means accepted
+		reason  string // substring of the reason
+		maxCost int64  // accepted: ValidationCost at most this
+		minCost int64  // accepted: ValidationCost at least this
+	}{
+		{name: "inputSchema $defs fan-out", raw: toolJSON(defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`), ""), rule: RuleExpansion, reason: "inputSchema expands to more than 10000 subschema applications for one value"},
+		{name: "inputSchema fan-out at the root", raw: toolJSON(defsBomb(20, `"$ref":"#/$defs/a0"`), secureTenant), rule: RuleExpansion, reason: "inputSchema"},
+		{name: "secureInputSchema $defs fan-out", raw: toolJSON(`{"type":"object"}`, secureBomb), rule: RuleExpansion, reason: "secureInputSchema expands"},
+		{name: "allOf fan-out", raw: toolJSON(`{"type":"object","properties":{"q":{"$ref":"#/$defs/b0"}},"$defs":{`+allOfLevels(16)+`}}`, ""), rule: RuleExpansion},
+		{name: "recursion applying itself twice to one child", raw: toolJSON(`{"type":"object","anyOf":[{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}}]}`, ""), rule: RuleExpansion},
+		{name: "properties and patternProperties on the same child, recursively", raw: toolJSON(`{"type":"object","properties":{"a":{"$ref":"#"}},"patternProperties":{"a":{"$ref":"#"}}}`, ""), rule: RuleExpansion},
+		{name: "items and contains, recursively", raw: toolJSON(`{"type":"object","properties":{"l":{"$ref":"#/$defs/l"}},"$defs":{"l":{"type":"array","items":{"$ref":"#/$defs/l"},"contains":{"$ref":"#/$defs/l"}}}}`, ""), rule: RuleExpansion},
+
+		{name: "small fan-out", raw: toolJSON(defsBomb(8, `"properties":{"q":{"$ref":"#/$defs/a0"}}`), ""), minCost: 1 << 8, maxCost: 1 << 10},
+		{name: "plain object", raw: toolJSON(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}}}`, secureTenant), minCost: 1, maxCost: 1},
+		{name: "binary tree", raw: toolJSON(`{"type":"object","properties":{"left":{"$ref":"#"},"right":{"$ref":"#"},"v":{"type":"number"}}}`, ""), minCost: 2, maxCost: 2},
+		{name: "any JSON value", raw: toolJSON(`{"type":"object","properties":{"v":{"$ref":"#/$defs/j"}},"$defs":{"j":{"anyOf":[{"type":"string"},{"type":"number"},{"type":"array","items":{"$ref":"#/$defs/j"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/j"}}]}}}`, ""), minCost: 6, maxCost: 6},
+		{name: "ref chain", raw: toolJSON(refChain(50), ""), minCost: 51, maxCost: 51},
+		{name: "many properties", raw: toolJSON(manyProperties(2000), ""), minCost: 1, maxCost: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, err := ParseTool(tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = Validate(tool)
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want accepted", err)
+				}
+				if c := tool.ValidationCost(); c < tc.minCost || c > tc.maxCost {
+					t.Fatalf("ValidationCost = %d, want %d..%d", c, tc.minCost, tc.maxCost)
+				}
+				return
+			}
+			var ex *ExclusionError
+			if !errors.As(err, &ex) {
+				t.Fatalf("Validate = %v, want an exclusion", err)
+			}
+			if ex.Rule != tc.rule || !strings.Contains(ex.Reason, tc.reason) {
+				t.Fatalf("exclusion %s: %q, want %s containing %q", ex.Rule, ex.Reason, tc.rule, tc.reason)
+			}
+			if tool.ValidationCost() != 0 {
+				t.Fatalf("an excluded tool has ValidationCost %d", tool.ValidationCost())
+			}
+		})
+	}
+}
+
+// allOfLevels builds $defs b0..b(n-1), each applying the next twice
+// through allOf.
+func allOfLevels(n int) string {
+	defs := make([]string, n)
+	for i := 0; i < n-1; i++ {
+		defs[i] = fmt.Sprintf(`"b%d":{"allOf":[{"$ref":"#/$defs/b%d"},{"$ref":"#/$defs/b%d"}]}`, i, i+1, i+1)
+	}
+	defs[n-1] = fmt.Sprintf(`"b%d":{"minLength":1}`, n-1)
+	return strings.Join(defs, ",")
+}
+
+// TestSchemaExpansionAnalysisIsBounded: the analysis of a bomb stops at the
+// budget instead of unfolding it.
+func TestSchemaExpansionAnalysisIsBounded(t *testing.T) {
+	for _, schema := range []string{
+		defsBomb(60, `"$ref":"#/$defs/a0"`),
+		`{"type":"object","anyOf":[{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}}]}`,
+	} {
+		root, err := decodeJSON([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &expansion{label: "inputSchema", w: newWalker("inputSchema", root, nil, true), nodes: map[uintptr]*xnode{}}
+		st := map[*xnode]int64{x.nodeAt(root, ""): 1}
+		for range MaxArgumentDepth {
+			closure, _, p := x.close(st)
+			if p != nil {
+				break
+			}
+			children := x.children(closure)
+			if len(children) == 0 {
+				t.Fatalf("%s: no bound reached", schema[:40])
+			}
+			st = children[0]
+		}
+		if x.steps > 2*MaxSchemaExpansion {
+			t.Fatalf("analysis took %d steps, want at most %d", x.steps, 2*MaxSchemaExpansion)
+		}
+	}
+}
+
+func TestSchemaNumbers(t *testing.T) {
+	tests := []struct {
+		name   string
+		raw    json.RawMessage
+		rule   Rule
+		reason string
+	}{
+		{name: "inputSchema multipleOf", raw: toolJSON(`{"type":"object","properties":{"n":{"multipleOf":1e-100000000}}}`, ""), rule: RuleNumber, reason: "inputSchema has a number at /properties/n/multipleOf"},
+		{name: "inputSchema maximum", raw: toolJSON(`{"type":"object","properties":{"n":{"maximum":1e100000000}}}`, secureTenant), rule: RuleNumber, reason: "/properties/n/maximum"},
+		{name: "inputSchema minLength", raw: toolJSON(`{"type":"object","properties":{"s":{"minLength":1E+100000000}}}`, ""), rule: RuleNumber},
+		{name: "inputSchema long literal", raw: toolJSON(`{"type":"object","properties":{"n":{"minimum":`+strings.Repeat("9", 1001)+`}}}`, ""), rule: RuleNumber},
+		{name: "secureInputSchema exclusiveMinimum", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"number","exclusiveMinimum":-1e-2000000}}}`), rule: RuleNumber, reason: "secureInputSchema has a number at /properties/tenant_id/exclusiveMinimum"},
+		{name: "secureInputSchema multipleOf", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"number","multipleOf":1e-100000000}}}`), rule: RuleNumber},
+		{name: "ordinary large numbers", raw: toolJSON(`{"type":"object","properties":{"n":{"maximum":1e308,"minimum":-1.5e-300,"multipleOf":0.001}}}`, `{"type":"object","properties":{"tenant_id":{"type":"number","maximum":1e10000}}}`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, err := ParseTool(tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = Validate(tool)
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want accepted", err)
+				}
+				return
+			}
+			var ex *ExclusionError
+			if !errors.As(err, &ex) || ex.Rule != tc.rule || !strings.Contains(ex.Reason, tc.reason) {
+				t.Fatalf("Validate = %v, want %s containing %q", err, tc.rule, tc.reason)
+			}
+		})
+	}
+}
+
+// TestValueNumbersNeverPanic: a secure value holding a number the validator
+// cannot parse (a plugin's JSON object, coerced) is refused by name.
+func TestValueNumbersNeverPanic(t *testing.T) {
+	vs := mustCompile(t, `{"type":"object","properties":{"cfg":{"type":"object","properties":{"n":{"maximum":5}}},"items":{"type":"array","uniqueItems":true}}}`)
+	cfg, err := vs.Coerce("cfg", `{"n":1e100000000}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = vs.Validate(map[string]any{"cfg": cfg})
+	var ve *ValueError
+	if !errors.As(err, &ve) || ve.Param != "cfg" || !strings.Contains(ve.Reason, "number the validator cannot handle") {
+		t.Fatalf("Validate = %v, want a ValueError for cfg", err)
+	}
+	list := `[` + strings.Repeat(`1,`, 25) + `1e100000000]`
+	items, err := vs.Coerce("items", list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.Validate(map[string]any{"items": items}); !errors.As(err, &ve) || ve.Param != "items" {
+		t.Fatalf("Validate = %v, want a ValueError for items", err)
+	}
+}
+
+// TestValueValidationPanicBecomesError: should the validator panic anyway,
+// the call gets an error, not a crash.
+func TestValueValidationPanicBecomesError(t *testing.T) {
+	vs := mustCompile(t, `{"type":"object","properties":{"n":{"maximum":5}}}`)
+	// Bypass the number check: json.Number straight into the validator.
+	err := safeschema.Validate(vs.schema, map[string]any{"n": json.Number("1e100000000")})
+	if !errors.Is(err, safeschema.ErrValidatorPanic) {
+		t.Fatalf("Validate = %v, want ErrValidatorPanic", err)
+	}
+}
