@@ -431,8 +431,11 @@ func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
 }
 
-// resultIsClean checks the text-bearing fields of a result for secrets.
-// known is false when the result has parts it does not look into.
+// resultIsClean checks every string of a result for secrets: content
+// text, MIME types, base64 payloads (printed by call --json), and each
+// block's annotations and _meta as well as the result's own _meta (printed
+// by call --json and stream-json, handed to library callers). known is
+// false when the result has parts it does not look into.
 func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
 	has := h.redactor.ContainsSecret
 	if r.StructuredContent != nil {
@@ -440,28 +443,64 @@ func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
 			return clean, known
 		}
 	}
-	if r.Meta != nil {
-		// _meta never reaches the model, but library callers may log it;
-		// walk it without re-encoding (modern results carry it every time).
-		if clean, known := valueIsClean(r.Meta.AdditionalFields, has); !known || !clean {
-			return clean, known
-		}
+	// _meta never reaches the model, but library callers may log it; walk
+	// it without re-encoding (modern results carry it every time).
+	if clean, known := metaIsClean(r.Meta, has); !known || !clean {
+		return clean, known
 	}
 	for _, c := range r.Content {
+		var ann *mcp.Annotations
+		var meta *mcp.Meta
+		var texts [2]string
 		switch v := c.(type) {
 		case mcp.TextContent:
-			if has(v.Text) {
-				return false, true
-			}
+			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
 		case *mcp.TextContent:
-			if has(v.Text) {
-				return false, true
-			}
-		case mcp.ImageContent, *mcp.ImageContent, mcp.AudioContent, *mcp.AudioContent:
-			// Base64 payloads: a secret is only matched as plain text.
+			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
+		case mcp.ImageContent:
+			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
+		case *mcp.ImageContent:
+			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
+		case mcp.AudioContent:
+			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
+		case *mcp.AudioContent:
+			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
 		default:
 			return false, false
 		}
+		if has(texts[0]) || has(texts[1]) || !annotationsAreClean(ann, has) {
+			return false, true
+		}
+		if clean, known := metaIsClean(meta, has); !known || !clean {
+			return clean, known
+		}
 	}
 	return true, true
+}
+
+func metaIsClean(m *mcp.Meta, has func(string) bool) (clean, known bool) {
+	if m == nil {
+		return true, true
+	}
+	if m.ProgressToken != nil {
+		if clean, known := valueIsClean(m.ProgressToken, has); !known || !clean {
+			return clean, known
+		}
+	}
+	return valueIsClean(m.AdditionalFields, has)
+}
+
+func annotationsAreClean(a *mcp.Annotations, has func(string) bool) bool {
+	if a == nil {
+		return true
+	}
+	if has(a.LastModified) {
+		return false
+	}
+	for _, role := range a.Audience {
+		if has(string(role)) {
+			return false
+		}
+	}
+	return true
 }

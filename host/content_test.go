@@ -50,7 +50,7 @@ func TestResultTextMarksStructuredOnly(t *testing.T) {
 }
 
 func TestRedactResultFindsEchoedSecrets(t *testing.T) {
-	const secret = "tok-CANARY-5b1e"
+	const secret = "tok-CANARY/5b1e"
 	h := &Host{redactor: bindings.NewRedactor()}
 	h.redactor.Add(secret)
 	tests := []struct {
@@ -64,13 +64,26 @@ func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 			Content: []mcp.Content{mcp.NewTextContent("ok")}}},
 		{"embedded resource", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewEmbeddedResource(
 			mcp.TextResourceContents{URI: "file:///x", Text: secret})}}},
+		{"image mimeType", wireResult(t, `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png; v=`+secret+`"}]}`)},
+		{"audio mimeType", wireResult(t, `{"content":[{"type":"audio","data":"AAAA","mimeType":"`+secret+`"}]}`)},
+		{"image data", wireResult(t, `{"content":[{"type":"image","data":"`+secret+`","mimeType":"image/png"}]}`)},
+		{"image _meta", wireResult(t, `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png","_meta":{"k":"`+secret+`"}}]}`)},
+		{"text _meta", wireResult(t, `{"content":[{"type":"text","text":"ok","_meta":{"k":["`+secret+`"]}}]}`)},
+		{"text _meta progressToken", wireResult(t, `{"content":[{"type":"text","text":"ok","_meta":{"progressToken":"`+secret+`"}}]}`)},
+		{"text annotations lastModified", wireResult(t, `{"content":[{"type":"text","text":"ok","annotations":{"lastModified":"`+secret+`"}}]}`)},
+		{"text annotations audience", wireResult(t, `{"content":[{"type":"text","text":"ok","annotations":{"audience":["user","`+secret+`"]}}]}`)},
+		{"audio annotations", wireResult(t, `{"content":[{"type":"audio","data":"AAAA","mimeType":"audio/wav","annotations":{"lastModified":"`+secret+`"}}]}`)},
+		{"python-escaped text", wireResult(t, `{"content":[{"type":"text","text":"{\"t\": \"tok-\\u0043ANARY\\/5b1e\"}"}]}`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := h.redactResult(tc.result)
 			b, _ := json.Marshal(out)
-			if strings.Contains(string(b), secret) {
+			if strings.Contains(string(b), secret) || h.redactor.ContainsSecret(string(b)) {
 				t.Errorf("secret survived: %s", b)
+			}
+			if text := resultText(out); strings.Contains(text, secret) || h.redactor.ContainsSecret(text) {
+				t.Errorf("the model would read it: %s", text)
 			}
 		})
 	}
@@ -79,4 +92,15 @@ func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 	if got := h.redactResult(clean); got != clean {
 		t.Errorf("a clean result was rebuilt")
 	}
+}
+
+// wireResult parses a tools/call result as the host receives it.
+func wireResult(t *testing.T, raw string) *mcp.CallToolResult {
+	t.Helper()
+	msg := json.RawMessage(raw)
+	r, err := mcp.ParseCallToolResult(&msg)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return r
 }
