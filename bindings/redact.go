@@ -207,6 +207,13 @@ func (r *Redactor) ContainsSecret(s string) bool {
 	return st != nil && st.contains(s)
 }
 
+// ContainsSecretBytes is ContainsSecret for bytes (JSON arguments, say),
+// without copying them.
+func (r *Redactor) ContainsSecretBytes(b []byte) bool {
+	st := r.load()
+	return st != nil && st.contains(bytesView(b))
+}
+
 // RedactError returns err unchanged when its message holds no registered
 // value, otherwise an error with the redacted message that still unwraps
 // to err (so errors.Is and errors.As keep working).

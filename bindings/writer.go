@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // ErrWriterClosed is returned by writes to a closed RedactingWriter.
@@ -81,7 +82,7 @@ func (rw *redactingWriter) safeCut() int {
 	if len(buf)-cut > maxLineBuffer {
 		long := len(buf)
 		if st != nil {
-			long = avoidSplit(buf, len(buf)-(st.maxLen-1), st)
+			long = avoidSplit(bytesView(buf), len(buf)-(st.maxLen-1), st)
 		}
 		cut = max(cut, long)
 	}
@@ -109,13 +110,59 @@ func holdBackMultiline(buf []byte, cut int, multiline []string) int {
 // avoidSplit moves cut back to the start of any registered value that
 // would straddle it. Every value starting before cut lies wholly in buf
 // because cut is at most len(buf)-(maxLen-1).
-func avoidSplit(buf []byte, cut int, st *redactState) int {
+func avoidSplit(buf string, cut int, st *redactState) int {
 	cut = max(cut, 0)
 	var spans [8]span
-	for _, sp := range st.find(bytesView(buf), spans[:0]) {
+	for _, sp := range st.find(buf, spans[:0]) {
 		if sp.start < cut && sp.end > cut {
 			cut = sp.start
 		}
 	}
 	return cut
+}
+
+// StreamRedactor masks registered values in text that arrives in pieces
+// (a model's streamed reply): a value split across pieces is still caught.
+// Write returns what can be passed on now, redacted; it holds back the
+// tail that could still be the start of a value (at most the longest
+// spelling of a registered value), and nothing while no value is
+// registered. Flush returns the rest. Not safe for concurrent use.
+type StreamRedactor struct {
+	r       *Redactor
+	pending string
+}
+
+// NewStream returns a StreamRedactor over r's values.
+func (r *Redactor) NewStream() *StreamRedactor { return &StreamRedactor{r: r} }
+
+// Write adds piece and returns the redacted text that is safe to pass on.
+func (sr *StreamRedactor) Write(piece string) string {
+	sr.pending += piece
+	st := sr.r.load()
+	if st == nil {
+		out := sr.pending
+		sr.pending = ""
+		return out
+	}
+	cut := len(sr.pending) - (st.maxLen - 1)
+	if cut <= 0 {
+		return ""
+	}
+	for cut > 0 && !utf8.RuneStart(sr.pending[cut]) {
+		cut--
+	}
+	cut = avoidSplit(sr.pending, cut, st)
+	if cut <= 0 {
+		return ""
+	}
+	out, _ := st.redact(sr.pending[:cut])
+	sr.pending = sr.pending[cut:]
+	return out
+}
+
+// Flush returns the held-back rest, redacted.
+func (sr *StreamRedactor) Flush() string {
+	out := sr.r.Redact(sr.pending)
+	sr.pending = ""
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRedactingWriterSplitWrites(t *testing.T) {
@@ -141,5 +142,47 @@ func TestRedactingWriterConcurrent(t *testing.T) {
 	w.Close()
 	if strings.Contains(out.String(), canary) || strings.Count(out.String(), RedactedText) != 1000 {
 		t.Fatal("concurrent writes leaked or lost lines")
+	}
+}
+
+// TestStreamRedactor: a value split over pieces at every position, in a
+// plain and an escaped spelling, never comes out; the text around it
+// comes out whole and in order.
+func TestStreamRedactor(t *testing.T) {
+	const secret = "tok-SPLIT-ä-9876"
+	r := NewRedactor()
+	r.Add(secret)
+	for _, text := range []string{
+		"before " + secret + " after, and more text so that some is passed on early",
+		`as json: "tok-SPLIT-\u00e4-9876" end`,
+		"ünïcödé ✓ " + secret,
+	} {
+		for split := 0; split <= len(text); split++ {
+			for _, size := range []int{1, 3, 7} {
+				sr := r.NewStream()
+				var out strings.Builder
+				pieces := []string{text[:split]}
+				for rest := text[split:]; rest != ""; {
+					n := min(size, len(rest))
+					pieces = append(pieces, rest[:n])
+					rest = rest[n:]
+				}
+				for _, p := range pieces {
+					got := sr.Write(p)
+					if !utf8.ValidString(got) {
+						t.Fatalf("a piece cuts a character: %q", got)
+					}
+					out.WriteString(got)
+				}
+				out.WriteString(sr.Flush())
+				if got, want := out.String(), r.Redact(text); got != want {
+					t.Fatalf("split at %d by %d: got %q, want %q", split, size, got, want)
+				}
+			}
+		}
+	}
+	// Nothing registered: everything passes at once.
+	if got := NewRedactor().NewStream().Write("abc"); got != "abc" {
+		t.Fatalf("with no values the stream held back %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 
@@ -46,6 +47,7 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 				return
 			}
 			e.SessionID = s.id
+			s.host.redactEvent(&e)
 			if !yield(e) {
 				stopped = true
 				cancel()
@@ -122,7 +124,11 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				msg.ToolCalls[i].ID = newCallID()
 			}
 		}
-		if err := s.transcript.append(ctx, s.id, msg); err != nil {
+		// The conversation is sent again with every request (and handed
+		// to the session's History): what the model said is kept with
+		// protected values masked. Its tool calls run from the original
+		// arguments, and are refused when they hold such a value.
+		if err := s.transcript.append(ctx, s.id, h.redactMessage(msg)); err != nil {
 			t.fail(KindInternal, err)
 			return
 		}
@@ -163,20 +169,32 @@ func (t *turn) run(ctx context.Context, prompt string) {
 
 // generate runs one model request, forwarding streamed text as
 // assistant_delta events, and returns the whole assistant message.
+//
+// Streamed text passes a stream redactor: a protected value the model
+// repeats is masked even when it arrives in pieces.
 func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
+	deltas := t.s.host.redactor.NewStream()
+	flush := func() {
+		if rest := deltas.Flush(); rest != "" {
+			t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: rest})
+		}
+	}
 	for resp, err := range t.s.host.model.Generate(ctx, req) {
 		if err != nil {
+			flush()
 			return model.Message{}, err
 		}
 		if resp.Partial {
-			if resp.Message.Content != "" {
-				t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: resp.Message.Content})
+			if d := deltas.Write(resp.Message.Content); d != "" {
+				t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: d})
 			}
 			continue
 		}
+		flush()
 		t.usage.Add(resp.Usage)
 		return resp.Message, nil
 	}
+	flush()
 	if err := ctx.Err(); err != nil {
 		return model.Message{}, err
 	}
@@ -248,7 +266,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 	emit(call)
 	if !known {
-		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(tc.Name, 80)))
+		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(h.redactor.Redact(tc.Name), 80)))
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
@@ -278,6 +296,50 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 		text = "The tool reported an error:\n" + text
 	}
 	return callOutcome{text: text, failed: isErr}
+}
+
+// redactEvent masks protected values in every string of an event that a
+// user or library caller sees. Streamed text is redacted by the turn's
+// stream redactor and tool results by the call (redactResult), so their
+// text is not scanned again here.
+func (h *Host) redactEvent(e *Event) {
+	r := h.redactor
+	if r.Len() == 0 {
+		return
+	}
+	if e.Type != EventAssistantDelta {
+		e.Text = r.Redact(e.Text)
+	}
+	e.ExposedName = r.Redact(e.ExposedName)
+	e.Server = r.Redact(e.Server)
+	e.Tool = r.Redact(e.Tool)
+	e.Error = r.Redact(e.Error)
+	if len(e.Arguments) > 0 {
+		e.Arguments = r.RedactJSON(e.Arguments)
+	}
+}
+
+// redactMessage returns the model's message with protected values masked
+// in its text and tool calls; msg itself is not modified.
+func (h *Host) redactMessage(msg model.Message) model.Message {
+	r := h.redactor
+	if r.Len() == 0 {
+		return msg
+	}
+	msg.Content = r.Redact(msg.Content)
+	cloned := false
+	for i, tc := range msg.ToolCalls {
+		name, args := r.Redact(tc.Name), r.Redact(tc.Arguments)
+		if name == tc.Name && args == tc.Arguments {
+			continue
+		}
+		if !cloned {
+			msg.ToolCalls = slices.Clone(msg.ToolCalls)
+			cloned = true
+		}
+		msg.ToolCalls[i].Name, msg.ToolCalls[i].Arguments = name, args
+	}
+	return msg
 }
 
 // resultText renders a tool result for the model.

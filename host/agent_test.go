@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
@@ -331,5 +332,71 @@ func TestTurnRetriesAModelTimeout(t *testing.T) {
 	}
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("%d model requests, want the timed-out one and its retry", n)
+	}
+}
+
+// TestTurnKeepsRepeatedSecretsFromEveryone: a model that learned a
+// protected value (here: the redactor knows it from the first call)
+// repeats it in its text, streamed in small pieces, and forwards it in
+// tool-call arguments in several spellings. Every such call is refused
+// and audited as injection_blocked with nothing sent; no event, no later
+// model request and no audit record carries the value.
+func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
+	escaped := strings.Replace(canary, "C", `\u0043`, 1)
+	script := modeltest.Script{
+		{ToolCalls: []modeltest.ToolCall{{Name: "db__execute_sql", Arguments: `{"query":"SELECT 1"}`}}},
+		{Text: "I found the instance: " + canary + ", and I will pass it on.", ToolCalls: []modeltest.ToolCall{
+			{Name: "db__echo", Arguments: `{"text":"` + canary + `"}`},
+			{Name: "db__echo", Arguments: `{"text":"` + escaped + `"}`},
+			{Name: "db__execute_sql", Arguments: `{"query":"SELECT '` + strings.ReplaceAll(canary, "-", `\u002d`) + `'"}`},
+		}},
+		{Text: "Fine, the value was " + canary, Expect: &modeltest.Expect{LastToolResultContains: "value the host protects"}},
+	}
+	h, srv, _ := testHost(t, "", mcptest.Options{})
+	scripted := modeltest.New(script, modeltest.WithChunkRunes(3))
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: scripted.Start(t), APIKey: "sk-test", MaxRetryWait: time.Second})
+	h.modelName = "scripted"
+	sink := &recordSink{}
+	h.audit = sink
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
+	events := collect(t, s, context.Background(), "go", TurnOptions{})
+	scripted.AssertNoFailures(t)
+	if end := events[len(events)-1]; end.Reason != EndDone {
+		t.Fatalf("end: %+v", end)
+	}
+	if n := len(toolCalls(t, srv)); n != 1 {
+		t.Errorf("the server got %d calls, want only the first, clean one", n)
+	}
+	var streamed strings.Builder
+	for _, e := range ofType(events, EventAssistantDelta) {
+		streamed.WriteString(e.Text)
+	}
+	if !strings.Contains(streamed.String(), "I found the instance: [REDACTED], and I will") {
+		t.Errorf("streamed text = %q", streamed.String())
+	}
+	all, _ := json.Marshal(events)
+	if strings.Contains(string(all), canary) || h.redactor.ContainsSecret(string(all)) {
+		t.Errorf("events carry the value: %s", all)
+	}
+	if refused := ofType(events, EventToolResult); len(refused) != 4 {
+		t.Errorf("tool_result events: %d, want 4", len(refused))
+	}
+	if text := scripted.AllText(); strings.Contains(text, canary) || h.redactor.ContainsSecret(text) {
+		t.Errorf("a model request carries the value: %s", text)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	blocked := 0
+	for _, rec := range sink.records {
+		b, _ := json.Marshal(rec)
+		if h.redactor.ContainsSecret(string(b)) {
+			t.Errorf("audit record carries the value: %s", b)
+		}
+		if rec.Outcome == approvals.OutcomeInjectionBlocked && rec.Result == approvals.ResultNotExecuted {
+			blocked++
+		}
+	}
+	if blocked != 3 {
+		t.Errorf("%d calls audited as injection_blocked, want 3", blocked)
 	}
 }

@@ -88,6 +88,16 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
 			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
 	}
+	// A model that learned a protected value (from a leak elsewhere, or a
+	// user who pasted it) must not forward it to a server: refuse, audit,
+	// and tell the model nothing about the value.
+	if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
+		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
+			"server", server, "tool", tool, "session", s.id)
+		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+		return nil, newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+			"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
+	}
 	// After the secure-name guard, so the validator's message (which quotes
 	// the arguments) never echoes a secure name back to the model.
 	if info.checkSchema {

@@ -67,6 +67,9 @@ var (
 	ErrDenied = errors.New("call denied")
 	// ErrSecureNameInArguments: the model's arguments name a secure parameter.
 	ErrSecureNameInArguments = errors.New("arguments name a host-controlled parameter")
+	// ErrSecretInArguments: the model's arguments hold a value the host
+	// protects (a secure value resolved in this process), in any spelling.
+	ErrSecretInArguments = errors.New("arguments hold a host-protected value")
 
 	errRedactedEncoding = errors.New("secure values could not be encoded")
 )
@@ -78,4 +81,5 @@ const (
 	modelMsgInvalidArguments = "The call was refused: invalid arguments. Do not retry it with the same arguments."
 	modelMsgOperatorFailure  = "The tool could not be run because of a host configuration problem. The operator has been told; do not retry this call."
 	modelMsgUnavailable      = "The tool is not available right now."
+	modelMsgSecretInArgs     = "The call was refused: its arguments contain a value the host protects. Nothing was sent. Do not repeat protected values."
 )
