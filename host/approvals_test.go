@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,5 +247,138 @@ func TestSessionGrantDoesNotCoverEscalatedCalls(t *testing.T) {
 	}
 	if n := len(srv.Recording().Messages("tools/call")); n != 5 {
 		t.Errorf("%d calls sent, want 5", n)
+	}
+}
+
+// A call approved under one definition is not sent under another: when the
+// server changes the tool while the approver holds the call, the call is
+// decided again under the new definition, and both decisions are audited.
+func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
+	const before = `{"name": "delete_order", "inputSchema": {"type": "object"},
+  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}}`
+	tests := []struct {
+		name    string
+		after   string // delete_order's new definition
+		outcome approvals.Outcome
+		asked   int
+		sent    bool
+	}{
+		{"now destroys globally: denied by rule", `{"name": "delete_order", "inputSchema": {"type": "object"},
+  "annotations": {"category": "destroy", "riskLevel": "critical", "blastRadius": "global", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}}`,
+			approvals.OutcomeDeniedByRule, 1, false},
+		{"still asked: approvers are asked again", `{"name": "delete_order", "inputSchema": {"type": "object"}, "description": "now in bulk",
+  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "namespace", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}}`,
+			approvals.OutcomeApproved, 2, true},
+		{"now needs a higher trust level", `{"name": "delete_order", "inputSchema": {"type": "object"},
+  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 4}}`,
+			approvals.OutcomeTrustDenied, 1, false},
+		{"gone", ``, "", 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			next := `[{"name": "get_order", "inputSchema": {"type": "object"}, "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}}`
+			if tc.after != "" {
+				next += ",\n" + tc.after
+			}
+			if err := os.WriteFile(filepath.Join(dir, "next.json"), []byte(next+"]"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			first := `[{"name": "get_order", "inputSchema": {"type": "object"}, "x-test": {"listChanged": "next.json"},
+  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}},
+ ` + before + `]`
+			if err := os.WriteFile(filepath.Join(dir, "first.json"), []byte(first), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsFile: filepath.Join(dir, "first.json")})
+			sink := &recordSink{}
+			var h *Host
+			var asked []string // definition hashes the approver was asked about
+			approver := approvals.ApproverFunc(func(ctx context.Context, req *approvals.Request) (approvals.Verdict, error) {
+				ct := h.Server("shop").Tool("delete_order")
+				asked = append(asked, ct.Tool.DefHash())
+				if len(asked) == 1 {
+					// While the approver holds the call, the server changes
+					// the tool (another call makes it switch its tool list)
+					// and the host takes the new listing.
+					if _, err := h.NewSession(SessionOptions{TrustLevel: 2}).CallTool(ctx, "shop", "get_order", nil); err != nil {
+						return approvals.Verdict{}, err
+					}
+					if err := h.conns["shop"].refresh(ctx); err != nil {
+						return approvals.Verdict{}, err
+					}
+				}
+				return approvals.Verdict{Votes: []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteAllow, TS: time.Now()}}}, nil
+			})
+			cfg := &config.Config{
+				MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
+				Approvals: approvals.Config{Rules: []approvals.Rule{
+					{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+					{ID: "deletes", When: approvals.Match{Category: []string{"delete", "destroy"}}, Decide: "ask", Approvers: 1, Timeout: time.Minute},
+					{ID: "wide", When: approvals.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny"},
+				}},
+			}
+			cfg.ApplyDefaults()
+			var err error
+			h, err = New(Options{Config: cfg, Approver: approver, Audit: sink})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = h.Close() })
+
+			s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 2})
+			_, err = s.CallTool(context.Background(), "shop", "delete_order", json.RawMessage(`{"id":1}`))
+			if tc.sent != (err == nil) {
+				t.Fatalf("err = %v, want sent=%v", err, tc.sent)
+			}
+			if len(asked) != tc.asked {
+				t.Errorf("approver asked %d times, want %d", len(asked), tc.asked)
+			}
+			var sent []string
+			for _, m := range srv.Recording().Messages("tools/call") {
+				var name string
+				_ = json.Unmarshal(m.Params()["name"], &name)
+				sent = append(sent, name)
+			}
+			if want := []string{"get_order"}; tc.sent {
+				want = append(want, "delete_order")
+				if !slices.Equal(sent, want) {
+					t.Errorf("sent %v, want %v", sent, want)
+				}
+			} else if !slices.Equal(sent, want) {
+				t.Errorf("sent %v, want %v (never delete_order)", sent, want)
+			}
+
+			var deletes []*approvals.Record
+			for _, r := range sink.records {
+				if r.Tool == "delete_order" {
+					deletes = append(deletes, r)
+				}
+			}
+			wantRecords := 2
+			if tc.after == "" {
+				wantRecords = 1 // the tool is gone: nothing to decide again
+			}
+			if len(deletes) != wantRecords {
+				t.Fatalf("%d audit records for delete_order, want %d: %+v", len(deletes), wantRecords, deletes)
+			}
+			first0 := deletes[0]
+			if first0.Outcome != approvals.OutcomeApproved || first0.Result != approvals.ResultNotExecuted || first0.ToolDefHash != asked[0] {
+				t.Errorf("first decision: %s/%s hash %s, want approved/not_executed under %s", first0.Outcome, first0.Result, first0.ToolDefHash, asked[0])
+			}
+			if wantRecords == 2 {
+				second := deletes[1]
+				if second.Outcome != tc.outcome || second.ToolDefHash == first0.ToolDefHash || second.CallID != first0.CallID {
+					t.Errorf("second decision: %s hash %s call %s; want %s under a new hash, same call id %s", second.Outcome, second.ToolDefHash, second.CallID, tc.outcome, first0.CallID)
+				}
+				wantResult := approvals.ResultNotExecuted
+				if tc.sent {
+					wantResult = approvals.ResultOK
+				}
+				if second.Result != wantResult {
+					t.Errorf("second decision result %s, want %s", second.Result, wantResult)
+				}
+			}
+		})
 	}
 }

@@ -76,46 +76,77 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 			err, "invalid arguments for %s/%s: %v", server, tool, err)
 	}
 
-	ct, err := s.lookupTool(ctx, c, tool)
-	if err != nil {
-		return nil, err
-	}
-	t := ct.Tool
-	if err := checkSecureNames(args, ct); err != nil {
-		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
-			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-		return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
-			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
-	}
-	// A model that learned a protected value (from a leak elsewhere, or a
-	// user who pasted it) must not forward it to a server: refuse, audit,
-	// and tell the model nothing about the value.
-	if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
-		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
-			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-		return nil, newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
-			"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
-	}
-	// After the secure-name guard, so the validator's message (which quotes
-	// the arguments) never echoes a secure name back to the model.
-	if info.checkSchema {
-		if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
-			return nil, newError(KindToolError, "Invalid arguments: "+err.Error(), err, "invalid arguments for %s/%s: %v", server, tool, err)
+	// The decision holds for the definition it was made under. Approvers
+	// may take minutes, and the server may change the tool meanwhile (to a
+	// destroy with global blast radius, say): after the decision, and the
+	// secure values resolved for it, the catalog is checked again, and a
+	// changed definition is decided again from the start (secure-name
+	// guard, schema, approval). Both decisions are audited.
+	var (
+		ct       *CatalogTool
+		rec      *approvals.Record
+		decision *CallDecision
+		call     *secureCall
+	)
+	for attempt := 1; ; attempt++ {
+		ct, err = s.lookupTool(ctx, c, tool)
+		if err != nil {
+			return nil, err
+		}
+		t := ct.Tool
+		if err := checkSecureNames(args, ct); err != nil {
+			h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
+				"server", server, "tool", tool, "session", s.id)
+			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+			return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
+				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
+		}
+		// A model that learned a protected value (from a leak elsewhere, or a
+		// user who pasted it) must not forward it to a server: refuse, audit,
+		// and tell the model nothing about the value.
+		if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
+			h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
+				"server", server, "tool", tool, "session", s.id)
+			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+			return nil, newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+				"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
+		}
+		// After the secure-name guard, so the validator's message (which quotes
+		// the arguments) never echoes a secure name back to the model.
+		if info.checkSchema {
+			if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
+				return nil, newError(KindToolError, "Invalid arguments: "+err.Error(), err, "invalid arguments for %s/%s: %v", server, tool, err)
+			}
+		}
+
+		rec, decision, err = s.gateCall(ctx, server, ct, args, info)
+		if err != nil {
+			return nil, err
+		}
+
+		call, err = s.secureCall(ctx, server, t)
+		if err != nil {
+			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeBindingFailed, rec)
+			return nil, err
+		}
+		if !definitionChanged(ct, c.Snapshot().Tool(tool)) {
+			break
+		}
+		// The decision was for a definition the server no longer offers:
+		// audit it as not executed and decide again.
+		h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
+			"server", server, "tool", tool, "session", s.id, "decidedHash", t.DefHash())
+		rec.Result = approvals.ResultNotExecuted
+		if err := h.writeAudit(ctx, rec); err != nil {
+			h.logger.Error("audit write failed", "err", err)
+			return nil, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: refused: the audit log cannot be written: %v", server, tool, err)
+		}
+		if attempt == maxRedecisions {
+			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
+				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", server, tool, attempt)
 		}
 	}
-
-	rec, decision, err := s.gateCall(ctx, server, ct, args, info)
-	if err != nil {
-		return nil, err
-	}
-
-	call, err := s.secureCall(ctx, server, t)
-	if err != nil {
-		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeBindingFailed, rec)
-		return nil, err
-	}
+	t := ct.Tool
 	start := time.Now()
 	result, err := s.send(ctx, c, t, arguments, call)
 	if errors.Is(err, ErrSecureRejected) {
@@ -175,6 +206,23 @@ func decodeArguments(args json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("arguments are not a JSON object")
 	}
 	return json.RawMessage(trimmed), nil
+}
+
+// maxRedecisions bounds how often one call is decided again because the
+// tool's definition changed while it was being decided.
+const maxRedecisions = 3
+
+// definitionChanged reports whether the catalog no longer offers decided as
+// it was when the call was decided: the tool is gone, not active, or has
+// another definition.
+func definitionChanged(decided, current *CatalogTool) bool {
+	switch {
+	case current == nil || current.Status != ToolActive:
+		return true
+	case current == decided || current.Tool == decided.Tool:
+		return false
+	}
+	return current.Tool.DefHash() != decided.Tool.DefHash()
 }
 
 // lookupTool finds an offered tool, connecting lazily and re-listing once
