@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -44,25 +45,68 @@ func (e *exitErr) Error() string {
 
 func (e *exitErr) Unwrap() error { return e.err }
 
+// shutdownGrace is how long the process may take to stop after SIGINT or
+// SIGTERM cancelled the command. Every blocking step watches the context,
+// but a CPU-bound one cannot; past the grace period (or at a second signal)
+// the process exits anyway, with 128 + the signal's number.
+const shutdownGrace = 5 * time.Second
+
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// In the REPL, Ctrl-C ends the running turn; otherwise (and for
-		// SIGTERM, or a second Ctrl-C with no turn running) the command.
-		for sig := range signals {
-			if sig == os.Interrupt && a.interruptTurn() {
+	stopped := make(chan struct{})
+	go watchSignals(signals, stopped, a.interruptTurn, cancel, shutdownGrace, func(code int, msg string) {
+		fmt.Fprintln(os.Stderr, "agenthost:", msg)
+		os.Exit(code)
+	})
+	code := a.run(ctx, os.Args[1:])
+	signal.Stop(signals)
+	close(stopped)
+	cancel()
+	os.Exit(code)
+}
+
+// watchSignals turns SIGINT and SIGTERM into cancel. In the REPL, Ctrl-C
+// ends the running turn (interruptTurn reports true); otherwise (and for
+// SIGTERM, or a second Ctrl-C with no turn running) the command. Once the
+// command is cancelled, forceExit runs when it has not stopped (stopped is
+// not closed) within grace, or at the next signal. It returns when stopped
+// is closed.
+func watchSignals(signals <-chan os.Signal, stopped <-chan struct{}, interruptTurn func() bool, cancel func(), grace time.Duration, forceExit func(code int, msg string)) {
+	var deadline <-chan time.Time
+	code := 0
+	for {
+		select {
+		case <-stopped:
+			return
+		case <-deadline:
+			forceExit(code, fmt.Sprintf("still running %s after the signal; exiting", grace))
+			return
+		case sig := <-signals:
+			if code != 0 {
+				forceExit(exitCodeOf(sig), "second signal; exiting")
+				return
+			}
+			if sig == os.Interrupt && interruptTurn() {
 				continue
 			}
 			cancel()
+			code = exitCodeOf(sig)
+			timer := time.NewTimer(grace)
+			defer timer.Stop()
+			deadline = timer.C
 		}
-	}()
-	code := a.run(ctx, os.Args[1:])
-	signal.Stop(signals)
-	cancel()
-	os.Exit(code)
+	}
+}
+
+// exitCodeOf is 128 + the signal's number, as shells report it.
+func exitCodeOf(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // run executes the CLI and returns the process exit code.
