@@ -36,6 +36,12 @@
 //     every transport (mcp-go only drops them on Streamable HTTP).
 //   - An embedded $id (below the root) in a schema that also uses $ref is
 //     an exclusion: local references would depend on base-URI resolution.
+//   - A number in either schema that the JSON Schema validator cannot
+//     handle (internal/safeschema) is an exclusion (RuleNumber), and so is
+//     a schema whose validation cost, unfolded through $ref and the in-place
+//     applicators and multiplied per argument level, exceeds
+//     MaxSchemaExpansion for one value (RuleExpansion). Tool.ValidationCost
+//     lets the caller bound each call by MaxValidationWork.
 //   - Validate compiles secureInputSchema once per Tool and caches it, so
 //     an invalid JSON Schema is an exclusion at list time and the call path
 //     never compiles.
