@@ -172,6 +172,34 @@ func TestInjectionIsAudited(t *testing.T) {
 	}
 }
 
+// Arguments that repeat a key are refused before anything is sent, and
+// the attempt is audited with the arguments exactly as the model sent them.
+func TestDuplicateKeysAreRefusedAndAudited(t *testing.T) {
+	sink := &recordSink{}
+	h, srv, _ := testHost(t, "", mcptest.Options{})
+	h.audit = sink
+	s := h.NewSession(SessionOptions{})
+	args := `{"text":"harmless","text":"rm -rf /"}`
+	_, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(args))
+	if !errors.Is(err, ErrDuplicateKeyInArguments) || KindOf(err) != KindToolError {
+		t.Fatalf("err = %v (kind %s), want ErrDuplicateKeyInArguments, tool_error", err, KindOf(err))
+	}
+	var he *Error
+	if !errors.As(err, &he) || !strings.Contains(he.ModelMessage, "duplicate key") {
+		t.Errorf("model message %q does not say why", he.ModelMessage)
+	}
+	if n := len(toolCalls(t, srv)); n != 0 {
+		t.Errorf("%d tools/call sent", n)
+	}
+	rec := sink.last(t)
+	if rec.Outcome != approvals.OutcomeInjectionBlocked || rec.Result != approvals.ResultNotExecuted || rec.Tool != "echo" {
+		t.Errorf("record: %+v", rec)
+	}
+	if string(rec.Arguments) != args {
+		t.Errorf("audited arguments %s, sent %s", rec.Arguments, args)
+	}
+}
+
 func TestNeverAllowedToolsAreHidden(t *testing.T) {
 	h, _ := policyHost(t, nil, &recordSink{})
 	h.Connect(context.Background())

@@ -95,10 +95,19 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		}
 		t := ct.Tool
 		if err := checkSecureNames(args, ct); err != nil {
+			if errors.Is(err, ErrDuplicateKeyInArguments) {
+				// Servers disagree on which of repeated values wins, and the
+				// audit record could not say which one was meant.
+				h.logger.Warn("refused a call whose arguments repeat a key",
+					"server", server, "tool", tool, "session", s.id)
+				s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+				return nil, newError(KindToolError, modelMsgDuplicateKey, err,
+					"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)
+			}
 			h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
 				"server", server, "tool", tool, "session", s.id)
 			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-			return nil, newError(KindBinding, modelMsgInvalidArguments, ErrSecureNameInArguments,
+			return nil, newError(KindBinding, modelMsgInvalidArguments, err,
 				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
 		}
 		// A model that learned a protected value (from a leak elsewhere, or a

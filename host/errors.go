@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // Kind classifies a failed tool call. The CLI maps each kind to an exit code
@@ -65,8 +67,12 @@ var (
 	ErrSecureRejected = errors.New("server rejected the secure arguments")
 	// ErrDenied: the approval workflow refused the call.
 	ErrDenied = errors.New("call denied")
-	// ErrSecureNameInArguments: the model's arguments name a secure parameter.
-	ErrSecureNameInArguments = errors.New("arguments name a host-controlled parameter")
+	// ErrSecureNameInArguments: the model's arguments name a secure
+	// parameter. It is secureparams' sentinel (the guard owns the rule).
+	ErrSecureNameInArguments = secureparams.ErrSecureNameInArguments
+	// ErrDuplicateKeyInArguments: an object in the model's arguments
+	// repeats a key; the call is refused and nothing is sent.
+	ErrDuplicateKeyInArguments = secureparams.ErrDuplicateKeyInArguments
 	// ErrSecretInArguments: the model's arguments hold a value the host
 	// protects (a secure value resolved in this process), in any spelling.
 	ErrSecretInArguments = errors.New("arguments hold a host-protected value")
@@ -82,4 +88,5 @@ const (
 	modelMsgOperatorFailure  = "The tool could not be run because of a host configuration problem. The operator has been told; do not retry this call."
 	modelMsgUnavailable      = "The tool is not available right now."
 	modelMsgSecretInArgs     = "The call was refused: its arguments contain a value the host protects. Nothing was sent. Do not repeat protected values."
+	modelMsgDuplicateKey     = "Invalid arguments: an object in the arguments repeats a key (duplicate key), so the call was not sent. Send each key once."
 )

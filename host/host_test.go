@@ -204,6 +204,10 @@ func TestCallFailuresSendNothing(t *testing.T) {
 	}{
 		{"secure name in arguments", "execute_sql", `{"query":"x","Instance":"payroll"}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
 		{"nested variant", "execute_sql", `{"query":"x","opts":[{"PROJECT-ID":"p"}]}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
+		{"secure name with a control character", "execute_sql", `{"query":"x","instance\u0000":"payroll"}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
+		{"secure name with DEL", "execute_sql", `{"query":"x","inst\u007fance":"payroll"}`, map[string]string{"instance": "c"}, KindBinding, ErrSecureNameInArguments},
+		{"duplicate key", "echo", `{"text":"a","text":"b"}`, nil, KindToolError, ErrDuplicateKeyInArguments},
+		{"duplicate key, escaped and nested", "echo", `{"text":"a","o":[{"k":1,"\u006b":2}]}`, nil, KindToolError, ErrDuplicateKeyInArguments},
 		{"required value unbound", "execute_sql", `{"query":"x"}`, nil, KindBinding, nil},
 		{"unknown tool", "nope", `{}`, nil, KindUnavailable, ErrToolUnavailable},
 		{"arguments not an object", "echo", `[1]`, nil, KindToolError, nil},

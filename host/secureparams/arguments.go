@@ -25,6 +25,12 @@ var ErrSecureNameInArguments = errors.New("invalid arguments: a parameter name i
 // ErrArgumentsNotJSON means the model's arguments are not valid JSON.
 var ErrArgumentsNotJSON = errors.New("invalid arguments: not valid JSON")
 
+// ErrDuplicateKeyInArguments means an object in the model's arguments
+// repeats a member name (at any depth). Servers disagree on which of the
+// values wins, and the audit record could not say which one was meant, so
+// such arguments are refused. Its text names no key: the model may see it.
+var ErrDuplicateKeyInArguments = errors.New("invalid arguments: an object repeats a key (duplicate key)")
+
 // SecureNameError is returned by CheckArguments when the arguments use
 // secure parameter names. Error() names none of them, so it can go back to
 // the model; Names is for the audit record, which must note a possible
@@ -53,18 +59,21 @@ func (e *SecureNameError) Unwrap() error { return ErrSecureNameInArguments }
 // MaxArgumentDepth it returns every secure name. Use CheckArguments to tell
 // those cases apart. Empty args mean no arguments.
 func FindSecureNames(args json.RawMessage, secure []string) []string {
-	found, tooDeep, err := findSecureNames(args, secure)
+	found, tooDeep, _, err := findSecureNames(args, secure)
 	if err != nil || tooDeep {
 		return sortedUnique(secure)
 	}
 	return found
 }
 
-// CheckArguments is the call-time guard: nil when args use no secure name,
-// a *SecureNameError (errors.Is ErrSecureNameInArguments) when they do or
-// nest too deeply, or an error wrapping ErrArgumentsNotJSON.
+// CheckArguments is the call-time guard, one pass over args: nil when they
+// are fine; an error wrapping ErrArgumentsNotJSON when they are not JSON; a
+// *SecureNameError (errors.Is ErrSecureNameInArguments) when they use a
+// secure name or nest too deeply; otherwise ErrDuplicateKeyInArguments when
+// an object repeats a key. A secure name outranks a repeated key: it is the
+// possible prompt injection the audit record must show.
 func CheckArguments(args json.RawMessage, secure []string) error {
-	found, tooDeep, err := findSecureNames(args, secure)
+	found, tooDeep, dup, err := findSecureNames(args, secure)
 	if err != nil {
 		return err
 	}
@@ -74,25 +83,30 @@ func CheckArguments(args json.RawMessage, secure []string) error {
 	if len(found) > 0 {
 		return &SecureNameError{Names: found}
 	}
+	if dup {
+		return ErrDuplicateKeyInArguments
+	}
 	return nil
 }
 
 // findSecureNames validates args, then scans them without recursion, so
-// hostile nesting costs only a counter.
-func findSecureNames(args json.RawMessage, secure []string) (found []string, tooDeep bool, err error) {
+// hostile nesting costs only a counter. The same pass notes whether an
+// object repeats a key (dup), so the call path reads the arguments once.
+func findSecureNames(args json.RawMessage, secure []string) (found []string, tooDeep, dup bool, err error) {
 	if len(bytes.TrimSpace(args)) == 0 {
-		return nil, false, nil
+		return nil, false, false, nil
 	}
 	if !json.Valid(args) {
 		var v any
 		err := json.Unmarshal(args, &v)
-		return nil, false, fmt.Errorf("%w: %v", ErrArgumentsNotJSON, err)
+		return nil, false, false, fmt.Errorf("%w: %v", ErrArgumentsNotJSON, err)
 	}
 	targets := make([]secureTarget, len(secure))
 	for i, s := range secure {
 		targets[i] = newSecureTarget(s)
 	}
 	matched := make([]bool, len(secure))
+	var keys objectKeys
 	depth := 0
 	lx := lexer{data: args}
 	for kind, raw := lx.next(); kind != tokenEnd; kind, raw = lx.next() {
@@ -100,15 +114,24 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 		case tokenObjectStart, tokenArrayStart:
 			depth++
 			if depth > MaxArgumentDepth {
-				return nil, true, nil
+				return nil, true, false, nil
 			}
+			keys.open(kind == tokenObjectStart)
 		case tokenObjectEnd, tokenArrayEnd:
 			depth--
+			keys.close()
 		case tokenKey:
 			plain := plainString(raw)
 			var key string
 			if !plain {
 				key = unquote(raw)
+			}
+			if !dup {
+				if plain {
+					dup = keys.add(raw[1 : len(raw)-1])
+				} else {
+					dup = keys.add([]byte(key))
+				}
 			}
 			for i := range targets {
 				if matched[i] {
@@ -130,7 +153,79 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 			found = append(found, s)
 		}
 	}
-	return sortedUnique(found), false, nil
+	return sortedUnique(found), false, dup, nil
+}
+
+// objectKeys tracks the member names (decoded) of every object open during
+// a scan, to find a repeated one. Objects usually have a handful of keys, so
+// names are compared in a flat list; an object with many keys gets a set.
+type objectKeys struct {
+	names  [][]byte // names of the open objects, innermost last
+	frames []keyFrame
+	buf    [16]keyFrame
+}
+
+type keyFrame struct {
+	start int                 // where this object's names begin in names; -1 for an array
+	set   map[string]struct{} // this object's names once it has many
+}
+
+// manyKeys is the member count from which an object's names go into a set.
+const manyKeys = 32
+
+func (k *objectKeys) open(object bool) {
+	if k.frames == nil {
+		k.frames = k.buf[:0]
+	}
+	start := -1
+	if object {
+		start = len(k.names)
+	}
+	k.frames = append(k.frames, keyFrame{start: start})
+}
+
+func (k *objectKeys) close() {
+	n := len(k.frames)
+	if n == 0 {
+		return
+	}
+	if start := k.frames[n-1].start; start >= 0 {
+		clear(k.names[start:])
+		k.names = k.names[:start]
+	}
+	k.frames = k.frames[:n-1]
+}
+
+// add records a name in the innermost object and reports whether that
+// object already has it.
+func (k *objectKeys) add(name []byte) (dup bool) {
+	n := len(k.frames)
+	if n == 0 || k.frames[n-1].start < 0 {
+		return false
+	}
+	f := &k.frames[n-1]
+	if f.set != nil {
+		if _, ok := f.set[string(name)]; ok {
+			return true
+		}
+		f.set[string(name)] = struct{}{}
+		return false
+	}
+	for _, prev := range k.names[f.start:] {
+		if bytes.Equal(prev, name) {
+			return true
+		}
+	}
+	k.names = append(k.names, name)
+	if len(k.names)-f.start >= manyKeys {
+		f.set = make(map[string]struct{}, 2*manyKeys)
+		for _, prev := range k.names[f.start:] {
+			f.set[string(prev)] = struct{}{}
+		}
+		clear(k.names[f.start:])
+		k.names = k.names[:f.start]
+	}
+	return false
 }
 
 // secureTarget is a secure name prepared for matching many keys.
@@ -157,8 +252,7 @@ func newSecureTarget(name string) secureTarget {
 func asciiEquivalent(key []byte, folded string) bool {
 	j := 0
 	for _, c := range key {
-		switch c {
-		case '-', '_', ' ', '\t', '\n', '\r', '\f', '\v':
+		if asciiIgnored[c&0x7f] {
 			continue
 		}
 		if 'A' <= c && c <= 'Z' {
@@ -190,41 +284,63 @@ func equivalentNames(a, b string) bool {
 
 // normaliseName reduces a name to the form the guard compares (with
 // strings.EqualFold): compatibility-decomposed (NFKD, so "ｔｅｎａｎｔ" and
-// "ﬁ" become ASCII), without combining marks, separators (dashes,
-// connector punctuation, spaces) or invisible format characters, with the
-// dotless and dotted I folded to i (Unicode simple folding leaves them
-// apart from i, so EqualFold alone would miss them).
+// "ﬁ" become ASCII), without the characters ignoredInName drops
+// (combining marks, separators, controls, invisible format characters),
+// with the dotless and dotted I folded to i (Unicode simple folding leaves
+// them apart from i, so EqualFold alone would miss them). ASCII names take
+// a byte loop that drops exactly what the general path drops (asciiIgnored
+// is built from ignoredInName).
 func normaliseName(s string) string {
 	if isPlainASCII(s) {
 		var b strings.Builder
 		b.Grow(len(s))
 		for i := 0; i < len(s); i++ {
-			switch c := s[i]; c {
-			case '-', '_', ' ', '\t', '\n', '\r', '\f', '\v':
-			default:
+			if c := s[i]; !asciiIgnored[c] {
 				b.WriteByte(c)
 			}
 		}
 		return b.String()
 	}
+	return normaliseUnicode(s)
+}
+
+// normaliseUnicode is normaliseName for any text; normaliseName's ASCII
+// loop must give the same result for ASCII text (a fuzz test checks it).
+func normaliseUnicode(s string) string {
 	var b strings.Builder
 	for _, r := range norm.NFKD.String(s) {
 		switch {
 		case r == 'ı' || r == 'İ':
 			b.WriteByte('i')
-		case r == utf8.RuneError,
-			unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r),
-			unicode.Is(unicode.Pd, r), unicode.Is(unicode.Pc, r),
-			unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r),
-			unicode.IsSpace(r), unicode.Is(unicode.Zs, r),
-			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
-			unicode.Is(unicode.Variation_Selector, r):
+		case ignoredInName(r):
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
+
+// ignoredInName reports whether the guard drops r from a name before
+// comparing it: a character that does not change what a reader (or a
+// lenient server) takes the name to be.
+func ignoredInName(r rune) bool {
+	return r == utf8.RuneError ||
+		unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) ||
+		unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Pc, r) ||
+		unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r) ||
+		unicode.IsSpace(r) || unicode.Is(unicode.Zs, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r)
+}
+
+// asciiIgnored is ignoredInName for each ASCII byte: the controls, space,
+// '-' and '_'.
+var asciiIgnored = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = ignoredInName(rune(c))
+	}
+	return t
+}()
 
 func isPlainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

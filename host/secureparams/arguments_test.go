@@ -45,6 +45,11 @@ func TestFindSecureNames(t *testing.T) {
 		{"name inside string value that looks like JSON", `{"q":"{\"tenant_id\":1}"}`, nil},
 		{"prefix is not a match", `{"tenant":1,"tenant_ids":2,"my_region":3}`, nil},
 		{"duplicate keys both read", `{"q":1,"q":2,"region":3}`, []string{"region"}},
+		{"NUL after", `{"tenant_id\u0000":1}`, []string{"tenant_id"}},
+		{"SOH inside", `{"ten\u0001ant_id":1}`, []string{"tenant_id"}},
+		{"DEL escaped", `{"region\u007f":1}`, []string{"region"}},
+		{"DEL raw", "{\"region\x7f\":1}", []string{"region"}},
+		{"controls around", `{"\u001fre\u0008gion\u000b":1}`, []string{"region"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
