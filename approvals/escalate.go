@@ -34,9 +34,8 @@ const (
 // metadata and one line per change (none when nothing changed).
 func Escalate(eff Effective, args json.RawMessage) (Effective, []string) {
 	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && nesting(trimmed) < maxEscalateDepth &&
-		!mentionsEscalator(trimmed) && json.Valid(trimmed) {
-		// The common case: a small object that names no escalator at all.
+	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && json.Valid(trimmed) && !mayEscalate(trimmed) {
+		// The common case: a small object with no escalating key.
 		return eff.Clone(), nil
 	}
 	return escalateWalk(eff, args)
@@ -86,59 +85,85 @@ func escalateWalk(eff Effective, args json.RawMessage) (Effective, []string) {
 	return eff, notes
 }
 
-// escalatorStems are substrings every escalating key contains in each of
-// its spellings (force, recursive, cascade, all_namespaces/allNamespaces,
-// namespace, cluster, org/organization, tenant).
-var escalatorStems = [][]byte{[]byte("force"), []byte("recurs"), []byte("cascade"), []byte("namespace"), []byte("cluster"), []byte("org"), []byte("tenant")}
-
-// mentionsEscalator is a cheap pre-filter: false means no key of args can
-// be an escalator (it may say true for ordinary text; the walk decides).
-func mentionsEscalator(args []byte) bool {
-	// Keys are compared with separators and case folded away
-	// (normalizeKey), so fold the whole text the same way.
-	var buf [512]byte // usual arguments fold on the stack
-	lower := buf[:0]
-	for _, c := range args {
-		if isASCIIAlnum(c) {
-			if isUpper(c) {
-				c += 'a' - 'A'
+// mayEscalate is the fast path's test, for a JSON object json.Valid
+// accepted and shorter than 8 KiB (so within maxEscalateNodes): false means
+// escalateWalk would change nothing, because no key at any depth, decoded
+// as encoding/json decodes it, is one the walk acts on (escalatorKey) and
+// the nesting stays within maxEscalateDepth. It reads the text once,
+// without decoding values; only keys with escapes are decoded.
+func mayEscalate(text []byte) bool {
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '{', '[':
+			depth++
+			if depth >= maxEscalateDepth {
+				return true
 			}
-			lower = append(lower, c)
-		}
-	}
-	for _, stem := range escalatorStems {
-		if bytes.Contains(lower, stem) {
-			return true
+		case '}', ']':
+			depth--
+		case '"':
+			end, escaped := stringEnd(text, i)
+			j := end
+			for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
+				j++
+			}
+			if j < len(text) && text[j] == ':' {
+				key := text[i+1 : end-1]
+				if escaped {
+					var s string
+					if json.Unmarshal(text[i:end], &s) != nil {
+						return true // unreachable for valid JSON; let the walk decide
+					}
+					key = []byte(s)
+				}
+				if escalatorKey(key) {
+					return true
+				}
+			}
+			i = end - 1
 		}
 	}
 	return false
 }
 
-// nesting is the deepest object/array nesting of a JSON text.
-func nesting(text []byte) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, c := range text {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
+// stringEnd returns the index just past the string starting at text[i]
+// (a quote) and whether it holds an escape.
+func stringEnd(text []byte, i int) (end int, escaped bool) {
+	for j := i + 1; j < len(text); j++ {
+		switch text[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
 		}
 	}
-	return deepest
+	return len(text), escaped
+}
+
+// escalatorKey reports whether the walk acts on a member of this name: a
+// risky flag (riskyFlags, compared as normalizeKey compares) or a name with
+// a scope word (scopeTokens, split as splitTokens splits). It does not
+// allocate for names up to 64 bytes.
+func escalatorKey(key []byte) bool {
+	var buf [64]byte
+	if riskyFlags[string(appendNormalizedKey(buf[:0], key))] {
+		return true
+	}
+	for start, end := range tokenBounds(key) {
+		tok := buf[:0]
+		for _, c := range key[start:end] {
+			if isUpper(c) {
+				c += 'a' - 'A'
+			}
+			tok = append(tok, c)
+		}
+		if _, ok := scopeTokens[string(tok)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 type scopeHit struct {

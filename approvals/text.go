@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"iter"
 	"sort"
 	"strings"
 	"unicode"
@@ -53,54 +54,66 @@ func sortStrings(s []string) { sort.Strings(s) }
 // splitTokens splits an identifier into lower-case words: at any character
 // that is not an ASCII letter or digit (so at _ - . / and spaces), at
 // camelCase boundaries ("deleteUser", "HTTPServer") and between letters and
-// digits.
+// digits (tokenBounds).
 func splitTokens(s string) []string {
 	var tokens []string
-	var cur []byte
-	flush := func() {
-		if len(cur) > 0 {
-			tokens = append(tokens, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
+	for start, end := range tokenBounds([]byte(s)) {
+		tokens = append(tokens, strings.ToLower(s[start:end]))
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isASCIIAlnum(c) {
-			flush()
-			continue
-		}
-		if len(cur) > 0 {
-			prev := cur[len(cur)-1]
+	return tokens
+}
+
+// tokenBounds yields the start and end of each word of an identifier, as
+// splitTokens splits it.
+func tokenBounds(s []byte) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		start := -1
+		for i, c := range s {
 			switch {
-			case isLower(prev) && isUpper(c):
-				flush()
-			case isUpper(prev) && isUpper(c) && i+1 < len(s) && isLower(s[i+1]):
-				flush()
-			case isDigit(prev) != isDigit(c):
-				flush()
+			case !isASCIIAlnum(c):
+				if start >= 0 && !yield(start, i) {
+					return
+				}
+				start = -1
+				continue
+			case start < 0:
+				start = i
+				continue
+			}
+			prev := s[i-1]
+			if isLower(prev) && isUpper(c) ||
+				isUpper(prev) && isUpper(c) && i+1 < len(s) && isLower(s[i+1]) ||
+				isDigit(prev) != isDigit(c) {
+				if !yield(start, i) {
+					return
+				}
+				start = i
 			}
 		}
-		cur = append(cur, c)
+		if start >= 0 {
+			yield(start, len(s))
+		}
 	}
-	flush()
-	return tokens
 }
 
 // normalizeKey lower-cases a parameter name and drops everything but ASCII
 // letters and digits, so allNamespaces, all-namespaces and ALL_NAMESPACES
 // compare equal.
 func normalizeKey(s string) string {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	return string(appendNormalizedKey(make([]byte, 0, len(s)), []byte(s)))
+}
+
+// appendNormalizedKey appends normalizeKey(s) to dst.
+func appendNormalizedKey(dst, s []byte) []byte {
+	for _, c := range s {
 		if isASCIIAlnum(c) {
 			if isUpper(c) {
 				c += 'a' - 'A'
 			}
-			b = append(b, c)
+			dst = append(dst, c)
 		}
 	}
-	return string(b)
+	return dst
 }
 
 func isASCII(s string) bool {
