@@ -67,3 +67,13 @@ func BenchmarkDecideWithDurableAudit(b *testing.B) {
 		b.Fatalf("%d failures", failures.Load())
 	}
 }
+
+// BenchmarkEscalate is the per-call escalator check on typical arguments.
+func BenchmarkEscalate(b *testing.B) {
+	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).Normalize()
+	args := json.RawMessage(`{"query":"SELECT id FROM orders WHERE status = 'open'","limit":50,"options":{"explain":false,"instances":["a","b"]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		Escalate(base, args)
+	}
+}

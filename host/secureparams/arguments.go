@@ -106,31 +106,69 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 		targets[i] = newSecureTarget(s)
 	}
 	matched := make([]bool, len(secure))
-	var keys objectKeys
-	depth := 0
+	// Repeated keys: the raw names of the open objects, innermost last,
+	// compared in a flat list (objects usually have a handful of keys); an
+	// object with many keys moves its names into a set.
+	var (
+		openBuf  [16]int32 // per open container: its first name in names, or -1 (array)
+		namesBuf [32][]byte
+		sets     map[int]map[string]struct{} // by index in open
+	)
+	open, names := openBuf[:0], namesBuf[:0]
 	lx := lexer{data: args}
 	for kind, raw := lx.next(); kind != tokenEnd; kind, raw = lx.next() {
 		switch kind {
 		case tokenObjectStart, tokenArrayStart:
-			depth++
-			if depth > MaxArgumentDepth {
+			if len(open) >= MaxArgumentDepth {
 				return nil, true, false, nil
 			}
-			keys.open(kind == tokenObjectStart)
+			first := int32(-1)
+			if kind == tokenObjectStart {
+				first = int32(len(names))
+			}
+			open = append(open, first)
 		case tokenObjectEnd, tokenArrayEnd:
-			depth--
-			keys.close()
+			top := len(open) - 1
+			if first := open[top]; first >= 0 {
+				clear(names[first:])
+				names = names[:first]
+				delete(sets, top)
+			}
+			open = open[:top]
 		case tokenKey:
 			plain := plainString(raw)
 			var key string
 			if !plain {
 				key = unquote(raw)
 			}
-			if !dup {
-				if plain {
-					dup = keys.add(raw[1 : len(raw)-1])
+			if top := len(open) - 1; !dup && top >= 0 {
+				if set, ok := sets[top]; ok {
+					name := key
+					if plain {
+						name = string(raw[1 : len(raw)-1])
+					}
+					_, dup = set[name]
+					set[name] = struct{}{}
 				} else {
-					dup = keys.add([]byte(key))
+					first := open[top]
+					for _, prev := range names[first:] {
+						if sameKey(prev, raw) {
+							dup = true
+						}
+					}
+					names = append(names, raw)
+					if len(names)-int(first) >= manyKeys {
+						set := make(map[string]struct{}, 2*manyKeys)
+						for _, prev := range names[first:] {
+							set[unquote(prev)] = struct{}{}
+						}
+						clear(names[first:])
+						names = names[:first]
+						if sets == nil {
+							sets = map[int]map[string]struct{}{}
+						}
+						sets[top] = set
+					}
 				}
 			}
 			for i := range targets {
@@ -156,76 +194,19 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 	return sortedUnique(found), false, dup, nil
 }
 
-// objectKeys tracks the member names (decoded) of every object open during
-// a scan, to find a repeated one. Objects usually have a handful of keys, so
-// names are compared in a flat list; an object with many keys gets a set.
-type objectKeys struct {
-	names  [][]byte // names of the open objects, innermost last
-	frames []keyFrame
-	buf    [16]keyFrame
-}
-
-type keyFrame struct {
-	start int                 // where this object's names begin in names; -1 for an array
-	set   map[string]struct{} // this object's names once it has many
-}
-
-// manyKeys is the member count from which an object's names go into a set.
+// manyKeys is the member count from which the guard keeps an object's
+// names in a set rather than a list.
 const manyKeys = 32
 
-func (k *objectKeys) open(object bool) {
-	if k.frames == nil {
-		k.frames = k.buf[:0]
+// sameKey reports whether two raw JSON strings decode to the same text.
+func sameKey(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
 	}
-	start := -1
-	if object {
-		start = len(k.names)
-	}
-	k.frames = append(k.frames, keyFrame{start: start})
-}
-
-func (k *objectKeys) close() {
-	n := len(k.frames)
-	if n == 0 {
-		return
-	}
-	if start := k.frames[n-1].start; start >= 0 {
-		clear(k.names[start:])
-		k.names = k.names[:start]
-	}
-	k.frames = k.frames[:n-1]
-}
-
-// add records a name in the innermost object and reports whether that
-// object already has it.
-func (k *objectKeys) add(name []byte) (dup bool) {
-	n := len(k.frames)
-	if n == 0 || k.frames[n-1].start < 0 {
+	if plainString(a) && plainString(b) {
 		return false
 	}
-	f := &k.frames[n-1]
-	if f.set != nil {
-		if _, ok := f.set[string(name)]; ok {
-			return true
-		}
-		f.set[string(name)] = struct{}{}
-		return false
-	}
-	for _, prev := range k.names[f.start:] {
-		if bytes.Equal(prev, name) {
-			return true
-		}
-	}
-	k.names = append(k.names, name)
-	if len(k.names)-f.start >= manyKeys {
-		f.set = make(map[string]struct{}, 2*manyKeys)
-		for _, prev := range k.names[f.start:] {
-			f.set[string(prev)] = struct{}{}
-		}
-		clear(k.names[f.start:])
-		k.names = k.names[:f.start]
-	}
-	return false
+	return unquote(a) == unquote(b)
 }
 
 // secureTarget is a secure name prepared for matching many keys.

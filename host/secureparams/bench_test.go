@@ -118,3 +118,15 @@ func TestBenchmarkInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkCheckArguments is the per-call guard on typical small arguments.
+func BenchmarkCheckArguments(b *testing.B) {
+	args := json.RawMessage(`{"query":"SELECT id FROM orders WHERE status = 'open'","limit":50,"options":{"explain":false,"tags":["a","b"]}}`)
+	secure := []string{"instance", "project_id"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckArguments(args, secure); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
