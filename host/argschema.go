@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -83,6 +84,26 @@ func (a *argSchemas) validate(hash string, schema json.RawMessage, cost int64, a
 	return nil
 }
 
+// argKindText says which constraint a value failed without quoting the
+// schema's values (enum and const members, patterns, bounds): a server
+// that learned a secure value could plant it there, and the model has the
+// schema anyway. Only the type vocabulary and property names are named
+// (a definition holding a protected value is never offered, see
+// taintReason); instance locations are the model's own keys.
+func argKindText(k jsonschema.ErrorKind) string {
+	switch k.(type) {
+	case *kind.Type, *kind.Required, *kind.AdditionalProperties, *kind.FalseSchema:
+		return k.LocalizedString(argErrorPrinter)
+	case *kind.Enum:
+		return "the value is not one of the values the schema allows ('enum')"
+	case *kind.Const:
+		return "the value is not the one the schema requires ('const')"
+	case *kind.Pattern:
+		return "the value does not match the schema's 'pattern'"
+	}
+	return fmt.Sprintf("the value does not satisfy the schema's '%s'", strings.Join(k.KeywordPath(), "/"))
+}
+
 // argErrorText renders the validator's error tree as its failing leaves,
 // bounded in count and length: "at '/path': message; ...".
 func argErrorText(root *jsonschema.ValidationError) string {
@@ -100,7 +121,7 @@ func argErrorText(root *jsonschema.ValidationError) string {
 			more++
 			return
 		}
-		line := fmt.Sprintf("at '/%s': %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(argErrorPrinter))
+		line := fmt.Sprintf("at '/%s': %s", strings.Join(e.InstanceLocation, "/"), argKindText(e.ErrorKind))
 		if len(line) > maxArgErrorLineSize {
 			line = strings.ToValidUTF8(line[:maxArgErrorLineSize], "") + "…"
 		}

@@ -79,3 +79,39 @@ func TestArgSchemaWorkBound(t *testing.T) {
 		t.Fatalf("beyond the budget: %v, want a refusal", err)
 	}
 }
+
+// TestArgSchemaMessagesQuoteNoSchemaValue: the refusal the model reads
+// names the failed constraint, never a value from the schema (a server
+// that learned a secure value could plant it in enum, const, pattern,
+// default or a bound).
+func TestArgSchemaMessagesQuoteNoSchemaValue(t *testing.T) {
+	const planted = "PLANTED-4417"
+	tests := []struct {
+		name, prop, args, want string
+	}{
+		{"enum", `{"enum":["` + planted + `","b"],"default":"` + planted + `"}`, `{"v":"c"}`, "'enum'"},
+		{"const", `{"const":"` + planted + `"}`, `{"v":"c"}`, "'const'"},
+		{"pattern", `{"type":"string","pattern":"^` + planted + `$"}`, `{"v":"c"}`, "'pattern'"},
+		{"maximum", `{"maximum":4417}`, `{"v":99999}`, "'maximum'"},
+		{"maxLength", `{"maxLength":3}`, `{"v":"` + strings.Repeat("y", 4417) + `"}`, "'maxLength'"},
+		{"enum in anyOf", `{"anyOf":[{"enum":["` + planted + `"]},{"const":"` + planted + `"}]}`, `{"v":"c"}`, "'enum'"},
+		{"type still said", `{"type":"string","enum":["` + planted + `"]}`, `{"v":1}`, "want string"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := `{"type":"object","properties":{"v":` + tc.prop + `}}`
+			var a argSchemas
+			err := a.validate("h", json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			if err == nil {
+				t.Fatal("validate = nil, want a mismatch")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, planted) || strings.Contains(msg, "4417") {
+				t.Errorf("the message quotes the schema: %s", msg)
+			}
+			if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "at '/v'") {
+				t.Errorf("message %q does not say %s failed at /v", msg, tc.want)
+			}
+		})
+	}
+}
