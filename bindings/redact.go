@@ -136,6 +136,10 @@ func (r *Redactor) load() *redactState {
 	return st
 }
 
+// Version changes whenever a value is added: what was checked against
+// the values of one version needs checking again under another.
+func (r *Redactor) Version() uint64 { return r.version() }
+
 // version changes whenever a value is added; handlers use it to rebuild
 // what they derived from older patterns.
 func (r *Redactor) version() uint64 {

@@ -240,18 +240,23 @@ func (s *Session) lookupTool(ctx context.Context, c *conn, tool string) (*Catalo
 	if _, err := c.connect(ctx); err != nil {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
 	}
-	ct := c.Snapshot().Tool(tool)
+	snap := c.Snapshot()
+	ct := snap.Tool(tool)
 	if ct == nil {
 		if err := c.refresh(ctx); err != nil {
 			return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
 		}
-		ct = c.Snapshot().Tool(tool)
+		snap = c.Snapshot()
+		ct = snap.Tool(tool)
 	}
 	if ct == nil {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q", c.name, tool)
 	}
 	if ct.Status != ToolActive {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, tool, ct.Status, ct.Reason)
+	}
+	if s.host.toolTainted(snap, ct) {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
 	}
 	return ct, nil
 }

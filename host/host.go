@@ -109,6 +109,11 @@ type Host struct {
 	namerGen map[string]uint64 // snapshot generation the namer has seen
 	nameGen  map[string]uint64 // bumps when a server's tools' names change
 
+	// taint: per server, the tools whose definitions hold a protected
+	// value (see syncTaint)
+	taintMu sync.Mutex
+	taint   map[string]*serverTaint
+
 	closeOnce sync.Once
 }
 

@@ -59,12 +59,15 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 			v := snap.ProtocolVersion
 			sr.ProtocolVersion = &v
 		}
+		red := s.host.redactor
 		for _, tv := range view.Tools[snap.Name] {
+			// A definition can hold a protected value (such a tool is
+			// excluded, see taintReason): the report masks it.
 			tr := ToolReport{
-				Name:           tv.Tool.Name,
+				Name:           red.Redact(tv.Tool.Name),
 				Status:         tv.Status,
-				Description:    tv.Tool.Description,
-				InputSchema:    tv.inputSchemaSent(),
+				Description:    red.Redact(tv.Tool.Description),
+				InputSchema:    red.RedactJSON(tv.inputSchemaSent()),
 				SecureParams:   nonNil(tv.Tool.SecureParams),
 				SecureRequired: nonNil(tv.Tool.SecureRequired),
 				Warnings:       nonNil(tv.Tool.Warnings),
@@ -72,7 +75,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 				Rules:          []string{},
 			}
 			if tv.ExposedName != "" {
-				n := tv.ExposedName
+				n := red.Redact(tv.ExposedName)
 				tr.ExposedName = &n
 			}
 			if tv.Reason != "" {

@@ -38,6 +38,7 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	h := s.host
 	servers := h.Servers()
 	nameGens := h.syncNames(servers)
+	taints := h.syncTaint(servers)
 	epoch := s.valuesEpoch.Load()
 
 	s.viewMu.Lock()
@@ -49,14 +50,14 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	var key *verdictKey // computed once, when a server needs verdicts
 	for _, snap := range servers {
 		sv := s.viewCache[snap.Name]
-		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] {
+		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] && sv.taintGen == taints[snap.Name].gen {
 			continue
 		}
 		if key == nil {
 			k := s.verdictKey()
 			key = &k
 		}
-		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, *key, epoch, nameGens[snap.Name])
+		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, *key, epoch, nameGens[snap.Name], taints[snap.Name])
 		changed = true
 	}
 	if !changed {
@@ -78,9 +79,10 @@ func (s *Session) View(ctx context.Context) *SessionView {
 // never modified once built, so views (and sessions, see sharedServerView)
 // share them.
 type serverView struct {
-	snap    *ServerSnapshot
-	epoch   uint64
-	nameGen uint64
+	snap     *ServerSnapshot
+	epoch    uint64
+	nameGen  uint64
+	taintGen uint64
 	tools   []*ToolView
 	part    *llmview.View // the model's view of this server's active tools
 }
@@ -109,9 +111,10 @@ func (s *Session) verdictKey() verdictKey {
 // serverVerdicts are the session verdicts of one server snapshot (and
 // naming generation), by verdict key.
 type serverVerdicts struct {
-	snap    *ServerSnapshot
-	nameGen uint64
-	byKey   map[verdictKey]*serverView
+	snap     *ServerSnapshot
+	nameGen  uint64
+	taintGen uint64
+	byKey    map[verdictKey]*serverView
 }
 
 // maxSharedVerdicts bounds the verdict sets kept per server (distinct trust
@@ -124,24 +127,24 @@ const maxSharedVerdicts = 64
 // trust level and session value names), or a new evaluation that later
 // sessions can share. A chat backend's many sessions then evaluate each
 // server once, not once each.
-func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64) *serverView {
+func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64, taint *serverTaint) *serverView {
 	h := s.host
 	h.verdictsMu.Lock()
 	sv := h.verdicts[snap.Name]
 	var shared *serverView
-	if sv != nil && sv.snap == snap && sv.nameGen == nameGen {
+	if sv != nil && sv.snap == snap && sv.nameGen == nameGen && sv.taintGen == taint.gen {
 		shared = sv.byKey[key]
 	}
 	h.verdictsMu.Unlock()
 	if shared == nil {
-		shared = s.evaluate(ctx, snap, nameGen)
+		shared = s.evaluate(ctx, snap, nameGen, taint)
 		h.verdictsMu.Lock()
 		if h.verdicts == nil {
 			h.verdicts = map[string]*serverVerdicts{}
 		}
 		sv = h.verdicts[snap.Name]
-		if sv == nil || sv.snap != snap || sv.nameGen != nameGen {
-			sv = &serverVerdicts{snap: snap, nameGen: nameGen, byKey: map[verdictKey]*serverView{}}
+		if sv == nil || sv.snap != snap || sv.nameGen != nameGen || sv.taintGen != taint.gen {
+			sv = &serverVerdicts{snap: snap, nameGen: nameGen, taintGen: taint.gen, byKey: map[verdictKey]*serverView{}}
 			h.verdicts[snap.Name] = sv
 		}
 		if len(sv.byKey) < maxSharedVerdicts {
@@ -156,13 +159,16 @@ func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, ke
 	return &own
 }
 
-func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64) *serverView {
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64, taint *serverTaint) *serverView {
 	names := s.host.namesOf(snap)
-	sv := &serverView{snap: snap, nameGen: nameGen, tools: make([]*ToolView, 0, len(snap.Tools))}
+	sv := &serverView{snap: snap, nameGen: nameGen, taintGen: taint.gen, tools: make([]*ToolView, 0, len(snap.Tools))}
 	var active []llmview.Tool
 	exposed := map[llmview.Ref]string{}
 	for i, ct := range snap.Tools {
 		tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason, ExposedName: names[i]}
+		if taint.tainted[ct] {
+			tv.Status, tv.Reason = ToolExcluded, taintReason
+		}
 		if tv.Status == ToolActive {
 			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 				tv.Status = ToolHidden

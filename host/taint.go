@@ -1,0 +1,95 @@
+package host
+
+import "maps"
+
+// A server that received secure values can write them into a tool's
+// definition (its name, description or inputSchema, as a default or an
+// enum member, in any JSON spelling) and send tools/list_changed: the next
+// model request would carry them. Such a tool is excluded from every view,
+// with a reason that names no value. Masking the value instead would still
+// tell the model something (where it sat, how long it was) and leave a
+// hostile definition on offer.
+//
+// The check runs once per server snapshot and redactor version (a new
+// listing, or a newly registered value), never per call: sessions share
+// it, and calls only look their tool up in its result.
+
+// taintReason is the exclusion reason of a tool whose definition holds a
+// protected value.
+const taintReason = "its definition (name, description or inputSchema) contains a value the host protects; a server must never put secure values in tool definitions"
+
+// serverTaint is the check of one server snapshot against one redactor
+// version.
+type serverTaint struct {
+	snap    *ServerSnapshot
+	version uint64
+	tainted map[*CatalogTool]bool // nil when no tool is tainted
+	gen     uint64                // changes when tainted changes
+}
+
+// syncTaint brings the taint check up to date with the servers' snapshots
+// and the redactor's values, returning each server's (read-only) check;
+// its gen changes whenever the server's set of tainted tools changes.
+func (h *Host) syncTaint(servers []*ServerSnapshot) map[string]*serverTaint {
+	version := h.redactor.Version()
+	out := make(map[string]*serverTaint, len(servers))
+	h.taintMu.Lock()
+	defer h.taintMu.Unlock()
+	for _, snap := range servers {
+		out[snap.Name] = h.taintOfLocked(snap, version)
+	}
+	return out
+}
+
+// toolTainted reports whether ct, a tool of snap, is tainted.
+func (h *Host) toolTainted(snap *ServerSnapshot, ct *CatalogTool) bool {
+	version := h.redactor.Version()
+	if version == 0 {
+		return false
+	}
+	h.taintMu.Lock()
+	defer h.taintMu.Unlock()
+	return h.taintOfLocked(snap, version).tainted[ct]
+}
+
+// taintOfLocked returns the check of snap under version, running it when
+// the snapshot or the values changed. h.taintMu must be held.
+func (h *Host) taintOfLocked(snap *ServerSnapshot, version uint64) *serverTaint {
+	if h.taint == nil {
+		h.taint = map[string]*serverTaint{}
+	}
+	st := h.taint[snap.Name]
+	if st != nil && st.snap == snap && st.version == version {
+		return st
+	}
+	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap)}
+	switch {
+	case st == nil:
+		next.gen = 1
+	case st.snap == snap && maps.Equal(st.tainted, next.tainted):
+		next.gen = st.gen
+	default:
+		next.gen = st.gen + 1
+	}
+	h.taint[snap.Name] = next
+	return next
+}
+
+// taintedTools checks every definition of snap against the redactor.
+func (h *Host) taintedTools(snap *ServerSnapshot) map[*CatalogTool]bool {
+	r := h.redactor
+	if r.Len() == 0 {
+		return nil
+	}
+	var tainted map[*CatalogTool]bool
+	for _, ct := range snap.Tools {
+		t := ct.Tool
+		if r.ContainsSecret(t.Name) || r.ContainsSecret(t.Title) || r.ContainsSecret(t.Description) || r.ContainsSecretBytes(t.InputSchema) {
+			if tainted == nil {
+				tainted = map[*CatalogTool]bool{}
+			}
+			tainted[ct] = true
+		}
+	}
+	return tainted
+}
