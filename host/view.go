@@ -83,8 +83,8 @@ type serverView struct {
 	epoch    uint64
 	nameGen  uint64
 	taintGen uint64
-	tools   []*ToolView
-	part    *llmview.View // the model's view of this server's active tools
+	tools    []*ToolView
+	part     *llmview.View // the model's view of this server's active tools
 }
 
 // verdictKey is everything about a session its verdicts depend on: its
