@@ -13,7 +13,7 @@ import (
 )
 
 // Record is one audit line: one tool-call decision. Its JSON has exactly
-// the keys of the contract, every one present.
+// the keys documented in docs/audit.md, every one present.
 type Record struct {
 	TS          time.Time       `json:"ts"`
 	SessionID   string          `json:"sessionId"`

@@ -11,7 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// contractConfig is the approvals example of the user-facing contract.
+// contractConfig is the approvals example of the configuration reference
+// (docs/config.md).
 func contractConfig() Config {
 	s := func(v string) *string { return &v }
 	return Config{

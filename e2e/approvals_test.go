@@ -29,9 +29,9 @@ func rtRisk(category, risk, blast, reversibility, approval string) obj {
 }
 
 // rtShop is a test server whose tools declare their risk (trusted), plus
-// one classified by the approvals catalogue instead, under the CONTRACT's
-// rules: reads allowed, deletes asked, organization-wide or global changes
-// denied.
+// one classified by the approvals catalogue instead, under the example
+// rules of docs/config.md: reads allowed, deletes asked, organization-wide
+// or global changes denied.
 type rtShop struct {
 	cfg         string
 	record      string

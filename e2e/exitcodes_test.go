@@ -18,7 +18,7 @@ func exitCodeTools(t *testing.T) string {
 	})
 }
 
-// TestCallExitCodes checks each exit code of `call` (CONTRACT.md) against
+// TestCallExitCodes checks each exit code of `call` (docs/cli.md) against
 // real processes, with the JSON error kind that goes with it.
 func TestCallExitCodes(t *testing.T) {
 	t.Parallel()

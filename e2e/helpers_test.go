@@ -199,7 +199,7 @@ func decodeStdout[T any](t *testing.T, r result) T {
 }
 
 // ---------------------------------------------------------------------------
-// Output documents (CONTRACT.md)
+// Output documents (docs/cli.md, docs/events.md, docs/audit.md)
 
 type serversDoc struct {
 	Servers []serverEntry `json:"servers"`

@@ -160,7 +160,7 @@ func rtName(t *testing.T, label string) string {
 }
 
 // ---------------------------------------------------------------------------
-// stream-json events (CONTRACT.md)
+// stream-json events (docs/events.md)
 
 type streamUsage struct {
 	PromptTokens     int `json:"promptTokens"`
@@ -334,7 +334,7 @@ func rtBoolText(b *bool) string {
 }
 
 // ---------------------------------------------------------------------------
-// Audit records (CONTRACT.md)
+// Audit records (docs/audit.md)
 
 type rtVote struct {
 	ID       string    `json:"id"`
@@ -369,7 +369,7 @@ var rtAuditKeys = []string{"ts", "sessionId", "callId", "server", "tool", "toolD
 func rtAuditPath(cfg string) string { return filepath.Join(filepath.Dir(cfg), "audit.jsonl") }
 
 // rtReadAudit reads an audit file strictly: every line one JSON object
-// with every contract key. A missing file is no records.
+// with every documented key (docs/audit.md). A missing file is no records.
 func rtReadAudit(t *testing.T, path string) []rtAudit {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -41,7 +41,7 @@ const (
 // ToolStatus says whether a tool is offered to the model.
 type ToolStatus string
 
-// Tool states (CONTRACT.md `tools --json`).
+// Tool states (`tools --json`, docs/cli.md).
 const (
 	ToolActive   ToolStatus = "active"   // in the model view
 	ToolHidden   ToolStatus = "hidden"   // valid but not offered

@@ -8,7 +8,7 @@ import (
 )
 
 // Kind classifies a failed tool call. The CLI maps each kind to an exit code
-// and to the "kind" of its JSON error object (CONTRACT.md).
+// and to the "kind" of its JSON error object (docs/cli.md).
 type Kind string
 
 // The kinds of failure, one per exit code.

@@ -9,7 +9,7 @@ import (
 )
 
 // EventType names an agent-loop event. The values are the "type" of
-// `run --output-format stream-json` lines (CONTRACT.md).
+// `run --output-format stream-json` lines (docs/events.md).
 type EventType string
 
 // Event types.

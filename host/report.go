@@ -7,7 +7,7 @@ import (
 	"github.com/agenthost/agenthost/llmview"
 )
 
-// CatalogReport is the `tools --json` document (CONTRACT.md): every key is
+// CatalogReport is the `tools --json` document (docs/cli.md): every key is
 // always present, null or empty when unknown.
 type CatalogReport struct {
 	Servers []ServerReport `json:"servers"`

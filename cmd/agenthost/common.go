@@ -127,7 +127,7 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation()})
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
-		// contract wants the file too.
+		// message names the file too (docs/config.md).
 		if cfg.File != "" && host.KindOf(err) == host.KindConfig {
 			err = fmt.Errorf("%s: %w", cfg.File, err)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes (CONTRACT.md).
+// Exit codes (docs/cli.md).
 const (
 	exitOK          = 0
 	exitError       = 1

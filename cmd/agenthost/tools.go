@@ -78,7 +78,7 @@ func (a *app) toolsCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (CONTRACT.md shape)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the document described in docs/cli.md)")
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	a.addSessionFlags(cmd)
 	return cmd
