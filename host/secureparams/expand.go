@@ -47,15 +47,19 @@ type xnode struct {
 	abs     string
 	inplace []*xnode // applies to the same value
 	props   map[string][]*xnode
-	objAny  []*xnode // any member value: patternProperties, additionalProperties, ...
+	objAny  []*xnode // any member value: patternProperties, unevaluatedProperties
+	objRest []*xnode // members not in properties: additionalProperties
+	names   []*xnode // member names: propertyNames
 	idx     map[int][]*xnode
-	arrAny  []*xnode // any item: items, additionalItems, contains, ...
+	arrAny  []*xnode // any item: contains, unevaluatedItems
+	arrRest []*xnode // items past the positional ones: items, additionalItems
 	onStack bool
 }
 
 // simple: nothing applies below this schema, in place or to children.
 func (n *xnode) simple() bool {
-	return len(n.inplace) == 0 && n.props == nil && n.objAny == nil && n.idx == nil && n.arrAny == nil
+	return len(n.inplace) == 0 && n.props == nil && n.objAny == nil && n.objRest == nil && n.names == nil &&
+		n.idx == nil && n.arrAny == nil && n.arrRest == nil
 }
 
 // ptr is the node's JSON pointer (first path it was reached by).
@@ -198,10 +202,14 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 			x.add(&n.objAny, s, n, "patternProperties", k)
 		}
 	}
-	for _, kw := range []string{"additionalProperties", "unevaluatedProperties", "propertyNames"} {
-		if s, ok := obj[kw]; ok {
-			x.add(&n.objAny, s, n, kw, "")
-		}
+	if s, ok := obj["unevaluatedProperties"]; ok {
+		x.add(&n.objAny, s, n, "unevaluatedProperties", "")
+	}
+	if s, ok := obj["additionalProperties"]; ok {
+		x.add(&n.objRest, s, n, "additionalProperties", "")
+	}
+	if s, ok := obj["propertyNames"]; ok {
+		x.add(&n.names, s, n, "propertyNames", "")
 	}
 	for _, kw := range []string{"prefixItems", "items"} {
 		if list, ok := obj[kw].([]any); ok {
@@ -216,9 +224,12 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 		}
 	}
 	if s, ok := obj["items"].(map[string]any); ok {
-		x.add(&n.arrAny, s, n, "items", "")
+		x.add(&n.arrRest, s, n, "items", "")
 	}
-	for _, kw := range []string{"additionalItems", "contains", "unevaluatedItems"} {
+	if s, ok := obj["additionalItems"]; ok {
+		x.add(&n.arrRest, s, n, "additionalItems", "")
+	}
+	for _, kw := range []string{"contains", "unevaluatedItems"} {
 		if s, ok := obj[kw]; ok {
 			x.add(&n.arrAny, s, n, kw, "")
 		}
@@ -283,19 +294,14 @@ func (x *expansion) close(st map[*xnode]int64) (map[*xnode]int64, int64, *proble
 }
 
 // children returns the states of the values one level down: one per named
-// property, one for the other members, one per fixed array index, one for
-// the other items.
+// property, one for the other members, one for the member names, one per
+// positional array item, one for the other items. A subschema counts for a
+// child whenever it may apply to it (a pattern is assumed to match).
 func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
-	var objAny, arrAny map[*xnode]int64
 	var names map[string]bool
 	var idxs map[int]bool
+	var keys map[*xnode]int64
 	for n, c := range closure {
-		for _, s := range n.objAny {
-			objAny = addCount(objAny, s, c)
-		}
-		for _, s := range n.arrAny {
-			arrAny = addCount(arrAny, s, c)
-		}
 		for k := range n.props {
 			if names == nil {
 				names = map[string]bool{}
@@ -308,19 +314,53 @@ func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
 			}
 			idxs[i] = true
 		}
+		for _, s := range n.names {
+			keys = addCount(keys, s, c)
+		}
 	}
 	var out []map[*xnode]int64
-	for _, k := range sortedKeys(names) {
-		st := maps(objAny)
+	member := func(name string, named bool) {
+		var st map[*xnode]int64
 		for n, c := range closure {
-			for _, s := range n.props[k] {
+			for _, s := range n.objAny {
+				st = addCount(st, s, c)
+			}
+			subs, declared := n.props[name]
+			if !named || !declared {
+				subs = n.objRest
+			}
+			for _, s := range subs {
 				st = addCount(st, s, c)
 			}
 		}
-		out = append(out, st)
+		if st != nil {
+			out = append(out, st)
+		}
 	}
-	if len(objAny) > 0 {
-		out = append(out, objAny)
+	for _, k := range sortedKeys(names) {
+		member(k, true)
+	}
+	member("", false)
+	if keys != nil {
+		out = append(out, keys)
+	}
+	item := func(i int, positional bool) {
+		var st map[*xnode]int64
+		for n, c := range closure {
+			for _, s := range n.arrAny {
+				st = addCount(st, s, c)
+			}
+			subs, ok := n.idx[i]
+			if !positional || !ok {
+				subs = n.arrRest
+			}
+			for _, s := range subs {
+				st = addCount(st, s, c)
+			}
+		}
+		if st != nil {
+			out = append(out, st)
+		}
 	}
 	idxList := make([]int, 0, len(idxs))
 	for i := range idxs {
@@ -328,17 +368,9 @@ func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
 	}
 	sort.Ints(idxList)
 	for _, i := range idxList {
-		st := maps(arrAny)
-		for n, c := range closure {
-			for _, s := range n.idx[i] {
-				st = addCount(st, s, c)
-			}
-		}
-		out = append(out, st)
+		item(i, true)
 	}
-	if len(arrAny) > 0 {
-		out = append(out, arrAny)
-	}
+	item(0, false)
 	return out
 }
 
@@ -348,14 +380,6 @@ func addCount(m map[*xnode]int64, n *xnode, c int64) map[*xnode]int64 {
 	}
 	m[n] = min(m[n]+c, MaxSchemaExpansion+1)
 	return m
-}
-
-func maps(m map[*xnode]int64) map[*xnode]int64 {
-	out := make(map[*xnode]int64, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func sortedMembers(st map[*xnode]int64) []*xnode {

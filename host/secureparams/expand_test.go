@@ -43,6 +43,9 @@ func TestSchemaExpansion(t *testing.T) {
 		{name: "plain object", raw: toolJSON(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}}}`, secureTenant), minCost: 1, maxCost: 1},
 		{name: "binary tree", raw: toolJSON(`{"type":"object","properties":{"left":{"$ref":"#"},"right":{"$ref":"#"},"v":{"type":"number"}}}`, ""), minCost: 2, maxCost: 2},
 		{name: "any JSON value", raw: toolJSON(`{"type":"object","properties":{"v":{"$ref":"#/$defs/j"}},"$defs":{"j":{"anyOf":[{"type":"string"},{"type":"number"},{"type":"array","items":{"$ref":"#/$defs/j"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/j"}}]}}}`, ""), minCost: 6, maxCost: 6},
+		{name: "recursive map with declared members", raw: toolJSON(`{"type":"object","properties":{"name":{"type":"string"},"child":{"$ref":"#"}},"additionalProperties":{"$ref":"#"}}`, ""), minCost: 2, maxCost: 2},
+		{name: "recursive tuple", raw: toolJSON(`{"type":"object","properties":{"t":{"$ref":"#/$defs/t"}},"$defs":{"t":{"type":"array","prefixItems":[{"type":"string"},{"$ref":"#/$defs/t"}],"items":{"$ref":"#/$defs/t"}}}}`, ""), minCost: 2, maxCost: 2},
+		{name: "propertyNames fan-out", raw: toolJSON(`{"type":"object","properties":{"m":{"type":"object","propertyNames":{"$ref":"#/$defs/a0"}}}`+strings.TrimPrefix(defsBomb(20, `"x":0`), `{"type":"object","x":0`), ""), rule: RuleExpansion},
 		{name: "ref chain", raw: toolJSON(refChain(50), ""), minCost: 51, maxCost: 51},
 		{name: "many properties", raw: toolJSON(manyProperties(2000), ""), minCost: 1, maxCost: 1},
 	}
