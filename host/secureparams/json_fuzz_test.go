@@ -1,0 +1,169 @@
+package secureparams
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func fastJSONSeeds() []string {
+	return []string{
+		`{}`, `[]`, `"x"`, `1.50`, `true`, `null`, `{"b":1,"a":2}`, `{"a":1,"a":2}`,
+		`{"z":{"y":[1,2,{"x":"<&>"}],"a":null},"m":"é\u00e9\n\t\"\\/","k":1e10}`,
+		`{"dup":{"a":1},"x":0,"dup":{"b":2}}`,
+		`{"s":"\ud83d\ude00 \u2028 \u0001 \ud800","n":-0.0,"big":123456789012345678901234567890}`,
+		` { "name" : "t" , "inputSchema" : { "type" : "object" } } `,
+		"{\"a\":\"bad \xff utf8\"}", `{"":1,"a":{"":{"":[]}}}`, `{"b":1,"a":2,"b":3}`,
+		`{"\u0061":1,"a":2}`, `[{"a":[]},{"a":{}}]`, `{"x":"\u007f\u0000"}`,
+		`{"a":1`, `[1,]`, `{"a" 1}`, `tru`, ``, ` `,
+		string(realisticTool),
+	}
+}
+
+// FuzzFastJSON checks the lexer-based decoder and canonical hash against
+// encoding/json: for any valid document the same value and the same hash;
+// equal values (re-encoded by encoding/json) hash equal; the lexer's
+// tokens are encoding/json's.
+func FuzzFastJSON(f *testing.F) {
+	for _, s := range fastJSONSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if !json.Valid([]byte(doc)) {
+			return // the fast paths are only ever given validated documents
+		}
+		want, wantHash, err := canonicalHash([]byte(doc))
+		if err != nil {
+			t.Fatalf("encoding/json: %v", err)
+		}
+		got, err := decodeValid([]byte(strings.TrimSpace(doc)))
+		if err != nil {
+			t.Fatalf("decodeValid(%q): %v", doc, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("decodeValid(%q) (-encoding/json +fast):\n%s", doc, diff)
+		}
+		gotHash, err := canonicalHashValid([]byte(doc))
+		if err != nil || gotHash != wantHash {
+			t.Fatalf("canonicalHashValid(%q) = %s, %v; encoding/json %s", doc, gotHash, err, wantHash)
+		}
+		again, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := canonicalHashValid(again); err != nil || h != wantHash {
+			t.Fatalf("%q and its re-encoding %s hash differently", doc, again)
+		}
+		checkTokens(t, doc)
+	})
+}
+
+// checkTokens compares the lexer's token stream with json.Decoder's.
+func checkTokens(t *testing.T, doc string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	lx := lexer{data: []byte(doc)}
+	for {
+		kind, raw := lx.next()
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			if kind != tokenEnd {
+				t.Fatalf("%q: lexer has more tokens (%d %q)", doc, kind, raw)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: encoding/json: %v", doc, err)
+		}
+		ok := false
+		switch x := tok.(type) {
+		case json.Delim:
+			ok = map[json.Delim]tokenKind{'{': tokenObjectStart, '}': tokenObjectEnd, '[': tokenArrayStart, ']': tokenArrayEnd}[x] == kind
+		case string:
+			ok = (kind == tokenKey || kind == tokenString) && unquote(raw) == x
+		case json.Number:
+			ok = kind == tokenScalar && string(raw) == string(x)
+		case bool:
+			ok = kind == tokenScalar && string(raw) == map[bool]string{true: "true", false: "false"}[x]
+		case nil:
+			ok = kind == tokenScalar && string(raw) == "null"
+		}
+		if !ok {
+			t.Fatalf("%q: lexer token %d %q, encoding/json %#v", doc, kind, raw, tok)
+		}
+	}
+}
+
+func splitSeeds() []string {
+	return []string{
+		`{"tools":[{"name":"a"},{"name":"b"}]}`,
+		` { "tools" : [ {"name":"a", "x": "]}\"["} , {"name":"b","y":[[1],{"z":null}]} ] , "nextCursor" : "c2" } `,
+		`{"nextCursor":"c1","tools":[{"name":"a"}]}`,
+		`{"tools":[{"name":"a"}],"tools":[{"name":"b"},{"name":"c"}]}`,
+		`{"tools":[],"nextCursor":null}`, `{"tools":null}`, `{"tools":{"name":"a"}}`,
+		`{"tools":[{"name":"a"}],"nextCursor":7}`, `{"tool\u0073":[{"name":"a"}]}`, `{"Tools":[{"name":"a"}]}`,
+		`{"tools":[{"name":"a"}],"TOOLS":[{"name":"b"}]}`, `{"tools":[{"name":"a"}],"NextCursor":"x"}`,
+		`{"nextCursor":"x"}`, `{"tools":[1,"two",null,{"name":"t"}],"_meta":{"tools":[]}}`,
+		`{"tools":[{"name":"a"}]`, `[{"name":"a"}]`, `{"tools":[{"name":"a"}],"nextCursor":"\u00e9\n"}`,
+		`{"tools":[{"name":"a","inputSchema":{"type":"object"},"secureInputSchema":{"type":"object","properties":{"k":{"type":"string"}}}}]}`,
+		`{"tools":[{"name":"a","name":"b"}]}`, `{"tools":[{"name":7}]}`, `null`, ``,
+	}
+}
+
+// FuzzSplitToolsPage: splitting never panics and reads every page exactly
+// as encoding/json does (same verdict, same definitions byte for byte,
+// same cursor); SplitValidToolsPage, for pages known to be valid, is the
+// same function without the validation; and each listed definition parses
+// as ParseTool parses its bytes.
+func FuzzSplitToolsPage(f *testing.F) {
+	for _, s := range splitSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, page string) {
+		want, wantErr := splitToolsPageSlow(json.RawMessage(page))
+		got, gotErr := SplitToolsPage(json.RawMessage(page))
+		samePage(t, page, got, gotErr, want, wantErr)
+		if json.Valid([]byte(page)) {
+			valid, validErr := SplitValidToolsPage(json.RawMessage(page))
+			samePage(t, page, valid, validErr, want, wantErr)
+		}
+		for i, lt := range got.Tools {
+			fast, fastErr := lt.Parse(nil)
+			slow, slowErr := ParseTool(want.Tools[i].Raw)
+			if (fastErr == nil) != (slowErr == nil) {
+				t.Fatalf("%q: tool %d: Parse %v, ParseTool %v", page, i, fastErr, slowErr)
+			}
+			if fastErr != nil {
+				continue
+			}
+			if fast.Name != slow.Name || fast.DefHash() != slow.DefHash() || !cmp.Equal(fast.SecureParams, slow.SecureParams) ||
+				string(fast.InputSchema) != string(slow.InputSchema) || fmt.Sprint(Validate(fast)) != fmt.Sprint(Validate(slow)) {
+				t.Fatalf("%q: tool %d parses differently from its bytes", page, i)
+			}
+		}
+	})
+}
+
+func samePage(t *testing.T, page string, got ToolsPage, gotErr error, want ToolsPage, wantErr error) {
+	t.Helper()
+	if (wantErr != nil) != (gotErr != nil) {
+		t.Fatalf("%q: error %v, encoding/json %v", page, gotErr, wantErr)
+	}
+	if len(got.Tools) != len(want.Tools) {
+		t.Fatalf("%q: %d tools, encoding/json %d", page, len(got.Tools), len(want.Tools))
+	}
+	for i := range got.Tools {
+		if string(got.Tools[i].Raw) != string(want.Tools[i].Raw) {
+			t.Fatalf("%q: tool %d is %s, encoding/json %s", page, i, got.Tools[i].Raw, want.Tools[i].Raw)
+		}
+	}
+	if (got.NextCursor == nil) != (want.NextCursor == nil) || (got.NextCursor != nil && *got.NextCursor != *want.NextCursor) {
+		t.Fatalf("%q: cursor %v, encoding/json %v", page, got.NextCursor, want.NextCursor)
+	}
+}
