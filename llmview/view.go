@@ -114,55 +114,29 @@ func (t Tool) parameters() json.RawMessage {
 // Parameters returns the schema sent to the model as a function's
 // parameters: the inputSchema as the server sent it, with only the minimal
 // fixes providers need:
-//   - absent, null or non-object schema → {"type":"object","properties":{}};
+//   - absent, null, invalid or non-object schema → {"type":"object","properties":{}};
 //   - a root without "type" gets "type":"object";
 //   - an object root without "properties" gets "properties":{};
 //   - "required": null is dropped.
 //
 // When no fix is needed the bytes are returned unchanged.
 func Parameters(inputSchema json.RawMessage) json.RawMessage {
-	empty := json.RawMessage(`{"type":"object","properties":{}}`)
 	trimmed := bytes.TrimSpace(inputSchema)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return empty
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return emptyParameters()
 	}
-	var root map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &root); err != nil {
-		return empty
-	}
-	changed := false
-	if _, ok := root["type"]; !ok {
-		root["type"] = json.RawMessage(`"object"`)
-		changed = true
-	}
-	if string(root["type"]) == `"object"` {
-		if p, ok := root["properties"]; !ok || string(bytes.TrimSpace(p)) == "null" {
-			root["properties"] = json.RawMessage(`{}`)
-			changed = true
-		}
-	}
-	if r, ok := root["required"]; ok && string(bytes.TrimSpace(r)) == "null" {
-		delete(root, "required")
-		changed = true
-	}
-	if !changed {
-		return trimmed
-	}
-	out, err := json.Marshal(root)
-	if err != nil {
-		return empty
-	}
-	return out
+	return ParametersOfValid(trimmed)
 }
 
 // ParametersOfValid is Parameters for an inputSchema already known to be
-// valid JSON (a host that parsed the definition): whether a fix is needed
-// depends on the root's members only, so it reads those without decoding
-// anything and, in the common case, returns the bytes as they are.
+// valid JSON (a host that parsed the definition), without checking it
+// again. Whether a fix is needed depends on the root's members only, so it
+// reads those without decoding anything and, in the common case, returns
+// the bytes as they are.
 func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(inputSchema)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return Parameters(inputSchema)
+		return emptyParameters()
 	}
 	var typ, props, required json.RawMessage
 	for _, m := range secureparams.ObjectMembers(trimmed) {
@@ -178,8 +152,37 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 	needsFix := typ == nil ||
 		(string(typ) == `"object"` && (props == nil || string(props) == "null")) ||
 		string(required) == "null"
-	if needsFix {
-		return Parameters(inputSchema)
+	if !needsFix {
+		return trimmed
 	}
-	return trimmed
+	return fixParameters(trimmed)
+}
+
+func emptyParameters() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+
+// fixParameters applies Parameters' fixes to an object schema that needs
+// them; the result is re-encoded (keys sorted).
+func fixParameters(schema []byte) json.RawMessage {
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return emptyParameters()
+	}
+	if _, ok := root["type"]; !ok {
+		root["type"] = json.RawMessage(`"object"`)
+	}
+	if string(root["type"]) == `"object"` {
+		if p, ok := root["properties"]; !ok || string(p) == "null" {
+			root["properties"] = json.RawMessage(`{}`)
+		}
+	}
+	if r, ok := root["required"]; ok && string(r) == "null" {
+		delete(root, "required")
+	}
+	out, err := json.Marshal(root)
+	if err != nil {
+		return emptyParameters()
+	}
+	return out
 }
