@@ -125,6 +125,7 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 	field("llm.baseURL", &cfg.LLM.BaseURL)
 	field("llm.apiKey", &cfg.LLM.APIKey)
 	field("llm.model", &cfg.LLM.Model)
+	field("llm.systemPrompt", &cfg.LLM.SystemPrompt)
 
 	for _, name := range sortedKeys(cfg.MCPServers) {
 		srv := cfg.MCPServers[name]

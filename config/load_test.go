@@ -477,3 +477,20 @@ func TestSyntaxErrorsNameTheFile(t *testing.T) {
 		})
 	}
 }
+
+func TestSystemPromptSetting(t *testing.T) {
+	t.Setenv("TONE", "brief")
+	for _, tc := range []struct{ format, doc string }{
+		{"yaml", "llm:\n  model: m\n  systemPrompt: \"be ${TONE}\"\n"},
+		{"json", `{"llm": {"model": "m", "systemPrompt": "be ${TONE}"}}`},
+		{"toml", "[llm]\nmodel = \"m\"\nsystemPrompt = \"be ${TONE}\"\n"},
+	} {
+		cfg, err := Parse([]byte(tc.doc), tc.format, "agenthost."+tc.format)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.format, err)
+		}
+		if cfg.LLM.SystemPrompt != "be brief" {
+			t.Errorf("%s: systemPrompt = %q", tc.format, cfg.LLM.SystemPrompt)
+		}
+	}
+}

@@ -31,6 +31,8 @@ type LLM struct {
 	APIKey  string        `json:"apiKey" yaml:"apiKey"`
 	Model   string        `json:"model" yaml:"model"`
 	Timeout time.Duration `json:"timeout" yaml:"timeout"`
+	// SystemPrompt is sent first in every model request (optional).
+	SystemPrompt string `json:"systemPrompt" yaml:"systemPrompt"`
 }
 
 // Transport names how agenthost reaches an MCP server.

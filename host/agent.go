@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/llmview"
@@ -53,7 +54,7 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 				cancel()
 			}
 		}
-		t := &turn{s: s, opts: opts, emit: emit}
+		t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
 		t.run(ctx, prompt)
 	}
 }
@@ -64,11 +65,38 @@ type turn struct {
 	emit  func(Event)
 	usage model.Usage
 	steps int
+	start time.Time
+	// result is the last assistant text of the turn.
+	result string
 }
 
 func (t *turn) end(reason string) {
 	u := t.usage
-	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u})
+	ms := time.Since(t.start).Milliseconds()
+	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms})
+}
+
+// started emits session_start with what the model is offered.
+func (t *turn) started(ctx context.Context) {
+	h := t.s.host
+	e := Event{Type: EventSessionStart, Model: h.modelName}
+	if h.model == nil {
+		t.emit(e)
+		return
+	}
+	h.connectPending(ctx)
+	view := t.s.View(ctx)
+	perServer := map[string]int{}
+	for _, f := range view.Model.Tools {
+		e.Tools = append(e.Tools, f.Name)
+		if ref, ok := view.Model.Lookup(f.Name); ok {
+			perServer[ref.Server]++
+		}
+	}
+	for _, snap := range h.Servers() {
+		e.Servers = append(e.Servers, EventServer{Name: snap.Name, Status: snap.Status, Tools: perServer[snap.Name]})
+	}
+	t.emit(e)
 }
 
 func (t *turn) fail(kind Kind, err error) {
@@ -78,7 +106,7 @@ func (t *turn) fail(kind Kind, err error) {
 
 func (t *turn) run(ctx context.Context, prompt string) {
 	s, h := t.s, t.s.host
-	t.emit(Event{Type: EventSessionStart})
+	t.started(ctx)
 	if h.model == nil {
 		t.fail(KindConfig, ErrNoModel)
 		return
@@ -133,6 +161,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			return
 		}
 		if msg.Content != "" {
+			t.result = msg.Content
 			t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
 		}
 		if len(msg.ToolCalls) == 0 {
@@ -255,9 +284,9 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 
 	ref, known := view.Lookup(tc.Name)
+	base.Server, base.Tool = ref.Server, ref.Tool // every event of the call names its tool
 	call := base
 	call.Type = EventToolCall
-	call.Server, call.Tool = ref.Server, ref.Tool
 	if json.Valid(args) {
 		call.Arguments = args
 	} else {
@@ -314,6 +343,10 @@ func (h *Host) redactEvent(e *Event) {
 	e.Server = r.Redact(e.Server)
 	e.Tool = r.Redact(e.Tool)
 	e.Error = r.Redact(e.Error)
+	e.Result = r.Redact(e.Result)
+	for i, name := range e.Tools {
+		e.Tools[i] = r.Redact(name)
+	}
 	if len(e.Arguments) > 0 {
 		e.Arguments = r.RedactJSON(e.Arguments)
 	}

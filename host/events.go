@@ -63,10 +63,27 @@ type Event struct {
 	Kind  Kind   `json:"kind,omitempty"`
 	Error string `json:"error,omitempty"`
 
-	// session_end
-	Reason string `json:"reason,omitempty"`
-	Steps  int    `json:"steps,omitempty"`
-	Usage  *Usage `json:"usage,omitempty"`
+	// session_start: the model, the configured servers and the exposed
+	// names of the tools the model is offered at the start of the turn.
+	Model   string        `json:"model,omitempty"`
+	Servers []EventServer `json:"servers,omitempty"`
+	Tools   []string      `json:"tools,omitempty"`
+
+	// session_end: why the turn ended, the last assistant text (Result),
+	// the turn's wall time, model requests (Steps) and token usage.
+	Reason     string `json:"reason,omitempty"`
+	Result     string `json:"result,omitempty"`
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	Steps      int    `json:"steps,omitempty"`
+	Usage      *Usage `json:"usage,omitempty"`
+}
+
+// EventServer is one configured server in a session_start event.
+type EventServer struct {
+	Name   string       `json:"name"`
+	Status ServerStatus `json:"status"`
+	// Tools is how many of its tools the model is offered.
+	Tools int `json:"tools"`
 }
 
 // Usage counts model tokens over a turn.

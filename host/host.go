@@ -45,7 +45,8 @@ type Options struct {
 	Model model.LLM
 	// ModelName overrides llm.model.
 	ModelName string
-	// SystemPrompt is sent first in every model request (optional).
+	// SystemPrompt is sent first in every model request; empty takes
+	// llm.systemPrompt from the config.
 	SystemPrompt string
 	// Approver answers `ask` decisions for sessions that bring none; nil
 	// denies them (the non-interactive default).
@@ -157,14 +158,16 @@ func New(opts Options) (*Host, error) {
 	}
 	audit, ownsAudit := opts.Audit, false
 	if audit == nil {
-		if cfg.Audit.Path == "" {
-			logger.Warn("audit.path is empty: tool-call decisions are not recorded")
-		}
 		audit, err = approvals.OpenSink(cfg.Audit.Path)
 		if err != nil {
 			_ = binder.Close()
 			closeAll(plugins)
 			return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("audit.path: %v", err), Err: err}
+		}
+		if cfg.Audit.Path == "" {
+			// Said when it matters: at the first decision, so commands
+			// that never call a tool do not warn.
+			audit = &unrecordedSink{Sink: audit, logger: logger}
 		}
 		ownsAudit = true
 	}
@@ -190,6 +193,9 @@ func New(opts Options) (*Host, error) {
 	}
 	if h.modelName == "" {
 		h.modelName = cfg.LLM.Model
+	}
+	if h.systemPrompt == "" {
+		h.systemPrompt = cfg.LLM.SystemPrompt
 	}
 	if h.model == nil && cfg.LLM.Model != "" {
 		h.model = openaimodel.New(openaimodel.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout})
@@ -352,4 +358,19 @@ func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationReque
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 	}
 	return e.fn(ctx, e.server, req)
+}
+
+// unrecordedSink stands for an empty audit.path: records are discarded, and
+// the first one warns once that decisions are not recorded.
+type unrecordedSink struct {
+	approvals.Sink
+	logger *slog.Logger
+	once   sync.Once
+}
+
+func (u *unrecordedSink) Write(ctx context.Context, r *approvals.Record) error {
+	u.once.Do(func() {
+		u.logger.Warn("audit.path is empty: tool-call decisions are not recorded (set audit.path; see docs/config.md)")
+	})
+	return u.Sink.Write(ctx, r)
 }

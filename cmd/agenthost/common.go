@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -25,6 +26,11 @@ type app struct {
 
 	configPath string
 	logLevel   string
+	// reportsServers is set by commands that print each server's error
+	// themselves (servers, tools): unless --log-level was given, their
+	// logs start at error, so that no error is printed twice.
+	reportsServers bool
+	logLevelSet    bool
 
 	// session flags
 	binds     []string
@@ -90,6 +96,9 @@ func (a *app) logger() (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
 		return nil, usageErr(fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", a.logLevel))
 	}
+	if a.reportsServers && !a.logLevelSet {
+		level = max(level, slog.LevelError)
+	}
 	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
@@ -98,6 +107,10 @@ func (a *app) loadConfig() (*config.Config, error) {
 	cfg, err := config.LoadDefault(a.configPath)
 	if err != nil {
 		return nil, &exitErr{code: exitUsage, err: err}
+	}
+	if cfg.File == "" {
+		fmt.Fprintf(a.stderr, "agenthost: no config file found (searched %s); running with no servers. Pass --config FILE; docs/config.md describes the file.\n",
+			strings.Join(config.DefaultPaths(), ", "))
 	}
 	return cfg, nil
 }

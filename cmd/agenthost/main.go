@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 // Exit codes (docs/cli.md).
@@ -140,9 +142,14 @@ func (a *app) rootCommand() *cobra.Command {
 		Short:         "Host-side agent runtime: MCP connections, secure parameters, approvals",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       host.Version, // enables --version; the template prints versionLine
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		a.logLevelSet = cmd.Flags().Changed("log-level")
+	}
 	root.AddCommand(
 		a.serversCommand(),
 		a.toolsCommand(),

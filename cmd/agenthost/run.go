@@ -18,8 +18,10 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var (
-		format   outputFormat // text unless --output-format says otherwise
-		maxSteps int
+		format       outputFormat // text unless --output-format says otherwise
+		maxSteps     int
+		print        bool
+		systemPrompt string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
@@ -33,7 +35,10 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			interactive := len(args) == 0 && a.stdinIsTerminal()
+			if systemPrompt != "" {
+				cfg.LLM.SystemPrompt = systemPrompt
+			}
+			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
 				a.replElicitation = newTerminalElicitation(a.stdin, a.stderr).ask
 			}
@@ -48,12 +53,13 @@ func (a *app) runCommand() *cobra.Command {
 			defer sess.Close()
 			ctx := cmd.Context()
 			h.Connect(ctx)
+			a.warnAboutTools(sess.View(ctx).Summary())
 			opts := host.TurnOptions{MaxSteps: maxSteps}
 
 			switch {
 			case len(args) == 1:
 				return a.oneTurn(ctx, sess, args[0], format, opts)
-			case !a.stdinIsTerminal():
+			case !interactive:
 				data, err := io.ReadAll(a.stdin)
 				if err != nil {
 					return fmt.Errorf("read prompt from stdin: %w", err)
@@ -70,6 +76,8 @@ func (a *app) runCommand() *cobra.Command {
 	}
 	cmd.Flags().Var(&format, "output-format", "text, json or stream-json")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
+	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
+	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
 	a.addSessionFlags(cmd)
 	return cmd
 }
@@ -77,6 +85,25 @@ func (a *app) runCommand() *cobra.Command {
 func (a *app) stdinIsTerminal() bool {
 	f, ok := a.stdin.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// warnAboutTools says on stderr when the model is offered no tools, or
+// when some are not offered, with the most common reason: a session whose
+// tools are all hidden must not run silently with none.
+func (a *app) warnAboutTools(sum host.ViewSummary) {
+	notOffered := sum.Hidden + sum.Excluded
+	switch {
+	case notOffered == 0 && sum.Active == 0:
+		fmt.Fprintln(a.stderr, "agenthost: warning: the model is offered no tools: no server listed any (`agenthost servers` shows each server's state).")
+	case notOffered == 0:
+		return
+	case sum.Active == 0:
+		fmt.Fprintf(a.stderr, "agenthost: warning: the model is offered no tools: %d hidden, %d excluded. Most common reason (%d): %s\n  `agenthost tools` lists every tool and why.\n",
+			sum.Hidden, sum.Excluded, sum.TopReasonCount, sum.TopReason)
+	default:
+		fmt.Fprintf(a.stderr, "agenthost: %d of %d tools are not offered to the model (%d hidden, %d excluded). Most common reason (%d): %s\n",
+			notOffered, notOffered+sum.Active, sum.Hidden, sum.Excluded, sum.TopReasonCount, sum.TopReason)
+	}
 }
 
 // oneTurn runs a single turn and maps its end to the exit code.
@@ -107,10 +134,9 @@ func turnExit(end host.Event, lastErr *host.Event) error {
 func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions) (host.Event, *host.Event) {
 	var end host.Event
 	var lastErr *host.Event
-	var final strings.Builder
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	midLine := false
+	p := &textPrinter{stdout: a.stdout, stderr: a.stderr, calls: map[string]int{}}
 	for e := range sess.Turn(ctx, prompt, opts) {
 		switch e.Type {
 		case host.EventSessionEnd:
@@ -118,9 +144,6 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 		case host.EventError:
 			ev := e
 			lastErr = &ev
-		case host.EventAssistant:
-			final.Reset()
-			final.WriteString(e.Text)
 		}
 		switch format {
 		case formatStreamJSON:
@@ -128,53 +151,72 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 				_ = enc.Encode(e)
 			}
 		case formatText:
-			midLine = a.printText(e, midLine)
+			p.print(e)
 		}
 	}
 	if format == formatJSON {
+		// result is always present in json output, even when empty.
 		out := struct {
 			host.Event
 			Result string `json:"result"`
-		}{end, final.String()}
+		}{end, end.Result}
 		_ = enc.Encode(out)
 	}
 	return end, lastErr
 }
 
-// printText shows a person the turn: assistant text on stdout, tool activity
-// and errors on stderr.
-func (a *app) printText(e host.Event, midLine bool) bool {
+// textPrinter shows a person the turn: assistant text on stdout, tool
+// activity and errors on stderr. Each call is numbered within the turn, so
+// that parallel calls pair with their approvals and results.
+type textPrinter struct {
+	stdout, stderr io.Writer
+	midLine        bool
+	calls          map[string]int // call id -> number
+}
+
+func (p *textPrinter) callLabel(e host.Event) string {
+	n, ok := p.calls[e.CallID]
+	if !ok {
+		n = len(p.calls) + 1
+		p.calls[e.CallID] = n
+	}
+	name := e.ExposedName
+	if e.Server != "" {
+		name = e.Server + "/" + e.Tool
+	}
+	return fmt.Sprintf("[%d] %s", n, name)
+}
+
+func (p *textPrinter) print(e host.Event) {
 	switch e.Type {
 	case host.EventAssistantDelta:
-		fmt.Fprint(a.stdout, e.Text)
-		return !strings.HasSuffix(e.Text, "\n")
-	case host.EventAssistant:
-		if midLine {
-			fmt.Fprintln(a.stdout)
+		fmt.Fprint(p.stdout, e.Text)
+		p.midLine = !strings.HasSuffix(e.Text, "\n")
+		return
+	case host.EventAssistant, host.EventSessionEnd:
+		if p.midLine {
+			fmt.Fprintln(p.stdout)
 		}
-		return false
+		p.midLine = false
+	}
+	switch e.Type {
 	case host.EventToolCall:
-		fmt.Fprintf(a.stderr, "→ %s/%s %s\n", e.Server, e.Tool, truncateText(string(e.Arguments), 200))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), truncateText(string(e.Arguments), 200))
 	case host.EventApproval:
-		fmt.Fprintf(a.stderr, "  approval: %s (%s)\n", e.Decision, e.Outcome)
+		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
 	case host.EventToolResult:
 		status := "ok"
 		if e.Failed() {
 			status = "error"
 		}
-		fmt.Fprintf(a.stderr, "← %s: %s\n", status, truncateText(host.ContentsText(e.Content, " "), 200))
+		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, truncateText(host.ContentsText(e.Content, " "), 200))
 	case host.EventError:
-		fmt.Fprintf(a.stderr, "agenthost: %s\n", e.Error)
+		fmt.Fprintf(p.stderr, "agenthost: %s\n", e.Error)
 	case host.EventSessionEnd:
-		if midLine {
-			fmt.Fprintln(a.stdout)
-		}
 		if e.Reason != host.EndDone {
-			fmt.Fprintf(a.stderr, "agenthost: turn ended: %s after %d steps\n", e.Reason, e.Steps)
+			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %d steps\n", e.Reason, e.Steps)
 		}
-		return false
 	}
-	return midLine
 }
 
 func truncateText(s string, n int) string {

@@ -5,7 +5,19 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host"
 )
+
+// serverJSON is one server in `servers --json` (docs/cli.md).
+type serverJSON struct {
+	Name            string  `json:"name"`
+	Status          string  `json:"status"`
+	Error           *string `json:"error"`
+	ProtocolVersion *string `json:"protocolVersion"`
+	SecureParams    bool    `json:"secureParams"`
+	Tools           int     `json:"tools"`
+}
 
 func (a *app) serversCommand() *cobra.Command {
 	var asJSON bool
@@ -14,6 +26,7 @@ func (a *app) serversCommand() *cobra.Command {
 		Short: "Connect to every configured server and report its status",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.reportsServers = true
 			cfg, err := a.loadConfig()
 			if err != nil {
 				return err
@@ -23,14 +36,6 @@ func (a *app) serversCommand() *cobra.Command {
 				return err
 			}
 			h.Connect(cmd.Context())
-			type serverJSON struct {
-				Name            string  `json:"name"`
-				Status          string  `json:"status"`
-				Error           *string `json:"error"`
-				ProtocolVersion *string `json:"protocolVersion"`
-				SecureParams    bool    `json:"secureParams"`
-				Tools           int     `json:"tools"`
-			}
 			out := []serverJSON{}
 			for _, s := range h.Servers() {
 				sj := serverJSON{Name: s.Name, Status: string(s.Status), SecureParams: s.SecureParams, Tools: len(s.Tools)}
@@ -44,28 +49,46 @@ func (a *app) serversCommand() *cobra.Command {
 				}
 				out = append(out, sj)
 			}
-			if asJSON {
-				return writeJSON(a.stdout, map[string]any{"servers": out})
-			}
-			if len(out) == 0 {
-				fmt.Fprintln(a.stdout, "no servers configured")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSECURE-PARAMS\tTOOLS\tERROR")
+			unavailable := 0
 			for _, s := range out {
-				proto, errText := "-", ""
-				if s.ProtocolVersion != nil {
-					proto = *s.ProtocolVersion
+				if s.Status == string(host.StatusError) {
+					unavailable++
 				}
-				if s.Error != nil {
-					errText = *s.Error
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, proto, s.SecureParams, s.Tools, errText)
 			}
-			return tw.Flush()
+			if err := a.printServers(out, asJSON); err != nil {
+				return err
+			}
+			if unavailable > 0 {
+				// A health check: exit 6 when any configured server is
+				// unavailable (docs/cli.md).
+				return &exitErr{code: exitUnavailable, printed: true}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func (a *app) printServers(out []serverJSON, asJSON bool) error {
+	if asJSON {
+		return writeJSON(a.stdout, map[string]any{"servers": out})
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(a.stdout, "no servers configured")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSECURE-PARAMS\tTOOLS\tERROR")
+	for _, s := range out {
+		proto, errText := "-", ""
+		if s.ProtocolVersion != nil {
+			proto = *s.ProtocolVersion
+		}
+		if s.Error != nil {
+			errText = *s.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, proto, s.SecureParams, s.Tools, errText)
+	}
+	return tw.Flush()
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 func (a *app) toolsCommand() *cobra.Command {
@@ -15,6 +17,7 @@ func (a *app) toolsCommand() *cobra.Command {
 		Short: "Show the catalog: what the model sees, what is hidden or excluded and why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.reportsServers = true
 			cfg, err := a.loadConfigWith(server, "--server: ")
 			if err != nil {
 				return err
@@ -75,6 +78,10 @@ func (a *app) toolsCommand() *cobra.Command {
 					}
 				}
 			}
+			if len(report.Servers) > 0 {
+				fmt.Fprintln(a.stdout)
+				fmt.Fprintln(a.stdout, summaryLine(sess.View(cmd.Context()).Summary()))
+			}
 			return nil
 		},
 	}
@@ -82,4 +89,14 @@ func (a *app) toolsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	a.addSessionFlags(cmd)
 	return cmd
+}
+
+// summaryLine is the closing line of `tools`: counts by status, and the
+// most common reason a tool is not offered.
+func summaryLine(sum host.ViewSummary) string {
+	line := fmt.Sprintf("%d tools: %d active, %d hidden, %d excluded.", sum.Active+sum.Hidden+sum.Excluded, sum.Active, sum.Hidden, sum.Excluded)
+	if sum.TopReasonCount > 0 {
+		line += fmt.Sprintf("\nMost common reason (%d of %d not offered): %s", sum.TopReasonCount, sum.Hidden+sum.Excluded, sum.TopReason)
+	}
+	return line
 }
