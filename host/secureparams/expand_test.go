@@ -133,7 +133,7 @@ func TestSchemaNumbers(t *testing.T) {
 		{name: "inputSchema long literal", raw: toolJSON(`{"type":"object","properties":{"n":{"minimum":`+strings.Repeat("9", 1001)+`}}}`, ""), rule: RuleNumber},
 		{name: "secureInputSchema exclusiveMinimum", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"number","exclusiveMinimum":-1e-2000000}}}`), rule: RuleNumber, reason: "secureInputSchema has a number at /properties/tenant_id/exclusiveMinimum"},
 		{name: "secureInputSchema multipleOf", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"number","multipleOf":1e-100000000}}}`), rule: RuleNumber},
-		{name: "ordinary large numbers", raw: toolJSON(`{"type":"object","properties":{"n":{"maximum":1e308,"minimum":-1.5e-300,"multipleOf":0.001}}}`, `{"type":"object","properties":{"tenant_id":{"type":"number","maximum":1e10000}}}`)},
+		{name: "ordinary large numbers", raw: toolJSON(`{"type":"object","properties":{"n":{"maximum":1e308,"minimum":-1.5e-300,"multipleOf":0.001}}}`, `{"type":"object","properties":{"tenant_id":{"type":"number","maximum":1e1000}}}`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
