@@ -1,6 +1,6 @@
 // Package demo is `agenthost demo`: the whole point of agenthost in one run,
 // with no API key, no network and no setup. It starts a SQL tool server over
-// two SQLite database instances (checkout and payroll), pins the session to
+// two in-memory database instances (checkout and payroll), pins the session to
 // checkout with SEP-3221 secure parameters, and lets a scripted model (or a
 // real one with Live) fall for a prompt injection hidden in the data — the
 // host refuses the redirect, asks before a delete and denies a forced
@@ -55,11 +55,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer os.RemoveAll(dir)
 
 	token := "demo-token-" + fmt.Sprint(time.Now().UnixNano())
-	sqls, err := newSQLServer(dir, token)
-	if err != nil {
-		return err
-	}
-	defer sqls.close()
+	sqls := newSQLServer(token)
 	url, stopServer, err := startServer(sqls)
 	if err != nil {
 		return err
@@ -116,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 		model = fmt.Sprintf("%s at %s (live)", cfg.LLM.Model, cfg.LLM.BaseURL)
 	}
 	fmt.Fprintf(out, "agenthost demo\n  model:   %s\n", model)
-	fmt.Fprintf(out, "  server:  \"orders\", SQL tools over two SQLite instances (checkout, payroll), streamable HTTP on loopback\n")
+	fmt.Fprintf(out, "  server:  \"orders\", SQL tools over two database instances (checkout, payroll), streamable HTTP on loopback\n")
 	fmt.Fprintf(out, "  session: %s for %q, trust level %d\n", sess.ID(), sess.Subject(), sess.TrustLevel())
 	if opts.Interactive {
 		fmt.Fprintf(out, "  asks:    you will be asked on this terminal\n\n")
@@ -147,7 +143,7 @@ func demoConfig(url, auditPath string) *config.Config {
 			Server: "orders",
 			Params: map[string]config.ParamBinding{
 				"project_id": {Value: "retail-demo"},
-				"instance":   {Session: "instance"},
+				"instance":   {Session: "instance", Sensitivity: "public"}, // who the session is for, not a secret
 				"token":      {Source: "vault", Ref: "demo/token"},
 			},
 		}},

@@ -27,6 +27,8 @@ func TestDemoTellsTheWholeStory(t *testing.T) {
 		"execute_sql     deny     injection_blocked  not_executed",
 		"drop_database   deny     denied_by_rule     not_executed",
 		"Turn ended: done",
+		// The instance is not a secret: the model's answer may name it.
+		"pins this session to the checkout instance",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)

@@ -303,7 +303,7 @@ func newMCPHandler(sqls *sqlServer) (http.Handler, error) {
 		s.AddTool(mcp.Tool{Name: name, Description: description, RawInputSchema: t.raw["inputSchema"]},
 			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				secure, _ := ctx.Value(secureArgsKey{}).(map[string]string)
-				text, isErr := sqls.handle(ctx, name, req.GetArguments(), secure)
+				text, isErr := sqls.handle(name, req.GetArguments(), secure)
 				if isErr {
 					return mcp.NewToolResultError(text), nil
 				}
