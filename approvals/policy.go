@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // Policy turns tool definitions into effective risk metadata and calls into
@@ -45,7 +47,7 @@ const maxMemoisedEvaluations = 4096
 type catalogueRule struct {
 	index        int
 	entry        CatalogueEntry
-	server, tool glob
+	server, tool glob.Pattern
 }
 
 type compiledRule struct {
@@ -58,8 +60,8 @@ type compiledRule struct {
 	reversibility []Reversibility
 	approval      []ApprovalRecommendation
 	sideEffects   []string
-	servers       []glob
-	tools         []glob
+	servers       []glob.Pattern
+	tools         []glob.Pattern
 	trust         []int
 }
 
@@ -90,8 +92,8 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	}
 	// Validate has checked every glob, so compile errors cannot happen here.
 	for i, e := range cfg.Catalogue {
-		server, _ := compileGlob(e.Server)
-		tool, _ := compileGlob(e.Tool)
+		server, _ := glob.Compile(e.Server)
+		tool, _ := glob.Compile(e.Tool)
 		p.catalogue = append(p.catalogue, catalogueRule{index: i, entry: e, server: server, tool: tool})
 	}
 	for i, r := range cfg.Rules {
@@ -108,11 +110,11 @@ func NewPolicy(cfg Config) (*Policy, error) {
 			trust:         slices.Clone(r.When.TrustLevel),
 		}
 		for _, s := range r.When.Server {
-			g, _ := compileGlob(s)
+			g, _ := glob.Compile(s)
 			cr.servers = append(cr.servers, g)
 		}
 		for _, s := range r.When.Tool {
-			g, _ := compileGlob(s)
+			g, _ := glob.Compile(s)
 			cr.tools = append(cr.tools, g)
 		}
 		p.rules = append(p.rules, cr)
@@ -217,7 +219,7 @@ const maxMemoisedEffectives = 1 << 14
 // tool, or -1.
 func (p *Policy) catalogueIndex(server, tool string) int {
 	for i, c := range p.catalogue {
-		if c.server.match(server) && c.tool.match(tool) {
+		if c.server.Match(server) && c.tool.Match(tool) {
 			return i
 		}
 	}
@@ -619,8 +621,8 @@ func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool
 		len(r.reversibility) > 0 && !slices.Contains(r.reversibility, e.Reversibility),
 		len(r.approval) > 0 && !slices.Contains(r.approval, e.ApprovalRecommendation),
 		len(r.sideEffects) > 0 && !slices.ContainsFunc(r.sideEffects, func(s string) bool { return slices.Contains(e.SideEffects, s) }),
-		len(r.servers) > 0 && !matchAny(r.servers, server),
-		len(r.tools) > 0 && !matchAny(r.tools, tool),
+		len(r.servers) > 0 && !glob.MatchAny(r.servers, server),
+		len(r.tools) > 0 && !glob.MatchAny(r.tools, tool),
 		len(r.trust) > 0 && !slices.Contains(r.trust, trust),
 		r.rule.When.MinTrustLevelAbove > 0 && e.MinTrustLevel-trust < r.rule.When.MinTrustLevelAbove:
 		return false

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // contractConfig is the approvals example of the configuration reference
@@ -410,17 +412,17 @@ func TestGlob(t *testing.T) {
 		{"exact", "Exact", false},
 	}
 	for _, tt := range tests {
-		g, err := compileGlob(tt.pattern)
+		g, err := glob.Compile(tt.pattern)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
-		if got := g.match(tt.name); got != tt.want {
+		if got := g.Match(tt.name); got != tt.want {
 			t.Errorf("glob %q match %q = %v, want %v", tt.pattern, tt.name, got, tt.want)
 		}
 	}
 	for _, name := range []string{"plain", "we*ird?[x]\\"} {
-		g, err := compileGlob(EscapeGlob(name))
-		if err != nil || !g.match(name) || g.match(name+"x") {
+		g, err := glob.Compile(EscapeGlob(name))
+		if err != nil || !g.Match(name) || g.Match(name+"x") {
 			t.Errorf("EscapeGlob(%q) = %q does not match exactly itself (err %v)", name, EscapeGlob(name), err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // FieldError is one problem in the approvals configuration. Key names the
@@ -51,7 +53,7 @@ func (c *Config) Validate() error {
 		for _, g := range []struct{ name, val string }{{"server", e.Server}, {"tool", e.Tool}} {
 			if g.val == "" {
 				add(key+"."+g.name, `required (use "*" for any)`)
-			} else if _, err := compileGlob(g.val); err != nil {
+			} else if err := glob.Validate(g.val); err != nil {
 				add(key+"."+g.name, "invalid glob %q: %v", g.val, err)
 			}
 		}
@@ -203,7 +205,7 @@ func validateMatch(key string, m Match) []error {
 		return nil
 	})
 	globs := func(k, v string) error {
-		if _, err := compileGlob(v); err != nil {
+		if err := glob.Validate(v); err != nil {
 			return &FieldError{Key: k, Msg: fmt.Sprintf("invalid glob %q: %v", v, err)}
 		}
 		return nil

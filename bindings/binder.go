@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // ErrUnbound is the sentinel for *UnboundError.
@@ -73,7 +74,8 @@ func (s Spec) String() string {
 // with its Redactor.
 //
 // Matching: a binding applies to (server, tool, param) when its server is
-// equal to the server name or matches it as a path.Match glob (empty means
+// equal to the server name or matches it as a glob (package internal/glob:
+// * matches any run of characters, / included; empty means
 // every server), one of its tools globs matches the tool (no tools means
 // every tool) and it lists the parameter by exact, case-sensitive name.
 // Among the bindings that apply, the most specific wins: an exact server
@@ -138,11 +140,11 @@ func NewBinder(bindings []Binding, sources map[string]Source, opts ...Option) (*
 	}
 	for i, bc := range bindings {
 		where := fmt.Sprintf("bindings[%d]", i)
-		if _, err := path.Match(bc.Server, ""); err != nil {
+		if err := validPattern(bc.Server); err != nil {
 			return nil, fmt.Errorf("%s: server pattern %q: %w", where, bc.Server, err)
 		}
 		for _, t := range bc.Tools {
-			if _, err := path.Match(t, ""); err != nil {
+			if err := validPattern(t); err != nil {
 				return nil, fmt.Errorf("%s: tool pattern %q: %w", where, t, err)
 			}
 		}
@@ -291,7 +293,7 @@ func matchRank(pattern, name string) int {
 	case pattern == "":
 		return 1
 	}
-	if ok, _ := path.Match(pattern, name); ok {
+	if glob.Match(pattern, name) {
 		return 1
 	}
 	return 0
@@ -481,3 +483,11 @@ func (b *Binder) Resolver() *Resolver { return b.resolver }
 
 // Close stops the Resolver's background work.
 func (b *Binder) Close() error { return b.resolver.Close() }
+
+// validPattern checks a binding's server or tool pattern; empty means any.
+func validPattern(p string) error {
+	if p == "" {
+		return nil
+	}
+	return glob.Validate(p)
+}

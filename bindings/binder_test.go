@@ -72,6 +72,7 @@ func TestBinderLookupSpecificity(t *testing.T) {
 		4: {Server: "ord*", Tools: []string{"delete_order"}, Params: map[string]ParamBinding{"token": env("GLOB_SERVER_EXACT_TOOL")}},
 		5: {Server: "orders", Tools: []string{"get_*"}, Params: map[string]ParamBinding{"token": env("ORDERS_GETTERS_LATER")}},
 		6: {Server: "", Tools: []string{"list_*"}, Params: map[string]ParamBinding{"Token": env("CASE_SENSITIVE")}},
+		7: {Server: "files", Tools: []string{"fs_*"}, Params: map[string]ParamBinding{"token": env("FILES_FS")}},
 	}
 	b := newTestBinder(t, bindings, nil)
 	tests := []struct {
@@ -90,6 +91,8 @@ func TestBinderLookupSpecificity(t *testing.T) {
 		{"orders", "list_x", "Token", "CASE_SENSITIVE", 6},
 		{"orders", "get_order", "TOKEN", "", 0},
 		{"orders", "get_order", "missing", "", 0},
+		{"files", "fs_read/all", "token", "FILES_FS", 7}, // * matches across /
+		{"files", "other", "token", "ANY_SERVER", 0},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%s", tt.server, tt.tool, tt.param), func(t *testing.T) {

@@ -3,12 +3,12 @@ package config
 import (
 	"errors"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 const (
@@ -151,13 +151,15 @@ func validateGlobs(p *problems, key string, globs []string) {
 	}
 }
 
-func validateGlob(p *problems, key, glob string) {
-	if glob == "" {
+// validateGlob checks a name pattern of the configuration's one glob
+// dialect (package internal/glob).
+func validateGlob(p *problems, key, pattern string) {
+	if pattern == "" {
 		p.add(key, "empty pattern")
 		return
 	}
-	if _, err := path.Match(glob, ""); err != nil {
-		p.add(key, "invalid glob pattern (path.Match syntax: *, ?, [a-z], \\ to escape)")
+	if err := glob.Validate(pattern); err != nil {
+		p.addf(key, "invalid glob pattern %q: %v (glob syntax: %s)", pattern, err, glob.Syntax)
 	}
 }
 

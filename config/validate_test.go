@@ -53,9 +53,9 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 		{"bad duration syntax", "mcpServers:\n  t: {command: x, callTimeout: 10 minutes}\n", []string{`cfg.yaml: mcpServers.t.callTimeout: invalid duration; use Go syntax such as "60s", "1m30s" or "10m"`}},
 		{"duration without unit", "mcpServers:\n  t: {command: x, callTimeout: 60}\n", []string{`cfg.yaml: mcpServers.t.callTimeout: expected a duration such as "60s" or "10m", got a number`}},
 		{"tool globs", "mcpServers:\n  t: {command: x, tools: {allow: ['get_[', ''], deny: ['a\\']}}\n", []string{
-			`cfg.yaml: mcpServers.t.tools.allow[0]: invalid glob pattern (path.Match syntax: *, ?, [a-z], \ to escape)`,
+			`cfg.yaml: mcpServers.t.tools.allow[0]: invalid glob pattern "get_[": unterminated character class (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
 			"cfg.yaml: mcpServers.t.tools.allow[1]: empty pattern",
-			`cfg.yaml: mcpServers.t.tools.deny[0]: invalid glob pattern (path.Match syntax: *, ?, [a-z], \ to escape)`,
+			`cfg.yaml: mcpServers.t.tools.deny[0]: invalid glob pattern "a\\": pattern ends with a backslash (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
 		}},
 		{"llm base url", "llm: {baseURL: 'localhost:8080'}\n", []string{"cfg.yaml: llm.baseURL: must be an absolute http:// or https:// URL"}},
 		{"source without plugin or sha", "sources:\n  vault: {config: {a: b}}\n", []string{
@@ -78,8 +78,8 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 		{"unknown source", "bindings:\n  - server: s\n    params: {Token: {source: Vault, ref: r}}\n", []string{`cfg.yaml: bindings[0].params.Token.source: names source "Vault", which is not configured under sources`}},
 		{"sensitivity", "bindings:\n  - server: s\n    params: {Token: {env: A, sensitivity: top-secret}}\n", []string{"cfg.yaml: bindings[0].params.Token.sensitivity: must be public, internal or secret"}},
 		{"binding globs", "bindings:\n  - server: 'a['\n    tools: ['[']\n    params: {T: {env: A}}\n", []string{
-			`cfg.yaml: bindings[0].server: invalid glob pattern (path.Match syntax: *, ?, [a-z], \ to escape)`,
-			`cfg.yaml: bindings[0].tools[0]: invalid glob pattern (path.Match syntax: *, ?, [a-z], \ to escape)`,
+			`cfg.yaml: bindings[0].server: invalid glob pattern "a[": unterminated character class (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
+			`cfg.yaml: bindings[0].tools[0]: invalid glob pattern "[": unterminated character class (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
 		}},
 		{"trust level too high", "session: {trustLevel: 6}\n", []string{"cfg.yaml: session.trustLevel: must be between 1 and 5"}},
 		{"trust level negative", "session: {trustLevel: -1}\n", []string{"cfg.yaml: session.trustLevel: must be between 1 and 5"}},

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -456,6 +456,10 @@ func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotia
 		ct.Parameters = params
 		count[t.Name]++
 		switch {
+		case t.Name == "":
+			// Nothing can name it: not in a filter, a binding, a rule or a
+			// call.
+			ct.Status, ct.Reason = ToolExcluded, "the tool has an empty name"
 		case t.HasSecureSchema && !secureNegotiated:
 			ct.Status, ct.Reason = ToolExcluded, "declares secureInputSchema but the secure-params extension was not negotiated"
 		default:
@@ -736,7 +740,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 // an empty allow list means all.
 func filterAllows(f config.ToolFilter, name string) bool {
 	for _, g := range f.Deny {
-		if ok, _ := path.Match(g, name); ok {
+		if glob.Match(g, name) {
 			return false
 		}
 	}
@@ -744,7 +748,7 @@ func filterAllows(f config.ToolFilter, name string) bool {
 		return true
 	}
 	for _, g := range f.Allow {
-		if ok, _ := path.Match(g, name); ok {
+		if glob.Match(g, name) {
 			return true
 		}
 	}

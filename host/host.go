@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path"
 	"slices"
 	"sync"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
+	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -222,7 +222,7 @@ func (h *Host) hasBindings(server string) bool {
 		if b.Server == server {
 			return true
 		}
-		if ok, _ := path.Match(b.Server, server); ok {
+		if glob.Match(b.Server, server) {
 			return true
 		}
 	}

@@ -1,0 +1,212 @@
+package glob
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*", "", true},
+		{"*", "drop_db/all", true},
+		{"drop_*", "drop_db", true},
+		{"drop_*", "drop_db/all", true},
+		{"drop_*", "drop_", true},
+		{"drop_*", "Drop_db", false},
+		{"*/all", "drop_db/all", true},
+		{"*.sql", "a/b.sql", true},
+		{"get_order", "get_order", true},
+		{"get_order", "get_orders", false},
+		{"get_?rder", "get_order", true},
+		{"get_?rder", "get_rder", false},
+		{"?", "é", true},
+		{"??", "é", false},
+		{"[abc]x", "bx", true},
+		{"[abc]x", "dx", false},
+		{"[a-c]x", "cx", true},
+		{"[!a-c]x", "cx", false},
+		{"[^a-c]x", "dx", true},
+		{"[]]", "]", true},
+		{"[!]]", "a", true},
+		{"[a\\-z]", "-", true},
+		{"[a-]", "-", true},
+		{"[é-ë]", "ê", true},
+		{"\\*", "*", true},
+		{"\\*", "a", false},
+		{"a\\?b", "a?b", true},
+		{"a\\\\b", "a\\b", true},
+		{"\\é", "é", true},
+		{"*a*b*c*", "xxaxxbxxcxx", true},
+		{"*a*b*c*", "xxaxxcxxbxx", false},
+		{"a*", "", false},
+		{"", "", false},
+		{"", "x", false},
+		{"[", "[", false},
+		{"a\\", "a\\", false},
+		{"[z-a]", "b", false},
+		{"*[", "x[", false},
+	}
+	for _, tc := range tests {
+		if got := Match(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+		g, err := Compile(tc.pattern)
+		if err != nil {
+			continue
+		}
+		if got := g.Match(tc.name); got != tc.want {
+			t.Errorf("Compile(%q).Match(%q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		pattern string
+		err     error
+	}{
+		{"*", nil},
+		{"drop_*", nil},
+		{"[a-z]*", nil},
+		{"[]a]", nil},
+		{"\\[", nil},
+		{"", ErrEmpty},
+		{"a\\", ErrTrailingEsc},
+		{"[a-z", ErrUnterminated},
+		{"[]", ErrUnterminated},
+		{"[!]", ErrUnterminated},
+		{"[z-a]", ErrRangeOrder},
+		{"[a\\", ErrTrailingEsc},
+	}
+	for _, tc := range tests {
+		err := Validate(tc.pattern)
+		if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("Validate(%q) = %v, want %v", tc.pattern, err, tc.err)
+		}
+		if _, cerr := Compile(tc.pattern); (cerr == nil) != (err == nil) {
+			t.Errorf("Compile(%q) = %v, Validate says %v", tc.pattern, cerr, err)
+		}
+	}
+}
+
+func TestEscape(t *testing.T) {
+	for _, name := range []string{"plain", "a*b", "what?", "[x]", `back\slash`, "drop_db/all", "é*"} {
+		p := Escape(name)
+		g, err := Compile(p)
+		if err != nil {
+			t.Fatalf("Escape(%q) = %q: %v", name, p, err)
+		}
+		if !g.Match(name) {
+			t.Errorf("Escape(%q) = %q does not match the name", name, p)
+		}
+		if strings.ContainsAny(name, special) && g.Match(name+"x") {
+			t.Errorf("Escape(%q) = %q matches more than the name", name, p)
+		}
+	}
+}
+
+func TestMatchDoesNotAllocate(t *testing.T) {
+	g := MustCompile("drop_*[0-9]")
+	if n := testing.AllocsPerRun(100, func() { g.Match("drop_db/all_7") }); n != 0 {
+		t.Errorf("Pattern.Match allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { Match("drop_*[0-9]", "drop_db/all_7") }); n != 0 {
+		t.Errorf("Match allocates %v times", n)
+	}
+}
+
+// reference is the regular-expression translation the approvals package
+// used before this package existed: the oracle for the fuzz target.
+func reference(p string) (*regexp.Regexp, bool) {
+	var b strings.Builder
+	b.WriteString(`^(?s:`)
+	rs := []rune(p)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '\\':
+			if i+1 >= len(rs) {
+				return nil, false
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case '[':
+			var c strings.Builder
+			c.WriteByte('[')
+			j := i + 1
+			if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
+				c.WriteByte('^')
+				j++
+			}
+			first, closed := j, false
+			for ; j < len(rs); j++ {
+				r := rs[j]
+				switch {
+				case r == ']' && j > first:
+					c.WriteByte(']')
+					closed = true
+				case r == '\\':
+					if j+1 >= len(rs) {
+						return nil, false
+					}
+					j++
+					c.WriteString(regexp.QuoteMeta(string(rs[j])))
+				case r == '-' && j > first && j+1 < len(rs) && rs[j+1] != ']':
+					c.WriteByte('-')
+				default:
+					c.WriteString(regexp.QuoteMeta(string(r)))
+				}
+				if closed {
+					break
+				}
+			}
+			if !closed {
+				return nil, false
+			}
+			b.WriteString(c.String())
+			i = j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`)$`)
+	re, err := regexp.Compile(b.String())
+	return re, err == nil
+}
+
+func FuzzMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"drop_*", "drop_db/all"}, {"*", ""}, {"a?c", "abc"}, {"[a-c]*", "b/x"}, {"[!a]", "b"},
+		{"\\*x", "*x"}, {"*a*b", "aXbYb"}, {"[]]", "]"}, {"é?", "éé"}, {"[z-a]", "q"}, {"a\\", "a"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		if !utf8.ValidString(pattern) || !utf8.ValidString(name) || len(pattern) > 64 || len(name) > 256 {
+			return
+		}
+		got := Match(pattern, name)
+		if Validate(pattern) != nil {
+			if got {
+				t.Fatalf("malformed pattern %q matched %q", pattern, name)
+			}
+			return
+		}
+		re, ok := reference(pattern)
+		if !ok {
+			return // the reference rejects what it cannot translate
+		}
+		if want := re.MatchString(name); got != want {
+			t.Fatalf("Match(%q, %q) = %v, reference %v", pattern, name, got, want)
+		}
+	})
+}
