@@ -189,3 +189,43 @@ func TestValueValidationPanicBecomesError(t *testing.T) {
 		t.Fatalf("Validate = %v, want ErrValidatorPanic", err)
 	}
 }
+
+// FuzzToolValidation: any tool definition (schemas from a server) is parsed,
+// analysed and, when accepted, its secure schema compiled and its cost
+// bounded, without a panic; an accepted tool's cost is within the limit.
+func FuzzToolValidation(f *testing.F) {
+	for _, raw := range []string{
+		string(toolJSON(defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`), "")),
+		string(toolJSON(`{"type":"object","anyOf":[{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}}]}`, "")),
+		string(toolJSON(`{"type":"object","properties":{"a":{"$ref":"#"}},"patternProperties":{"a":{"$ref":"#"}}}`, "")),
+		string(toolJSON(`{"type":"object","properties":{"n":{"multipleOf":1e-100000000}}}`, "")),
+		string(toolJSON(`{"type":"object","properties":{"n":{"maximum":1e100000000}}}`, secureTenant)),
+		string(toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"number","multipleOf":1e-100000000}}}`)),
+		string(toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"minLength":1e100000000}}}`)),
+		string(toolJSON(`{"type":"object","properties":{"v":{"$ref":"#/$defs/j"}},"$defs":{"j":{"anyOf":[{"type":"string"},{"type":"array","items":{"$ref":"#/$defs/j"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/j"}}]}}}`, secureTenant)),
+		string(toolJSON(`{"$ref":"#/$defs/a","$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}}}`, "")),
+		string(toolJSON(`{"type":"object","prefixItems":[{"$ref":"#"}],"items":{"$ref":"#"},"contains":{"$ref":"#"}}`, "")),
+		string(realisticTool),
+	} {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		tool, err := ParseTool(json.RawMessage(raw))
+		if err != nil {
+			return
+		}
+		if Validate(tool) != nil {
+			return
+		}
+		if c := tool.ValidationCost(); c < 1 || c > MaxSchemaExpansion {
+			t.Fatalf("accepted tool with ValidationCost %d", c)
+		}
+		if tool.HasSecureSchema {
+			vs, err := tool.ValueSchema()
+			if err != nil {
+				t.Fatalf("accepted tool whose secure schema does not compile: %v", err)
+			}
+			_ = vs.Validate(map[string]any{"tenant_id": "acme"})
+		}
+	})
+}
