@@ -6,18 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sync"
 	"time"
 )
 
-// Record is one audit line: one tool-call decision. Its JSON has exactly
-// the keys documented in docs/audit.md, every one present.
+// Record is one audit line: a tool call's decision or its result (see
+// Phase). Its JSON has exactly the keys documented in docs/audit.md, every
+// one present.
 type Record struct {
-	TS          time.Time       `json:"ts"`
-	SessionID   string          `json:"sessionId"`
-	CallID      string          `json:"callId"`
+	TS        time.Time `json:"ts"`
+	SessionID string    `json:"sessionId"`
+	CallID    string    `json:"callId"`
+	// Phase is decision (written before the call is sent; the only record
+	// of a call that does not run) or result (written after it returns).
+	Phase       Phase           `json:"phase"`
 	Server      string          `json:"server"`
 	Tool        string          `json:"tool"`
 	ToolDefHash string          `json:"toolDefHash"`
@@ -54,9 +59,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c)
 }
 
-// NewRecord fills an audit record from a gated call. Result is
-// not_executed for calls that do not run; for calls that run the host sets
-// Result and DurationMs once the call returns. The record owns copies of
+// NewRecord fills a call's decision record from a gated call. Result is
+// not_executed for calls that do not run and pending for calls that do; for
+// those the host writes this record before sending the call and a copy of
+// phase result, with Result and DurationMs, once it returns. The record owns copies of
 // the arguments and the votes; SecureParams, Rules and the risk's lists
 // share the check's and the decision's slices, which are read-only by
 // contract (a parsed tool's names, a policy's rule ids, a decision's risk).
@@ -66,6 +72,7 @@ func NewRecord(c Check, r Result, ts time.Time) *Record {
 		TS:           ts.UTC(),
 		SessionID:    c.SessionID,
 		CallID:       c.CallID,
+		Phase:        PhaseDecision,
 		Server:       c.Call.Server,
 		Tool:         c.Call.Tool,
 		ToolDefHash:  c.ToolDefHash,
@@ -78,7 +85,9 @@ func NewRecord(c Check, r Result, ts time.Time) *Record {
 		Outcome:      r.Outcome,
 		Approvers:    slices.Clone(r.Votes),
 	}
-	if !r.Allowed() {
+	if r.Allowed() {
+		rec.Result = ResultPending
+	} else {
 		rec.Result = ResultNotExecuted
 	}
 	return rec
@@ -86,38 +95,98 @@ func NewRecord(c Check, r Result, ts time.Time) *Record {
 
 // Sink receives audit records. Write must not return before the record is
 // handed to durable storage (or failed): the host runs no call whose
-// record could not be written.
+// decision record could not be written. The host does not change a record
+// after handing it to Write (the result record of a call is a copy).
 type Sink interface {
 	Write(ctx context.Context, r *Record) error
 	Close() error
 }
 
+// FailureReporter is implemented by sinks whose write failures are sticky
+// (FileSink, WriterSink): Err returns the failure that makes every later
+// Write fail, nil while the sink is healthy. The host checks it before
+// running the approval workflow, so nobody is asked to approve a call that
+// could not be audited.
+type FailureReporter interface {
+	Err() error
+}
+
 // ErrSinkClosed is returned by writes after Close.
 var ErrSinkClosed = errors.New("audit sink closed")
 
-// DefaultSyncInterval is how often a FileSink fsyncs written records.
+// DefaultSyncInterval is how often a FileSink fsyncs written records and
+// checks that its path still names the file it appends to.
 const DefaultSyncInterval = 200 * time.Millisecond
 
-// syncFile is the part of *os.File a FileSink uses.
-type syncFile interface {
+// auditFile is the part of *os.File a FileSink uses.
+type auditFile interface {
 	io.Writer
 	Sync() error
 	Close() error
 }
+
+// tornLineCutter is the part of *os.File a FileSink uses to remove the
+// partial line a short write left.
+type tornLineCutter interface {
+	Seek(offset int64, whence int) (int64, error)
+	Truncate(size int64) error
+}
+
+// Gap is the line a FileSink writes at the start of the file it reopens
+// after finding that the file it was appending to was deleted, replaced or
+// moved away: records written since Since may be missing from this path.
+// It is the only line of an audit file that is not a call's record; its
+// phase is "gap".
+type Gap struct {
+	TS    time.Time `json:"ts"`
+	Phase Phase     `json:"phase"`
+	// Reason is deleted (the path is gone and so is the file), replaced
+	// (the path names another file and the old one is gone) or moved (the
+	// old file still exists elsewhere: its records are there).
+	Reason string `json:"reason"`
+	// Since is when this process opened the previous file.
+	Since time.Time `json:"since"`
+	// Records is how many lines this process wrote to the previous file.
+	Records int64  `json:"records"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Reasons of a Gap.
+const (
+	GapDeleted  = "deleted"
+	GapReplaced = "replaced"
+	GapMoved    = "moved"
+)
 
 // FileSink appends records as JSON lines to a file. Each record is written
 // with a single write(2) before Write returns, under a lock, so lines never
 // interleave. An owned goroutine fsyncs at least every sync interval when
 // something was written, and Close fsyncs a last time. A failed write or
 // fsync is sticky: that Write and every later one return an error, so the
-// host stops executing calls.
+// host stops executing calls. A short write (a full disk) is cut off the
+// file when it can be, so no torn line precedes later records, and is
+// sticky too.
+//
+// The sink notices when its file is deleted, replaced or moved away: before
+// every write it checks the open file's link count (one fstat, on Unix),
+// which catches a deleted or replaced file before the next record; every
+// sync interval it compares the path's device and inode with the open
+// file's, which also catches a file renamed away. Either way it reopens the
+// path (creating it) and writes a Gap line first; if the path cannot be
+// reopened the sink fails (sticky).
 type FileSink struct {
-	mu     sync.Mutex
-	f      syncFile
-	path   string
-	dirty  bool
-	err    error
-	closed bool
+	mu      sync.Mutex
+	f       auditFile
+	osf     *os.File    // f when it is a real file: identity checks
+	info    os.FileInfo // osf's identity when opened
+	opened  time.Time
+	records int64 // lines written to f
+	path    string
+	dirty   bool
+	err     error
+	closed  bool
+	onGap   func(Gap)
 
 	stop     chan struct{}
 	finished chan struct{}
@@ -128,53 +197,86 @@ type FileSinkOptions struct {
 	// SyncInterval between fsyncs; 0 means DefaultSyncInterval. Values
 	// above DefaultSyncInterval are lowered to it.
 	SyncInterval time.Duration
+	// OnGap, if set, is called (under the sink's lock: it must not use
+	// the sink) after the sink reopened its path and wrote the Gap line.
+	OnGap func(Gap)
 }
 
 // OpenFileSink opens (creating with mode 0600) or appends to the audit file
 // at path. If an earlier run left a partial last line, a newline is added
 // first so the next record starts on its own line.
 func OpenFileSink(path string, opts FileSinkOptions) (*FileSink, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, info, err := openAuditFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open audit log: %w", err)
+		return nil, err
 	}
-	if err := endWithNewline(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open audit log %s: %w", path, err)
-	}
-	return newFileSink(f, path, opts), nil
+	s := newFileSink(f, path, opts)
+	s.osf, s.info = f, info
+	return s, nil
 }
 
-func endWithNewline(f *os.File) error {
+func openAuditFile(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open audit log: %w", err)
+	}
+	info, err := endWithNewline(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open audit log %s: %w", path, err)
+	}
+	return f, info, nil
+}
+
+func endWithNewline(f *os.File) (os.FileInfo, error) {
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
-		return err
+		return st, err
 	}
 	var last [1]byte
 	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
-		return err
+		return nil, err
 	}
 	if last[0] != '\n' {
 		_, err = f.Write([]byte("\n"))
 	}
-	return err
+	return st, err
 }
 
-func newFileSink(f syncFile, path string, opts FileSinkOptions) *FileSink {
+func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
 	interval := opts.SyncInterval
 	if interval <= 0 || interval > DefaultSyncInterval {
 		interval = DefaultSyncInterval
 	}
-	s := &FileSink{f: f, path: path, stop: make(chan struct{}), finished: make(chan struct{})}
+	s := &FileSink{f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
 	go s.syncLoop(interval)
 	return s
+}
+
+// linePool recycles the buffers records are encoded into.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledLine: larger buffers are left to the collector.
+const maxPooledLine = 64 << 10
+
+func encodeLine(r *Record) *[]byte {
+	bp := linePool.Get().(*[]byte)
+	*bp = append(r.appendJSON((*bp)[:0]), '\n')
+	return bp
+}
+
+func releaseLine(bp *[]byte) {
+	if cap(*bp) <= maxPooledLine {
+		linePool.Put(bp)
+	}
 }
 
 // Write appends one record.
 func (s *FileSink) Write(_ context.Context, r *Record) error {
 	// The context is not consulted: a decision that was made must be
 	// recorded even if the caller has given up.
-	line := append(r.appendJSON(make([]byte, 0, 1024)), '\n')
+	bp := encodeLine(r)
+	defer releaseLine(bp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -183,11 +285,107 @@ func (s *FileSink) Write(_ context.Context, r *Record) error {
 	case s.err != nil:
 		return fmt.Errorf("audit log %s unusable after an earlier failure: %w", s.path, s.err)
 	}
-	if _, err := s.f.Write(line); err != nil {
-		s.err = err
+	if err := s.checkLocked(false); err != nil {
+		return err
+	}
+	return s.writeLocked(*bp)
+}
+
+// writeLocked writes one whole line with one write(2).
+func (s *FileSink) writeLocked(line []byte) error {
+	n, err := s.f.Write(line)
+	if err == nil && n == len(line) {
+		s.dirty = true
+		s.records++
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	if n <= 0 {
 		return fmt.Errorf("write audit log %s: %w", s.path, err)
 	}
-	s.dirty = true
+	// A torn line would run into the next record (of this run or the
+	// next): cut it off.
+	if s.cutTorn(int64(n)) {
+		return fmt.Errorf("write audit log %s: short write (%d of %d bytes; the partial line was removed): %w", s.path, n, len(line), err)
+	}
+	return fmt.Errorf("write audit log %s: short write (%d of %d bytes; the partial line could not be removed, the next run starts a new line): %w", s.path, n, len(line), err)
+}
+
+func (s *FileSink) cutTorn(n int64) bool {
+	c, ok := s.f.(tornLineCutter)
+	if !ok {
+		return false
+	}
+	// In append mode the offset is the end of what this write wrote.
+	end, err := c.Seek(0, io.SeekCurrent)
+	if err != nil || end < n {
+		return false
+	}
+	return c.Truncate(end-n) == nil
+}
+
+// checkLocked makes sure the sink still appends to the file its path
+// names, reopening the path (with a Gap line) when it does not. The quick
+// check is the open file's link count; full also compares the path's
+// identity with the open file's.
+func (s *FileSink) checkLocked(full bool) error {
+	if s.osf == nil {
+		return nil
+	}
+	gone := false
+	links, known, err := linkCount(s.osf)
+	switch {
+	case err != nil:
+		s.err = err
+		return fmt.Errorf("audit log %s: %w", s.path, err)
+	case known && links == 0:
+		gone = true
+	case full || !known:
+		st, err := os.Stat(s.path)
+		gone = (err == nil && !os.SameFile(st, s.info)) || errors.Is(err, fs.ErrNotExist)
+	}
+	if !gone {
+		return nil
+	}
+	return s.reopenLocked(links, known)
+}
+
+func (s *FileSink) reopenLocked(links uint64, known bool) error {
+	_, statErr := os.Stat(s.path)
+	reason := GapMoved
+	switch {
+	case known && links == 0 && errors.Is(statErr, fs.ErrNotExist):
+		reason = GapDeleted
+	case known && links == 0:
+		reason = GapReplaced
+	case !known && errors.Is(statErr, fs.ErrNotExist):
+		reason = GapDeleted
+	}
+	old := s.f
+	if reason == GapMoved {
+		_ = old.Sync() // its records live on under another name
+	}
+	_ = old.Close()
+	f, info, err := openAuditFile(s.path)
+	if err != nil {
+		s.err = fmt.Errorf("the audit file was %s and could not be reopened: %w", reason, err)
+		return fmt.Errorf("audit log %s: %w", s.path, s.err)
+	}
+	gap := Gap{TS: time.Now().UTC(), Phase: PhaseGap, Reason: reason, Since: s.opened.UTC(), Records: s.records, Path: s.path,
+		Message: fmt.Sprintf("the audit file was %s while agenthost was writing to it; the %d records this process wrote to it since %s are not in this file",
+			reason, s.records, s.opened.UTC().Format(time.RFC3339))}
+	s.f, s.osf, s.info, s.opened, s.records = f, f, info, time.Now(), 0
+	line, _ := json.Marshal(gap) // plain strings, times and a number always encode
+	if err := s.writeLocked(append(line, '\n')); err != nil {
+		return err
+	}
+	s.records = 0 // the gap line is not a record
+	if s.onGap != nil {
+		s.onGap(gap)
+	}
 	return nil
 }
 
@@ -199,12 +397,15 @@ func (s *FileSink) Err() error {
 	return s.err
 }
 
-// Flush fsyncs now.
+// Flush checks the file's identity (see FileSink) and fsyncs now.
 func (s *FileSink) Flush() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrSinkClosed
+	}
+	if s.err == nil {
+		_ = s.checkLocked(true) // a failure is sticky; sync reports it
 	}
 	s.mu.Unlock()
 	return s.sync()
@@ -218,15 +419,19 @@ func (s *FileSink) sync() error {
 		return err
 	}
 	s.dirty = false
+	f := s.f
 	s.mu.Unlock()
 	// fsync outside the lock: writers keep going, and the sync covers every
 	// write that completed before it started.
-	if err := s.f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.f != f {
+			return nil // reopened meanwhile; the old file was synced or is gone
+		}
 		if s.err == nil {
 			s.err = err
 		}
-		s.mu.Unlock()
 		return fmt.Errorf("sync audit log %s: %w", s.path, err)
 	}
 	return nil
@@ -241,6 +446,11 @@ func (s *FileSink) syncLoop(interval time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
+			s.mu.Lock()
+			if s.err == nil && !s.closed {
+				_ = s.checkLocked(true) // a failure is sticky and surfaces on Write
+			}
+			s.mu.Unlock()
 			_ = s.sync() // a failure becomes sticky and surfaces on Write
 		}
 	}
@@ -259,7 +469,7 @@ func (s *FileSink) Close() error {
 	close(s.stop)
 	<-s.finished
 	err := s.sync()
-	if cerr := s.f.Close(); err == nil && cerr != nil {
+	if cerr := s.f.Close(); err == nil && cerr != nil && s.Err() == nil {
 		err = fmt.Errorf("close audit log %s: %w", s.path, cerr)
 	}
 	if err == nil {
@@ -288,7 +498,9 @@ func NewWriterSink(w io.Writer) *WriterSink { return &WriterSink{w: w} }
 
 // Write writes one line.
 func (s *WriterSink) Write(_ context.Context, r *Record) error {
-	line := append(r.appendJSON(make([]byte, 0, 1024)), '\n')
+	bp := encodeLine(r)
+	defer releaseLine(bp)
+	line := *bp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -297,7 +509,10 @@ func (s *WriterSink) Write(_ context.Context, r *Record) error {
 	case s.err != nil:
 		return fmt.Errorf("audit writer unusable after an earlier failure: %w", s.err)
 	}
-	if _, err := s.w.Write(line); err != nil {
+	if n, err := s.w.Write(line); err != nil || n != len(line) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
 		s.err = err
 		return fmt.Errorf("write audit record: %w", err)
 	}
@@ -373,4 +588,12 @@ func OpenSink(path string) (Sink, error) {
 		return NewWriterSink(os.Stderr), nil
 	}
 	return OpenFileSink(path, FileSinkOptions{})
+}
+
+// OpenSinkWith is OpenSink with options for a file sink.
+func OpenSinkWith(path string, opts FileSinkOptions) (Sink, error) {
+	if path == "" || path == "-" {
+		return OpenSink(path)
+	}
+	return OpenFileSink(path, opts)
 }

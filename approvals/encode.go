@@ -16,6 +16,7 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = appendTime(b, r.TS)
 	b = appendField(b, "sessionId", r.SessionID)
 	b = appendField(b, "callId", r.CallID)
+	b = appendField(b, "phase", string(r.Phase))
 	b = appendField(b, "server", r.Server)
 	b = appendField(b, "tool", r.Tool)
 	b = appendField(b, "toolDefHash", r.ToolDefHash)

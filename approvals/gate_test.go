@@ -284,7 +284,7 @@ func TestNewRecord(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ts", "sessionId", "callId", "server", "tool", "toolDefHash", "exposedName", "arguments",
+	want := []string{"ts", "sessionId", "callId", "phase", "server", "tool", "toolDefHash", "exposedName", "arguments",
 		"secureParams", "risk", "rules", "decision", "outcome", "approvers", "result", "durationMs"}
 	if len(m) != len(want) {
 		t.Errorf("keys %v, want exactly %v", keys(m), want)
@@ -297,14 +297,14 @@ func TestNewRecord(t *testing.T) {
 	for k, v := range map[string]string{
 		"decision": `"ask"`, "outcome": `"approved"`, "rules": `["writes"]`, "secureParams": `["token"]`,
 		"arguments": `{"q":"x"}`, "exposedName": `"srv__tool"`, "toolDefHash": `"sha256:def1"`,
-		"approvers": `[{"id":"alice","decision":"allow","ts":"1970-01-01T00:00:10Z"}]`, "result": `""`,
+		"approvers": `[{"id":"alice","decision":"allow","ts":"1970-01-01T00:00:10Z"}]`, "result": `"pending"`, "phase": `"decision"`,
 	} {
 		if string(m[k]) != v {
 			t.Errorf("%s = %s, want %s", k, m[k], v)
 		}
 	}
 	denied := NewRecord(c, Result{Decision: Decision{Action: ActionDeny}, Outcome: OutcomeDeniedByRule}, time.Now())
-	if denied.Result != ResultNotExecuted {
+	if denied.Result != ResultNotExecuted || denied.Phase != PhaseDecision {
 		t.Errorf("denied call result %q", denied.Result)
 	}
 }

@@ -377,9 +377,13 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 				t.Errorf("sent %v, want %v (never delete_order)", sent, want)
 			}
 
-			var deletes []*approvals.Record
+			var deletes, results []*approvals.Record // decision records; result records
 			for _, r := range sink.records {
-				if r.Tool == "delete_order" {
+				switch {
+				case r.Tool != "delete_order":
+				case r.Phase == approvals.PhaseResult:
+					results = append(results, r)
+				default:
 					deletes = append(deletes, r)
 				}
 			}
@@ -401,11 +405,93 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 				}
 				wantResult := approvals.ResultNotExecuted
 				if tc.sent {
-					wantResult = approvals.ResultOK
+					wantResult = approvals.ResultPending
 				}
 				if second.Result != wantResult {
 					t.Errorf("second decision result %s, want %s", second.Result, wantResult)
 				}
+			}
+			if tc.sent != (len(results) == 1) || len(results) > 1 ||
+				(tc.sent && (results[0].Result != approvals.ResultOK || results[0].ToolDefHash != deletes[len(deletes)-1].ToolDefHash)) {
+				t.Errorf("result records %+v; want one, ok, under the second decision's hash, only when sent", results)
+			}
+		})
+	}
+}
+
+// TestDecisionRecordedBeforeTheCallIsSent: a call that runs has two audit
+// records with its callId: the decision, handed to the sink before the
+// server sees the call, and the result after it returned.
+func TestDecisionRecordedBeforeTheCallIsSent(t *testing.T) {
+	type seen struct {
+		rec         approvals.Record
+		serverCalls int
+	}
+	var (
+		mu  sync.Mutex
+		got []seen
+		srv *mcptest.Server
+	)
+	sink := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, seen{*r, len(srv.Recording().Messages("tools/call"))})
+		return nil
+	})
+	h, srv := policyHost(t, nil, sink)
+	if _, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "shop", "get_order", nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d records, want a decision and a result", len(got))
+	}
+	d, r := got[0], got[1]
+	if d.rec.Phase != approvals.PhaseDecision || d.rec.Result != approvals.ResultPending || d.serverCalls != 0 {
+		t.Errorf("first record: phase %s result %s written after %d server calls; want decision, pending, before the call",
+			d.rec.Phase, d.rec.Result, d.serverCalls)
+	}
+	if r.rec.Phase != approvals.PhaseResult || r.rec.Result != approvals.ResultOK || r.serverCalls != 1 {
+		t.Errorf("second record: phase %s result %s after %d server calls; want result, ok, after the call", r.rec.Phase, r.rec.Result, r.serverCalls)
+	}
+	if d.rec.CallID == "" || d.rec.CallID != r.rec.CallID || d.rec.Outcome != r.rec.Outcome || d.rec.ToolDefHash != r.rec.ToolDefHash {
+		t.Errorf("the records do not describe the same call: %+v / %+v", d.rec, r.rec)
+	}
+}
+
+// TestAuditWriteFailures: a decision record that cannot be written stops
+// the call before it is sent; a result record that cannot be written
+// withholds the result and says the call ran. The sink here is not sticky
+// (no Err method): the host must not rely on that.
+func TestAuditWriteFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		failPhase   approvals.Phase
+		serverCalls int
+		msg         string
+	}{
+		{"decision", approvals.PhaseDecision, 0, "was not sent"},
+		{"result", approvals.PhaseResult, 1, "the call ran"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+				if r.Phase == tc.failPhase {
+					return errors.New("disk full")
+				}
+				return nil
+			})
+			h, srv := policyHost(t, nil, sink)
+			res, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "shop", "get_order", nil)
+			if err == nil || res != nil {
+				t.Fatalf("call returned %v, %v; want an error", res, err)
+			}
+			if !errors.Is(err, ErrAuditFailed) || KindOf(err) != KindInternal || !strings.Contains(err.Error(), tc.msg) ||
+				!strings.Contains(err.Error(), "disk full") {
+				t.Errorf("err = %v (kind %s), want ErrAuditFailed, internal, saying %q", err, KindOf(err), tc.msg)
+			}
+			if n := len(srv.Recording().Messages("tools/call")); n != tc.serverCalls {
+				t.Errorf("the server ran %d calls, want %d", n, tc.serverCalls)
 			}
 		})
 	}

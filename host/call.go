@@ -156,6 +156,13 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		}
 	}
 	t := ct.Tool
+	// No un-audited execution: the decision record is handed to the OS
+	// before the call is sent, and a failed write refuses the call.
+	if werr := h.writeAudit(ctx, rec); werr != nil {
+		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", werr)
+		return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
+			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, werr)
+	}
 	start := time.Now()
 	result, err := s.send(ctx, c, t, arguments, call)
 	if errors.Is(err, ErrSecureRejected) {
@@ -171,24 +178,30 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 			result, err = s.send(ctx, c, t, arguments, call)
 		}
 	}
-	rec.DurationMs = time.Since(start).Milliseconds()
+	// The result record is a copy: the sink may keep the decision record.
+	done := *rec
+	done.Phase = approvals.PhaseResult
+	done.TS = time.Now().UTC()
+	done.DurationMs = done.TS.Sub(start).Milliseconds()
 	switch {
 	case err != nil && KindOf(err) == KindBinding:
-		rec.Outcome = approvals.OutcomeBindingFailed
-		rec.Result = approvals.ResultServerError
+		done.Outcome = approvals.OutcomeBindingFailed
+		done.Result = approvals.ResultServerError
 	case err != nil:
-		rec.Result = approvals.ResultServerError
+		done.Result = approvals.ResultServerError
 	case result.IsError():
-		rec.Result = approvals.ResultToolError
+		done.Result = approvals.ResultToolError
 	default:
-		rec.Result = approvals.ResultOK
+		done.Result = approvals.ResultOK
 	}
-	// The record is written before the result goes back to the model; a
-	// failed write withholds the result.
-	if werr := h.writeAudit(ctx, rec); werr != nil {
-		h.logger.Error("audit write failed", "err", werr)
+	// The result record is written before the result goes back to the
+	// model; a failed write withholds the result (and the sink refuses
+	// later calls).
+	if werr := h.writeAudit(ctx, &done); werr != nil {
+		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)
 		if err == nil {
-			return nil, newError(KindInternal, modelMsgOperatorFailure, werr, "%s/%s: the call ran but its audit record could not be written: %v", server, tool, werr)
+			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
+				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", server, tool, werr)
 		}
 	}
 	if err != nil {

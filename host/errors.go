@@ -58,6 +58,10 @@ func newError(kind Kind, model string, err error, format string, args ...any) *E
 var (
 	// ErrUnknownServer: the call names a server that is not configured.
 	ErrUnknownServer = errors.New("unknown server")
+	// ErrAuditFailed: the call's audit record could not be written (the
+	// error says whether the call was sent); the host runs no un-audited
+	// call.
+	ErrAuditFailed = errors.New("audit record not written")
 	// ErrToolUnavailable: the tool is not listed, excluded or hidden.
 	ErrToolUnavailable = errors.New("tool not available")
 	// ErrServerUnavailable: the server cannot be reached.

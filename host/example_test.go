@@ -113,7 +113,7 @@ func ExampleSession_Turn() {
 	defer stop()
 	queue := approvals.NewQueue(approvals.QueueOptions{})
 	audit := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
-		fmt.Printf("audit: %s %s %s\n", r.Tool, r.Outcome, r.Result)
+		fmt.Printf("audit: %s %s %s %s\n", r.Phase, r.Tool, r.Outcome, r.Result)
 		return nil
 	})
 	h, err := host.New(host.Options{
@@ -157,7 +157,8 @@ func ExampleSession_Turn() {
 	// Output:
 	// tool call: db delete_rows {"where":"id = 7"}
 	// approval: ask approved
-	// audit: delete_rows approved ok
+	// audit: decision delete_rows approved pending
+	// audit: result delete_rows approved ok
 	// result: delete_rows ran on instance "acme-db"
 	// assistant: Done.
 	// end: done

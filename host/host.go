@@ -158,7 +158,10 @@ func New(opts Options) (*Host, error) {
 	}
 	audit, ownsAudit := opts.Audit, false
 	if audit == nil {
-		audit, err = approvals.OpenSink(cfg.Audit.Path)
+		audit, err = approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
+			logger.Warn("the audit file was "+g.Reason+" while in use; reopened it and recorded the gap",
+				"path", g.Path, "since", g.Since, "records", g.Records)
+		}})
 		if err != nil {
 			_ = binder.Close()
 			closeAll(plugins)

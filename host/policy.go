@@ -130,6 +130,14 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		ExposedName:  info.exposedName,
 		SecureParams: ct.Tool.SecureParams,
 	}
+	// A sink that already failed refuses the call before anyone is asked
+	// to approve it (the decision record could not be written anyway).
+	if fr, ok := h.audit.(approvals.FailureReporter); ok {
+		if err := fr.Err(); err != nil {
+			return nil, nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
+		}
+	}
 	res, gateErr := s.gate.Check(ctx, check)
 	decision := &CallDecision{
 		Decision:  string(res.Decision.Action),
@@ -153,12 +161,6 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 			return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
 		}
 		return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
-	}
-	// No un-audited execution: a sink that already failed refuses the call.
-	if errSink, ok := h.audit.(interface{ Err() error }); ok {
-		if err := errSink.Err(); err != nil {
-			return nil, decision, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
-		}
 	}
 	return rec, decision, nil
 }
@@ -204,7 +206,9 @@ func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTo
 // in the audit log verbatim. Cancellation of the call does not stop the
 // record being written.
 func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
-	rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
+	if rec.Phase != approvals.PhaseResult { // a result record copies its redacted decision record
+		rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
+	}
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
