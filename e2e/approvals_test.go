@@ -154,8 +154,8 @@ func TestRtApprovalsNonInteractive(t *testing.T) {
 		rtWantAudit(t, byCall, "c1", "get_order", "allow", "auto_allowed", "ok")
 		deleted := rtWantAudit(t, byCall, "c2", "delete_order", "ask", "rejected", "not_executed")
 		purged := rtWantAudit(t, byCall, "c3", "purge_tenant", "deny", "denied_by_rule", "not_executed")
-		if len(recs) != 3 {
-			t.Errorf("%d audit records, want 3 (one per decision; the hidden tool is unknown to the model)", len(recs))
+		if len(recs) != 4 || len(byCall) != 3 {
+			t.Errorf("%d audit records of %d calls, want 4 of 3 (a decision per call, a result for c1; the hidden tool is unknown to the model)", len(recs), len(byCall))
 		}
 		if !slices.Equal(deleted.SecureParams, []string{s.tenantName}) || len(byCall["c1"].SecureParams) != 0 {
 			t.Errorf("audit secureParams: delete_order %v, get_order %v; want [%s] and []",

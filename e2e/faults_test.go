@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -292,8 +293,9 @@ func TestFtAuditUnwritable(t *testing.T) {
 				t.Errorf("model request %d carries the result of an un-audited call: %q", i+1, last.Text())
 			}
 		}
-		// The record is written after the call ran (it holds the result), so
-		// the call whose record failed may have reached the server; no
+		// A call's decision record is written before it is sent, its
+		// result record after: the call whose result record failed reached
+		// the server, the one whose decision record failed did not; no
 		// later one may.
 		if serverCalls != failing && serverCalls != failing-1 {
 			t.Errorf("the server ran %d calls, want %d or %d: after the audit failure no call may reach it", serverCalls, failing-1, failing)
@@ -311,14 +313,24 @@ func TestFtAuditUnwritable(t *testing.T) {
 		r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
 		calls, _ := ftToolCalls(t, record)
 		check(t, r, model, len(calls), 1)
+		if len(calls) != 0 {
+			t.Errorf("the server ran %d calls: a call whose decision record could not be written was sent", len(calls))
+		}
 
 		// `call`: the caller gets an internal error, not the result.
 		r = run(t, nil, "--config", cfg, "call", "srv", "a", "--json")
-		if msg := wantCallError(t, r, 1, "internal"); !strings.Contains(msg, "audit") {
+		msg := wantCallError(t, r, 1, "internal")
+		if !strings.Contains(msg, "audit") {
 			t.Errorf("the error does not name the audit log: %q", msg)
 		}
 		if strings.Contains(r.stdout, "a ran") {
 			t.Errorf("call printed the result of an un-audited call\n%s", r)
+		}
+		if !strings.Contains(msg, "not sent") {
+			t.Errorf("the error does not say the call was not sent: %q", msg)
+		}
+		if calls, _ := ftToolCalls(t, record); len(calls) != 0 {
+			t.Errorf("the server ran %d calls: a call whose decision record could not be written was sent", len(calls))
 		}
 	})
 
@@ -332,7 +344,8 @@ func TestFtAuditUnwritable(t *testing.T) {
 		audit := filepath.Join(dir, "audit.jsonl")
 		cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": obj{"url": server.url}}, "audit": obj{"path": audit}})
 
-		// Calibrate: the size of one record of this call.
+		// Calibrate: the size of the two records (decision and result) of
+		// this call.
 		probe := writeConfig(t, obj{"mcpServers": obj{"srv": obj{"url": server.url}}, "audit": obj{"path": filepath.Join(dir, "probe.jsonl")}})
 		wantCode(t, run(t, nil, "--config", probe, "call", "srv", "a", "--args", `{"n":0}`), 0)
 		st, err := os.Stat(filepath.Join(dir, "probe.jsonl"))
@@ -341,9 +354,10 @@ func TestFtAuditUnwritable(t *testing.T) {
 		}
 		serverCallsBefore := len(withMethod(readRecord(t, server.record), "tools/call"))
 
-		// Fill the audit file so that one more record fits, two do not.
+		// Fill the audit file so that one call's two records fit and half
+		// of the next decision record does: that write is cut short.
 		const blocks = 64 // of 512 bytes, the POSIX unit of ulimit -f
-		room := st.Size() * 3 / 2
+		room := st.Size() * 5 / 4
 		pad := blocks*512 - room
 		padding := append([]byte(`{"ft":"`+strings.Repeat("x", int(pad)-len(`{"ft":""}`+"\n"))+`"}`), '\n')
 		if err := os.WriteFile(audit, padding, 0o600); err != nil {
@@ -359,10 +373,89 @@ func TestFtAuditUnwritable(t *testing.T) {
 		}
 		written := bytes.TrimPrefix(data, padding)
 		if n := bytes.Count(written, []byte(`"result":"ok"`)); n != 1 {
-			t.Fatalf("want exactly one complete audit record before the limit, found %d (server calls %d)\n%s", n, len(calls), r)
+			t.Fatalf("want exactly one complete call's records before the limit, found %d (server calls %d)\n%s", n, len(calls), r)
+		}
+		// The write cut short left no torn line behind.
+		if len(written) == 0 || written[len(written)-1] != '\n' {
+			t.Errorf("the audit file ends with a torn line: %q", written[max(0, len(written)-80):])
+		}
+		for i, line := range bytes.Split(bytes.TrimSuffix(written, []byte("\n")), []byte("\n")) {
+			if !json.Valid(line) {
+				t.Errorf("audit line %d after the padding is not one JSON record: %q", i+1, line)
+			}
 		}
 		check(t, r, model, len(calls), 2)
+		if len(calls) != 1 {
+			t.Errorf("the server ran %d calls, want 1: the second call's decision record did not fit", len(calls))
+		}
 	})
+}
+
+// TestFtAuditFileDeletedMidRun: the audit file deleted between two tool
+// calls of a run is noticed before the second call runs; agenthost reopens
+// the path, starts it with a gap line that says what was lost, and records
+// the second call there (before, every later record went to the deleted
+// file and the run ended with exit 0 and no trace).
+func TestFtAuditFileDeletedMidRun(t *testing.T) {
+	t.Parallel()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{ftPlainTool("a", obj{"text": "a ran"})})
+	entry, record := serverFor(t, "stdio", tools, "")
+	// The second step waits, so the file is deleted after the first call's
+	// records are written and before the second call.
+	model := ftStartModel(t, modeltest.Script{
+		ftCalls(ftCall("srv__a", `{"n":1}`)),
+		{ToolCalls: []modeltest.ToolCall{ftCall("srv__a", `{"n":2}`)}, Delay: 2 * time.Second},
+		{Text: "done"},
+	})
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": entry}, "audit": obj{"path": audit}})
+	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	waitFor(t, 20*time.Second, "the model request after the first call", func() bool { return len(model.recording(t)) >= 2 })
+	before, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(before, []byte("\n")); n != 2 {
+		t.Fatalf("before the deletion the audit file has %d lines, want the first call's decision and result\n%s", n, before)
+	}
+	if err := os.Remove(audit); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, 20*time.Second)
+	wantCode(t, r, 0)
+	if calls, _ := ftToolCalls(t, record); len(calls) != 2 {
+		t.Fatalf("the server ran %d calls, want 2\n%s", len(calls), r)
+	}
+	s := ftParseSession(t, r)
+	if s.failed(t, ftCallID(1, 0)) {
+		t.Errorf("the second call failed\n%s", r)
+	}
+
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatalf("no audit file after the deletion: the second call's records went nowhere: %v\n%s", err, r)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want a gap line and the second call's two records, got %d lines\n%s", len(lines), data)
+	}
+	var gap struct {
+		Phase, Reason, Message string
+		Since                  time.Time
+		Records                int
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &gap); err != nil || gap.Phase != "gap" || gap.Reason != "deleted" ||
+		gap.Records != 2 || gap.Since.IsZero() || gap.Message == "" {
+		t.Errorf("first line is not the gap line (%v): %s", err, lines[0])
+	}
+	recs := rtReadAudit(t, writeFile(t, t.TempDir(), "records.jsonl", []byte(strings.Join(lines[1:], "\n")+"\n")))
+	byCall := rtAuditByCall(t, recs)
+	if a := rtWantAudit(t, byCall, ftCallID(1, 0), "a", "allow", "auto_allowed", "ok"); len(byCall) != 1 || string(a.Arguments) != `{"n":2}` {
+		t.Errorf("records after the gap: %+v", recs)
+	}
+	if !strings.Contains(r.stderr, "audit file was deleted") {
+		t.Errorf("stderr does not report the gap\n%s", r)
+	}
 }
 
 // TestFtConfigErrors: a config with an error is exit 2 for every command,

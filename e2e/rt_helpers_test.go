@@ -346,6 +346,7 @@ type rtAudit struct {
 	TS           time.Time       `json:"ts"`
 	SessionID    string          `json:"sessionId"`
 	CallID       string          `json:"callId"`
+	Phase        string          `json:"phase"`
 	Server       string          `json:"server"`
 	Tool         string          `json:"tool"`
 	ToolDefHash  string          `json:"toolDefHash"`
@@ -362,7 +363,7 @@ type rtAudit struct {
 }
 
 // rtAuditKeys are the keys every audit record carries.
-var rtAuditKeys = []string{"ts", "sessionId", "callId", "server", "tool", "toolDefHash", "exposedName", "arguments",
+var rtAuditKeys = []string{"ts", "sessionId", "callId", "phase", "server", "tool", "toolDefHash", "exposedName", "arguments",
 	"secureParams", "risk", "rules", "decision", "outcome", "approvers", "result", "durationMs"}
 
 // rtAuditPath is where writeConfig puts the audit file of a config.
@@ -405,14 +406,24 @@ func rtReadAudit(t *testing.T, path string) []rtAudit {
 	return out
 }
 
-// rtAuditByCall indexes audit records by call id, failing on a call with
-// more than one record (one record per decision).
+// rtAuditByCall indexes audit records by call id: a call has one decision
+// record and, when it ran, one result record after it; the index holds the
+// last one. It fails on any other shape.
 func rtAuditByCall(t *testing.T, recs []rtAudit) map[string]rtAudit {
 	t.Helper()
 	out := map[string]rtAudit{}
 	for _, r := range recs {
-		if _, dup := out[r.CallID]; dup {
-			t.Errorf("call %s has more than one audit record", r.CallID)
+		prev, seen := out[r.CallID]
+		switch {
+		case r.Phase == "decision" && !seen:
+		case r.Phase == "result" && seen && prev.Phase == "decision" && prev.Result == "pending":
+			if prev.Decision != r.Decision || prev.Tool != r.Tool || prev.ToolDefHash != r.ToolDefHash || r.TS.Before(prev.TS) {
+				t.Errorf("call %s: the result record does not follow its decision record: %+v / %+v", r.CallID, prev, r)
+			}
+		case r.Phase == "result" && !seen:
+			t.Errorf("call %s has a result record without a decision record before it", r.CallID)
+		default:
+			t.Errorf("call %s: unexpected %s record (result %s) after %+v (present %t)", r.CallID, r.Phase, r.Result, prev, seen)
 		}
 		out[r.CallID] = r
 	}

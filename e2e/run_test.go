@@ -234,11 +234,11 @@ func TestRtStreamJSONAcrossServers(t *testing.T) {
 		}
 	}
 
-	// One audit record per call, secure parameter names only.
+	// A decision and a result record per call, secure parameter names only.
 	auditPath := rtAuditPath(cfg)
 	byCall := rtAuditByCall(t, rtReadAudit(t, auditPath))
 	if len(byCall) != 5 {
-		t.Errorf("%d audit records, want 5", len(byCall))
+		t.Errorf("audit records of %d calls, want 5", len(byCall))
 	}
 	wantSecure := map[string][]string{"c1": {tenantName, projectName}, "c2": {tenantName}, "c3": {}, "c4": {tenantName}, "c5": {tenantName}}
 	for id, result := range map[string]string{"c1": "ok", "c2": "tool_error", "c3": "ok", "c4": "tool_error", "c5": "server_error"} {

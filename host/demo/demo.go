@@ -223,7 +223,7 @@ func printTurn(ctx context.Context, out io.Writer, sess *host.Session) (host.Eve
 }
 
 func printAudit(out io.Writer, path string) {
-	fmt.Fprintln(out, "4. The audit trail (one JSON line per decision; secure parameters by name only)")
+	fmt.Fprintln(out, "4. The audit trail (a JSON line per decision, written before the call is sent, and one per result; secure parameters by name only)")
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(out, "   cannot read the audit log: %v\n", err)
@@ -232,13 +232,13 @@ func printAudit(out io.Writer, path string) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	fmt.Fprintf(out, "   %-15s %-8s %-18s %-13s %s\n", "tool", "decision", "outcome", "result", "secure params")
+	fmt.Fprintf(out, "   %-9s %-15s %-8s %-18s %-13s %s\n", "phase", "tool", "decision", "outcome", "result", "secure params")
 	for sc.Scan() {
 		var r approvals.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			continue
 		}
-		fmt.Fprintf(out, "   %-15s %-8s %-18s %-13s %s\n", r.Tool, r.Decision, r.Outcome, r.Result, strings.Join(r.SecureParams, ","))
+		fmt.Fprintf(out, "   %-9s %-15s %-8s %-18s %-13s %s\n", r.Phase, r.Tool, r.Decision, r.Outcome, r.Result, strings.Join(r.SecureParams, ","))
 	}
 }
 
