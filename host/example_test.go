@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -112,8 +113,15 @@ func ExampleSession_Turn() {
 	url, stop := exampleServer()
 	defer stop()
 	queue := approvals.NewQueue(approvals.QueueOptions{})
+	// The sink runs on the call's goroutine: collect, print after the turn.
+	var (
+		auditMu sync.Mutex
+		trail   []string
+	)
 	audit := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
-		fmt.Printf("audit: %s %s %s %s\n", r.Phase, r.Tool, r.Outcome, r.Result)
+		auditMu.Lock()
+		defer auditMu.Unlock()
+		trail = append(trail, fmt.Sprintf("audit: %s %s %s %s", r.Phase, r.Tool, r.Outcome, r.Result))
 		return nil
 	})
 	h, err := host.New(host.Options{
@@ -154,14 +162,19 @@ func ExampleSession_Turn() {
 			fmt.Println("end:", e.Reason)
 		}
 	}
+	auditMu.Lock()
+	defer auditMu.Unlock()
+	for _, line := range trail {
+		fmt.Println(line)
+	}
 	// Output:
 	// tool call: db delete_rows {"where":"id = 7"}
 	// approval: ask approved
-	// audit: decision delete_rows approved pending
-	// audit: result delete_rows approved ok
 	// result: delete_rows ran on instance "acme-db"
 	// assistant: Done.
 	// end: done
+	// audit: decision delete_rows approved pending
+	// audit: result delete_rows approved ok
 }
 
 // A turn is cancelled through its context: the loop stops and ends with
