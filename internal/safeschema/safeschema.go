@@ -100,40 +100,46 @@ func NumberOK(lit string) bool {
 // holds, and a *NumberError for the first number the validator cannot
 // handle. Numbers decoded as float64 or integers are always fine.
 func CheckNumbers(doc any) (int, error) {
-	n := 0
-	var bad []string // path to the bad number, innermost first
-	var walk func(v any) bool
-	walk = func(v any) bool {
-		n++
-		switch v := v.(type) {
-		case json.Number:
-			return NumberOK(string(v))
-		case map[string]any:
-			for k, e := range v {
-				if !walk(e) {
-					bad = append(bad, k)
-					return false
-				}
-			}
-		case []any:
-			for i, e := range v {
-				if !walk(e) {
-					bad = append(bad, strconv.Itoa(i))
-					return false
-				}
-			}
-		}
-		return true
-	}
-	if walk(doc) {
-		return n, nil
+	var w numberWalk
+	if w.walk(doc) {
+		return w.values, nil
 	}
 	var b strings.Builder
-	for i := len(bad) - 1; i >= 0; i-- {
+	for i := len(w.bad) - 1; i >= 0; i-- {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(bad[i]))
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(w.bad[i]))
 	}
-	return n, &NumberError{Location: b.String()}
+	return w.values, &NumberError{Location: b.String()}
+}
+
+// numberWalk is CheckNumbers' state: a method rather than a closure, so
+// the common case allocates nothing.
+type numberWalk struct {
+	values int
+	bad    []string // path to the bad number, innermost first
+}
+
+func (w *numberWalk) walk(v any) bool {
+	w.values++
+	switch v := v.(type) {
+	case json.Number:
+		return NumberOK(string(v))
+	case map[string]any:
+		for k, e := range v {
+			if !w.walk(e) {
+				w.bad = append(w.bad, k)
+				return false
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if !w.walk(e) {
+				w.bad = append(w.bad, strconv.Itoa(i))
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Compile compiles a decoded schema document held in memory under url with

@@ -183,3 +183,13 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCheckNumbers(b *testing.B) {
+	doc := decode(b, `{"query":"orders","limit":50,"filters":[{"field":"a","op":"eq","value":1.5,"meta":{"weight":3}},{"field":"b","op":"lt","value":2e10}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := CheckNumbers(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
