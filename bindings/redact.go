@@ -43,6 +43,7 @@ type redactState struct {
 	multiline []string // patterns containing '\n' (for RedactingWriter)
 	maxLen    int
 	filter    *prefilter // set when there are enough patterns to pay off
+	numeric   bool       // some value could be part of a JSON number
 }
 
 // prefilterAt is the pattern count from which Redact scans the text once
@@ -77,7 +78,9 @@ func (r *Redactor) Add(value string) {
 		next.patterns = slices.Clip(old.patterns)
 		next.multiline = slices.Clip(old.multiline)
 		next.maxLen = old.maxLen
+		next.numeric = old.numeric
 	}
+	next.numeric = next.numeric || strings.Trim(value, "0123456789.eE+-") == ""
 	for _, p := range spellings(value) {
 		if slices.Contains(next.patterns, p) {
 			continue
@@ -209,6 +212,14 @@ func (r *Redactor) RedactBytes(b []byte) []byte {
 func (r *Redactor) ContainsSecret(s string) bool {
 	st := r.load()
 	return st != nil && st.contains(s)
+}
+
+// MayMatchNumbers reports whether a registered value could be part of
+// the text of a JSON number (it has only digits, '.', 'e', 'E', '+' and
+// '-'). Decoded JSON need only have its numbers checked when it does.
+func (r *Redactor) MayMatchNumbers() bool {
+	st := r.load()
+	return st != nil && st.numeric
 }
 
 // ContainsSecretBytes is ContainsSecret for bytes (JSON arguments, say),

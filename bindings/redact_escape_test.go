@@ -162,3 +162,25 @@ func TestUnescapeMapsOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactJSONNumbers: a numeric value is found in a number however the
+// number is written, since a decoder re-encodes 9.8765432e7 as 98765432;
+// without a numeric value registered, numbers are not looked at.
+func TestRedactJSONNumbers(t *testing.T) {
+	r := NewRedactor()
+	r.Add("98765432")
+	for _, in := range []string{`{"pin":98765432}`, `{"pin":9.8765432e7}`, `[98765432.0]`, `{"a":{"b":[1,9876543200e-2]}}`} {
+		got := r.RedactJSON(json.RawMessage(in))
+		if !json.Valid(got) || strings.Contains(string(got), "98765432") || !strings.Contains(string(got), RedactedText) {
+			t.Errorf("RedactJSON(%s) = %s", in, got)
+		}
+	}
+	if got := r.RedactJSON(json.RawMessage(`{"n":1.5e3}`)); string(got) != `{"n":1.5e3}` {
+		t.Errorf("an unrelated number changed: %s", got)
+	}
+	words := NewRedactor()
+	words.Add("secret-word")
+	if words.MayMatchNumbers() || !r.MayMatchNumbers() {
+		t.Error("MayMatchNumbers is wrong")
+	}
+}

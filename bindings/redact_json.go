@@ -3,6 +3,8 @@ package bindings
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -12,8 +14,10 @@ import (
 // tool results that echo a secret before they reach the model or a log.
 // Every string (keys included) is decoded, so any escaping the server
 // chose is seen through; a string holding a value is re-encoded with the
-// value replaced by RedactedText. A number whose text holds a value is
-// replaced by the string "[REDACTED]". The result is valid JSON whenever
+// value replaced by RedactedText. A number whose text holds a value, as
+// written or as encoding/json writes it once decoded (9.8765432e7 is
+// 98765432 to whoever re-encodes it), is replaced by the string
+// "[REDACTED]". The result is valid JSON whenever
 // raw is. Invalid JSON is redacted as plain text. raw itself is returned,
 // unchanged and without allocating, when nothing matches.
 func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
@@ -21,9 +25,10 @@ func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
 	if st == nil || len(raw) == 0 {
 		return raw
 	}
-	if !st.contains(bytesView(raw)) {
+	if !st.contains(bytesView(raw)) && !st.numeric {
 		// contains sees through every escape, and unescaping a valid
-		// document as a whole unescapes each of its strings.
+		// document as a whole unescapes each of its strings. (Numbers
+		// are looked at one by one when a value could be one.)
 		return raw
 	}
 	if !json.Valid(raw) {
@@ -58,7 +63,8 @@ func (r *Redactor) RedactJSON(raw json.RawMessage) json.RawMessage {
 			for end < len(raw) && strings.IndexByte("+-.eE0123456789", raw[end]) >= 0 {
 				end++
 			}
-			if st.contains(bytesView(raw[i:end])) {
+			var buf [32]byte
+			if num := bytesView(raw[i:end]); st.contains(num) || (st.numeric && st.contains(bytesView(canonicalNumber(buf[:0], num)))) {
 				replace(i, end, encodeJSONString(RedactedText))
 			}
 			i = end
@@ -172,4 +178,26 @@ func encodeJSONString(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// canonicalNumber appends to b how encoding/json writes the float64 of
+// the number literal num (nothing when it does not parse).
+func canonicalNumber(b []byte, num string) []byte {
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return b
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }

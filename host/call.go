@@ -484,10 +484,15 @@ func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
 
 // valueIsClean walks decoded JSON for strings that contain a secret; known
 // is false for values it cannot look into.
-func valueIsClean(v any, has func(string) bool) (clean, known bool) {
+//
+// Numbers are looked into by the JSON path (RedactJSON), and only when a
+// registered value could be part of one (a numeric PIN, say).
+func valueIsClean(v any, has func(string) bool, numbers bool) (clean, known bool) {
 	switch x := v.(type) {
-	case nil, bool, float64, json.Number:
+	case nil, bool:
 		return true, true
+	case float64, json.Number:
+		return true, !numbers
 	case string:
 		return !has(x), true
 	case map[string]any:
@@ -495,14 +500,14 @@ func valueIsClean(v any, has func(string) bool) (clean, known bool) {
 			if has(k) {
 				return false, true
 			}
-			if clean, known := valueIsClean(e, has); !clean || !known {
+			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
 				return clean, known
 			}
 		}
 		return true, true
 	case []any:
 		for _, e := range x {
-			if clean, known := valueIsClean(e, has); !clean || !known {
+			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
 				return clean, known
 			}
 		}
@@ -522,15 +527,15 @@ func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
 // by call --json and stream-json, handed to library callers). known is
 // false when the result has parts it does not look into.
 func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
-	has := h.redactor.ContainsSecret
+	has, numbers := h.redactor.ContainsSecret, h.redactor.MayMatchNumbers()
 	if r.StructuredContent != nil {
-		if clean, known := valueIsClean(r.StructuredContent, has); !known || !clean {
+		if clean, known := valueIsClean(r.StructuredContent, has, numbers); !known || !clean {
 			return clean, known
 		}
 	}
 	// _meta never reaches the model, but library callers may log it; walk
 	// it without re-encoding (modern results carry it every time).
-	if clean, known := metaIsClean(r.Meta, has); !known || !clean {
+	if clean, known := metaIsClean(r.Meta, has, numbers); !known || !clean {
 		return clean, known
 	}
 	for _, c := range r.Content {
@@ -556,23 +561,23 @@ func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
 		if has(texts[0]) || has(texts[1]) || !annotationsAreClean(ann, has) {
 			return false, true
 		}
-		if clean, known := metaIsClean(meta, has); !known || !clean {
+		if clean, known := metaIsClean(meta, has, numbers); !known || !clean {
 			return clean, known
 		}
 	}
 	return true, true
 }
 
-func metaIsClean(m *mcp.Meta, has func(string) bool) (clean, known bool) {
+func metaIsClean(m *mcp.Meta, has func(string) bool, numbers bool) (clean, known bool) {
 	if m == nil {
 		return true, true
 	}
 	if m.ProgressToken != nil {
-		if clean, known := valueIsClean(m.ProgressToken, has); !known || !clean {
+		if clean, known := valueIsClean(m.ProgressToken, has, numbers); !known || !clean {
 			return clean, known
 		}
 	}
-	return valueIsClean(m.AdditionalFields, has)
+	return valueIsClean(m.AdditionalFields, has, numbers)
 }
 
 func annotationsAreClean(a *mcp.Annotations, has func(string) bool) bool {

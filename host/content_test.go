@@ -53,6 +53,7 @@ func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 	const secret = "tok-CANARY/5b1e"
 	h := &Host{redactor: bindings.NewRedactor()}
 	h.redactor.Add(secret)
+	h.redactor.Add("98765432") // a numeric PIN
 	tests := []struct {
 		name   string
 		result *mcp.CallToolResult
@@ -73,16 +74,19 @@ func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 		{"text annotations lastModified", wireResult(t, `{"content":[{"type":"text","text":"ok","annotations":{"lastModified":"`+secret+`"}}]}`)},
 		{"text annotations audience", wireResult(t, `{"content":[{"type":"text","text":"ok","annotations":{"audience":["user","`+secret+`"]}}]}`)},
 		{"audio annotations", wireResult(t, `{"content":[{"type":"audio","data":"AAAA","mimeType":"audio/wav","annotations":{"lastModified":"`+secret+`"}}]}`)},
+		{"number in structured content", wireResult(t, `{"content":[],"structuredContent":{"pin":98765432}}`)},
+		{"number spelled otherwise", wireResult(t, `{"content":[],"structuredContent":{"rows":[{"pin":9.8765432e7}]}}`)},
+		{"number in _meta", wireResult(t, `{"content":[{"type":"text","text":"ok","_meta":{"pin":98765432}}]}`)},
 		{"python-escaped text", wireResult(t, `{"content":[{"type":"text","text":"{\"t\": \"tok-\\u0043ANARY\\/5b1e\"}"}]}`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := h.redactResult(tc.result)
 			b, _ := json.Marshal(out)
-			if strings.Contains(string(b), secret) || h.redactor.ContainsSecret(string(b)) {
+			if strings.Contains(string(b), secret) || h.redactor.ContainsSecret(string(b)) || strings.Contains(string(b), "98765432") {
 				t.Errorf("secret survived: %s", b)
 			}
-			if text := resultText(out); strings.Contains(text, secret) || h.redactor.ContainsSecret(text) {
+			if text := resultText(out); strings.Contains(text, secret) || h.redactor.ContainsSecret(text) || strings.Contains(text, "98765432") {
 				t.Errorf("the model would read it: %s", text)
 			}
 		})
