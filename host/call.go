@@ -147,8 +147,9 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 			"server", server, "tool", tool, "session", s.id, "decidedHash", t.DefHash())
 		rec.Result = approvals.ResultNotExecuted
 		if err := h.writeAudit(ctx, rec); err != nil {
-			h.logger.Error("audit write failed", "err", err)
-			return nil, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: refused: the audit log cannot be written: %v", server, tool, err)
+			h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
+			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+				"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
 		}
 		if attempt == maxRedecisions {
 			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
