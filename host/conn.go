@@ -10,10 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -124,6 +124,7 @@ type conn struct {
 	elicitation   client.ElicitationHandler
 	onChange      func(*ServerSnapshot)
 	transport     TransportFactory
+	supervisor    *childproc.Supervisor
 	now           func() time.Time
 
 	// life is cancelled by close; it owns the refresh goroutine.
@@ -153,6 +154,7 @@ func newConn(parent context.Context, name string, cfg *config.Server, declareSec
 		elicitation:   opts.elicitation,
 		onChange:      opts.onChange,
 		transport:     opts.transport,
+		supervisor:    opts.supervisor,
 		now:           time.Now,
 		life:          life,
 		cancel:        cancel,
@@ -174,6 +176,7 @@ type connOptions struct {
 	elicitation client.ElicitationHandler
 	onChange    func(*ServerSnapshot)
 	transport   TransportFactory // nil: built from the config
+	supervisor  *childproc.Supervisor
 }
 
 // Snapshot returns the current catalog of this server.
@@ -629,11 +632,19 @@ func (c *conn) newTransport() (transport.Interface, error) {
 		if c.cfg.Command == "" {
 			return nil, errors.New("no command configured")
 		}
-		return transport.NewStdioWithOptions(c.cfg.Command, nil, c.cfg.Args,
-			transport.WithCommandFunc(c.command),
+		st := &stdioTransport{}
+		st.Stdio = transport.NewStdioWithOptions(c.cfg.Command, nil, c.cfg.Args,
+			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+				cmd, err := c.command(ctx, command, env, args)
+				if err == nil {
+					st.cmd.Store(cmd)
+				}
+				return cmd, err
+			}),
 			transport.WithCommandLogger(c.logger),
 			transport.WithCommandStderrWriter(&lineLogger{logger: c.logger, msg: "server stderr"}),
-		), nil
+		)
+		return st, nil
 	case config.TransportHTTP:
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
@@ -668,45 +679,41 @@ func httpClient() *http.Client {
 }
 
 // command builds the stdio child with an explicit environment: only the
-// configured env plus a few basics. The host's own environment (API keys,
-// plugin secrets) never leaks into servers.
+// configured env plus a few basics (childproc.Env). The host's own
+// environment (API keys, plugin secrets) never leaks into servers. The
+// server leads a session of its own so that its whole tree can be ended;
+// with a supervisor, the supervisor leads it and ends the tree even when
+// the host is SIGKILLed.
 func (c *conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 	cmd := exec.Command(command, args...)
-	cmd.Env = childEnv(os.Getenv, c.cfg.Env)
+	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
-	cmd.SysProcAttr = childSysProcAttr()
+	if c.supervisor != nil {
+		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
+		c.supervisor.Wrap(cmd)
+	} else {
+		cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
+	}
 	return cmd, nil
 }
 
-// basicEnv are host variables a child process commonly needs to run at all.
-var basicEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SYSTEMROOT", "APPDATA", "USERPROFILE"}
-
-func childEnv(getenv func(string) string, configured map[string]string) []string {
-	env := make([]string, 0, len(basicEnv)+len(configured))
-	for _, k := range basicEnv {
-		if _, set := configured[k]; set {
-			continue
-		}
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	keys := make([]string, 0, len(configured))
-	for k := range configured {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+configured[k])
-	}
-	return env
+// stdioTransport is mcp-go's stdio transport plus the end of the server's
+// process tree: mcp-go stops the server process only, and whatever the
+// server started (a shell's background jobs, a worker pool) would live on.
+type stdioTransport struct {
+	*transport.Stdio
+	cmd atomic.Pointer[exec.Cmd]
 }
 
-func childSysProcAttr() *syscall.SysProcAttr {
-	if runtime.GOOS != "linux" {
-		return nil
+// Close closes the transport (stdin first, then SIGTERM and SIGKILL to the
+// server, as mcp-go does) and then ends what is left of the server's
+// session: SIGTERM, childproc.Grace, SIGKILL.
+func (t *stdioTransport) Close() error {
+	err := t.Stdio.Close()
+	if cmd := t.cmd.Load(); cmd != nil && cmd.Process != nil {
+		childproc.TerminateTree(cmd.Process.Pid, childproc.Grace)
 	}
-	return linuxChildAttr()
+	return err
 }
 
 // lineLogger turns a child's stderr into debug log lines.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
@@ -64,6 +65,14 @@ type Options struct {
 	// must name one to validate). The factory is called on every
 	// (re)connect and must return a fresh, unstarted transport.
 	Transports map[string]TransportFactory
+	// ChildSupervisor, when set, runs every stdio server and plugin under a
+	// supervisor process that ends the child's whole process tree when the
+	// child exits, when it is stopped, and when the host dies (even by
+	// SIGKILL). Without it, Close ends each child's tree, and on Linux a
+	// child dies with the host but the processes it started may not. The
+	// agenthost CLI sets childproc.Self() (it calls childproc.MaybeSupervise
+	// first thing in main); a program embedding the host can do the same.
+	ChildSupervisor *childproc.Supervisor
 }
 
 // TransportFactory makes a new, unstarted transport to one server.
@@ -140,7 +149,7 @@ func New(opts Options) (*Host, error) {
 	}
 	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
 
-	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor)
+	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor, opts.ChildSupervisor)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +219,7 @@ func New(opts Options) (*Host, error) {
 			clientInfo:  mcp.Implementation{Name: "agenthost", Version: Version},
 			elicitation: elicitationAdapter{server: name, fn: opts.Elicitation},
 			transport:   opts.Transports[name],
+			supervisor:  opts.ChildSupervisor,
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)

@@ -335,22 +335,6 @@ func TestHiddenWhenUnbindable(t *testing.T) {
 	}
 }
 
-func TestChildEnv(t *testing.T) {
-	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "OPENAI_API_KEY": "sk-secret", "LANG": "C"}
-	got := childEnv(func(k string) string { return host[k] }, map[string]string{"FOO": "bar", "HOME": "/srv"})
-	joined := strings.Join(got, "\n")
-	for _, want := range []string{"PATH=/bin", "LANG=C", "FOO=bar", "HOME=/srv"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("missing %s in %v", want, got)
-		}
-	}
-	for _, bad := range []string{"OPENAI_API_KEY", "HOME=/home/u"} {
-		if strings.Contains(joined, bad) {
-			t.Errorf("leaked %s: %v", bad, got)
-		}
-	}
-}
-
 func TestBackoff(t *testing.T) {
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
 	for i, w := range want {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -17,7 +18,7 @@ import (
 // Resolve) a credential source for every configured plugin that the
 // embedding application did not supply itself, and returns all sources by
 // name.
-func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor) (map[string]bindings.Source, []*plugins.Source, error) {
+func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor) (map[string]bindings.Source, []*plugins.Source, error) {
 	all := make(map[string]bindings.Source, len(given)+len(cfg.Sources))
 	for name, src := range given {
 		all[name] = src
@@ -41,13 +42,14 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 		src, err := plugins.NewSource(plugins.Options{
 			Name:         name,
 			Path:         sc.Plugin,
-			Env:          pluginEnv(),
+			Env:          childproc.Env(os.Getenv, nil),
 			Checksum:     sum,
 			Config:       sc.Config,
 			Logger:       hclogFor(logger.With("source", name)),
 			Redactor:     redactor,
 			StartTimeout: sc.StartTimeout,
 			CallTimeout:  sc.CallTimeout,
+			Supervisor:   supervisor,
 		})
 		if err != nil {
 			closeAll(started)
@@ -57,18 +59,6 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 		all[name] = src
 	}
 	return all, started, nil
-}
-
-// pluginEnv is the whole environment a plugin gets: enough to run, none of
-// the host's secrets.
-func pluginEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG"} {
-		if v := os.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 func closeAll(sources []*plugins.Source) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/agenthost/agenthost/childproc"
 )
 
 // Redactor masks secret values in text. bindings' redactor satisfies it; the
@@ -70,6 +72,12 @@ type Options struct {
 	// SocketDir is where the per-Source directory for go-plugin's unix
 	// sockets is created (and removed on Close). Default: os.TempDir().
 	SocketDir string
+
+	// Supervisor, when set, runs the plugin under a supervisor process that
+	// ends the plugin's whole process tree when the plugin exits or the host
+	// dies (even by SIGKILL). Without it the plugin dies with the host (on
+	// Linux) but the processes it started may not. See package childproc.
+	Supervisor *childproc.Supervisor
 
 	// beforeExec, when set, runs after the executable was read and checked
 	// and before it is executed (tests swap the file there).

@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/agenthost/agenthost/childproc"
 )
 
 // processRunner is the go-plugin runner.Runner for a plugin executable. It
@@ -36,9 +39,17 @@ type processRunner struct {
 
 var _ runner.Runner = (*processRunner)(nil)
 
-func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func()) (*processRunner, error) {
+// newProcessRunner prepares cmd: no stdin, a session of its own, death
+// with the host; with a supervisor, the supervisor leads the session and
+// gets SIGTERM when the host dies, to end the plugin's whole tree.
+func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), supervisor *childproc.Supervisor) (*processRunner, error) {
 	cmd.Stdin = nil
-	cmd.SysProcAttr = sysProcAttr()
+	if supervisor != nil {
+		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
+		supervisor.Wrap(cmd)
+	} else {
+		cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("plugin stdout pipe: %w", err)
@@ -87,7 +98,7 @@ func (r *processRunner) Start(context.Context) error {
 func (r *processRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
 	if pid := int(r.pid.Load()); pid > 0 {
-		killTree(pid)
+		childproc.KillTree(pid)
 	}
 	r.markExited()
 	return err
@@ -101,7 +112,7 @@ func (r *processRunner) Kill(context.Context) error {
 	if pid <= 0 {
 		return nil
 	}
-	killTree(pid)
+	childproc.KillTree(pid)
 	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}

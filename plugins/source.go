@@ -531,7 +531,7 @@ func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, 
 	// spec.Env holds only go-plugin's variables (cookie, protocol versions,
 	// client certificate, socket dir): SkipHostEnv keeps the host's out.
 	cmd.Env = append(append([]string(nil), s.opts.Env...), spec.Env...)
-	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.cleanup)
+	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.cleanup, s.opts.Supervisor)
 	if err != nil {
 		exe.cleanup()
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -137,7 +138,8 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 		return nil, err
 	}
 	a.redactor = bindings.NewRedactor()
-	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation()})
+	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
+		ChildSupervisor: childproc.Self()})
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
 		// message names the file too (docs/config.md).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -54,6 +55,9 @@ func (e *exitErr) Unwrap() error { return e.err }
 const shutdownGrace = 5 * time.Second
 
 func main() {
+	// Started as the supervisor of a stdio server or plugin (see
+	// host.Options.ChildSupervisor): that is all this process does.
+	childproc.MaybeSupervise()
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	signals := make(chan os.Signal, 2)

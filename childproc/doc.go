@@ -1,0 +1,22 @@
+// Package childproc owns how agenthost starts and stops the processes it
+// runs (stdio MCP servers and credential plugins): the environment they
+// get, the session they run in, how their whole process tree is ended, and
+// an optional supervisor process that ends that tree even when the host is
+// SIGKILLed.
+//
+// It is a leaf package: it imports only the standard library and x/sys, so
+// both host and plugins can use it.
+//
+// Trees. Every child runs in a session of its own (Attr), so its
+// descendants can be found and killed together (KillTree, TerminateTree),
+// including those that moved to process groups of their own.
+//
+// Host death. On Linux a child gets a parent-death signal, but its own
+// children (a server's `sh -c 'worker & exec server'`) do not, so they
+// would outlive a SIGKILLed host. A Supervisor closes that gap: the child is
+// started through a small supervisor process (the host binary re-executed,
+// see MaybeSupervise) that gets SIGTERM when the host dies and then ends
+// the child's whole tree. Library users get the tree kill on Close; a
+// program that calls MaybeSupervise first thing in main can use Self as
+// its supervisor too.
+package childproc

@@ -1,0 +1,75 @@
+package childproc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+)
+
+// SuperviseArg is the first argument that makes a binary that calls
+// MaybeSupervise act as a supervisor instead of itself.
+const SuperviseArg = "__agenthost-supervise"
+
+// Supervisor runs children under a supervisor process: Path is a binary
+// whose main calls MaybeSupervise before anything else.
+type Supervisor struct {
+	Path string
+}
+
+// Self is the running binary as a Supervisor, for programs that call
+// MaybeSupervise first thing in main. It is nil where a supervisor cannot
+// learn of the host's death (outside Linux).
+func Self() *Supervisor {
+	if p := selfExe(); p != "" {
+		return &Supervisor{Path: p}
+	}
+	return nil
+}
+
+// Wrap rewrites cmd to run its command under the supervisor. cmd must not
+// have been started; its environment, directory, standard streams and
+// extra files reach the command unchanged (the supervisor passes its own
+// descriptors on, it copies nothing). The supervisor leads the session;
+// give cmd Attr(syscall.SIGTERM), so that the host's death reaches it as a
+// signal it can act on. A nil Supervisor leaves cmd alone, as does a cmd
+// whose executable was not found (cmd.Err), so Start reports that.
+func (s *Supervisor) Wrap(cmd *exec.Cmd) {
+	if s == nil || cmd.Err != nil {
+		return
+	}
+	args := make([]string, 0, len(cmd.Args)+4)
+	args = append(args, s.Path, SuperviseArg, strconv.Itoa(len(cmd.ExtraFiles)), cmd.Path)
+	args = append(args, cmd.Args...)
+	cmd.Path, cmd.Args = s.Path, args
+}
+
+// MaybeSupervise makes the program a supervisor when it was started as one
+// (by a Supervisor's Wrap): it then runs the command, ends the command's
+// whole tree when the command exits, when it is asked to stop (SIGTERM,
+// SIGINT, SIGHUP) or when the host dies, and exits with the command's
+// status. Otherwise it returns at once. Call it first thing in main.
+func MaybeSupervise() {
+	if len(os.Args) < 2 || os.Args[1] != SuperviseArg {
+		return
+	}
+	os.Exit(superviseArgs(os.Args[2:]))
+}
+
+// superviseArgs parses "N PATH ARGV0 ARGS..." (N extra descriptors from 3
+// on) and supervises.
+func superviseArgs(args []string) int {
+	if len(args) < 3 {
+		fmt.Fprintln(os.Stderr, "agenthost supervisor: want: N PATH ARGV0 [ARGS...]")
+		return exitCannotRun
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 || n > 64 {
+		fmt.Fprintf(os.Stderr, "agenthost supervisor: bad descriptor count %q\n", args[0])
+		return exitCannotRun
+	}
+	return supervise(n, args[1], args[2:])
+}
+
+// exitCannotRun is the shell's "command not found / cannot run" status.
+const exitCannotRun = 127
