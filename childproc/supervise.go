@@ -1,9 +1,11 @@
 package childproc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 )
 
@@ -33,7 +35,8 @@ func Self() *Supervisor {
 // descriptors on, it copies nothing). The supervisor leads the session;
 // give cmd Attr(syscall.SIGTERM), so that the host's death reaches it as a
 // signal it can act on. A nil Supervisor leaves cmd alone, as does a cmd
-// whose executable was not found (cmd.Err), so Start reports that.
+// whose executable was not found (cmd.Err), so Start reports that. Check
+// Runnable first where a missing command must be reported by name.
 func (s *Supervisor) Wrap(cmd *exec.Cmd) {
 	if s == nil || cmd.Err != nil {
 		return
@@ -42,6 +45,21 @@ func (s *Supervisor) Wrap(cmd *exec.Cmd) {
 	args = append(args, s.Path, SuperviseArg, strconv.Itoa(len(cmd.ExtraFiles)), cmd.Path)
 	args = append(args, cmd.Args...)
 	cmd.Path, cmd.Args = s.Path, args
+}
+
+// Runnable reports whether cmd's executable exists and is executable (as
+// far as can be told before exec). A command that is not is better started
+// without a supervisor: its Start error then names the command.
+func Runnable(cmd *exec.Cmd) bool {
+	if cmd.Err != nil {
+		return false
+	}
+	check := cmd.Path
+	if !filepath.IsAbs(check) && cmd.Dir != "" {
+		check = filepath.Join(cmd.Dir, check)
+	}
+	_, err := exec.LookPath(check)
+	return err == nil || errors.Is(err, exec.ErrDot)
 }
 
 // MaybeSupervise makes the program a supervisor when it was started as one

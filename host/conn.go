@@ -688,7 +688,7 @@ func (c *conn) command(_ context.Context, command string, _ []string, args []str
 	cmd := exec.Command(command, args...)
 	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
-	if c.supervisor != nil {
+	if c.supervisor != nil && childproc.Runnable(cmd) {
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 		c.supervisor.Wrap(cmd)
 	} else {
