@@ -5,6 +5,7 @@ package e2e
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,53 @@ func TestRtDefinitionChangedWhileAsking(t *testing.T) {
 		t.Errorf("c1 records: %s/%s under %s, then %s/%s under %s; want approved/not_executed, then denied_by_rule/not_executed under a new hash",
 			c1[0].Outcome, c1[0].Result, c1[0].ToolDefHash, c1[1].Outcome, c1[1].Result, c1[1].ToolDefHash)
 	}
+}
+
+// TestRtSessionGrantDoesNotCoverForce: "allow for this session" given on a
+// plain delete covers another plain delete, but not a later one with
+// force: true, which raises the risk; that one is asked again.
+func TestRtSessionGrantDoesNotCoverForce(t *testing.T) {
+	t.Parallel()
+	model := rtStartModel(t, modeltest.Script{
+		rtCalls(rtCall("c1", "shop__delete_order", obj{"query": "7"})),
+		rtCalls(rtCall("c2", "shop__delete_order", obj{"query": "8"})),
+		rtCalls(rtCall("c3", "shop__delete_order", obj{"query": "9", "force": true})),
+		rtText("Done."),
+	})
+	s := rtNewShop(t, model)
+	term := rtStartOnTerminal(t, "--config", s.cfg, "run", "delete orders 7, 8 and 9")
+	questions := func(n int) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for strings.Count(term.output(), "Allow?") < n {
+			select {
+			case <-term.done:
+				t.Fatalf("agenthost exited before asking %d questions\n%s", n, term.output())
+			case <-deadline:
+				t.Fatalf("agenthost did not ask %d questions\n%s", n, term.output())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	questions(1)
+	if _, err := term.pty.Write([]byte("s\n")); err != nil {
+		t.Fatalf("typing the answer: %v", err)
+	}
+	questions(2)
+	if _, err := term.pty.Write([]byte("n\n")); err != nil {
+		t.Fatalf("typing the answer: %v", err)
+	}
+	if code := term.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0\n%s", code, term.output())
+	}
+	if n := strings.Count(term.output(), "Allow?"); n != 2 {
+		t.Errorf("%d questions, want 2\n%s", n, term.output())
+	}
+	if got := s.executed(t); !slices.Equal(got, []string{"delete_order", "delete_order"}) {
+		t.Errorf("the server ran %v, want the two plain deletes", got)
+	}
+	byCall := rtAuditByCall(t, rtReadAudit(t, rtAuditPath(s.cfg)))
+	rtWantAudit(t, byCall, "c1", "delete_order", "ask", "approved", "ok")
+	rtWantAudit(t, byCall, "c2", "delete_order", "ask", "granted", "ok")
+	rtWantAudit(t, byCall, "c3", "delete_order", "ask", "rejected", "not_executed")
 }
