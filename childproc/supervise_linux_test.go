@@ -1,0 +1,123 @@
+//go:build linux
+
+package childproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestRunnable(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "server")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "data")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	relative := exec.Command("./server")
+	relative.Dir = dir
+	tests := []struct {
+		name string
+		cmd  *exec.Cmd
+		want bool
+	}{
+		{"absolute executable", exec.Command(exe), true},
+		{"relative to Dir", relative, true},
+		{"missing", exec.Command(filepath.Join(dir, "no-such-server")), false},
+		{"not executable", exec.Command(plain), false},
+		{"not on PATH", exec.Command("agenthost-surely-not-on-path"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Runnable(tt.cmd); got != tt.want {
+				t.Fatalf("Runnable = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWrap(t *testing.T) {
+	cmd := exec.Command("/bin/echo", "a", "b")
+	cmd.ExtraFiles = []*os.File{os.Stdin}
+	(&Supervisor{Path: "/sup"}).Wrap(cmd)
+	want := []string{"/sup", SuperviseArg, "1", "/bin/echo", "/bin/echo", "a", "b"}
+	if cmd.Path != "/sup" || !slices.Equal(cmd.Args, want) {
+		t.Fatalf("Wrap: %s %q, want /sup %q", cmd.Path, cmd.Args, want)
+	}
+	var none *Supervisor
+	cmd = exec.Command("/bin/echo")
+	none.Wrap(cmd)
+	if cmd.Path != "/bin/echo" {
+		t.Fatalf("a nil Supervisor changed the command: %s", cmd.Path)
+	}
+}
+
+func TestSuperviseArgsRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"nothing", nil},
+		{"no command", []string{"0", "/bin/true"}},
+		{"bad count", []string{"x", "/bin/true", "true"}},
+		{"negative count", []string{"-1", "/bin/true", "true"}},
+		{"huge count", []string{"1000", "/bin/true", "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := superviseArgs(tt.args); got != exitCannotRun {
+				t.Fatalf("superviseArgs(%q) = %d, want %d", tt.args, got, exitCannotRun)
+			}
+		})
+	}
+}
+
+// TestSuperviseEndsLeftovers runs the supervisor in-process on a shell that
+// leaves a background sleep behind: the sleep must be gone when supervise
+// returns, and the shell's exit status comes back.
+func TestSuperviseEndsLeftovers(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	script := "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > " + pidfile + "; exit 3"
+	// The test process is not a session leader, so the sweep by session
+	// would not find the sleep: run the supervisor as its own process.
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "CHILDPROC_SUPERVISE_HELPER=1", "CHILDPROC_SCRIPT="+script)
+	cmd.SysProcAttr = Attr(9)
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+		t.Fatalf("supervisor: %v, want exit status 3", err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reaping is not the supervisor's job (the orphan's new parent does
+	// it): a zombie is gone.
+	if _, state, ok := procSession(pid); ok && state != 'Z' {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the shell's background sleep (pid %d) outlived the supervisor", pid)
+	}
+}
+
+// TestMain doubles as the supervisor process of TestSuperviseEndsLeftovers.
+func TestMain(m *testing.M) {
+	if os.Getenv("CHILDPROC_SUPERVISE_HELPER") == "1" {
+		os.Exit(superviseArgs([]string{"0", "/bin/sh", "sh", "-c", os.Getenv("CHILDPROC_SCRIPT")}))
+	}
+	os.Exit(m.Run())
+}
