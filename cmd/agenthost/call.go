@@ -121,7 +121,7 @@ func (a *app) callCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "", "tool arguments as a JSON object")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the result or error document described in docs/cli.md)")
 	cmd.Flags().StringVar(&serverURL, "url", "", "call an ad-hoc server at this URL (no config)")
 	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse")
 	a.addSessionFlags(cmd)

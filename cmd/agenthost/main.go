@@ -142,14 +142,17 @@ func (a *app) run(ctx context.Context, args []string) int {
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "agenthost",
-		Short:         "Host-side agent runtime: MCP connections, secure parameters, approvals",
+		Use:   "agenthost",
+		Short: "Host-side agent runtime: MCP connections, secure parameters, approvals",
+		Long: "Host-side agent runtime: MCP connections, secure parameters, approvals.\n\n" +
+			"Reference (in the source repository): docs/cli.md (commands, flags, JSON outputs, exit codes),\n" +
+			"docs/config.md (configuration keys), docs/events.md (run output), docs/audit.md (audit log).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       host.Version, // enables --version; the template prints versionLine
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml)")
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		a.logLevelSet = cmd.Flags().Changed("log-level")

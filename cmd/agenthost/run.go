@@ -74,7 +74,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().Var(&format, "output-format", "text, json or stream-json")
+	cmd.Flags().Var(&format, "output-format", "text, json or stream-json (the events are described in docs/events.md)")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
