@@ -45,21 +45,32 @@ type xnode struct {
 	parent  *xnode
 	kw, key string
 	abs     string
-	inplace []*xnode // applies to the same value
-	props   map[string][]*xnode
-	objAny  []*xnode // any member value: patternProperties, unevaluatedProperties
-	objRest []*xnode // members not in properties: additionalProperties
-	names   []*xnode // member names: propertyNames
-	idx     map[int][]*xnode
-	arrAny  []*xnode // any item: contains, unevaluatedItems
-	arrRest []*xnode // items past the positional ones: items, additionalItems
+	edges   []edge
+	props   map[string]*xnode // properties
+	idx     map[int]*xnode    // prefixItems, or items as a list
 	onStack bool
 }
 
+// edge is a subschema of a node other than a property or a positional item.
+type edge struct {
+	kind edgeKind
+	n    *xnode
+}
+
+type edgeKind uint8
+
+const (
+	inPlace     edgeKind = iota // the same value: $ref, allOf, anyOf, oneOf, not, if/then/else, dependentSchemas
+	objAny                      // any member value: patternProperties, unevaluatedProperties
+	objRest                     // members not in properties: additionalProperties
+	memberNames                 // member names: propertyNames
+	arrAny                      // any item: contains, unevaluatedItems
+	arrRest                     // items past the positional ones: items, additionalItems
+)
+
 // simple: nothing applies below this schema, in place or to children.
 func (n *xnode) simple() bool {
-	return len(n.inplace) == 0 && n.props == nil && n.objAny == nil && n.objRest == nil && n.names == nil &&
-		n.idx == nil && n.arrAny == nil && n.arrRest == nil
+	return len(n.edges) == 0 && n.props == nil && n.idx == nil
 }
 
 // ptr is the node's JSON pointer (first path it was reached by).
@@ -82,6 +93,7 @@ type expansion struct {
 	label string
 	w     *schemaWalker
 	nodes map[uintptr]*xnode
+	slab  []xnode // nodes are allocated in chunks
 	steps int
 	over  *xnode // where the budget ran out
 }
@@ -158,32 +170,36 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 	if n, ok := x.nodes[id]; ok {
 		return n
 	}
-	n := &xnode{id: len(x.nodes), parent: parent, kw: kw, key: key}
+	if len(x.slab) == cap(x.slab) {
+		x.slab = make([]xnode, 0, min(max(2*cap(x.slab), 4), 64))
+	}
+	x.slab = append(x.slab, xnode{id: len(x.nodes), parent: parent, kw: kw, key: key})
+	n := &x.slab[len(x.slab)-1]
 	x.nodes[id] = n
 	x.steps++
 	if ref, ok := obj["$ref"].(string); ok {
 		if target, where, p := x.w.resolve(ref); p == nil {
 			if t := x.nodeAt(target, where); t != nil {
-				n.inplace = append(n.inplace, t)
+				n.edges = append(n.edges, edge{inPlace, t})
 			}
 		}
 	}
 	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
 		if list, ok := obj[kw].([]any); ok {
 			for i, s := range list {
-				x.add(&n.inplace, s, n, kw, strconv.Itoa(i))
+				x.add(inPlace, s, n, kw, strconv.Itoa(i))
 			}
 		}
 	}
 	for _, kw := range []string{"not", "if", "then", "else"} {
 		if s, ok := obj[kw]; ok {
-			x.add(&n.inplace, s, n, kw, "")
+			x.add(inPlace, s, n, kw, "")
 		}
 	}
 	for _, kw := range []string{"dependentSchemas", "dependencies"} {
 		if m, ok := obj[kw].(map[string]any); ok {
 			for k, s := range m {
-				x.add(&n.inplace, s, n, kw, k)
+				x.add(inPlace, s, n, kw, k)
 			}
 		}
 	}
@@ -191,47 +207,47 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 		for k, s := range m {
 			if c := x.node(s, n, "properties", k); c != nil {
 				if n.props == nil {
-					n.props = make(map[string][]*xnode, len(m))
+					n.props = make(map[string]*xnode, len(m))
 				}
-				n.props[k] = append(n.props[k], c)
+				n.props[k] = c
 			}
 		}
 	}
 	if m, ok := obj["patternProperties"].(map[string]any); ok {
 		for k, s := range m {
-			x.add(&n.objAny, s, n, "patternProperties", k)
+			x.add(objAny, s, n, "patternProperties", k)
 		}
 	}
 	if s, ok := obj["unevaluatedProperties"]; ok {
-		x.add(&n.objAny, s, n, "unevaluatedProperties", "")
+		x.add(objAny, s, n, "unevaluatedProperties", "")
 	}
 	if s, ok := obj["additionalProperties"]; ok {
-		x.add(&n.objRest, s, n, "additionalProperties", "")
+		x.add(objRest, s, n, "additionalProperties", "")
 	}
 	if s, ok := obj["propertyNames"]; ok {
-		x.add(&n.names, s, n, "propertyNames", "")
+		x.add(memberNames, s, n, "propertyNames", "")
 	}
 	for _, kw := range []string{"prefixItems", "items"} {
 		if list, ok := obj[kw].([]any); ok {
 			for i, s := range list {
 				if c := x.node(s, n, kw, strconv.Itoa(i)); c != nil {
 					if n.idx == nil {
-						n.idx = map[int][]*xnode{}
+						n.idx = map[int]*xnode{}
 					}
-					n.idx[i] = append(n.idx[i], c)
+					n.idx[i] = c
 				}
 			}
 		}
 	}
 	if s, ok := obj["items"].(map[string]any); ok {
-		x.add(&n.arrRest, s, n, "items", "")
+		x.add(arrRest, s, n, "items", "")
 	}
 	if s, ok := obj["additionalItems"]; ok {
-		x.add(&n.arrRest, s, n, "additionalItems", "")
+		x.add(arrRest, s, n, "additionalItems", "")
 	}
 	for _, kw := range []string{"contains", "unevaluatedItems"} {
 		if s, ok := obj[kw]; ok {
-			x.add(&n.arrAny, s, n, kw, "")
+			x.add(arrAny, s, n, kw, "")
 		}
 	}
 	return n
@@ -246,9 +262,9 @@ func (x *expansion) nodeAt(v any, where string) *xnode {
 	return n
 }
 
-func (x *expansion) add(list *[]*xnode, v any, parent *xnode, kw, key string) {
+func (x *expansion) add(kind edgeKind, v any, parent *xnode, kw, key string) {
 	if n := x.node(v, parent, kw, key); n != nil {
-		*list = append(*list, n)
+		parent.edges = append(parent.edges, edge{kind, n})
 	}
 }
 
@@ -271,7 +287,11 @@ func (x *expansion) close(st map[*xnode]int64) (map[*xnode]int64, int64, *proble
 		}
 		n.onStack = true
 		defer func() { n.onStack = false }()
-		for _, s := range n.inplace {
+		for _, e := range n.edges {
+			if e.kind != inPlace {
+				continue
+			}
+			s := e.n
 			if s.onStack {
 				total += mult
 				continue
@@ -314,23 +334,30 @@ func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
 			}
 			idxs[i] = true
 		}
-		for _, s := range n.names {
-			keys = addCount(keys, s, c)
+		for _, e := range n.edges {
+			if e.kind == memberNames {
+				keys = addCount(keys, e.n, c)
+			}
 		}
 	}
 	var out []map[*xnode]int64
 	member := func(name string, named bool) {
 		var st map[*xnode]int64
 		for n, c := range closure {
-			for _, s := range n.objAny {
-				st = addCount(st, s, c)
+			declared := false
+			for _, e := range n.edges {
+				if e.kind == objAny {
+					st = addCount(st, e.n, c)
+				}
 			}
-			subs, declared := n.props[name]
-			if !named || !declared {
-				subs = n.objRest
-			}
-			for _, s := range subs {
+			if s, ok := n.props[name]; named && ok {
 				st = addCount(st, s, c)
+				declared = true
+			}
+			for _, e := range n.edges {
+				if e.kind == objRest && !declared {
+					st = addCount(st, e.n, c)
+				}
 			}
 		}
 		if st != nil {
@@ -347,15 +374,15 @@ func (x *expansion) children(closure map[*xnode]int64) []map[*xnode]int64 {
 	item := func(i int, positional bool) {
 		var st map[*xnode]int64
 		for n, c := range closure {
-			for _, s := range n.arrAny {
+			positioned := false
+			if s, ok := n.idx[i]; positional && ok {
 				st = addCount(st, s, c)
+				positioned = true
 			}
-			subs, ok := n.idx[i]
-			if !positional || !ok {
-				subs = n.arrRest
-			}
-			for _, s := range subs {
-				st = addCount(st, s, c)
+			for _, e := range n.edges {
+				if e.kind == arrAny || (e.kind == arrRest && !positioned) {
+					st = addCount(st, e.n, c)
+				}
 			}
 		}
 		if st != nil {
