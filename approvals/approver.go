@@ -31,8 +31,13 @@ type Request struct {
 	// Deadline is when the request expires (and the call is denied).
 	Deadline time.Time
 	// SessionGrantable reports whether "allow for this session" may be
-	// offered: never for tools that need two or more approvers.
+	// offered: never for tools that need two or more approvers, and never
+	// for unclassified tools.
 	SessionGrantable bool
+	// Unclassified: nobody classified the tool (see UnclassifiedAsk); Hints
+	// are the server's own declarations about it, untrusted.
+	Unclassified bool
+	Hints        []string
 }
 
 // VoteDecision is one approver's answer.

@@ -3,9 +3,17 @@ package approvals
 import "time"
 
 // Unclassified modes: what a tool gets for fields nobody classified.
+//
+// Under every mode an unclassified field takes the fail-closed bucket's
+// value (FailClosed) for rules and audit. Under "ask" (the default) and
+// "infer" a tool with such a field is still offered to the model, and every
+// call to it asks one person (never granted for the session); the bucket's
+// minTrustLevel does not hide or deny it and its approvalRecommendation
+// does not raise the quorum. Under "strict" the bucket applies in full.
 const (
-	UnclassifiedStrict = "strict" // SEP-2793 fail-closed bucket (the default)
-	UnclassifiedInfer  = "infer"  // the inference heuristic, see Inferrer
+	UnclassifiedAsk    = "ask"    // offered; every call asks one person (the default)
+	UnclassifiedStrict = "strict" // SEP-2793 fail-closed bucket in full
+	UnclassifiedInfer  = "infer"  // the inference heuristic (see Inferrer), then ask
 )
 
 // DefaultTimeout is how long an ask waits for approvers when neither the
@@ -18,7 +26,8 @@ const DefaultMaxApprovers = 10
 
 // Config is the approvals section of the agenthost configuration.
 type Config struct {
-	// Unclassified is "strict" (fail-closed bucket) or "infer".
+	// Unclassified is "ask" (the default), "strict" or "infer"; see
+	// UnclassifiedAsk.
 	Unclassified string           `json:"unclassified" yaml:"unclassified"`
 	Catalogue    []CatalogueEntry `json:"catalogue" yaml:"catalogue"`
 	Rules        []Rule           `json:"rules" yaml:"rules"`

@@ -18,6 +18,13 @@ type Effective struct {
 	ApprovalRecommendation ApprovalRecommendation `json:"approvalRecommendation"`
 	MinTrustLevel          int                    `json:"minTrustLevel"`
 	Source                 Sources                `json:"source"`
+	// Unclassified marks a tool with a field nobody classified (source
+	// "default") under approvals.unclassified ask or infer: it is offered,
+	// and every call to it asks one person (see UnclassifiedAsk).
+	Unclassified bool `json:"unclassified,omitempty"`
+	// Hints are the server's own declarations of an unclassified tool, for
+	// approvers: shown as untrusted evidence, never acted on.
+	Hints []string `json:"-"`
 
 	// InferenceVersion names the heuristic (e.g. "infer/v1") that produced
 	// the fields whose source is "inferred"; empty when none is.
@@ -83,6 +90,7 @@ func (e *Effective) UnmarshalJSON(b []byte) error {
 func (e Effective) Clone() Effective {
 	e.SideEffects = cloneStrings(e.SideEffects)
 	e.Notes = cloneStrings(e.Notes)
+	e.Hints = cloneStrings(e.Hints)
 	return e
 }
 
@@ -182,4 +190,34 @@ func trustFor(r RiskLevel) int {
 		return 3
 	}
 	return 4
+}
+
+// defaultedUnclassified reports whether a field's value is the fail-closed
+// default that, for an unclassified tool, must not hide it, deny it by
+// trust level or raise its quorum.
+func (e Effective) defaultedUnclassified(src Source) bool {
+	return e.Unclassified && src == SourceDefault
+}
+
+// TrustFloor is the minTrustLevel that gates a session: the effective one,
+// except that an unclassified tool's default (5) gates nobody, since every
+// call to it asks a person.
+func (e Effective) TrustFloor() int {
+	if e.defaultedUnclassified(e.Source.MinTrustLevel) {
+		return MinTrust
+	}
+	return e.MinTrustLevel
+}
+
+// QuorumFloor is the least number of distinct approvers an ask needs: the
+// approvalRecommendation's, except that an unclassified tool's default
+// (multi) does not raise it, and an unclassified tool needs one at least.
+func (e Effective) QuorumFloor() int {
+	switch {
+	case e.defaultedUnclassified(e.Source.ApprovalRecommendation):
+		return 1
+	case e.Unclassified:
+		return max(1, e.ApprovalRecommendation.MinApprovers())
+	}
+	return e.ApprovalRecommendation.MinApprovers()
 }

@@ -111,6 +111,12 @@ func SelfApprovalExplanation(approverID string) string {
 		"run with another approver, or with a subject other than the approver", approverID)
 }
 
+// UnclassifiedExplanation says why a call to an unclassified tool was
+// denied where nobody can be asked, and how to fix it.
+const UnclassifiedExplanation = "the tool is unclassified, so every call to it asks a person, and nobody can be asked here " +
+	"(no terminal, --approve deny, or no approver in this session); classify the tool (`agenthost policy init` writes a catalogue to review), " +
+	"answer asks (--approve prompt or wait), or change approvals.unclassified (docs/config.md)"
+
 // Allowed reports whether the call may run.
 func (r Result) Allowed() bool { return r.Outcome.Allowed() }
 
@@ -138,12 +144,17 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
 		return res, nil
 	}
-	if d.Approvers < 2 && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Risk) {
+	grantable := d.Approvers < 2 && c.ToolDefHash != "" && !d.Unclassified
+	if grantable && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Risk) {
 		res.Outcome = OutcomeGranted
 		return res, nil
 	}
 	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
-		return g.refuse(c, res, OutcomeRejected, ReasonNoApprover, ""), nil
+		res = g.refuse(c, res, OutcomeRejected, ReasonNoApprover, "")
+		if d.Unclassified && l.MaxApprovers() == 0 {
+			res.Explanation = UnclassifiedExplanation
+		}
+		return res, nil
 	}
 	if ia, ok := g.approver.(Identified); ok && SameID(ia.ApproverID(), c.Subject) {
 		// Asking would be a question whose yes is discarded.
@@ -169,7 +180,9 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		Reason:           d.Reason,
 		Approvers:        d.Approvers,
 		Deadline:         now.Add(d.Timeout),
-		SessionGrantable: d.Approvers < 2 && c.ToolDefHash != "",
+		SessionGrantable: grantable,
+		Unclassified:     d.Unclassified,
+		Hints:            slices.Clone(d.Risk.Hints),
 	}
 	res.RequestID = req.ID
 	actx, cancel := context.WithTimeout(ctx, d.Timeout)

@@ -82,7 +82,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		inferrer:     inferrer,
 	}
 	if p.unclassified == "" {
-		p.unclassified = UnclassifiedStrict
+		p.unclassified = UnclassifiedAsk
 	}
 	if p.noMatch == "" {
 		p.noMatch = ActionAsk
@@ -130,7 +130,8 @@ func enumList[T ~string](in []string) []T {
 	return out
 }
 
-// Unclassified reports the mode for unclassified fields: "strict" or "infer".
+// Unclassified reports the mode for unclassified fields: "ask", "strict"
+// or "infer".
 func (p *Policy) Unclassified() string { return p.unclassified }
 
 // Inferrer returns the policy's inference heuristic (with its extra verbs).
@@ -186,7 +187,13 @@ func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective
 		e, _ := p.effective(server, trusted, tool, false)
 		return e
 	}
-	key := effectiveKey{catalogue: p.catalogueIndex(server, tool.Name), annotations: string(bytes.TrimSpace(tool.Annotations)), trusted: trusted}
+	idx := p.catalogueIndex(server, tool.Name)
+	if idx >= 0 && p.catalogue[idx].derives() {
+		// Derived fields depend on the tool's own name and schema.
+		e, _ := p.effective(server, trusted, tool, false)
+		return e
+	}
+	key := effectiveKey{catalogue: idx, annotations: string(bytes.TrimSpace(tool.Annotations)), trusted: trusted}
 	p.effMu.RLock()
 	e, ok := p.effectives[key]
 	p.effMu.RUnlock()
@@ -215,6 +222,16 @@ type effectiveKey struct {
 // maxMemoisedEffectives bounds the memo (distinct annotation shapes).
 const maxMemoisedEffectives = 1 << 14
 
+// derives reports a catalogue entry that sets category and riskLevel but
+// leaves out fields that inference derives from them (blastRadius,
+// reversibility, approvalRecommendation, minTrustLevel): those are derived
+// the way inference would, rather than left at the fail-closed default.
+func (c catalogueRule) derives() bool {
+	m := c.entry.Metadata
+	return m.Category != nil && m.RiskLevel != nil &&
+		(m.BlastRadius == nil || m.Reversibility == nil || m.ApprovalRecommendation == nil || m.MinTrustLevel == nil)
+}
+
 // catalogueIndex is the index of the first catalogue entry matching the
 // tool, or -1.
 func (p *Policy) catalogueIndex(server, tool string) int {
@@ -235,10 +252,12 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 		tr.inference = p.inferrer.Infer(tool)
 	}
 	var cat RawMetadata
+	derive := false
 	if i := p.catalogueIndex(server, tool.Name); i >= 0 {
 		c := p.catalogue[i]
 		tr.catalogue = &CatalogueMatch{Index: c.index, Entry: c.entry}
 		cat = c.entry.Metadata
+		derive = c.derives()
 	}
 	m := merger{trusted: trusted}
 	if tr.declaredErr != nil {
@@ -251,6 +270,18 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 	inf := tr.inference
 	useInference := p.unclassified == UnclassifiedInfer && inf.OK
 	switch {
+	case derive:
+		// The operator classified the tool: what the entry leaves out is
+		// derived from its category and riskLevel as inference would,
+		// with the blast radius the tool's scope parameters imply.
+		scope := inf
+		if !explain && p.unclassified != UnclassifiedInfer {
+			scope = p.inferrer.Infer(tool)
+		}
+		inf = Inference{OK: true, Category: normEnum(categoryOrder, Category(*cat.Category)), RiskLevel: normEnum(riskOrder, RiskLevel(*cat.RiskLevel)),
+			BlastRadius: orDefault(scope.BlastRadius, BlastItem), Version: scope.Version}
+		useInference = true
+		m.note("fields catalogue[%d] leaves out are derived from its category and riskLevel", tr.catalogue.Index)
 	case p.unclassified == UnclassifiedInfer && !inf.OK:
 		m.note("not inferred: %s", inf.Reason)
 	case !useInference:
@@ -279,12 +310,53 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 	if !usesSource(e.Source, SourceInferred) {
 		e.InferenceVersion = ""
 	}
+	if p.unclassified != UnclassifiedStrict && classifiedBy(e.Source, SourceDefault) {
+		e.Unclassified = true
+		e.Hints = declaredHints(tr.declared)
+		m.note("unclassified (approvals.unclassified: %s): offered, and every call asks one person", p.unclassified)
+	}
 	e.Notes = m.notes
 	return e, tr
 }
 
+// declaredHints lists what a server declared about a tool, for approvers of
+// an unclassified tool (untrusted evidence).
+func declaredHints(a Annotations) []string {
+	var hints []string
+	str := func(name string, v *string) {
+		if v != nil {
+			hints = append(hints, name+"="+oneLine(*v, 40))
+		}
+	}
+	boolean := func(name string, v *bool) {
+		if v != nil {
+			hints = append(hints, fmt.Sprintf("%s=%t", name, *v))
+		}
+	}
+	boolean("readOnlyHint", a.ReadOnlyHint)
+	boolean("destructiveHint", a.DestructiveHint)
+	boolean("idempotentHint", a.IdempotentHint)
+	boolean("openWorldHint", a.OpenWorldHint)
+	str("category", a.Risk.Category)
+	str("riskLevel", a.Risk.RiskLevel)
+	str("blastRadius", a.Risk.BlastRadius)
+	str("reversibility", a.Risk.Reversibility)
+	return hints
+}
+
 func usesSource(s Sources, src Source) bool {
 	for _, v := range []Source{s.Category, s.RiskLevel, s.BlastRadius, s.Reversibility, s.SideEffects, s.ApprovalRecommendation, s.MinTrustLevel} {
+		if v == src {
+			return true
+		}
+	}
+	return false
+}
+
+// classifiedBy reports whether any field that classifies a tool (every
+// field but sideEffects, where "none known" is an answer) came from src.
+func classifiedBy(s Sources, src Source) bool {
+	for _, v := range []Source{s.Category, s.RiskLevel, s.BlastRadius, s.Reversibility, s.ApprovalRecommendation, s.MinTrustLevel} {
 		if v == src {
 			return true
 		}
@@ -448,6 +520,9 @@ type Decision struct {
 	Risk Effective `json:"risk"`
 	// Escalations say what the arguments raised.
 	Escalations []string `json:"escalations"`
+	// Unclassified: nobody classified the tool; an ask is never granted
+	// for the session (see UnclassifiedAsk).
+	Unclassified bool `json:"unclassified,omitempty"`
 }
 
 type decisionJSON Decision
@@ -490,6 +565,14 @@ func (p *Policy) Decide(eff Effective, c Call) Decision {
 	atCall, escalations := Escalate(eff.Normalize(), c.Args)
 	trust := clampTrust(c.TrustLevel)
 	ev := p.evaluate(c.Server, c.Tool, atCall, trust)
+	if atCall.Unclassified && ev.action != ActionDeny {
+		// Nobody classified the tool: whatever the rules allow, a person
+		// decides each call.
+		if ev.action == ActionAllow {
+			ev.action, ev.approvers, ev.timeout = ActionAsk, atCall.QuorumFloor(), p.timeout
+		}
+		ev.reason += "; the tool is unclassified, so every call asks a person"
+	}
 	d := Decision{
 		Action:      ev.action,
 		Approvers:   ev.approvers,
@@ -501,8 +584,9 @@ func (p *Policy) Decide(eff Effective, c Call) Decision {
 		Risk:        atCall,
 		Escalations: escalations,
 	}
+	d.Unclassified = atCall.Unclassified
 	switch {
-	case trust < atCall.MinTrustLevel:
+	case trust < atCall.TrustFloor():
 		d.Action, d.Outcome, d.ReasonClass = ActionDeny, OutcomeTrustDenied, ReasonTrust
 		d.Approvers, d.Timeout, d.Message = 0, 0, ""
 		d.Reason = fmt.Sprintf("session trust level %d is below the tool's minTrustLevel %d", trust, atCall.MinTrustLevel)
@@ -536,7 +620,7 @@ func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluatio
 			key.matched |= 1 << i
 		}
 	}
-	key.minApprovers = e.ApprovalRecommendation.MinApprovers()
+	key.minApprovers = e.QuorumFloor()
 	p.evalMu.RLock()
 	ev, ok := p.evaluations[key]
 	p.evalMu.RUnlock()
@@ -593,7 +677,7 @@ func (p *Policy) evaluateRules(server, tool string, e Effective, trust int) eval
 		ev.reason = fmt.Sprintf("%s by rule %s", pastTense(ev.action), strings.Join(deciding, ", "))
 	}
 	if ev.action == ActionAsk {
-		ev.approvers = min(max(ev.approvers, e.ApprovalRecommendation.MinApprovers()), p.maxApprovers)
+		ev.approvers = min(max(ev.approvers, e.QuorumFloor()), p.maxApprovers)
 		if ev.timeout == 0 {
 			ev.timeout = p.timeout
 		}
@@ -638,7 +722,7 @@ func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool
 func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (never bool, reason string) {
 	base := eff.Normalize()
 	trust = clampTrust(trust)
-	if trust < base.MinTrustLevel {
+	if trust < base.TrustFloor() {
 		return true, fmt.Sprintf("needs trust level %d; the session has %d", base.MinTrustLevel, trust)
 	}
 	for i, s := range escalationStates(base) {

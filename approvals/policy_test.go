@@ -355,7 +355,7 @@ func TestValidate(t *testing.T) {
 				`catalogue[2].metadata.minTrustLevel: must be an integer from 1 to 5, got 2.5`,
 				`catalogue[3].metadata.minTrustLevel: must be an integer from 1 to 5, got 0`}},
 		{"top-level enums", Config{Unclassified: "lenient", NoMatch: "maybe", MaxApprovers: 1000},
-			[]string{`unclassified: unknown value "lenient" (want strict or infer)`,
+			[]string{`unclassified: unknown value "lenient" (want ask, strict or infer)`,
 				`noMatch: unknown value "maybe" (want allow, ask or deny)`,
 				`maxApprovers: must be between 1 and 100, got 1000`}},
 		{"extra verbs", Config{ExtraVerbs: map[string][]string{"zap": {"x"}, "delete": {"ok", "Not OK"}}},

@@ -230,6 +230,14 @@ func describeRequest(req *Request, now time.Time) string {
 		why += " — " + req.Message
 	}
 	fmt.Fprintf(&b, "  why:        %s\n", terminalSafe(why, 500))
+	if req.Unclassified {
+		b.WriteString("  unclassified: nobody classified this tool; the risk above is the fail-closed default, and this call is asked, never granted for the session\n")
+		hints := "none"
+		if len(req.Hints) > 0 {
+			hints = strings.Join(req.Hints, ", ")
+		}
+		fmt.Fprintf(&b, "  server says (untrusted): %s\n", terminalSafe(hints, 300))
+	}
 	if !req.Deadline.IsZero() {
 		fmt.Fprintf(&b, "  approvers:  %d needed; expires in %s\n", req.Approvers, req.Deadline.Sub(now).Round(time.Second))
 	} else {

@@ -31,9 +31,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	switch c.Unclassified {
-	case "", UnclassifiedStrict, UnclassifiedInfer:
+	case "", UnclassifiedAsk, UnclassifiedStrict, UnclassifiedInfer:
 	default:
-		add("unclassified", "unknown value %q (want strict or infer)", c.Unclassified)
+		add("unclassified", "unknown value %q (want ask, strict or infer)", c.Unclassified)
 	}
 	switch Action(c.NoMatch) {
 	case "", ActionAllow, ActionAsk, ActionDeny:

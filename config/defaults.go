@@ -8,7 +8,7 @@ import (
 )
 
 // Defaults filled in by ApplyDefaults. The approvals section defaults to
-// approvals.UnclassifiedStrict, approvals.ActionAsk when no rule matches,
+// approvals.UnclassifiedAsk, approvals.ActionAsk when no rule matches,
 // and approvals.DefaultTimeout.
 const (
 	DefaultCallTimeout    = 60 * time.Second
@@ -69,7 +69,7 @@ func (c *Config) ApplyDefaults() {
 		c.Session.TrustLevel = DefaultTrustLevel
 	}
 	if c.Approvals.Unclassified == "" {
-		c.Approvals.Unclassified = approvals.UnclassifiedStrict
+		c.Approvals.Unclassified = approvals.UnclassifiedAsk
 	}
 	if c.Approvals.NoMatch == "" {
 		c.Approvals.NoMatch = string(approvals.ActionAsk)

@@ -311,7 +311,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.LLM.Timeout != 120*time.Second || cfg.Session.TrustLevel != 1 ||
-		cfg.Approvals.Unclassified != "strict" || cfg.Approvals.NoMatch != "ask" || cfg.Approvals.Timeout != 5*time.Minute {
+		cfg.Approvals.Unclassified != "ask" || cfg.Approvals.NoMatch != "ask" || cfg.Approvals.Timeout != 5*time.Minute {
 		t.Errorf("top-level defaults: llm.timeout=%v trust=%d approvals=%+v", cfg.LLM.Timeout, cfg.Session.TrustLevel, cfg.Approvals)
 	}
 	for name, want := range map[string]Transport{"a": TransportStdio, "b": TransportHTTP, "c": TransportSSE} {

@@ -97,7 +97,9 @@ func TestApprovalOutcomes(t *testing.T) {
 		{"delete asked and declined", "delete_order", 2, approvals.Deny{}, KindDenied, approvals.OutcomeRejected, false},
 		{"delete below trust level", "delete_order", 1, nil, KindDenied, approvals.OutcomeTrustDenied, false},
 		{"destroy with global blast radius", "drop_everything", 5, nil, KindDenied, approvals.OutcomeDeniedByRule, false},
-		{"unclassified fails closed", "mystery", 1, nil, KindDenied, approvals.OutcomeTrustDenied, false},
+		// Unclassified: the fail-closed bucket (blast radius global) meets
+		// the deny rule for wide changes.
+		{"unclassified meets the deny rule", "mystery", 1, nil, KindDenied, approvals.OutcomeDeniedByRule, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
