@@ -188,7 +188,11 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 			vote.Decision = VoteAllow
 		case "s", "session":
 			if !req.SessionGrantable {
-				fmt.Fprintf(p.out, "allowing for the session is not available for this tool (it needs %d approvers)\n", req.Approvers)
+				if req.Unclassified {
+					fmt.Fprintln(p.out, "allowing for the session is not available for an unclassified tool (classify it first)")
+				} else {
+					fmt.Fprintf(p.out, "allowing for the session is not available for this tool (it needs %d approvers)\n", req.Approvers)
+				}
 				continue
 			}
 			vote.Decision, vote.ForSession = VoteAllow, true

@@ -343,6 +343,7 @@ func (h *Host) redactEvent(e *Event) {
 	e.Server = r.Redact(e.Server)
 	e.Tool = r.Redact(e.Tool)
 	e.Error = r.Redact(e.Error)
+	e.Explanation = r.Redact(e.Explanation)
 	e.Result = r.Redact(e.Result)
 	for i, name := range e.Tools {
 		e.Tools[i] = r.Redact(name)

@@ -54,6 +54,9 @@ type Event struct {
 	Decision  string `json:"decision,omitempty"`
 	Outcome   string `json:"outcome,omitempty"`
 	Approvers *int   `json:"approvers,omitempty"`
+	// Explanation says, for operators, why an ask was refused without
+	// asking anyone and what to change (never sent to the model).
+	Explanation string `json:"explanation,omitempty"`
 
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`

@@ -147,7 +147,8 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	}
 	if info.emit != nil {
 		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers})
+			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
+			Explanation: res.Explanation})
 	}
 	rec := approvals.NewRecord(check, res, time.Now())
 	if gateErr != nil || !res.Allowed() {

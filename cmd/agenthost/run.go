@@ -204,6 +204,9 @@ func (p *textPrinter) print(e host.Event) {
 		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), truncateText(string(e.Arguments), 200))
 	case host.EventApproval:
 		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
+		if e.Explanation != "" {
+			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
+		}
 	case host.EventToolResult:
 		status := "ok"
 		if e.Failed() {
