@@ -91,6 +91,10 @@ type Binder struct {
 	// box every struct key on every lookup (an allocation per call).
 	memoMu sync.RWMutex
 	memo   map[lookupKey]lookupResult
+
+	// protectedSession: session value names some binding takes at
+	// sensitivity internal or secret.
+	protectedSession map[string]bool
 }
 
 type compiledBinding struct {
@@ -163,6 +167,12 @@ func NewBinder(bindings []Binding, sources map[string]Source, opts ...Option) (*
 			spec.Binding = i
 			if spec.Source == SourceValue {
 				literals[spec.Ref] = literal
+			}
+			if spec.Source == SourceSession && spec.Sensitivity >= Internal {
+				if b.protectedSession == nil {
+					b.protectedSession = map[string]bool{}
+				}
+				b.protectedSession[spec.Ref] = true
 			}
 			cb.params[name] = spec
 		}
@@ -474,6 +484,12 @@ func (b *Binder) Invalidate(scope Scope) {
 
 // ForgetSession drops cached values held for a session that has ended.
 func (b *Binder) ForgetSession(sessionID string) { b.resolver.ForgetSession(sessionID) }
+
+// ProtectsSessionValue reports whether a binding takes the session value
+// name at sensitivity internal or secret: a host registers such a value
+// with the redactor as soon as a session has it, before any call resolves
+// it.
+func (b *Binder) ProtectsSessionValue(name string) bool { return b.protectedSession[name] }
 
 // Redactor returns the Redactor resolved values are registered with.
 func (b *Binder) Redactor() *Redactor { return b.redactor }

@@ -73,6 +73,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	values := bindings.MapValues{}
 	for k, v := range opts.Values {
 		values[k] = v
+		h.protectSessionValue(k, v)
 	}
 	approver := opts.Approver
 	if approver == nil {
@@ -110,6 +111,17 @@ func (s *Session) SetValue(name, value string) {
 	next[name] = value
 	s.values = next
 	s.valuesEpoch.Add(1)
+	s.host.protectSessionValue(name, value)
+}
+
+// protectSessionValue registers a session value that a binding takes as
+// internal or secret with the redactor at once: a server that learned it
+// earlier (in another process, say) may have planted it in a definition
+// or a result before any call of this host resolves it.
+func (h *Host) protectSessionValue(name, value string) {
+	if h.binder.ProtectsSessionValue(name) {
+		h.redactor.Add(value)
+	}
 }
 
 // bindingContext carries the session's values to the session source.

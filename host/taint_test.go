@@ -32,20 +32,18 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 	h, _, _ := testHost(t, "", mcptest.Options{ToolsJSON: []byte(tools)})
 	ctx := context.Background()
 	h.Connect(ctx)
-	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
 	tainted := []string{"described", "titled", "enum_py", "x_" + canary}
 
 	// Before the host knows the value, nothing marks these tools.
-	before := s.View(ctx)
+	before := h.NewSession(SessionOptions{}).View(ctx)
 	for _, name := range append(tainted, "default_php", "plain") {
 		if got := status(before, name); got != ToolActive {
 			t.Fatalf("%s is %s before any value is known", name, got)
 		}
 	}
-	// The first call resolves the instance: the host now protects it.
-	if _, err := s.CallTool(ctx, "db", "execute_sql", json.RawMessage(`{"query":"x"}`)); err != nil {
-		t.Fatal(err)
-	}
+	// A session with the (secret) session value: the host protects it
+	// from the start, before any call resolves it.
+	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
 	after := s.View(ctx)
 	for _, name := range tainted {
 		if got := status(after, name); got != ToolExcluded {
@@ -57,7 +55,10 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 			t.Errorf("%s is %s, want active", name, got)
 		}
 	}
-	// A value learned later is checked too.
+	if _, err := s.CallTool(ctx, "db", "execute_sql", json.RawMessage(`{"query":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A value learned later (here: resolved elsewhere) is checked too.
 	h.redactor.Add(slashed)
 	later := s.View(ctx)
 	if got := status(later, "default_php"); got != ToolExcluded {
