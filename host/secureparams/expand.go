@@ -1,6 +1,7 @@
 package secureparams
 
 import (
+	"bytes"
 	"encoding/binary"
 	"reflect"
 	"slices"
@@ -98,7 +99,30 @@ type expansion struct {
 	over  *xnode // where the budget ran out
 }
 
-func schemaExpansion(label string, root any, anchors map[string]string) (int64, *problem) {
+// fanOutKeywords are the keywords through which more than one subschema
+// can apply to one value. A schema whose text holds none of them (and no
+// escape, which could spell one) applies exactly one subschema to each
+// value: its analysis is skipped.
+var fanOutKeywords = [][]byte{
+	[]byte(`"$ref"`), []byte(`"allOf"`), []byte(`"anyOf"`), []byte(`"oneOf"`), []byte(`"not"`),
+	[]byte(`"if"`), []byte(`"then"`), []byte(`"else"`), []byte(`"dependentSchemas"`), []byte(`"dependencies"`),
+	[]byte(`"patternProperties"`), []byte(`"unevaluatedProperties"`), []byte(`"unevaluatedItems"`),
+	[]byte(`"contains"`), []byte(`"propertyNames"`), []byte(`\`),
+}
+
+func mayFanOut(raw []byte) bool {
+	for _, kw := range fanOutKeywords {
+		if bytes.Contains(raw, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+func schemaExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
+	if !mayFanOut(raw) {
+		return 1, nil
+	}
 	x := &expansion{label: label, w: newWalker(label, root, anchors, true), nodes: map[uintptr]*xnode{}}
 	top := x.nodeAt(root, "")
 	if top == nil {

@@ -39,6 +39,7 @@ func TestSchemaExpansion(t *testing.T) {
 		{name: "properties and patternProperties on the same child, recursively", raw: toolJSON(`{"type":"object","properties":{"a":{"$ref":"#"}},"patternProperties":{"a":{"$ref":"#"}}}`, ""), rule: RuleExpansion},
 		{name: "items and contains, recursively", raw: toolJSON(`{"type":"object","properties":{"l":{"$ref":"#/$defs/l"}},"$defs":{"l":{"type":"array","items":{"$ref":"#/$defs/l"},"contains":{"$ref":"#/$defs/l"}}}}`, ""), rule: RuleExpansion},
 
+		{name: "keywords spelled with escapes", raw: toolJSON(strings.NewReplacer(`"anyOf"`, `"\u0061nyOf"`, `"$ref"`, `"\u0024ref"`).Replace(defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`)), ""), rule: RuleExpansion},
 		{name: "small fan-out", raw: toolJSON(defsBomb(8, `"properties":{"q":{"$ref":"#/$defs/a0"}}`), ""), minCost: 1 << 8, maxCost: 1 << 10},
 		{name: "plain object", raw: toolJSON(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}}}`, secureTenant), minCost: 1, maxCost: 1},
 		{name: "binary tree", raw: toolJSON(`{"type":"object","properties":{"left":{"$ref":"#"},"right":{"$ref":"#"},"v":{"type":"number"}}}`, ""), minCost: 2, maxCost: 2},

@@ -206,7 +206,7 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if p := checkOverlap(t.SecureParams, declared, iw, sw); p != nil {
 		return p
 	}
-	if _, p := schemaExpansion("secureInputSchema", secureRoot, secureScan.anchors); p != nil {
+	if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan.anchors); p != nil {
 		return p
 	}
 	if p := inputExpansion(t, inputScan); p != nil {
@@ -237,7 +237,7 @@ func checkSchemaNumbers(label string, doc any) *problem {
 
 // inputExpansion bounds inputSchema's validation cost and records it.
 func inputExpansion(t *Tool, scan *scanResult) *problem {
-	cost, p := schemaExpansion("inputSchema", t.inputDoc, scan.anchors)
+	cost, p := schemaExpansion("inputSchema", t.InputSchema, t.inputDoc, scan.anchors)
 	if p != nil {
 		return p
 	}
