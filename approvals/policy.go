@@ -723,7 +723,14 @@ func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (ne
 	base := eff.Normalize()
 	trust = clampTrust(trust)
 	if trust < base.TrustFloor() {
-		return true, fmt.Sprintf("needs trust level %d; the session has %d", base.MinTrustLevel, trust)
+		fix := "run the session at that trust level (--trust, session.trustLevel)"
+		switch {
+		case base.Source.MinTrustLevel == SourceDefault:
+			fix += ", or classify the tool (`agenthost policy init`), since nobody did and approvals.unclassified is " + p.unclassified
+		default:
+			fix += ", or set a lower minTrustLevel for it in approvals.catalogue"
+		}
+		return true, fmt.Sprintf("needs trust level %d; the session has %d: %s", base.MinTrustLevel, trust, fix)
 	}
 	for i, s := range escalationStates(base) {
 		ev := p.evaluate(server, tool, s, trust)
@@ -734,5 +741,9 @@ func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (ne
 			reason = ev.reason
 		}
 	}
-	return true, reason
+	fix := "; `agenthost policy explain " + server + " " + tool + "` shows the rules"
+	if base.Unclassified {
+		fix += " (the tool is unclassified, so rules see the fail-closed values: classify it with `agenthost policy init`)"
+	}
+	return true, reason + fix
 }

@@ -94,3 +94,31 @@ func TestUnclassifiedHintsAreShownNotTrusted(t *testing.T) {
 		}
 	}
 }
+
+func TestNeverAllowedReasonsNameTheFix(t *testing.T) {
+	s := func(v string) *string { return &v }
+	tool := ToolInfo{Name: "drop"}
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"strict, unclassified", Config{Unclassified: UnclassifiedStrict}, []string{"needs trust level 5; the session has 1", "--trust", "agenthost policy init"}},
+		{"classified above the session", Config{Catalogue: []CatalogueEntry{{Server: "*", Tool: "*", Metadata: RawMetadata{Category: s("delete"), RiskLevel: s("high")}}}},
+			[]string{"needs trust level 3", "lower minTrustLevel for it in approvals.catalogue"}},
+		{"a deny rule on the bucket", Config{Rules: []Rule{{ID: "g", When: Match{BlastRadius: []string{"global"}}, Decide: "deny"}}},
+			[]string{`rule "g"`, "agenthost policy explain srv drop", "agenthost policy init"}},
+	}
+	for _, tt := range tests {
+		p := mustPolicy(t, tt.cfg)
+		never, why := p.NeverAllowed("srv", tool.Name, p.Effective("srv", false, tool), 1)
+		if !never {
+			t.Fatalf("%s: not never-allowed", tt.name)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(why, want) {
+				t.Errorf("%s: the reason %q lacks %q", tt.name, why, want)
+			}
+		}
+	}
+}

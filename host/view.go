@@ -172,7 +172,8 @@ func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen ui
 		if tv.Status == ToolActive {
 			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 				tv.Status = ToolHidden
-				tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ")
+				tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ") +
+					" (add a bindings entry for them, or give the session the values its session bindings read: --bind NAME=VALUE; docs/config.md)"
 			} else if never, why := s.neverAllowed(snap.Name, ct); never {
 				tv.Status = ToolHidden
 				tv.Reason = "this session can never be allowed to call it: " + why
