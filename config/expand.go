@@ -16,10 +16,20 @@ func (e *UnsetVariableError) Error() string {
 	return "environment variable " + e.Name + " is not set"
 }
 
+// MaxReferenceDepth bounds how deeply ${VAR:-default} references nest
+// (${A:-${B:-...}}). Each level rescans its own default once, so the
+// bound also keeps expansion linear in the length of the string.
+const MaxReferenceDepth = 32
+
 // expandString replaces ${VAR} and ${VAR:-default} references and turns
 // $$ into $. A substituted value is inserted as it is, never scanned again.
 // Errors name variables but never the string or any value.
 func expandString(s string, lookup func(string) (string, bool)) (string, error) {
+	return expandAt(s, lookup, 0)
+}
+
+// expandAt expands s, found inside level enclosing references.
+func expandAt(s string, lookup func(string) (string, bool), level int) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
@@ -35,11 +45,11 @@ func expandString(s string, lookup func(string) (string, bool)) (string, error) 
 			b.WriteByte('$')
 			i += 2
 		case '{':
-			end, err := closingBrace(s, i+2)
+			end, err := closingBrace(s, i+2, MaxReferenceDepth-level-1)
 			if err != nil {
 				return "", err
 			}
-			value, err := resolveReference(s[i+2:end], lookup)
+			value, err := resolveReference(s[i+2:end], lookup, level+1)
 			if err != nil {
 				return "", err
 			}
@@ -53,9 +63,12 @@ func expandString(s string, lookup func(string) (string, bool)) (string, error) 
 	return b.String(), nil
 }
 
+// errTooDeep reports references nested beyond MaxReferenceDepth.
+var errTooDeep = fmt.Errorf("${...} references nested more than %d deep", MaxReferenceDepth)
+
 // closingBrace finds the } that ends a reference starting at from, allowing
-// nested references and $$ in a default.
-func closingBrace(s string, from int) (int, error) {
+// nested references (at most room more levels) and $$ in a default.
+func closingBrace(s string, from, room int) (int, error) {
 	depth := 0
 	for j := from; j < len(s); j++ {
 		switch {
@@ -63,6 +76,9 @@ func closingBrace(s string, from int) (int, error) {
 			j++
 		case s[j] == '$' && j+1 < len(s) && s[j+1] == '{':
 			depth++
+			if depth > room {
+				return 0, errTooDeep
+			}
 			j++
 		case s[j] == '}':
 			if depth == 0 {
@@ -74,7 +90,9 @@ func closingBrace(s string, from int) (int, error) {
 	return 0, errors.New("unterminated ${ reference (missing })")
 }
 
-func resolveReference(ref string, lookup func(string) (string, bool)) (string, error) {
+// resolveReference resolves the reference text ref (between ${ and }),
+// which is the level-th nested reference.
+func resolveReference(ref string, lookup func(string) (string, bool), level int) (string, error) {
 	name, fallback, hasDefault := strings.Cut(ref, ":-")
 	if !validVariableName(name) {
 		// The text may be a mistyped secret, so it is not shown.
@@ -87,7 +105,7 @@ func resolveReference(ref string, lookup func(string) (string, bool)) (string, e
 	if !hasDefault {
 		return "", &UnsetVariableError{Name: name}
 	}
-	expanded, err := expandString(fallback, lookup)
+	expanded, err := expandAt(fallback, lookup, level)
 	if err != nil {
 		return "", fmt.Errorf("in the default for %s: %w", name, err)
 	}

@@ -21,9 +21,9 @@ func Load(path string) (*Config, error) {
 	if !ok {
 		return nil, &Error{File: path, Msg: "unsupported file extension (use .yaml, .yml, .json or .toml)"}
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
+		return nil, err
 	}
 	cfg, err := build(data, format, path, true)
 	if err != nil {
