@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Prompt asks a person at a terminal. It shows the server, tool,
@@ -263,26 +261,4 @@ func compactJSON(raw json.RawMessage) string {
 
 // terminalSafe escapes every non-printable rune (control, format, invalid
 // UTF-8) as \uXXXX and caps the result at max runes.
-func terminalSafe(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if n >= max {
-			b.WriteString("…")
-			break
-		}
-		n++
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(`\ufffd`)
-			continue
-		}
-		if r != ' ' && !unicode.IsPrint(r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func terminalSafe(s string, max int) string { return escapeTerminal(s, max, false) }

@@ -128,11 +128,11 @@ func (a *app) callCommand() *cobra.Command {
 	return cmd
 }
 
-// printContent prints a tool result for a person: text as is, anything else
-// summarised with its type.
+// printContent prints a tool result for a person: text as is (escaped on a
+// terminal), anything else summarised with its type.
 func printContent(a *app, r *mcp.CallToolResult) {
 	for _, c := range r.Content {
-		fmt.Fprintln(a.stdout, host.ContentText(c))
+		fmt.Fprintln(a.stdout, shown(a.stdout, host.ContentText(c)))
 	}
 	if r.StructuredContent != nil && len(r.Content) == 0 {
 		_ = writeJSON(a.stdout, r.StructuredContent)

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/approvals"
 )
 
 // terminalElicitation asks a server's elicitation request on the terminal
@@ -31,7 +33,9 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 	defer e.mu.Unlock()
 	decline := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
 	p := req.Params
-	fmt.Fprintf(e.out, "\n[%s asks] %s\n", server, strings.TrimSpace(p.Message))
+	// The questions are only asked on a terminal: the server's text is
+	// always escaped.
+	fmt.Fprintf(e.out, "\n[%s asks] %s\n", approvals.TerminalText(server), approvals.TerminalText(strings.TrimSpace(p.Message)))
 	if p.Mode == "url" {
 		fmt.Fprintln(e.out, "  (URL elicitation is not supported on the terminal; declined)")
 		return decline, nil
@@ -47,7 +51,7 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			if required[name] {
 				mark = "*"
 			}
-			fmt.Fprintf(e.out, "  %s%s (%s): ", name, mark, props.types[name])
+			fmt.Fprintf(e.out, "  %s%s (%s): ", approvals.TerminalText(name), mark, approvals.TerminalText(props.types[name]))
 			line, err := e.in.ReadString('\n')
 			if err != nil && line == "" {
 				return decline, nil
@@ -58,7 +62,7 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			}
 			v, ok := convert(line, props.types[name])
 			if !ok {
-				fmt.Fprintf(e.out, "  expected a %s\n", props.types[name])
+				fmt.Fprintf(e.out, "  expected a %s\n", approvals.TerminalText(props.types[name]))
 				continue
 			}
 			content[name] = v

@@ -131,12 +131,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if !ee.printed && ee.err != nil {
-			fmt.Fprintln(stderr, "agenthost:", a.redact(ee.err.Error()))
+			fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(ee.err.Error())))
 		}
 		return ee.code
 	}
 	// cobra's own errors: unknown command, bad flags, wrong arg count.
-	fmt.Fprintln(stderr, "agenthost:", a.redact(err.Error()))
+	fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(err.Error())))
 	return exitUsage
 }
 

@@ -99,10 +99,10 @@ func (a *app) warnAboutTools(sum host.ViewSummary) {
 		return
 	case sum.Active == 0:
 		fmt.Fprintf(a.stderr, "agenthost: warning: the model is offered no tools: %d hidden, %d excluded. Most common reason (%d): %s\n  `agenthost tools` lists every tool and why.\n",
-			sum.Hidden, sum.Excluded, sum.TopReasonCount, sum.TopReason)
+			sum.Hidden, sum.Excluded, sum.TopReasonCount, shown(a.stderr, sum.TopReason))
 	default:
 		fmt.Fprintf(a.stderr, "agenthost: %d of %d tools are not offered to the model (%d hidden, %d excluded). Most common reason (%d): %s\n",
-			notOffered, notOffered+sum.Active, sum.Hidden, sum.Excluded, sum.TopReasonCount, sum.TopReason)
+			notOffered, notOffered+sum.Active, sum.Hidden, sum.Excluded, sum.TopReasonCount, shown(a.stderr, sum.TopReason))
 	}
 }
 
@@ -166,8 +166,9 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 }
 
 // textPrinter shows a person the turn: assistant text on stdout, tool
-// activity and errors on stderr. Each call is numbered within the turn, so
-// that parallel calls pair with their approvals and results.
+// activity and errors on stderr, escaped where they go to a terminal. Each
+// call is numbered within the turn, so that parallel calls pair with their
+// approvals and results.
 type textPrinter struct {
 	stdout, stderr io.Writer
 	midLine        bool
@@ -184,13 +185,13 @@ func (p *textPrinter) callLabel(e host.Event) string {
 	if e.Server != "" {
 		name = e.Server + "/" + e.Tool
 	}
-	return fmt.Sprintf("[%d] %s", n, name)
+	return fmt.Sprintf("[%d] %s", n, shown(p.stderr, name))
 }
 
 func (p *textPrinter) print(e host.Event) {
 	switch e.Type {
 	case host.EventAssistantDelta:
-		fmt.Fprint(p.stdout, e.Text)
+		fmt.Fprint(p.stdout, shown(p.stdout, e.Text))
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 		return
 	case host.EventAssistant, host.EventSessionEnd:
@@ -201,7 +202,7 @@ func (p *textPrinter) print(e host.Event) {
 	}
 	switch e.Type {
 	case host.EventToolCall:
-		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), truncateText(string(e.Arguments), 200))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), shown(p.stderr, truncateText(string(e.Arguments), 200)))
 	case host.EventApproval:
 		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
 		if e.Explanation != "" {
@@ -212,9 +213,9 @@ func (p *textPrinter) print(e host.Event) {
 		if e.Failed() {
 			status = "error"
 		}
-		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, truncateText(host.ContentsText(e.Content, " "), 200))
+		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, shown(p.stderr, truncateText(host.ContentsText(e.Content, " "), 200)))
 	case host.EventError:
-		fmt.Fprintf(p.stderr, "agenthost: %s\n", e.Error)
+		fmt.Fprintf(p.stderr, "agenthost: %s\n", shown(p.stderr, e.Error))
 	case host.EventSessionEnd:
 		if e.Reason != host.EndDone {
 			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %d steps\n", e.Reason, e.Steps)

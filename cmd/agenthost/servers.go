@@ -88,7 +88,7 @@ func (a *app) printServers(out []serverJSON, asJSON bool) error {
 		if s.Error != nil {
 			errText = *s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, proto, s.SecureParams, s.Tools, errText)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, shown(a.stdout, proto), s.SecureParams, s.Tools, shown(a.stdout, errText))
 	}
 	return tw.Flush()
 }

@@ -53,34 +53,34 @@ func (a *app) toolsCommand() *cobra.Command {
 					line += ", secure-params"
 				}
 				line += ")"
-				fmt.Fprintln(a.stdout, line)
+				fmt.Fprintln(a.stdout, shown(a.stdout, line))
 				if s.Error != nil {
-					fmt.Fprintln(a.stdout, "  error:", *s.Error)
+					fmt.Fprintln(a.stdout, "  error:", shown(a.stdout, *s.Error))
 				}
 				for _, t := range s.Tools {
 					name := t.Name
 					if t.ExposedName != nil && t.Status == "active" {
 						name = *t.ExposedName
 					}
-					fmt.Fprintf(a.stdout, "  %-9s %s", t.Status, name)
+					fmt.Fprintf(a.stdout, "  %-9s %s", t.Status, shown(a.stdout, name))
 					if len(t.SecureParams) > 0 {
-						fmt.Fprintf(a.stdout, "  [secure: %s]", strings.Join(t.SecureParams, ", "))
+						fmt.Fprintf(a.stdout, "  [secure: %s]", shown(a.stdout, strings.Join(t.SecureParams, ", ")))
 					}
 					if t.Decision != nil {
 						fmt.Fprintf(a.stdout, "  decision: %s", *t.Decision)
 					}
 					fmt.Fprintln(a.stdout)
 					if t.Reason != nil {
-						fmt.Fprintf(a.stdout, "            why: %s\n", *t.Reason)
+						fmt.Fprintf(a.stdout, "            why: %s\n", shown(a.stdout, *t.Reason))
 					}
 					for _, w := range t.Warnings {
-						fmt.Fprintf(a.stdout, "            warning: %s\n", w)
+						fmt.Fprintf(a.stdout, "            warning: %s\n", shown(a.stdout, w))
 					}
 				}
 			}
 			if len(report.Servers) > 0 {
 				fmt.Fprintln(a.stdout)
-				fmt.Fprintln(a.stdout, summaryLine(sess.View(cmd.Context()).Summary()))
+				fmt.Fprintln(a.stdout, shown(a.stdout, summaryLine(sess.View(cmd.Context()).Summary())))
 			}
 			return nil
 		},
