@@ -15,6 +15,18 @@ const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultLLMTimeout     = 120 * time.Second
 	DefaultTrustLevel     = 1
+
+	// DefaultMaxResponseBytes: far above any real result (a listing of
+	// thousands of tools is a few MiB), small enough that one message
+	// cannot exhaust the host's memory.
+	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxDefinitionBytes: real tool definitions are a few KiB; a
+	// definition is sent to the model on every request of every session.
+	DefaultMaxDefinitionBytes = 1 << 20
+	// DefaultMaxModelResultBytes: about 64k tokens, a large share of a
+	// model's context, and a result stays in the conversation (it is sent
+	// again on every later request of the session).
+	DefaultMaxModelResultBytes = 256 << 10
 )
 
 // ApplyDefaults fills every setting left at its zero value with its
@@ -73,6 +85,15 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Approvals.NoMatch == "" {
 		c.Approvals.NoMatch = string(approvals.ActionAsk)
+	}
+	if c.Limits.MaxResponseBytes == 0 {
+		c.Limits.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.Limits.MaxDefinitionBytes == 0 {
+		c.Limits.MaxDefinitionBytes = DefaultMaxDefinitionBytes
+	}
+	if c.Limits.MaxModelResultBytes == 0 {
+		c.Limits.MaxModelResultBytes = DefaultMaxModelResultBytes
 	}
 	if c.Approvals.Timeout == 0 {
 		c.Approvals.Timeout = approvals.DefaultTimeout

@@ -173,7 +173,8 @@ func wantMixedCaseParsed(file string) *Config {
 			}},
 			ExtraVerbs: map[string][]string{"read": {"peek"}},
 		},
-		Audit: Audit{Path: "./audit.jsonl"},
+		Audit:  Audit{Path: "./audit.jsonl"},
+		Limits: Limits{MaxResponseBytes: DefaultMaxResponseBytes, MaxDefinitionBytes: DefaultMaxDefinitionBytes, MaxModelResultBytes: DefaultMaxModelResultBytes},
 	}
 }
 

@@ -23,6 +23,22 @@ type Config struct {
 	Session    SessionDefaults    `json:"session" yaml:"session"`
 	Approvals  approvals.Config   `json:"approvals" yaml:"approvals"`
 	Audit      Audit              `json:"audit" yaml:"audit"`
+	Limits     Limits             `json:"limits" yaml:"limits"`
+}
+
+// Limits bound what the host reads from servers and what it forwards to
+// the model, in bytes; zero means the default.
+type Limits struct {
+	// MaxResponseBytes bounds one message read from a server: a stdio
+	// line, an HTTP response body, one SSE event. A bigger message fails
+	// the request(s) it answers with a protocol error.
+	MaxResponseBytes int64 `json:"maxResponseBytes" yaml:"maxResponseBytes"`
+	// MaxDefinitionBytes bounds one tool definition as listed; a bigger
+	// tool is excluded, with the reason.
+	MaxDefinitionBytes int64 `json:"maxDefinitionBytes" yaml:"maxDefinitionBytes"`
+	// MaxModelResultBytes bounds the text of one tool result given to the
+	// model; the rest is cut, with a note saying how much.
+	MaxModelResultBytes int64 `json:"maxModelResultBytes" yaml:"maxModelResultBytes"`
 }
 
 // LLM selects the OpenAI-compatible model endpoint.

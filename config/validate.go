@@ -42,6 +42,7 @@ func (c *Config) Validate() error {
 		p.addf("session.trustLevel", "must be between %d and %d", approvals.MinTrust, approvals.MaxTrust)
 	}
 	validateApprovals(p, &c.Approvals)
+	validateLimits(p, &c.Limits)
 	return p.err()
 }
 
@@ -279,3 +280,23 @@ func leafErrors(err error) []error {
 	}
 	return []error{err}
 }
+
+// validateLimits: zero means the default; a limit below a few KiB would
+// refuse ordinary messages.
+func validateLimits(p *problems, l *Limits) {
+	for _, f := range []struct {
+		key   string
+		value int64
+	}{
+		{"limits.maxResponseBytes", l.MaxResponseBytes},
+		{"limits.maxDefinitionBytes", l.MaxDefinitionBytes},
+		{"limits.maxModelResultBytes", l.MaxModelResultBytes},
+	} {
+		if f.value != 0 && f.value < MinLimitBytes {
+			p.addf(f.key, "must be at least %d bytes (0 or absent: the default)", MinLimitBytes)
+		}
+	}
+}
+
+// MinLimitBytes is the smallest value a limits setting accepts.
+const MinLimitBytes = 1024

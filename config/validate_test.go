@@ -17,7 +17,7 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", "mcpServer: {}\n", []string{`cfg.yaml: mcpServer: unknown key (did you mean "mcpServers"?)`}},
-		{"unknown top-level key far from any", "plugins: {}\n", []string{"cfg.yaml: plugins: unknown key (valid keys: llm, mcpServers, sources, bindings, session, approvals, audit)"}},
+		{"unknown top-level key far from any", "plugins: {}\n", []string{"cfg.yaml: plugins: unknown key (valid keys: llm, mcpServers, sources, bindings, session, approvals, audit, limits)"}},
 		{"unknown server key", "mcpServers:\n  orders: {command: x, comand: y}\n", []string{`cfg.yaml: mcpServers.orders.comand: unknown key (did you mean "command"?)`}},
 		{"unknown nested key", "llm: {modle: x}\napprovals: {rules: [{id: a, decide: allow, wehn: {}}]}\n", []string{
 			`cfg.yaml: llm.modle: unknown key (did you mean "model"?)`,
@@ -56,6 +56,11 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 			`cfg.yaml: mcpServers.t.tools.allow[0]: invalid glob pattern "get_[": unterminated character class (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
 			"cfg.yaml: mcpServers.t.tools.allow[1]: empty pattern",
 			`cfg.yaml: mcpServers.t.tools.deny[0]: invalid glob pattern "a\\": pattern ends with a backslash (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
+		}},
+		{"limits", "limits: {maxResponseBytes: 100, maxDefinitionBytes: -1, maxModelResultBytes: 1023}\n", []string{
+			"cfg.yaml: limits.maxResponseBytes: must be at least 1024 bytes (0 or absent: the default)",
+			"cfg.yaml: limits.maxDefinitionBytes: must be at least 1024 bytes (0 or absent: the default)",
+			"cfg.yaml: limits.maxModelResultBytes: must be at least 1024 bytes (0 or absent: the default)",
 		}},
 		{"llm base url", "llm: {baseURL: 'localhost:8080'}\n", []string{"cfg.yaml: llm.baseURL: must be an absolute http:// or https:// URL"}},
 		{"source without plugin or sha", "sources:\n  vault: {config: {a: b}}\n", []string{
