@@ -389,6 +389,11 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 			return nil, newError(KindInternal, "The call was cancelled.", ctx.Err(), "%s/%s: cancelled", c.name, t.Name)
 		case cctx.Err() != nil && isDeadline(err):
 			return nil, newError(KindUnavailable, "The tool did not answer in time.", err, "%s/%s: no answer within %s", c.name, t.Name, timeout)
+		case errors.Is(err, ErrProtocol):
+			var perr *ProtocolError
+			errors.As(err, &perr)
+			return nil, newError(KindToolError, "The tool's server sent an invalid response; the call may have run.", err,
+				"%s/%s: %s", c.name, t.Name, perr.Error())
 		case isConnectionFailure(err):
 			c.dropClient(cl, err)
 			return nil, newError(KindUnavailable, "The tool's server is unavailable right now; the call may not have run.", err,

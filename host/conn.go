@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -127,6 +126,11 @@ type conn struct {
 	supervisor    *childproc.Supervisor
 	now           func() time.Time
 
+	// maxResponseBytes bounds one message read from the server;
+	// maxDefinitionBytes one tool definition (limits section).
+	maxResponseBytes   int64
+	maxDefinitionBytes int64
+
 	// life is cancelled by close; it owns the refresh goroutine.
 	life   context.Context
 	cancel context.CancelFunc
@@ -156,9 +160,12 @@ func newConn(parent context.Context, name string, cfg *config.Server, declareSec
 		transport:     opts.transport,
 		supervisor:    opts.supervisor,
 		now:           time.Now,
-		life:          life,
-		cancel:        cancel,
-		refreshCh:     make(chan struct{}, 1),
+
+		maxResponseBytes:   orDefault(opts.limits.MaxResponseBytes, config.DefaultMaxResponseBytes),
+		maxDefinitionBytes: orDefault(opts.limits.MaxDefinitionBytes, config.DefaultMaxDefinitionBytes),
+		life:               life,
+		cancel:             cancel,
+		refreshCh:          make(chan struct{}, 1),
 	}
 	status := StatusConnecting
 	if cfg.Disabled {
@@ -177,6 +184,15 @@ type connOptions struct {
 	onChange    func(*ServerSnapshot)
 	transport   TransportFactory // nil: built from the config
 	supervisor  *childproc.Supervisor
+	limits      config.Limits // zero values: the defaults
+}
+
+// orDefault is v, or def when v is not set.
+func orDefault(v, def int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Snapshot returns the current catalog of this server.
@@ -274,7 +290,8 @@ func backoff(failures int) time.Duration {
 
 // dial starts the transport, negotiates the protocol and lists tools.
 func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error) {
-	inner, err := c.newTransport()
+	pending := &pendingRequests{}
+	inner, err := c.newTransport(pending)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -294,7 +311,7 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	if c.elicitation != nil {
 		opts = append(opts, client.WithElicitationHandler(c.elicitation))
 	}
-	cl := client.NewClient(newWireTransport(inner, c), opts...)
+	cl := client.NewClient(newWireTransport(inner, c, pending), opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
 	if err := cl.Start(c.life); err != nil {
@@ -405,7 +422,7 @@ func (c *conn) snapshotOf(listed []secureparams.ListedTool, protocolVersion, ext
 		SecureParams:    ext != "",
 		Extension:       ext,
 	}
-	snap.Tools, snap.byName = buildCatalog(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw())
+	snap.Tools, snap.byName = buildCatalog(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw(), c.maxDefinitionBytes)
 	for _, t := range snap.Tools {
 		if t.Status == ToolExcluded {
 			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
@@ -434,8 +451,10 @@ func (s *ServerSnapshot) parsedByRaw() map[string]*CatalogTool {
 
 // buildCatalog parses and validates raw tool definitions. A malformed or
 // invalid definition excludes that tool only, never the server. A
-// definition byte-identical to one in prev reuses its parsed form.
-func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
+// definition byte-identical to one in prev reuses its parsed form. A
+// definition larger than maxDefinition is excluded unparsed: it would be
+// sent to the model with every request.
+func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool, maxDefinition int64) ([]*CatalogTool, map[string]*CatalogTool) {
 	tools := make([]*CatalogTool, 0, len(listed))
 	count := make(map[string]int, len(listed))
 	schemas := secureparams.NewSchemaCache()
@@ -444,6 +463,12 @@ func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotia
 		var t *secureparams.Tool
 		var err error
 		var params json.RawMessage
+		if maxDefinition > 0 && int64(len(def.Raw)) > maxDefinition {
+			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i)}
+			ct.Status, ct.Reason = ToolExcluded, oversizedDefinition(def.Raw, maxDefinition)
+			tools = append(tools, ct)
+			continue
+		}
 		if old, ok := prev[string(def.Raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
 			t, params = old.Tool, old.Parameters
 		} else {
@@ -489,6 +514,19 @@ func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotia
 		}
 	}
 	return tools, byName
+}
+
+// oversizedDefinition is the exclusion reason of a definition larger than
+// limits.maxDefinitionBytes, naming the tool when its name can be read.
+func oversizedDefinition(raw json.RawMessage, limit int64) string {
+	var named struct {
+		Name string `json:"name"`
+	}
+	what := "the definition"
+	if json.Unmarshal(raw, &named) == nil && named.Name != "" {
+		what = fmt.Sprintf("the definition of %q", truncate(named.Name, 80))
+	}
+	return fmt.Sprintf("%s is %s, more than limits.maxDefinitionBytes (%s)", what, byteSize(int64(len(raw))), byteSize(limit))
 }
 
 func exclusionReason(err error) string {
@@ -609,14 +647,21 @@ func (c *conn) dropClient(cl *client.Client, cause error) {
 }
 
 // isConnectionFailure reports errors after which the connection is unusable.
+// A protocol error is not one: messages are framed (a line, a body, an
+// event), so the next message is read as if the bad one was never sent.
 func isConnectionFailure(err error) bool {
+	if errors.Is(err, ErrProtocol) {
+		return false
+	}
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
 }
 
 // newTransport builds the inner mcp-go transport for the server's config.
-func (c *conn) newTransport() (transport.Interface, error) {
+// Its reads are bounded by limits.maxResponseBytes, and messages that are
+// not JSON-RPC fail the requests in pending.
+func (c *conn) newTransport(pending *pendingRequests) (transport.Interface, error) {
 	if c.transport != nil {
 		tr, err := c.transport()
 		if err != nil {
@@ -632,30 +677,18 @@ func (c *conn) newTransport() (transport.Interface, error) {
 		if c.cfg.Command == "" {
 			return nil, errors.New("no command configured")
 		}
-		st := &stdioTransport{}
-		st.Stdio = transport.NewStdioWithOptions(c.cfg.Command, nil, c.cfg.Args,
-			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-				cmd, err := c.command(ctx, command, env, args)
-				if err == nil {
-					st.cmd.Store(cmd)
-				}
-				return cmd, err
-			}),
-			transport.WithCommandLogger(c.logger),
-			transport.WithCommandStderrWriter(&lineLogger{logger: c.logger, msg: "server stderr"}),
-		)
-		return st, nil
+		return newStdioProcess(c, c.maxResponseBytes, pending.failAll), nil
 	case config.TransportHTTP:
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(c.logger),
-			transport.WithHTTPBasicClient(httpClient()),
+			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll)),
 		)
 	case config.TransportSSE:
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
-			transport.WithHTTPClient(httpClient()),
+			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll)),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
@@ -667,7 +700,7 @@ func (c *conn) newTransport() (transport.Interface, error) {
 // server at once, almost every call would open (and leave in TIME_WAIT) a
 // new TCP connection. No overall timeout: responses may stream; calls are
 // bounded by their context (callTimeout).
-func httpClient() *http.Client {
+func httpClient(maxBody int64, failAll func(*ProtocolError)) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Requests beyond MaxConnsPerHost wait for a free connection instead of
 	// dialing (and later closing) one each: under a burst of sessions that
@@ -675,7 +708,7 @@ func httpClient() *http.Client {
 	t.MaxConnsPerHost = 64
 	t.MaxIdleConnsPerHost = 64
 	t.MaxIdleConns = 256
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: &limitedTransport{base: t, max: maxBody, failAll: failAll}}
 }
 
 // command builds the stdio child with an explicit environment: only the
@@ -695,25 +728,6 @@ func (c *conn) command(_ context.Context, command string, _ []string, args []str
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
 	}
 	return cmd, nil
-}
-
-// stdioTransport is mcp-go's stdio transport plus the end of the server's
-// process tree: mcp-go stops the server process only, and whatever the
-// server started (a shell's background jobs, a worker pool) would live on.
-type stdioTransport struct {
-	*transport.Stdio
-	cmd atomic.Pointer[exec.Cmd]
-}
-
-// Close closes the transport (stdin first, then SIGTERM and SIGKILL to the
-// server, as mcp-go does) and then ends what is left of the server's
-// session: SIGTERM, childproc.Grace, SIGKILL.
-func (t *stdioTransport) Close() error {
-	err := t.Stdio.Close()
-	if cmd := t.cmd.Load(); cmd != nil && cmd.Process != nil {
-		childproc.TerminateTree(cmd.Process.Pid, childproc.Grace)
-	}
-	return err
 }
 
 // lineLogger turns a child's stderr into debug log lines.

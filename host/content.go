@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -67,4 +68,21 @@ func decodedLen(b64 string) int {
 		return len(n)
 	}
 	return len(b64)
+}
+
+// ModelResultText caps the text of a tool result given to the model at max
+// bytes (cut at a character boundary) and says, after the cut, how much was
+// left out. A result stays in the conversation, sent again with every later
+// request of the session; an unbounded one would crowd out the rest of the
+// context or make every request fail. max <= 0 means no cap.
+func ModelResultText(s string, max int64) string {
+	if max <= 0 || int64(len(s)) <= max {
+		return s
+	}
+	cut := int(max)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[agenthost: the tool result was cut here: %d of its %d bytes were left out (limits.maxModelResultBytes is %d)]",
+		len(s)-cut, len(s), max)
 }

@@ -108,6 +108,9 @@ type Host struct {
 	conns map[string]*conn
 	names []string
 
+	// maxModelResult bounds a tool result's text given to the model.
+	maxModelResult int64
+
 	// exposed tool names of the catalog (see syncNames)
 	// verdicts are servers' session verdicts shared by sessions that see a
 	// server alike (see sharedServerView)
@@ -186,18 +189,19 @@ func New(opts Options) (*Host, error) {
 
 	life, cancel := context.WithCancel(context.Background())
 	h := &Host{
-		plugins:   plugins,
-		policy:    policy,
-		approver:  opts.Approver,
-		audit:     audit,
-		ownsAudit: ownsAudit,
-		cfg:       cfg,
-		logger:    logger,
-		redactor:  redactor,
-		binder:    binder,
-		life:      life,
-		cancel:    cancel,
-		conns:     map[string]*conn{},
+		plugins:        plugins,
+		policy:         policy,
+		approver:       opts.Approver,
+		audit:          audit,
+		ownsAudit:      ownsAudit,
+		cfg:            cfg,
+		logger:         logger,
+		redactor:       redactor,
+		binder:         binder,
+		life:           life,
+		cancel:         cancel,
+		conns:          map[string]*conn{},
+		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
 
 		model:        opts.Model,
 		modelName:    opts.ModelName,
@@ -220,6 +224,7 @@ func New(opts Options) (*Host, error) {
 			elicitation: elicitationAdapter{server: name, fn: opts.Elicitation},
 			transport:   opts.Transports[name],
 			supervisor:  opts.ChildSupervisor,
+			limits:      cfg.Limits,
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)

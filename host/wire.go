@@ -137,6 +137,9 @@ type wireTransport struct {
 	mirrorParams atomic.Bool
 	// http: the inner transport sends request headers at all.
 	http bool
+	// pending are the requests in flight, for protocol failures that
+	// the inner transport's reader reports (see lineGuard, eventGuard).
+	pending *pendingRequests
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -153,8 +156,11 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 	h.http.SetProtocolVersion(version)
 }
 
-func newWireTransport(inner transport.Interface, headers paramHeaderSource) transport.Interface {
-	w := &wireTransport{inner: inner, headers: headers}
+func newWireTransport(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests) transport.Interface {
+	if pending == nil {
+		pending = &pendingRequests{}
+	}
+	w := &wireTransport{inner: inner, headers: headers, pending: pending}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
 		return &httpWireTransport{wireTransport: w, http: hc}
@@ -218,8 +224,15 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 	}
 
+	// mcp-go drops a message it cannot parse, and the request it answered
+	// would wait for its timeout: the guards fail it through its context.
+	ctx, done := w.pending.track(ctx, w.http)
+	defer done()
 	response, err := w.inner.SendRequest(ctx, request)
 	if err != nil {
+		if perr := protocolCause(ctx); perr != nil {
+			return nil, perr
+		}
 		return nil, err
 	}
 

@@ -108,7 +108,7 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 			if tc.http {
 				inner = httpRecordingTransport{rec}
 			}
-			w := newWireTransport(inner, nil)
+			w := newWireTransport(inner, nil, nil)
 			params := map[string]json.RawMessage{"name": json.RawMessage(`"` + tc.tool + `"`)}
 			ctx := withSecureCall(context.Background(), call)
 			if _, err := w.SendRequest(ctx, transport.JSONRPCRequest{Method: "tools/call", Params: params}); err != nil {

@@ -98,6 +98,9 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 			before = append(before, newNotification(methodToolsListChanged, nil))
 		}
 	}
+	if b.Garbage != "" {
+		return reply{garbage: []byte(b.Garbage)}
+	}
 	if b.ErrorCode != 0 {
 		return reply{err: behaviourError(b), before: before}
 	}

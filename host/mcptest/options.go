@@ -90,6 +90,11 @@ type Options struct {
 	MalformedPage int
 	MalformedKind string
 
+	// NestedList > 0 answers tools/list with one tool whose inputSchema
+	// nests that many arrays (beyond encoding/json's limit of 10000, the
+	// response cannot be decoded).
+	NestedList int
+
 	// DieAfter > 0 answers that many requests, then dies on the next one.
 	DieAfter int
 	// StartDelay sleeps before serving stdio or listening on HTTP.
@@ -226,6 +231,7 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs.BoolVar(&o.MalformedList, "malformed-list", false, "tools/list returns a non-array tools field")
 	fs.IntVar(&o.MalformedPage, "malformed-page", 0, "corrupt this tools/list page (1-based)")
 	fs.StringVar(&o.MalformedKind, "malformed-kind", MalformedNotObject, "not-object, no-name, schema-string or garbage")
+	fs.IntVar(&o.NestedList, "nested-list", 0, "answer tools/list with a schema nested this many arrays deep")
 	fs.IntVar(&o.DieAfter, "die-after", 0, "answer N requests, then exit(3) on the next")
 	fs.DurationVar(&o.StartDelay, "start-delay", 0, "sleep before serving")
 	fs.BoolVar(&o.StderrNoise, "stderr-noise", false, "write chatter to stderr")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -404,6 +405,12 @@ func (s *Server) listTools(x *exchange, negotiatedHere bool) reply {
 	}
 	if s.opts.MalformedList {
 		return reply{result: map[string]any{"tools": map[string]any{"not": "an array"}}}
+	}
+	if n := s.opts.NestedList; n > 0 {
+		// Written raw: encoding/json would refuse to encode it.
+		deep := `{"jsonrpc":"2.0","id":` + string(x.msg.ID) + `,"result":{"tools":[{"name":"deep","inputSchema":{"type":"object","default":` +
+			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}]}}`
+		return reply{garbage: []byte(deep)}
 	}
 	ts := s.currentTools()
 	items, next, pageNumber, err := page(ts.visibleTools(negotiatedHere), s.opts.PageSize, p.Cursor, ts.generation)

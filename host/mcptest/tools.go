@@ -29,6 +29,8 @@ type Behaviour struct {
 	ErrorData     json.RawMessage `json:"errorData,omitempty"`
 	Structured    json.RawMessage `json:"structured,omitempty"`
 	Content       json.RawMessage `json:"content,omitempty"`
+	// Garbage is written in place of the JSON-RPC answer (raw text).
+	Garbage string `json:"garbage,omitempty"`
 
 	sleep time.Duration
 }

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// limitedTransport bounds what an HTTP server connection reads: a response
+// body to max bytes, an event stream to max bytes per event. It also
+// checks each event of a stream the way lineGuard checks stdio lines: an
+// event that cannot be a JSON-RPC message fails the request whose response
+// stream it is on, or, on a stream shared by the connection (the SSE
+// transport's, a listening GET), every request in flight.
+type limitedTransport struct {
+	base    http.RoundTripper
+	max     int64
+	failAll func(*ProtocolError)
+}
+
+func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if media != "text/event-stream" {
+		resp.Body = &bodyLimit{body: resp.Body, max: t.max}
+		return resp, nil
+	}
+	fail := t.failAll
+	if own, ok := req.Context().Value(requestFailKey{}).(context.CancelCauseFunc); ok {
+		fail = func(err *ProtocolError) { own(err) }
+	}
+	resp.Body = &eventGuard{body: resp.Body, max: t.max, fail: fail}
+	return resp, nil
+}
+
+// bodyLimit fails a read beyond max bytes.
+type bodyLimit struct {
+	body io.ReadCloser
+	max  int64
+	n    int64
+}
+
+func (b *bodyLimit) Read(p []byte) (int, error) {
+	if b.n > b.max {
+		return 0, messageTooLarge(b.max)
+	}
+	if room := b.max - b.n + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.body.Read(p)
+	b.n += int64(n)
+	if b.n > b.max {
+		return n - int(b.n-b.max), messageTooLarge(b.max)
+	}
+	return n, err
+}
+
+func (b *bodyLimit) Close() error { return b.body.Close() }
+
+// eventGuard watches an event stream as it is read: it fails a read once
+// one event exceeds max bytes, and reports an event whose data is not a
+// JSON-RPC message. Only message events are checked (the SSE transport's
+// endpoint event is a URL).
+type eventGuard struct {
+	body io.ReadCloser
+	max  int64
+	fail func(*ProtocolError)
+
+	size   int64  // bytes of the current event so far
+	line   []byte // the current line, up to the first bytes needed
+	data   []byte // the current event's data
+	event  string
+	broken error
+}
+
+func (g *eventGuard) Close() error { return g.body.Close() }
+
+func (g *eventGuard) Read(p []byte) (int, error) {
+	if g.broken != nil {
+		return 0, g.broken
+	}
+	n, err := g.body.Read(p)
+	if perr := g.scan(p[:n]); perr != nil {
+		g.broken = perr
+		g.fail(perr)
+		return 0, perr
+	}
+	return n, err
+}
+
+// scan follows the stream's lines and events (text/event-stream framing).
+func (g *eventGuard) scan(b []byte) *ProtocolError {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		seg := b
+		if i >= 0 {
+			seg = b[:i]
+		}
+		g.size += int64(len(seg)) + 1
+		if g.size > g.max {
+			return messageTooLarge(g.max)
+		}
+		g.line = append(g.line, seg...)
+		if i < 0 {
+			return nil
+		}
+		b = b[i+1:]
+		g.endLine()
+	}
+	return nil
+}
+
+func (g *eventGuard) endLine() {
+	line := bytes.TrimSuffix(g.line, []byte{'\r'})
+	g.line = g.line[:0]
+	switch {
+	case len(line) == 0:
+		if len(g.data) > 0 && (g.event == "" || g.event == "message") {
+			if problem := messageProblem(bytes.TrimSpace(g.data)); problem != "" {
+				g.fail(invalidMessage(problem))
+			}
+		}
+		g.data, g.event, g.size = g.data[:0], "", 0
+		if cap(g.data) > bigLine {
+			g.data = nil
+		}
+	case bytes.HasPrefix(line, []byte("data:")):
+		if len(g.data) > 0 {
+			g.data = append(g.data, '\n')
+		}
+		g.data = append(g.data, bytes.TrimPrefix(line[5:], []byte{' '})...)
+	case bytes.HasPrefix(line, []byte("event:")):
+		g.event = string(bytes.TrimSpace(line[6:]))
+	}
+}

@@ -1,0 +1,176 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/mcptest"
+)
+
+func TestModelResultText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int64
+		keep string // the text kept before the note
+	}{
+		{"under the limit", "short", 10, "short"},
+		{"at the limit", "0123456789", 10, "0123456789"},
+		{"cut", "0123456789abc", 10, "0123456789"},
+		{"cut inside a character", "012345678é", 10, "012345678"},
+		{"no limit", strings.Repeat("x", 100), 0, strings.Repeat("x", 100)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ModelResultText(tc.in, tc.max)
+			if !strings.HasPrefix(got, tc.keep) || !utf8.ValidString(got) {
+				t.Fatalf("got %q, want it to start with %q", got, tc.keep)
+			}
+			if tc.keep == tc.in {
+				if got != tc.in {
+					t.Fatalf("got %q, want the text as it is", got)
+				}
+				return
+			}
+			note := got[len(tc.keep):]
+			want := "\n[agenthost: the tool result was cut here: " + itoa(len(tc.in)-len(tc.keep)) + " of its " + itoa(len(tc.in)) + " bytes were left out"
+			if !strings.HasPrefix(note, want) {
+				t.Fatalf("note %q, want %q", note, want)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestToolResultForTheModelIsCut: the model gets at most
+// maxModelResultBytes of a result (with the note); the session's events
+// keep the whole result.
+func TestToolResultForTheModelIsCut(t *testing.T) {
+	big := strings.Repeat("r", 300<<10)
+	tools := `[{"name":"dump","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"x-test":{"text":` + string(mustJSON(t, big)) + `}}]`
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(tools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	model := &captureModel{}
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"db": {}},
+		Approvals:  readsAllowed(),
+		Limits:     config.Limits{MaxModelResultBytes: 100 << 10},
+	}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Model: model, Transports: map[string]TransportFactory{
+		"db": func() (transport.Interface, error) { return srv.InProcessTransport(), nil },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	h.Connect(context.Background())
+	sess := h.NewSession(SessionOptions{})
+	var shown int
+	for e := range sess.Turn(context.Background(), "go", TurnOptions{MaxSteps: 3}) {
+		if e.Type == EventToolResult {
+			shown = len(ContentsText(e.Content, ""))
+		}
+		if e.Type == EventError {
+			t.Fatalf("error event: %s", e.Error)
+		}
+	}
+	if shown != len(big) {
+		t.Errorf("the tool_result event has %d bytes, want the whole %d", shown, len(big))
+	}
+	sent := model.toolMessage(t, "c1")
+	if len(sent) > 100<<10+200 || !strings.HasPrefix(sent, strings.Repeat("r", 100<<10)) ||
+		!strings.Contains(sent, "[agenthost: the tool result was cut here: 204800 of its 307200 bytes were left out") {
+		t.Errorf("the model got %d bytes ending %q", len(sent), sent[max(0, len(sent)-200):])
+	}
+}
+
+// TestOversizedDefinitionIsExcluded: a definition beyond
+// maxDefinitionBytes is excluded (with the reason) before it is parsed;
+// the server's other tools stay.
+func TestOversizedDefinitionIsExcluded(t *testing.T) {
+	desc := strings.Repeat("d", 2<<20)
+	tools := `[{"name":"huge","description":` + string(mustJSON(t, desc)) + `,"inputSchema":{"type":"object"}},` +
+		`{"name":"small","inputSchema":{"type":"object"}}]`
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(tools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg := &config.Config{MCPServers: map[string]*config.Server{"s": {}}}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+		"s": func() (transport.Interface, error) { return srv.InProcessTransport(), nil },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	h.Connect(context.Background())
+	snap := h.Server("s")
+	if snap.Status != StatusConnected || len(snap.Tools) != 2 {
+		t.Fatalf("snapshot %s %q with %d tools", snap.Status, snap.Error, len(snap.Tools))
+	}
+	huge, small := snap.Tools[0], snap.Tools[1]
+	want := `the definition of "huge" is 2.0 MiB, more than limits.maxDefinitionBytes (1 MiB)`
+	if huge.Status != ToolExcluded || huge.Reason != want {
+		t.Errorf("huge: %s %q, want excluded with %q", huge.Status, huge.Reason, want)
+	}
+	if small.Status != ToolActive {
+		t.Errorf("small: %s %q", small.Status, small.Reason)
+	}
+}
+
+// captureModel calls db__dump once, then answers "done"; it keeps the
+// messages of its last request.
+type captureModel struct {
+	mu   sync.Mutex
+	n    int
+	last []openai.ChatCompletionMessage
+}
+
+func (m *captureModel) Complete(_ context.Context, req openai.ChatCompletionRequest, _ func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	m.last = req.Messages
+	if m.n == 1 {
+		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
+			ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "db__dump", Arguments: "{}"}}}}, openai.Usage{}, nil
+	}
+	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "done"}, openai.Usage{}, nil
+}
+
+func (m *captureModel) toolMessage(t *testing.T, id string) string {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, msg := range m.last {
+		if msg.Role == openai.ChatMessageRoleTool && msg.ToolCallID == id {
+			return msg.Content
+		}
+	}
+	t.Fatalf("no tool message for %s in the last request", id)
+	return ""
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

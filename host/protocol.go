@@ -1,0 +1,210 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// ErrProtocol matches every [*ProtocolError]: errors.Is(err, ErrProtocol).
+var ErrProtocol = errors.New("protocol error")
+
+// ProtocolError is a server message the host could not take: not JSON-RPC,
+// or larger than limits.maxResponseBytes. Its message says what was wrong
+// and never quotes the message.
+type ProtocolError struct{ msg string }
+
+func (e *ProtocolError) Error() string { return e.msg }
+
+// Is makes every *ProtocolError match ErrProtocol.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+func invalidMessage(reason string) *ProtocolError {
+	return &ProtocolError{msg: "server sent a response that is not valid JSON-RPC: " + reason}
+}
+
+func messageTooLarge(limit int64) *ProtocolError {
+	return &ProtocolError{msg: fmt.Sprintf("server sent a message larger than %s (limits.maxResponseBytes)", byteSize(limit))}
+}
+
+// byteSize renders a byte count for a person: 64 MiB, 1.5 KiB, 300 bytes.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
+
+// messageProblem says why one framed message (a stdio line, an SSE event's
+// data) cannot be a JSON-RPC message, or "" when it can. It looks only at
+// the shape mcp-go needs: valid JSON (encoding/json's nesting limit
+// included) and an object. mcp-go drops such a message without a word, so
+// the request it answered would wait for its timeout.
+func messageProblem(msg []byte) string {
+	if json.Valid(msg) {
+		if msg[0] != '{' {
+			return "not a JSON object"
+		}
+		return ""
+	}
+	// The slow path, for a message that is already wrong.
+	var syntax *json.SyntaxError
+	switch err := json.Unmarshal(msg, new(struct{})); {
+	case err == nil:
+		return "not JSON"
+	case strings.HasSuffix(err.Error(), "exceeded max depth"):
+		return "nested too deeply"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("not JSON (syntax error at byte %d)", syntax.Offset)
+	default:
+		return "not JSON"
+	}
+}
+
+// pendingRequests are a connection's requests in flight. A message that
+// cannot be attributed to one request (a garbage line on stdio, a bad
+// event on a shared SSE stream) fails them all at once rather than leave
+// each to its timeout.
+type pendingRequests struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]context.CancelCauseFunc
+}
+
+type requestFailKey struct{}
+
+// track gives a request a context that failAll (and, with own set, the
+// request's own response stream) can end with a *ProtocolError; done must
+// be called when the request is over.
+func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if own {
+		ctx = context.WithValue(ctx, requestFailKey{}, cancel)
+	}
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = make(map[uint64]context.CancelCauseFunc)
+	}
+	p.next++
+	id := p.next
+	p.m[id] = cancel
+	p.mu.Unlock()
+	return ctx, func() {
+		p.mu.Lock()
+		delete(p.m, id)
+		p.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// failAll ends every request in flight with err.
+func (p *pendingRequests) failAll(err *ProtocolError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cancel := range p.m {
+		cancel(err)
+	}
+}
+
+// protocolCause is the *ProtocolError that ended a tracked request, if any.
+func protocolCause(ctx context.Context) error {
+	var pe *ProtocolError
+	if cause := context.Cause(ctx); errors.As(cause, &pe) {
+		return pe
+	}
+	return nil
+}
+
+// lineGuard sits between a stdio server's stdout and mcp-go's reader. It
+// reads one line at a time, at most max bytes, and passes on only lines
+// that can be JSON-RPC messages. An oversized line is skipped without
+// being held in memory; it and every line that is not a JSON-RPC message
+// are reported to fail. mcp-go would read any line whole and drop a bad
+// one silently.
+type lineGuard struct {
+	src  *bufio.Reader
+	max  int64
+	fail func(*ProtocolError)
+
+	line []byte // the line being handed on
+	off  int
+	err  error // the source's error, once it has ended
+}
+
+// bigLine: a line buffer grown past this is dropped once handed on, so a
+// connection does not keep its largest message's buffer for life.
+const bigLine = 1 << 20
+
+func newLineGuard(src io.Reader, max int64, fail func(*ProtocolError)) *lineGuard {
+	return &lineGuard{src: bufio.NewReaderSize(src, 64<<10), max: max, fail: fail}
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	for g.off >= len(g.line) {
+		if g.err != nil {
+			return 0, g.err
+		}
+		g.next()
+	}
+	n := copy(p, g.line[g.off:])
+	g.off += n
+	return n, nil
+}
+
+// next reads the next acceptable line into g.line, or leaves it empty.
+func (g *lineGuard) next() {
+	if cap(g.line) > bigLine {
+		g.line = nil
+	}
+	g.line, g.off = g.line[:0], 0
+	tooLong := false
+	for {
+		chunk, err := g.src.ReadSlice('\n')
+		if !tooLong {
+			if int64(len(g.line)+len(chunk)) > g.max {
+				tooLong = true
+				g.line = g.line[:0]
+			} else {
+				g.line = append(g.line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			// An unterminated last line is not a message (mcp-go drops
+			// it too); the error ends the stream.
+			g.err = err
+			g.line = g.line[:0]
+			return
+		}
+		break
+	}
+	if tooLong {
+		g.fail(messageTooLarge(g.max))
+		return
+	}
+	msg := bytes.TrimSpace(g.line)
+	if len(msg) == 0 {
+		g.line = g.line[:0]
+		return
+	}
+	if problem := messageProblem(msg); problem != "" {
+		g.line = g.line[:0]
+		g.fail(invalidMessage(problem))
+	}
+}
