@@ -9,10 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/model"
 )
 
 func TestModelResultText(t *testing.T) {
@@ -62,14 +62,14 @@ func TestToolResultForTheModelIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	model := &captureModel{}
+	llm := &captureModel{}
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"db": {}},
 		Approvals:  readsAllowed(),
 		Limits:     config.Limits{MaxModelResultBytes: 100 << 10},
 	}
 	cfg.ApplyDefaults()
-	h, err := New(Options{Config: cfg, Model: model, Transports: map[string]TransportFactory{
+	h, err := New(Options{Config: cfg, Model: llm.llm(), Transports: map[string]TransportFactory{
 		"db": func() (transport.Interface, error) { return srv.InProcessTransport(), nil },
 	}})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestToolResultForTheModelIsCut(t *testing.T) {
 	if shown != len(big) {
 		t.Errorf("the tool_result event has %d bytes, want the whole %d", shown, len(big))
 	}
-	sent := model.toolMessage(t, "c1")
+	sent := llm.toolMessage(t, "c1")
 	if len(sent) > 100<<10+200 || !strings.HasPrefix(sent, strings.Repeat("r", 100<<10)) ||
 		!strings.Contains(sent, "[agenthost: the tool result was cut here: 204800 of its 307200 bytes were left out") {
 		t.Errorf("the model got %d bytes ending %q", len(sent), sent[max(0, len(sent)-200):])
@@ -138,19 +138,20 @@ func TestOversizedDefinitionIsExcluded(t *testing.T) {
 type captureModel struct {
 	mu   sync.Mutex
 	n    int
-	last []openai.ChatCompletionMessage
+	last []model.Message
 }
 
-func (m *captureModel) Complete(_ context.Context, req openai.ChatCompletionRequest, _ func(string)) (openai.ChatCompletionMessage, openai.Usage, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.n++
-	m.last = req.Messages
-	if m.n == 1 {
-		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
-			ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "db__dump", Arguments: "{}"}}}}, openai.Usage{}, nil
-	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "done"}, openai.Usage{}, nil
+func (m *captureModel) llm() model.LLM {
+	return model.Func(func(_ context.Context, req *model.Request) (model.Message, model.Usage, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.n++
+		m.last = req.Messages
+		if m.n == 1 {
+			return model.Message{ToolCalls: []model.ToolCall{{ID: "c1", Name: "db__dump", Arguments: "{}"}}}, model.Usage{}, nil
+		}
+		return model.Message{Content: "done"}, model.Usage{}, nil
+	})
 }
 
 func (m *captureModel) toolMessage(t *testing.T, id string) string {
@@ -158,7 +159,7 @@ func (m *captureModel) toolMessage(t *testing.T, id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, msg := range m.last {
-		if msg.Role == openai.ChatMessageRoleTool && msg.ToolCallID == id {
+		if msg.Role == model.RoleTool && msg.ToolCallID == id {
 			return msg.Content
 		}
 	}
