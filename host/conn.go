@@ -422,7 +422,7 @@ func (c *conn) snapshotOf(listed []secureparams.ListedTool, protocolVersion, ext
 		SecureParams:    ext != "",
 		Extension:       ext,
 	}
-	snap.Tools, snap.byName = buildCatalog(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw(), c.maxDefinitionBytes)
+	snap.Tools, snap.byName = buildCatalogLimited(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw(), c.maxDefinitionBytes)
 	for _, t := range snap.Tools {
 		if t.Status == ToolExcluded {
 			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
@@ -451,10 +451,15 @@ func (s *ServerSnapshot) parsedByRaw() map[string]*CatalogTool {
 
 // buildCatalog parses and validates raw tool definitions. A malformed or
 // invalid definition excludes that tool only, never the server. A
-// definition byte-identical to one in prev reuses its parsed form. A
-// definition larger than maxDefinition is excluded unparsed: it would be
-// sent to the model with every request.
-func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool, maxDefinition int64) ([]*CatalogTool, map[string]*CatalogTool) {
+// definition byte-identical to one in prev reuses its parsed form.
+func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
+	return buildCatalogLimited(server, listed, secureNegotiated, filter, prev, 0)
+}
+
+// buildCatalogLimited is buildCatalog where a definition larger than
+// maxDefinition (limits.maxDefinitionBytes; 0: no limit) is excluded
+// unparsed: it would be sent to the model with every request.
+func buildCatalogLimited(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool, maxDefinition int64) ([]*CatalogTool, map[string]*CatalogTool) {
 	tools := make([]*CatalogTool, 0, len(listed))
 	count := make(map[string]int, len(listed))
 	schemas := secureparams.NewSchemaCache()
