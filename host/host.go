@@ -122,10 +122,11 @@ type Host struct {
 	namerGen map[string]uint64 // snapshot generation the namer has seen
 	nameGen  map[string]uint64 // bumps when a server's tools' names change
 
-	// taint: per server, the tools whose definitions hold a protected
-	// value (see syncTaint)
+	// taint: per server name, the *serverTaint of its tools whose
+	// definitions hold a protected value (see syncTaint); read without a
+	// lock, replaced under taintMu
 	taintMu sync.Mutex
-	taint   map[string]*serverTaint
+	taint   sync.Map
 
 	closeOnce sync.Once
 }

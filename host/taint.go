@@ -33,34 +33,33 @@ type serverTaint struct {
 func (h *Host) syncTaint(servers []*ServerSnapshot) map[string]*serverTaint {
 	version := h.redactor.Version()
 	out := make(map[string]*serverTaint, len(servers))
-	h.taintMu.Lock()
-	defer h.taintMu.Unlock()
 	for _, snap := range servers {
-		out[snap.Name] = h.taintOfLocked(snap, version)
+		out[snap.Name] = h.taintOf(snap, version)
 	}
 	return out
 }
 
-// toolTainted reports whether ct, a tool of snap, is tainted.
+// toolTainted reports whether ct, a tool of snap, is tainted. In the
+// steady state it takes no lock: one atomic load and two map reads.
 func (h *Host) toolTainted(snap *ServerSnapshot, ct *CatalogTool) bool {
 	version := h.redactor.Version()
 	if version == 0 {
 		return false
 	}
-	h.taintMu.Lock()
-	defer h.taintMu.Unlock()
-	return h.taintOfLocked(snap, version).tainted[ct]
+	return h.taintOf(snap, version).tainted[ct]
 }
 
-// taintOfLocked returns the check of snap under version, running it when
-// the snapshot or the values changed. h.taintMu must be held.
-func (h *Host) taintOfLocked(snap *ServerSnapshot, version uint64) *serverTaint {
-	if h.taint == nil {
-		h.taint = map[string]*serverTaint{}
-	}
-	st := h.taint[snap.Name]
-	if st != nil && st.snap == snap && st.version == version {
+// taintOf returns the check of snap under version, running it when the
+// snapshot or the values changed since the last one.
+func (h *Host) taintOf(snap *ServerSnapshot, version uint64) *serverTaint {
+	if st := h.currentTaint(snap.Name); st != nil && st.snap == snap && st.version == version {
 		return st
+	}
+	h.taintMu.Lock()
+	defer h.taintMu.Unlock()
+	st := h.currentTaint(snap.Name)
+	if st != nil && st.snap == snap && st.version == version {
+		return st // another goroutine ran it meanwhile
 	}
 	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap)}
 	switch {
@@ -71,8 +70,16 @@ func (h *Host) taintOfLocked(snap *ServerSnapshot, version uint64) *serverTaint 
 	default:
 		next.gen = st.gen + 1
 	}
-	h.taint[snap.Name] = next
+	h.taint.Store(snap.Name, next)
 	return next
+}
+
+// currentTaint is the latest check of a server (nil before the first).
+func (h *Host) currentTaint(server string) *serverTaint {
+	if v, ok := h.taint.Load(server); ok {
+		return v.(*serverTaint)
+	}
+	return nil
 }
 
 // taintedTools checks every definition of snap against the redactor.

@@ -85,14 +85,14 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 	}
 
 	// Unchanged: the view and the check are reused, calls do not redo it.
-	check := h.taint["db"]
+	check := h.currentTaint("db")
 	if again := s.View(ctx); again != later {
 		t.Error("an unchanged catalog rebuilt the view")
 	}
 	if _, err := s.CallTool(ctx, "db", "plain", nil); err != nil {
 		t.Fatal(err)
 	}
-	if h.taint["db"] != check {
+	if h.currentTaint("db") != check {
 		t.Error("a call re-ran the check of the catalog")
 	}
 	// Sessions share the verdicts.
