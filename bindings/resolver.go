@@ -167,7 +167,7 @@ func (r *Resolver) resolveDirect(ctx context.Context, key cacheKey, src Source, 
 		r.mu.Unlock()
 		return Resolved{}, ErrClosed
 	}
-	r.calls[key]++
+	r.countCall(key)
 	r.mu.Unlock()
 	v, err := src.Resolve(ctx, req)
 	if err != nil {
@@ -183,7 +183,7 @@ func (r *Resolver) resolveDirect(ctx context.Context, key cacheKey, src Source, 
 func (r *Resolver) startFlight(ctx context.Context, key cacheKey, e *entry, src Source, req Request, background bool) *flight {
 	f := &flight{done: make(chan struct{}), background: background}
 	e.flight = f
-	r.calls[key]++
+	r.countCall(key)
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.callTimeout)
 	stopOnClose := context.AfterFunc(r.stop, cancel)
 	r.wg.Add(1)
@@ -337,8 +337,22 @@ func (r *Resolver) ForgetSession(sessionID string) {
 	}
 }
 
+// maxCallCounts bounds the per-key call counters Calls reads: keys carry
+// the session, so they would otherwise grow with every session ever seen.
+const maxCallCounts = 4096
+
+// countCall counts a source call; r.mu must be held. Beyond maxCallCounts
+// keys the counters start over.
+func (r *Resolver) countCall(key cacheKey) {
+	if _, ok := r.calls[key]; !ok && len(r.calls) >= maxCallCounts {
+		clear(r.calls)
+	}
+	r.calls[key]++
+}
+
 // Calls reports how many times the source was called for the key that
-// (source, ref, scope) maps to, for tests and benchmarks.
+// (source, ref, scope) maps to, for tests and benchmarks (counts of at most
+// maxCallCounts keys are kept).
 func (r *Resolver) Calls(source, ref string, scope Scope) int {
 	src, ok := r.sources[source]
 	if !ok {

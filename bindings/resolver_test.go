@@ -524,3 +524,26 @@ func TestResolverUnknownSource(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestResolverCallCountsAreBounded: the per-key call counters (keys carry
+// the session) do not grow with every session a long-lived host serves.
+func TestResolverCallCountsAreBounded(t *testing.T) {
+	src := SourceFunc(func(_ context.Context, req Request) (Resolved, error) {
+		return Resolved{Value: "v-" + req.SessionID, Sensitivity: Public}, nil
+	})
+	r := newTestResolver(t, map[string]Source{"vault": src})
+	for i := range 3 * maxCallCounts {
+		scope := scopeA
+		scope.SessionID = fmt.Sprint("s", i)
+		if _, err := r.Resolve(t.Context(), "vault", Request{Scope: scope, Ref: "orders/token"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.waitIdle()
+	r.mu.Lock()
+	n := len(r.calls)
+	r.mu.Unlock()
+	if n > maxCallCounts {
+		t.Errorf("%d call counters kept, want at most %d", n, maxCallCounts)
+	}
+}

@@ -326,9 +326,18 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	quoted, _ := json.Marshal(t.Name) // a string always encodes
 	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers,
 		sortedNames: slices.Sorted(maps.Keys(values)), quotedTool: quoted}
-	s.prepared.Store(t, newPreparedCall(resolved, call))
+	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, call)); !replaced && s.preparedN.Add(1) > maxPrepared {
+		// Keyed by definition: a server that keeps changing its tools
+		// would grow a long session without bound. Start over.
+		s.prepared.Clear()
+		s.preparedN.Store(0)
+	}
 	return call.fresh(), nil
 }
+
+// maxPrepared bounds a session's prepared calls (one per tool definition
+// called); beyond it the cache is cleared.
+const maxPrepared = 256
 
 // preparedCall is a session's last prepared secure call for one tool
 // definition, with the resolved values it was prepared from. Keyed by the

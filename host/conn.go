@@ -59,6 +59,9 @@ type CatalogTool struct {
 	// Parameters is what the model is sent for this tool
 	// (llmview.Parameters of its inputSchema), computed once.
 	Parameters json.RawMessage
+	// verdicts are the host's answers about this definition (see
+	// toolVerdicts); nil for a CatalogTool built outside buildCatalog.
+	verdicts *toolVerdicts
 }
 
 // ServerSnapshot is an immutable view of one server's catalog. A new snapshot
@@ -475,9 +478,12 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 			continue
 		}
 		if old, ok := prev[string(def.Raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
-			t, params = old.Tool, old.Parameters
+			t, params, ct.verdicts = old.Tool, old.Parameters, old.verdicts
 		} else {
 			t, err = def.Parse(schemas)
+		}
+		if ct.verdicts == nil {
+			ct.verdicts = &toolVerdicts{}
 		}
 		if err != nil {
 			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: def.Raw}

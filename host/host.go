@@ -92,8 +92,6 @@ type Host struct {
 
 	plugins   []*plugins.Source
 	policy    *approvals.Policy
-	risk      sync.Map // *secureparams.Tool -> approvals.Effective
-	never     sync.Map // neverKey -> neverAnswer
 	approver  approvals.Approver
 	audit     approvals.Sink
 	ownsAudit bool

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // toolInfo is what the approvals package needs of a tool.
@@ -27,17 +27,31 @@ func (h *Host) trusted(server string) bool {
 	return ok && sc.TrustAnnotations
 }
 
+// toolVerdicts are the host's answers about one parsed definition,
+// computed once on first use. They live on the definition's CatalogTool
+// and are carried over to the next listing only while the definition's
+// bytes are unchanged, so they die with the definition: a server that keeps
+// changing its tools does not grow the host.
+type toolVerdicts struct {
+	risk atomic.Pointer[approvals.Effective]
+	// never is whether a session of trust level i can ever call the tool:
+	// it depends on the definition and the trust level only, so sessions
+	// share it.
+	never [approvals.MaxTrust + 1]atomic.Pointer[neverAnswer]
+}
+
 // effective is the tool's effective risk metadata, computed once per parsed
-// definition. A parsed definition belongs to one server's listing and is
-// reused only while its bytes are unchanged, so the pointer identifies
-// (server, definition) and keys the cache without hashing anything.
+// definition.
 func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
-	key := ct.Tool
-	if v, ok := h.risk.Load(key); ok {
-		return v.(approvals.Effective)
+	if v := ct.verdicts; v != nil {
+		if eff := v.risk.Load(); eff != nil {
+			return *eff
+		}
 	}
 	eff := h.policy.Effective(server, h.trusted(server), toolInfo(ct))
-	h.risk.Store(key, eff)
+	if v := ct.verdicts; v != nil {
+		v.risk.Store(&eff)
+	}
 	return eff
 }
 
@@ -94,21 +108,18 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 // arguments; they are left out of the model view.
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 	h := s.host
-	key := neverKey{ct.Tool, s.trustLevel}
-	if v, ok := h.never.Load(key); ok {
-		n := v.(neverAnswer)
-		return n.never, n.why
+	var slot *atomic.Pointer[neverAnswer]
+	if v := ct.verdicts; v != nil && s.trustLevel >= 0 && s.trustLevel < len(v.never) {
+		slot = &v.never[s.trustLevel]
+		if n := slot.Load(); n != nil {
+			return n.never, n.why
+		}
 	}
 	never, why := h.policy.NeverAllowed(server, ct.Tool.Name, h.effective(server, ct), s.trustLevel)
-	h.never.Store(key, neverAnswer{never, why})
+	if slot != nil {
+		slot.Store(&neverAnswer{never, why})
+	}
 	return never, why
-}
-
-// neverKey: whether a tool can ever be allowed depends on its definition
-// and the session's trust level only, so sessions share the answer.
-type neverKey struct {
-	tool  *secureparams.Tool
-	trust int
 }
 
 type neverAnswer struct {

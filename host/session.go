@@ -41,8 +41,10 @@ type Session struct {
 	gate *approvals.Gate
 
 	// prepared holds the last secure call prepared per tool definition
-	// (*secureparams.Tool -> *preparedCall).
-	prepared sync.Map
+	// (*secureparams.Tool -> *preparedCall), at most maxPrepared of them
+	// (preparedN counts them).
+	prepared  sync.Map
+	preparedN atomic.Int64
 
 	mu          sync.RWMutex
 	values      bindings.MapValues
@@ -89,6 +91,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 func (s *Session) Close() {
 	s.host.binder.ForgetSession(s.id)
 	s.prepared.Clear()
+	s.preparedN.Store(0)
 }
 
 // ID is the session id.

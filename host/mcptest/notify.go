@@ -125,3 +125,18 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 	decorateModern(result, s.serverInfo())
 	return result, true
 }
+
+// SetTools replaces the served tools (the format of Options.ToolsJSON) and
+// tells subscribed clients that the list changed.
+func (s *Server) SetTools(toolsJSON []byte) error {
+	next, err := parseTools(toolsJSON, "")
+	if err != nil {
+		return fmt.Errorf("tools JSON: %w", err)
+	}
+	s.mu.Lock()
+	next.generation = s.tools.generation + 1
+	s.tools = next
+	s.mu.Unlock()
+	s.broadcastToolsChanged()
+	return nil
+}
