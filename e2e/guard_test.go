@@ -47,12 +47,14 @@ func TestArgumentGuardThroughCall(t *testing.T) {
 	if calls := withMethod(readRecord(t, record), "tools/call"); len(calls) != 1 {
 		t.Errorf("%d calls reached the server, want only the plain one", len(calls))
 	}
+	// The plain call that ran has a decision and a result record; each
+	// refused call one.
 	recs := rtReadAudit(t, rtAuditPath(cfg))
-	if len(recs) != 1+len(denied)+len(duplicates) {
-		t.Fatalf("%d audit records, want %d", len(recs), 1+len(denied)+len(duplicates))
+	if len(recs) != 2+len(denied)+len(duplicates) {
+		t.Fatalf("%d audit records, want %d", len(recs), 2+len(denied)+len(duplicates))
 	}
 	for i, args := range append(denied, duplicates...) {
-		rec := recs[1+i]
+		rec := recs[2+i]
 		want := "denied_by_rule"
 		if i >= len(denied) {
 			want = "injection_blocked"
