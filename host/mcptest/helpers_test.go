@@ -414,6 +414,8 @@ var quietHTTP = transport.WithHTTPLogger(slog.New(slog.DiscardHandler))
 func transportStreamable(url string, continuous bool) (*transport.StreamableHTTP, error) {
 	options := []transport.StreamableHTTPCOption{quietHTTP}
 	if continuous {
+		// The legacy standalone GET stream is what these tests exercise.
+		//lint:ignore SA1019 the 2025-11-25 era is still supported and tested
 		options = append(options, transport.WithContinuousListening())
 	}
 	return transport.NewStreamableHTTP(url, options...)

@@ -96,7 +96,6 @@ type expansion struct {
 	nodes map[uintptr]*xnode
 	slab  []xnode // nodes are allocated in chunks
 	steps int
-	over  *xnode // where the budget ran out
 }
 
 // fanOutKeywords are the keywords through which more than one subschema
