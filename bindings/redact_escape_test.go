@@ -184,3 +184,32 @@ func TestRedactJSONNumbers(t *testing.T) {
 		t.Error("MayMatchNumbers is wrong")
 	}
 }
+
+// FuzzStreamRedactor: text holding a value in any JSON spelling, fed in
+// random pieces, comes out as Redact of the whole text would have it.
+func FuzzStreamRedactor(f *testing.F) {
+	f.Add("pässwörd-9", uint64(1), "before ", " after")
+	f.Add("tok/en/SLASH-1", uint64(7), `{"k":"`, `"}`)
+	f.Add("emoji-😀-key", uint64(3), "", "")
+	f.Fuzz(func(t *testing.T, value string, seed uint64, prefix, suffix string) {
+		if len(value) < MinRedactLen || !utf8.ValidString(value) || !utf8.ValidString(prefix) || !utf8.ValidString(suffix) ||
+			strings.Contains(prefix, `\`) || strings.Contains(suffix, `\`) {
+			return
+		}
+		r := NewRedactor()
+		r.Add(value)
+		rng := rand.New(rand.NewPCG(seed, 99))
+		text := prefix + spell(rng, value) + suffix
+		sr := r.NewStream()
+		var out strings.Builder
+		for rest := text; rest != ""; {
+			n := min(len(rest), 1+rng.IntN(8))
+			out.WriteString(sr.Write(rest[:n]))
+			rest = rest[n:]
+		}
+		out.WriteString(sr.Flush())
+		if got := out.String(); strings.Contains(unescapeAll(got), value) {
+			t.Fatalf("value %q in %q came out as %q", value, text, got)
+		}
+	})
+}
