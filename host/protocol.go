@@ -88,9 +88,9 @@ type pendingRequests struct {
 type requestFailKey struct{}
 
 // track gives a request a context that failAll (and, with own set, the
-// request's own response stream) can end with a *ProtocolError; done must
-// be called when the request is over.
-func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context, func()) {
+// request's own response stream) can end with a *ProtocolError; done(id,
+// cancel) must be called when the request is over.
+func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context, uint64, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if own {
 		ctx = context.WithValue(ctx, requestFailKey{}, cancel)
@@ -103,12 +103,15 @@ func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context,
 	id := p.next
 	p.m[id] = cancel
 	p.mu.Unlock()
-	return ctx, func() {
-		p.mu.Lock()
-		delete(p.m, id)
-		p.mu.Unlock()
-		cancel(nil)
-	}
+	return ctx, id, cancel
+}
+
+// done forgets a tracked request and releases its context.
+func (p *pendingRequests) done(id uint64, cancel context.CancelCauseFunc) {
+	p.mu.Lock()
+	delete(p.m, id)
+	p.mu.Unlock()
+	cancel(nil)
 }
 
 // failAll ends every request in flight with err.

@@ -226,8 +226,8 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 
 	// mcp-go drops a message it cannot parse, and the request it answered
 	// would wait for its timeout: the guards fail it through its context.
-	ctx, done := w.pending.track(ctx, w.http)
-	defer done()
+	ctx, id, cancel := w.pending.track(ctx, w.http)
+	defer w.pending.done(id, cancel)
 	response, err := w.inner.SendRequest(ctx, request)
 	if err != nil {
 		if perr := protocolCause(ctx); perr != nil {
