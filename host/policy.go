@@ -226,3 +226,25 @@ func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
 	}
 	return h.audit.Write(ctx, rec)
 }
+
+// PlanInit proposes, for `agenthost policy init`, catalogue entries for
+// the tools of the named servers (their current listing, excluded tools
+// left out) that the configuration's catalogue lacks, and default rules
+// when it has none. See [approvals.PlanInit].
+func (h *Host) PlanInit(servers []string) approvals.InitPlan {
+	list := make([]approvals.InitServer, 0, len(servers))
+	for _, name := range servers {
+		snap := h.Server(name)
+		if snap == nil {
+			continue
+		}
+		s := approvals.InitServer{Name: name, Tools: make([]approvals.ToolInfo, 0, len(snap.Tools))}
+		for _, ct := range snap.Tools {
+			if ct.Status != ToolExcluded {
+				s.Tools = append(s.Tools, toolInfo(ct))
+			}
+		}
+		list = append(list, s)
+	}
+	return approvals.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
+}

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -16,7 +21,7 @@ func (a *app) policyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Explain approval decisions and infer a reviewable risk catalogue",
 	}
-	cmd.AddCommand(a.policyExplainCommand(), a.policyCatalogueCommand())
+	cmd.AddCommand(a.policyExplainCommand(), a.policyCatalogueCommand(), a.policyInitCommand())
 	return cmd
 }
 
@@ -117,4 +122,130 @@ func (a *app) policyCatalogueCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	return cmd
+}
+
+func (a *app) policyInitCommand() *cobra.Command {
+	var (
+		server  string
+		entries bool
+		indent  int
+		write   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Classify the configured servers' tools into one approvals block to review, print or --write into the config",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if write && entries {
+				return usageErr(errors.New("--write and --entries do not go together"))
+			}
+			cfg, err := a.loadConfigWith(server, "--server: ")
+			if err != nil {
+				return err
+			}
+			if write {
+				if cfg.File == "" {
+					return usageErr(errors.New("--write: no configuration file (give --config or create ./agenthost.yaml)"))
+				}
+				if ext := strings.ToLower(filepath.Ext(cfg.File)); ext != ".yaml" && ext != ".yml" {
+					return usageErr(fmt.Errorf("--write edits YAML configuration files only, not %s: run without --write and merge the printed approvals block by hand", cfg.File))
+				}
+			}
+			h, err := a.newHost(cfg)
+			if err != nil {
+				return err
+			}
+			h.Connect(cmd.Context())
+			var names []string
+			failed := 0
+			for _, snap := range h.Servers() {
+				if server != "" && snap.Name != server {
+					continue
+				}
+				if snap.Status != host.StatusConnected {
+					fmt.Fprintf(a.stderr, "agenthost: %s: %s %s\n", snap.Name, snap.Status, a.redact(snap.Error))
+					failed++
+					continue
+				}
+				names = append(names, snap.Name)
+			}
+			plan := h.PlanInit(names)
+			switch {
+			case write:
+				if err := a.writeInit(cfg.File, plan); err != nil {
+					return err
+				}
+			case entries:
+				if err := approvals.WriteInitEntries(a.stdout, plan, indent); err != nil {
+					return err
+				}
+			default:
+				if err := approvals.WriteInitYAML(a.stdout, plan); err != nil {
+					return err
+				}
+			}
+			if failed > 0 {
+				return &exitErr{code: exitUnavailable, printed: true}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&server, "server", "", "only this server")
+	cmd.Flags().BoolVar(&entries, "entries", false, "print only the catalogue entries, to paste under an existing catalogue:")
+	cmd.Flags().IntVar(&indent, "indent", 0, "with --entries: indent every line by this many spaces")
+	cmd.Flags().BoolVar(&write, "write", false, "add the entries (and default rules if the config has none) to the YAML config file")
+	return cmd
+}
+
+// writeInit merges plan into the YAML configuration file at path, checks
+// that the result still loads, and replaces the file (same mode) only when
+// something was added.
+func (a *app) writeInit(path string, plan approvals.InitPlan) error {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
+	}
+	out, added, rulesAdded, changed, err := approvals.MergeInitYAML(data, plan)
+	if err != nil {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: %w", path, err)}
+	}
+	if !changed {
+		fmt.Fprintf(a.stdout, "%s: nothing to add (%d tools already catalogued)\n", path, plan.Present)
+		return nil
+	}
+	if _, err := config.Parse(out, config.FormatYAML, path); err != nil {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err)}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("--write: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := bytes.NewReader(out).WriteTo(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--write: %w", err)
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--write: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--write: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--write: %w", err)
+	}
+	rules := "no rules added (the config has rules)"
+	if rulesAdded {
+		rules = fmt.Sprintf("%d default rules added", len(plan.Rules))
+	}
+	fmt.Fprintf(a.stdout, "%s: %d catalogue entries added, %s; review them\n", path, added, rules)
+	return nil
 }
