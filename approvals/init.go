@@ -303,7 +303,14 @@ var ErrInitEdit = errors.New("cannot edit the configuration")
 // nothing to add, data is returned unchanged and changed is false, so
 // running init twice adds nothing.
 func MergeInitYAML(data []byte, plan InitPlan) (out []byte, added int, rulesAdded, changed bool, err error) {
-	if len(bytes.TrimSpace(stripComments(data))) == 0 {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	err = dec.Decode(&doc)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, false, false, fmt.Errorf("%w: not valid YAML: %v", ErrInitEdit, err)
+	}
+	if errors.Is(err, io.EOF) || len(doc.Content) == 0 || isNullNode(doc.Content[0]) && !bytes.Contains(data, []byte("---")) {
+		// Empty, or comments only: the block is the whole document.
 		var buf bytes.Buffer
 		buf.Write(data)
 		if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
@@ -312,12 +319,10 @@ func MergeInitYAML(data []byte, plan InitPlan) (out []byte, added int, rulesAdde
 		if err := WriteInitYAML(&buf, plan); err != nil {
 			return nil, 0, false, false, err
 		}
+		if _, err := parseCheck(buf.Bytes()); err != nil {
+			return nil, 0, false, false, err
+		}
 		return buf.Bytes(), len(plan.Entries), len(plan.Rules) > 0, true, nil
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		return nil, 0, false, false, fmt.Errorf("%w: not valid YAML: %v", ErrInitEdit, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -328,6 +333,12 @@ func MergeInitYAML(data []byte, plan InitPlan) (out []byte, added int, rulesAdde
 	}
 	root := doc.Content[0]
 	approvalsVal := mappingValue(root, "approvals")
+	if approvalsVal == nil && (root.Style&yaml.FlowStyle != 0 || root.Column != 1) {
+		// Text cannot be appended to a flow or indented mapping: edit
+		// the tree instead.
+		approvalsVal = &yaml.Node{Kind: yaml.MappingNode}
+		root.Content = append(root.Content, scalar("approvals"), approvalsVal)
+	}
 	if approvalsVal == nil {
 		var buf bytes.Buffer
 		buf.Write(data)
@@ -405,11 +416,22 @@ func MergeInitYAML(data []byte, plan InitPlan) (out []byte, added int, rulesAdde
 	return buf.Bytes(), added, rulesAdded, true, nil
 }
 
-// parseCheck makes sure an edited document is still one YAML document.
+// parseCheck makes sure an edited document is still one YAML document
+// whose top level is a mapping with an approvals mapping.
 func parseCheck(data []byte) (*yaml.Node, error) {
-	var n yaml.Node
-	if err := yaml.Unmarshal(data, &n); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var n, extra yaml.Node
+	if err := dec.Decode(&n); err != nil {
 		return nil, fmt.Errorf("%w: the edited file would not be valid YAML: %v", ErrInitEdit, err)
+	}
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: the edited file would not be one YAML document", ErrInitEdit)
+	}
+	if len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: the edited file's top level would not be a mapping", ErrInitEdit)
+	}
+	if a := mappingValue(n.Content[0], "approvals"); a == nil || a.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: the edited file would have no approvals mapping", ErrInitEdit)
 	}
 	return &n, nil
 }
@@ -426,17 +448,4 @@ func mappingValue(m *yaml.Node, key string) *yaml.Node {
 
 func isNullNode(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && (n.Tag == "!!null" || n.Value == "" && n.Style == 0)
-}
-
-// stripComments drops whole-line comments, to tell an empty file (comments
-// only) from a document.
-func stripComments(data []byte) []byte {
-	var out bytes.Buffer
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
-			out.Write(l)
-			out.WriteByte('\n')
-		}
-	}
-	return out.Bytes()
 }

@@ -1,0 +1,147 @@
+package approvals
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestClassifyNeverLowersDeclared pins the merge rule of policy init: field
+// by field the more restrictive of declared and inferred wins.
+func TestClassifyNeverLowersDeclared(t *testing.T) {
+	in, err := NewInferrer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		category, risk, blast, rev, approval string
+		trust                                int
+		sideEffects                          string
+		note                                 string
+	}
+	cases := []struct {
+		name        string
+		tool        string
+		annotations string
+		want        want
+	}{
+		{"read, nothing declared", "list_files", ``,
+			want{"read", "low", "item", "auto", "none", 1, "", `verb "list"`}},
+		{"read hint agrees", "read_file", `{"readOnlyHint":true,"openWorldHint":false}`,
+			want{"read", "low", "item", "auto", "none", 1, "", "readOnlyHint=true, openWorldHint=false"}},
+		{"destructiveHint raises a read verb", "get_and_reset", `{"destructiveHint":true}`,
+			want{"mutate", "high", "item", "manual", "single", 1, "", ""}},
+		{"destructiveHint raises write to high", "write_file", `{"readOnlyHint":false,"destructiveHint":true}`,
+			want{"mutate", "high", "item", "manual", "single", 1, "", "declared riskLevel high kept over inferred medium"}},
+		{"readOnlyHint does not lower a write", "write_file", `{"readOnlyHint":true}`,
+			want{"mutate", "medium", "item", "manual", "single", 1, "", ""}},
+		{"declared low does not lower delete", "delete_user", `{"riskLevel":"low","category":"read"}`,
+			want{"delete", "high", "item", "none", "single", 1, "state_loss", ""}},
+		{"SEP-2793 fields raise a read", "list_clusters", `{"riskLevel":"critical","blastRadius":"cluster","minTrustLevel":4}`,
+			want{"read", "critical", "cluster", "auto", "multi", 4, "", "declared minTrustLevel 4 kept"}},
+		{"declared recommendation and reversibility raise", "get_thing", `{"approvalRecommendation":"multi","reversibility":"none"}`,
+			want{"read", "low", "item", "none", "multi", 1, "", ""}},
+		{"unknown declared value is the most restrictive", "get_thing", `{"category":"bogus"}`,
+			want{"destroy", "high", "item", "none", "single", 1, "", "declared category destroy kept over inferred read"}},
+		{"declared side effects add", "delete_user", `{"sideEffects":["cost"]}`,
+			want{"delete", "high", "item", "none", "single", 1, "cost,state_loss", ""}},
+		{"invalid declared trust is 5", "get_thing", `{"minTrustLevel":"3"}`,
+			want{"read", "low", "item", "auto", "none", 5, "", ""}},
+		{"annotations not an object are ignored", "get_thing", `[1]`,
+			want{"read", "low", "item", "auto", "none", 1, "", "declared annotations ignored"}},
+		{"not inferred: fail-closed", "frobnicate", `{"readOnlyHint":true}`,
+			want{"destroy", "critical", "global", "none", "multi", 5, "", "could not infer: no known verb in the tool name — review"}},
+		{"not inferred keeps declared side effects", "frobnicate", `{"sideEffects":["cost"]}`,
+			want{"destroy", "critical", "global", "none", "multi", 5, "cost", "could not infer"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := in.Classify("srv", ToolInfo{Name: tc.tool, Annotations: []byte(tc.annotations)})
+			m := e.Metadata
+			got := want{*m.Category, *m.RiskLevel, *m.BlastRadius, *m.Reversibility, *m.ApprovalRecommendation,
+				m.MinTrustLevel.(int), strings.Join(m.SideEffects, ","), ""}
+			w := tc.want
+			w.note = ""
+			if got != w {
+				t.Errorf("got %+v\nwant %+v", got, w)
+			}
+			if !strings.Contains(e.Note, tc.want.note) {
+				t.Errorf("note %q does not contain %q", e.Note, tc.want.note)
+			}
+			if e.Server != "srv" || e.Tool != tc.tool {
+				t.Errorf("entry names %q/%q", e.Server, e.Tool)
+			}
+			// Never below a declaration: the entry, read as a catalogue
+			// entry, is at least as restrictive as the declaration alone
+			// for an untrusted server under strict (every field).
+			decl, _ := ParseAnnotations([]byte(tc.annotations))
+			dv := (&merger{}).declaredView(decl)
+			check := func(name string, order []string, declared *string, got string) {
+				if declared != nil && rank(order, string(normEnum(order, *declared))) > rank(order, got) {
+					t.Errorf("%s %s is below the declared %s", name, got, *declared)
+				}
+			}
+			check("category", enumStrings(categoryOrder), dv.Category, got.category)
+			check("riskLevel", enumStrings(riskOrder), dv.RiskLevel, got.risk)
+			check("blastRadius", enumStrings(blastOrder), dv.BlastRadius, got.blast)
+			check("reversibility", enumStrings(reversibilityOrder), dv.Reversibility, got.rev)
+			check("approvalRecommendation", enumStrings(approvalOrder), dv.ApprovalRecommendation, got.approval)
+			if dv.MinTrustLevel != nil {
+				if d, _ := NormalizeTrust(dv.MinTrustLevel); d > got.trust {
+					t.Errorf("minTrustLevel %d below the declared %d", got.trust, d)
+				}
+			}
+		})
+	}
+}
+
+// TestClassifyNotBelowInferred: for tools without declarations the entry
+// has the inferred category, risk and blast radius (after floors).
+func TestClassifyNotBelowInferred(t *testing.T) {
+	in, _ := NewInferrer(map[string][]string{"destroy": {"yeet"}})
+	for _, name := range []string{"get_order", "delete_pod", "yeet_bucket", "send_invoice", "export_db", "run_script"} {
+		tool := ToolInfo{Name: name, InputSchema: schema("namespace", "force")}
+		inf := in.Infer(tool).Complete()
+		e := in.Classify("s", tool).Metadata
+		if *e.Category != string(inf.Category) || *e.RiskLevel != string(inf.RiskLevel) || *e.BlastRadius != string(inf.BlastRadius) ||
+			*e.Reversibility != string(inf.Reversibility) || *e.ApprovalRecommendation != string(inf.ApprovalRecommendation) {
+			t.Errorf("%s: entry %s/%s/%s/%s/%s, inference %s/%s/%s/%s/%s", name, *e.Category, *e.RiskLevel, *e.BlastRadius, *e.Reversibility, *e.ApprovalRecommendation,
+				inf.Category, inf.RiskLevel, inf.BlastRadius, inf.Reversibility, inf.ApprovalRecommendation)
+		}
+	}
+}
+
+func TestPlanInit(t *testing.T) {
+	in, _ := NewInferrer(nil)
+	servers := []InitServer{
+		{Name: "fs", Tools: []ToolInfo{{Name: "read_file"}, {Name: "write_file"}, {Name: "directory_tree"}}},
+		{Name: "db*", Tools: []ToolInfo{{Name: "drop_table"}, {Name: "query"}, {Name: "query"}}},
+	}
+	cases := []struct {
+		name    string
+		cfg     Config
+		want    []string
+		rules   bool
+		present int
+	}{
+		{"empty config", Config{}, []string{`fs/read_file`, `fs/write_file`, `fs/directory_tree`, `db\*/drop_table`, `db\*/query`}, true, 1}, // a name listed twice counts once
+		{"entries present and rules", Config{
+			Catalogue: []CatalogueEntry{{Server: "fs", Tool: "write_file"}, {Server: `db\*`, Tool: "query"}, {Server: "fs", Tool: "*"}},
+			Rules:     []Rule{{ID: "r", Decide: "allow"}},
+		}, []string{`fs/read_file`, `fs/directory_tree`, `db\*/drop_table`}, false, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := PlanInit(in, servers, tc.cfg)
+			var got []string
+			for _, e := range plan.Entries {
+				got = append(got, e.Server+"/"+e.Tool)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("entries %v, want %v", got, tc.want)
+			}
+			if (len(plan.Rules) > 0) != tc.rules || plan.Present != tc.present {
+				t.Errorf("rules %v present %d, want rules %v present %d", plan.Rules, plan.Present, tc.rules, tc.present)
+			}
+		})
+	}
+}
