@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
+	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -70,7 +72,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 				InputSchema:    red.RedactJSON(tv.inputSchemaSent()),
 				SecureParams:   nonNil(tv.Tool.SecureParams),
 				SecureRequired: nonNil(tv.Tool.SecureRequired),
-				Warnings:       nonNil(tv.Tool.Warnings),
+				Warnings:       redactAll(red, nonNil(tv.Tool.Warnings)),
 				Risk:           json.RawMessage("null"),
 				Rules:          []string{},
 			}
@@ -86,6 +88,21 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 			sr.Tools = append(sr.Tools, tr)
 		}
 		out.Servers = append(out.Servers, sr)
+	}
+	return out
+}
+
+// redactAll masks protected values in list, copying it only when one is
+// found.
+func redactAll(r *bindings.Redactor, list []string) []string {
+	out := list
+	for i, s := range list {
+		if red := r.Redact(s); red != s {
+			if &out[0] == &list[0] {
+				out = slices.Clone(list)
+			}
+			out[i] = red
+		}
 	}
 	return out
 }
