@@ -32,6 +32,7 @@ type processRunner struct {
 	exited    chan struct{}
 	exitOnce  sync.Once
 	diagnosis string
+	name      string
 	// started runs once the child has been started (or failed to start);
 	// it releases the pinned copy of the executable.
 	started func()
@@ -44,6 +45,10 @@ var _ runner.Runner = (*processRunner)(nil)
 // gets SIGTERM when the host dies, to end the plugin's whole tree.
 func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), supervisor *childproc.Supervisor) (*processRunner, error) {
 	cmd.Stdin = nil
+	// The name go-plugin logs the plugin under (and names the stderr
+	// sub-logger the Source mutes after): the configured path, not the
+	// pinned copy's or the supervisor's.
+	name := cmd.Args[0]
 	if supervisor != nil {
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 		supervisor.Wrap(cmd)
@@ -58,7 +63,7 @@ func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), superviso
 	if err != nil {
 		return nil, fmt.Errorf("plugin stderr pipe: %w", err)
 	}
-	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{}), diagnosis: diagnosis, started: started}, nil
+	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{}), diagnosis: diagnosis, started: started, name: name}, nil
 }
 
 // Start execs the plugin from a goroutine locked to its OS thread that
@@ -121,7 +126,7 @@ func (r *processRunner) Kill(context.Context) error {
 
 func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
 func (r *processRunner) Stderr() io.ReadCloser { return r.stderr }
-func (r *processRunner) Name() string          { return r.cmd.Path }
+func (r *processRunner) Name() string          { return r.name }
 
 // ID is the pid (empty before start), as go-plugin's own runner reports.
 func (r *processRunner) ID() string {

@@ -426,6 +426,11 @@ func TestCanaryNeverInLogsOrErrors(t *testing.T) {
 			t.Errorf("host log lacks %q:\n%s", want, logs)
 		}
 	}
+	// Each stderr line is logged once, by the Source: go-plugin's own
+	// forwarding of plugin stderr stays muted.
+	if n := strings.Count(logs, " resolving: "); n != 1 {
+		t.Errorf("the plugin's log line was logged %d times, want once:\n%s", n, logs)
+	}
 }
 
 func TestNewSourceValidation(t *testing.T) {
