@@ -97,3 +97,32 @@ func TestExtensionAliases(t *testing.T) {
 		})
 	}
 }
+
+// TestURLFallsBackToLegacySSE: `call --url` and `tools --url` without
+// --transport try streamable HTTP, then the legacy HTTP+SSE transport, and
+// say so; an explicit --transport is taken at its word.
+func TestURLFallsBackToLegacySSE(t *testing.T) {
+	t.Parallel()
+	addr := startEverything(t, "sse")
+	url := fmt.Sprintf("http://%s/sse", addr)
+
+	r := run(t, nil, "call", "--url", url, "echo", "--args", `{"message":"fell back"}`, "--approve", "auto", "--json")
+	wantCode(t, r, 0)
+	if doc := decodeStdout[callDoc](t, r); !strings.Contains(doc.text(), "fell back") {
+		t.Errorf("echo did not echo\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "legacy HTTP+SSE transport; connected with --transport sse") {
+		t.Errorf("the fallback is not said\n%s", r)
+	}
+
+	r = run(t, nil, "tools", "--url", url)
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "url (connected") || !strings.Contains(r.stdout, "echo") {
+		t.Errorf("tools --url does not list the tools\n%s", r)
+	}
+
+	r = run(t, nil, "call", "--url", url, "--transport", "http", "echo", "--args", `{"message":"x"}`, "--approve", "auto")
+	if r.code != 6 || strings.Contains(r.stderr, "connected with --transport sse") {
+		t.Errorf("an explicit --transport http fell back or did not fail with 6\n%s", r)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,6 +260,7 @@ func (c *conn) connect(ctx context.Context) (*client.Client, error) {
 
 	cl, snap, err := c.dial(cctx)
 	if err != nil {
+		err = tidyError(err)
 		c.mu.Lock()
 		c.failures++
 		c.retryAt = c.now().Add(backoff(c.failures))
@@ -278,6 +280,53 @@ func (c *conn) connect(ctx context.Context) (*client.Client, error) {
 	c.setSnapshot(snap)
 	c.listenForChanges(cl)
 	return cl, nil
+}
+
+// tidyError keeps err for errors.Is/As but drops from its message a
+// segment repeated right after itself: mcp-go wraps some failures twice
+// ("failed to send request: failed to send request: Post ...").
+func tidyError(err error) error {
+	msg := err.Error()
+	parts := strings.Split(msg, ": ")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		if p != kept[len(kept)-1] {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(parts) {
+		return err
+	}
+	return &tidiedError{msg: strings.Join(kept, ": "), err: err}
+}
+
+type tidiedError struct {
+	msg string
+	err error
+}
+
+func (e *tidiedError) Error() string { return e.msg }
+func (e *tidiedError) Unwrap() error { return e.err }
+
+// withStderr adds to the error of a stdio server that failed to start the
+// last lines it wrote to stderr ("GITHUB_TOKEN is not set" is the usual
+// first failure), with the values of its configured env masked.
+func (c *conn) withStderr(err error, inner transport.Interface) error {
+	sp, ok := inner.(*stdioProcess)
+	if !ok {
+		return err
+	}
+	tail := sp.stderr.tail()
+	if len(tail) == 0 {
+		return err
+	}
+	text := strings.Join(tail, " | ")
+	for _, v := range c.cfg.Env {
+		if len(v) >= 4 {
+			text = strings.ReplaceAll(text, v, "[REDACTED]")
+		}
+	}
+	return fmt.Errorf("%w; the server's stderr ends with: %s", err, text)
 }
 
 // backoff is the wait before reconnect attempt n+1 after n consecutive
@@ -318,7 +367,8 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
 	if err := cl.Start(c.life); err != nil {
-		return nil, nil, fmt.Errorf("start transport: %w", err)
+		_ = cl.Close()
+		return nil, nil, c.withStderr(fmt.Errorf("start transport: %w", err), inner)
 	}
 	ok := false
 	defer func() {
@@ -329,7 +379,9 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = c.clientInfo
 	if _, err := cl.Initialize(ctx, init); err != nil {
-		return nil, nil, fmt.Errorf("initialize: %w", err)
+		// Closed first, so that everything the child wrote is read.
+		_ = cl.Close()
+		return nil, nil, c.withStderr(fmt.Errorf("initialize: %w", err), inner)
 	}
 	negotiated := cl.ProtocolVersion()
 	if pinned := c.cfg.ProtocolVersion; pinned == config.ProtocolModern && negotiated != pinned {
@@ -741,13 +793,21 @@ func (c *conn) command(_ context.Context, command string, _ []string, args []str
 	return cmd, nil
 }
 
-// lineLogger turns a child's stderr into debug log lines.
+// lineLogger turns a child's stderr into debug log lines, and keeps the
+// last few (see tail) for the error of a server that fails to start.
 type lineLogger struct {
 	logger *slog.Logger
 	msg    string
 	mu     sync.Mutex
 	buf    []byte
+	last   []string // at most stderrTailLines, each at most stderrTailLineLen
 }
+
+// The stderr kept for errors: the last lines, each cut.
+const (
+	stderrTailLines   = 5
+	stderrTailLineLen = 300
+)
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -758,14 +818,41 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		l.logger.Debug(l.msg, "line", string(l.buf[:i]))
+		l.line(string(l.buf[:i]))
 		l.buf = l.buf[i+1:]
 	}
 	if len(l.buf) > 64*1024 {
-		l.logger.Debug(l.msg, "line", string(l.buf))
+		l.line(string(l.buf))
 		l.buf = l.buf[:0]
 	}
 	return len(p), nil
+}
+
+func (l *lineLogger) line(text string) {
+	l.logger.Debug(l.msg, "line", text)
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	if len(text) > stderrTailLineLen {
+		text = text[:stderrTailLineLen] + "…"
+	}
+	if len(l.last) == stderrTailLines {
+		copy(l.last, l.last[1:])
+		l.last = l.last[:stderrTailLines-1]
+	}
+	l.last = append(l.last, text)
+}
+
+// tail returns the last lines written, an unfinished one included.
+func (l *lineLogger) tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.last)
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		out = append(out, rest)
+	}
+	return out
 }
 
 // filterAllows reports whether the filter offers the named tool: deny wins,

@@ -24,7 +24,7 @@ import (
 type stdioProcess struct {
 	*transport.Stdio
 	build  func(ctx context.Context) (*exec.Cmd, error)
-	stderr io.Writer
+	stderr *lineLogger
 	out    *lineGuard
 	in     stdinPipe
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
@@ -40,22 +42,9 @@ func (a *app) callCommand() *cobra.Command {
 				if len(args) != 1 {
 					return fail(host.KindConfig, exitUsage, errors.New("usage: call --url URL [--transport http|sse] TOOL"))
 				}
-				u, err := url.Parse(serverURL)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return fail(host.KindConfig, exitUsage, fmt.Errorf("--url: %q is not an http(s) URL", serverURL))
-				}
-				if transport != "http" && transport != "sse" {
-					return fail(host.KindConfig, exitUsage, fmt.Errorf("--transport: %q is not http or sse", transport))
-				}
-				server, tool = "url", args[0]
-				cfg = &config.Config{
-					MCPServers: map[string]*config.Server{
-						server: {URL: serverURL, Type: config.Transport(transport)},
-					},
-					Approvals: adHocApprovals(server),
-				}
-				cfg.ApplyDefaults()
-				if err := cfg.Validate(); err != nil {
+				var err error
+				server, tool = adHocServer, args[0]
+				if cfg, err = adHocConfig(serverURL, transport); err != nil {
 					return fail(host.KindConfig, exitUsage, err)
 				}
 			default:
@@ -86,6 +75,11 @@ func (a *app) callCommand() *cobra.Command {
 			h, err := a.newHost(cfg)
 			if err != nil {
 				return fail(host.KindConfig, exitUsage, err)
+			}
+			if serverURL != "" && !cmd.Flags().Changed("transport") {
+				if h, err = a.adHocFallback(cmd.Context(), h, serverURL); err != nil {
+					return fail(host.KindConfig, exitUsage, err)
+				}
 			}
 			sess, err := a.newSession(h)
 			if err != nil {
@@ -123,7 +117,7 @@ func (a *app) callCommand() *cobra.Command {
 	cmd.Flags().StringVar(&argsJSON, "args", "", "tool arguments as a JSON object")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the result or error document described in docs/cli.md)")
 	cmd.Flags().StringVar(&serverURL, "url", "", "call an ad-hoc server at this URL (no config)")
-	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse")
+	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse (unset: streamable HTTP, falling back to legacy SSE)")
 	a.addSessionFlags(cmd)
 	return cmd
 }
@@ -137,6 +131,69 @@ func printContent(a *app, r *mcp.CallToolResult) {
 	if r.StructuredContent != nil && len(r.Content) == 0 {
 		_ = writeJSON(a.stdout, r.StructuredContent)
 	}
+}
+
+// adHocServer is the name of the server of `call --url` and `tools --url`.
+const adHocServer = "url"
+
+// adHocConfig is the config of an ad-hoc server at rawURL.
+func adHocConfig(rawURL, transport string) (*config.Config, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url: %q is not an http(s) URL", rawURL)
+	}
+	if transport != "http" && transport != "sse" {
+		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)
+	}
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{adHocServer: {URL: rawURL, Type: config.Transport(transport)}},
+		Approvals:  adHocApprovals(adHocServer),
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// adHocFallback connects h's ad-hoc server over streamable HTTP and, when
+// the server answered but not as a streamable HTTP endpoint (a legacy
+// HTTP+SSE server answers a POST with 4xx), tries the legacy SSE
+// transport, as the MCP spec's backwards-compatibility section says. It
+// returns the host to use and says on stderr which transport worked.
+func (a *app) adHocFallback(ctx context.Context, h *host.Host, rawURL string) (*host.Host, error) {
+	h.Connect(ctx)
+	snap := h.Server(adHocServer)
+	if snap == nil || snap.Status != host.StatusError || unreachable(snap.Error) {
+		return h, nil
+	}
+	cfg, err := adHocConfig(rawURL, "sse")
+	if err != nil {
+		return nil, err
+	}
+	sse, err := a.newHost(cfg) // a.host is now the SSE host; the first is closed here
+	if err != nil {
+		return nil, err
+	}
+	_ = h.Close()
+	sse.Connect(ctx)
+	if s := sse.Server(adHocServer); s != nil && s.Status == host.StatusConnected {
+		fmt.Fprintln(a.stderr, "agenthost: the server speaks the legacy HTTP+SSE transport; connected with --transport sse")
+		return sse, nil
+	}
+	fmt.Fprintf(a.stderr, "agenthost: streamable HTTP failed (%s) and so did legacy SSE; pass --transport http or sse to choose\n", a.redact(snap.Error))
+	return sse, nil
+}
+
+// unreachable reports a connection error that no other transport would
+// get past.
+func unreachable(msg string) bool {
+	for _, s := range []string{"connection refused", "no such host", "i/o timeout", "deadline exceeded", "network is unreachable"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // adHocApprovals is the policy of a `call --url` call. There is no operator

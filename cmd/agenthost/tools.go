@@ -1,30 +1,46 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
 
 func (a *app) toolsCommand() *cobra.Command {
 	var asJSON bool
-	var server string
+	var server, serverURL, transport string
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "Show the catalog: what the model sees, what is hidden or excluded and why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.reportsServers = true
-			cfg, err := a.loadConfigWith(server, "--server: ")
-			if err != nil {
+			var cfg *config.Config
+			var err error
+			if serverURL != "" {
+				if server != "" {
+					return usageErr(errors.New("--server and --url exclude each other"))
+				}
+				cfg, err = adHocConfig(serverURL, transport)
+				if err != nil {
+					return usageErr(err)
+				}
+			} else if cfg, err = a.loadConfigWith(server, "--server: "); err != nil {
 				return err
 			}
 			h, err := a.newHost(cfg)
 			if err != nil {
 				return err
+			}
+			if serverURL != "" && !cmd.Flags().Changed("transport") {
+				if h, err = a.adHocFallback(cmd.Context(), h, serverURL); err != nil {
+					return usageErr(err)
+				}
 			}
 			sess, err := a.newSession(h)
 			if err != nil {
@@ -87,6 +103,8 @@ func (a *app) toolsCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the document described in docs/cli.md)")
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
+	cmd.Flags().StringVar(&serverURL, "url", "", "the tools of an ad-hoc server at this URL (no config)")
+	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse (unset: streamable HTTP, falling back to legacy SSE)")
 	a.addSessionFlags(cmd)
 	return cmd
 }
