@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 )
 
 // pinnedExe is a plugin executable whose bytes were checked against the
@@ -56,6 +58,12 @@ func openPinned(path string, sum []byte, tmpDir string) (*pinnedExe, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, &checksumReadError{err: fmt.Errorf("%s is not a regular file", path)}
+	}
+	// Refused here, by the file's own name, rather than by an exec of the
+	// copy (or inside a supervisor) with a name the operator never wrote.
+	// (Windows has no executable bits.)
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0 {
+		return nil, &os.PathError{Op: "exec", Path: path, Err: syscall.EACCES}
 	}
 	if !usePrivateCopy {
 		if exe, err := openMemfd(src, st.Mode().Perm(), path, sum); exe != nil || err != nil {

@@ -138,6 +138,10 @@ func TestNotExecutable(t *testing.T) {
 	if !errors.Is(err, plugins.ErrStart) || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("Resolve = %v, want ErrStart about permission", err)
 	}
+	// Named by the configured path, not by the pinned copy's.
+	if !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "/proc/self/fd") {
+		t.Fatalf("Resolve = %v, want the error to name %s", err, path)
+	}
 }
 
 func TestCloseLeavesNoGoroutines(t *testing.T) {
