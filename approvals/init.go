@@ -87,9 +87,11 @@ func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 // of the default trust level 1, so writes would never ask. Raise it by hand
 // to keep a tool from low-trust sessions.
 //
-// A tool the heuristic cannot infer gets the fail-closed values (which no
-// declaration can raise, except for side effects) and a Note starting
-// "could not infer:". The Note of every entry says what decided.
+// A tool the heuristic cannot infer gets the fail-closed risk values (which
+// no declaration can raise, except for side effects) with minTrustLevel 1
+// and approvalRecommendation single, so that it stays offered and asked
+// rather than hidden, and a Note starting "could not infer:". The Note of
+// every entry says what decided.
 func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
 	inf := in.Infer(tool)
 	ann, annErr := ParseAnnotations(tool.Annotations)
@@ -105,7 +107,20 @@ func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
 
 	var e Effective
 	if !inf.OK {
+		// The fail-closed risk, but not its trust level 5 and two
+		// approvers: those would hide the tool at the default trust level,
+		// stricter than leaving it unclassified (offered, every call
+		// asked). With init's rules (destroy asks one person) it is asked
+		// on every call until someone reviews the entry.
 		e = FailClosed()
+		e.MinTrustLevel, e.ApprovalRecommendation = MinTrust, ApprovalSingle
+		if decl.ApprovalRecommendation != nil {
+			e.ApprovalRecommendation = maxEnum(approvalOrder, e.ApprovalRecommendation, normEnum(approvalOrder, ApprovalRecommendation(*decl.ApprovalRecommendation)))
+		}
+		if decl.MinTrustLevel != nil {
+			t, _ := NormalizeTrust(decl.MinTrustLevel)
+			e.MinTrustLevel = max(e.MinTrustLevel, t)
+		}
 		if len(decl.SideEffects) > 0 {
 			e.SideEffects = NormalizeSideEffects(decl.SideEffects)
 		}
@@ -143,7 +158,7 @@ func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
 		evidence = append(inf.Evidence, evidence...)
 		entry.Note = fmt.Sprintf("%s: inferred (%s): %s", label, inf.Version, strings.Join(evidence, "; "))
 	} else {
-		entry.Note = fmt.Sprintf("%s\ncould not infer: %s — review", label, inf.Reason)
+		entry.Note = fmt.Sprintf("%s\ncould not infer: %s — review (fail-closed risk; every call asks)", label, inf.Reason)
 		if len(evidence) > 0 {
 			entry.Note += "\n(" + strings.Join(evidence, "; ") + ")"
 		}
@@ -177,7 +192,8 @@ func hintText(a Annotations) string {
 const initHeader = `agenthost policy init: risk metadata for the configured servers' tools,
 inferred by %s from tool names, descriptions and input schemas, never below
 what a server declared. Review every entry: catalogue entries override what
-servers declare. Entries marked "could not infer" have the fail-closed values.`
+servers declare. Entries marked "could not infer" have the fail-closed risk
+values (offered at any trust level, every call asked): classify them.`
 
 // WriteInitYAML writes plan as one configuration fragment: an approvals
 // block with the proposed rules (if any) and one catalogue list covering

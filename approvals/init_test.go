@@ -48,10 +48,14 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 			want{"read", "low", "item", "auto", "none", 5, "", ""}},
 		{"annotations not an object are ignored", "get_thing", `[1]`,
 			want{"read", "low", "item", "auto", "none", 1, "", "declared annotations ignored"}},
-		{"not inferred: fail-closed", "frobnicate", `{"readOnlyHint":true}`,
-			want{"destroy", "critical", "global", "none", "multi", 5, "", "could not infer: no known verb in the tool name — review"}},
+		// Not inferred: the fail-closed risk, offered and asked rather than
+		// hidden (trust 1, one approver), never below a declaration.
+		{"not inferred: fail-closed risk, asked", "frobnicate", `{"readOnlyHint":true}`,
+			want{"destroy", "critical", "global", "none", "single", 1, "", "could not infer: no known verb in the tool name — review"}},
 		{"not inferred keeps declared side effects", "frobnicate", `{"sideEffects":["cost"]}`,
-			want{"destroy", "critical", "global", "none", "multi", 5, "cost", "could not infer"}},
+			want{"destroy", "critical", "global", "none", "single", 1, "cost", "could not infer"}},
+		{"not inferred keeps a declared quorum and trust level", "frobnicate", `{"approvalRecommendation":"multi","minTrustLevel":4}`,
+			want{"destroy", "critical", "global", "none", "multi", 4, "", "could not infer"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,7 +107,7 @@ func TestWriteInitYAML(t *testing.T) {
 		{"mem", "read_graph", ``, approvals.ActionAllow},
 		{"fs", "write_file", `{"destructiveHint":true}`, approvals.ActionAsk},
 		{"mem", "delete_entities", ``, approvals.ActionAsk},
-		{"fs", "directory_tree", `{"readOnlyHint":true}`, approvals.ActionDeny}, // fail-closed: minTrustLevel 5
+		{"fs", "directory_tree", `{"readOnlyHint":true}`, approvals.ActionAsk}, // not inferred: fail-closed risk, asked
 	} {
 		if got := decide(t, cfg, tc.server, tc.tool, tc.annotations); got != tc.want {
 			t.Errorf("%s/%s: %s, want %s", tc.server, tc.tool, got, tc.want)
