@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -264,7 +265,11 @@ func (s *Session) lookupTool(ctx context.Context, c *conn, tool string) (*Catalo
 		ct = snap.Tool(tool)
 	}
 	if ct == nil {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q", c.name, tool)
+		note := ""
+		if len(snap.Warnings) > 0 {
+			note = " (" + strings.Join(snap.Warnings, "; ") + ")"
+		}
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", c.name, tool, note)
 	}
 	if ct.Status != ToolActive {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, tool, ct.Status, ct.Reason)

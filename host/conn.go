@@ -75,8 +75,10 @@ type ServerSnapshot struct {
 	// SecureParams reports that the secure-params extension was negotiated.
 	SecureParams bool
 	// Extension is the negotiated extension id ("" when none).
-	Extension  string
-	Tools      []*CatalogTool
+	Extension string
+	Tools     []*CatalogTool
+	// Warnings are operator notes about the server as a whole.
+	Warnings   []string
 	Generation uint64
 	byName     map[string]*CatalogTool
 	// inputHeaders: some tool routes inputSchema arguments to headers.
@@ -98,7 +100,7 @@ func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
 	return &ServerSnapshot{
 		Name: s.Name, Status: StatusError, Error: reason,
 		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
-		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders,
+		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders, Warnings: s.Warnings,
 	}
 }
 
@@ -465,7 +467,42 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 		cursor = mcp.Cursor(*body.NextCursor)
 	}
 	ext := c.negotiatedExtension(cl)
-	return c.snapshotOf(listed, cl.ProtocolVersion(), ext), nil
+	snap := c.snapshotOf(listed, cl.ProtocolVersion(), ext)
+	if id := c.undeclaredExtension(cl); id != "" {
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the server supports secure parameters (%s), but no binding names server %q, "+
+			"so agenthost did not declare the extension and the server's tools that take secure values are not offered; "+
+			"add a bindings entry for the server (docs/config.md)", id, c.name))
+		for _, ct := range snap.Tools {
+			if ct.Reason == reasonSecureNotNegotiated {
+				ct.Reason += " (no binding names this server: add a bindings entry for it)"
+			}
+		}
+	}
+	return snap, nil
+}
+
+// reasonSecureNotNegotiated excludes a tool with a secureInputSchema from a
+// server the extension was not negotiated with.
+const reasonSecureNotNegotiated = "declares secureInputSchema but the secure-params extension was not negotiated"
+
+// undeclaredExtension is the secure-params extension id the server
+// advertises while the host did not declare the extension (no binding
+// names the server); "" otherwise.
+func (c *conn) undeclaredExtension(cl *client.Client) string {
+	if c.declareSecure {
+		return ""
+	}
+	ids := c.cfg.SecureParams.Extensions
+	if len(ids) == 0 {
+		ids = []string{config.DefaultSecureParamsExtension}
+	}
+	advertised := cl.GetServerCapabilities().Extensions
+	for _, id := range ids {
+		if _, ok := advertised[id]; ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // snapshotOf builds the snapshot of a complete listing.
@@ -552,7 +589,7 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 			// call.
 			ct.Status, ct.Reason = ToolExcluded, "the tool has an empty name"
 		case t.HasSecureSchema && !secureNegotiated:
-			ct.Status, ct.Reason = ToolExcluded, "declares secureInputSchema but the secure-params extension was not negotiated"
+			ct.Status, ct.Reason = ToolExcluded, reasonSecureNotNegotiated
 		default:
 			if err := secureparams.Validate(t); err != nil {
 				ct.Status, ct.Reason = ToolExcluded, exclusionReason(err)

@@ -22,7 +22,9 @@ type ServerReport struct {
 	Error           *string      `json:"error"`
 	ProtocolVersion *string      `json:"protocolVersion"`
 	SecureParams    bool         `json:"secureParams"`
-	Tools           []ToolReport `json:"tools"`
+	// Warnings are operator notes about the server ([] when none).
+	Warnings []string     `json:"warnings"`
+	Tools    []ToolReport `json:"tools"`
 }
 
 // ToolReport is one tool in a CatalogReport. InputSchema is exactly what the
@@ -52,7 +54,10 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 		if server != "" && snap.Name != server {
 			continue
 		}
-		sr := ServerReport{Name: snap.Name, Status: snap.Status, SecureParams: snap.SecureParams, Tools: []ToolReport{}}
+		sr := ServerReport{Name: snap.Name, Status: snap.Status, SecureParams: snap.SecureParams, Tools: []ToolReport{}, Warnings: []string{}}
+		for _, w := range snap.Warnings {
+			sr.Warnings = append(sr.Warnings, s.host.redactor.Redact(w))
+		}
 		if snap.Error != "" {
 			e := s.host.redactor.Redact(snap.Error)
 			sr.Error = &e

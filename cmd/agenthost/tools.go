@@ -73,6 +73,9 @@ func (a *app) toolsCommand() *cobra.Command {
 				if s.Error != nil {
 					fmt.Fprintln(a.stdout, "  error:", shown(a.stdout, *s.Error))
 				}
+				for _, w := range s.Warnings {
+					fmt.Fprintln(a.stdout, "  warning:", shown(a.stdout, w))
+				}
 				for _, t := range s.Tools {
 					name := t.Name
 					if t.ExposedName != nil && t.Status == "active" {
