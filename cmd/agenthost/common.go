@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
@@ -71,7 +72,29 @@ func (a *app) interruptTurn() bool {
 
 func (a *app) close() {
 	if a.host != nil {
-		_ = a.host.Close()
+		closeWithin(a.stderr, closeTimeout, a.host.Close)
+	}
+}
+
+// closeTimeout bounds the host's shutdown at exit. Closing a stdio server
+// takes at most a few seconds (stdin closed, SIGTERM, SIGKILL, then its
+// process tree); past this the CLI exits anyway, and the child supervisor
+// ends what is left when this process is gone.
+const closeTimeout = 10 * time.Second
+
+// closeWithin runs closeFn, waiting at most d for it to return.
+func closeWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
+	done := make(chan struct{})
+	go func() {
+		_ = closeFn()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		fmt.Fprintf(stderr, "agenthost: shutting down took longer than %s; exiting without waiting for the servers to stop\n", d)
 	}
 }
 
