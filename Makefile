@@ -18,8 +18,10 @@ vet:
 unit:
 	$(GO) test -race -count=1 -short ./...
 
+# -buildvcs=auto stamps the commit that `agenthost --version` prints, even
+# where GOFLAGS turns VCS stamping off.
 build:
-	$(GO) build -o bin/ ./cmd/agenthost ./plugins/cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/agenthost ./plugins/cmd/...
 
 demo:
 	$(GO) run ./cmd/agenthost demo
