@@ -63,6 +63,9 @@ type CatalogTool struct {
 	// verdicts are the host's answers about this definition (see
 	// toolVerdicts); nil for a CatalogTool built outside buildCatalog.
 	verdicts *toolVerdicts
+	// parsed: Tool is the parsed definition (not a placeholder for one
+	// that was malformed or too large), so a re-listing may reuse it.
+	parsed bool
 }
 
 // ServerSnapshot is an immutable view of one server's catalog. A new snapshot
@@ -566,7 +569,7 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 			tools = append(tools, ct)
 			continue
 		}
-		if old, ok := prev[string(def.Raw)]; ok && old.Tool.Name != "" && !strings.HasPrefix(old.Reason, "malformed definition") {
+		if old, ok := prev[string(def.Raw)]; ok && old.parsed {
 			t, params, ct.verdicts = old.Tool, old.Parameters, old.verdicts
 		} else {
 			t, err = def.Parse(schemas)
@@ -580,7 +583,7 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 			tools = append(tools, ct)
 			continue
 		}
-		ct.Tool = t
+		ct.Tool, ct.parsed = t, true
 		ct.Parameters = params
 		count[t.Name]++
 		switch {
