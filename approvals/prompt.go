@@ -7,66 +7,59 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Prompt asks a person at a terminal. It shows the server, tool,
 // arguments, effective risk and why approval is needed, then reads one
 // line: y allows once, s allows the tool for the rest of the session (only
-// offered when the tool needs a single approver), n denies. Anything else
-// is asked again. End of input (a line without a newline included) means no
-// approver is available, which denies; so does ctx ending.
+// offered when the tool needs a single approver), n denies, v shows
+// arguments too long to show in full. Anything else is asked again. End of
+// input (a line without a newline included) means no approver is
+// available, which denies. When ctx reaches its deadline the ask expires;
+// when ctx is cancelled while the question is open (Ctrl-C ends the REPL's
+// turn) the person's answer is taken as n, with the note "interrupted".
 //
-// Prompt reads the input one byte at a time, and only while a question is
-// open, so it takes nothing that belongs to whoever else reads the same
-// input (a REPL). A read left open by an abandoned question is finished by
-// the next question, and a line typed before that question was printed is
-// discarded rather than taken as its answer. One question is open at a
+// Prompt reads its answers from an Input, which it may share with whoever
+// else reads the same terminal (a REPL): a line typed before the question
+// was printed is not taken as its answer, and a read left open by an
+// interrupted question goes to the next reader. One question is open at a
 // time; concurrent Approve calls wait their turn.
-//
-// The reader goroutine starts with the first question and stops when the
-// input ends or fails, or after Close once no read is in flight.
 type Prompt struct {
-	in  io.Reader
-	out io.Writer
-	id  string
-	now func() time.Time
+	in    *Input
+	owned bool // in was made by NewPrompt: Close closes it
+	out   io.Writer
+	id    string
+	now   func() time.Time
 
-	turn    chan struct{} // one question at a time; the holder owns reading and ended
-	reading bool
-	ended   error
-
-	start   sync.Once
-	want    chan struct{}
-	lines   chan promptLine
-	done    chan struct{}
-	stopped sync.Once
+	turn chan struct{} // one question at a time
 }
 
-type promptLine struct {
-	text string
-	err  error
-	at   time.Time
-}
-
-// maxAnswerLen caps one answer line; the rest of a longer line is dropped.
+// maxAnswerLen caps one answer line read by a Prompt from NewPrompt.
 const maxAnswerLen = 4096
 
+// InterruptedNote is the note of the deny vote a Prompt casts when its
+// question is interrupted.
+const InterruptedNote = "interrupted"
+
 // NewPrompt returns a terminal approver reading answers from in and writing
-// questions to out; its votes carry approverID ("terminal" if empty).
+// questions to out; its votes carry approverID ("terminal" if empty). It
+// reads in only while a question is open, without reading ahead.
 func NewPrompt(in io.Reader, out io.Writer, approverID string) *Prompt {
+	p := NewInputPrompt(newInput(in, maxAnswerLen), out, approverID)
+	p.owned = true
+	return p
+}
+
+// NewInputPrompt is NewPrompt reading its answers from a shared Input.
+func NewInputPrompt(in *Input, out io.Writer, approverID string) *Prompt {
 	if approverID == "" {
 		approverID = "terminal"
 	}
-	return &Prompt{
-		in: in, out: out, id: approverID, now: time.Now,
-		turn:  make(chan struct{}, 1),
-		want:  make(chan struct{}),
-		lines: make(chan promptLine, 1),
-		done:  make(chan struct{}),
-	}
+	return &Prompt{in: in, out: out, id: approverID, now: time.Now, turn: make(chan struct{}, 1)}
 }
 
 // MaxApprovers is 1: one person at one terminal.
@@ -75,49 +68,13 @@ func (p *Prompt) MaxApprovers() int { return 1 }
 // ApproverID is the id the prompt's votes carry.
 func (p *Prompt) ApproverID() string { return p.id }
 
-// Close stops the reader goroutine (after the read in flight, if any).
+// Close stops reading the input when the Prompt made it (NewPrompt); a
+// shared Input is closed by its owner.
 func (p *Prompt) Close() error {
-	p.stopped.Do(func() { close(p.done) })
+	if p.owned {
+		return p.in.Close()
+	}
 	return nil
-}
-
-func (p *Prompt) readLoop() {
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-p.want:
-		}
-		text, err := readLine(p.in)
-		p.lines <- promptLine{text: text, err: err, at: p.now()}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// readLine reads up to '\n' without reading ahead. It fails when the input
-// ends before a newline.
-func readLine(r io.Reader) (string, error) {
-	var b []byte
-	var one [1]byte
-	for {
-		n, err := r.Read(one[:])
-		if n == 1 {
-			if one[0] == '\n' {
-				return string(b), nil
-			}
-			if len(b) < maxAnswerLen {
-				b = append(b, one[0])
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return "", io.EOF
-			}
-			return "", fmt.Errorf("read answer: %w", err)
-		}
-	}
 }
 
 // Approve asks and waits for an answer.
@@ -128,60 +85,51 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	case <-ctx.Done():
 		return Verdict{}, ctx.Err()
 	}
-	if p.ended != nil {
-		return Verdict{}, nil
-	}
-	select {
-	case <-p.done:
-		return Verdict{}, nil
-	default:
-	}
 	if SameID(p.id, req.Requester) {
 		// The answer could not count: do not ask.
 		fmt.Fprintf(p.out, "\n%s: denied\n", terminalSafe(SelfApprovalExplanation(p.id), 500))
 		return Verdict{}, nil
 	}
-	p.start.Do(func() { go p.readLoop() })
-	if _, err := io.WriteString(p.out, describeRequest(req, p.now())); err != nil {
+	args := compactJSON(req.Arguments)
+	if _, err := io.WriteString(p.out, describeRequest(req, args, p.now())); err != nil {
 		return Verdict{}, fmt.Errorf("show approval request: %w", err)
 	}
-	question := "Allow? [y] once  [n] deny: "
+	long := utf8.RuneCountInString(args) > maxArgsShown
+	answers := "y or n"
+	question := "Allow? [y] once  [n] deny"
 	if req.SessionGrantable {
-		question = "Allow? [y] once  [s] for this session  [n] deny: "
+		answers = "y, s or n"
+		question = "Allow? [y] once  [s] for this session  [n] deny"
 	}
+	if long {
+		answers += " (v views the arguments)"
+		question += "  [v] view all arguments"
+	}
+	question += ": "
 	for {
 		fmt.Fprint(p.out, question)
-		asked := p.now()
-		if !p.reading {
-			select {
-			case p.want <- struct{}{}:
-				p.reading = true
-			case <-ctx.Done():
-				fmt.Fprintln(p.out, "\nno answer in time: denied")
-				return Verdict{}, ctx.Err()
+		text, err := p.in.readLine(ctx, p.in.now())
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrLineTooLong):
+			fmt.Fprintf(p.out, "please answer %s\n", answers)
+			continue
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			if errors.Is(err, context.Canceled) {
+				fmt.Fprintln(p.out, "\ninterrupted: denied")
+				return Verdict{Votes: []Vote{{ApproverID: p.id, Decision: VoteDeny, TS: p.now().UTC(), Note: InterruptedNote}}}, nil
 			}
-		}
-		var line promptLine
-		select {
-		case line = <-p.lines:
-			p.reading = false
-		case <-ctx.Done():
 			fmt.Fprintln(p.out, "\nno answer in time: denied")
-			return Verdict{}, ctx.Err()
-		}
-		if line.err != nil {
-			p.ended = line.err
+			return Verdict{}, err
+		case errors.Is(err, io.EOF), errors.Is(err, ErrInputClosed):
 			fmt.Fprintln(p.out, "\ninput closed: denied")
-			if errors.Is(line.err, io.EOF) {
-				return Verdict{}, nil
-			}
-			return Verdict{}, line.err
-		}
-		if line.at.Before(asked) {
-			continue // typed before this question was shown
+			return Verdict{}, nil
+		default:
+			fmt.Fprintln(p.out, "\ninput closed: denied")
+			return Verdict{}, err
 		}
 		vote := Vote{ApproverID: p.id, TS: p.now().UTC()}
-		switch strings.ToLower(strings.TrimSpace(line.text)) {
+		switch strings.ToLower(strings.TrimSpace(text)) {
 		case "y", "yes":
 			vote.Decision = VoteAllow
 		case "s", "session":
@@ -196,21 +144,37 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 			vote.Decision, vote.ForSession = VoteAllow, true
 		case "n", "no":
 			vote.Decision = VoteDeny
+		case "v", "view":
+			fmt.Fprintf(p.out, "  arguments (%s bytes):\n%s\n", groupDigits(len(args)), terminalSafe(args, 0))
+			continue
 		default:
-			if req.SessionGrantable {
-				fmt.Fprintln(p.out, "please answer y, s or n")
-			} else {
-				fmt.Fprintln(p.out, "please answer y or n")
-			}
+			fmt.Fprintf(p.out, "please answer %s\n", answers)
 			continue
 		}
 		return Verdict{Votes: []Vote{vote}}, nil
 	}
 }
 
+// maxArgsShown is how many characters of the arguments a question shows
+// before the person asks to view them all.
+const maxArgsShown = 2000
+
+// groupDigits writes n with thousands separators: 12,345.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // describeRequest renders a request for a terminal; everything that came
 // from a server or the model is escaped so it cannot drive the terminal.
-func describeRequest(req *Request, now time.Time) string {
+func describeRequest(req *Request, args string, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("\napproval needed")
 	if req.ID != "" {
@@ -219,7 +183,10 @@ func describeRequest(req *Request, now time.Time) string {
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "  server:     %s\n", terminalSafe(req.Server, 200))
 	fmt.Fprintf(&b, "  tool:       %s\n", terminalSafe(req.Tool, 200))
-	fmt.Fprintf(&b, "  arguments:  %s\n", terminalSafe(compactJSON(req.Arguments), 2000))
+	fmt.Fprintf(&b, "  arguments:  %s\n", terminalSafe(args, maxArgsShown))
+	if n := utf8.RuneCountInString(args); n > maxArgsShown {
+		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", groupDigits(len(args)), groupDigits(maxArgsShown))
+	}
 	r := req.Risk
 	side := "none"
 	if len(r.SideEffects) > 0 {

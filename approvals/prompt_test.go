@@ -149,7 +149,7 @@ func TestPromptHonoursContextAndDiscardsStaleLines(t *testing.T) {
 	out := &syncBuffer{}
 	p := NewPrompt(r, out, "operator")
 	var tick atomic.Int64
-	p.now = func() time.Time { return time.Unix(0, tick.Add(1)) } // strictly increasing
+	p.in.now = func() time.Time { return time.Unix(0, tick.Add(1)) } // strictly increasing
 	defer func() {
 		w.Close()
 		p.Close()
@@ -166,11 +166,11 @@ func TestPromptHonoursContextAndDiscardsStaleLines(t *testing.T) {
 	if _, err := io.WriteString(w, "y\n"); err != nil {
 		t.Fatal(err)
 	}
-	for len(p.lines) == 0 {
+	for len(p.in.lines) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	go func() {
-		waitFor(t, out, "Allow?", 3) // the first question, the discarded answer's re-ask ...
+		waitFor(t, out, "Allow?", 2) // the first question and the second (the stale line is skipped)
 		io.WriteString(w, "n\n")
 	}()
 	v, err := p.Approve(context.Background(), promptRequest(true))
@@ -184,7 +184,7 @@ func TestPromptHonoursContextAndDiscardsStaleLines(t *testing.T) {
 
 func TestReadLineDoesNotReadAhead(t *testing.T) {
 	in := strings.NewReader("y\nrest of the input\n")
-	line, err := readLine(in)
+	line, _, err := readLine(in, maxAnswerLen)
 	if err != nil || line != "y" {
 		t.Fatalf("readLine = %q, %v", line, err)
 	}
@@ -192,11 +192,11 @@ func TestReadLineDoesNotReadAhead(t *testing.T) {
 	if string(rest) != "rest of the input\n" {
 		t.Errorf("read ahead: left %q", rest)
 	}
-	if _, err := readLine(strings.NewReader("y")); !errors.Is(err, io.EOF) {
+	if _, _, err := readLine(strings.NewReader("y"), maxAnswerLen); !errors.Is(err, io.EOF) {
 		t.Errorf("line without newline: %v, want EOF (deny)", err)
 	}
-	long, err := readLine(strings.NewReader(strings.Repeat("x", 10000) + "\n"))
-	if err != nil || len(long) != maxAnswerLen {
+	long, tooLong, err := readLine(strings.NewReader(strings.Repeat("x", 10000)+"\n"), maxAnswerLen)
+	if err != nil || len(long) != maxAnswerLen || !tooLong {
 		t.Errorf("long line: %d bytes, %v", len(long), err)
 	}
 }
@@ -240,5 +240,103 @@ func TestPromptDoesNotAskTheRequester(t *testing.T) {
 			t.Errorf("requester %q: output %q", requester, out.String())
 		}
 		_ = p.Close()
+	}
+}
+
+// Ctrl-C at the question (ctx cancelled) denies the call with the note
+// "interrupted", and the read the question left open goes to the next
+// reader of the shared input: the next line typed is not swallowed.
+func TestPromptInterruptedGivesItsReadBack(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	in := NewInput(r)
+	defer in.Close()
+	out := &syncBuffer{}
+	p := NewInputPrompt(in, out, "operator")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		if waitFor(t, out, "Allow?", 1) {
+			cancel()
+		}
+	}()
+	v, err := p.Approve(ctx, promptRequest(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Votes) != 1 || v.Votes[0].Decision != VoteDeny || v.Votes[0].Note != InterruptedNote || v.Votes[0].ApproverID != "operator" {
+		t.Fatalf("votes %+v, want one deny vote noted %q", v.Votes, InterruptedNote)
+	}
+	if !strings.Contains(out.String(), "interrupted: denied") || strings.Contains(out.String(), "no answer in time") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	go io.WriteString(w, "the next question\n")
+	line, err := in.ReadLine(context.Background())
+	if err != nil || line != "the next question" {
+		t.Fatalf("next line %q, %v", line, err)
+	}
+	// End of input reaches the next reader too, and stays.
+	w.Close()
+	for range 2 {
+		if _, err := in.ReadLine(context.Background()); !errors.Is(err, io.EOF) {
+			t.Fatalf("after end of input: %v, want EOF", err)
+		}
+	}
+}
+
+// Arguments too long to show say how long they are and how much is
+// shown; v shows them all, escaped, and asks again.
+func TestPromptLongArguments(t *testing.T) {
+	tests := []struct {
+		name    string
+		size    int
+		long    bool
+		summary string
+	}{
+		{"short", 100, false, ""},
+		{"at the limit", maxArgsShown, false, ""},
+		{"long", 12345, true, "(12,345 bytes, first 2,000 characters shown; answer v to view all)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// {"a":"xxx…\u001b"} compacts to tt.size bytes.
+			body := strings.Repeat("x", tt.size-len(`{"a":"\u001b"}`)) + `\u001b`
+			req := promptRequest(false)
+			req.Arguments = json.RawMessage(`{"a": "` + body + `"}`)
+			r, w := io.Pipe()
+			out := &syncBuffer{}
+			p := NewPrompt(r, out, "operator")
+			defer p.Close()
+			go func() {
+				defer w.Close()
+				for i, line := range []string{"v", "n"} {
+					if !waitFor(t, out, "Allow?", i+1) {
+						return
+					}
+					io.WriteString(w, line+"\n")
+				}
+			}()
+			v, err := p.Approve(context.Background(), req)
+			if err != nil || len(v.Votes) != 1 || v.Votes[0].Decision != VoteDeny {
+				t.Fatalf("votes %+v, err %v", v.Votes, err)
+			}
+			s := out.String()
+			if got := strings.Contains(s, "answer v to view all"); got != tt.long {
+				t.Errorf("size line shown: %v, want %v\n%s", got, tt.long, s[:min(len(s), 300)])
+			}
+			if tt.long && !strings.Contains(s, tt.summary) {
+				t.Errorf("output lacks %q", tt.summary)
+			}
+			if got := strings.Contains(s, "[v] view all arguments"); got != tt.long {
+				t.Errorf("v offered: %v, want %v", got, tt.long)
+			}
+			// Whether or not v was offered, it shows the whole arguments.
+			full := `{"a":"` + strings.Repeat("x", tt.size-len(`{"a":"\u001b"}`)) + `\u001b"}`
+			if !strings.Contains(s, full) {
+				t.Errorf("the whole arguments were never shown")
+			}
+			if strings.ContainsRune(s, '\x1b') {
+				t.Errorf("raw escape byte reached the terminal")
+			}
+		})
 	}
 }

@@ -87,7 +87,7 @@ func TestUnclassifiedHintsAreShownNotTrusted(t *testing.T) {
 	if diff := cmp.Diff([]string{"readOnlyHint=true", "category=read"}, e.Hints); diff != "" {
 		t.Errorf("hints (-want +got)\n%s", diff)
 	}
-	text := describeRequest(&Request{Server: "srv", Tool: "x", Risk: e, Unclassified: true, Hints: e.Hints}, time.Now())
+	text := describeRequest(&Request{Server: "srv", Tool: "x", Risk: e, Unclassified: true, Hints: e.Hints}, "{}", time.Now())
 	for _, want := range []string{"unclassified: nobody classified this tool", "server says (untrusted): readOnlyHint=true, category=read"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, text)

@@ -236,20 +236,27 @@ type callOutcome struct {
 }
 
 // runToolCalls runs a step's tool calls concurrently. Their events are
-// forwarded from this goroutine (the iterator's), in the order they happen.
+// forwarded from this goroutine (the iterator's), in the order they happen,
+// and a call goes on only once the consumer has had its event: the
+// tool_call event is handled (printed by the CLI) before the call's
+// approver is asked, and an event is not lost when the turn is cancelled
+// (this loop takes every event until the calls end).
 func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
-	events := make(chan Event)
+	type delivery struct {
+		e    Event
+		done chan<- struct{}
+	}
+	events := make(chan delivery)
 	var wg sync.WaitGroup
 	for i, tc := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			done := make(chan struct{}, 1)
 			outcomes[i] = t.s.runToolCall(ctx, view, tc, t.steps, func(e Event) {
-				select {
-				case events <- e:
-				case <-ctx.Done():
-				}
+				events <- delivery{e, done}
+				<-done
 			})
 		}()
 	}
@@ -257,8 +264,9 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		wg.Wait()
 		close(events)
 	}()
-	for e := range events {
-		t.emit(e)
+	for d := range events {
+		t.emit(d.e)
+		d.done <- struct{}{}
 	}
 	return outcomes
 }

@@ -49,6 +49,20 @@ type app struct {
 
 	interruptMu sync.Mutex
 	interrupt   func()
+
+	// input is the one reader of stdin's lines, shared by the REPL, the
+	// approval prompt and elicitation questions (terminalInput).
+	input *approvals.Input
+}
+
+// terminalInput is the shared reader of stdin's lines: whoever asks
+// (the REPL, an open approval question, a server's question) gets the next
+// line, and a question interrupted by Ctrl-C leaves it to the next asker.
+func (a *app) terminalInput() *approvals.Input {
+	if a.input == nil {
+		a.input = approvals.NewInput(a.stdin)
+	}
+	return a.input
 }
 
 // setInterrupt installs what Ctrl-C does while a REPL turn runs (nil: none).
@@ -95,6 +109,9 @@ func closeWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
 	case <-done:
 	case <-t.C:
 		fmt.Fprintf(stderr, "agenthost: shutting down took longer than %s; exiting without waiting for the servers to stop\n", d)
+	}
+	if a.input != nil {
+		_ = a.input.Close()
 	}
 }
 
@@ -264,7 +281,7 @@ func (a *app) approver() approvals.Approver {
 			fmt.Fprintf(a.stderr, "agenthost: warning: the prompt answers as %q, who is also the session's --subject: calls that need approval are denied without asking; "+
 				"run with a --subject other than the approver, or have someone other than the subject approve\n", id)
 		}
-		return approvals.NewPrompt(a.stdin, a.stderr, id)
+		return approvals.NewInputPrompt(a.terminalInput(), a.stderr, id)
 	default:
 		return approvals.Deny{}
 	}

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -17,15 +17,16 @@ import (
 )
 
 // terminalElicitation asks a server's elicitation request on the terminal
-// (the REPL). It reads whole lines from in, one question at a time.
+// (the REPL). It reads whole lines from the terminal's shared input, one
+// question at a time.
 type terminalElicitation struct {
-	in  *bufio.Reader
+	in  *approvals.Input
 	out io.Writer
 	mu  sync.Mutex
 }
 
-func newTerminalElicitation(in io.Reader, out io.Writer) *terminalElicitation {
-	return &terminalElicitation{in: bufio.NewReader(in), out: out}
+func newTerminalElicitation(in *approvals.Input, out io.Writer) *terminalElicitation {
+	return &terminalElicitation{in: in, out: out}
 }
 
 func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -52,8 +53,15 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 				mark = "*"
 			}
 			fmt.Fprintf(e.out, "  %s%s (%s): ", approvals.TerminalText(name), mark, approvals.TerminalText(props.types[name]))
-			line, err := e.in.ReadString('\n')
-			if err != nil && line == "" {
+			line, err := e.in.ReadLine(ctx)
+			if errors.Is(err, approvals.ErrLineTooLong) {
+				fmt.Fprintln(e.out, "  too long")
+				continue
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 				return decline, nil
 			}
 			line = strings.TrimSpace(line)
@@ -70,7 +78,7 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 		}
 	}
 	fmt.Fprint(e.out, "  send this answer? [y] yes  [n] decline: ")
-	line, _ := e.in.ReadString('\n')
+	line, _ := e.in.ReadLine(ctx)
 	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y") {
 		return decline, nil
 	}

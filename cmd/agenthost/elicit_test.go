@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/approvals"
 )
 
 func TestTerminalElicitation(t *testing.T) {
@@ -36,7 +38,7 @@ func TestTerminalElicitation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			e := newTerminalElicitation(strings.NewReader(tc.input), &out)
+			e := newTerminalElicitation(approvals.NewInput(strings.NewReader(tc.input)), &out)
 			res, err := e.ask(context.Background(), "srv", req)
 			if err != nil {
 				t.Fatal(err)

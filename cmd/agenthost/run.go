@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -40,7 +40,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
-				a.replElicitation = newTerminalElicitation(a.stdin, a.stderr).ask
+				a.replElicitation = newTerminalElicitation(a.terminalInput(), a.stderr).ask
 			}
 			h, err := a.newHost(cfg)
 			if err != nil {
@@ -232,18 +232,29 @@ func truncateText(s string, n int) string {
 }
 
 // repl keeps one conversation across turns. Ctrl-C ends the running turn,
-// not the program; Ctrl-D (or "exit") leaves.
+// not the program; Ctrl-D (or "exit") leaves. It reads its lines from the
+// input it shares with the approval prompt.
 func (a *app) repl(ctx context.Context, sess *host.Session, format outputFormat, opts host.TurnOptions) error {
-	in := bufio.NewScanner(a.stdin)
-	in.Buffer(make([]byte, 64*1024), 1<<20)
+	in := a.terminalInput()
 	fmt.Fprintln(a.stderr, "agenthost: interactive session; Ctrl-C ends a turn, Ctrl-D leaves.")
 	for {
 		fmt.Fprint(a.stderr, "> ")
-		if !in.Scan() {
-			fmt.Fprintln(a.stderr)
-			return nil
+		text, err := in.ReadLine(ctx)
+		if errors.Is(err, approvals.ErrLineTooLong) {
+			fmt.Fprintf(a.stderr, "agenthost: %v; not sent\n", err)
+			continue
 		}
-		line := strings.TrimSpace(in.Text())
+		if err != nil {
+			fmt.Fprintln(a.stderr)
+			if ctx.Err() != nil {
+				return &exitErr{code: 130, printed: true}
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read the terminal: %w", err)
+		}
+		line := strings.TrimSpace(text)
 		if line == "" {
 			continue
 		}

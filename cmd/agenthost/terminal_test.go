@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -64,7 +65,7 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 	req := mcp.ElicitationRequest{}
 	req.Params.Message = hostile
 	req.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"x\x1b[2J\r": map[string]any{"type": "string"}}}
-	if _, err := newTerminalElicitation(strings.NewReader("\nn\n"), el).ask(context.Background(), "srv", req); err != nil {
+	if _, err := newTerminalElicitation(approvals.NewInput(strings.NewReader("\nn\n")), el).ask(context.Background(), "srv", req); err != nil {
 		t.Fatal(err)
 	}
 	assertEscaped(t, "elicitation", el.String())
