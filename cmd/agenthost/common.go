@@ -88,6 +88,9 @@ func (a *app) close() {
 	if a.host != nil {
 		closeWithin(a.stderr, closeTimeout, a.host.Close)
 	}
+	if a.input != nil {
+		_ = a.input.Close()
+	}
 }
 
 // closeTimeout bounds the host's shutdown at exit. Closing a stdio server
@@ -109,9 +112,6 @@ func closeWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
 	case <-done:
 	case <-t.C:
 		fmt.Fprintf(stderr, "agenthost: shutting down took longer than %s; exiting without waiting for the servers to stop\n", d)
-	}
-	if a.input != nil {
-		_ = a.input.Close()
 	}
 }
 
