@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -398,5 +399,59 @@ func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
 	}
 	if blocked != 3 {
 		t.Errorf("%d calls audited as injection_blocked, want 3", blocked)
+	}
+}
+
+// A call's approver is asked only once the consumer has handled the call's
+// tool_call event (the CLI prints the tool-call line before the prompt),
+// and a turn cancelled at the question still delivers the call's approval
+// and result events.
+func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
+	var handled sync.Map // call id -> tool_call event handled
+	var cancelTurn context.CancelFunc
+	approver := approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
+		if _, ok := handled.Load(req.CallID); !ok {
+			t.Errorf("approver asked about %s before its tool_call event was handled", req.CallID)
+		}
+		if req.CallID == "c3" {
+			cancelTurn() // Ctrl-C at the question
+		}
+		return approvals.Verdict{Votes: []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteDeny, TS: time.Now()}}}, nil
+	})
+	h, _ := policyHost(t, approver, &recordSink{})
+	scripted := modeltest.New(modeltest.Script{
+		{ToolCalls: []modeltest.ToolCall{
+			{ID: "c1", Name: "shop__delete_order", Arguments: `{"id":1}`},
+			{ID: "c2", Name: "shop__delete_order", Arguments: `{"id":2}`},
+		}},
+		{ToolCalls: []modeltest.ToolCall{{ID: "c3", Name: "shop__delete_order", Arguments: `{"id":3}`}}},
+	})
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: scripted.Start(t), APIKey: "sk-test", MaxRetryWait: time.Second})
+	h.modelName = "scripted"
+	s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cancelTurn = cancel
+	var events []Event
+	for e := range s.Turn(ctx, "delete orders", TurnOptions{}) {
+		events = append(events, e)
+		if e.Type == EventToolCall {
+			time.Sleep(20 * time.Millisecond) // a slow terminal: the approver must wait for it
+			handled.Store(e.CallID, true)
+		}
+	}
+	if end := events[len(events)-1]; end.Reason != EndInterrupted {
+		t.Fatalf("turn ended %q, want interrupted", end.Reason)
+	}
+	for _, id := range []string{"c1", "c2", "c3"} {
+		var types []EventType
+		for _, e := range events {
+			if e.CallID == id {
+				types = append(types, e.Type)
+			}
+		}
+		if want := []EventType{EventToolCall, EventApproval, EventToolResult}; !slices.Equal(types, want) {
+			t.Errorf("%s: events %v, want %v", id, types, want)
+		}
 	}
 }
