@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,122 @@ func TestREPLKeepsTheConversation(t *testing.T) {
 	for _, want := range []string{"user:first question", "assistant:First answer.", "user:second question"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("second request lacks %q: %s", want, joined)
+		}
+	}
+}
+
+// waitCount waits until the terminal has shown want at least n times.
+func (term *rtTerminal) waitCount(t *testing.T, within time.Duration, want string, n int) {
+	t.Helper()
+	deadline := time.After(within)
+	for strings.Count(term.output(), want) < n {
+		select {
+		case <-term.done:
+			t.Fatalf("agenthost exited before showing %q %d times\n%s", want, n, term.output())
+		case <-deadline:
+			t.Fatalf("the terminal did not show %q %d times within %s\n%s", want, n, within, term.output())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestREPLApprovalPrompt answers approval questions in the REPL: y runs
+// the call, n refuses it, a long argument shows its size and v shows it
+// all, Ctrl-C at the question denies the call as interrupted and ends the
+// turn but not the REPL, and the next line typed reaches the model. Each
+// tool-call line is printed before its question.
+func TestREPLApprovalPrompt(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("0123456789", 600) + "END-OF-LONG-ARGUMENT"
+	model := rtStartModel(t, modeltest.Script{
+		rtCalls(rtCall("c1", "shop__delete_order", obj{"query": "7"})),
+		rtText("Deleted 7."),
+		rtCalls(rtCall("c2", "shop__delete_order", obj{"query": "8"})),
+		rtText("Kept 8."),
+		rtCalls(rtCall("c3", "shop__delete_order", obj{"query": long})),
+		{Text: "Fourth answer.", Expect: &modeltest.Expect{LastUserContains: "after the interrupt"}},
+	})
+	s := rtNewShop(t, model)
+	term := rtStartOnTerminalEnv(t, []string{"USER=tester"}, "--config", s.cfg, "run")
+	typeLine := func(line string) {
+		t.Helper()
+		if _, err := term.pty.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	term.waitCount(t, 20*time.Second, "> ", 1)
+	typeLine("delete order 7")
+	term.waitCount(t, 20*time.Second, "Allow?", 1)
+	typeLine("y")
+	term.waitOutput(t, 20*time.Second, "Deleted 7.")
+	typeLine("delete order 8")
+	term.waitCount(t, 20*time.Second, "Allow?", 2)
+	typeLine("n")
+	term.waitOutput(t, 20*time.Second, "Kept 8.")
+	typeLine("delete the long one")
+	term.waitCount(t, 20*time.Second, "Allow?", 3)
+	if out := term.output(); !strings.Contains(out, "(6,032 bytes, first 2,000 characters shown; answer v to view all)") ||
+		strings.Contains(out, "END-OF-LONG-ARGUMENT") {
+		t.Fatalf("the long argument's question lacks its size line, or shows it all\n%s", out)
+	}
+	typeLine("v")
+	term.waitCount(t, 20*time.Second, "Allow?", 4)
+	if !strings.Contains(term.output(), `{"query":"`+long+`"}`) {
+		t.Fatalf("v did not show the whole argument\n%s", term.output())
+	}
+	if _, err := term.pty.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	term.waitOutput(t, 20*time.Second, "interrupted: denied")
+	term.waitOutput(t, 20*time.Second, "turn ended: interrupted")
+	term.waitCount(t, 20*time.Second, "> ", 4)
+	typeLine("after the interrupt")
+	term.waitOutput(t, 20*time.Second, "Fourth answer.")
+	if _, err := term.pty.Write([]byte{4}); err != nil { // Ctrl-D
+		t.Fatal(err)
+	}
+	out := term.output()
+	if code := term.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, out)
+	}
+	if strings.Contains(out, "no answer in time") {
+		t.Errorf("the interrupted question was reported as timed out\n%s", out)
+	}
+	// Each question comes after its call's tool-call line, on a line of
+	// its own.
+	for i, part := range strings.Split(out, "approval needed")[1:] {
+		before := strings.Split(out, "approval needed")[i]
+		if !strings.Contains(before[strings.LastIndex(before, "\n> ")+1:], "→ [1] shop/delete_order") {
+			t.Errorf("question %d was printed before its tool-call line\n%s", i+1, out)
+		}
+		if strings.Contains(part, "Allow?") && strings.Contains(part[strings.Index(part, "Allow?"):], "Allow? [y] once  [n] deny: →") {
+			t.Errorf("a tool-call line landed on question %d's input line", i+1)
+		}
+	}
+	rtWantNoText(t, "the terminal", out, s.tenantValue)
+	model.wantNoFailures(t)
+	if got := s.executed(t); !slices.Equal(got, []string{"delete_order"}) {
+		t.Errorf("the server ran %v, want delete_order once", got)
+	}
+	byCall := rtAuditByCall(t, rtReadAudit(t, rtAuditPath(s.cfg)))
+	rtWantAudit(t, byCall, "c1", "delete_order", "ask", "approved", "ok")
+	rtWantAudit(t, byCall, "c2", "delete_order", "ask", "rejected", "not_executed")
+	a := rtWantAudit(t, byCall, "c3", "delete_order", "ask", "rejected", "not_executed")
+	if len(a.Approvers) != 1 || a.Approvers[0].Decision != "deny" || a.Approvers[0].ID != "tester" {
+		t.Errorf("interrupted call's approvers %+v, want one deny vote by tester", a.Approvers)
+	}
+	rec := model.recording(t)
+	if len(rec) != 6 {
+		t.Fatalf("%d model requests, want 6", len(rec))
+	}
+	var texts []string
+	for _, m := range rec.MessagesOf(5) {
+		texts = append(texts, m.Role+":"+m.Text())
+	}
+	joined := strings.Join(texts, "|")
+	for _, want := range []string{"user:after the interrupt", `Approver note: "interrupted"`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the request after the interrupt lacks %q: %s", want, joined)
 		}
 	}
 }
