@@ -237,10 +237,10 @@ type callOutcome struct {
 
 // runToolCalls runs a step's tool calls concurrently. Their events are
 // forwarded from this goroutine (the iterator's), in the order they happen,
-// and a call goes on only once the consumer has had its event: the
-// tool_call event is handled (printed by the CLI) before the call's
-// approver is asked, and an event is not lost when the turn is cancelled
-// (this loop takes every event until the calls end).
+// and a call goes on only once the consumer has had its event: every
+// tool_call event of the step is handled (printed by the CLI) before any
+// of the step's approvers is asked, and an event is not lost when the turn
+// is cancelled (this loop takes every event until the calls end).
 func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
 	type delivery struct {
@@ -248,16 +248,26 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		done chan<- struct{}
 	}
 	events := make(chan delivery)
-	var wg sync.WaitGroup
+	var wg, announced sync.WaitGroup
+	announced.Add(len(calls))
 	for i, tc := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			done := make(chan struct{}, 1)
+			first := true // runToolCall's first event is its tool_call
 			outcomes[i] = t.s.runToolCall(ctx, view, tc, t.steps, func(e Event) {
 				events <- delivery{e, done}
 				<-done
+				if first {
+					first = false
+					announced.Done()
+					announced.Wait()
+				}
 			})
+			if first {
+				announced.Done()
+			}
 		}()
 	}
 	go func() {

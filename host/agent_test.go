@@ -402,16 +402,23 @@ func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
 	}
 }
 
-// A call's approver is asked only once the consumer has handled the call's
-// tool_call event (the CLI prints the tool-call line before the prompt),
+// A call's approver is asked only once the consumer has handled the
+// tool_call events of every call of the step (the CLI prints the tool-call
+// lines before the prompt),
 // and a turn cancelled at the question still delivers the call's approval
 // and result events.
 func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
 	var handled sync.Map // call id -> tool_call event handled
 	var cancelTurn context.CancelFunc
 	approver := approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
-		if _, ok := handled.Load(req.CallID); !ok {
-			t.Errorf("approver asked about %s before its tool_call event was handled", req.CallID)
+		step := []string{"c1", "c2"} // the calls of the step
+		if req.CallID == "c3" {
+			step = []string{"c3"}
+		}
+		for _, id := range step {
+			if _, ok := handled.Load(id); !ok {
+				t.Errorf("approver asked about %s before the tool_call event of %s was handled", req.CallID, id)
+			}
 		}
 		if req.CallID == "c3" {
 			cancelTurn() // Ctrl-C at the question
