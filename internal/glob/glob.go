@@ -65,16 +65,6 @@ func Compile(p string) (Pattern, error) {
 	return Pattern{p: p, kind: kindWild}, nil
 }
 
-// MustCompile is Compile for patterns known to be valid; it panics
-// otherwise (for constants in code, never for configuration).
-func MustCompile(p string) Pattern {
-	g, err := Compile(p)
-	if err != nil {
-		panic("glob: " + err.Error())
-	}
-	return g
-}
-
 // String returns the pattern as written.
 func (g Pattern) String() string { return g.p }
 
