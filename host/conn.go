@@ -597,7 +597,7 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 			if err := secureparams.Validate(t); err != nil {
 				ct.Status, ct.Reason = ToolExcluded, exclusionReason(err)
 			} else if !filterAllows(filter, t.Name) {
-				ct.Status, ct.Reason = ToolHidden, "filtered out by the server's tools allow/deny list"
+				ct.Status, ct.Reason = ToolHidden, fmt.Sprintf("filtered out by the server's tools allow/deny list (mcpServers.%s.tools in the config; change it to offer the tool)", server)
 			}
 		}
 		tools = append(tools, ct)
