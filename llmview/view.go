@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 // Tool is one tool offered to the model.
@@ -139,7 +139,7 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 		return emptyParameters()
 	}
 	var typ, props, required json.RawMessage
-	for _, m := range secureparams.ObjectMembers(trimmed) {
+	for _, m := range jsonlex.ObjectMembers(trimmed) {
 		switch m.Key { // the last of repeated keys wins, as when decoding
 		case "type":
 			typ = m.Value

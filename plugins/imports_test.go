@@ -11,8 +11,8 @@ import (
 // TestLayering pins the package boundaries of the design: a plugin
 // author's binary links the credential contract (bindings) and the SDK,
 // never the host's configuration, approvals or host packages (nor viper
-// and go-toml through them); bindings itself imports no agenthost package
-// but internal leaves.
+// and go-toml through them); bindings, childproc and llmview import no
+// agenthost package but internal leaves.
 func TestLayering(t *testing.T) {
 	tests := []struct {
 		pkg       string
@@ -25,6 +25,7 @@ func TestLayering(t *testing.T) {
 		}},
 		{"../bindings", nil},
 		{"../childproc", nil},
+		{"../llmview", nil}, // the model's tool view is pure: no host package
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

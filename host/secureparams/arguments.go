@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 // MaxArgumentDepth bounds how deeply the model's arguments may nest. Deeper
@@ -115,19 +117,19 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 		sets     map[int]map[string]struct{} // by index in open
 	)
 	open, names := openBuf[:0], namesBuf[:0]
-	lx := lexer{data: args}
-	for kind, raw := lx.next(); kind != tokenEnd; kind, raw = lx.next() {
+	lx := jsonlex.New(args)
+	for kind, raw := lx.Next(); kind != jsonlex.End; kind, raw = lx.Next() {
 		switch kind {
-		case tokenObjectStart, tokenArrayStart:
+		case jsonlex.ObjectStart, jsonlex.ArrayStart:
 			if len(open) >= MaxArgumentDepth {
 				return nil, true, false, nil
 			}
 			first := int32(-1)
-			if kind == tokenObjectStart {
+			if kind == jsonlex.ObjectStart {
 				first = int32(len(names))
 			}
 			open = append(open, first)
-		case tokenObjectEnd, tokenArrayEnd:
+		case jsonlex.ObjectEnd, jsonlex.ArrayEnd:
 			top := len(open) - 1
 			if first := open[top]; first >= 0 {
 				clear(names[first:])
@@ -135,11 +137,11 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 				delete(sets, top)
 			}
 			open = open[:top]
-		case tokenKey:
-			plain := plainString(raw)
+		case jsonlex.Key:
+			plain := jsonlex.PlainString(raw)
 			var key string
 			if !plain {
-				key = unquote(raw)
+				key = jsonlex.Unquote(raw)
 			}
 			if top := len(open) - 1; !dup && top >= 0 {
 				if set, ok := sets[top]; ok {
@@ -160,7 +162,7 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 					if len(names)-int(first) >= manyKeys {
 						set := make(map[string]struct{}, 2*manyKeys)
 						for _, prev := range names[first:] {
-							set[unquote(prev)] = struct{}{}
+							set[jsonlex.Unquote(prev)] = struct{}{}
 						}
 						clear(names[first:])
 						names = names[:first]
@@ -203,10 +205,10 @@ func sameKey(a, b []byte) bool {
 	if string(a) == string(b) {
 		return true
 	}
-	if plainString(a) && plainString(b) {
+	if jsonlex.PlainString(a) && jsonlex.PlainString(b) {
 		return false
 	}
-	return unquote(a) == unquote(b)
+	return jsonlex.Unquote(a) == jsonlex.Unquote(b)
 }
 
 // secureTarget is a secure name prepared for matching many keys.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 // The listing path parses thousands of definitions at once. encoding/json's
@@ -28,8 +30,8 @@ var errTooDeep = errors.New("nesting too deep for the fast path")
 // would: objects as map[string]any (the last of repeated keys wins), numbers
 // as json.Number, strings as encoding/json decodes them.
 func decodeValid(doc []byte) (any, error) {
-	lx := lexer{data: doc}
-	kind, raw := lx.next()
+	lx := jsonlex.New(doc)
+	kind, raw := lx.Next()
 	v, err := decodeValue(&lx, kind, raw, 0)
 	if errors.Is(err, errTooDeep) {
 		return decodeJSON(doc)
@@ -37,37 +39,37 @@ func decodeValid(doc []byte) (any, error) {
 	return v, err
 }
 
-func decodeValue(lx *lexer, kind tokenKind, raw []byte, depth int) (any, error) {
+func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (any, error) {
 	switch kind {
-	case tokenObjectStart:
+	case jsonlex.ObjectStart:
 		if depth >= maxFastDepth {
 			return nil, errTooDeep
 		}
 		obj := map[string]any{}
 		for {
-			k, kraw := lx.next()
-			if k == tokenObjectEnd {
+			k, kraw := lx.Next()
+			if k == jsonlex.ObjectEnd {
 				return obj, nil
 			}
-			if k != tokenKey {
+			if k != jsonlex.Key {
 				return nil, errors.New("malformed object")
 			}
-			name := unquote(kraw)
-			vk, vraw := lx.next()
+			name := jsonlex.Unquote(kraw)
+			vk, vraw := lx.Next()
 			v, err := decodeValue(lx, vk, vraw, depth+1)
 			if err != nil {
 				return nil, err
 			}
 			obj[name] = v
 		}
-	case tokenArrayStart:
+	case jsonlex.ArrayStart:
 		if depth >= maxFastDepth {
 			return nil, errTooDeep
 		}
 		list := []any{}
 		for {
-			k, vraw := lx.next()
-			if k == tokenArrayEnd {
+			k, vraw := lx.Next()
+			if k == jsonlex.ArrayEnd {
 				return list, nil
 			}
 			v, err := decodeValue(lx, k, vraw, depth+1)
@@ -76,9 +78,9 @@ func decodeValue(lx *lexer, kind tokenKind, raw []byte, depth int) (any, error) 
 			}
 			list = append(list, v)
 		}
-	case tokenString, tokenKey:
-		return unquote(raw), nil
-	case tokenScalar:
+	case jsonlex.String, jsonlex.Key:
+		return jsonlex.Unquote(raw), nil
+	case jsonlex.Scalar:
 		switch string(raw) {
 		case "true":
 			return true, nil
@@ -100,8 +102,8 @@ func decodeValue(lx *lexer, kind tokenKind, raw []byte, depth int) (any, error) 
 // written straight from the tokens.
 func canonicalHashValid(doc []byte) (string, error) {
 	c := canonicaliser{out: make([]byte, 0, len(doc))}
-	lx := lexer{data: doc}
-	kind, raw := lx.next()
+	lx := jsonlex.New(doc)
+	kind, raw := lx.Next()
 	if err := c.value(&lx, kind, raw, 0); err != nil {
 		if errors.Is(err, errTooDeep) {
 			_, hash, err := canonicalHash(doc)
@@ -123,21 +125,21 @@ type canonMember struct {
 	start, end int // the member's encoding ("key":value) in out
 }
 
-func (c *canonicaliser) value(lx *lexer, kind tokenKind, raw []byte, depth int) error {
+func (c *canonicaliser) value(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) error {
 	switch kind {
-	case tokenObjectStart:
+	case jsonlex.ObjectStart:
 		if depth >= maxFastDepth {
 			return errTooDeep
 		}
 		return c.object(lx, depth)
-	case tokenArrayStart:
+	case jsonlex.ArrayStart:
 		if depth >= maxFastDepth {
 			return errTooDeep
 		}
 		c.out = append(c.out, '[')
 		for i := 0; ; i++ {
-			k, vraw := lx.next()
-			if k == tokenArrayEnd {
+			k, vraw := lx.Next()
+			if k == jsonlex.ArrayEnd {
 				c.out = append(c.out, ']')
 				return nil
 			}
@@ -148,10 +150,10 @@ func (c *canonicaliser) value(lx *lexer, kind tokenKind, raw []byte, depth int) 
 				return err
 			}
 		}
-	case tokenString, tokenKey:
+	case jsonlex.String, jsonlex.Key:
 		c.out = appendCanonicalString(c.out, raw)
 		return nil
-	case tokenScalar:
+	case jsonlex.Scalar:
 		c.out = append(c.out, raw...)
 		return nil
 	default:
@@ -159,25 +161,25 @@ func (c *canonicaliser) value(lx *lexer, kind tokenKind, raw []byte, depth int) 
 	}
 }
 
-func (c *canonicaliser) object(lx *lexer, depth int) error {
+func (c *canonicaliser) object(lx *jsonlex.Lexer, depth int) error {
 	start := len(c.out)
 	var members []canonMember
 	sorted := true
 	for {
-		k, kraw := lx.next()
-		if k == tokenObjectEnd {
+		k, kraw := lx.Next()
+		if k == jsonlex.ObjectEnd {
 			break
 		}
-		if k != tokenKey {
+		if k != jsonlex.Key {
 			return errors.New("malformed object")
 		}
-		m := canonMember{key: unquote(kraw), start: len(c.out)}
+		m := canonMember{key: jsonlex.Unquote(kraw), start: len(c.out)}
 		if n := len(members); n > 0 && members[n-1].key >= m.key {
 			sorted = false
 		}
 		c.out = appendCanonicalString(c.out, kraw)
 		c.out = append(c.out, ':')
-		vk, vraw := lx.next()
+		vk, vraw := lx.Next()
 		if err := c.value(lx, vk, vraw, depth+1); err != nil {
 			return err
 		}
@@ -220,12 +222,12 @@ func (c *canonicaliser) object(lx *lexer, depth int) error {
 // its decoded text (no HTML escaping). Plain ASCII strings are their own
 // encoding; others are decoded and re-encoded.
 func appendCanonicalString(dst, raw []byte) []byte {
-	if plainString(raw) {
+	if jsonlex.PlainString(raw) {
 		return append(dst, raw...)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(unquote(raw)) // a string always encodes
+	_ = enc.Encode(jsonlex.Unquote(raw)) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 func TestCheckArgumentsRefusesDuplicateKeys(t *testing.T) {
@@ -203,13 +205,13 @@ func sameVerdict(a, b error) bool {
 // its ASCII letters (the document's meaning is unchanged).
 func escapeAll(doc string) string {
 	var b strings.Builder
-	lx := lexer{data: []byte(doc)}
+	lx := jsonlex.New([]byte(doc))
 	last := 0
-	for kind, raw := lx.next(); kind != tokenEnd; kind, raw = lx.next() {
-		if kind != tokenKey && kind != tokenString {
+	for kind, raw := lx.Next(); kind != jsonlex.End; kind, raw = lx.Next() {
+		if kind != jsonlex.Key && kind != jsonlex.String {
 			continue
 		}
-		end := lx.pos
+		end := lx.Pos()
 		start := end - len(raw)
 		b.WriteString(doc[last:start])
 		b.WriteByte('"')

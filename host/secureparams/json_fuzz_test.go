@@ -2,9 +2,7 @@ package secureparams
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -27,8 +25,8 @@ func fastJSONSeeds() []string {
 
 // FuzzFastJSON checks the lexer-based decoder and canonical hash against
 // encoding/json: for any valid document the same value and the same hash;
-// equal values (re-encoded by encoding/json) hash equal; the lexer's
-// tokens are encoding/json's.
+// equal values (re-encoded by encoding/json) hash equal. (The lexer's own
+// tokens are checked against encoding/json's in internal/jsonlex.)
 func FuzzFastJSON(f *testing.F) {
 	for _, s := range fastJSONSeeds() {
 		f.Add(s)
@@ -59,45 +57,7 @@ func FuzzFastJSON(f *testing.F) {
 		if h, err := canonicalHashValid(again); err != nil || h != wantHash {
 			t.Fatalf("%q and its re-encoding %s hash differently", doc, again)
 		}
-		checkTokens(t, doc)
 	})
-}
-
-// checkTokens compares the lexer's token stream with json.Decoder's.
-func checkTokens(t *testing.T, doc string) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(doc))
-	dec.UseNumber()
-	lx := lexer{data: []byte(doc)}
-	for {
-		kind, raw := lx.next()
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			if kind != tokenEnd {
-				t.Fatalf("%q: lexer has more tokens (%d %q)", doc, kind, raw)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("%q: encoding/json: %v", doc, err)
-		}
-		ok := false
-		switch x := tok.(type) {
-		case json.Delim:
-			ok = map[json.Delim]tokenKind{'{': tokenObjectStart, '}': tokenObjectEnd, '[': tokenArrayStart, ']': tokenArrayEnd}[x] == kind
-		case string:
-			ok = (kind == tokenKey || kind == tokenString) && unquote(raw) == x
-		case json.Number:
-			ok = kind == tokenScalar && string(raw) == string(x)
-		case bool:
-			ok = kind == tokenScalar && string(raw) == map[bool]string{true: "true", false: "false"}[x]
-		case nil:
-			ok = kind == tokenScalar && string(raw) == "null"
-		}
-		if !ok {
-			t.Fatalf("%q: lexer token %d %q, encoding/json %#v", doc, kind, raw, tok)
-		}
-	}
 }
 
 func splitSeeds() []string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 // ListedTool is one definition split out of a tools/list result by
@@ -61,29 +63,29 @@ func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
 // definitions are split in the same single pass that reads the result's
 // members.
 func SplitValidToolsPage(page json.RawMessage) (ToolsPage, error) {
-	lx := lexer{data: page}
-	if kind, _ := lx.next(); kind != tokenObjectStart {
+	lx := jsonlex.New(page)
+	if kind, _ := lx.Next(); kind != jsonlex.ObjectStart {
 		return splitToolsPageSlow(page)
 	}
 	var out ToolsPage
 	var cursor json.RawMessage
 	sawTools := false
 	for {
-		kind, raw := lx.next()
-		if kind != tokenKey {
+		kind, raw := lx.Next()
+		if kind != jsonlex.Key {
 			break
 		}
-		key := unquote(raw)
+		key := jsonlex.Unquote(raw)
 		if (key != "tools" && strings.EqualFold(key, "tools")) || (key != "nextCursor" && strings.EqualFold(key, "nextCursor")) {
 			// encoding/json matches member names without regard to case;
 			// such pages are rare enough to read its way.
 			return splitToolsPageSlow(page)
 		}
-		start := lx.valueStart()
+		start := lx.ValueStart()
 		if key != "tools" {
-			lx.skipValue()
+			lx.SkipValue()
 			if key == "nextCursor" {
-				cursor = page[start:lx.pos:lx.pos]
+				cursor = page[start:lx.Pos():lx.Pos()]
 			}
 			continue
 		}
@@ -94,15 +96,15 @@ func SplitValidToolsPage(page json.RawMessage) (ToolsPage, error) {
 		}
 		// The last "tools" wins, as with encoding/json.
 		sawTools, out.Tools = true, out.Tools[:0]
-		lx.next() // '['
+		lx.Next() // '['
 		for {
-			item := lx.valueStart()
+			item := lx.ValueStart()
 			if item >= len(page) || page[item] == ']' {
-				lx.next() // ']'
+				lx.Next() // ']'
 				break
 			}
-			lx.skipValue()
-			out.Tools = append(out.Tools, ListedTool{Raw: page[item:lx.pos:lx.pos], valid: true})
+			lx.SkipValue()
+			out.Tools = append(out.Tools, ListedTool{Raw: page[item:lx.Pos():lx.Pos()], valid: true})
 		}
 	}
 	if !sawTools {
@@ -111,7 +113,7 @@ func SplitValidToolsPage(page json.RawMessage) (ToolsPage, error) {
 	switch {
 	case cursor == nil || string(cursor) == "null":
 	case cursor[0] == '"':
-		s := unquote(cursor)
+		s := jsonlex.Unquote(cursor)
 		out.NextCursor = &s
 	default:
 		return splitToolsPageSlow(page)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
 // Limits on how much schema the host will reason about. A schema beyond them
@@ -57,7 +59,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		dupAnchor   string
 		dupAnchorAt string
 	)
-	err := walkTokens(doc, label, known, func(path []string, key string, kind tokenKind, raw []byte) *problem {
+	err := walkTokens(doc, label, known, func(path []string, key string, kind jsonlex.Kind, raw []byte) *problem {
 		*nodes--
 		if *nodes < 0 {
 			return newProblem(RuleLimits, "the tool's schemas exceed %d JSON values (limit reached in %s)", MaxSchemaNodes, label)
@@ -72,7 +74,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		if key == "x-mcp-header" {
 			res.headerOwners = append(res.headerOwners, pointer(owner))
 		}
-		if kind != tokenString {
+		if kind != jsonlex.String {
 			return nil
 		}
 		switch key {
@@ -80,7 +82,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		default:
 			return nil
 		}
-		s := unquote(raw)
+		s := jsonlex.Unquote(raw)
 		switch key {
 		case "$ref":
 			hasRef = true
@@ -115,7 +117,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 
 // checkDuplicateKeys rejects a document in which any object repeats a key.
 func checkDuplicateKeys(doc json.RawMessage, label string, known validity) *problem {
-	return walkTokens(doc, label, known, func([]string, string, tokenKind, []byte) *problem { return nil })
+	return walkTokens(doc, label, known, func([]string, string, jsonlex.Kind, []byte) *problem { return nil })
 }
 
 // keySet detects repeated member names; most schema objects have a handful
@@ -165,7 +167,7 @@ const (
 // member, its name. kind and raw describe the value (raw only for strings
 // and scalars). It reports invalid JSON and repeated member names itself,
 // naming the document label.
-func walkTokens(doc json.RawMessage, label string, known validity, visit func(path []string, key string, kind tokenKind, raw []byte) *problem) *problem {
+func walkTokens(doc json.RawMessage, label string, known validity, visit func(path []string, key string, kind jsonlex.Kind, raw []byte) *problem) *problem {
 	if known != knownValid && !json.Valid(doc) {
 		var v any
 		err := json.Unmarshal(doc, &v)
@@ -180,21 +182,21 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 		stack []frame
 		path  []string
 	)
-	lx := lexer{data: doc}
+	lx := jsonlex.New(doc)
 	for {
-		kind, raw := lx.next()
+		kind, raw := lx.Next()
 		n := len(stack)
 		switch kind {
-		case tokenEnd:
+		case jsonlex.End:
 			return nil
-		case tokenKey:
-			text := unquote(raw)
+		case jsonlex.Key:
+			text := jsonlex.Unquote(raw)
 			if stack[n-1].keys.add(text) {
 				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, at(pointer(path)))
 			}
 			path = append(path, text)
 			continue
-		case tokenObjectEnd, tokenArrayEnd:
+		case jsonlex.ObjectEnd, jsonlex.ArrayEnd:
 			stack = stack[:n-1]
 		default:
 			key := ""
@@ -208,8 +210,8 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 			if p := visit(path, key, kind, raw); p != nil {
 				return p
 			}
-			if kind == tokenObjectStart || kind == tokenArrayStart {
-				stack = append(stack, frame{object: kind == tokenObjectStart})
+			if kind == jsonlex.ObjectStart || kind == jsonlex.ArrayStart {
+				stack = append(stack, frame{object: kind == jsonlex.ObjectStart})
 				continue
 			}
 		}

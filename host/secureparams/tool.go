@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agenthost/agenthost/internal/jsonlex"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -128,7 +129,7 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	if len(rawName) == 0 || rawName[0] != '"' {
 		return nil, fmt.Errorf("%w: missing or non-string name", ErrMalformedTool)
 	}
-	name = unquote(rawName)
+	name = jsonlex.Unquote(rawName)
 
 	t := &Tool{
 		Name:     name,
@@ -192,18 +193,15 @@ func (t *Tool) DefHash() string {
 }
 
 // Member is one member of a JSON object: its name, decoded, and its value,
-// raw.
-type Member struct {
-	Key   string
-	Value json.RawMessage
-}
+// raw. It is jsonlex.Member, kept here for callers of ObjectMembers.
+type Member = jsonlex.Member
 
 // ObjectMembers splits a JSON object already known to be valid into its
 // members, in order (a repeated key appears again, later), without reading
-// inside the values. It is the lexer's view of an object for callers
-// outside this package (llmview reads a schema's root with it).
+// inside the values. It is jsonlex.ObjectMembers, kept for callers outside
+// this package.
 func ObjectMembers(obj json.RawMessage) []Member {
-	return topLevelFields(bytes.TrimSpace(obj))
+	return jsonlex.ObjectMembers(obj)
 }
 
 // toolFields are the top-level members of a definition, raw, in order.
@@ -223,19 +221,7 @@ func (f toolFields) get(key string) json.RawMessage {
 // topLevelFields splits a valid JSON object into its members, skipping the
 // values' insides.
 func topLevelFields(obj []byte) toolFields {
-	lx := lexer{data: obj}
-	lx.next() // '{'
-	var fields toolFields
-	for {
-		kind, raw := lx.next()
-		if kind != tokenKey {
-			return fields
-		}
-		key := unquote(raw)
-		start := lx.valueStart()
-		lx.skipValue()
-		fields = append(fields, Member{Key: key, Value: obj[start:lx.pos:lx.pos]})
-	}
+	return jsonlex.ObjectMembers(obj)
 }
 
 // optionalString reads a string field; a present non-string value is kept
@@ -249,7 +235,7 @@ func optionalString(t *Tool, fields toolFields, key string) string {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the tool's %q is not a string and was ignored", key))
 		return ""
 	}
-	return unquote(raw)
+	return jsonlex.Unquote(raw)
 }
 
 // canonicalHash decodes raw and hashes it with object keys sorted and

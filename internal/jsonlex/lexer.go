@@ -1,0 +1,166 @@
+package jsonlex
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Kind classifies what Lexer.Next read.
+type Kind uint8
+
+const (
+	End Kind = iota
+	ObjectStart
+	ObjectEnd
+	ArrayStart
+	ArrayEnd
+	Key    // an object member name; raw is the quoted string
+	String // a string value; raw is the quoted string
+	Scalar // a number, true, false or null; raw is the literal
+)
+
+// Lexer walks a document that json.Valid has already accepted, without
+// recursion and without the per-token allocations of json.Decoder.Token
+// (which made the guard and the schema scans several times slower). Because
+// the input is valid, separators can simply be skipped, and a string is a
+// member name exactly when a colon follows it. It must only be given
+// valid JSON.
+type Lexer struct {
+	data []byte
+	pos  int
+}
+
+// New returns a Lexer at the start of data.
+func New(data []byte) Lexer {
+	return Lexer{data: data}
+}
+
+// Pos is the offset in the document just past the last token read (or
+// past the separators ValueStart skipped).
+func (l *Lexer) Pos() int {
+	return l.pos
+}
+
+// Next returns the next token and its raw bytes (with quotes, for strings
+// and keys); text is decoded only on request (Unquote), since most values
+// are never looked at.
+func (l *Lexer) Next() (Kind, []byte) {
+	for l.pos < len(l.data) {
+		c := l.data[l.pos]
+		switch c {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			l.pos++
+			continue
+		case '{':
+			l.pos++
+			return ObjectStart, nil
+		case '}':
+			l.pos++
+			return ObjectEnd, nil
+		case '[':
+			l.pos++
+			return ArrayStart, nil
+		case ']':
+			l.pos++
+			return ArrayEnd, nil
+		case '"':
+			return l.str()
+		default:
+			start := l.pos
+			for l.pos < len(l.data) && !endsScalar(l.data[l.pos]) {
+				l.pos++
+			}
+			return Scalar, l.data[start:l.pos]
+		}
+	}
+	return End, nil
+}
+
+func (l *Lexer) str() (Kind, []byte) {
+	start := l.pos
+	l.pos++
+	for l.pos < len(l.data) {
+		c := l.data[l.pos]
+		if c == '\\' {
+			l.pos += 2
+			continue
+		}
+		l.pos++
+		if c == '"' {
+			break
+		}
+	}
+	raw := l.data[start:l.pos]
+	i := l.pos
+	for i < len(l.data) && isSpace(l.data[i]) {
+		i++
+	}
+	if i < len(l.data) && l.data[i] == ':' {
+		return Key, raw
+	}
+	return String, raw
+}
+
+// PlainString reports whether a raw JSON string has no escapes and only
+// ASCII, so its text is the bytes between the quotes.
+func PlainString(raw []byte) bool {
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// Unquote decodes a raw JSON string the way encoding/json does (escapes,
+// invalid UTF-8 mapped to U+FFFD).
+func Unquote(raw []byte) string {
+	if PlainString(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var text string
+	_ = json.Unmarshal(raw, &text) // raw came from a document json.Valid accepted
+	return text
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func endsScalar(c byte) bool {
+	return isSpace(c) || c == ',' || c == ']' || c == '}'
+}
+
+// ValueStart skips separators and returns where the next value begins.
+func (l *Lexer) ValueStart() int {
+	for l.pos < len(l.data) {
+		switch l.data[l.pos] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			l.pos++
+		default:
+			return l.pos
+		}
+	}
+	return l.pos
+}
+
+// SkipValue moves past one whole value (of a valid document).
+func (l *Lexer) SkipValue() {
+	depth := 0
+	for {
+		kind, _ := l.Next()
+		switch kind {
+		case ObjectStart, ArrayStart:
+			depth++
+		case ObjectEnd, ArrayEnd:
+			depth--
+		case End:
+			return
+		case Key:
+			continue
+		}
+		if depth <= 0 {
+			return
+		}
+	}
+}

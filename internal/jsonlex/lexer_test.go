@@ -1,0 +1,155 @@
+package jsonlex
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func tokenSeeds() []string {
+	return []string{
+		`{}`, `[]`, `"x"`, `1.50`, `true`, `null`, `{"b":1,"a":2}`, `{"a":1,"a":2}`,
+		`{"z":{"y":[1,2,{"x":"<&>"}],"a":null},"m":"é\u00e9\n\t\"\\/","k":1e10}`,
+		`{"dup":{"a":1},"x":0,"dup":{"b":2}}`,
+		`{"s":"\ud83d\ude00 \u2028 \u0001 \ud800","n":-0.0,"big":123456789012345678901234567890}`,
+		` { "name" : "t" , "inputSchema" : { "type" : "object" } } `,
+		"{\"a\":\"bad \xff utf8\"}", `{"":1,"a":{"":{"":[]}}}`, `{"b":1,"a":2,"b":3}`,
+		`{"\u0061":1,"a":2}`, `[{"a":[]},{"a":{}}]`, `{"x":"\u007f\u0000"}`,
+		`{"a" : "k" , "b":[ "v" , {"c" :1}] }`,
+		`{"name":"t","description":"d","inputSchema":{"type":"object","properties":{"q":{"type":"string","enum":["a","b"]}},"required":["q"]},"secureInputSchema":{"type":"object","properties":{"token":{"type":"string"}}}}`,
+		`{"a":1`, `[1,]`, `{"a" 1}`, `tru`, ``, ` `,
+	}
+}
+
+// FuzzTokens checks that for any valid document the lexer's tokens are
+// encoding/json's, and that ObjectMembers splits an object as decoding it
+// into ordered members would.
+func FuzzTokens(f *testing.F) {
+	for _, s := range tokenSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if !json.Valid([]byte(doc)) {
+			return // the lexer is only ever given validated documents
+		}
+		checkTokens(t, doc)
+		checkMembers(t, doc)
+	})
+}
+
+// checkTokens compares the lexer's token stream with json.Decoder's.
+func checkTokens(t *testing.T, doc string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	lx := New([]byte(doc))
+	for {
+		kind, raw := lx.Next()
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			if kind != End {
+				t.Fatalf("%q: lexer has more tokens (%d %q)", doc, kind, raw)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: encoding/json: %v", doc, err)
+		}
+		ok := false
+		switch x := tok.(type) {
+		case json.Delim:
+			ok = map[json.Delim]Kind{'{': ObjectStart, '}': ObjectEnd, '[': ArrayStart, ']': ArrayEnd}[x] == kind
+		case string:
+			ok = (kind == Key || kind == String) && Unquote(raw) == x
+		case json.Number:
+			ok = kind == Scalar && string(raw) == string(x)
+		case bool:
+			ok = kind == Scalar && string(raw) == map[bool]string{true: "true", false: "false"}[x]
+		case nil:
+			ok = kind == Scalar && string(raw) == "null"
+		}
+		if !ok {
+			t.Fatalf("%q: lexer token %d %q, encoding/json %#v", doc, kind, raw, tok)
+		}
+	}
+}
+
+// checkMembers compares ObjectMembers with encoding/json reading the
+// object's members one by one, in order, each value raw.
+func checkMembers(t *testing.T, doc string) {
+	t.Helper()
+	trimmed := strings.TrimSpace(doc)
+	if !strings.HasPrefix(trimmed, "{") {
+		return
+	}
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	if _, err := dec.Token(); err != nil {
+		t.Fatalf("%q: encoding/json: %v", doc, err)
+	}
+	var want []Member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%q: encoding/json: %v", doc, err)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			t.Fatalf("%q: encoding/json: %v", doc, err)
+		}
+		want = append(want, Member{Key: tok.(string), Value: value})
+	}
+	if diff := cmp.Diff(want, ObjectMembers([]byte(doc))); diff != "" {
+		t.Fatalf("ObjectMembers(%q) (-encoding/json +jsonlex):\n%s", doc, diff)
+	}
+}
+
+func TestObjectMembers(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  string
+		want []Member
+	}{
+		{"empty", `{}`, nil},
+		{"spaces around", " \n{ \"a\" : 1 }\t", []Member{{"a", json.RawMessage(`1`)}}},
+		{"order and repeats kept", `{"b":1,"a":[1,{"x":2}],"b":"s"}`,
+			[]Member{{"b", json.RawMessage(`1`)}, {"a", json.RawMessage(`[1,{"x":2}]`)}, {"b", json.RawMessage(`"s"`)}}},
+		{"key decoded, value raw", `{"\u0074ype":"\u006fbject"}`, []Member{{"type", json.RawMessage(`"\u006fbject"`)}}},
+		{"nested keys not members", `{"p":{"type":"x"},"q":null}`,
+			[]Member{{"p", json.RawMessage(`{"type":"x"}`)}, {"q", json.RawMessage(`null`)}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ObjectMembers([]byte(tc.obj))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ObjectMembers(%s) (-want +got):\n%s", tc.obj, diff)
+			}
+			for _, m := range got {
+				if cap(m.Value) != len(m.Value) {
+					t.Errorf("member %q: value has spare capacity %d, appending would overwrite the document", m.Key, cap(m.Value)-len(m.Value))
+				}
+			}
+		})
+	}
+}
+
+// The lexer is allocation-free: reading a document's tokens and splitting
+// it costs only the members slice (and keys that need decoding).
+func TestLexerDoesNotAllocate(t *testing.T) {
+	doc := []byte(tokenSeeds()[8])
+	allocs := testing.AllocsPerRun(100, func() {
+		lx := New(doc)
+		for kind, _ := lx.Next(); kind != End; kind, _ = lx.Next() {
+		}
+		lx = New(doc)
+		lx.Next()
+		lx.ValueStart()
+		lx.SkipValue()
+	})
+	if allocs != 0 {
+		t.Errorf("lexing allocates %v times per run, want 0", allocs)
+	}
+}
