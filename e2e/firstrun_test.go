@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,6 +96,43 @@ func TestFirstRunWithAClaudeDesktopConfig(t *testing.T) {
 		// What the model was told names no operator detail.
 		if text := results[0].text(); strings.Contains(text, "policy init") {
 			t.Errorf("the model is told the operator's fix: %q", text)
+		}
+	})
+
+	t.Run("policy init into the Claude Desktop file", func(t *testing.T) {
+		t.Parallel()
+		cfg := claudeDesktopConfig(t, nil, root)
+		before, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, nil, "--config", cfg, "policy", "init")
+		wantCode(t, r, 0)
+		var printed struct {
+			Approvals struct {
+				Catalogue []obj `json:"catalogue"`
+				Rules     []obj `json:"rules"`
+			} `json:"approvals"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &printed); err != nil || len(printed.Approvals.Catalogue) < 20 || len(printed.Approvals.Rules) == 0 {
+			t.Fatalf("policy init on a JSON config does not print a JSON approvals block (%v)\n%s", err, r)
+		}
+		r = run(t, nil, "--config", cfg, "policy", "init", "--write")
+		wantCode(t, r, 0)
+		after, _ := os.ReadFile(cfg)
+		if !strings.HasPrefix(string(after), strings.TrimRight(string(before[:strings.LastIndex(string(before), "}")]), " \n")) {
+			t.Errorf("the file's own text was not kept:\n%s", after)
+		}
+		// Reads run without asking; writes ask, and nobody is here to answer.
+		r = run(t, nil, "--config", cfg, "call", "filesystem", "list_directory", "--args", mustJSON(obj{"path": root}), "--approve", "deny")
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, "hello.txt") {
+			t.Errorf("list_directory did not list\n%s", r)
+		}
+		r = run(t, nil, "--config", cfg, "call", "filesystem", "write_file", "--args", mustJSON(obj{"path": filepath.Join(root, "new.txt"), "content": "x"}), "--approve", "deny")
+		wantCode(t, r, 3)
+		if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {
+			t.Error("write_file ran without approval")
 		}
 	})
 

@@ -109,18 +109,18 @@ func TestPolicyInitWrite(t *testing.T) {
 }
 
 // TestPolicyInitRefusesJSON: --write edits YAML only and says so.
-func TestPolicyInitRefusesJSON(t *testing.T) {
+func TestPolicyInitRefusesTOML(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeJSON(t, dir, "agenthost.json", obj{"mcpServers": obj{}})
+	cfg := writeFile(t, dir, "agenthost.toml", []byte("[mcpServers]\n"))
 	before, _ := os.ReadFile(cfg)
 	r := run(t, nil, "--config", cfg, "policy", "init", "--write")
 	wantCode(t, r, 2)
-	if !strings.Contains(r.stderr, "YAML configuration files only") {
+	if !strings.Contains(r.stderr, "YAML and JSON configuration files only") {
 		t.Errorf("no clear refusal\n%s", r)
 	}
 	after, _ := os.ReadFile(cfg)
 	if !bytes.Equal(before, after) {
-		t.Error("the JSON config changed")
+		t.Error("the TOML config changed")
 	}
 }

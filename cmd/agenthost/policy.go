@@ -147,8 +147,8 @@ func (a *app) policyInitCommand() *cobra.Command {
 				if cfg.File == "" {
 					return usageErr(errors.New("--write: no configuration file (give --config or create ./agenthost.yaml)"))
 				}
-				if ext := strings.ToLower(filepath.Ext(cfg.File)); ext != ".yaml" && ext != ".yml" {
-					return usageErr(fmt.Errorf("--write edits YAML configuration files only, not %s: run without --write and merge the printed approvals block by hand", cfg.File))
+				if ext := strings.ToLower(filepath.Ext(cfg.File)); ext != ".yaml" && ext != ".yml" && ext != ".json" {
+					return usageErr(fmt.Errorf("--write edits YAML and JSON configuration files only, not %s: run without --write and merge the printed approvals block by hand", cfg.File))
 				}
 			}
 			h, err := a.newHost(cfg)
@@ -179,6 +179,12 @@ func (a *app) policyInitCommand() *cobra.Command {
 				if err := approvals.WriteInitEntries(a.stdout, plan, indent); err != nil {
 					return err
 				}
+			case isJSONConfig(cfg.File):
+				// A JSON config (a copied Claude Desktop file) gets a
+				// JSON block it can take as it is.
+				if err := approvals.WriteInitJSON(a.stdout, plan); err != nil {
+					return err
+				}
 			default:
 				if err := approvals.WriteInitYAML(a.stdout, plan); err != nil {
 					return err
@@ -193,11 +199,13 @@ func (a *app) policyInitCommand() *cobra.Command {
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	cmd.Flags().BoolVar(&entries, "entries", false, "print only the catalogue entries, to paste under an existing catalogue:")
 	cmd.Flags().IntVar(&indent, "indent", 0, "with --entries: indent every line by this many spaces")
-	cmd.Flags().BoolVar(&write, "write", false, "add the entries (and default rules if the config has none) to the YAML config file")
+	cmd.Flags().BoolVar(&write, "write", false, "add the entries (and default rules if the config has none) to the YAML or JSON config file")
 	return cmd
 }
 
-// writeInit merges plan into the YAML configuration file at path, checks
+func isJSONConfig(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
+
+// writeInit merges plan into the YAML or JSON configuration file at path, checks
 // that the result still loads, and replaces the file (same mode) only when
 // something was added.
 func (a *app) writeInit(path string, plan approvals.InitPlan) error {
@@ -212,7 +220,11 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	if err != nil {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
 	}
-	out, added, rulesAdded, changed, err := approvals.MergeInitYAML(data, plan)
+	merge, format := approvals.MergeInitYAML, config.FormatYAML
+	if isJSONConfig(path) {
+		merge, format = approvals.MergeInitJSON, config.FormatJSON
+	}
+	out, added, rulesAdded, changed, err := merge(data, plan)
 	if err != nil {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: %w", path, err)}
 	}
@@ -220,7 +232,7 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 		fmt.Fprintf(a.stdout, "%s: nothing to add (%d tools already catalogued)\n", path, plan.Present)
 		return nil
 	}
-	if _, err := config.Parse(out, config.FormatYAML, path); err != nil {
+	if _, err := config.Parse(out, format, path); err != nil {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err)}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
