@@ -83,7 +83,7 @@ func unescape(s string, mapped bool) (string, []int32, []int32) {
 			emit(i, i+2, '\t')
 			i += 2
 		case 'u':
-			r, ok := hex4s(s, i+2)
+			r, ok := hex4(s, i+2)
 			if !ok {
 				emit(i, i+1, c)
 				i++
@@ -93,7 +93,7 @@ func unescape(s string, mapped bool) (string, []int32, []int32) {
 			if utf16.IsSurrogate(r) {
 				dec := utf8.RuneError
 				if end+1 < len(s) && s[end] == '\\' && s[end+1] == 'u' {
-					if r2, ok := hex4s(s, end+2); ok {
+					if r2, ok := hex4(s, end+2); ok {
 						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 							dec = d
 							end += 6
@@ -110,28 +110,6 @@ func unescape(s string, mapped bool) (string, []int32, []int32) {
 		}
 	}
 	return string(out), starts, ends
-}
-
-func hex4s(s string, at int) (rune, bool) {
-	if at+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for i := at; i < at+4; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // escapedDepth returns how many rounds of unescaping of s reveal a

@@ -137,12 +137,14 @@ func unquoteJSON(lit []byte) (string, bool) {
 	return string(out), true
 }
 
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
+// hex4 reads the four hex digits of a \u escape at s[at:].
+func hex4[T string | []byte](s T, at int) (rune, bool) {
+	if at+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range b[at : at+4] {
+	for i := at; i < at+4; i++ {
+		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
