@@ -416,7 +416,9 @@ func (c *conn) extensionIDs() []string {
 func (c *conn) negotiatedExtension(cl *client.Client) string {
 	advertised := cl.GetServerCapabilities().Extensions
 	for _, id := range c.extensionIDs() {
-		if _, ok := advertised[id]; ok {
+		// An extension advertised as null is not advertised: its
+		// settings object is missing.
+		if v, ok := advertised[id]; ok && v != nil {
 			return id
 		}
 	}

@@ -123,3 +123,26 @@ func TestPagesFromHandedInTransportsAreValidated(t *testing.T) {
 		t.Errorf("snapshot %s %q with %d tools, want a tools/list error and no tools", snap.Status, snap.Error, len(snap.Tools))
 	}
 }
+
+// An extension advertised as null is not negotiated: no secureArguments are
+// ever sent, and tools that declare a secureInputSchema are excluded.
+func TestNullExtensionIsNotNegotiated(t *testing.T) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			h, _, _ := testHost(t, era, mcptest.Options{Extensions: []string{mcptest.SecureParamsExtension}, NullExtensions: true})
+			h.Connect(context.Background())
+			snap := h.Server("db")
+			if snap.Status != StatusConnected {
+				t.Fatalf("not connected: %s", snap.Error)
+			}
+			if snap.SecureParams || snap.Extension != "" {
+				t.Fatalf("a null advertisement negotiated %q", snap.Extension)
+			}
+			for _, ct := range snap.Tools {
+				if ct.Tool.HasSecureSchema && ct.Status != ToolExcluded {
+					t.Errorf("%s declares secure params but is %s", ct.Tool.Name, ct.Status)
+				}
+			}
+		})
+	}
+}

@@ -65,6 +65,9 @@ type Options struct {
 	// Extensions are the extension ids advertised and accepted. nil means
 	// SecureParamsExtension; a list containing "none" advertises nothing.
 	Extensions []string
+	// NullExtensions advertises each of Extensions as null rather than as
+	// an object (a malformed advertisement, which must not negotiate).
+	NullExtensions bool
 
 	// RecordFile, when set, gets one JSON line per received message.
 	RecordFile string

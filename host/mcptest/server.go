@@ -143,6 +143,9 @@ func (s *Server) capabilities() map[string]any {
 		exts := map[string]any{}
 		for _, id := range s.opts.Extensions {
 			exts[id] = map[string]any{}
+			if s.opts.NullExtensions {
+				exts[id] = nil
+			}
 		}
 		caps["extensions"] = exts
 	}

@@ -44,17 +44,27 @@ type ValueSchema struct {
 	valid   map[[sha256.Size]byte]struct{}
 }
 
+// draft2020 is the meta-schema URI of JSON Schema draft 2020-12.
+const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+
 // maxValidMemo bounds the memo of value sets that passed.
 const maxValidMemo = 1024
 
 // CompileSecureSchema compiles a secureInputSchema with JSON Schema draft
-// 2020-12 unless the schema's $schema names another draft. Format and
-// content assertions stay off (annotations only, the 2020-12 default), and
-// no reference outside the document is ever fetched.
+// 2020-12, which SEP-3221 requires: a root $schema naming any other draft
+// (or dialect) is refused, so the tool is excluded rather than validated by
+// rules the server chose. Format and content assertions stay off
+// (annotations only, the 2020-12 default), and no reference outside the
+// document is ever fetched.
 func CompileSecureSchema(schema json.RawMessage) (*ValueSchema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, fmt.Errorf("decoding secureInputSchema: %w", err)
+	}
+	if root, ok := doc.(map[string]any); ok {
+		if meta, ok := root["$schema"]; ok && meta != draft2020 && meta != draft2020+"#" {
+			return nil, errors.New("secureInputSchema: $schema must be JSON Schema draft 2020-12 (" + draft2020 + "), as SEP-3221 requires")
+		}
 	}
 	compiled, err := safeschema.Compile(doc, secureSchemaURL, jsonschema.Draft2020)
 	if err != nil {

@@ -193,6 +193,35 @@ func TestCompileNeverFetches(t *testing.T) {
 	}
 }
 
+func TestSecureSchemaIsDraft2020(t *testing.T) {
+	for name, tc := range map[string]struct {
+		schema string
+		ok     bool
+	}{
+		"no $schema":     {`{"type":"object","properties":{"a":{"type":"string"}}}`, true},
+		"2020-12":        {`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, true},
+		"2020-12 with #": {`{"$schema":"https://json-schema.org/draft/2020-12/schema#","type":"object"}`, true},
+		"draft-04":       {`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`, false},
+		"draft-07":       {`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, false},
+		"2019-09":        {`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object"}`, false},
+		"not a string":   {`{"$schema":7,"type":"object"}`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := CompileSecureSchema(json.RawMessage(tc.schema))
+			if (err == nil) != tc.ok {
+				t.Fatalf("err = %v, want ok %v", err, tc.ok)
+			}
+			tool, perr := ParseTool(toolJSON(`{"type":"object"}`, tc.schema))
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if verr := Validate(tool); (verr == nil) != tc.ok {
+				t.Fatalf("Validate = %v, want ok %v", verr, tc.ok)
+			}
+		})
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	for name, schema := range map[string]string{
 		"not JSON":        `{"type":`,
