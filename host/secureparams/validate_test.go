@@ -142,7 +142,8 @@ func TestValidateShapes(t *testing.T) {
 		{name: "secure schema not compilable", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"a":{"type":"strng"}}}`), rule: RuleInvalidSecureSchema},
 		{name: "secure schema negative minLength", raw: toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"a":{"minLength":-1}}}`), rule: RuleInvalidSecureSchema},
 		{name: "secure schema remote metaschema", raw: toolJSON(`{"type":"object"}`, `{"$schema":"https://example.invalid/meta","type":"object"}`), rule: RuleInvalidSecureSchema},
-		{name: "secure schema draft-07", raw: toolJSON(`{"type":"object"}`, `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{}}}`)},
+		// SEP-3221: a secureInputSchema is draft 2020-12; another draft is refused.
+		{name: "secure schema draft-07", raw: toolJSON(`{"type":"object"}`, `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{}}}`), rule: RuleInvalidSecureSchema},
 
 		// Malformed definitions.
 		{name: "inputSchema null", raw: toolJSON(`null`, secureTenant), rule: RuleMalformed},
