@@ -320,7 +320,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true})
 	if err != nil {
 		var he *Error
-		msg := modelMsgOperatorFailure
+		msg := modelMsgOperatorFailure.text
 		if errors.As(err, &he) {
 			msg = he.ModelMessage
 			if he.Kind != KindToolError && he.Kind != KindDenied {
@@ -328,7 +328,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 			}
 		}
 		if msg == "" {
-			msg = modelMsgOperatorFailure
+			msg = modelMsgOperatorFailure.text
 		}
 		return modelError(msg)
 	}

@@ -73,7 +73,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	}
 	arguments, err := decodeArguments(args)
 	if err != nil {
-		return nil, newError(KindToolError, "Invalid arguments: "+err.Error()+". Send a JSON object that matches the tool's parameters.",
+		return nil, newError(KindToolError, modelMsgNotJSONObject(err),
 			err, "invalid arguments for %s/%s: %v", server, tool, err)
 	}
 
@@ -125,7 +125,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		// the arguments) never echoes a secure name back to the model.
 		if info.checkSchema {
 			if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
-				return nil, newError(KindToolError, "Invalid arguments: "+err.Error(), err, "invalid arguments for %s/%s: %v", server, tool, err)
+				return nil, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
 			}
 		}
 
@@ -400,17 +400,17 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 
 		switch {
 		case ctx.Err() != nil:
-			return nil, newError(KindInternal, "The call was cancelled.", ctx.Err(), "%s/%s: cancelled", c.name, t.Name)
+			return nil, newError(KindInternal, modelMsgCancelled, ctx.Err(), "%s/%s: cancelled", c.name, t.Name)
 		case cctx.Err() != nil && isDeadline(err):
-			return nil, newError(KindUnavailable, "The tool did not answer in time.", err, "%s/%s: no answer within %s", c.name, t.Name, timeout)
+			return nil, newError(KindUnavailable, modelMsgTimeout, err, "%s/%s: no answer within %s", c.name, t.Name, timeout)
 		case errors.Is(err, ErrProtocol):
 			var perr *ProtocolError
 			errors.As(err, &perr)
-			return nil, newError(KindToolError, "The tool's server sent an invalid response; the call may have run.", err,
+			return nil, newError(KindToolError, modelMsgBadResponse, err,
 				"%s/%s: %s", c.name, t.Name, perr.Error())
 		case isConnectionFailure(err):
 			c.dropClient(cl, err)
-			return nil, newError(KindUnavailable, "The tool's server is unavailable right now; the call may not have run.", err,
+			return nil, newError(KindUnavailable, modelMsgConnectionLost, err,
 				"%s/%s: connection lost: %s", c.name, t.Name, h.redactor.Redact(err.Error()))
 		}
 
@@ -437,11 +437,11 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 				"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; check secureParams.extensions", c.name, t.Name, h.redactor.Redact(message))
 		}
 		if call.carriesSecure() {
-			return nil, newError(KindToolError, "The tool's server answered with an error.", err,
+			return nil, newError(KindToolError, modelMsgServerError, err,
 				"%s/%s: server error %d: %s", c.name, t.Name, code, h.redactor.Redact(message))
 		}
 		safe := h.redactor.Redact(message)
-		return nil, newError(KindToolError, "The tool's server answered with an error: "+truncate(safe, 300), err,
+		return nil, newError(KindToolError, modelMsgServerErrorText(safe), err,
 			"%s/%s: server error %d: %s", c.name, t.Name, code, safe)
 	}
 }

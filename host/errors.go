@@ -21,10 +21,13 @@ const (
 	KindInternal    Kind = "internal"    // anything else (exit 1)
 )
 
-// Error is a tool-call failure. Message is safe to show to the operator and
-// never contains a secure value; ModelMessage is the short generic text the
-// model is given instead (it names no secure parameter and no infrastructure
-// detail).
+// Error is a tool-call failure, with one text for each audience. Message is
+// for the operator: it names the server and tool and says what went wrong,
+// and never contains a secure value. ModelMessage is what the model is told
+// instead: short, naming no secure parameter, no server and no
+// infrastructure detail; empty on errors that never reach a model (the
+// agent loop then tells the model a generic operator-failure text). Err is
+// the cause, for errors.Is and errors.As.
 type Error struct {
 	Kind         Kind
 	Message      string
@@ -41,7 +44,8 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// KindOf returns the kind of err, KindInternal when it is not an *Error.
+// KindOf returns the kind of the first *Error in err's chain, and
+// KindInternal when there is none.
 func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {
@@ -50,8 +54,13 @@ func KindOf(err error) Kind {
 	return KindInternal
 }
 
-func newError(kind Kind, model string, err error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), ModelMessage: model, Err: err}
+// newError builds an *Error: model is what the model is told, and the
+// operator's Message is format and args as for fmt.Sprintf. model is a
+// modelMsg, not a string, so the two texts cannot be swapped: a format
+// string (which names the server and tool) does not compile where the
+// model's text goes, and a modelMsg is not a format.
+func newError(kind Kind, model modelMsg, err error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), ModelMessage: model.text, Err: err}
 }
 
 // Sentinel errors callers may branch on with errors.Is.
@@ -84,13 +93,53 @@ var (
 	errRedactedEncoding = errors.New("secure values could not be encoded")
 )
 
+// modelMsg is a text for the model (Error.ModelMessage). It is a struct, not
+// a string type, so that no string, constant or literal, converts to it:
+// every model text is one of the values or constructors below, where it can
+// be checked for what it reveals.
+type modelMsg struct{ text string }
+
+// String returns the text.
+func (m modelMsg) String() string { return m.text }
+
 // Model-facing messages: generic on purpose (SEP-3221: the model has no
 // visibility into secure parameters, and infrastructure details in its
 // context invite hallucinated retries).
-const (
-	modelMsgInvalidArguments = "The call was refused: invalid arguments. Do not retry it with the same arguments."
-	modelMsgOperatorFailure  = "The tool could not be run because of a host configuration problem. The operator has been told; do not retry this call."
-	modelMsgUnavailable      = "The tool is not available right now."
-	modelMsgSecretInArgs     = "The call was refused: its arguments contain a value the host protects. Nothing was sent. Do not repeat protected values."
-	modelMsgDuplicateKey     = "Invalid arguments: an object in the arguments repeats a key (duplicate key), so the call was not sent. Send each key once."
+var (
+	modelMsgNone             = modelMsg{} // the error never reaches a model
+	modelMsgInvalidArguments = modelMsg{"The call was refused: invalid arguments. Do not retry it with the same arguments."}
+	modelMsgOperatorFailure  = modelMsg{"The tool could not be run because of a host configuration problem. The operator has been told; do not retry this call."}
+	modelMsgUnavailable      = modelMsg{"The tool is not available right now."}
+	modelMsgSecretInArgs     = modelMsg{"The call was refused: its arguments contain a value the host protects. Nothing was sent. Do not repeat protected values."}
+	modelMsgDuplicateKey     = modelMsg{"Invalid arguments: an object in the arguments repeats a key (duplicate key), so the call was not sent. Send each key once."}
+	modelMsgCancelled        = modelMsg{"The call was cancelled."}
+	modelMsgTimeout          = modelMsg{"The tool did not answer in time."}
+	modelMsgBadResponse      = modelMsg{"The tool's server sent an invalid response; the call may have run."}
+	modelMsgConnectionLost   = modelMsg{"The tool's server is unavailable right now; the call may not have run."}
+	modelMsgServerError      = modelMsg{"The tool's server answered with an error."}
 )
+
+// modelMsgNotJSONObject tells the model why its arguments are not a JSON
+// object (the decoder's message is about the JSON's syntax or shape).
+func modelMsgNotJSONObject(err error) modelMsg {
+	return modelMsg{"Invalid arguments: " + err.Error() + ". Send a JSON object that matches the tool's parameters."}
+}
+
+// modelMsgSchemaInvalid passes the inputSchema validator's message on, so
+// the model can correct its call (validation runs after the secure-name
+// guard, so the message echoes no secure name).
+func modelMsgSchemaInvalid(err error) modelMsg {
+	return modelMsg{"Invalid arguments: " + err.Error()}
+}
+
+// modelMsgServerErrorText passes on a server's error message, already
+// redacted, cut to 300 bytes.
+func modelMsgServerErrorText(redacted string) modelMsg {
+	return modelMsg{"The tool's server answered with an error: " + truncate(redacted, 300)}
+}
+
+// modelMsgFromApprovals is the approval workflow's text for the model
+// (approvals.Result.ModelMessage, written for the model by that package).
+func modelMsgFromApprovals(text string) modelMsg {
+	return modelMsg{text}
+}

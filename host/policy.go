@@ -61,7 +61,7 @@ func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
 func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*approvals.Explanation, error) {
 	c, ok := s.host.conns[server]
 	if !ok {
-		return nil, newError(KindConfig, "", ErrUnknownServer, "unknown server %q", server)
+		return nil, newError(KindConfig, modelMsgNone, ErrUnknownServer, "unknown server %q", server)
 	}
 	ct, err := s.lookupTool(ctx, c, tool)
 	if err != nil {
@@ -167,12 +167,12 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 			h.logger.Error("audit write failed", "err", err)
 		}
 		if gateErr != nil {
-			return nil, decision, newError(KindDenied, res.ModelMessage, gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
+			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
 		}
 		if res.Explanation != "" {
-			return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
+			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
 		}
-		return nil, decision, newError(KindDenied, res.ModelMessage, ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
+		return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
 	}
 	return rec, decision, nil
 }
