@@ -433,8 +433,13 @@ func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, argum
 				continue
 			}
 		case mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
+			fix := "check secureParams.extensions"
+			if ids := requiredExtensions(call.lastError()); len(ids) > 0 {
+				fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
+					h.redactor.Redact(strings.Join(ids, ", ")), c.name)
+			}
 			return nil, newError(KindBinding, modelMsgOperatorFailure, err,
-				"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; check secureParams.extensions", c.name, t.Name, h.redactor.Redact(message))
+				"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", c.name, t.Name, h.redactor.Redact(message), fix)
 		}
 		if call.carriesSecure() {
 			return nil, newError(KindToolError, modelMsgServerError, err,
@@ -452,6 +457,36 @@ func isDeadline(err error) bool {
 
 // rpcError extracts the JSON-RPC error code and message, preferring the raw
 // error the wire seam kept.
+// requiredExtensions reads the extension ids a -32021 answer's data says
+// the server requires (SEP-3221: data.requiredCapabilities.extensions), at
+// most five, each cut to 100 bytes, sorted; nil when there are none.
+func requiredExtensions(raw *mcp.JSONRPCErrorDetails) []string {
+	if raw == nil || raw.Data == nil {
+		return nil
+	}
+	b, err := json.Marshal(raw.Data)
+	if err != nil {
+		return nil
+	}
+	var data struct {
+		RequiredCapabilities struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(b, &data) != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(data.RequiredCapabilities.Extensions))
+	for id := range data.RequiredCapabilities.Extensions {
+		ids = append(ids, truncate(id, 100))
+	}
+	slices.Sort(ids)
+	if len(ids) > 5 {
+		ids = ids[:5]
+	}
+	return ids
+}
+
 func rpcError(err error, call *secureCall) (int, string) {
 	if raw := call.lastError(); raw != nil {
 		return raw.Code, raw.Message

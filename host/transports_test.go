@@ -146,3 +146,23 @@ func TestNullExtensionIsNotNegotiated(t *testing.T) {
 		})
 	}
 }
+
+// A -32021 answer's data names the extension the server requires; the
+// operator's error says which id to configure.
+func TestMissingCapabilityNamesTheRequiredExtension(t *testing.T) {
+	tools := `[{"name": "needs_alias", "inputSchema": {"type": "object"},
+	  "x-test": {"errorCode": -32021, "errorMessage": "Missing required client capability",
+	             "errorData": {"requiredCapabilities": {"extensions": {"com.example/secure-alias": {}}}}}}]`
+	h, _, _ := testHost(t, "", mcptest.Options{ToolsJSON: []byte(tools)})
+	_, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "needs_alias", json.RawMessage(`{}`))
+	var he *Error
+	if !errors.As(err, &he) || he.Kind != KindBinding {
+		t.Fatalf("err = %v, want a binding error", err)
+	}
+	if !strings.Contains(he.Message, "com.example/secure-alias") || !strings.Contains(he.Message, "mcpServers.db.secureParams.extensions") {
+		t.Errorf("the error does not name the required extension and where to configure it: %s", he.Message)
+	}
+	if strings.Contains(he.ModelMessage, "secure-alias") {
+		t.Errorf("the model is told the operator's detail: %q", he.ModelMessage)
+	}
+}
