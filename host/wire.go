@@ -217,7 +217,9 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			if err != nil {
 				return nil, err
 			}
-			if attached && w.http { // headers exist only on HTTP
+			// Headers exist only on HTTP, and the x-mcp-header rules only
+			// in the 2026-07-28 era.
+			if attached && w.http && w.mirrorParams.Load() {
 				augmented = withSecureHeaders(augmented, call)
 			}
 			request = augmented

@@ -89,18 +89,20 @@ type httpRecordingTransport struct{ *recordingTransport }
 
 func (httpRecordingTransport) SetProtocolVersion(string) {}
 
-// Secure values' headers go out on HTTP only, and only with the values.
+// Secure values' headers go out on HTTP only, in the 2026-07-28 era only,
+// and only with the values.
 func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 	call := &secureCall{tool: "execute_sql", values: map[string]any{"region": "eu"},
 		encoded: json.RawMessage(`{"region":"eu"}`), headers: map[string]string{"Mcp-Param-Region": "eu"},
 		quotedTool: json.RawMessage(`"execute_sql"`)}
 	for _, tc := range []struct {
-		name, tool string
-		http, want bool
+		name, tool, version string
+		http, want          bool
 	}{
-		{"http", "execute_sql", true, true},
-		{"stdio", "execute_sql", false, false},
-		{"http, another tool", "drop_all", true, false},
+		{"http", "execute_sql", "2026-07-28", true, true},
+		{"http, 2025-11-25", "execute_sql", "2025-11-25", true, false},
+		{"stdio", "execute_sql", "2026-07-28", false, false},
+		{"http, another tool", "drop_all", "2026-07-28", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recordingTransport{}
@@ -109,6 +111,9 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 				inner = httpRecordingTransport{rec}
 			}
 			w := newWireTransport(inner, nil, nil)
+			if v, ok := w.(interface{ SetProtocolVersion(string) }); ok {
+				v.SetProtocolVersion(tc.version)
+			}
 			params := map[string]json.RawMessage{"name": json.RawMessage(`"` + tc.tool + `"`)}
 			ctx := withSecureCall(context.Background(), call)
 			if _, err := w.SendRequest(ctx, transport.JSONRPCRequest{Method: "tools/call", Params: params}); err != nil {
