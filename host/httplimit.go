@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -26,6 +27,9 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return resp, err
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode == http.StatusNotFound && req.Method == http.MethodPost && media == "application/json" {
+		unknownToolAsError(resp)
+	}
 	if media != "text/event-stream" {
 		resp.Body = &bodyLimit{body: resp.Body, max: t.max}
 		return resp, nil
@@ -137,4 +141,36 @@ func (g *eventGuard) endLine() {
 	case bytes.HasPrefix(line, []byte("event:")):
 		g.event = string(bytes.TrimSpace(line[6:]))
 	}
+}
+
+// maxNotFoundBody bounds what is read of a 404 answer to recognise it.
+const maxNotFoundBody = 64 << 10
+
+// unknownToolAsError turns a 404 whose body is a JSON-RPC error -32601
+// (SEP-3221's answer to a call of a tool the server no longer knows) into
+// an ordinary error answer. mcp-go takes every 404 to a POST for "session
+// terminated" and drops the session, which would end the connection for
+// every session of the host, where the right answer is to refresh the
+// tool list once. A 404 with any other body (a real unknown session) is
+// left as it is.
+func unknownToolAsError(resp *http.Response) {
+	head, err := io.ReadAll(io.LimitReader(resp.Body, maxNotFoundBody+1))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), rest), rest}
+	if err != nil || len(head) > maxNotFoundBody {
+		return
+	}
+	var msg struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(head, &msg) != nil || msg.JSONRPC != "2.0" || msg.Error == nil || msg.Error.Code != -32601 {
+		return
+	}
+	resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
 }

@@ -166,3 +166,28 @@ func TestMissingCapabilityNamesTheRequiredExtension(t *testing.T) {
 		t.Errorf("the model is told the operator's detail: %q", he.ModelMessage)
 	}
 }
+
+// SEP-3221 answers a call of a tool the server does not know with -32601
+// and HTTP 404. mcp-go reads any 404 as "session terminated"; the host must
+// not drop the connection for every session over it: it refreshes the list
+// (and retries once), and the connection stays up.
+func TestUnknownToolWith404KeepsTheConnection(t *testing.T) {
+	tools := `[{"name": "gone", "inputSchema": {"type": "object"}, "x-test": {"errorCode": -32601, "errorMessage": "Unknown tool"}},
+	           {"name": "echo", "inputSchema": {"type": "object"}}]`
+	h, srv, _ := testHost(t, "2026-07-28", mcptest.Options{ToolsJSON: []byte(tools), ErrorStatus: mcptest.ErrorStatusSEP})
+	s := h.NewSession(SessionOptions{})
+	_, err := s.CallTool(context.Background(), "db", "gone", json.RawMessage(`{}`))
+	if err == nil || KindOf(err) == KindUnavailable || strings.Contains(err.Error(), "connection lost") {
+		t.Fatalf("err = %v (kind %s): a -32601 with 404 dropped the connection", err, KindOf(err))
+	}
+	if snap := h.Server("db"); snap.Status != StatusConnected {
+		t.Fatalf("server is %s after an unknown-tool answer: %s", snap.Status, snap.Error)
+	}
+	lists := len(srv.Recording().Messages("tools/list"))
+	if _, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("the next call failed: %v", err)
+	}
+	if lists < 2 {
+		t.Errorf("the list was not refreshed after the unknown-tool answer (%d listings)", lists)
+	}
+}
