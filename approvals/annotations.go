@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// Annotations are a tool's annotations as a server declared them: the
+// annotations are a tool's annotations as a server declared them: the
 // SEP-2793 fields (not yet normalised) and the older boolean hints.
-type Annotations struct {
+type annotations struct {
 	Risk            RawMetadata
 	Title           string
 	ReadOnlyHint    *bool
@@ -21,8 +21,8 @@ type Annotations struct {
 	OpenWorldHint   *bool
 }
 
-// ErrAnnotations marks annotations that are not a JSON object.
-var ErrAnnotations = errors.New("annotations are not a JSON object")
+// errAnnotations marks annotations that are not a JSON object.
+var errAnnotations = errors.New("annotations are not a JSON object")
 
 // maxSideEffects bounds how many side-effect strings are kept per tool, and
 // maxSideEffectLen their length, so a hostile server cannot bloat every
@@ -32,7 +32,7 @@ const (
 	maxSideEffectLen = 64
 )
 
-// ParseAnnotations reads the annotations object of a tool as the server sent
+// parseAnnotations reads the annotations object of a tool as the server sent
 // it. mcp-go drops the SEP-2793 fields, so the host hands over the raw JSON.
 //
 // It never panics and never fails on a field: a field of the wrong type is
@@ -42,15 +42,15 @@ const (
 // that are not booleans are ignored. Only annotations that are not a JSON
 // object at all return an error (with empty Annotations); empty input and
 // null mean "nothing declared".
-func ParseAnnotations(raw json.RawMessage) (Annotations, error) {
-	var a Annotations
+func parseAnnotations(raw json.RawMessage) (annotations, error) {
+	var a annotations
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return a, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
-		return Annotations{}, fmt.Errorf("%w: %v", ErrAnnotations, errors.Unwrap(err))
+		return annotations{}, fmt.Errorf("%w: %v", errAnnotations, errors.Unwrap(err))
 	}
 	enum := func(key string) *string {
 		v, ok := fields[key]
@@ -120,10 +120,10 @@ func parseSideEffects(v json.RawMessage) []string {
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
-// NormalizeSideEffects lower-cases, trims, strips control characters,
+// normalizeSideEffects lower-cases, trims, strips control characters,
 // de-duplicates and sorts side-effect strings, keeping at most 32 of at most
 // 64 characters each. It never returns nil.
-func NormalizeSideEffects(in []string) []string {
+func normalizeSideEffects(in []string) []string {
 	seen := make(map[string]bool, len(in))
 	out := make([]string, 0, len(in))
 	for _, s := range in {
@@ -144,11 +144,11 @@ func NormalizeSideEffects(in []string) []string {
 	return out
 }
 
-// NormalizeTrust turns a declared minTrustLevel into 1..5. Anything that is
+// normalizeTrust turns a declared minTrustLevel into 1..5. Anything that is
 // not an integer in 1..5 becomes 5, the most restrictive level: 0, 6, 2.5,
 // the string "3" and null all give 5. A number with an integral value (3.0)
 // counts as that integer. ok reports whether v was valid as given.
-func NormalizeTrust(v any) (level int, ok bool) {
+func normalizeTrust(v any) (level int, ok bool) {
 	n, isInt := trustInt(v)
 	if !isInt || n < MinTrust || n > MaxTrust {
 		return MaxTrust, false

@@ -15,7 +15,7 @@ func TestParseAnnotations(t *testing.T) {
 	tests := []struct {
 		name    string
 		raw     string
-		want    Annotations
+		want    annotations
 		wantErr bool
 	}{
 		{name: "empty", raw: ``},
@@ -25,28 +25,28 @@ func TestParseAnnotations(t *testing.T) {
 		{name: "all fields", raw: `{"title":"Drop","readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,
 			"riskLevel":"high","category":"delete","blastRadius":"namespace","reversibility":"manual",
 			"sideEffects":["state_loss"],"approvalRecommendation":"single","minTrustLevel":3}`,
-			want: Annotations{
+			want: annotations{
 				Title: "Drop", ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true), OpenWorldHint: ptr(false),
 				Risk: RawMetadata{RiskLevel: ptr("high"), Category: ptr("delete"), BlastRadius: ptr("namespace"),
 					Reversibility: ptr("manual"), SideEffects: []string{"state_loss"}, ApprovalRecommendation: ptr("single"),
 					MinTrustLevel: json.RawMessage(`3`)},
 			}},
 		{name: "wrong types are kept as unknown values", raw: `{"riskLevel":5,"category":null,"blastRadius":{"a":1},"readOnlyHint":"yes","minTrustLevel":"3","sideEffects":"cost","title":7}`,
-			want: Annotations{Risk: RawMetadata{RiskLevel: ptr("5"), Category: ptr("null"), BlastRadius: ptr(`{"a":1}`),
+			want: annotations{Risk: RawMetadata{RiskLevel: ptr("5"), Category: ptr("null"), BlastRadius: ptr(`{"a":1}`),
 				SideEffects: []string{"cost"}, MinTrustLevel: json.RawMessage(`"3"`)}}},
 		{name: "side effects keep strings only", raw: `{"sideEffects":["cost",1,null,"downtime"]}`,
-			want: Annotations{Risk: RawMetadata{SideEffects: []string{"cost", "downtime"}}}},
+			want: annotations{Risk: RawMetadata{SideEffects: []string{"cost", "downtime"}}}},
 		{name: "empty side effects are a declaration", raw: `{"sideEffects":[]}`,
-			want: Annotations{Risk: RawMetadata{SideEffects: []string{}}}},
+			want: annotations{Risk: RawMetadata{SideEffects: []string{}}}},
 		{name: "keys are case-sensitive", raw: `{"RiskLevel":"low","risklevel":"low"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseAnnotations(json.RawMessage(tt.raw))
+			got, err := parseAnnotations(json.RawMessage(tt.raw))
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
-			if err != nil && !errors.Is(err, ErrAnnotations) {
+			if err != nil && !errors.Is(err, errAnnotations) {
 				t.Errorf("err = %v, want ErrAnnotations", err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -63,7 +63,7 @@ func FuzzParseAnnotations(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		a, err := ParseAnnotations(json.RawMessage(raw))
+		a, err := parseAnnotations(json.RawMessage(raw))
 		if err != nil {
 			return
 		}
@@ -110,7 +110,7 @@ func TestNormalizeTrust(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := NormalizeTrust(tt.in)
+			got, ok := normalizeTrust(tt.in)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("NormalizeTrust(%#v) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
 			}
@@ -119,7 +119,7 @@ func TestNormalizeTrust(t *testing.T) {
 }
 
 func TestNormalizeSideEffects(t *testing.T) {
-	got := NormalizeSideEffects([]string{" Cost ", "cost", "", "down\x1btime", "state_loss", "\u202e"})
+	got := normalizeSideEffects([]string{" Cost ", "cost", "", "down\x1btime", "state_loss", "\u202e"})
 	want := []string{"cost", "downtime", "state_loss"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -128,10 +128,10 @@ func TestNormalizeSideEffects(t *testing.T) {
 	for i := range many {
 		many[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
 	}
-	if n := len(NormalizeSideEffects(many)); n != maxSideEffects {
+	if n := len(normalizeSideEffects(many)); n != maxSideEffects {
 		t.Errorf("kept %d side effects, want %d", n, maxSideEffects)
 	}
-	if got := NormalizeSideEffects(nil); got == nil || len(got) != 0 {
+	if got := normalizeSideEffects(nil); got == nil || len(got) != 0 {
 		t.Errorf("NormalizeSideEffects(nil) = %#v, want empty non-nil", got)
 	}
 }
@@ -185,7 +185,7 @@ func TestEffectiveNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.in.Normalize()
+			got := tt.in.normalize()
 			got.Notes = nil
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)

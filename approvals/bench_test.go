@@ -23,7 +23,7 @@ func BenchmarkEffective(b *testing.B) {
 
 func BenchmarkDecide(b *testing.B) {
 	p := mustPolicy(b, contractConfig())
-	risk := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).Normalize()
+	risk := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).normalize()
 	call := Call{Server: "orders", Tool: "update_order", Args: json.RawMessage(`{"id":"42","namespace":"shop","force":false}`), TrustLevel: 3}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -45,7 +45,7 @@ func BenchmarkDecideWithDurableAudit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1).Normalize()
+	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1).normalize()
 	var failures atomic.Int64
 	b.ReportAllocs()
 	start := time.Now()
@@ -70,10 +70,10 @@ func BenchmarkDecideWithDurableAudit(b *testing.B) {
 
 // BenchmarkEscalate is the per-call escalator check on typical arguments.
 func BenchmarkEscalate(b *testing.B) {
-	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).Normalize()
+	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).normalize()
 	args := json.RawMessage(`{"query":"SELECT id FROM orders WHERE status = 'open'","limit":50,"options":{"explain":false,"instances":["a","b"]}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		Escalate(base, args)
+		escalate(base, args)
 	}
 }

@@ -20,9 +20,9 @@ import (
 func (p *Policy) Catalogue(server string, tools []ToolInfo) []CatalogueEntry {
 	entries := make([]CatalogueEntry, 0, len(tools))
 	for _, t := range tools {
-		inf := p.inferrer.Infer(t)
-		e := inf.Complete()
-		entry := CatalogueEntry{Server: EscapeGlob(server), Tool: EscapeGlob(t.Name), Metadata: rawFrom(e)}
+		inf := p.inferrer.infer(t)
+		e := inf.complete()
+		entry := CatalogueEntry{Server: escapeGlob(server), Tool: escapeGlob(t.Name), Metadata: rawFrom(e)}
 		if inf.OK {
 			entry.Note = fmt.Sprintf("inferred (%s): %s", inf.Version, strings.Join(inf.Evidence, "; "))
 		} else {
@@ -131,7 +131,7 @@ func metadataNode(m RawMetadata) *yaml.Node {
 	}
 	add("approvalRecommendation", m.ApprovalRecommendation)
 	if m.MinTrustLevel != nil {
-		level, _ := NormalizeTrust(m.MinTrustLevel)
+		level, _ := normalizeTrust(m.MinTrustLevel)
 		n.Content = append(n.Content, scalar("minTrustLevel"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(level)})
 	}
 	return n

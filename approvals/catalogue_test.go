@@ -53,7 +53,7 @@ func TestCatalogueRoundTrip(t *testing.T) {
 	}
 	fromCatalogue := mustPolicy(t, loaded.Approvals)
 	for _, tool := range tools {
-		got := p.Inferrer().Infer(tool).Complete()
+		got := p.Inferrer().infer(tool).complete()
 		e := fromCatalogue.Effective("orders", false, ToolInfo{Name: tool.Name})
 		want := fields{got.Category, got.RiskLevel, got.BlastRadius, got.Reversibility, got.SideEffects, got.ApprovalRecommendation, got.MinTrustLevel, allSources(SourceCatalogue)}
 		if len(got.SideEffects) == 0 {

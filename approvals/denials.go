@@ -5,45 +5,45 @@ import (
 	"sync"
 )
 
-// DefaultDenialMemory is how many denied calls a session remembers when
+// defaultDenialMemory is how many denied calls a session remembers when
 // NewDenialMemory gets 0.
-const DefaultDenialMemory = 1024
+const defaultDenialMemory = 1024
 
-// Denial is a remembered refusal.
-type Denial struct {
+// deniedCall is a remembered refusal.
+type deniedCall struct {
 	Outcome Outcome
 	Reason  ReasonClass
 	Note    string
 }
 
-// DenialMemory remembers which identical calls (server, tool, definition
+// denialMemory remembers which identical calls (server, tool, definition
 // hash, canonical arguments) approvers refused in one session, so a model
 // that retries the same call gets the same answer without anyone being
 // asked again. It forgets the oldest entries beyond its size. Safe for
 // concurrent use.
-type DenialMemory struct {
+type denialMemory struct {
 	mu    sync.Mutex
 	max   int
-	m     map[denialKey]Denial
+	m     map[denialKey]deniedCall
 	order []denialKey
 }
 
 type denialKey struct{ server, tool, defHash, args string }
 
-// NewDenialMemory returns a memory of at most size entries.
-func NewDenialMemory(size int) *DenialMemory {
+// newDenialMemory returns a memory of at most size entries.
+func newDenialMemory(size int) *denialMemory {
 	if size <= 0 {
-		size = DefaultDenialMemory
+		size = defaultDenialMemory
 	}
-	return &DenialMemory{max: size, m: map[denialKey]Denial{}}
+	return &denialMemory{max: size, m: map[denialKey]deniedCall{}}
 }
 
 func keyFor(server, tool, defHash string, args json.RawMessage) denialKey {
-	return denialKey{server, tool, defHash, CanonicalHash(args)}
+	return denialKey{server, tool, defHash, canonicalHash(args)}
 }
 
 // Remember records a refusal.
-func (d *DenialMemory) Remember(server, tool, defHash string, args json.RawMessage, denial Denial) {
+func (d *denialMemory) Remember(server, tool, defHash string, args json.RawMessage, denial deniedCall) {
 	k := keyFor(server, tool, defHash, args)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -58,7 +58,7 @@ func (d *DenialMemory) Remember(server, tool, defHash string, args json.RawMessa
 }
 
 // Lookup returns the refusal of an identical earlier call.
-func (d *DenialMemory) Lookup(server, tool, defHash string, args json.RawMessage) (Denial, bool) {
+func (d *denialMemory) Lookup(server, tool, defHash string, args json.RawMessage) (deniedCall, bool) {
 	k := keyFor(server, tool, defHash, args)
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -3,7 +3,7 @@
 //
 // It covers, in the order a call meets them:
 //
-//   - risk metadata: parsing server-declared annotations ([ParseAnnotations]),
+//   - risk metadata: parsing server-declared annotations,
 //     normalisation, and the effective metadata of a tool with per-field
 //     provenance ([Policy.Effective]): operator catalogue, then trusted
 //     declarations, then inference ([Inferrer]), then the fail-closed bucket
@@ -14,9 +14,10 @@
 //     ([Policy.Catalogue], [WriteCatalogueYAML]);
 //   - approvers behind one interface ([Approver]): [Deny], [Auto], a terminal
 //     [Prompt] and a pending-approvals [Queue] for chat backends;
-//   - the per-session [Gate] that combines a decision, session [Grants], the
-//     session's [DenialMemory] and an approver into a final [Outcome], and the
-//     text the model is told when a call does not run ([ModelMessage]);
+//   - the per-session [Gate] that combines a decision, session grants
+//     ("allow for this session"), the session's memory of refused calls
+//     and an approver into a final [Outcome], and the text the model is
+//     told when a call does not run ([ModelMessage]);
 //   - audit records ([Record]) and sinks ([Sink], [FileSink]).
 //
 // Nothing here talks to MCP servers or models: the host hands in raw tool

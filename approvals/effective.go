@@ -86,8 +86,8 @@ func (e *Effective) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Clone returns a copy that shares no slices with e.
-func (e Effective) Clone() Effective {
+// clone returns a copy that shares no slices with e.
+func (e Effective) clone() Effective {
 	e.SideEffects = cloneStrings(e.SideEffects)
 	e.Notes = cloneStrings(e.Notes)
 	e.Hints = cloneStrings(e.Hints)
@@ -103,19 +103,19 @@ func cloneStrings(s []string) []string {
 	return slices.Clone(s)
 }
 
-// Normalize returns e with unknown or empty enum values replaced by the
+// normalize returns e with unknown or empty enum values replaced by the
 // field's most restrictive value, minTrustLevel outside 1..5 set to 5, side
 // effects normalised, missing sources marked "default", and the consistency
 // floors applied. Normalising never lowers a value.
-func (e Effective) Normalize() Effective {
-	e = e.Clone()
+func (e Effective) normalize() Effective {
+	e = e.clone()
 	e.Category = normEnum(categoryOrder, e.Category)
 	e.RiskLevel = normEnum(riskOrder, e.RiskLevel)
 	e.BlastRadius = normEnum(blastOrder, e.BlastRadius)
 	e.Reversibility = normEnum(reversibilityOrder, e.Reversibility)
 	e.ApprovalRecommendation = normEnum(approvalOrder, e.ApprovalRecommendation)
-	e.MinTrustLevel, _ = NormalizeTrust(e.MinTrustLevel)
-	e.SideEffects = NormalizeSideEffects(e.SideEffects)
+	e.MinTrustLevel, _ = normalizeTrust(e.MinTrustLevel)
+	e.SideEffects = normalizeSideEffects(e.SideEffects)
 	for _, s := range []*Source{&e.Source.Category, &e.Source.RiskLevel, &e.Source.BlastRadius,
 		&e.Source.Reversibility, &e.Source.SideEffects, &e.Source.ApprovalRecommendation, &e.Source.MinTrustLevel} {
 		switch *s {
@@ -135,7 +135,7 @@ func (e Effective) Normalize() Effective {
 func applyFloors(e *Effective) []string {
 	var notes []string
 	floor := func(min RiskLevel, why string) {
-		if e.RiskLevel.Rank() < min.Rank() {
+		if e.RiskLevel.rank() < min.rank() {
 			notes = append(notes, fmt.Sprintf("riskLevel raised from %s to %s: %s", e.RiskLevel, min, why))
 			e.RiskLevel = min
 		}
@@ -199,25 +199,25 @@ func (e Effective) defaultedUnclassified(src Source) bool {
 	return e.Unclassified && src == SourceDefault
 }
 
-// TrustFloor is the minTrustLevel that gates a session: the effective one,
+// trustFloor is the minTrustLevel that gates a session: the effective one,
 // except that an unclassified tool's default (5) gates nobody, since every
 // call to it asks a person.
-func (e Effective) TrustFloor() int {
+func (e Effective) trustFloor() int {
 	if e.defaultedUnclassified(e.Source.MinTrustLevel) {
 		return MinTrust
 	}
 	return e.MinTrustLevel
 }
 
-// QuorumFloor is the least number of distinct approvers an ask needs: the
+// quorumFloor is the least number of distinct approvers an ask needs: the
 // approvalRecommendation's, except that an unclassified tool's default
 // (multi) does not raise it, and an unclassified tool needs one at least.
-func (e Effective) QuorumFloor() int {
+func (e Effective) quorumFloor() int {
 	switch {
 	case e.defaultedUnclassified(e.Source.ApprovalRecommendation):
 		return 1
 	case e.Unclassified:
-		return max(1, e.ApprovalRecommendation.MinApprovers())
+		return max(1, e.ApprovalRecommendation.minApprovers())
 	}
-	return e.ApprovalRecommendation.MinApprovers()
+	return e.ApprovalRecommendation.minApprovers()
 }

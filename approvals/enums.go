@@ -138,26 +138,20 @@ func wantList[T ~string](order []T) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
-// Rank reports c's position from least (0) to most restrictive.
-func (c Category) Rank() int { return rank(categoryOrder, c) }
+// rank reports c's position from least (0) to most restrictive.
+func (c Category) rank() int { return rank(categoryOrder, c) }
 
-// Rank reports r's position from least (0) to most restrictive.
-func (r RiskLevel) Rank() int { return rank(riskOrder, r) }
+// rank reports r's position from least (0) to most restrictive.
+func (r RiskLevel) rank() int { return rank(riskOrder, r) }
 
-// Rank reports b's position from narrowest (0) to widest.
-func (b BlastRadius) Rank() int { return rank(blastOrder, b) }
+// rank reports b's position from narrowest (0) to widest.
+func (b BlastRadius) rank() int { return rank(blastOrder, b) }
 
-// Rank reports r's position from least (0) to most restrictive.
-func (r Reversibility) Rank() int { return rank(reversibilityOrder, r) }
-
-// Rank reports a's position from least (0) to most restrictive.
-func (a ApprovalRecommendation) Rank() int { return rank(approvalOrder, a) }
-
-// MinApprovers is the least number of distinct approvers an ask needs under
+// minApprovers is the least number of distinct approvers an ask needs under
 // this recommendation. "none" still needs one: it only says the operator's
 // rules may allow without asking, and an ask with zero approvers would be an
 // allow in disguise.
-func (a ApprovalRecommendation) MinApprovers() int {
+func (a ApprovalRecommendation) minApprovers() int {
 	if normEnum(approvalOrder, a) == ApprovalMulti {
 		return 2
 	}

@@ -18,7 +18,7 @@ const (
 	maxEscalateNodes = 10000
 )
 
-// Escalate raises eff from the actual arguments of a call; it never lowers
+// escalate raises eff from the actual arguments of a call; it never lowers
 // anything:
 //
 //   - a truthy force, recursive, cascade or all_namespaces (any spelling,
@@ -32,18 +32,18 @@ const (
 // Truthy is true, a non-zero number, a non-empty array or object, or a
 // string other than "", "false", "0", "no", "off". It returns the raised
 // metadata and one line per change (none when nothing changed).
-func Escalate(eff Effective, args json.RawMessage) (Effective, []string) {
+func escalate(eff Effective, args json.RawMessage) (Effective, []string) {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && json.Valid(trimmed) && !mayEscalate(trimmed) {
 		// The common case: a small object with no escalating key.
-		return eff.Clone(), nil
+		return eff.clone(), nil
 	}
 	return escalateWalk(eff, args)
 }
 
 // escalateWalk is Escalate without the pre-filter.
 func escalateWalk(eff Effective, args json.RawMessage) (Effective, []string) {
-	eff = eff.Clone()
+	eff = eff.clone()
 	var notes []string
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
@@ -57,7 +57,7 @@ func escalateWalk(eff Effective, args json.RawMessage) (Effective, []string) {
 		}
 	}
 	widen := func(to BlastRadius, why string) {
-		if to.Rank() > eff.BlastRadius.Rank() {
+		if to.rank() > eff.BlastRadius.rank() {
 			notes = append(notes, fmt.Sprintf("%s: blastRadius %s -> %s", why, eff.BlastRadius, to))
 			eff.BlastRadius = to
 		}
@@ -263,7 +263,7 @@ func escalationStates(base Effective) iter.Seq2[int, Effective] {
 		for _, risk := range []RiskLevel{base.RiskLevel, raiseBy(riskOrder, base.RiskLevel, 1)} {
 			for _, b := range []BlastRadius{base.BlastRadius, BlastCluster, BlastOrganization, BlastGlobal} {
 				b = maxEnum(blastOrder, base.BlastRadius, b)
-				key := [2]int{risk.Rank(), b.Rank()}
+				key := [2]int{risk.rank(), b.rank()}
 				if slices.Contains(seen, key) {
 					continue
 				}

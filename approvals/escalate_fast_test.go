@@ -31,7 +31,7 @@ func TestEscalateSeesEveryEscalatorSpelling(t *testing.T) {
 		{`{"instance":"*","options":{"dns":"*"},"note":"force cascade"}`, RiskMedium, BlastItem},
 	}
 	for _, tc := range tests {
-		got, _ := Escalate(base, json.RawMessage(tc.args))
+		got, _ := escalate(base, json.RawMessage(tc.args))
 		if got.RiskLevel != tc.risk || got.BlastRadius != tc.blast {
 			t.Errorf("Escalate(%s) = %s/%s, want %s/%s", tc.args, got.RiskLevel, got.BlastRadius, tc.risk, tc.blast)
 		}
@@ -67,7 +67,7 @@ func checkEscalateAgrees(t *testing.T, args string) {
 		{Category: CategoryMutate, RiskLevel: RiskLow, BlastRadius: BlastItem},
 		{Category: CategoryRead, RiskLevel: RiskCritical, BlastRadius: BlastNamespace},
 	} {
-		fast, fastNotes := Escalate(base, json.RawMessage(args))
+		fast, fastNotes := escalate(base, json.RawMessage(args))
 		slow, slowNotes := escalateWalk(base, json.RawMessage(args))
 		if fast.RiskLevel != slow.RiskLevel || fast.BlastRadius != slow.BlastRadius || strings.Join(fastNotes, "\n") != strings.Join(slowNotes, "\n") {
 			t.Fatalf("%.80q: fast %s/%s %q, walk %s/%s %q", args, fast.RiskLevel, fast.BlastRadius, fastNotes, slow.RiskLevel, slow.BlastRadius, slowNotes)

@@ -16,8 +16,8 @@ import (
 type Gate struct {
 	policy   *Policy
 	approver Approver
-	grants   *Grants
-	denials  *DenialMemory
+	grants   *sessionGrants
+	denials  *denialMemory
 	now      func() time.Time
 }
 
@@ -26,9 +26,6 @@ type GateConfig struct {
 	Policy *Policy // required
 	// Approver answers asks; nil means Deny (nobody to ask).
 	Approver Approver
-	// Grants and Denials are the session's; nil means new empty ones.
-	Grants  *Grants
-	Denials *DenialMemory
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -38,27 +35,15 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if cfg.Policy == nil {
 		return nil, errors.New("approvals: NewGate needs a Policy")
 	}
-	g := &Gate{policy: cfg.Policy, approver: cfg.Approver, grants: cfg.Grants, denials: cfg.Denials, now: cfg.Now}
+	g := &Gate{policy: cfg.Policy, approver: cfg.Approver, grants: newSessionGrants(), denials: newDenialMemory(0), now: cfg.Now}
 	if g.approver == nil {
 		g.approver = Deny{}
-	}
-	if g.grants == nil {
-		g.grants = NewGrants()
-	}
-	if g.denials == nil {
-		g.denials = NewDenialMemory(0)
 	}
 	if g.now == nil {
 		g.now = time.Now
 	}
 	return g, nil
 }
-
-// Grants returns the session's grants.
-func (g *Gate) Grants() *Grants { return g.grants }
-
-// Denials returns the session's denial memory.
-func (g *Gate) Denials() *DenialMemory { return g.denials }
 
 // Check is one call to gate.
 type Check struct {
@@ -104,16 +89,16 @@ type Result struct {
 	Explanation string
 }
 
-// SelfApprovalExplanation says why an approver who is also the requester
+// selfApprovalExplanation says why an approver who is also the requester
 // was not asked, and what to change.
-func SelfApprovalExplanation(approverID string) string {
+func selfApprovalExplanation(approverID string) string {
 	return fmt.Sprintf("approval needed, but the only approver %q is the session's subject (the requester), who cannot approve its own calls, so nobody was asked; "+
 		"run with another approver, or with a subject other than the approver", approverID)
 }
 
-// UnclassifiedExplanation says why a call to an unclassified tool was
+// unclassifiedExplanation says why a call to an unclassified tool was
 // denied where nobody can be asked, and how to fix it.
-const UnclassifiedExplanation = "the tool is unclassified, so every call to it asks a person, and nobody can be asked here " +
+const unclassifiedExplanation = "the tool is unclassified, so every call to it asks a person, and nobody can be asked here " +
 	"(no terminal, --approve deny, or no approver in this session); classify the tool (`agenthost policy init` writes a catalogue to review), " +
 	"answer asks (--approve prompt or wait), or change approvals.unclassified (docs/config.md)"
 
@@ -152,7 +137,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
 		res = g.refuse(c, res, OutcomeRejected, ReasonNoApprover, "")
 		if d.Unclassified && l.MaxApprovers() == 0 {
-			res.Explanation = UnclassifiedExplanation
+			res.Explanation = unclassifiedExplanation
 		}
 		return res, nil
 	}
@@ -160,21 +145,21 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		// Asking would be a question whose yes is discarded.
 		// Not remembered as a denial: a retry gets the same explanation.
 		res.Outcome, res.Reason = OutcomeRejected, ReasonNoApprover
-		res.Explanation = SelfApprovalExplanation(ia.ApproverID())
+		res.Explanation = selfApprovalExplanation(ia.ApproverID())
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
 		return res, nil
 	}
 
 	now := g.now()
 	req := &Request{
-		ID:               NewID("apr_"),
+		ID:               newID("apr_"),
 		SessionID:        c.SessionID,
 		CallID:           c.CallID,
 		Requester:        c.Subject,
 		Server:           c.Call.Server,
 		Tool:             c.Call.Tool,
 		Arguments:        slices.Clone(c.Call.Args),
-		Risk:             d.Risk.Clone(),
+		Risk:             d.Risk.clone(),
 		Rules:            slices.Clone(d.Rules),
 		Message:          d.Message,
 		Reason:           d.Reason,
@@ -207,7 +192,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	// her id is spelled.
 	allowed := map[string]bool{}
 	forSession := false
-	requester := NormalizeID(c.Subject)
+	requester := normalizeID(c.Subject)
 	var veto *Vote
 	for i := range v.Votes {
 		vote := &v.Votes[i]
@@ -217,7 +202,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 				veto = vote
 			}
 		case VoteAllow:
-			if id := NormalizeID(vote.ApproverID); id != "" && id != requester {
+			if id := normalizeID(vote.ApproverID); id != "" && id != requester {
 				allowed[id] = true
 				forSession = forSession || vote.ForSession
 			}
@@ -244,6 +229,6 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 func (g *Gate) refuse(c Check, res Result, o Outcome, reason ReasonClass, note string) Result {
 	res.Outcome, res.Reason, res.Note = o, reason, note
 	res.ModelMessage = ModelMessage(o, reason, note)
-	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, Denial{Outcome: o, Reason: reason, Note: note})
+	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, deniedCall{Outcome: o, Reason: reason, Note: note})
 	return res
 }

@@ -186,12 +186,12 @@ func TestGateGrants(t *testing.T) {
 			t.Fatalf("multi call %d: %s", i, res.Outcome)
 		}
 	}
-	if multiAsked != 2 || g2.Grants().Len() != 0 {
-		t.Errorf("multi-approver tool: asked %d, grants %d", multiAsked, g2.Grants().Len())
+	if multiAsked != 2 || g2.grants.Len() != 0 {
+		t.Errorf("multi-approver tool: asked %d, grants %d", multiAsked, g2.grants.Len())
 	}
 	// A grant from an earlier single-approver policy never covers a call
 	// that now needs two approvers.
-	if err := g2.Grants().Grant("srv", "tool", del.ToolDefHash, 1, del.Risk); err != nil {
+	if err := g2.grants.Grant("srv", "tool", del.ToolDefHash, 1, del.Risk); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := g2.Check(context.Background(), del); res.Outcome == OutcomeGranted {
@@ -200,12 +200,12 @@ func TestGateGrants(t *testing.T) {
 }
 
 func TestGrants(t *testing.T) {
-	g := NewGrants()
+	g := newSessionGrants()
 	low := eff(CategoryMutate, RiskLow, BlastItem, ApprovalSingle, 1)
-	if err := g.Grant("s", "t", "h1", 2, low); !errors.Is(err, ErrGrantNotAllowed) {
+	if err := g.Grant("s", "t", "h1", 2, low); !errors.Is(err, errGrantNotAllowed) {
 		t.Errorf("multi-approver grant: %v", err)
 	}
-	if err := g.Grant("s", "t", "", 1, low); !errors.Is(err, ErrGrantNotAllowed) {
+	if err := g.Grant("s", "t", "", 1, low); !errors.Is(err, errGrantNotAllowed) {
 		t.Errorf("grant without hash: %v", err)
 	}
 	if err := g.Grant("s", "t", "h1", 1, low); err != nil {
@@ -345,8 +345,8 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 				return Verdict{Votes: []Vote{{ApproverID: "alice", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
 			}))
 			c := check(write, tc.granted)
-			if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved || g.Grants().Len() != 1 {
-				t.Fatalf("first call %s, grants %d", res.Outcome, g.Grants().Len())
+			if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved || g.grants.Len() != 1 {
+				t.Fatalf("first call %s, grants %d", res.Outcome, g.grants.Len())
 			}
 			c.Call.Args = json.RawMessage(tc.later)
 			res, err := g.Check(context.Background(), c)
@@ -365,7 +365,7 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 
 func TestRiskWithin(t *testing.T) {
 	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2, "network")
-	raise := func(f func(*Effective)) Effective { e := base.Clone(); f(&e); return e }
+	raise := func(f func(*Effective)) Effective { e := base.clone(); f(&e); return e }
 	tests := []struct {
 		name string
 		e    Effective
@@ -385,7 +385,7 @@ func TestRiskWithin(t *testing.T) {
 		{"unknown risk value", raise(func(e *Effective) { e.RiskLevel = "bogus" }), false},
 	}
 	for _, tc := range tests {
-		if got := riskWithin(tc.e, base.Normalize()); got != tc.want {
+		if got := riskWithin(tc.e, base.normalize()); got != tc.want {
 			t.Errorf("%s: riskWithin = %v, want %v", tc.name, got, tc.want)
 		}
 	}

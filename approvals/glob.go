@@ -7,6 +7,6 @@ import "github.com/agenthost/agenthost/internal/glob"
 // including / and ., ? one character, [abc], [a-z] and [!a-z] a class, a
 // backslash escapes the next character; matching is case-sensitive.
 
-// EscapeGlob quotes the pattern characters of a literal tool or server name,
+// escapeGlob quotes the pattern characters of a literal tool or server name,
 // so that it can be used as a catalogue glob that matches only itself.
-func EscapeGlob(name string) string { return glob.Escape(name) }
+func escapeGlob(name string) string { return glob.Escape(name) }

@@ -6,17 +6,17 @@ import (
 	"sync"
 )
 
-// ErrGrantNotAllowed: session grants are never given for tools that need
+// errGrantNotAllowed: session grants are never given for tools that need
 // two or more approvers, nor without a definition hash.
-var ErrGrantNotAllowed = errors.New("session grant not allowed")
+var errGrantNotAllowed = errors.New("session grant not allowed")
 
-// Grants are one session's "allow for this session" answers, keyed by
+// sessionGrants are one session's "allow for this session" answers, keyed by
 // server, tool and the hash of the tool definition: a grant is void as soon
 // as the definition changes. A grant also covers at most the risk it was
 // given for: a later call whose arguments raise the effective risk (force,
 // cascade, a "*" namespace) is not covered and is asked again. Safe for
 // concurrent use.
-type Grants struct {
+type sessionGrants struct {
 	mu sync.Mutex
 	m  map[grantKey]grant
 }
@@ -30,27 +30,27 @@ type grant struct {
 
 type grantKey struct{ server, tool string }
 
-// NewGrants returns an empty grant store.
-func NewGrants() *Grants { return &Grants{m: map[grantKey]grant{}} }
+// newSessionGrants returns an empty grant store.
+func newSessionGrants() *sessionGrants { return &sessionGrants{m: map[grantKey]grant{}} }
 
 // Grant allows the tool for the rest of the session, for calls whose
 // effective risk is no higher than risk (the approved call's, after the
 // call-time escalators). It refuses tools needing two or more approvers and
 // an empty hash. A new grant replaces the tool's previous one.
-func (g *Grants) Grant(server, tool, defHash string, approvers int, risk Effective) error {
+func (g *sessionGrants) Grant(server, tool, defHash string, approvers int, risk Effective) error {
 	if approvers >= 2 || defHash == "" {
-		return ErrGrantNotAllowed
+		return errGrantNotAllowed
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.m[grantKey{server, tool}] = grant{defHash: defHash, ceiling: risk.Normalize()}
+	g.m[grantKey{server, tool}] = grant{defHash: defHash, ceiling: risk.normalize()}
 	return nil
 }
 
 // Allowed reports whether a grant covers this exact definition at this
 // effective risk (a Decision's Risk: normalised, after the escalators). A grant for an older definition is dropped; one given for
 // a lower risk stays for the calls it covers.
-func (g *Grants) Allowed(server, tool, defHash string, risk Effective) bool {
+func (g *sessionGrants) Allowed(server, tool, defHash string, risk Effective) bool {
 	if defHash == "" {
 		return false
 	}
@@ -71,7 +71,7 @@ func (g *Grants) Allowed(server, tool, defHash string, risk Effective) bool {
 // ceiling's. e is a Decision's Risk, already normalised; it is not
 // normalised again, to keep granted calls free of allocations.
 func riskWithin(e, ceiling Effective) bool {
-	trust, _ := NormalizeTrust(e.MinTrustLevel)
+	trust, _ := normalizeTrust(e.MinTrustLevel)
 	if rank(categoryOrder, e.Category) > rank(categoryOrder, ceiling.Category) ||
 		rank(riskOrder, e.RiskLevel) > rank(riskOrder, ceiling.RiskLevel) ||
 		rank(blastOrder, e.BlastRadius) > rank(blastOrder, ceiling.BlastRadius) ||
@@ -89,14 +89,14 @@ func riskWithin(e, ceiling Effective) bool {
 }
 
 // Revoke drops the grant for a tool.
-func (g *Grants) Revoke(server, tool string) {
+func (g *sessionGrants) Revoke(server, tool string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.m, grantKey{server, tool})
 }
 
 // Len reports how many grants are held.
-func (g *Grants) Len() int {
+func (g *sessionGrants) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.m)

@@ -8,11 +8,11 @@ import (
 	"io"
 )
 
-// CanonicalHash returns "sha256:<hex>" of the canonical form of a JSON
+// canonicalHash returns "sha256:<hex>" of the canonical form of a JSON
 // value: object keys sorted, insignificant whitespace removed, numbers as
 // written. Equal JSON values hash equally whatever their key order. Input
 // that is not valid JSON is hashed byte for byte.
-func CanonicalHash(raw json.RawMessage) string {
+func canonicalHash(raw json.RawMessage) string {
 	sum := sha256.Sum256(canonicalJSON(raw))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
@@ -38,8 +38,7 @@ func canonicalJSON(raw json.RawMessage) []byte {
 // DefinitionHash identifies a tool definition: a canonical hash over its
 // name, description, input schema and annotations. Any change to one of
 // them voids session grants for the tool. Hosts that keep the whole raw
-// definition (secureInputSchema included) can use CanonicalHash on it
-// instead.
+// definition (secureInputSchema included) can hash it canonically instead.
 func (t ToolInfo) DefinitionHash() string {
 	def := struct {
 		Name        string          `json:"name"`
@@ -48,5 +47,5 @@ func (t ToolInfo) DefinitionHash() string {
 		Annotations json.RawMessage `json:"annotations"`
 	}{t.Name, t.Description, jsonOrString(t.InputSchema), jsonOrString(t.Annotations)}
 	b, _ := json.Marshal(def) // every part is valid JSON by construction
-	return CanonicalHash(b)
+	return canonicalHash(b)
 }

@@ -12,7 +12,7 @@ import (
 // String calls.
 var folder = cases.Fold()
 
-// NormalizeID is the form of an approver or requester id used to compare
+// normalizeID is the form of an approver or requester id used to compare
 // ids: Unicode format characters (category Cf: zero-width spaces and
 // joiners, bidi marks) removed, NFKC (fullwidth and compatibility forms
 // become their plain letters), case folded, NFKC again, surrounding space
@@ -20,7 +20,7 @@ var folder = cases.Fold()
 // for counting distinct approvers and the self-approval check only: votes
 // and audit records keep the id as given. An id that normalises to "" names
 // nobody.
-func NormalizeID(id string) string {
+func normalizeID(id string) string {
 	if isPlainLowerASCII(id) {
 		return id
 	}
@@ -34,7 +34,7 @@ func NormalizeID(id string) string {
 	return strings.TrimSpace(id)
 }
 
-// isPlainLowerASCII reports an id that NormalizeID would return unchanged
+// isPlainLowerASCII reports an id that normalizeID would return unchanged
 // (the common case, checked without allocating).
 func isPlainLowerASCII(s string) bool {
 	if s == "" {
@@ -52,9 +52,10 @@ func isPlainLowerASCII(s string) bool {
 	return true
 }
 
-// SameID reports whether two ids name the same person (see NormalizeID).
+// SameID reports whether two ids name the same person (compared with format
+// characters removed, NFKC-normalised and case folded).
 // Empty ids name nobody and match nothing.
 func SameID(a, b string) bool {
-	na, nb := NormalizeID(a), NormalizeID(b)
+	na, nb := normalizeID(a), normalizeID(b)
 	return na != "" && na == nb
 }

@@ -28,7 +28,7 @@ type ToolInfo struct {
 // Reversibility is only set when a verb or the description implies one;
 // the other fields that the heuristic cannot see (approvalRecommendation,
 // minTrustLevel, and reversibility otherwise) are derived from category and
-// riskLevel, see [Inference.Complete].
+// riskLevel, see [Inference.complete].
 type Inference struct {
 	Version       string        `json:"version"`
 	OK            bool          `json:"ok"`
@@ -51,10 +51,10 @@ type verbInfo struct {
 
 // riskier orders verbs for "worst verb wins": risk first, then category.
 func (v verbInfo) riskier(than verbInfo) bool {
-	if v.risk.Rank() != than.risk.Rank() {
-		return v.risk.Rank() > than.risk.Rank()
+	if v.risk.rank() != than.risk.rank() {
+		return v.risk.rank() > than.risk.rank()
 	}
-	return v.category.Rank() > than.category.Rank()
+	return v.category.rank() > than.category.rank()
 }
 
 // builtinVerbs extends the SEP-2793 reference table. destroy, drop, purge,
@@ -162,12 +162,12 @@ type Inferrer struct {
 	verbs map[string]verbInfo
 }
 
-// NewInferrer returns an inferrer with the built-in verb table plus extra
+// newInferrer returns an inferrer with the built-in verb table plus extra
 // verbs (category -> verbs). Extra verbs take the category's usual risk
 // (read, observe, utility: low; mutate: medium; delete: high; destroy:
 // critical); where one is already known, the riskier reading is kept, so
 // extra verbs can never lower a built-in classification.
-func NewInferrer(extraVerbs map[string][]string) (*Inferrer, error) {
+func newInferrer(extraVerbs map[string][]string) (*Inferrer, error) {
 	verbs := make(map[string]verbInfo, len(builtinVerbs)+len(extraVerbs))
 	for k, v := range builtinVerbs {
 		verbs[k] = v
@@ -223,7 +223,7 @@ func categoryRisk(c Category) RiskLevel {
 	return RiskLow
 }
 
-// Infer classifies one tool.
+// infer classifies one tool.
 //
 // The name is split into words at _ - . / spaces and camelCase; each word
 // that is a known verb counts and the worst verb wins. A name with any
@@ -233,7 +233,7 @@ func categoryRisk(c Category) RiskLevel {
 // input schema's top-level properties raise riskLevel one grade (once,
 // however many there are); scope parameters set blastRadius, the widest
 // winning, else item.
-func (in *Inferrer) Infer(tool ToolInfo) Inference {
+func (in *Inferrer) infer(tool ToolInfo) Inference {
 	inf := Inference{Version: InferenceVersion, SideEffects: []string{}, Evidence: []string{}}
 	switch {
 	case strings.TrimSpace(tool.Name) == "":
@@ -284,13 +284,13 @@ func (in *Inferrer) Infer(tool ToolInfo) Inference {
 			}
 		}
 		for _, tok := range splitTokens(name) {
-			if b, ok := scopeTokens[tok]; ok && b.Rank() > inf.BlastRadius.Rank() {
+			if b, ok := scopeTokens[tok]; ok && b.rank() > inf.BlastRadius.rank() {
 				inf.BlastRadius = b
 				inf.Evidence = append(inf.Evidence, fmt.Sprintf("scope parameter %q: blastRadius %s", name, b))
 			}
 		}
 	}
-	inf.SideEffects = NormalizeSideEffects(sideEffects)
+	inf.SideEffects = normalizeSideEffects(sideEffects)
 	return inf
 }
 
@@ -310,10 +310,10 @@ func (in *Inferrer) readDescription(inf *Inference, desc string) {
 	})
 	text := " " + strings.Join(words, " ") + " "
 	raise := func(what string, cat Category, risk RiskLevel) {
-		if cat != "" && cat.Rank() > inf.Category.Rank() {
+		if cat != "" && cat.rank() > inf.Category.rank() {
 			inf.Category = cat
 		}
-		if risk.Rank() > inf.RiskLevel.Rank() {
+		if risk.rank() > inf.RiskLevel.rank() {
 			inf.RiskLevel = risk
 		}
 		inf.Evidence = append(inf.Evidence, "description "+what)
@@ -341,7 +341,7 @@ func (in *Inferrer) readDescription(inf *Inference, desc string) {
 	scope := func(phrases []string, b BlastRadius) {
 		for _, p := range phrases {
 			if strings.Contains(text, " "+p+" ") {
-				if b.Rank() > inf.BlastRadius.Rank() {
+				if b.rank() > inf.BlastRadius.rank() {
 					inf.BlastRadius = b
 				}
 				inf.Evidence = append(inf.Evidence, fmt.Sprintf("description says %q: blastRadius at least %s", p, b))
@@ -370,12 +370,12 @@ func schemaProperties(schema json.RawMessage) []string {
 	return names
 }
 
-// Complete fills in every SEP-2793 field from the inference alone:
+// complete fills in every SEP-2793 field from the inference alone:
 // reversibility from the category (unless a verb or the description said
 // more), approvalRecommendation and minTrustLevel from the risk level, after
 // the consistency floors. Every source is "inferred". When nothing was
 // inferred the result is [FailClosed].
-func (inf Inference) Complete() Effective {
+func (inf Inference) complete() Effective {
 	if !inf.OK {
 		e := FailClosed()
 		e.Notes = []string{"not inferred: " + inf.Reason}
@@ -385,7 +385,7 @@ func (inf Inference) Complete() Effective {
 		Category:         inf.Category,
 		RiskLevel:        inf.RiskLevel,
 		BlastRadius:      inf.BlastRadius,
-		SideEffects:      NormalizeSideEffects(inf.SideEffects),
+		SideEffects:      normalizeSideEffects(inf.SideEffects),
 		Source:           allSources(SourceInferred),
 		InferenceVersion: inf.Version,
 	}

@@ -105,7 +105,7 @@ func TestInfer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			inf := in.Infer(tt.tool)
+			inf := in.infer(tt.tool)
 			if inf.Version != InferenceVersion {
 				t.Errorf("version %q", inf.Version)
 			}
@@ -147,7 +147,7 @@ func TestInferenceComplete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := in.Infer(tt.tool).Complete()
+			e := in.infer(tt.tool).complete()
 			if e.Reversibility != tt.rev || e.ApprovalRecommendation != tt.approval || e.MinTrustLevel != tt.trust {
 				t.Errorf("got %s/%s/%d, want %s/%s/%d", e.Reversibility, e.ApprovalRecommendation, e.MinTrustLevel, tt.rev, tt.approval, tt.trust)
 			}
@@ -156,7 +156,7 @@ func TestInferenceComplete(t *testing.T) {
 			}
 		})
 	}
-	e := in.Infer(ToolInfo{Name: "weather"}).Complete()
+	e := in.infer(ToolInfo{Name: "weather"}).complete()
 	e.Notes = nil
 	if diff := cmp.Diff(FailClosed(), e); diff != "" {
 		t.Errorf("uninferable tool (-want +got)\n%s", diff)

@@ -22,21 +22,21 @@ type InitServer struct {
 // the default rules when it has no rules.
 type InitPlan struct {
 	Entries []CatalogueEntry
-	// Rules are [DefaultRules] when the configuration has no rules, else nil.
+	// Rules are the default rules when the configuration has no rules, else nil.
 	Rules []Rule
 	// Present counts tools skipped because the configuration already has
 	// a catalogue entry for exactly that server and tool.
 	Present int
 }
 
-// DefaultRules are the rules `policy init` adds to a configuration that
+// defaultRules are the rules `policy init` adds to a configuration that
 // has none, so that reads run without asking and writes ask one person:
 // low-risk read, observe and utility tools are allowed; mutate, delete and
 // destroy tools ask (at least one approver; the tool's
 // approvalRecommendation can require more). Anything else (a read the
 // catalogue rates medium or higher) matches no rule and gets
 // approvals.noMatch, ask by default.
-func DefaultRules() []Rule {
+func defaultRules() []Rule {
 	return []Rule{
 		{ID: "init-reads", When: Match{Category: []string{string(CategoryRead), string(CategoryObserve), string(CategoryUtility)}, RiskLevel: []string{string(RiskLow)}}, Decide: string(ActionAllow)},
 		{ID: "init-writes", When: Match{Category: []string{string(CategoryMutate)}}, Decide: string(ActionAsk), Approvers: 1},
@@ -44,10 +44,11 @@ func DefaultRules() []Rule {
 	}
 }
 
-// PlanInit classifies every tool of servers (see [Inferrer.Classify]),
-// leaving out the tools cfg's catalogue already has an entry for (same
-// server and tool, exactly as written), and proposes [DefaultRules] when
-// cfg has no rules.
+// PlanInit classifies every tool of servers with in (from
+// [Policy.Inferrer]), leaving out the tools cfg's catalogue already has an
+// entry for (same server and tool, exactly as written), and proposes the
+// default rules (low-risk reads allowed, writes and deletes asked) when cfg
+// has no rules.
 func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 	var plan InitPlan
 	present := make(map[[2]string]bool, len(cfg.Catalogue))
@@ -56,7 +57,7 @@ func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 	}
 	for _, s := range servers {
 		for _, t := range s.Tools {
-			e := in.Classify(s.Name, t)
+			e := in.classify(s.Name, t)
 			if present[[2]string{e.Server, e.Tool}] {
 				plan.Present++
 				continue
@@ -66,12 +67,12 @@ func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 		}
 	}
 	if len(cfg.Rules) == 0 {
-		plan.Rules = DefaultRules()
+		plan.Rules = defaultRules()
 	}
 	return plan
 }
 
-// Classify proposes a catalogue entry for one tool from two pieces of
+// classify proposes a catalogue entry for one tool from two pieces of
 // evidence: the inference heuristic and what the server declared (the
 // SEP-2793 fields, and readOnlyHint/destructiveHint standing in for absent
 // ones as in [Policy.Effective]). Field by field the more restrictive of
@@ -81,7 +82,7 @@ func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 // floors) and raised to any declared value.
 //
 // minTrustLevel is the declared one, else 1, and not derived from the risk
-// level as [Inference.Complete] does: with init's [DefaultRules] every call
+// level as inference does: with init's default rules every call
 // that is not a low-risk read asks a person, and a derived level (2 for
 // medium, 3 for high) would instead hide and deny those tools in a session
 // of the default trust level 1, so writes would never ask. Raise it by hand
@@ -92,9 +93,9 @@ func PlanInit(in *Inferrer, servers []InitServer, cfg Config) InitPlan {
 // and approvalRecommendation single, so that it stays offered and asked
 // rather than hidden, and a Note starting "could not infer:". The Note of
 // every entry says what decided.
-func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
-	inf := in.Infer(tool)
-	ann, annErr := ParseAnnotations(tool.Annotations)
+func (in *Inferrer) classify(server string, tool ToolInfo) CatalogueEntry {
+	inf := in.infer(tool)
+	ann, annErr := parseAnnotations(tool.Annotations)
 	m := merger{}
 	decl := m.declaredView(ann)
 	var evidence []string
@@ -118,11 +119,11 @@ func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
 			e.ApprovalRecommendation = maxEnum(approvalOrder, e.ApprovalRecommendation, normEnum(approvalOrder, ApprovalRecommendation(*decl.ApprovalRecommendation)))
 		}
 		if decl.MinTrustLevel != nil {
-			t, _ := NormalizeTrust(decl.MinTrustLevel)
+			t, _ := normalizeTrust(decl.MinTrustLevel)
 			e.MinTrustLevel = max(e.MinTrustLevel, t)
 		}
 		if len(decl.SideEffects) > 0 {
-			e.SideEffects = NormalizeSideEffects(decl.SideEffects)
+			e.SideEffects = normalizeSideEffects(decl.SideEffects)
 		}
 	} else {
 		raise := func(name string, order []string, inferred string, declared *string) string {
@@ -139,20 +140,20 @@ func (in *Inferrer) Classify(server string, tool ToolInfo) CatalogueEntry {
 		e.Category = Category(raise("category", enumStrings(categoryOrder), string(inf.Category), decl.Category))
 		e.RiskLevel = RiskLevel(raise("riskLevel", enumStrings(riskOrder), string(inf.RiskLevel), decl.RiskLevel))
 		e.BlastRadius = BlastRadius(raise("blastRadius", enumStrings(blastOrder), string(inf.BlastRadius), decl.BlastRadius))
-		e.SideEffects = NormalizeSideEffects(append(append([]string(nil), inf.SideEffects...), decl.SideEffects...))
+		e.SideEffects = normalizeSideEffects(append(append([]string(nil), inf.SideEffects...), decl.SideEffects...))
 		evidence = append(evidence, applyFloors(&e)...)
 		derived := maxEnum(reversibilityOrder, reversibilityFor(e.Category), orDefault(inf.Reversibility, ReversibleAuto))
 		e.Reversibility = Reversibility(raise("reversibility", enumStrings(reversibilityOrder), string(derived), decl.Reversibility))
 		e.ApprovalRecommendation = ApprovalRecommendation(raise("approvalRecommendation", enumStrings(approvalOrder), string(approvalFor(e.RiskLevel)), decl.ApprovalRecommendation))
 		e.MinTrustLevel = MinTrust
 		if decl.MinTrustLevel != nil {
-			if t, _ := NormalizeTrust(decl.MinTrustLevel); t > e.MinTrustLevel {
+			if t, _ := normalizeTrust(decl.MinTrustLevel); t > e.MinTrustLevel {
 				evidence = append(evidence, fmt.Sprintf("declared minTrustLevel %d kept", t))
 				e.MinTrustLevel = t
 			}
 		}
 	}
-	entry := CatalogueEntry{Server: EscapeGlob(server), Tool: EscapeGlob(tool.Name), Metadata: rawFrom(e)}
+	entry := CatalogueEntry{Server: escapeGlob(server), Tool: escapeGlob(tool.Name), Metadata: rawFrom(e)}
 	label := oneLine(server, 60) + "/" + oneLine(tool.Name, 80)
 	if inf.OK {
 		evidence = append(inf.Evidence, evidence...)
@@ -176,7 +177,7 @@ func enumStrings[T ~string](order []T) []string {
 
 // hintText lists the MCP boolean hints a server declared, e.g.
 // "readOnlyHint=true, openWorldHint=false".
-func hintText(a Annotations) string {
+func hintText(a annotations) string {
 	var parts []string
 	for _, h := range []struct {
 		name string

@@ -59,7 +59,7 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := in.Classify("srv", ToolInfo{Name: tc.tool, Annotations: []byte(tc.annotations)})
+			e := in.classify("srv", ToolInfo{Name: tc.tool, Annotations: []byte(tc.annotations)})
 			m := e.Metadata
 			got := want{*m.Category, *m.RiskLevel, *m.BlastRadius, *m.Reversibility, *m.ApprovalRecommendation,
 				m.MinTrustLevel.(int), strings.Join(m.SideEffects, ","), ""}
@@ -77,7 +77,7 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 			// Never below a declaration: the entry, read as a catalogue
 			// entry, is at least as restrictive as the declaration alone
 			// for an untrusted server under strict (every field).
-			decl, _ := ParseAnnotations([]byte(tc.annotations))
+			decl, _ := parseAnnotations([]byte(tc.annotations))
 			dv := (&merger{}).declaredView(decl)
 			check := func(name string, order []string, declared *string, got string) {
 				if declared != nil && rank(order, string(normEnum(order, *declared))) > rank(order, got) {
@@ -90,7 +90,7 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 			check("reversibility", enumStrings(reversibilityOrder), dv.Reversibility, got.rev)
 			check("approvalRecommendation", enumStrings(approvalOrder), dv.ApprovalRecommendation, got.approval)
 			if dv.MinTrustLevel != nil {
-				if d, _ := NormalizeTrust(dv.MinTrustLevel); d > got.trust {
+				if d, _ := normalizeTrust(dv.MinTrustLevel); d > got.trust {
 					t.Errorf("minTrustLevel %d below the declared %d", got.trust, d)
 				}
 			}
@@ -104,8 +104,8 @@ func TestClassifyNotBelowInferred(t *testing.T) {
 	in, _ := NewInferrer(map[string][]string{"destroy": {"yeet"}})
 	for _, name := range []string{"get_order", "delete_pod", "yeet_bucket", "send_invoice", "export_db", "run_script"} {
 		tool := ToolInfo{Name: name, InputSchema: schema("namespace", "force")}
-		inf := in.Infer(tool).Complete()
-		e := in.Classify("s", tool).Metadata
+		inf := in.infer(tool).complete()
+		e := in.classify("s", tool).Metadata
 		if *e.Category != string(inf.Category) || *e.RiskLevel != string(inf.RiskLevel) || *e.BlastRadius != string(inf.BlastRadius) ||
 			*e.Reversibility != string(inf.Reversibility) || *e.ApprovalRecommendation != string(inf.ApprovalRecommendation) {
 			t.Errorf("%s: entry %s/%s/%s/%s/%s, inference %s/%s/%s/%s/%s", name, *e.Category, *e.RiskLevel, *e.BlastRadius, *e.Reversibility, *e.ApprovalRecommendation,

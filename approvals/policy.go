@@ -70,7 +70,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
 	}
-	inferrer, err := NewInferrer(cfg.ExtraVerbs)
+	inferrer, err := newInferrer(cfg.ExtraVerbs)
 	if err != nil {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
 	}
@@ -106,7 +106,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 			blasts:        enumList[BlastRadius](r.When.BlastRadius),
 			reversibility: enumList[Reversibility](r.When.Reversibility),
 			approval:      enumList[ApprovalRecommendation](r.When.ApprovalRecommendation),
-			sideEffects:   NormalizeSideEffects(r.When.SideEffects),
+			sideEffects:   normalizeSideEffects(r.When.SideEffects),
 			trust:         slices.Clone(r.When.TrustLevel),
 		}
 		for _, s := range r.When.Server {
@@ -130,10 +130,6 @@ func enumList[T ~string](in []string) []T {
 	return out
 }
 
-// Unclassified reports the mode for unclassified fields: "ask", "strict"
-// or "infer".
-func (p *Policy) Unclassified() string { return p.unclassified }
-
 // Inferrer returns the policy's inference heuristic (with its extra verbs).
 func (p *Policy) Inferrer() *Inferrer { return p.inferrer }
 
@@ -145,7 +141,7 @@ type CatalogueMatch struct {
 
 // trace is everything Effective looked at, for Explain.
 type trace struct {
-	declared    Annotations
+	declared    annotations
 	declaredErr error
 	inference   Inference
 	catalogue   *CatalogueMatch
@@ -247,9 +243,9 @@ func (p *Policy) catalogueIndex(server, tool string) int {
 // only when it can count (unclassified: infer) or is to be explained.
 func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain bool) (Effective, trace) {
 	var tr trace
-	tr.declared, tr.declaredErr = ParseAnnotations(tool.Annotations)
+	tr.declared, tr.declaredErr = parseAnnotations(tool.Annotations)
 	if explain || p.unclassified == UnclassifiedInfer {
-		tr.inference = p.inferrer.Infer(tool)
+		tr.inference = p.inferrer.infer(tool)
 	}
 	var cat RawMetadata
 	derive := false
@@ -276,7 +272,7 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 		// with the blast radius the tool's scope parameters imply.
 		scope := inf
 		if !explain && p.unclassified != UnclassifiedInfer {
-			scope = p.inferrer.Infer(tool)
+			scope = p.inferrer.infer(tool)
 		}
 		inf = Inference{OK: true, Category: normEnum(categoryOrder, Category(*cat.Category)), RiskLevel: normEnum(riskOrder, RiskLevel(*cat.RiskLevel)),
 			BlastRadius: orDefault(scope.BlastRadius, BlastItem), Version: scope.Version}
@@ -321,7 +317,7 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 
 // declaredHints lists what a server declared about a tool, for approvers of
 // an unclassified tool (untrusted evidence).
-func declaredHints(a Annotations) []string {
+func declaredHints(a annotations) []string {
 	var hints []string
 	str := func(name string, v *string) {
 		if v != nil {
@@ -375,7 +371,7 @@ func (m *merger) note(format string, args ...any) {
 
 // declaredView is the server's declaration with the old hints standing in
 // for absent SEP-2793 fields.
-func (m *merger) declaredView(a Annotations) RawMetadata {
+func (m *merger) declaredView(a annotations) RawMetadata {
 	d := a.Risk
 	set := func(field **string, name, v, hint string) {
 		if *field == nil {
@@ -427,19 +423,19 @@ func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl *string, 
 
 func (m *merger) sideEffects(cat, decl, inferred []string, useInference bool) ([]string, Source) {
 	if len(cat) > 0 {
-		return NormalizeSideEffects(cat), SourceCatalogue
+		return normalizeSideEffects(cat), SourceCatalogue
 	}
 	if decl != nil && m.trusted {
-		return NormalizeSideEffects(decl), SourceDeclared
+		return normalizeSideEffects(decl), SourceDeclared
 	}
 	base, src := []string{}, SourceDefault
 	if useInference {
-		base, src = NormalizeSideEffects(inferred), SourceInferred
+		base, src = normalizeSideEffects(inferred), SourceInferred
 	}
 	if decl == nil {
 		return base, src
 	}
-	union := NormalizeSideEffects(append(slices.Clone(base), decl...))
+	union := normalizeSideEffects(append(slices.Clone(base), decl...))
 	if len(union) > len(base) {
 		m.note("declared sideEffects add to the %s ones (server not trusted)", src)
 		return union, SourceDeclared
@@ -449,13 +445,13 @@ func (m *merger) sideEffects(cat, decl, inferred []string, useInference bool) ([
 
 func (m *merger) trust(cat, decl any, inferred int) (int, Source) {
 	if cat != nil {
-		v, _ := NormalizeTrust(cat)
+		v, _ := normalizeTrust(cat)
 		return v, SourceCatalogue
 	}
 	var declared int
 	if decl != nil {
 		var ok bool
-		declared, ok = NormalizeTrust(decl)
+		declared, ok = normalizeTrust(decl)
 		if !ok {
 			got, _ := json.Marshal(decl)
 			m.note("declared minTrustLevel %s is not an integer from %d to %d: read as %d", oneLine(string(got), 40), MinTrust, MaxTrust, MaxTrust)
@@ -562,14 +558,14 @@ func clampTrust(t int) int {
 // approvals.noMatch decides. A session trust level below the tool's
 // minTrustLevel denies whatever the rules say (outcome trust_denied).
 func (p *Policy) Decide(eff Effective, c Call) Decision {
-	atCall, escalations := Escalate(eff.Normalize(), c.Args)
+	atCall, escalations := escalate(eff.normalize(), c.Args)
 	trust := clampTrust(c.TrustLevel)
 	ev := p.evaluate(c.Server, c.Tool, atCall, trust)
 	if atCall.Unclassified && ev.action != ActionDeny {
 		// Nobody classified the tool: whatever the rules allow, a person
 		// decides each call.
 		if ev.action == ActionAllow {
-			ev.action, ev.approvers, ev.timeout = ActionAsk, atCall.QuorumFloor(), p.timeout
+			ev.action, ev.approvers, ev.timeout = ActionAsk, atCall.quorumFloor(), p.timeout
 		}
 		ev.reason += "; the tool is unclassified, so every call asks a person"
 	}
@@ -586,7 +582,7 @@ func (p *Policy) Decide(eff Effective, c Call) Decision {
 	}
 	d.Unclassified = atCall.Unclassified
 	switch {
-	case trust < atCall.TrustFloor():
+	case trust < atCall.trustFloor():
 		d.Action, d.Outcome, d.ReasonClass = ActionDeny, OutcomeTrustDenied, ReasonTrust
 		d.Approvers, d.Timeout, d.Message = 0, 0, ""
 		d.Reason = fmt.Sprintf("session trust level %d is below the tool's minTrustLevel %d", trust, atCall.MinTrustLevel)
@@ -620,7 +616,7 @@ func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluatio
 			key.matched |= 1 << i
 		}
 	}
-	key.minApprovers = e.QuorumFloor()
+	key.minApprovers = e.quorumFloor()
 	p.evalMu.RLock()
 	ev, ok := p.evaluations[key]
 	p.evalMu.RUnlock()
@@ -677,7 +673,7 @@ func (p *Policy) evaluateRules(server, tool string, e Effective, trust int) eval
 		ev.reason = fmt.Sprintf("%s by rule %s", pastTense(ev.action), strings.Join(deciding, ", "))
 	}
 	if ev.action == ActionAsk {
-		ev.approvers = min(max(ev.approvers, e.QuorumFloor()), p.maxApprovers)
+		ev.approvers = min(max(ev.approvers, e.quorumFloor()), p.maxApprovers)
 		if ev.timeout == 0 {
 			ev.timeout = p.timeout
 		}
@@ -720,9 +716,9 @@ func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool
 // blast radius the call-time escalators can reach. The host hides such
 // tools from the model. reason is for operators (it may name rules).
 func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (never bool, reason string) {
-	base := eff.Normalize()
+	base := eff.normalize()
 	trust = clampTrust(trust)
-	if trust < base.TrustFloor() {
+	if trust < base.trustFloor() {
 		fix := "run the session at that trust level (--trust, session.trustLevel)"
 		switch {
 		case base.Source.MinTrustLevel == SourceDefault:

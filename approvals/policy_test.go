@@ -170,7 +170,7 @@ func TestRuleMatchFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := base.Clone()
+			e := base.clone()
 			tt.modify(&e)
 			d := p.Decide(e, Call{Server: tt.server, Tool: tt.tool, TrustLevel: 5})
 			var want []string
@@ -209,16 +209,16 @@ func TestEscalatorsOnlyRaise(t *testing.T) {
 		eff(CategoryMutate, RiskMedium, BlastOrganization, ApprovalSingle, 2, "cost"),
 	}
 	for _, e := range effs {
-		base := e.Normalize()
+		base := e.normalize()
 		for _, a := range argsList {
-			got, _ := Escalate(base, json.RawMessage(a))
-			if got.RiskLevel.Rank() < base.RiskLevel.Rank() || got.BlastRadius.Rank() < base.BlastRadius.Rank() ||
+			got, _ := escalate(base, json.RawMessage(a))
+			if got.RiskLevel.rank() < base.RiskLevel.rank() || got.BlastRadius.rank() < base.BlastRadius.rank() ||
 				got.Category != base.Category || got.Reversibility != base.Reversibility ||
 				got.ApprovalRecommendation != base.ApprovalRecommendation || got.MinTrustLevel != base.MinTrustLevel ||
 				!slices.Equal(got.SideEffects, base.SideEffects) {
 				t.Errorf("Escalate(%s, %s) lowered or changed: %+v", base.RiskLevel, a, got)
 			}
-			if got.RiskLevel.Rank() > base.RiskLevel.Rank()+1 {
+			if got.RiskLevel.rank() > base.RiskLevel.rank()+1 {
 				t.Errorf("Escalate(%s) raised riskLevel more than one grade: %s -> %s", a, base.RiskLevel, got.RiskLevel)
 			}
 		}
@@ -226,7 +226,7 @@ func TestEscalatorsOnlyRaise(t *testing.T) {
 }
 
 func TestEscalate(t *testing.T) {
-	base := eff(CategoryDelete, RiskMedium, BlastItem, ApprovalSingle, 2).Normalize()
+	base := eff(CategoryDelete, RiskMedium, BlastItem, ApprovalSingle, 2).normalize()
 	tests := []struct {
 		args  string
 		risk  RiskLevel
@@ -251,7 +251,7 @@ func TestEscalate(t *testing.T) {
 		{strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40), RiskHigh, BlastItem},
 	}
 	for _, tt := range tests {
-		got, notes := Escalate(base, json.RawMessage(tt.args))
+		got, notes := escalate(base, json.RawMessage(tt.args))
 		if got.RiskLevel != tt.risk || got.BlastRadius != tt.blast {
 			t.Errorf("Escalate(%.40s) = %s/%s, want %s/%s", tt.args, got.RiskLevel, got.BlastRadius, tt.risk, tt.blast)
 		}
@@ -421,9 +421,9 @@ func TestGlob(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"plain", "we*ird?[x]\\"} {
-		g, err := glob.Compile(EscapeGlob(name))
+		g, err := glob.Compile(escapeGlob(name))
 		if err != nil || !g.Match(name) || g.Match(name+"x") {
-			t.Errorf("EscapeGlob(%q) = %q does not match exactly itself (err %v)", name, EscapeGlob(name), err)
+			t.Errorf("EscapeGlob(%q) = %q does not match exactly itself (err %v)", name, escapeGlob(name), err)
 		}
 	}
 }
@@ -444,7 +444,7 @@ func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
 					for _, blast := range []BlastRadius{BlastItem, BlastGlobal} {
 						for _, approval := range []ApprovalRecommendation{ApprovalNone, ApprovalSingle, ApprovalMulti} {
 							for trust := 1; trust <= 5; trust += 2 {
-								e := eff(cat, RiskMedium, blast, approval, 1).Normalize()
+								e := eff(cat, RiskMedium, blast, approval, 1).normalize()
 								got := p.evaluate(server, tool, e, trust)
 								want := p.evaluateRules(server, tool, e, trust)
 								if diff := cmp.Diff(want, got, cmp.AllowUnexported(evaluation{})); diff != "" {

@@ -87,7 +87,7 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	}
 	if SameID(p.id, req.Requester) {
 		// The answer could not count: do not ask.
-		fmt.Fprintf(p.out, "\n%s: denied\n", terminalSafe(SelfApprovalExplanation(p.id), 500))
+		fmt.Fprintf(p.out, "\n%s: denied\n", terminalSafe(selfApprovalExplanation(p.id), 500))
 		return Verdict{}, nil
 	}
 	args := compactJSON(req.Arguments)

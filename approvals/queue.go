@@ -106,7 +106,7 @@ func (q *Queue) MaxApprovers() int { return int(^uint(0) >> 1) }
 func (q *Queue) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	r := *req
 	if r.ID == "" {
-		r.ID = NewID("apr_")
+		r.ID = newID("apr_")
 	}
 	p := &pendingApproval{
 		req:     r,
@@ -179,7 +179,7 @@ func (p *pendingApproval) snapshot(id string) Pending {
 	req := p.req
 	req.Arguments = slices.Clone(req.Arguments)
 	req.Rules = slices.Clone(req.Rules)
-	req.Risk = req.Risk.Clone()
+	req.Risk = req.Risk.clone()
 	return Pending{ID: id, Request: req, Votes: slices.Clone(p.votes), Needed: p.needed, Created: p.created}
 }
 
@@ -237,7 +237,7 @@ func (q *Queue) Submit(id string, r Resolution) error {
 	// Votes keep the id as given; distinct approvers and the self-approval
 	// check use the normalised id.
 	given := strings.TrimSpace(r.ApproverID)
-	approver := NormalizeID(given)
+	approver := normalizeID(given)
 	if approver == "" {
 		return ErrNoApproverID
 	}
@@ -252,7 +252,7 @@ func (q *Queue) Submit(id string, r Resolution) error {
 		return fmt.Errorf("%w: %s", ErrUnknownApproval, id)
 	}
 	switch {
-	case approver == NormalizeID(p.req.Requester):
+	case approver == normalizeID(p.req.Requester):
 		q.mu.Unlock()
 		return ErrSelfApproval
 	case r.Allow && r.ForSession && !p.req.SessionGrantable:
@@ -281,8 +281,8 @@ func (q *Queue) Submit(id string, r Resolution) error {
 	return nil
 }
 
-// NewID returns prefix followed by 16 random hex characters.
-func NewID(prefix string) string {
+// newID returns prefix followed by 16 random hex characters.
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return prefix + hex.EncodeToString(b[:])

@@ -267,7 +267,7 @@ func TestNormalizeID(t *testing.T) {
 		{"bob smith", "bob smith"},
 	}
 	for _, tc := range tests {
-		if got := NormalizeID(tc.in); got != tc.want {
+		if got := normalizeID(tc.in); got != tc.want {
 			t.Errorf("NormalizeID(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -166,7 +166,7 @@ func validateMetadata(key string, m RawMetadata) []error {
 	}
 	if m.MinTrustLevel != nil {
 		empty = false
-		if _, ok := NormalizeTrust(m.MinTrustLevel); !ok {
+		if _, ok := normalizeTrust(m.MinTrustLevel); !ok {
 			got, _ := json.Marshal(m.MinTrustLevel)
 			errs = append(errs, &FieldError{Key: key + ".minTrustLevel",
 				Msg: fmt.Sprintf("must be an integer from %d to %d, got %s", MinTrust, MaxTrust, got)})
@@ -174,7 +174,7 @@ func validateMetadata(key string, m RawMetadata) []error {
 	}
 	for i, s := range m.SideEffects {
 		empty = false
-		if len(NormalizeSideEffects([]string{s})) == 0 {
+		if len(normalizeSideEffects([]string{s})) == 0 {
 			errs = append(errs, &FieldError{Key: fmt.Sprintf("%s.sideEffects[%d]", key, i), Msg: "empty side effect"})
 		}
 	}
@@ -199,7 +199,7 @@ func validateMatch(key string, m Match) []error {
 	enums("reversibility", m.Reversibility, func(k, v string) error { return validateEnum(k, reversibilityOrder, v) })
 	enums("approvalRecommendation", m.ApprovalRecommendation, func(k, v string) error { return validateEnum(k, approvalOrder, v) })
 	enums("sideEffects", m.SideEffects, func(k, v string) error {
-		if len(NormalizeSideEffects([]string{v})) == 0 {
+		if len(normalizeSideEffects([]string{v})) == 0 {
 			return &FieldError{Key: k, Msg: "empty side effect"}
 		}
 		return nil
