@@ -16,6 +16,7 @@ type FieldError struct {
 	Msg string
 }
 
+// Error returns "key: message".
 func (e *FieldError) Error() string { return e.Key + ": " + e.Msg }
 
 // maxConfigApprovers caps Config.MaxApprovers itself.

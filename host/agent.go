@@ -342,7 +342,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
-	return callOutcome{text: ModelResultText(text, h.maxModelResult), failed: isErr}
+	return callOutcome{text: modelResultText(text, h.maxModelResult), failed: isErr}
 }
 
 // redactEvent masks protected values in every string of an event that a

@@ -70,12 +70,12 @@ func decodedLen(b64 string) int {
 	return len(b64)
 }
 
-// ModelResultText caps the text of a tool result given to the model at max
+// modelResultText caps the text of a tool result given to the model at max
 // bytes (cut at a character boundary) and says, after the cut, how much was
 // left out. A result stays in the conversation, sent again with every later
 // request of the session; an unbounded one would crowd out the rest of the
 // context or make every request fail. max <= 0 means no cap.
-func ModelResultText(s string, max int64) string {
+func modelResultText(s string, max int64) string {
 	if max <= 0 || int64(len(s)) <= max {
 		return s
 	}

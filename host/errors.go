@@ -35,6 +35,7 @@ type Error struct {
 	Err          error
 }
 
+// Error returns Message, or the wrapped error's text when Message is empty.
 func (e *Error) Error() string {
 	if e.Err != nil && e.Message == "" {
 		return e.Err.Error()
@@ -42,6 +43,7 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 // KindOf returns the kind of the first *Error in err's chain, and

@@ -30,7 +30,7 @@ func TestModelResultText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ModelResultText(tc.in, tc.max)
+			got := modelResultText(tc.in, tc.max)
 			if !strings.HasPrefix(got, tc.keep) || !utf8.ValidString(got) {
 				t.Fatalf("got %q, want it to start with %q", got, tc.keep)
 			}

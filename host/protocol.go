@@ -20,6 +20,7 @@ var ErrProtocol = errors.New("protocol error")
 // and never quotes the message.
 type ProtocolError struct{ msg string }
 
+// Error says what was wrong with the message, without quoting it.
 func (e *ProtocolError) Error() string { return e.msg }
 
 // Is makes every *ProtocolError match ErrProtocol.
