@@ -12,7 +12,7 @@ func TestMergeInitJSON(t *testing.T) {
 	s := func(v string) *string { return &v }
 	plan := InitPlan{
 		Entries: []CatalogueEntry{{Server: "fs", Tool: "list_directory", Metadata: RawMetadata{Category: s("read"), RiskLevel: s("low"), MinTrustLevel: 1}}},
-		Rules:   DefaultRules(),
+		Rules:   defaultRules(),
 	}
 	claude := []byte("{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"srv\"]}\n  }\n}\n")
 	out, added, rules, changed, err := MergeInitJSON(claude, plan)
@@ -29,7 +29,7 @@ func TestMergeInitJSON(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("the result is not JSON: %v\n%s", err, out)
 	}
-	if len(doc.MCPServers) != 1 || len(doc.Approvals.Catalogue) != 1 || len(doc.Approvals.Rules) != len(DefaultRules()) {
+	if len(doc.MCPServers) != 1 || len(doc.Approvals.Catalogue) != 1 || len(doc.Approvals.Rules) != len(defaultRules()) {
 		t.Errorf("the merged document: %+v", doc)
 	}
 	if err := doc.Approvals.Validate(); err != nil {
@@ -56,7 +56,7 @@ func TestMergeInitJSON(t *testing.T) {
 
 func TestWriteInitJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteInitJSON(&b, InitPlan{Rules: DefaultRules()}); err != nil {
+	if err := WriteInitJSON(&b, InitPlan{Rules: defaultRules()}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
