@@ -65,33 +65,13 @@ func WriteCatalogueYAML(w io.Writer, server string, entries []CatalogueEntry) er
 	header = append(header,
 		"Inferred classifications are guesses: review every entry before pasting it under",
 		"approvals.catalogue in your config. Catalogue entries override what servers declare.")
-	seq := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, e := range entries {
-		item := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-			scalar("server"), scalar(e.Server),
-			scalar("tool"), scalar(e.Tool),
-			scalar("metadata"), metadataNode(e.Metadata),
-		}}
-		if e.Note != "" {
-			item.HeadComment = commentText(e.Note)
-		}
-		seq.Content = append(seq.Content, item)
-	}
-	if len(entries) == 0 {
-		seq.Style = yaml.FlowStyle
-	}
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: commentText(strings.Join(header, "\n")), Content: []*yaml.Node{
 		{Kind: yaml.MappingNode, Content: []*yaml.Node{
 			scalar("approvals"),
-			{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("catalogue"), seq}},
+			{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("catalogue"), entriesNode(entries)}},
 		}},
 	}}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("write catalogue: %w", err)
-	}
-	if err := enc.Close(); err != nil {
+	if err := encodeYAML(w, doc); err != nil {
 		return fmt.Errorf("write catalogue: %w", err)
 	}
 	return nil
