@@ -90,6 +90,9 @@ func (l *Lexer) str() (Kind, []byte) {
 			break
 		}
 	}
+	// Input is meant to be valid JSON; a backslash at the very end of
+	// invalid input must still not take the position past it.
+	l.pos = min(l.pos, len(l.data))
 	raw := l.data[start:l.pos]
 	i := l.pos
 	for i < len(l.data) && isSpace(l.data[i]) {

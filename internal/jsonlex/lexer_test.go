@@ -153,3 +153,17 @@ func TestLexerDoesNotAllocate(t *testing.T) {
 		t.Errorf("lexing allocates %v times per run, want 0", allocs)
 	}
 }
+
+// Invalid input is never handed to the lexer, but a string cut after a
+// backslash must end the tokens rather than panic.
+func TestTruncatedEscapeDoesNotPanic(t *testing.T) {
+	for _, in := range []string{`"\`, `{"a\`, `{"a":"b\`, `["\\\`} {
+		l := New([]byte(in))
+		for i := 0; i < 10; i++ {
+			if k, _ := l.Next(); k == End {
+				break
+			}
+		}
+		_ = ObjectMembers([]byte(in))
+	}
+}
