@@ -14,6 +14,11 @@
 //     ([Policy.Catalogue], [WriteCatalogueYAML]);
 //   - approvers behind one interface ([Approver]): [Deny], [Auto], a terminal
 //     [Prompt] and a pending-approvals [Queue] for chat backends;
+//   - the approvals [Store] that keeps requests, votes, outcomes and session
+//     grants where every replica sees them ([MemStore] here; SQLite and
+//     PostgreSQL in the sqlitestore and pgstore sub-packages, which this
+//     package does not import), the one place the quorum rules live
+//     ([CastVote]), and [StoreApprover] (`--approve wait`);
 //   - the per-session [Gate] that combines a decision, session grants
 //     ("allow for this session"), the session's memory of refused calls
 //     and an approver into a final [Outcome], and the text the model is

@@ -17,6 +17,7 @@ type Gate struct {
 	policy   *Policy
 	approver Approver
 	grants   *sessionGrants
+	shared   GrantStore
 	denials  *denialMemory
 	now      func() time.Time
 }
@@ -28,6 +29,9 @@ type GateConfig struct {
 	Approver Approver
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Grants, if set, keeps the session's grants where every replica of
+	// the session sees them (a Store); nil keeps them in this Gate.
+	Grants GrantStore
 }
 
 // NewGate returns a Gate for one session.
@@ -35,7 +39,7 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if cfg.Policy == nil {
 		return nil, errors.New("approvals: NewGate needs a Policy")
 	}
-	g := &Gate{policy: cfg.Policy, approver: cfg.Approver, grants: newSessionGrants(), denials: newDenialMemory(0), now: cfg.Now}
+	g := &Gate{policy: cfg.Policy, approver: cfg.Approver, grants: newSessionGrants(), denials: newDenialMemory(0), now: cfg.Now, shared: cfg.Grants}
 	if g.approver == nil {
 		g.approver = Deny{}
 	}
@@ -130,7 +134,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		return res, nil
 	}
 	grantable := d.Approvers < 2 && c.ToolDefHash != "" && !d.Unclassified
-	if grantable && g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Risk) {
+	if grantable && g.granted(ctx, c, d.Risk) {
 		res.Outcome = OutcomeGranted
 		return res, nil
 	}
@@ -216,7 +220,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		if forSession && req.SessionGrantable {
 			// Grant refuses what it must (multi-approver tools); the call
 			// itself is approved either way.
-			_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, d.Approvers, d.Risk)
+			g.grant(ctx, c, d.Approvers, d.Risk)
 		}
 		return res, nil
 	case v.Expired:
@@ -231,4 +235,35 @@ func (g *Gate) refuse(c Check, res Result, o Outcome, reason ReasonClass, note s
 	res.ModelMessage = ModelMessage(o, reason, note)
 	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, deniedCall{Outcome: o, Reason: reason, Note: note})
 	return res
+}
+
+// granted reports whether a session grant covers the call; a shared grant
+// store that cannot be read counts as no grant (the call is asked).
+func (g *Gate) granted(ctx context.Context, c Check, risk Effective) bool {
+	if g.shared == nil {
+		return g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, risk)
+	}
+	gr, ok, err := g.shared.GetGrant(ctx, c.SessionID, c.Call.Server, c.Call.Tool)
+	if err != nil || !ok {
+		return false
+	}
+	if gr.DefHash != c.ToolDefHash {
+		_ = g.shared.RevokeGrant(ctx, c.SessionID, c.Call.Server, c.Call.Tool) // void: the definition changed
+		return false
+	}
+	return riskWithin(risk, gr.Ceiling)
+}
+
+// grant remembers an "allow for this session" answer; it refuses what it
+// must (multi-approver tools, no definition hash). A shared store that
+// cannot be written only means the next call asks again.
+func (g *Gate) grant(ctx context.Context, c Check, approvers int, risk Effective) {
+	if g.shared == nil {
+		_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, approvers, risk)
+		return
+	}
+	if approvers >= 2 || c.ToolDefHash == "" {
+		return
+	}
+	_ = g.shared.PutGrant(ctx, c.SessionID, Grant{Server: c.Call.Server, Tool: c.Call.Tool, DefHash: c.ToolDefHash, Ceiling: risk.normalize(), Created: g.now().UTC()})
 }

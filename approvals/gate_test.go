@@ -446,3 +446,42 @@ func TestGateDoesNotAskTheRequester(t *testing.T) {
 		})
 	}
 }
+
+// Two Gates of one session on two replicas share grants through a Store:
+// a grant given on one covers the next call on the other, for the same
+// session and definition only.
+func TestGateSharedGrants(t *testing.T) {
+	p := mustPolicy(t, contractConfig())
+	store := NewMemStore(MemStoreOptions{})
+	var asked atomic.Int32
+	sessionVote := ApproverFunc(func(_ context.Context, req *Request) (Verdict, error) {
+		asked.Add(1)
+		return Verdict{Votes: []Vote{{ApproverID: "bob", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
+	})
+	gate := func() *Gate {
+		g, err := NewGate(GateConfig{Policy: p, Approver: sessionVote, Grants: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	replicaA, replicaB := gate(), gate()
+	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	c := check(write, `{"x":1}`)
+	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != OutcomeApproved {
+		t.Fatalf("first call on A: %s", res.Outcome)
+	}
+	c.Call.Args = json.RawMessage(`{"x":2}`)
+	if res, _ := replicaB.Check(context.Background(), c); res.Outcome != OutcomeGranted || asked.Load() != 1 {
+		t.Fatalf("second call on B: %s, asked %d; want granted without asking", res.Outcome, asked.Load())
+	}
+	other := c
+	other.SessionID = "another-session"
+	if res, _ := replicaB.Check(context.Background(), other); res.Outcome != OutcomeApproved || asked.Load() != 2 {
+		t.Fatalf("another session: %s, asked %d; want asked again", res.Outcome, asked.Load())
+	}
+	c.ToolDefHash = "sha256:def2"
+	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != OutcomeApproved || asked.Load() != 3 {
+		t.Fatalf("after a definition change: %s, asked %d; want asked again", res.Outcome, asked.Load())
+	}
+}

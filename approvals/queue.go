@@ -5,11 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"slices"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -40,7 +35,8 @@ const rememberResolved = 4096
 
 // Queue holds pending approvals for a chat backend: each Approve call
 // registers one and blocks until it is settled; any goroutine (an HTTP
-// handler, a chat bot) lists them and resolves them.
+// handler, a chat bot) lists them and resolves them. It is a StoreApprover
+// over a MemStore, whose votes follow CastVote's rules.
 //
 // Settling: any deny vetoes at once (even from an approver who allowed
 // before, since a veto can only make things safer); the request is
@@ -50,11 +46,8 @@ const rememberResolved = 4096
 // return ErrAlreadyResolved; a request still open at its deadline expires.
 // The Queue is safe for concurrent use.
 type Queue struct {
-	mu       sync.Mutex
-	pending  map[string]*pendingApproval
-	resolved map[string]bool
-	order    []string // resolved ids, oldest first
-	opts     QueueOptions
+	store *MemStore
+	opts  QueueOptions
 }
 
 // QueueOptions configure a Queue.
@@ -78,23 +71,23 @@ type Pending struct {
 	Created time.Time
 }
 
-type pendingApproval struct {
-	req     Request
-	created time.Time
-	needed  int
-	votes   []Vote
-	allowed map[string]bool
-	settled chan struct{}
-	verdict Verdict
-}
-
 // NewQueue returns an empty queue.
 func NewQueue(opts QueueOptions) *Queue {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Queue{pending: map[string]*pendingApproval{}, resolved: map[string]bool{}, opts: opts}
+	q := &Queue{opts: opts}
+	mopts := MemStoreOptions{Now: opts.Now}
+	if opts.OnSettled != nil {
+		mopts.OnSettled = func(a Approval) { opts.OnSettled(a.ID, a.Verdict()) }
+	}
+	q.store = NewMemStore(mopts)
+	return q
 }
+
+// Store is the queue's MemStore, for code written against the Store
+// interface (an HTTP API listing and voting on approvals).
+func (q *Queue) Store() *MemStore { return q.store }
 
 // MaxApprovers reports no limit: a queue can gather any number of people.
 func (q *Queue) MaxApprovers() int { return int(^uint(0) >> 1) }
@@ -104,111 +97,43 @@ func (q *Queue) MaxApprovers() int { return int(^uint(0) >> 1) }
 // runs out of time returns the votes gathered so far with Expired set (and
 // no error when the deadline was req.Deadline; ctx.Err() when ctx ended).
 func (q *Queue) Approve(ctx context.Context, req *Request) (Verdict, error) {
-	r := *req
-	if r.ID == "" {
-		r.ID = newID("apr_")
+	wctx := ctx
+	if !req.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, req.Deadline)
+		defer cancel()
 	}
-	p := &pendingApproval{
-		req:     r,
-		created: q.opts.Now(),
-		needed:  max(r.Approvers, 1),
-		allowed: map[string]bool{},
-		settled: make(chan struct{}),
-	}
-	q.mu.Lock()
-	if _, dup := q.pending[r.ID]; dup || q.resolved[r.ID] {
-		q.mu.Unlock()
-		return Verdict{}, fmt.Errorf("%w: %s", ErrDuplicateRequest, r.ID)
-	}
-	q.pending[r.ID] = p
-	snapshot := p.snapshot(r.ID)
-	q.mu.Unlock()
+	sa := StoreApprover{Store: q.store}
 	if q.opts.OnPending != nil {
-		q.opts.OnPending(snapshot)
+		sa.OnRaised = func(a Approval) { q.opts.OnPending(a.Pending) }
 	}
-
-	var deadline <-chan time.Time
-	if !r.Deadline.IsZero() {
-		t := time.NewTimer(time.Until(r.Deadline))
-		defer t.Stop()
-		deadline = t.C
+	v, err := sa.Approve(wctx, req)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return v, nil // req.Deadline passed: expired, not an error
 	}
-	var ctxErr error
-	select {
-	case <-p.settled:
-		return p.verdict, nil
-	case <-deadline:
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return v, ctx.Err()
 	}
-	q.mu.Lock()
-	settledNow := q.settle(r.ID, p, Verdict{Votes: slices.Clone(p.votes), Expired: true})
-	v := p.verdict
-	q.mu.Unlock()
-	if settledNow {
-		q.notifySettled(r.ID, v)
-		return v, ctxErr
-	}
-	return v, nil // a vote settled it while we were timing out: it won
-}
-
-// settle records the verdict if p is still open; q.mu must be held.
-func (q *Queue) settle(id string, p *pendingApproval, v Verdict) bool {
-	if _, open := q.pending[id]; !open {
-		return false
-	}
-	delete(q.pending, id)
-	q.resolved[id] = true
-	q.order = append(q.order, id)
-	if len(q.order) > rememberResolved {
-		delete(q.resolved, q.order[0])
-		q.order = q.order[1:]
-	}
-	p.verdict = v
-	close(p.settled)
-	return true
-}
-
-func (q *Queue) notifySettled(id string, v Verdict) {
-	if q.opts.OnSettled != nil {
-		q.opts.OnSettled(id, v)
-	}
-}
-
-func (p *pendingApproval) snapshot(id string) Pending {
-	req := p.req
-	req.Arguments = slices.Clone(req.Arguments)
-	req.Rules = slices.Clone(req.Rules)
-	req.Risk = req.Risk.clone()
-	return Pending{ID: id, Request: req, Votes: slices.Clone(p.votes), Needed: p.needed, Created: p.created}
+	return v, err
 }
 
 // List returns the open approvals, oldest first.
 func (q *Queue) List() []Pending {
-	q.mu.Lock()
-	out := make([]Pending, 0, len(q.pending))
-	for id, p := range q.pending {
-		out = append(out, p.snapshot(id))
+	all, _ := q.store.List(context.Background(), ListOptions{Limit: int(^uint(0) >> 1)}) // a MemStore fails only when closed
+	out := make([]Pending, len(all))
+	for i := range all {
+		out[i] = all[i].Pending
 	}
-	q.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
-		}
-		return out[i].ID < out[j].ID
-	})
 	return out
 }
 
 // Get returns one open approval.
 func (q *Queue) Get(id string) (Pending, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	p, ok := q.pending[id]
-	if !ok {
+	a, err := q.store.Get(context.Background(), id)
+	if err != nil || a.State != StatePending {
 		return Pending{}, false
 	}
-	return p.snapshot(id), true
+	return a.Pending, true
 }
 
 // Resolution is one approver's vote on a pending approval.
@@ -234,51 +159,8 @@ func (q *Queue) Resolve(id, approverID string, allow bool, note string) error {
 // ErrSelfApproval, ErrNoApproverID or ErrSessionGrant for votes that
 // cannot count.
 func (q *Queue) Submit(id string, r Resolution) error {
-	// Votes keep the id as given; distinct approvers and the self-approval
-	// check use the normalised id.
-	given := strings.TrimSpace(r.ApproverID)
-	approver := normalizeID(given)
-	if approver == "" {
-		return ErrNoApproverID
-	}
-	q.mu.Lock()
-	p, ok := q.pending[id]
-	if !ok {
-		resolved := q.resolved[id]
-		q.mu.Unlock()
-		if resolved {
-			return fmt.Errorf("%w: %s", ErrAlreadyResolved, id)
-		}
-		return fmt.Errorf("%w: %s", ErrUnknownApproval, id)
-	}
-	switch {
-	case approver == normalizeID(p.req.Requester):
-		q.mu.Unlock()
-		return ErrSelfApproval
-	case r.Allow && r.ForSession && !p.req.SessionGrantable:
-		q.mu.Unlock()
-		return ErrSessionGrant
-	case r.Allow && p.allowed[approver]:
-		q.mu.Unlock()
-		return ErrDuplicateVote
-	}
-	vote := Vote{ApproverID: given, TS: q.opts.Now().UTC(), Note: r.Note, ForSession: r.Allow && r.ForSession}
-	vote.Decision = VoteDeny
-	if r.Allow {
-		vote.Decision = VoteAllow
-		p.allowed[approver] = true
-	}
-	p.votes = append(p.votes, vote)
-	settled := false
-	if !r.Allow || len(p.allowed) >= p.needed {
-		settled = q.settle(id, p, Verdict{Votes: slices.Clone(p.votes)})
-	}
-	v := p.verdict
-	q.mu.Unlock()
-	if settled {
-		q.notifySettled(id, v)
-	}
-	return nil
+	_, err := q.store.Vote(context.Background(), id, r)
+	return err
 }
 
 // newID returns prefix followed by 16 random hex characters.
