@@ -93,4 +93,11 @@ type Match struct {
 	ApprovalRecommendation []string `json:"approvalRecommendation" yaml:"approvalRecommendation"`
 	// TrustLevel matches the session's trust level (1..5).
 	TrustLevel []int `json:"trustLevel" yaml:"trustLevel"`
+	// Expr is a CEL expression over the call (tool, args, session, now)
+	// that must be true for the rule to match; it is evaluated only when
+	// the other fields match. An expression that fails to evaluate makes
+	// the rule match with its most restrictive reading: a deny or ask rule
+	// matches as written, an allow rule matches as an ask. docs/config.md
+	// lists the variables.
+	Expr string `json:"expr,omitempty" yaml:"expr,omitempty"`
 }

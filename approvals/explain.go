@@ -2,11 +2,13 @@ package approvals
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Explanation is the whole chain behind one decision, for
@@ -32,7 +34,10 @@ type Explanation struct {
 	Notes         []string        `json:"notes"`
 	Arguments     json.RawMessage `json:"arguments"`
 	Rules         []RuleMatch     `json:"rules"`
-	Decision      Decision        `json:"decision"`
+	// Expressions are the rules' when.expr, in config order, each with its
+	// result for this call.
+	Expressions []ExprResult `json:"expressions"`
+	Decision    Decision     `json:"decision"`
 	// NeverAllowed is set when no arguments could make the call run in a
 	// session of this trust level.
 	NeverAllowed bool `json:"neverAllowed"`
@@ -46,10 +51,32 @@ type RuleMatch struct {
 	Message   string `json:"message,omitempty"`
 }
 
+// ExprResult is one rule expression and what it gave for a call.
+type ExprResult struct {
+	Rule string `json:"rule"`
+	Expr string `json:"expr"`
+	// Result is "true", "false", "error" (the rule then matched with its
+	// most restrictive reading) or "not evaluated" (the rule's other
+	// conditions do not match the call).
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Expression results.
+const (
+	ExprTrue         = "true"
+	ExprFalse        = "false"
+	ExprError        = "error"
+	ExprNotEvaluated = "not evaluated"
+)
+
 // Explain decides a call like Decide and records every step. The call's
 // server and tool are taken from server and tool.
 func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Explanation {
 	c.Server, c.Tool = server, tool.Name
+	if c.Now.IsZero() {
+		c.Now = time.Now() // the decision and the expressions see one time
+	}
 	eff, tr := p.effective(server, trusted, tool, true)
 	d := p.Decide(eff, c)
 	x := Explanation{
@@ -66,6 +93,7 @@ func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Exp
 		Notes:         append([]string{}, eff.Notes...),
 		Arguments:     jsonOrString(c.Args),
 		Rules:         []RuleMatch{},
+		Expressions:   p.explainExprs(c, d.Risk),
 		Decision:      d,
 	}
 	if tr.declaredErr != nil {
@@ -83,6 +111,36 @@ func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Exp
 	return x
 }
 
+// explainExprs evaluates every rule expression for the call, risk being
+// its metadata after the call-time escalators.
+func (p *Policy) explainExprs(c Call, risk Effective) []ExprResult {
+	out := []ExprResult{}
+	if !p.hasExpr {
+		return out
+	}
+	trust := clampTrust(c.TrustLevel)
+	in := p.newExprInput(context.Background(), &c, &risk, trust)
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.expr == nil {
+			continue
+		}
+		x := ExprResult{Rule: r.rule.ID, Expr: r.expr.src, Result: ExprNotEvaluated}
+		if r.matches(c.Server, c.Tool, risk, trust) {
+			switch ok, err := r.expr.eval(in.ctx, in); {
+			case err != nil:
+				x.Result, x.Error = ExprError, oneLine(err.Error(), 200)
+			case ok:
+				x.Result = ExprTrue
+			default:
+				x.Result = ExprFalse
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // jsonOrString keeps valid JSON as-is and turns anything else into a JSON
 // string, so an Explanation always marshals.
 func jsonOrString(raw json.RawMessage) json.RawMessage {
@@ -95,6 +153,16 @@ func jsonOrString(raw json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(strings.ToValidUTF8(string(t), "\uFFFD"))
 	return b
+}
+
+// ruleAction is the decide of a matched rule, "" when it did not match.
+func (x Explanation) ruleAction(id string) Action {
+	for _, r := range x.Rules {
+		if r.ID == id {
+			return r.Decide
+		}
+	}
+	return ""
 }
 
 // WriteText renders the explanation for people.
@@ -162,6 +230,19 @@ func (x Explanation) WriteText(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%s (%s)", r.ID, r.Decide)
 		}
 		fmt.Fprintf(&b, "rules:      %s\n", strings.Join(parts, ", "))
+	}
+	if len(x.Expressions) > 0 {
+		b.WriteString("expressions:\n")
+		for _, e := range x.Expressions {
+			fmt.Fprintf(&b, "  %s: %s\n      => %s", e.Rule, oneLine(e.Expr, 300), e.Result)
+			if e.Error != "" {
+				fmt.Fprintf(&b, ": %s", e.Error)
+				if r := x.ruleAction(e.Rule); r == ActionAllow {
+					b.WriteString(" (an allow rule whose expression fails counts as ask)")
+				}
+			}
+			b.WriteString("\n")
+		}
 	}
 	d := x.Decision
 	fmt.Fprintf(&b, "decision:   %s", d.Action)

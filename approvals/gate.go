@@ -114,7 +114,16 @@ func (r Result) Allowed() bool { return r.Outcome.Allowed() }
 // failed. The Result then has outcome "error" and must still be audited;
 // the call does not run.
 func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
-	d := g.policy.Decide(c.Risk, c.Call)
+	if c.Call.SessionID == "" {
+		c.Call.SessionID = c.SessionID
+	}
+	if c.Call.Subject == "" {
+		c.Call.Subject = c.Subject
+	}
+	if c.Call.Now.IsZero() && g.policy.hasExpr {
+		c.Call.Now = g.now()
+	}
+	d := g.policy.decide(ctx, c.Risk, c.Call)
 	res := Result{Decision: d, Outcome: d.Outcome}
 	switch d.Action {
 	case ActionAllow:

@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,6 +24,8 @@ type Policy struct {
 	timeout      time.Duration
 	maxApprovers int
 	inferrer     *Inferrer
+	// hasExpr: some rule has a when.expr, so calls need an exprInput.
+	hasExpr bool
 
 	// evaluations memoises evaluate by the set of matching rules: the
 	// decision's texts are built once, not on every call.
@@ -37,6 +40,7 @@ type Policy struct {
 // evalKey is what an evaluation depends on besides the rules themselves.
 type evalKey struct {
 	matched      uint64 // bit i: rule i matched
+	failed       uint64 // bit i: rule i's expression failed (matched too)
 	minApprovers int
 }
 
@@ -63,6 +67,7 @@ type compiledRule struct {
 	servers       []glob.Pattern
 	tools         []glob.Pattern
 	trust         []int
+	expr          *compiledExpr // nil without when.expr
 }
 
 // NewPolicy validates cfg (see Config.Validate) and compiles it.
@@ -117,6 +122,13 @@ func NewPolicy(cfg Config) (*Policy, error) {
 			g, _ := glob.Compile(s)
 			cr.tools = append(cr.tools, g)
 		}
+		if r.When.Expr != "" {
+			x, err := compileExpr(r.When.Expr)
+			if err != nil { // Validate compiled it already; kept for safety
+				return nil, fmt.Errorf("invalid approvals config: rules[%d].when.expr: rule %q: %w", i, r.ID, err)
+			}
+			cr.expr, p.hasExpr = x, true
+		}
 		p.rules = append(p.rules, cr)
 	}
 	return p, nil
@@ -129,6 +141,10 @@ func enumList[T ~string](in []string) []T {
 	}
 	return out
 }
+
+// UsesExpressions reports whether some rule has a when.expr: only then do
+// calls need Call.SessionID, Subject, SessionValues and Now.
+func (p *Policy) UsesExpressions() bool { return p.hasExpr }
 
 // Inferrer returns the policy's inference heuristic (with its extra verbs).
 func (p *Policy) Inferrer() *Inferrer { return p.inferrer }
@@ -486,6 +502,15 @@ type Call struct {
 	// TrustLevel is the session's trust level, 1..5. Values below 1 mean no
 	// trust (every tool is trust-denied); values above 5 count as 5.
 	TrustLevel int
+	// SessionID and Subject identify the session and whom it acts for;
+	// rule expressions see them (session.id, session.subject). Gate.Check
+	// fills them from the Check when empty.
+	SessionID, Subject string
+	// SessionValues are the NAMES of the session's values (never the
+	// values), for rule expressions (session.values).
+	SessionValues []string
+	// Now is the time rule expressions see (now); zero means time.Now().
+	Now time.Time
 }
 
 // Decision is the policy's answer for one call.
@@ -519,6 +544,10 @@ type Decision struct {
 	// Unclassified: nobody classified the tool; an ask is never granted
 	// for the session (see UnclassifiedAsk).
 	Unclassified bool `json:"unclassified,omitempty"`
+	// ExprErrors are "rule id: error" for each rule expression that failed
+	// to evaluate (each such rule matched with its most restrictive
+	// reading). For operators; never shown to the model.
+	ExprErrors []string `json:"exprErrors,omitempty"`
 }
 
 type decisionJSON Decision
@@ -557,10 +586,23 @@ func clampTrust(t int) int {
 // restrictive decision wins (deny > ask > allow); without a match,
 // approvals.noMatch decides. A session trust level below the tool's
 // minTrustLevel denies whatever the rules say (outcome trust_denied).
+//
+// Rules with a when.expr match only when the expression is true for this
+// call; an expression that fails to evaluate makes its rule match with its
+// most restrictive reading (an allow rule counts as an ask; see Match.Expr).
 func (p *Policy) Decide(eff Effective, c Call) Decision {
+	return p.decide(context.Background(), eff, c)
+}
+
+// decide is Decide with a context that interrupts rule expressions.
+func (p *Policy) decide(ctx context.Context, eff Effective, c Call) Decision {
 	atCall, escalations := escalate(eff.normalize(), c.Args)
 	trust := clampTrust(c.TrustLevel)
-	ev := p.evaluate(c.Server, c.Tool, atCall, trust)
+	var in *exprInput
+	if p.hasExpr {
+		in = p.newExprInput(ctx, &c, &atCall, trust)
+	}
+	ev := p.evaluate(c.Server, c.Tool, atCall, trust, in)
 	if atCall.Unclassified && ev.action != ActionDeny {
 		// Nobody classified the tool: whatever the rules allow, a person
 		// decides each call.
@@ -579,6 +621,9 @@ func (p *Policy) Decide(eff Effective, c Call) Decision {
 		Reason:      ev.reason,
 		Risk:        atCall,
 		Escalations: escalations,
+	}
+	if in != nil {
+		d.ExprErrors = in.errs
 	}
 	d.Unclassified = atCall.Unclassified
 	switch {
@@ -604,15 +649,26 @@ type evaluation struct {
 	noMatch   bool
 }
 
-// evaluate applies the rules. The result's ids are shared read-only when
+// evaluate applies the rules. in carries the call for rule expressions;
+// nil asks what the rules could decide for some arguments (NeverAllowed):
+// then a deny rule with an expression is taken not to match, and any
+// other rule with one to match. The result's ids are shared read-only when
 // memoised.
-func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluation {
+func (p *Policy) evaluate(server, tool string, e Effective, trust int, in *exprInput) evaluation {
 	if len(p.rules) > 64 {
-		return p.evaluateRules(server, tool, e, trust)
+		states := make([]ruleState, len(p.rules))
+		for i := range p.rules {
+			states[i] = p.rules[i].state(server, tool, e, trust, in)
+		}
+		return p.evaluateRules(func(i int) ruleState { return states[i] }, e)
 	}
 	var key evalKey
 	for i := range p.rules {
-		if p.rules[i].matches(server, tool, e, trust) {
+		switch p.rules[i].state(server, tool, e, trust, in) {
+		case ruleFailed:
+			key.failed |= 1 << i
+			key.matched |= 1 << i
+		case ruleMatched:
 			key.matched |= 1 << i
 		}
 	}
@@ -623,7 +679,15 @@ func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluatio
 	if ok {
 		return ev
 	}
-	ev = p.evaluateRules(server, tool, e, trust)
+	ev = p.evaluateRules(func(i int) ruleState {
+		switch {
+		case key.failed&(1<<i) != 0:
+			return ruleFailed
+		case key.matched&(1<<i) != 0:
+			return ruleMatched
+		}
+		return ruleNotMatched
+	}, e)
 	p.evalMu.Lock()
 	if p.evaluations == nil {
 		p.evaluations = map[evalKey]evaluation{}
@@ -635,13 +699,37 @@ func (p *Policy) evaluate(server, tool string, e Effective, trust int) evaluatio
 	return ev
 }
 
-func (p *Policy) evaluateRules(server, tool string, e Effective, trust int) evaluation {
+// ruleState is how one rule stands for one call.
+type ruleState uint8
+
+const (
+	ruleNotMatched ruleState = iota
+	ruleMatched
+	// ruleFailed: the rule's other conditions match and its expression
+	// failed to evaluate, so it matches with its most restrictive reading.
+	ruleFailed
+)
+
+// action is what a rule in this state decides: a failed allow rule asks.
+func (r *compiledRule) actionIn(st ruleState) Action {
+	if st == ruleFailed && r.action == ActionAllow {
+		return ActionAsk
+	}
+	return r.action
+}
+
+func (p *Policy) evaluateRules(state func(i int) ruleState, e Effective) evaluation {
 	ev := evaluation{ids: []string{}}
-	var matched []*compiledRule
+	type hit struct {
+		r      *compiledRule
+		action Action
+		failed bool
+	}
+	var matched []hit
 	for i := range p.rules {
 		r := &p.rules[i]
-		if r.matches(server, tool, e, trust) {
-			matched = append(matched, r)
+		if st := state(i); st != ruleNotMatched {
+			matched = append(matched, hit{r, r.actionIn(st), st == ruleFailed})
 			ev.ids = append(ev.ids, r.rule.ID)
 		}
 	}
@@ -650,22 +738,26 @@ func (p *Policy) evaluateRules(server, tool string, e Effective, trust int) eval
 		ev.reason = fmt.Sprintf("no rule matched; noMatch is %s", p.noMatch)
 	} else {
 		ev.action = ActionAllow
-		for _, r := range matched {
-			ev.action = maxEnum(actionOrder, ev.action, r.action)
+		for _, h := range matched {
+			ev.action = maxEnum(actionOrder, ev.action, h.action)
 		}
 		var deciding, messages []string
-		for _, r := range matched {
-			if r.action != ev.action {
+		for _, h := range matched {
+			if h.action != ev.action {
 				continue
 			}
-			deciding = append(deciding, fmt.Sprintf("%q", r.rule.ID))
-			if msg := strings.TrimSpace(r.rule.Message); msg != "" {
+			id := fmt.Sprintf("%q", h.r.rule.ID)
+			if h.failed {
+				id += " (its expression failed to evaluate)"
+			}
+			deciding = append(deciding, id)
+			if msg := strings.TrimSpace(h.r.rule.Message); msg != "" && !(h.failed && h.r.action != h.action) {
 				messages = append(messages, msg)
 			}
 			if ev.action == ActionAsk {
-				ev.approvers = max(ev.approvers, r.rule.Approvers)
-				if r.rule.Timeout > 0 && (ev.timeout == 0 || r.rule.Timeout < ev.timeout) {
-					ev.timeout = r.rule.Timeout
+				ev.approvers = max(ev.approvers, h.r.rule.Approvers)
+				if h.r.rule.Timeout > 0 && (ev.timeout == 0 || h.r.rule.Timeout < ev.timeout) {
+					ev.timeout = h.r.rule.Timeout
 				}
 			}
 		}
@@ -693,6 +785,33 @@ func pastTense(a Action) string {
 	return "denied"
 }
 
+// state matches the rule against one call: its fields first, then its
+// expression (see evaluate for a nil in).
+func (r *compiledRule) state(server, tool string, e Effective, trust int, in *exprInput) ruleState {
+	if !r.matches(server, tool, e, trust) {
+		return ruleNotMatched
+	}
+	if r.expr == nil {
+		return ruleMatched
+	}
+	if in == nil {
+		if r.action == ActionDeny {
+			return ruleNotMatched
+		}
+		return ruleMatched
+	}
+	ok, err := r.expr.eval(in.ctx, in)
+	switch {
+	case err != nil:
+		in.errs = append(in.errs, r.rule.ID+": "+oneLine(err.Error(), 200))
+		return ruleFailed
+	case ok:
+		return ruleMatched
+	}
+	return ruleNotMatched
+}
+
+// matches reports whether the rule's fields (all but when.expr) match.
 func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool {
 	switch {
 	case len(r.categories) > 0 && !slices.Contains(r.categories, e.Category),
@@ -729,7 +848,7 @@ func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (ne
 		return true, fmt.Sprintf("needs trust level %d; the session has %d: %s", base.MinTrustLevel, trust, fix)
 	}
 	for i, s := range escalationStates(base) {
-		ev := p.evaluate(server, tool, s, trust)
+		ev := p.evaluate(server, tool, s, trust, nil)
 		if ev.action != ActionDeny {
 			return false, ""
 		}

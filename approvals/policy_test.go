@@ -445,8 +445,8 @@ func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
 						for _, approval := range []ApprovalRecommendation{ApprovalNone, ApprovalSingle, ApprovalMulti} {
 							for trust := 1; trust <= 5; trust += 2 {
 								e := eff(cat, RiskMedium, blast, approval, 1).normalize()
-								got := p.evaluate(server, tool, e, trust)
-								want := p.evaluateRules(server, tool, e, trust)
+								got := p.evaluate(server, tool, e, trust, nil)
+								want := p.evaluateRules(func(i int) ruleState { return p.rules[i].state(server, tool, e, trust, nil) }, e)
 								if diff := cmp.Diff(want, got, cmp.AllowUnexported(evaluation{})); diff != "" {
 									t.Fatalf("%s/%s %s %s %s trust %d: (-fresh +memoised)\n%s", server, tool, cat, blast, approval, trust, diff)
 								}

@@ -94,6 +94,11 @@ func (c *Config) Validate() error {
 			add(key+".timeout", "only valid with decide: ask")
 		}
 		errs = append(errs, validateMatch(key+".when", r.When)...)
+		if r.When.Expr != "" {
+			if _, err := compileExpr(r.When.Expr); err != nil {
+				add(key+".when.expr", "rule %q: %v", r.ID, err)
+			}
+		}
 	}
 
 	cats := make([]string, 0, len(c.ExtraVerbs))

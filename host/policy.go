@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -67,8 +68,7 @@ func (s *Session) Explain(ctx context.Context, server, tool string, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	x := s.host.policy.Explain(server, s.host.trusted(server), toolInfo(ct),
-		approvals.Call{Args: args, TrustLevel: s.trustLevel})
+	x := s.host.policy.Explain(server, s.host.trusted(server), toolInfo(ct), s.policyCall(server, ct.Tool.Name, args))
 	return &x, nil
 }
 
@@ -127,6 +127,22 @@ type neverAnswer struct {
 	why   string
 }
 
+// policyCall is a call as the approval rules see it. Rule expressions see
+// the names of the session's values, never the values.
+func (s *Session) policyCall(server, tool string, args json.RawMessage) approvals.Call {
+	c := approvals.Call{Server: server, Tool: tool, Args: args, TrustLevel: s.trustLevel, SessionID: s.id, Subject: s.subject}
+	if s.host.policy.UsesExpressions() {
+		s.mu.RLock()
+		c.SessionValues = make([]string, 0, len(s.values))
+		for name := range s.values {
+			c.SessionValues = append(c.SessionValues, name)
+		}
+		s.mu.RUnlock()
+		slices.Sort(c.SessionValues)
+	}
+	return c
+}
+
 // gateCall runs the approval workflow for one call. A nil error means the
 // call may run; the returned record must then be completed and written.
 func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*approvals.Record, *CallDecision, error) {
@@ -135,7 +151,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		SessionID:    s.id,
 		Subject:      s.subject,
 		CallID:       info.id,
-		Call:         approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
+		Call:         s.policyCall(server, ct.Tool.Name, args),
 		Risk:         h.effective(server, ct),
 		ToolDefHash:  ct.Tool.DefHash(),
 		ExposedName:  info.exposedName,

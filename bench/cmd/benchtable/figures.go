@@ -209,6 +209,24 @@ func evaluate(r results, checks map[string]error) []row {
 		}
 	}
 	rows = append(rows, audit)
+
+	expr := row{figure: "rule expression (CEL) over the arguments: one decision", target: "p50 ≤ 20 µs", status: noData}
+	if v, ok := r.median("BenchmarkPolicyExpr/sql_select", "p50-µs"); ok {
+		expr.measured = duration(v * 1e3)
+		expr.status = status(v <= 20)
+		var detail []string
+		if p99, ok := r.median("BenchmarkPolicyExpr/sql_select", "p99-µs"); ok {
+			detail = append(detail, "p99 "+duration(p99*1e3))
+		}
+		if u, ok := r.median("BenchmarkPolicyExpr/url_host", "p50-µs"); ok {
+			detail = append(detail, "URL host rule p50 "+duration(u*1e3))
+		}
+		if n, ok := r.median("BenchmarkPolicyExpr/no_expr", "p50-µs"); ok {
+			detail = append(detail, "without an expression p50 "+duration(n*1e3))
+		}
+		expr.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, expr)
 	return rows
 }
 

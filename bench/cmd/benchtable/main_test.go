@@ -117,6 +117,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkStartup/servers=1":                   {{"ns/op": 320e6}},
 		"BenchmarkStartup/servers=10":                  {{"ns/op": 400e6}},
 		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 40000}},
+		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 8, "p99-µs": 90}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -149,6 +150,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkStartup/servers=1":                   {{"ns/op": 300e6}},
 		"BenchmarkStartup/servers=10":                  {{"ns/op": 451e6}},
 		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 19999}},
+		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 20.1}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {

@@ -1,0 +1,284 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
+)
+
+// Rule expressions (when.expr) are CEL (https://cel.dev) over the call:
+// the tool, the model's arguments, the session and the time. They are
+// compiled once when the policy is built and evaluated at call time, only
+// for rules whose other conditions already match. docs/config.md lists the
+// variables and functions.
+
+// Limits of rule expressions.
+const (
+	// MaxExprLength bounds the source of one expression, in code points.
+	MaxExprLength = 4096
+	// ExprCostLimit is the evaluation budget of one expression, in CEL
+	// cost units (about one per operation, plus the length of strings
+	// scanned); an expression that exceeds it fails to evaluate.
+	ExprCostLimit = 100_000
+)
+
+// Variables of a rule expression. Each is a declared name of its own, so a
+// misspelt field (tool.nmae) is a compile error, not a runtime one.
+const (
+	exprToolServer        = "tool.server"
+	exprToolName          = "tool.name"
+	exprToolUnclassified  = "tool.unclassified"
+	exprRiskCategory      = "tool.risk.category"
+	exprRiskLevel         = "tool.risk.riskLevel"
+	exprRiskBlastRadius   = "tool.risk.blastRadius"
+	exprRiskReversibility = "tool.risk.reversibility"
+	exprRiskApproval      = "tool.risk.approvalRecommendation"
+	exprRiskSideEffects   = "tool.risk.sideEffects"
+	exprRiskMinTrust      = "tool.risk.minTrustLevel"
+	exprArgs              = "args"
+	exprSessionID         = "session.id"
+	exprSessionSubject    = "session.subject"
+	exprSessionTrust      = "session.trustLevel"
+	exprSessionValues     = "session.values"
+	exprNow               = "now"
+)
+
+// exprEnv is the one CEL environment of rule expressions (building one
+// costs milliseconds; it is immutable and shared).
+var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
+	str, strList := cel.StringType, cel.ListType(cel.StringType)
+	return cel.NewEnv(
+		cel.Variable(exprToolServer, str),
+		cel.Variable(exprToolName, str),
+		cel.Variable(exprToolUnclassified, cel.BoolType),
+		cel.Variable(exprRiskCategory, str),
+		cel.Variable(exprRiskLevel, str),
+		cel.Variable(exprRiskBlastRadius, str),
+		cel.Variable(exprRiskReversibility, str),
+		cel.Variable(exprRiskApproval, str),
+		cel.Variable(exprRiskSideEffects, strList),
+		cel.Variable(exprRiskMinTrust, cel.IntType),
+		cel.Variable(exprArgs, cel.MapType(str, cel.DynType)),
+		cel.Variable(exprSessionID, str),
+		cel.Variable(exprSessionSubject, str),
+		cel.Variable(exprSessionTrust, cel.IntType),
+		cel.Variable(exprSessionValues, strList),
+		cel.Variable(exprNow, cel.TimestampType),
+		ext.Strings(),
+		ext.Network(),
+		cel.OptionalTypes(),
+		cel.Function("urlHost",
+			cel.Overload("urlHost_string", []*cel.Type{str}, str,
+				cel.UnaryBinding(func(v ref.Val) ref.Val {
+					s, ok := v.(types.String)
+					if !ok {
+						return types.MaybeNoSuchOverloadErr(v)
+					}
+					return types.String(urlHost(string(s)))
+				}))),
+		cel.ParserExpressionSizeLimit(MaxExprLength),
+		cel.ParserRecursionLimit(100),
+	)
+})
+
+// urlHost is the host name of an absolute URL, lower-cased, without port
+// or brackets; "" when s is not an absolute URL with a host or when it
+// carries user information (http://localhost@evil.example is not local).
+func urlHost(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// compiledExpr is one compiled rule expression.
+type compiledExpr struct {
+	src string
+	prg cel.Program
+}
+
+// compileExpr parses, type-checks and plans one expression. The result
+// must be a bool (or dyn, checked at evaluation).
+func compileExpr(src string) (*compiledExpr, error) {
+	env, err := exprEnv()
+	if err != nil {
+		return nil, fmt.Errorf("expression environment: %w", err)
+	}
+	if strings.TrimSpace(src) == "" {
+		return nil, errors.New("empty expression")
+	}
+	if n := len([]rune(src)); n > MaxExprLength {
+		return nil, fmt.Errorf("expression is %d characters long, more than %d", n, MaxExprLength)
+	}
+	checked, iss := env.Compile(src)
+	if iss.Err() != nil {
+		return nil, errors.New(strings.TrimSpace(iss.Err().Error()))
+	}
+	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("the expression gives %s, not bool", t)
+	}
+	prg, err := env.Program(checked,
+		cel.CostLimit(ExprCostLimit),
+		cel.InterruptCheckFrequency(100),
+		cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, fmt.Errorf("planning the expression: %w", err)
+	}
+	return &compiledExpr{src: src, prg: prg}, nil
+}
+
+// eval runs the expression over in. An error (a missing key, a type
+// mismatch, the cost budget exceeded, a result that is not a bool) is
+// returned as such; the caller decides what it means.
+func (x *compiledExpr) eval(ctx context.Context, in *exprInput) (bool, error) {
+	out, _, err := x.prg.ContextEval(ctx, in)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("the expression gave %s, not bool", out.Type())
+	}
+	return bool(b), nil
+}
+
+// exprInput is the activation of one call's expressions: every variable is
+// computed when an expression first asks for it, the arguments decoded
+// once per call.
+type exprInput struct {
+	ctx          context.Context
+	server, tool string
+	risk         *Effective
+	call         *Call
+	trust        int
+	now          time.Time
+
+	argsDone bool
+	args     ref.Val
+
+	// errs collects "rule id: error" for each expression that failed.
+	errs []string
+}
+
+var _ interpreter.Activation = (*exprInput)(nil)
+
+// newExprInput is the activation for call c, with risk its effective
+// metadata after the call-time escalators and trust its clamped trust.
+func (p *Policy) newExprInput(ctx context.Context, c *Call, risk *Effective, trust int) *exprInput {
+	now := c.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return &exprInput{ctx: ctx, server: c.Server, tool: c.Tool, risk: risk, call: c, trust: trust, now: now}
+}
+
+// ResolveName implements interpreter.Activation.
+func (in *exprInput) ResolveName(name string) (any, bool) {
+	switch name {
+	case exprToolServer:
+		return types.String(in.server), true
+	case exprToolName:
+		return types.String(in.tool), true
+	case exprToolUnclassified:
+		return types.Bool(in.risk.Unclassified), true
+	case exprRiskCategory:
+		return types.String(in.risk.Category), true
+	case exprRiskLevel:
+		return types.String(in.risk.RiskLevel), true
+	case exprRiskBlastRadius:
+		return types.String(in.risk.BlastRadius), true
+	case exprRiskReversibility:
+		return types.String(in.risk.Reversibility), true
+	case exprRiskApproval:
+		return types.String(in.risk.ApprovalRecommendation), true
+	case exprRiskSideEffects:
+		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.risk.SideEffects)), true
+	case exprRiskMinTrust:
+		return types.Int(in.risk.MinTrustLevel), true
+	case exprArgs:
+		if !in.argsDone {
+			in.args, in.argsDone = decodeExprArgs(in.call.Args), true
+		}
+		return in.args, true
+	case exprSessionID:
+		return types.String(in.call.SessionID), true
+	case exprSessionSubject:
+		return types.String(in.call.Subject), true
+	case exprSessionTrust:
+		return types.Int(in.trust), true
+	case exprSessionValues:
+		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.call.SessionValues)), true
+	case exprNow:
+		return types.Timestamp{Time: in.now}, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (in *exprInput) Parent() interpreter.Activation { return nil }
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// decodeExprArgs turns the model's arguments into a CEL map: absent or
+// null arguments are an empty map; JSON that is not an object is an error
+// value (the expression fails, which never allows). Integers that fit an
+// int64 are ints, other numbers doubles.
+func decodeExprArgs(raw json.RawMessage) ref.Val {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{})
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return types.NewErr("the arguments are not valid JSON")
+	}
+	if dec.More() {
+		return types.NewErr("the arguments are not one JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return types.NewErr("the arguments are not a JSON object")
+	}
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, exprNumbers(m).(map[string]any))
+}
+
+// exprNumbers replaces json.Number values by int64 or float64, in place.
+func exprNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exprNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exprNumbers(e)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64() // out of range becomes ±Inf
+		return f
+	}
+	return v
+}
