@@ -1,0 +1,188 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// FileStore is a TokenStore in one JSON file, readable and writable by its
+// owner only (mode 0600, in a directory of mode 0700). Every change
+// rewrites the file atomically (a temporary file renamed over it). It is
+// meant for one user's CLI; concurrent processes may lose each other's
+// last write, never corrupt the file.
+type FileStore struct {
+	path string
+	mu   sync.Mutex
+	now  func() time.Time
+}
+
+// NewFileStore returns a store that keeps its tokens in path.
+func NewFileStore(path string) *FileStore { return &FileStore{path: path, now: time.Now} }
+
+// DefaultFilePath is where the CLI keeps tokens: tokens.json under
+// $XDG_STATE_HOME/agenthost, else ~/.local/state/agenthost.
+func DefaultFilePath(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agenthost", "tokens.json"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("oauth: no state directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "agenthost", "tokens.json"), nil
+}
+
+// Path is the file the store uses.
+func (s *FileStore) Path() string { return s.path }
+
+type fileToken struct {
+	Subject      string    `json:"subject"`
+	Resource     string    `json:"resource"`
+	Issuer       string    `json:"issuer"`
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Scopes       []string  `json:"scopes,omitempty"`
+	ClientID     string    `json:"client_id,omitempty"`
+	ClientSecret string    `json:"client_secret,omitempty"`
+	AuthMethod   string    `json:"token_endpoint_auth_method,omitempty"`
+	Saved        time.Time `json:"saved"`
+}
+
+type fileDoc struct {
+	Version int         `json:"version"`
+	Tokens  []fileToken `json:"tokens"`
+}
+
+func (s *FileStore) load() ([]Entry, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth: reading the token file: %w", err)
+	}
+	var doc fileDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		// The error of encoding/json may quote the file: never a token.
+		return nil, fmt.Errorf("oauth: the token file %s is not valid JSON", s.path)
+	}
+	out := make([]Entry, 0, len(doc.Tokens))
+	for _, t := range doc.Tokens {
+		out = append(out, Entry{
+			Key: Key{Subject: t.Subject, Resource: t.Resource, Issuer: t.Issuer},
+			Token: &Token{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry,
+				Scopes: t.Scopes, ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod},
+			Saved: t.Saved,
+		})
+	}
+	return out, nil
+}
+
+func (s *FileStore) save(entries []Entry) error {
+	doc := fileDoc{Version: 1, Tokens: make([]fileToken, 0, len(entries))}
+	for _, e := range entries {
+		t := e.Token
+		doc.Tokens = append(doc.Tokens, fileToken{
+			Subject: e.Key.Subject, Resource: e.Key.Resource, Issuer: e.Key.Issuer,
+			AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: t.Scopes,
+			ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod, Saved: e.Saved,
+		})
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("oauth: encoding the token file: %w", err)
+	}
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("oauth: creating the state directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tokens-*.json")
+	if err != nil {
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // after a successful rename this is a no-op
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	if err := os.Rename(name, s.path); err != nil {
+		return fmt.Errorf("oauth: writing the token file: %w", err)
+	}
+	return nil
+}
+
+// Get implements TokenStore.
+func (s *FileStore) Get(_ context.Context, key Key) (*Token, Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := s.load()
+	if err != nil {
+		return nil, Key{}, err
+	}
+	e, ok := find(entries, key)
+	if !ok {
+		return nil, Key{}, ErrNoToken
+	}
+	return e.Token, e.Key, nil
+}
+
+// Put implements TokenStore.
+func (s *FileStore) Put(_ context.Context, key Key, tok *Token) error {
+	if key.Issuer == "" || key.Resource == "" {
+		return errors.New("oauth: a token key needs a resource and an issuer")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := s.load()
+	if err != nil {
+		return err
+	}
+	return s.save(put(entries, Entry{Key: key, Token: copyToken(tok), Saved: s.now()}))
+}
+
+// Delete implements TokenStore.
+func (s *FileStore) Delete(_ context.Context, key Key) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := s.load()
+	if err != nil {
+		return err
+	}
+	n := len(entries)
+	entries = remove(entries, key)
+	if len(entries) == n {
+		return nil
+	}
+	return s.save(entries)
+}
+
+// List implements TokenStore.
+func (s *FileStore) List(_ context.Context) ([]Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load()
+}

@@ -1,0 +1,204 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+type subjectKey struct{}
+
+// WithSubject returns a context whose requests act for subject: the
+// Transport uses that subject's token.
+func WithSubject(ctx context.Context, subject string) context.Context {
+	return context.WithValue(ctx, subjectKey{}, subject)
+}
+
+// SubjectFrom returns the subject set by WithSubject.
+func SubjectFrom(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(subjectKey{}).(string)
+	return s, ok
+}
+
+// ErrAuthorizationRequired is matched (errors.Is) by every
+// *AuthorizationRequiredError.
+var ErrAuthorizationRequired = errors.New("oauth: authorization required")
+
+// AuthorizationRequiredError says that a request needs the subject to
+// authorize (log in, or log in again with more scopes). It carries no
+// secret.
+type AuthorizationRequiredError struct {
+	Subject  string
+	Resource string
+	// Scopes are the scopes the next authorization should request.
+	Scopes []string
+	// StepUp is set when the server refused the token for insufficient
+	// scope (403), rather than for a missing or invalid one (401).
+	StepUp bool
+	// AuthURL is the URL for the subject's browser, when the Transport was
+	// given a redirect URI to start the authorization with.
+	AuthURL string
+}
+
+func (e *AuthorizationRequiredError) Error() string {
+	what := "requires authorization"
+	if e.StepUp {
+		what = "requires authorization with more scopes (" + strings.Join(e.Scopes, " ") + ")"
+	}
+	if e.Subject != "" {
+		return fmt.Sprintf("oauth: %s %s for subject %q", e.Resource, what, e.Subject)
+	}
+	return fmt.Sprintf("oauth: %s %s", e.Resource, what)
+}
+
+// Is matches ErrAuthorizationRequired.
+func (e *AuthorizationRequiredError) Is(target error) bool { return target == ErrAuthorizationRequired }
+
+// ErrTooManyAttempts means a request was still refused after
+// Config.MaxAttempts authorization attempts.
+var ErrTooManyAttempts = errors.New("oauth: the server still refuses the token after the maximum number of authorization attempts")
+
+// TransportOptions configure a Client's Transport.
+type TransportOptions struct {
+	// Subject is the subject of requests whose context names none.
+	Subject string
+	// Authorize, when set, is called when the subject must authorize; it
+	// may run a login (see Client.Login) and return nil to have the
+	// request retried with the new token, or an error to fail it. Calls
+	// for one subject are serialised.
+	Authorize func(ctx context.Context, req *AuthorizationRequiredError) error
+	// RedirectURI, when set (and Authorize is not), makes the Transport
+	// start an authorization for the subject and put its URL in the
+	// AuthorizationRequiredError (for a backend that sends its users to it
+	// and completes it with CallbackHandler).
+	RedirectURI string
+}
+
+// Transport returns an http.RoundTripper that authorizes requests to the
+// server through base (http.DefaultTransport when nil).
+func (c *Client) Transport(base http.RoundTripper, opts TransportOptions) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &authTransport{c: c, base: base, opts: opts}
+}
+
+type authTransport struct {
+	c    *Client
+	base http.RoundTripper
+	opts TransportOptions
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	subject, ok := SubjectFrom(ctx)
+	if !ok {
+		subject = t.opts.Subject
+	}
+	c := t.c
+	refreshed := false
+	for attempt := 0; ; attempt++ {
+		tok, err := c.Token(ctx, subject)
+		if err != nil && !errors.Is(err, ErrNoToken) {
+			closeBody(req)
+			return nil, err
+		}
+		r := req.Clone(ctx)
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, errors.New("oauth: cannot resend the request after authorization (its body cannot be replayed)")
+			}
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, fmt.Errorf("oauth: resending the request: %w", err)
+			}
+			r.Body = body
+		}
+		if tok != nil {
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+		resp, err := t.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		ch, _ := BearerChallenge(resp.Header)
+		stepUp := resp.StatusCode == http.StatusForbidden && strings.EqualFold(ch.Param("error"), "insufficient_scope")
+		if resp.StatusCode != http.StatusUnauthorized && !stepUp {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if attempt >= c.cfg.MaxAttempts {
+			return nil, fmt.Errorf("%w (%d; HTTP %d)", ErrTooManyAttempts, c.cfg.MaxAttempts, resp.StatusCode)
+		}
+		c.noteChallenge(ch)
+		if err := t.authorize(ctx, subject, tok, ch, stepUp, &refreshed); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// authorize gets a new token after a refusal: refresh, client
+// credentials, the Authorize hook, or an AuthorizationRequiredError.
+func (t *authTransport) authorize(ctx context.Context, subject string, failed *Token, ch Challenge, stepUp bool, refreshed *bool) error {
+	c := t.c
+	l := c.lockFor(subject)
+	l.Lock()
+	defer l.Unlock()
+	// A concurrent request of the subject may already have a new token.
+	if cur, _, err := c.store.Get(ctx, Key{Subject: subject, Resource: c.resource}); err == nil &&
+		(failed == nil || cur.AccessToken != failed.AccessToken) && !cur.expired(c.now()) {
+		return nil
+	}
+	d, err := c.discover(ctx)
+	if err != nil {
+		return err
+	}
+	var scopes []string
+	switch {
+	case stepUp && failed != nil:
+		scopes = unionScopes(failed.Scopes, ch.Scopes())
+		scopes = unionScopes(c.cfg.Scopes, scopes)
+	default:
+		scopes = c.selectScopes(d, ch.Scopes())
+	}
+	if !stepUp && failed != nil && failed.RefreshToken != "" && !*refreshed {
+		*refreshed = true
+		_, key, err := c.store.Get(ctx, Key{Subject: subject, Resource: c.resource})
+		if err == nil {
+			if _, err := c.refresh(ctx, key, failed); err == nil {
+				return nil
+			}
+		}
+	}
+	if failed != nil && !stepUp {
+		// The server refused the token: it is of no further use.
+		_ = c.store.Delete(ctx, Key{Subject: subject, Resource: c.resource})
+	}
+	if c.cfg.Grant == GrantClientCredentials {
+		_, err := c.clientCredentials(ctx, subject, scopes)
+		return err
+	}
+	areq := &AuthorizationRequiredError{Subject: subject, Resource: c.resource, Scopes: slices.Clone(scopes), StepUp: stepUp}
+	if t.opts.Authorize != nil {
+		return t.opts.Authorize(ctx, areq)
+	}
+	if t.opts.RedirectURI != "" {
+		u, _, err := c.StartAuthorization(ctx, AuthRequest{Subject: subject, RedirectURI: t.opts.RedirectURI, Scopes: scopes})
+		if err != nil {
+			return err
+		}
+		areq.AuthURL = u
+	}
+	return areq
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
