@@ -3,10 +3,26 @@
 
 GO ?= go
 
-.PHONY: test peers vet unit build demo bench proto
+.PHONY: test sysdeps peers vet unit build demo bench proto
 
-test: peers vet
+test: sysdeps peers vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Debian packages the tests need, as COMMAND:PACKAGE pairs: `sysdeps`
+# installs PACKAGE when COMMAND is found neither on the PATH nor in
+# /usr/lib/postgresql/*/bin (where Debian keeps initdb and pg_ctl).
+# The PostgreSQL tests start their own throwaway cluster (internal/pgtest).
+SYSDEPS = initdb:postgresql
+
+sysdeps:
+	@need=""; for p in $(SYSDEPS); do cmd=$${p%%:*}; pkg=$${p#*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/$$cmd >/dev/null 2>&1 || need="$$need $$pkg"; \
+	done; \
+	if [ -n "$$need" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing Debian packages for the tests:$$need"; \
+	  $$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$need; \
+	fi
 
 peers:
 	cd e2e/peers && npm ci --no-audit --no-fund --loglevel=error
