@@ -334,7 +334,7 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 					if _, err := h.NewSession(SessionOptions{TrustLevel: 2}).CallTool(ctx, "shop", "get_order", nil); err != nil {
 						return approvals.Verdict{}, err
 					}
-					if err := h.conns["shop"].refresh(ctx); err != nil {
+					if err := h.conns["shop"].Refresh(ctx); err != nil {
 						return approvals.Verdict{}, err
 					}
 				}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -61,10 +60,6 @@ type callInfo struct {
 	checkSchema bool
 }
 
-func checkSecureNames(args json.RawMessage, ct *CatalogTool) error {
-	return secureparams.CheckArguments(args, ct.Tool.SecureParams)
-}
-
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
 	h := s.host
 	c, ok := h.conns[server]
@@ -76,112 +71,140 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 		return nil, newError(KindToolError, modelMsgNotJSONObject(err),
 			err, "invalid arguments for %s/%s: %v", server, tool, err)
 	}
+	// guard, schema, gate, resolve
+	d, err := s.decide(ctx, c, tool, args, arguments, info)
+	if err != nil {
+		return nil, err
+	}
+	// No un-audited execution: the decision record is handed to the OS
+	// before the call is sent, and a failed write refuses the call.
+	if err := s.auditDecision(ctx, server, tool, d.rec); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	t := d.tool.Tool
+	result, sent, err := c.Call(ctx, mcpconn.CallRequest{Tool: t.Name, Arguments: arguments, Secure: d.secure, Renew: s.renewer(ctx, server, t, d.secure)})
+	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
+	return s.auditResult(ctx, server, tool, d, start, out, err)
+}
 
-	// The decision holds for the definition it was made under. Approvers
-	// may take minutes, and the server may change the tool meanwhile (to a
-	// destroy with global blast radius, say): after the decision, and the
-	// secure values resolved for it, the catalog is checked again, and a
-	// changed definition is decided again from the start (secure-name
-	// guard, schema, approval). Both decisions are audited.
-	var (
-		ct       *CatalogTool
-		rec      *approvals.Record
-		decision *CallDecision
-		call     *secureCall
-	)
+// decided is a call that may run: its tool, its decision record (to be
+// written before the call is sent), and its secure values.
+type decided struct {
+	tool     *CatalogTool
+	rec      *approvals.Record
+	decision *CallDecision
+	secure   *mcpconn.SecureArgs // nil: the tool takes none
+}
+
+// decide runs the checks before a call: the secure-name guard, the
+// arguments' schema, the approval gate, and the resolution of secure
+// values. The decision holds for the definition it was made under.
+// Approvers may take minutes, and the server may change the tool meanwhile
+// (to a destroy with global blast radius, say): after the decision, and
+// the secure values resolved for it, the catalog is checked again, and a
+// changed definition is decided again from the start. Both decisions are
+// audited.
+func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args, arguments json.RawMessage, info callInfo) (decided, error) {
+	h := s.host
+	server := c.Name()
 	for attempt := 1; ; attempt++ {
-		ct, err = s.lookupTool(ctx, c, tool)
+		ct, err := s.lookupTool(ctx, c, tool)
 		if err != nil {
-			return nil, err
+			return decided{}, err
 		}
+		if err := s.guard(ctx, server, ct, args, info); err != nil {
+			return decided{}, err
+		}
+		// After the secure-name guard, so the validator's message (which
+		// quotes the arguments) never echoes a secure name back to the
+		// model.
 		t := ct.Tool
-		if err := checkSecureNames(args, ct); err != nil {
-			if errors.Is(err, ErrDuplicateKeyInArguments) {
-				// Servers disagree on which of repeated values wins, and the
-				// audit record could not say which one was meant.
-				h.logger.Warn("refused a call whose arguments repeat a key",
-					"server", server, "tool", tool, "session", s.id)
-				s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-				return nil, newError(KindToolError, modelMsgDuplicateKey, err,
-					"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)
-			}
-			h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
-				"server", server, "tool", tool, "session", s.id)
-			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-			return nil, newError(KindBinding, modelMsgInvalidArguments, err,
-				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
-		}
-		// A model that learned a protected value (from a leak elsewhere, or a
-		// user who pasted it) must not forward it to a server: refuse, audit,
-		// and tell the model nothing about the value.
-		if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
-			h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
-				"server", server, "tool", tool, "session", s.id)
-			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
-			return nil, newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
-				"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
-		}
-		// After the secure-name guard, so the validator's message (which quotes
-		// the arguments) never echoes a secure name back to the model.
 		if info.checkSchema {
 			if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
-				return nil, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
+				return decided{}, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
 			}
 		}
-
-		rec, decision, err = s.gateCall(ctx, server, ct, args, info)
+		rec, decision, err := s.gateCall(ctx, server, ct, args, info)
 		if err != nil {
-			return nil, err
+			return decided{}, err
 		}
-
-		call, err = s.secureCall(ctx, server, t)
+		secure, err := s.secureArgs(ctx, server, t)
 		if err != nil {
 			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeBindingFailed, rec)
-			return nil, err
+			return decided{}, err
 		}
 		if !definitionChanged(ct, c.Snapshot().Tool(tool)) {
-			break
+			return decided{tool: ct, rec: rec, decision: decision, secure: secure}, nil
 		}
 		// The decision was for a definition the server no longer offers:
 		// audit it as not executed and decide again.
 		h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
 			"server", server, "tool", tool, "session", s.id, "decidedHash", t.DefHash())
 		rec.Result = approvals.ResultNotExecuted
-		if err := h.writeAudit(ctx, rec); err != nil {
-			h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-				"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+		if err := s.auditDecision(ctx, server, tool, rec); err != nil {
+			return decided{}, err
 		}
 		if attempt == maxRedecisions {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
+			return decided{}, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
 				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", server, tool, attempt)
 		}
 	}
-	t := ct.Tool
-	// No un-audited execution: the decision record is handed to the OS
-	// before the call is sent, and a failed write refuses the call.
-	if werr := h.writeAudit(ctx, rec); werr != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", werr)
-		return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, werr)
-	}
-	start := time.Now()
-	result, err := s.send(ctx, c, t, arguments, call)
-	if errors.Is(err, ErrSecureRejected) {
-		// The server rejected the host's values (an expired or revoked
-		// token, say): drop the cached values and try once more with fresh
-		// ones.
-		for _, p := range t.SecureParams {
-			h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
+}
+
+// guard refuses arguments that name a secure parameter or repeat a key,
+// and model arguments that hold a protected value; each refusal is audited.
+func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) error {
+	h := s.host
+	tool := ct.Tool.Name
+	if err := secureparams.CheckArguments(args, ct.Tool.SecureParams); err != nil {
+		if errors.Is(err, ErrDuplicateKeyInArguments) {
+			// Servers disagree on which of repeated values wins, and the
+			// audit record could not say which one was meant.
+			h.logger.Warn("refused a call whose arguments repeat a key",
+				"server", server, "tool", tool, "session", s.id)
+			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+			return newError(KindToolError, modelMsgDuplicateKey, err,
+				"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)
 		}
-		if fresh, rerr := s.secureCall(ctx, server, t); rerr == nil {
-			h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", tool)
-			call = fresh
-			result, err = s.send(ctx, c, t, arguments, call)
-		}
+		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
+			"server", server, "tool", tool, "session", s.id)
+		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+		return newError(KindBinding, modelMsgInvalidArguments, err,
+			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
 	}
+	// A model that learned a protected value (from a leak elsewhere, or a
+	// user who pasted it) must not forward it to a server: refuse, audit,
+	// and tell the model nothing about the value.
+	if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
+		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
+			"server", server, "tool", tool, "session", s.id)
+		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+		return newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+			"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
+	}
+	return nil
+}
+
+// auditDecision writes a decision record; a failed write refuses the call.
+func (s *Session) auditDecision(ctx context.Context, server, tool string, rec *approvals.Record) error {
+	h := s.host
+	if err := h.writeAudit(ctx, rec); err != nil {
+		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
+		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+	}
+	return nil
+}
+
+// auditResult writes the result record of a call that ran, then hands
+// back its outcome. The record is written before the result goes back to
+// the model; a failed write withholds the result (and the sink refuses
+// later calls).
+func (s *Session) auditResult(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error) (*CallResult, error) {
+	h := s.host
 	// The result record is a copy: the sink may keep the decision record.
-	done := *rec
+	done := *d.rec
 	done.Phase = approvals.PhaseResult
 	done.TS = time.Now().UTC()
 	done.DurationMs = done.TS.Sub(start).Milliseconds()
@@ -196,9 +219,6 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	default:
 		done.Result = approvals.ResultOK
 	}
-	// The result record is written before the result goes back to the
-	// model; a failed write withholds the result (and the sink refuses
-	// later calls).
 	if werr := h.writeAudit(ctx, &done); werr != nil {
 		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)
 		if err == nil {
@@ -209,7 +229,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	if err != nil {
 		return nil, err
 	}
-	result.Decision = decision
+	result.Decision = d.decision
 	return result, nil
 }
 
@@ -251,42 +271,34 @@ func definitionChanged(decided, current *CatalogTool) bool {
 
 // lookupTool finds an offered tool, connecting lazily and re-listing once
 // when the tool is unknown.
-func (s *Session) lookupTool(ctx context.Context, c *conn, tool string) (*CatalogTool, error) {
-	if _, err := c.connect(ctx); err != nil {
+func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) (*CatalogTool, error) {
+	snap, ct, err := c.Lookup(ctx, tool)
+	if err != nil {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
 	}
-	snap := c.Snapshot()
-	ct := snap.Tool(tool)
-	if ct == nil {
-		if err := c.refresh(ctx); err != nil {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
-		}
-		snap = c.Snapshot()
-		ct = snap.Tool(tool)
-	}
+	server := c.Name()
 	if ct == nil {
 		note := ""
 		if len(snap.Warnings) > 0 {
 			note = " (" + strings.Join(snap.Warnings, "; ") + ")"
 		}
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", c.name, tool, note)
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", server, tool, note)
 	}
 	if ct.Status != ToolActive {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, tool, ct.Status, ct.Reason)
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
 	}
 	if s.host.toolTainted(snap, ct) {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", c.name, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
 	}
 	return ct, nil
 }
 
-// secureCall resolves, coerces and validates the tool's secure values. For a
-// tool without secureInputSchema the returned call carries no values: such a
-// tool never gets secureArguments (it still lets the wire seam keep the raw
-// error of the call).
-func (s *Session) secureCall(ctx context.Context, server string, t *secureparams.Tool) (*secureCall, error) {
+// secureArgs resolves, coerces and validates the tool's secure values;
+// nil for a tool without secureInputSchema (it never gets
+// secureArguments).
+func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
 	if !t.HasSecureSchema {
-		return &secureCall{tool: t.Name}, nil
+		return nil, nil
 	}
 	h := s.host
 	schema, err := t.ValueSchema()
@@ -298,11 +310,11 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
-	// Bound values rarely change between calls: reuse the prepared call
+	// Bound values rarely change between calls: reuse the prepared values
 	// (coerced, validated, encoded) while they are the same.
 	if v, ok := s.prepared.Load(t); ok {
 		if p := v.(*preparedCall); p.matches(resolved) {
-			return p.call.fresh(), nil
+			return p.secure, nil
 		}
 	}
 	values := make(map[string]any, len(resolved))
@@ -324,36 +336,54 @@ func (s *Session) secureCall(ctx context.Context, server string, t *secureparams
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
-	encoded, err := json.Marshal(values)
+	secure, err := mcpconn.NewSecureArgs(t.Name, values, headers)
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
 	}
-	quoted, _ := json.Marshal(t.Name) // a string always encodes
-	call := &secureCall{tool: t.Name, values: values, encoded: encoded, headers: headers,
-		sortedNames: slices.Sorted(maps.Keys(values)), quotedTool: quoted}
-	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, call)); !replaced && s.preparedN.Add(1) > maxPrepared {
+	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, secure)); !replaced && s.preparedN.Add(1) > maxPrepared {
 		// Keyed by definition: a server that keeps changing its tools
 		// would grow a long session without bound. Start over.
 		s.prepared.Clear()
 		s.preparedN.Store(0)
 	}
-	return call.fresh(), nil
+	return secure, nil
+}
+
+// renewer is the call's Renew: after the server rejected the host's
+// secure values (an expired or revoked token, say), it drops the cached
+// values and resolves fresh ones for the one retry. Nil for a call without
+// secure values.
+func (s *Session) renewer(ctx context.Context, server string, t *secureparams.Tool, secure *mcpconn.SecureArgs) func(context.Context) (*mcpconn.SecureArgs, error) {
+	if secure == nil {
+		return nil
+	}
+	return func(context.Context) (*mcpconn.SecureArgs, error) {
+		h := s.host
+		for _, p := range t.SecureParams {
+			h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
+		}
+		fresh, err := s.secureArgs(ctx, server, t)
+		if err == nil {
+			h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
+		}
+		return fresh, err
+	}
 }
 
 // maxPrepared bounds a session's prepared calls (one per tool definition
 // called); beyond it the cache is cleared.
 const maxPrepared = 256
 
-// preparedCall is a session's last prepared secure call for one tool
-// definition, with the resolved values it was prepared from. Keyed by the
-// parsed definition (a pointer): a changed definition is a new key.
+// preparedCall is a session's last prepared secure values for one tool
+// definition, with the resolved values they were prepared from. Keyed by
+// the parsed definition (a pointer): a changed definition is a new key.
 type preparedCall struct {
 	resolved map[string]string
-	call     *secureCall // read-only template
+	secure   *mcpconn.SecureArgs // read-only
 }
 
-func newPreparedCall(resolved map[string]bindings.Resolved, call *secureCall) *preparedCall {
-	p := &preparedCall{resolved: make(map[string]string, len(resolved)), call: call}
+func newPreparedCall(resolved map[string]bindings.Resolved, secure *mcpconn.SecureArgs) *preparedCall {
+	p := &preparedCall{resolved: make(map[string]string, len(resolved)), secure: secure}
 	for name, r := range resolved {
 		p.resolved[name] = r.Value
 	}
@@ -373,143 +403,57 @@ func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
 	return true
 }
 
-// send performs the tools/call and maps the outcome.
-func (s *Session) send(ctx context.Context, c *conn, t *secureparams.Tool, arguments json.RawMessage, call *secureCall) (*CallResult, error) {
-	h := s.host
-	for attempt := 0; ; attempt++ {
-		cl, err := c.connect(ctx)
-		if err != nil {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+// callResult is the outcome of a call as the host hands it on: the result
+// with any secret the server echoed redacted, or the failure as an *Error
+// of the right Kind, with a message for the operator (server text
+// redacted) and one for the model (no server text when the call carried
+// secure values).
+func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent *mcpconn.SecureArgs, carriesSecure bool, err error) (*CallResult, error) {
+	if err == nil {
+		return &CallResult{Server: server, Tool: tool, Result: h.redactResult(result), SecureParams: sent.Names()}, nil
+	}
+	var ce *mcpconn.CallError
+	if !errors.As(err, &ce) {
+		return nil, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: %v", server, tool, err)
+	}
+	switch ce.Failure {
+	case mcpconn.FailUnavailable:
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ce.Err, "%v", ce.Err)
+	case mcpconn.FailCancelled:
+		return nil, newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
+	case mcpconn.FailTimeout:
+		return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
+	case mcpconn.FailProtocol:
+		return nil, newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, ce.Err.Error())
+	case mcpconn.FailConnectionLost:
+		return nil, newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
+			"%s/%s: connection lost: %s", server, tool, h.redactor.Redact(ce.Err.Error()))
+	case mcpconn.FailToolGone:
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", server, tool)
+	}
+	code, message := 0, ce.Err.Error()
+	if ce.RPC != nil {
+		code, message = ce.RPC.Code, ce.RPC.Message
+	}
+	switch {
+	case ce.Failure == mcpconn.FailSecureRejected:
+		return nil, newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
+			"%s/%s: the server rejected the call's secure arguments (-32602): %s", server, tool, h.redactor.Redact(message))
+	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
+		fix := "check secureParams.extensions"
+		if ids := ce.RPC.RequiredExtensions(); len(ids) > 0 {
+			fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
+				h.redactor.Redact(strings.Join(ids, ", ")), server)
 		}
-		timeout := c.cfg.CallTimeout
-		if timeout <= 0 {
-			timeout = 60 * time.Second
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		call.reset()
-		cctx = withSecureCall(cctx, call)
-		req := mcp.CallToolRequest{}
-		req.Params.Name = t.Name
-		req.Params.Arguments = arguments
-		result, err := cl.CallTool(cctx, req)
-		cancel()
-		if err == nil {
-			out := &CallResult{Server: c.name, Tool: t.Name, Result: h.redactResult(result), SecureParams: call.names()}
-			return out, nil
-		}
-
-		switch {
-		case ctx.Err() != nil:
-			return nil, newError(KindInternal, modelMsgCancelled, ctx.Err(), "%s/%s: cancelled", c.name, t.Name)
-		case cctx.Err() != nil && isDeadline(err):
-			return nil, newError(KindUnavailable, modelMsgTimeout, err, "%s/%s: no answer within %s", c.name, t.Name, timeout)
-		case errors.Is(err, ErrProtocol):
-			var perr *ProtocolError
-			errors.As(err, &perr)
-			return nil, newError(KindToolError, modelMsgBadResponse, err,
-				"%s/%s: %s", c.name, t.Name, perr.Error())
-		case isConnectionFailure(err):
-			c.dropClient(cl, err)
-			return nil, newError(KindUnavailable, modelMsgConnectionLost, err,
-				"%s/%s: connection lost: %s", c.name, t.Name, h.redactor.Redact(err.Error()))
-		}
-
-		code, message := rpcError(err, call)
-		switch code {
-		case mcp.METHOD_NOT_FOUND, mcp.INVALID_PARAMS:
-			// Either the tool is gone (servers answer -32601 or -32602) or,
-			// for a call with secureArguments, the host's values were rejected.
-			if rerr := c.refresh(ctx); rerr != nil {
-				h.logger.Warn("refresh after unknown-tool answer failed", "server", c.name, "err", rerr)
-			}
-			if ct := c.Snapshot().Tool(t.Name); ct == nil || ct.Status != ToolActive {
-				return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", c.name, t.Name)
-			}
-			if code == mcp.INVALID_PARAMS && call.carriesSecure() {
-				return nil, newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, err),
-					"%s/%s: the server rejected the call's secure arguments (-32602): %s", c.name, t.Name, h.redactor.Redact(message))
-			}
-			if code == mcp.METHOD_NOT_FOUND && attempt == 0 {
-				continue
-			}
-		case mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
-			fix := "check secureParams.extensions"
-			if ids := requiredExtensions(call.lastError()); len(ids) > 0 {
-				fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
-					h.redactor.Redact(strings.Join(ids, ", ")), c.name)
-			}
-			return nil, newError(KindBinding, modelMsgOperatorFailure, err,
-				"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", c.name, t.Name, h.redactor.Redact(message), fix)
-		}
-		if call.carriesSecure() {
-			return nil, newError(KindToolError, modelMsgServerError, err,
-				"%s/%s: server error %d: %s", c.name, t.Name, code, h.redactor.Redact(message))
-		}
-		safe := h.redactor.Redact(message)
-		return nil, newError(KindToolError, modelMsgServerErrorText(safe), err,
-			"%s/%s: server error %d: %s", c.name, t.Name, code, safe)
+		return nil, newError(KindBinding, modelMsgOperatorFailure, ce.Err,
+			"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", server, tool, h.redactor.Redact(message), fix)
+	case carriesSecure:
+		return nil, newError(KindToolError, modelMsgServerError, ce.Err,
+			"%s/%s: server error %d: %s", server, tool, code, h.redactor.Redact(message))
 	}
-}
-
-func isDeadline(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded)
-}
-
-// rpcError extracts the JSON-RPC error code and message, preferring the raw
-// error the wire seam kept.
-// requiredExtensions reads the extension ids a -32021 answer's data says
-// the server requires (SEP-3221: data.requiredCapabilities.extensions), at
-// most five, each cut to 100 bytes, sorted; nil when there are none.
-func requiredExtensions(raw *mcp.JSONRPCErrorDetails) []string {
-	if raw == nil || raw.Data == nil {
-		return nil
-	}
-	b, err := json.Marshal(raw.Data)
-	if err != nil {
-		return nil
-	}
-	var data struct {
-		RequiredCapabilities struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-		} `json:"requiredCapabilities"`
-	}
-	if json.Unmarshal(b, &data) != nil {
-		return nil
-	}
-	ids := make([]string, 0, len(data.RequiredCapabilities.Extensions))
-	for id := range data.RequiredCapabilities.Extensions {
-		ids = append(ids, truncate(id, 100))
-	}
-	slices.Sort(ids)
-	if len(ids) > 5 {
-		ids = ids[:5]
-	}
-	return ids
-}
-
-func rpcError(err error, call *secureCall) (int, string) {
-	if raw := call.lastError(); raw != nil {
-		return raw.Code, raw.Message
-	}
-	for _, m := range []struct {
-		sentinel error
-		code     int
-	}{
-		{mcp.ErrMethodNotFound, mcp.METHOD_NOT_FOUND},
-		{mcp.ErrInvalidParams, mcp.INVALID_PARAMS},
-		{mcp.ErrInternalError, mcp.INTERNAL_ERROR},
-		{mcp.ErrInvalidRequest, mcp.INVALID_REQUEST},
-		{mcp.ErrParseError, mcp.PARSE_ERROR},
-	} {
-		if errors.Is(err, m.sentinel) {
-			return m.code, err.Error()
-		}
-	}
-	var capErr mcp.MissingRequiredClientCapabilityError
-	if errors.As(err, &capErr) {
-		return mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, err.Error()
-	}
-	return 0, err.Error()
+	safe := h.redactor.Redact(message)
+	return nil, newError(KindToolError, modelMsgServerErrorText(safe), ce.Err,
+		"%s/%s: server error %d: %s", server, tool, code, safe)
 }
 
 // redactResult masks any registered secret the server echoed back. The

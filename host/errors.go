@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -76,7 +77,7 @@ var (
 	// ErrToolUnavailable: the tool is not listed, excluded or hidden.
 	ErrToolUnavailable = errors.New("tool not available")
 	// ErrServerUnavailable: the server cannot be reached.
-	ErrServerUnavailable = errors.New("server unavailable")
+	ErrServerUnavailable = mcpconn.ErrServerUnavailable
 	// ErrSecureRejected: the server rejected the call's secure arguments
 	// (-32602 to a call that carried them).
 	ErrSecureRejected = errors.New("server rejected the secure arguments")
@@ -144,4 +145,12 @@ func modelMsgServerErrorText(redacted string) modelMsg {
 // (approvals.Result.ModelMessage, written for the model by that package).
 func modelMsgFromApprovals(text string) modelMsg {
 	return modelMsg{text}
+}
+
+// truncate cuts s to n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -103,7 +104,7 @@ type Host struct {
 	life   context.Context
 	cancel context.CancelFunc
 
-	conns map[string]*conn
+	conns map[string]*mcpconn.Conn
 	names []string
 
 	// maxModelResult bounds a tool result's text given to the model.
@@ -199,7 +200,7 @@ func New(opts Options) (*Host, error) {
 		binder:         binder,
 		life:           life,
 		cancel:         cancel,
-		conns:          map[string]*conn{},
+		conns:          map[string]*mcpconn.Conn{},
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
 
 		model:        opts.Model,
@@ -217,19 +218,29 @@ func New(opts Options) (*Host, error) {
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name
-		c := newConn(life, name, sc, h.hasBindings(name), connOptions{
-			logger:      logger,
-			clientInfo:  mcp.Implementation{Name: "agenthost", Version: Version},
-			elicitation: elicitationAdapter{server: name, fn: opts.Elicitation},
-			transport:   opts.Transports[name],
-			supervisor:  opts.ChildSupervisor,
-			limits:      cfg.Limits,
+		c := mcpconn.New(life, name, mcpconn.Options{
+			Config:        sc,
+			DeclareSecure: h.hasBindings(name),
+			Logger:        logger,
+			ClientInfo:    mcp.Implementation{Name: "agenthost", Version: Version},
+			Elicitation:   elicitationAdapter{server: name, fn: opts.Elicitation},
+			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
+			Supervisor:    opts.ChildSupervisor,
+			Limits:        cfg.Limits,
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)
 	return h, nil
+}
+
+// orDefault is v, or def when v is not set.
+func orDefault(v, def int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // hasBindings reports whether any binding targets the server: only then is
@@ -268,13 +279,13 @@ func (h *Host) Connect(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, name := range h.names {
 		c := h.conns[name]
-		if c.cfg.Disabled {
+		if c.Disabled() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.connect(ctx); err != nil {
+			if err := c.Connect(ctx); err != nil {
 				h.logger.Warn("server unavailable", "server", name, "err", err)
 			}
 		}()
@@ -288,15 +299,15 @@ func (h *Host) Connect(ctx context.Context) {
 // connection's refresh loop), so a server that is down never holds up a
 // turn; one that comes back reappears in the next view.
 func (h *Host) connectPending(ctx context.Context) {
-	var pending []*conn
+	var pending []*mcpconn.Conn
 	for _, name := range h.names {
 		c := h.conns[name]
 		switch {
-		case c.cfg.Disabled:
+		case c.Disabled():
 		case c.Snapshot().Status == StatusConnecting:
 			pending = append(pending, c)
-		case c.retryDue():
-			c.requestRefresh()
+		case c.RetryDue():
+			c.RequestRefresh()
 		}
 	}
 	var wg sync.WaitGroup
@@ -304,7 +315,7 @@ func (h *Host) connectPending(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = c.connect(ctx)
+			_ = c.Connect(ctx)
 		}()
 	}
 	wg.Wait()
@@ -334,7 +345,7 @@ func (h *Host) Refresh(ctx context.Context, server string) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownServer, server)
 	}
-	return c.refresh(ctx)
+	return c.Refresh(ctx)
 }
 
 // Close disconnects every server and stops every goroutine the host owns.
@@ -346,7 +357,7 @@ func (h *Host) Close() error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.close()
+				c.Close()
 			}()
 		}
 		wg.Wait()

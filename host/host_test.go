@@ -335,18 +335,6 @@ func TestHiddenWhenUnbindable(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
-	for i, w := range want {
-		if got := backoff(i + 1); got != w {
-			t.Errorf("backoff(%d) = %s, want %s", i+1, got, w)
-		}
-	}
-	if got := backoff(100); got != 30*time.Second {
-		t.Errorf("cap: %s", got)
-	}
-}
-
 func TestViewIsRebuiltOnlyWhenSomethingChanged(t *testing.T) {
 	h, _, _ := testHost(t, "", mcptest.Options{})
 	ctx := context.Background()
@@ -417,6 +405,44 @@ func TestRejectedSecureValuesAreResolvedAgainOnce(t *testing.T) {
 	}
 	if n := len(srv.Recording().Messages("tools/call")); n != 2 {
 		t.Errorf("%d tools/call, want the call and one retry", n)
+	}
+}
+
+// A call is sent at most twice: a server that answers unknown tool
+// (-32601) for a tool it still lists gets one retry, and any other error
+// answer none.
+func TestErrorAnswersAreRetriedAtMostOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		code  int
+		calls int
+		kind  Kind
+	}{
+		{"unknown tool, still listed", -32601, 2, KindToolError},
+		{"invalid params, no secure values", -32602, 1, KindToolError},
+		{"internal error", -32603, 1, KindToolError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: fmt.Appendf(nil, `[
+			 {"name": "flaky", "x-test": {"errorCode": %d, "errorMessage": "no"}, "inputSchema": {"type": "object"}}]`, tc.code)})
+			cfg := &config.Config{
+				MCPServers: map[string]*config.Server{"db": {URL: url, Type: config.TransportHTTP}},
+				Approvals:  readsAllowed(),
+			}
+			cfg.ApplyDefaults()
+			h, err := New(Options{Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			_, err = h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "flaky", nil)
+			if KindOf(err) != tc.kind {
+				t.Fatalf("err = %v (%v), want kind %s", err, KindOf(err), tc.kind)
+			}
+			if n := len(srv.Recording().Messages("tools/call")); n != tc.calls {
+				t.Errorf("%d tools/call, want %d", n, tc.calls)
+			}
+		})
 	}
 }
 

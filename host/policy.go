@@ -41,16 +41,29 @@ type toolVerdicts struct {
 	never [approvals.MaxTrust + 1]atomic.Pointer[neverAnswer]
 }
 
+// verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a
+// listing (no memo).
+func verdictsOf(ct *CatalogTool) *toolVerdicts {
+	m := ct.Memo()
+	if m == nil {
+		return nil
+	}
+	return m.Load(newToolVerdicts).(*toolVerdicts)
+}
+
+func newToolVerdicts() any { return &toolVerdicts{} }
+
 // effective is the tool's effective risk metadata, computed once per parsed
 // definition.
 func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
-	if v := ct.verdicts; v != nil {
+	v := verdictsOf(ct)
+	if v != nil {
 		if eff := v.risk.Load(); eff != nil {
 			return *eff
 		}
 	}
 	eff := h.policy.Effective(server, h.trusted(server), toolInfo(ct))
-	if v := ct.verdicts; v != nil {
+	if v != nil {
 		v.risk.Store(&eff)
 	}
 	return eff
@@ -109,7 +122,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 	h := s.host
 	var slot *atomic.Pointer[neverAnswer]
-	if v := ct.verdicts; v != nil && s.trustLevel >= 0 && s.trustLevel < len(v.never) {
+	if v := verdictsOf(ct); v != nil && s.trustLevel >= 0 && s.trustLevel < len(v.never) {
 		slot = &v.never[s.trustLevel]
 		if n := slot.Load(); n != nil {
 			return n.never, n.why

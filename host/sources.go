@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -72,7 +73,7 @@ func hclogFor(logger *slog.Logger) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:       "plugin",
 		Level:      hclog.Debug,
-		Output:     &lineLogger{logger: logger, msg: "plugin"},
+		Output:     mcpconn.NewLineLogger(logger, "plugin"),
 		JSONFormat: false,
 	})
 }

@@ -1,4 +1,4 @@
-package host
+package mcpconn
 
 import (
 	"context"
@@ -42,7 +42,7 @@ const (
 	stdioWaitDelay = time.Second
 )
 
-func newStdioProcess(c *conn, maxLine int64, fail func(*ProtocolError)) *stdioProcess {
+func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError)) *stdioProcess {
 	p := &stdioProcess{
 		build: func(ctx context.Context) (*exec.Cmd, error) {
 			return c.command(ctx, c.cfg.Command, nil, c.cfg.Args)

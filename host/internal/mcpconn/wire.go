@@ -1,4 +1,4 @@
-package host
+package mcpconn
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -18,112 +20,131 @@ import (
 // The wire seam. mcp-go decodes tools/list results into mcp.Tool, which drops
 // secureInputSchema and every annotation field it does not model, and it has
 // no way to add secureArguments to tools/call params. wireTransport wraps the
-// real transport: it takes every tools/list page the host asks for raw and
-// hands mcp-go an empty page instead (decoding thousands of definitions the
-// host parses anyway was most of a listing's cost), mirrors x-mcp-header
-// annotated arguments into Mcp-Param-* headers as mcp-go would have from
-// its own copy of the definitions, adds secureArguments (and their
-// x-mcp-header headers) to the outgoing tools/call of exactly one tool, and
-// keeps the raw JSON-RPC error of a call, whose data mcp-go would lose.
+// real transport: it takes every tools/list page the connection asks for raw
+// and hands mcp-go an empty page instead (decoding thousands of definitions
+// the host parses anyway was most of a listing's cost), mirrors x-mcp-header
+// annotated arguments into Mcp-Param-* headers as mcp-go would have from its
+// own copy of the definitions, adds secureArguments (and their x-mcp-header
+// headers) to the outgoing tools/call of exactly one call, and returns the
+// raw JSON-RPC error of a call (as an *RPCError), whose data mcp-go would
+// lose.
 //
-// The values travel in the request context, so they are attached to every
-// round of a multi-round-trip call (mcp-go reuses the caller's context for
-// retries), and never to any other request.
+// A request that needs the seam (a secure call, a raw listing) is an
+// exchange: the connection opens it (open), names it in the request's
+// exchangeHeader, and closes it when the request is over (close). The
+// seam strips the header before the inner transport sees the request, so
+// the name never leaves the process. mcp-go sends the same header on every
+// round of a multi-round-trip call, so the secure values go with each
+// round, as SEP-3221 requires, and with no other request.
 
-type listPagesKey struct{}
+// exchangeHeader names a request's exchange; it is never sent.
+const exchangeHeader = "Agenthost-Exchange"
 
-// rawPages collects the raw results of tools/list responses sent under one
-// context.
-type rawPages struct {
-	mu    sync.Mutex
-	pages []json.RawMessage
+// exchange is what one request needs from the seam.
+type exchange struct {
+	// secure are the call's secureArguments (nil for a listing);
+	// read-only.
+	secure *SecureArgs
+	// page is the raw result of a tools/list, set by the seam.
+	page json.RawMessage
 }
 
-// add keeps a page. The transport decoded the response into a fresh
-// buffer, and mcp-go never sees it (it gets emptyToolsPage), so the bytes
-// are kept without a copy.
-func (p *rawPages) add(result json.RawMessage) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pages = append(p.pages, result)
+// exchanges are a connection's open exchanges, by name.
+type exchanges struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[string]*exchange
+}
+
+// open registers x and returns the request header that names it.
+func (e *exchanges) open(x *exchange) (string, http.Header) {
+	e.mu.Lock()
+	if e.m == nil {
+		e.m = make(map[string]*exchange)
+	}
+	e.next++
+	name := strconv.FormatUint(e.next, 36)
+	e.m[name] = x
+	e.mu.Unlock()
+	return name, http.Header{exchangeHeader: []string{name}}
+}
+
+// close forgets the named exchange and returns it.
+func (e *exchanges) close(name string) *exchange {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x := e.m[name]
+	delete(e.m, name)
+	return x
+}
+
+// take removes the exchange header from a request (on a copy of its
+// headers: mcp-go reuses them across rounds) and returns the exchange it
+// names, or nil.
+func (e *exchanges) take(request *transport.JSONRPCRequest) *exchange {
+	names := request.Header[exchangeHeader]
+	if len(names) == 0 {
+		return nil
+	}
+	if len(request.Header) == 1 {
+		request.Header = nil
+	} else {
+		h := request.Header.Clone()
+		h.Del(exchangeHeader)
+		request.Header = h
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.m[names[0]]
+}
+
+// setPage keeps the raw page of a listing. The transport decoded the
+// response into a fresh buffer, and mcp-go never sees it (it gets
+// emptyToolsPage), so the bytes are kept without a copy.
+func (e *exchanges) setPage(x *exchange, page json.RawMessage) {
+	e.mu.Lock()
+	x.page = page
+	e.mu.Unlock()
 }
 
 // emptyToolsPage is what mcp-go decodes instead of a page the host reads
 // raw. The cursor is the host's business too: it reads it from the raw page.
 var emptyToolsPage = json.RawMessage(`{"tools":[]}`)
 
-func (p *rawPages) last() json.RawMessage {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.pages) == 0 {
+// SecureArgs are the secureArguments of calls to one tool, prepared once
+// (validated, encoded): read-only, so one may go with many calls.
+type SecureArgs struct {
+	tool       string
+	quotedTool json.RawMessage   // tool, JSON-encoded
+	encoded    json.RawMessage   // the values, encoded once for every round
+	headers    map[string]string // header name -> encoded value
+	names      []string          // the values' names, sorted
+}
+
+// NewSecureArgs prepares the secure values of calls to tool, and the
+// x-mcp-header headers that carry some of them. An empty values still
+// sends an empty secureArguments object.
+func NewSecureArgs(tool string, values map[string]any, headers map[string]string) (*SecureArgs, error) {
+	encoded, err := json.Marshal(values)
+	if err != nil {
+		// The encoder's message may quote a value: say nothing of it.
+		return nil, errors.New("secure values cannot be encoded as JSON")
+	}
+	if values == nil {
+		encoded = json.RawMessage("{}")
+	}
+	quoted, _ := json.Marshal(tool) // a string always encodes
+	return &SecureArgs{tool: tool, quotedTool: quoted, encoded: encoded, headers: headers,
+		names: slices.Sorted(maps.Keys(values))}, nil
+}
+
+// Names are the secure parameter names sent, sorted (never values); a copy
+// the caller owns.
+func (s *SecureArgs) Names() []string {
+	if s == nil {
 		return nil
 	}
-	return p.pages[len(p.pages)-1]
-}
-
-func withRawPages(ctx context.Context, p *rawPages) context.Context {
-	return context.WithValue(ctx, listPagesKey{}, p)
-}
-
-type secureCallKey struct{}
-
-// secureCall is what one tools/call needs from the wire seam. tool binds the
-// values to one tool name so that no other request can carry them.
-type secureCall struct {
-	tool    string
-	values  map[string]any    // secureArguments; nil means send none
-	encoded json.RawMessage   // values, encoded once for every round
-	headers map[string]string // header name -> encoded value
-	// sortedNames are the keys of values, sorted; shared read-only
-	sortedNames []string
-	quotedTool  json.RawMessage // tool, JSON-encoded
-
-	mu       sync.Mutex
-	rawError *mcp.JSONRPCErrorDetails
-	rounds   int
-}
-
-func (s *secureCall) noteRound(errDetails *mcp.JSONRPCErrorDetails) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rounds++
-	if errDetails != nil {
-		copied := *errDetails
-		s.rawError = &copied
-	}
-}
-
-// reset forgets the previous attempt's error.
-func (s *secureCall) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rawError = nil
-}
-
-// carriesSecure reports whether the call sends secureArguments.
-func (s *secureCall) carriesSecure() bool { return s.values != nil }
-
-// names are the secure parameter names sent, sorted (never values); a copy
-// the caller owns.
-func (s *secureCall) names() []string {
-	return slices.Clone(s.sortedNames)
-}
-
-// fresh is a call that shares s's read-only values, encoding and headers,
-// with its own round state.
-func (s *secureCall) fresh() *secureCall {
-	return &secureCall{tool: s.tool, values: s.values, encoded: s.encoded, headers: s.headers, sortedNames: s.sortedNames, quotedTool: s.quotedTool}
-}
-
-// lastError is the raw JSON-RPC error of the most recent round, if any.
-func (s *secureCall) lastError() *mcp.JSONRPCErrorDetails {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rawError
-}
-
-func withSecureCall(ctx context.Context, s *secureCall) context.Context {
-	return context.WithValue(ctx, secureCallKey{}, s)
+	return slices.Clone(s.names)
 }
 
 // wireTransport is the seam around a real mcp-go transport.
@@ -140,6 +161,8 @@ type wireTransport struct {
 	// pending are the requests in flight, for protocol failures that
 	// the inner transport's reader reports (see lineGuard, eventGuard).
 	pending *pendingRequests
+	// exchanges are the requests that need the seam.
+	exchanges exchanges
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -156,16 +179,18 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 	h.http.SetProtocolVersion(version)
 }
 
-func newWireTransport(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests) transport.Interface {
+// newWire wraps inner: seam is what mcp-go gets (HTTP-typed exactly when
+// inner is), w its core.
+func newWire(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests) (seam transport.Interface, w *wireTransport) {
 	if pending == nil {
 		pending = &pendingRequests{}
 	}
-	w := &wireTransport{inner: inner, headers: headers, pending: pending}
+	w = &wireTransport{inner: inner, headers: headers, pending: pending}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
-		return &httpWireTransport{wireTransport: w, http: hc}
+		return &httpWireTransport{wireTransport: w, http: hc}, w
 	}
-	return w
+	return w, w
 }
 
 func (w *wireTransport) Start(ctx context.Context) error { return w.inner.Start(ctx) }
@@ -206,21 +231,20 @@ func (w *wireTransport) RequiresLegacyProtocol() bool {
 }
 
 func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	var call *secureCall
+	x := w.exchanges.take(&request)
 	if request.Method == string(mcp.MethodToolsCall) {
 		if w.mirrorParams.Load() && w.headers != nil && w.headers.hasInputHeaders() {
 			request = withParamHeaders(request, w.headers)
 		}
-		call, _ = ctx.Value(secureCallKey{}).(*secureCall)
-		if call != nil && call.carriesSecure() {
-			augmented, attached, err := attachSecureArguments(request, call)
+		if x != nil && x.secure != nil {
+			augmented, attached, err := attachSecureArguments(request, x.secure)
 			if err != nil {
 				return nil, err
 			}
 			// Headers exist only on HTTP, and the x-mcp-header rules only
 			// in the 2026-07-28 era.
 			if attached && w.http && w.mirrorParams.Load() {
-				augmented = withSecureHeaders(augmented, call)
+				augmented = withSecureHeaders(augmented, x.secure)
 			}
 			request = augmented
 		}
@@ -240,17 +264,18 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 
 	switch request.Method {
 	case string(mcp.MethodToolsList):
-		if pages, ok := ctx.Value(listPagesKey{}).(*rawPages); ok && response.Error == nil {
+		if x != nil && response.Error == nil {
 			// The host parses the page itself; mcp-go gets an empty one,
 			// so it neither decodes the definitions nor keeps them.
-			pages.add(response.Result)
+			w.exchanges.setPage(x, response.Result)
 			stripped := *response
 			stripped.Result = emptyToolsPage
 			return &stripped, nil
 		}
 	case string(mcp.MethodToolsCall):
-		if call != nil {
-			call.noteRound(response.Error)
+		if response.Error != nil {
+			// mcp-go would keep the code and message only.
+			return nil, newRPCError(response.Error)
 		}
 	}
 	return response, nil
@@ -261,7 +286,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 // mcp-go reuses them (and their _meta) across retries. The params are
 // encoded once and the secure object spliced in, so the transport sends the
 // bytes as they are.
-func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (transport.JSONRPCRequest, bool, error) {
+func attachSecureArguments(request transport.JSONRPCRequest, call *SecureArgs) (transport.JSONRPCRequest, bool, error) {
 	if !call.isFor(request.Params) {
 		// Bound to another tool: never send these values elsewhere.
 		return request, false, nil
@@ -300,8 +325,8 @@ func attachSecureArguments(request transport.JSONRPCRequest, call *secureCall) (
 // isFor reports whether tools/call params name the call's tool. mcp-go
 // encodes the name of a 2026-07-28 field map with encoding/json, as the
 // host encoded quotedTool: equal bytes settle it without decoding.
-func (s *secureCall) isFor(params any) bool {
-	if fields, ok := params.(map[string]json.RawMessage); ok && s.quotedTool != nil && bytes.Equal(fields["name"], s.quotedTool) {
+func (s *SecureArgs) isFor(params any) bool {
+	if fields, ok := params.(map[string]json.RawMessage); ok && bytes.Equal(fields["name"], s.quotedTool) {
 		return true
 	}
 	return callName(params) == s.tool
@@ -309,7 +334,7 @@ func (s *secureCall) isFor(params any) bool {
 
 // withSecureHeaders adds the x-mcp-header headers of secure values (on a
 // copy of the request's headers).
-func withSecureHeaders(request transport.JSONRPCRequest, call *secureCall) transport.JSONRPCRequest {
+func withSecureHeaders(request transport.JSONRPCRequest, call *SecureArgs) transport.JSONRPCRequest {
 	if len(call.headers) == 0 {
 		return request
 	}

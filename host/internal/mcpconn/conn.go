@@ -1,8 +1,7 @@
-package host
+package mcpconn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,92 +22,40 @@ import (
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
-	"github.com/agenthost/agenthost/internal/glob"
-	"github.com/agenthost/agenthost/llmview"
 )
 
-// ServerStatus is the state of one server connection.
-type ServerStatus string
+// TransportFactory makes a new, unstarted transport to one server.
+type TransportFactory func() (transport.Interface, error)
 
-// Server states.
-const (
-	StatusConnecting ServerStatus = "connecting"
-	StatusConnected  ServerStatus = "connected"
-	StatusError      ServerStatus = "error"
-	StatusDisabled   ServerStatus = "disabled"
-)
-
-// ToolStatus says whether a tool is offered to the model.
-type ToolStatus string
-
-// Tool states (`tools --json`, docs/cli.md).
-const (
-	ToolActive   ToolStatus = "active"   // in the model view
-	ToolHidden   ToolStatus = "hidden"   // valid but not offered
-	ToolExcluded ToolStatus = "excluded" // invalid definition
-)
-
-// CatalogTool is one tool as the host knows it. Tool holds the raw definition
-// exactly as the server listed it. Status and Reason here are the static
-// verdicts (definition validity, allow/deny filters); per-session verdicts
-// (unbindable secure parameters, trust level) are added by the model view.
-type CatalogTool struct {
-	Server string
-	Tool   *secureparams.Tool
-	Status ToolStatus
-	Reason string
-	// Parameters is what the model is sent for this tool
-	// (llmview.Parameters of its inputSchema), computed once.
-	Parameters json.RawMessage
-	// verdicts are the host's answers about this definition (see
-	// toolVerdicts); nil for a CatalogTool built outside buildCatalog.
-	verdicts *toolVerdicts
-	// parsed: Tool is the parsed definition (not a placeholder for one
-	// that was malformed or too large), so a re-listing may reuse it.
-	parsed bool
+// Options configure one connection. Everything a connection needs from its
+// owner is here, so a new knob (an HTTP round tripper, a span around
+// calls, a check of listed definitions) is one more field.
+type Options struct {
+	// Config is the server's entry in mcpServers; required.
+	Config *config.Server
+	// DeclareSecure declares the secure-params extension to the server
+	// (SEP-3221 makes it opt-in: only for servers that bindings name).
+	DeclareSecure bool
+	// Logger receives operator logs; nil discards them.
+	Logger *slog.Logger
+	// ClientInfo is sent to the server as clientInfo.
+	ClientInfo mcp.Implementation
+	// Elicitation answers the server's elicitation requests; nil leaves
+	// them to mcp-go (which declines).
+	Elicitation client.ElicitationHandler
+	// OnChange is called with every new snapshot.
+	OnChange func(*ServerSnapshot)
+	// Transport supplies the connection instead of the config's command
+	// or URL; nil builds it from the config.
+	Transport TransportFactory
+	// Supervisor runs stdio servers under a process-tree supervisor.
+	Supervisor *childproc.Supervisor
+	// Limits bound what is read from the server; zero values: defaults.
+	Limits config.Limits
 }
 
-// ServerSnapshot is an immutable view of one server's catalog. A new snapshot
-// replaces the old one on every (re)listing; Generation grows each time.
-type ServerSnapshot struct {
-	Name            string
-	Status          ServerStatus
-	Error           string
-	ProtocolVersion string
-	// SecureParams reports that the secure-params extension was negotiated.
-	SecureParams bool
-	// Extension is the negotiated extension id ("" when none).
-	Extension string
-	Tools     []*CatalogTool
-	// Warnings are operator notes about the server as a whole.
-	Warnings   []string
-	Generation uint64
-	byName     map[string]*CatalogTool
-	// inputHeaders: some tool routes inputSchema arguments to headers.
-	inputHeaders bool
-}
-
-// Tool returns the named tool, or nil.
-func (s *ServerSnapshot) Tool(name string) *CatalogTool {
-	if s == nil {
-		return nil
-	}
-	return s.byName[name]
-}
-
-// failed is the snapshot of a server that could not be reached: it keeps
-// the last known tools, so the model may still call them and that call
-// reconnects (with backoff) once the server is back.
-func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
-	return &ServerSnapshot{
-		Name: s.Name, Status: StatusError, Error: reason,
-		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
-		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders, Warnings: s.Warnings,
-	}
-}
-
-// retryDue reports a failed server whose backoff has passed.
-func (c *conn) retryDue() bool {
+// RetryDue reports a failed server whose backoff has passed.
+func (c *Conn) RetryDue() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.client == nil && c.failures > 0 && !c.now().Before(c.retryAt)
@@ -120,10 +67,10 @@ const (
 	maxTools     = 10000
 )
 
-// conn owns one MCP server connection: it connects, lists tools, reconnects
-// with backoff after connection-class failures, and refreshes the catalog on
-// tools/list_changed.
-type conn struct {
+// Conn owns one MCP server connection: it connects, lists tools, reconnects
+// with backoff after connection-class failures, refreshes the catalog on
+// tools/list_changed, and runs tool calls (Call).
+type Conn struct {
 	name          string
 	cfg           *config.Server
 	declareSecure bool
@@ -140,7 +87,7 @@ type conn struct {
 	maxResponseBytes   int64
 	maxDefinitionBytes int64
 
-	// life is cancelled by close; it owns the refresh goroutine.
+	// life is cancelled by Close; it owns the refresh goroutine.
 	life   context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -149,6 +96,7 @@ type conn struct {
 
 	mu         sync.Mutex
 	client     *client.Client
+	wire       *wireTransport // the seam of client
 	snapshot   *ServerSnapshot
 	failures   int
 	retryAt    time.Time
@@ -156,22 +104,30 @@ type conn struct {
 	generation uint64
 }
 
-func newConn(parent context.Context, name string, cfg *config.Server, declareSecure bool, opts connOptions) *conn {
+// New makes the connection to the named server. It does not connect:
+// Connect, Refresh and Call do, lazily. Close stops it; parent ending
+// stops its background work too.
+func New(parent context.Context, name string, opts Options) *Conn {
 	life, cancel := context.WithCancel(parent)
-	c := &conn{
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	c := &Conn{
 		name:          name,
 		cfg:           cfg,
-		declareSecure: declareSecure,
-		logger:        opts.logger.With("server", name),
-		clientInfo:    opts.clientInfo,
-		elicitation:   opts.elicitation,
-		onChange:      opts.onChange,
-		transport:     opts.transport,
-		supervisor:    opts.supervisor,
+		declareSecure: opts.DeclareSecure,
+		logger:        logger.With("server", name),
+		clientInfo:    opts.ClientInfo,
+		elicitation:   opts.Elicitation,
+		onChange:      opts.OnChange,
+		transport:     opts.Transport,
+		supervisor:    opts.Supervisor,
 		now:           time.Now,
 
-		maxResponseBytes:   orDefault(opts.limits.MaxResponseBytes, config.DefaultMaxResponseBytes),
-		maxDefinitionBytes: orDefault(opts.limits.MaxDefinitionBytes, config.DefaultMaxDefinitionBytes),
+		maxResponseBytes:   orDefault(opts.Limits.MaxResponseBytes, config.DefaultMaxResponseBytes),
+		maxDefinitionBytes: orDefault(opts.Limits.MaxDefinitionBytes, config.DefaultMaxDefinitionBytes),
 		life:               life,
 		cancel:             cancel,
 		refreshCh:          make(chan struct{}, 1),
@@ -186,15 +142,11 @@ func newConn(parent context.Context, name string, cfg *config.Server, declareSec
 	return c
 }
 
-type connOptions struct {
-	logger      *slog.Logger
-	clientInfo  mcp.Implementation
-	elicitation client.ElicitationHandler
-	onChange    func(*ServerSnapshot)
-	transport   TransportFactory // nil: built from the config
-	supervisor  *childproc.Supervisor
-	limits      config.Limits // zero values: the defaults
-}
+// Name is the server's name.
+func (c *Conn) Name() string { return c.name }
+
+// Disabled reports a server the config disables.
+func (c *Conn) Disabled() bool { return c.cfg.Disabled }
 
 // orDefault is v, or def when v is not set.
 func orDefault(v, def int64) int64 {
@@ -205,13 +157,13 @@ func orDefault(v, def int64) int64 {
 }
 
 // Snapshot returns the current catalog of this server.
-func (c *conn) Snapshot() *ServerSnapshot {
+func (c *Conn) Snapshot() *ServerSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.snapshot
 }
 
-func (c *conn) setSnapshot(s *ServerSnapshot) {
+func (c *Conn) setSnapshot(s *ServerSnapshot) {
 	c.mu.Lock()
 	c.generation++
 	s.Generation = c.generation
@@ -222,12 +174,12 @@ func (c *conn) setSnapshot(s *ServerSnapshot) {
 	}
 }
 
-// close stops the connection and its goroutines.
-func (c *conn) close() {
+// Close stops the connection and its goroutines.
+func (c *Conn) Close() {
 	c.cancel()
 	c.mu.Lock()
 	cl, stop := c.client, c.stopListen
-	c.client, c.stopListen = nil, nil
+	c.client, c.wire, c.stopListen = nil, nil, nil
 	c.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -238,21 +190,27 @@ func (c *conn) close() {
 	c.wg.Wait()
 }
 
-// connect establishes the connection (if needed) and lists tools. It honours
+// Connect establishes the connection (if needed) and lists tools. It honours
 // the reconnect backoff: while a retry is not yet due it fails fast.
-func (c *conn) connect(ctx context.Context) (*client.Client, error) {
+func (c *Conn) Connect(ctx context.Context) error {
+	_, _, err := c.connect(ctx)
+	return err
+}
+
+// connect is Connect, returning the live client and its wire seam.
+func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, error) {
 	if c.cfg.Disabled {
-		return nil, fmt.Errorf("server %s is disabled: %w", c.name, ErrServerUnavailable)
+		return nil, nil, fmt.Errorf("server %s is disabled: %w", c.name, ErrServerUnavailable)
 	}
 	c.mu.Lock()
 	if c.client != nil {
-		cl := c.client
+		cl, w := c.client, c.wire
 		c.mu.Unlock()
-		return cl, nil
+		return cl, w, nil
 	}
 	if wait := c.retryAt.Sub(c.now()); c.failures > 0 && wait > 0 {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
+		return nil, nil, fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
 	}
 	c.mu.Unlock()
 
@@ -263,7 +221,7 @@ func (c *conn) connect(ctx context.Context) (*client.Client, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cl, snap, err := c.dial(cctx)
+	cl, w, snap, err := c.dial(cctx)
 	if err != nil {
 		err = tidyError(err)
 		c.mu.Lock()
@@ -271,20 +229,20 @@ func (c *conn) connect(ctx context.Context) (*client.Client, error) {
 		c.retryAt = c.now().Add(backoff(c.failures))
 		c.mu.Unlock()
 		c.setSnapshot(c.Snapshot().failed(err.Error()))
-		return nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
+		return nil, nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
 	}
 	c.mu.Lock()
 	if c.life.Err() != nil {
 		c.mu.Unlock()
 		_ = cl.Close()
-		return nil, fmt.Errorf("server %s: host is shutting down: %w", c.name, ErrServerUnavailable)
+		return nil, nil, fmt.Errorf("server %s: host is shutting down: %w", c.name, ErrServerUnavailable)
 	}
-	c.client = cl
+	c.client, c.wire = cl, w
 	c.failures = 0
 	c.mu.Unlock()
 	c.setSnapshot(snap)
 	c.listenForChanges(cl)
-	return cl, nil
+	return cl, w, nil
 }
 
 // tidyError keeps err for errors.Is/As but drops from its message a
@@ -316,7 +274,7 @@ func (e *tidiedError) Unwrap() error { return e.err }
 // withStderr adds to the error of a stdio server that failed to start the
 // last lines it wrote to stderr ("GITHUB_TOKEN is not set" is the usual
 // first failure), with the values of its configured env masked.
-func (c *conn) withStderr(err error, inner transport.Interface) error {
+func (c *Conn) withStderr(err error, inner transport.Interface) error {
 	sp, ok := inner.(*stdioProcess)
 	if !ok {
 		return err
@@ -346,11 +304,11 @@ func backoff(failures int) time.Duration {
 }
 
 // dial starts the transport, negotiates the protocol and lists tools.
-func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error) {
+func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *ServerSnapshot, error) {
 	pending := &pendingRequests{}
 	inner, err := c.newTransport(pending)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var opts []client.ClientOption
 	extensions := c.extensionIDs()
@@ -368,12 +326,13 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	if c.elicitation != nil {
 		opts = append(opts, client.WithElicitationHandler(c.elicitation))
 	}
-	cl := client.NewClient(newWireTransport(inner, c, pending), opts...)
+	seam, w := newWire(inner, c, pending)
+	cl := client.NewClient(seam, opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
 	if err := cl.Start(c.life); err != nil {
 		_ = cl.Close()
-		return nil, nil, c.withStderr(fmt.Errorf("start transport: %w", err), inner)
+		return nil, nil, nil, c.withStderr(fmt.Errorf("start transport: %w", err), inner)
 	}
 	ok := false
 	defer func() {
@@ -386,23 +345,23 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *ServerSnapshot, error
 	if _, err := cl.Initialize(ctx, init); err != nil {
 		// Closed first, so that everything the child wrote is read.
 		_ = cl.Close()
-		return nil, nil, c.withStderr(fmt.Errorf("initialize: %w", err), inner)
+		return nil, nil, nil, c.withStderr(fmt.Errorf("initialize: %w", err), inner)
 	}
 	negotiated := cl.ProtocolVersion()
 	if pinned := c.cfg.ProtocolVersion; pinned == config.ProtocolModern && negotiated != pinned {
-		return nil, nil, fmt.Errorf("protocol version pinned to %s but the server speaks %s", pinned, negotiated)
+		return nil, nil, nil, fmt.Errorf("protocol version pinned to %s but the server speaks %s", pinned, negotiated)
 	}
-	snap, err := c.list(ctx, cl)
+	snap, err := c.list(ctx, cl, w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ok = true
-	return cl, snap, nil
+	return cl, w, snap, nil
 }
 
 // extensionIDs are the secure-params extension ids to declare. SEP-3221
 // makes binding opt-in: declared only for servers with bindings configured.
-func (c *conn) extensionIDs() []string {
+func (c *Conn) extensionIDs() []string {
 	if !c.declareSecure {
 		return nil
 	}
@@ -413,7 +372,7 @@ func (c *conn) extensionIDs() []string {
 }
 
 // negotiatedExtension is the first of our extension ids the server advertised.
-func (c *conn) negotiatedExtension(cl *client.Client) string {
+func (c *Conn) negotiatedExtension(cl *client.Client) string {
 	advertised := cl.GetServerCapabilities().Extensions
 	for _, id := range c.extensionIDs() {
 		// An extension advertised as null is not advertised: its
@@ -428,7 +387,7 @@ func (c *conn) negotiatedExtension(cl *client.Client) string {
 // list fetches every tools/list page raw and builds a snapshot. mcp-go
 // never sees the definitions (the wire seam hands it an empty page), so
 // the host's own parsing is the only one.
-func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, error) {
+func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*ServerSnapshot, error) {
 	var listed []secureparams.ListedTool
 	seen := map[string]bool{}
 	cursor := mcp.Cursor("")
@@ -436,11 +395,14 @@ func (c *conn) list(ctx context.Context, cl *client.Client) (*ServerSnapshot, er
 		if page >= maxListPages {
 			return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
 		}
-		pages := &rawPages{}
+		x := &exchange{}
 		req := mcp.ListToolsRequest{}
 		req.Params.Cursor = cursor
-		_, err := cl.ListToolsByPage(withRawPages(ctx, pages), req)
-		raw := pages.last()
+		var name string
+		name, req.Header = w.exchanges.open(x)
+		_, err := cl.ListToolsByPage(ctx, req)
+		w.exchanges.close(name)
+		raw := x.page
 		if raw == nil {
 			if err == nil {
 				err = errors.New("empty result")
@@ -493,7 +455,7 @@ const reasonSecureNotNegotiated = "declares secureInputSchema but the secure-par
 // undeclaredExtension is the secure-params extension id the server
 // advertises while the host did not declare the extension (no binding
 // names the server); "" otherwise.
-func (c *conn) undeclaredExtension(cl *client.Client) string {
+func (c *Conn) undeclaredExtension(cl *client.Client) string {
 	if c.declareSecure {
 		return ""
 	}
@@ -510,155 +472,16 @@ func (c *conn) undeclaredExtension(cl *client.Client) string {
 	return ""
 }
 
-// snapshotOf builds the snapshot of a complete listing.
-func (c *conn) snapshotOf(listed []secureparams.ListedTool, protocolVersion, ext string) *ServerSnapshot {
-	snap := &ServerSnapshot{
-		Name:            c.name,
-		Status:          StatusConnected,
-		ProtocolVersion: protocolVersion,
-		SecureParams:    ext != "",
-		Extension:       ext,
-	}
-	snap.Tools, snap.byName = buildCatalogLimited(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw(), c.maxDefinitionBytes)
-	for _, t := range snap.Tools {
-		if t.Status == ToolExcluded {
-			c.logger.Warn("tool excluded", "tool", t.Tool.Name, "reason", t.Reason)
-		} else if t.Tool.InputHeaderTool() != nil {
-			snap.inputHeaders = true
-		}
-	}
-	return snap
-}
-
-// parsedByRaw indexes a snapshot's parsed definitions by their raw bytes,
-// so a re-listing reuses the analysis of every definition that did not
-// change (parsed tools are immutable once validated).
-func (s *ServerSnapshot) parsedByRaw() map[string]*CatalogTool {
-	if s == nil || len(s.Tools) == 0 {
-		return nil
-	}
-	m := make(map[string]*CatalogTool, len(s.Tools))
-	for _, ct := range s.Tools {
-		if len(ct.Tool.Raw) > 0 {
-			m[string(ct.Tool.Raw)] = ct
-		}
-	}
-	return m
-}
-
-// buildCatalog parses and validates raw tool definitions. A malformed or
-// invalid definition excludes that tool only, never the server. A
-// definition byte-identical to one in prev reuses its parsed form.
-func buildCatalog(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool) ([]*CatalogTool, map[string]*CatalogTool) {
-	return buildCatalogLimited(server, listed, secureNegotiated, filter, prev, 0)
-}
-
-// buildCatalogLimited is buildCatalog where a definition larger than
-// maxDefinition (limits.maxDefinitionBytes; 0: no limit) is excluded
-// unparsed: it would be sent to the model with every request.
-func buildCatalogLimited(server string, listed []secureparams.ListedTool, secureNegotiated bool, filter config.ToolFilter, prev map[string]*CatalogTool, maxDefinition int64) ([]*CatalogTool, map[string]*CatalogTool) {
-	tools := make([]*CatalogTool, 0, len(listed))
-	count := make(map[string]int, len(listed))
-	schemas := secureparams.NewSchemaCache()
-	for i, def := range listed {
-		ct := &CatalogTool{Server: server, Status: ToolActive}
-		var t *secureparams.Tool
-		var err error
-		var params json.RawMessage
-		if maxDefinition > 0 && int64(len(def.Raw)) > maxDefinition {
-			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i)}
-			ct.Status, ct.Reason = ToolExcluded, oversizedDefinition(def.Raw, maxDefinition)
-			tools = append(tools, ct)
-			continue
-		}
-		if old, ok := prev[string(def.Raw)]; ok && old.parsed {
-			t, params, ct.verdicts = old.Tool, old.Parameters, old.verdicts
-		} else {
-			t, err = def.Parse(schemas)
-		}
-		if ct.verdicts == nil {
-			ct.verdicts = &toolVerdicts{}
-		}
-		if err != nil {
-			ct.Tool = &secureparams.Tool{Name: fmt.Sprintf("#%d", i), Raw: def.Raw}
-			ct.Status, ct.Reason = ToolExcluded, "malformed definition: "+err.Error()
-			tools = append(tools, ct)
-			continue
-		}
-		ct.Tool, ct.parsed = t, true
-		ct.Parameters = params
-		count[t.Name]++
-		switch {
-		case t.Name == "":
-			// Nothing can name it: not in a filter, a binding, a rule or a
-			// call.
-			ct.Status, ct.Reason = ToolExcluded, "the tool has an empty name"
-		case t.HasSecureSchema && !secureNegotiated:
-			ct.Status, ct.Reason = ToolExcluded, reasonSecureNotNegotiated
-		default:
-			if err := secureparams.Validate(t); err != nil {
-				ct.Status, ct.Reason = ToolExcluded, exclusionReason(err)
-			} else if !filterAllows(filter, t.Name) {
-				ct.Status, ct.Reason = ToolHidden, fmt.Sprintf("filtered out by the server's tools allow/deny list (mcpServers.%s.tools in the config; change it to offer the tool)", server)
-			}
-		}
-		tools = append(tools, ct)
-	}
-	byName := make(map[string]*CatalogTool, len(tools))
-	for _, ct := range tools {
-		if ct.Status != ToolExcluded && ct.Parameters == nil {
-			// The definition parsed, so its inputSchema is valid JSON.
-			ct.Parameters = llmview.ParametersOfValid(ct.Tool.InputSchema)
-		}
-		if count[ct.Tool.Name] > 1 {
-			// Which definition would the server execute? Unknowable: fail closed.
-			ct.Status, ct.Reason = ToolExcluded, fmt.Sprintf("the server listed %d tools named %q", count[ct.Tool.Name], ct.Tool.Name)
-		}
-		if _, dup := byName[ct.Tool.Name]; !dup {
-			byName[ct.Tool.Name] = ct
-		}
-	}
-	return tools, byName
-}
-
-// oversizedDefinition is the exclusion reason of a definition larger than
-// limits.maxDefinitionBytes, naming the tool when its name can be read.
-func oversizedDefinition(raw json.RawMessage, limit int64) string {
-	var named struct {
-		Name string `json:"name"`
-	}
-	what := "the definition"
-	if json.Unmarshal(raw, &named) == nil && named.Name != "" {
-		what = fmt.Sprintf("the definition of %q", truncate(named.Name, 80))
-	}
-	return fmt.Sprintf("%s is %s, more than limits.maxDefinitionBytes (%s)", what, byteSize(int64(len(raw))), byteSize(limit))
-}
-
-func exclusionReason(err error) string {
-	var ex *secureparams.ExclusionError
-	if errors.As(err, &ex) {
-		return ex.Reason
-	}
-	return err.Error()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// refresh re-lists tools on the live connection.
-func (c *conn) refresh(ctx context.Context) error {
+// Refresh re-lists tools on the live connection, connecting first when
+// there is none.
+func (c *Conn) Refresh(ctx context.Context) error {
 	c.mu.Lock()
-	cl := c.client
+	cl, w := c.client, c.wire
 	c.mu.Unlock()
 	if cl == nil {
-		_, err := c.connect(ctx)
-		return err
+		return c.Connect(ctx)
 	}
-	snap, err := c.list(ctx, cl)
+	snap, err := c.list(ctx, cl, w)
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", c.name, err)
 	}
@@ -667,15 +490,15 @@ func (c *conn) refresh(ctx context.Context) error {
 	return nil
 }
 
-// requestRefresh asks the refresh loop to re-list; bursts coalesce.
-func (c *conn) requestRefresh() {
+// RequestRefresh asks the refresh loop to re-list; bursts coalesce.
+func (c *Conn) RequestRefresh() {
 	select {
 	case c.refreshCh <- struct{}{}:
 	default:
 	}
 }
 
-func (c *conn) refreshLoop() {
+func (c *Conn) refreshLoop() {
 	defer c.wg.Done()
 	for {
 		select {
@@ -683,7 +506,7 @@ func (c *conn) refreshLoop() {
 			return
 		case <-c.refreshCh:
 			ctx, cancel := context.WithTimeout(c.life, 30*time.Second)
-			if err := c.refresh(ctx); err != nil && c.life.Err() == nil {
+			if err := c.Refresh(ctx); err != nil && c.life.Err() == nil {
 				c.logger.Warn("tool list refresh failed", "err", err)
 			}
 			cancel()
@@ -694,14 +517,14 @@ func (c *conn) refreshLoop() {
 // listenForChanges wires tools/list_changed to a refresh. Legacy connections
 // deliver notifications on the transport; modern ones need an opt-in
 // subscriptions/listen stream.
-func (c *conn) listenForChanges(cl *client.Client) {
+func (c *Conn) listenForChanges(cl *client.Client) {
 	acked := make(chan struct{})
 	var ackOnce sync.Once
 	cl.OnNotification(func(n mcp.JSONRPCNotification) {
 		c.logger.Debug("notification", "method", n.Method)
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:
-			c.requestRefresh()
+			c.RequestRefresh()
 		case mcp.MethodNotificationSubscriptionsAcknowledged:
 			ackOnce.Do(func() { close(acked) })
 		}
@@ -733,13 +556,13 @@ func (c *conn) listenForChanges(cl *client.Client) {
 }
 
 // dropClient forgets a broken connection so the next call reconnects.
-func (c *conn) dropClient(cl *client.Client, cause error) {
+func (c *Conn) dropClient(cl *client.Client, cause error) {
 	c.mu.Lock()
 	if c.client != cl {
 		c.mu.Unlock()
 		return
 	}
-	c.client = nil
+	c.client, c.wire = nil, nil
 	stop := c.stopListen
 	c.stopListen = nil
 	c.mu.Unlock()
@@ -766,7 +589,7 @@ func isConnectionFailure(err error) bool {
 // newTransport builds the inner mcp-go transport for the server's config.
 // Its reads are bounded by limits.maxResponseBytes, and messages that are
 // not JSON-RPC fail the requests in pending.
-func (c *conn) newTransport(pending *pendingRequests) (transport.Interface, error) {
+func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, error) {
 	if c.transport != nil {
 		tr, err := c.transport()
 		if err != nil {
@@ -822,7 +645,7 @@ func httpClient(maxBody int64, failAll func(*ProtocolError)) *http.Client {
 // server leads a session of its own so that its whole tree can be ended;
 // with a supervisor, the supervisor leads it and ends the tree even when
 // the host is SIGKILLed.
-func (c *conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+func (c *Conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 	cmd := exec.Command(command, args...)
 	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
@@ -843,6 +666,12 @@ type lineLogger struct {
 	mu     sync.Mutex
 	buf    []byte
 	last   []string // at most stderrTailLines, each at most stderrTailLineLen
+}
+
+// NewLineLogger is a writer that logs each line written to it at debug
+// level, as msg with the line in "line" (a plugin's log output, say).
+func NewLineLogger(logger *slog.Logger, msg string) io.Writer {
+	return &lineLogger{logger: logger, msg: msg}
 }
 
 // The stderr kept for errors: the last lines, each cut.
@@ -895,23 +724,4 @@ func (l *lineLogger) tail() []string {
 		out = append(out, rest)
 	}
 	return out
-}
-
-// filterAllows reports whether the filter offers the named tool: deny wins,
-// an empty allow list means all.
-func filterAllows(f config.ToolFilter, name string) bool {
-	for _, g := range f.Deny {
-		if glob.Match(g, name) {
-			return false
-		}
-	}
-	if len(f.Allow) == 0 {
-		return true
-	}
-	for _, g := range f.Allow {
-		if glob.Match(g, name) {
-			return true
-		}
-	}
-	return false
 }

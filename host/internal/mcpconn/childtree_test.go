@@ -1,6 +1,6 @@
 //go:build linux
 
-package host
+package mcpconn
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 func TestStdioCloseEndsServerTree(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	script := "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > " + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile + "; exec cat >/dev/null"
-	c := &conn{
+	c := &Conn{
 		name:   "srv",
 		cfg:    &config.Server{Command: "/bin/sh", Args: []string{"-c", script}},
 		logger: slog.New(slog.DiscardHandler),

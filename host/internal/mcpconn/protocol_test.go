@@ -1,4 +1,4 @@
-package host
+package mcpconn
 
 import (
 	"bytes"
@@ -173,7 +173,7 @@ func (blockingTransport) SendRequest(ctx context.Context, _ transport.JSONRPCReq
 // ends every request in flight with that error, not with its timeout.
 func TestPendingRequestsFailAtOnce(t *testing.T) {
 	pending := &pendingRequests{}
-	w := newWireTransport(blockingTransport{}, nil, pending)
+	w, _ := newWire(blockingTransport{}, nil, pending)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -223,7 +223,7 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWireTransport(inner, nil, pending)
+	w, _ := newWire(inner, nil, pending)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := w.Start(ctx); err != nil {

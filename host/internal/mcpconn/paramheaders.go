@@ -1,4 +1,4 @@
-package host
+package mcpconn
 
 import (
 	"encoding/json"
@@ -26,9 +26,9 @@ type paramHeaderSource interface {
 	inputHeaderTool(name string) *mcp.Tool
 }
 
-func (c *conn) hasInputHeaders() bool { return c.Snapshot().inputHeaders }
+func (c *Conn) hasInputHeaders() bool { return c.Snapshot().inputHeaders }
 
-func (c *conn) inputHeaderTool(name string) *mcp.Tool {
+func (c *Conn) inputHeaderTool(name string) *mcp.Tool {
 	ct := c.Snapshot().Tool(name)
 	if ct == nil || ct.Status == ToolExcluded {
 		return nil

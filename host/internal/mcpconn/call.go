@@ -1,0 +1,244 @@
+package mcpconn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// CallRequest is one tools/call.
+type CallRequest struct {
+	// Tool is the tool's name as the server listed it.
+	Tool string
+	// Arguments are sent as they are: a JSON object.
+	Arguments json.RawMessage
+	// Secure are the call's secureArguments; nil sends none.
+	Secure *SecureArgs
+	// Renew, when set, gives fresh secure values for the one retry after
+	// the server rejected Secure (a -32602 answer to a call that carried
+	// them, for a tool the server still lists): an expired or revoked
+	// token, say. An error from it ends the call with the rejection.
+	Renew func(context.Context) (*SecureArgs, error)
+}
+
+// Failure says why a call failed; see CallError.
+type Failure int
+
+// The failures of a call.
+const (
+	// FailUnavailable: no connection (Err wraps ErrServerUnavailable).
+	FailUnavailable Failure = iota + 1
+	// FailCancelled: the caller's context ended (Err is its error).
+	FailCancelled
+	// FailTimeout: no answer within the server's callTimeout.
+	FailTimeout
+	// FailProtocol: the server's answer was not JSON-RPC (Err is a
+	// *ProtocolError).
+	FailProtocol
+	// FailConnectionLost: the connection broke; the next call reconnects.
+	FailConnectionLost
+	// FailToolGone: the server answered that the tool is unknown and no
+	// longer lists it (or lists it as not active).
+	FailToolGone
+	// FailSecureRejected: the server answered -32602 to the call's
+	// secureArguments, also after Renew's values if there was a retry.
+	FailSecureRejected
+	// FailServerError: any other error answer (RPC is set when the server
+	// answered with a JSON-RPC error).
+	FailServerError
+)
+
+// CallError is a failed call.
+type CallError struct {
+	Failure Failure
+	// Timeout is the callTimeout that passed (FailTimeout).
+	Timeout time.Duration
+	// RPC is the server's JSON-RPC error, when it answered with one.
+	RPC *RPCError
+	// Err is the cause.
+	Err error
+}
+
+// Error is the cause's text.
+func (e *CallError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *CallError) Unwrap() error { return e.Err }
+
+// RPCError is the JSON-RPC error a server answered a tools/call with, as
+// the server sent it (mcp-go would keep the code and message only).
+type RPCError struct {
+	Code    int
+	Message string
+	Data    any
+}
+
+func newRPCError(d *mcp.JSONRPCErrorDetails) *RPCError {
+	return &RPCError{Code: d.Code, Message: d.Message, Data: d.Data}
+}
+
+// Error says the code and the server's message.
+func (e *RPCError) Error() string { return fmt.Sprintf("server error %d: %s", e.Code, e.Message) }
+
+// Unwrap is mcp-go's error for the code (mcp.ErrMethodNotFound, ...), so
+// errors.Is works as on mcp-go's own errors.
+func (e *RPCError) Unwrap() error {
+	d := mcp.JSONRPCErrorDetails{Code: e.Code, Message: e.Message, Data: e.Data}
+	return d.AsError()
+}
+
+// RequiredExtensions are the extension ids a -32021 answer's data says the
+// server requires (SEP-3221: data.requiredCapabilities.extensions), at
+// most five, each cut to 100 bytes, sorted; nil when there are none.
+func (e *RPCError) RequiredExtensions() []string {
+	if e == nil || e.Data == nil {
+		return nil
+	}
+	b, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil
+	}
+	var data struct {
+		RequiredCapabilities struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(b, &data) != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(data.RequiredCapabilities.Extensions))
+	for id := range data.RequiredCapabilities.Extensions {
+		ids = append(ids, truncate(id, 100))
+	}
+	slices.Sort(ids)
+	if len(ids) > 5 {
+		ids = ids[:5]
+	}
+	return ids
+}
+
+// defaultCallTimeout bounds a call when the server's callTimeout is unset.
+const defaultCallTimeout = 60 * time.Second
+
+// CallTimeout is how long a call waits for the server's answer.
+func (c *Conn) CallTimeout() time.Duration {
+	if c.cfg.CallTimeout > 0 {
+		return c.cfg.CallTimeout
+	}
+	return defaultCallTimeout
+}
+
+// Lookup returns the server's snapshot and the named tool in it,
+// connecting first when there is no connection and re-listing once when
+// the tool is not listed; the tool is nil when the server does not list
+// it. An error is a failed connect or re-listing.
+func (c *Conn) Lookup(ctx context.Context, tool string) (*ServerSnapshot, *CatalogTool, error) {
+	if err := c.Connect(ctx); err != nil {
+		return nil, nil, err
+	}
+	snap := c.Snapshot()
+	if ct := snap.Tool(tool); ct != nil {
+		return snap, ct, nil
+	}
+	if err := c.Refresh(ctx); err != nil {
+		return nil, nil, err
+	}
+	snap = c.Snapshot()
+	return snap, snap.Tool(tool), nil
+}
+
+// Call runs one tools/call. It connects when there is no connection,
+// drops a connection that broke (the next call reconnects), and retries
+// once: after an unknown-tool answer (-32601) for a tool the server still
+// lists once re-listed, or with Renew's values after the server rejected
+// the secure ones. It returns the result and the secure values that went
+// with it, or a *CallError.
+func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, *SecureArgs, error) {
+	retried := false
+	for {
+		cl, w, err := c.connect(ctx)
+		if err != nil {
+			return nil, nil, &CallError{Failure: FailUnavailable, Err: err}
+		}
+		result, err := c.callOnce(ctx, cl, w, req)
+		if err == nil {
+			return result, req.Secure, nil
+		}
+		cerr := err.(*CallError)
+		if cerr.Failure == FailConnectionLost {
+			c.dropClient(cl, cerr.Err)
+		}
+		if cerr.RPC == nil {
+			return nil, nil, cerr
+		}
+		switch code := cerr.RPC.Code; code {
+		case mcp.METHOD_NOT_FOUND, mcp.INVALID_PARAMS:
+			// Either the tool is gone (servers answer -32601 or -32602)
+			// or, for a call with secureArguments, the values were
+			// rejected.
+			if rerr := c.Refresh(ctx); rerr != nil {
+				c.logger.Warn("refresh after unknown-tool answer failed", "err", rerr)
+			}
+			if ct := c.Snapshot().Tool(req.Tool); ct == nil || ct.Status != ToolActive {
+				cerr.Failure = FailToolGone
+				return nil, nil, cerr
+			}
+			if code == mcp.INVALID_PARAMS && req.Secure != nil {
+				if !retried && req.Renew != nil {
+					if fresh, rerr := req.Renew(ctx); rerr == nil && fresh != nil {
+						retried, req.Secure = true, fresh
+						continue
+					}
+				}
+				cerr.Failure = FailSecureRejected
+				return nil, nil, cerr
+			}
+			if code == mcp.METHOD_NOT_FOUND && !retried {
+				retried = true
+				continue
+			}
+		}
+		return nil, nil, cerr
+	}
+}
+
+// callOnce sends one tools/call on cl; its error is a *CallError.
+func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest) (*mcp.CallToolResult, error) {
+	timeout := c.CallTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call := mcp.CallToolRequest{}
+	call.Params.Name = req.Tool
+	call.Params.Arguments = req.Arguments
+	if req.Secure != nil {
+		var name string
+		name, call.Header = w.exchanges.open(&exchange{secure: req.Secure})
+		defer w.exchanges.close(name)
+	}
+	result, err := cl.CallTool(cctx, call)
+	if err == nil {
+		return result, nil
+	}
+	var rpc *RPCError
+	switch {
+	case ctx.Err() != nil:
+		return nil, &CallError{Failure: FailCancelled, Err: ctx.Err()}
+	case cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+		return nil, &CallError{Failure: FailTimeout, Timeout: timeout, Err: err}
+	case errors.Is(err, ErrProtocol):
+		return nil, &CallError{Failure: FailProtocol, Err: err}
+	case errors.As(err, &rpc):
+		// Before the connection check: mcp-go wraps the seam's error in
+		// a transport error.
+		return nil, &CallError{Failure: FailServerError, RPC: rpc, Err: rpc}
+	case isConnectionFailure(err):
+		return nil, &CallError{Failure: FailConnectionLost, Err: err}
+	}
+	return nil, &CallError{Failure: FailServerError, Err: err}
+}

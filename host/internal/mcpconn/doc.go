@@ -1,0 +1,17 @@
+// Package mcpconn owns the host's connections to MCP servers: connecting
+// and reconnecting with backoff, the wire seam around mcp-go's transports
+// (raw tools/list pages, secureArguments on tools/call, raw JSON-RPC
+// errors, bounded and checked reads), the stdio child process, and the
+// catalog built from each listing. Call runs one tools/call and owns its
+// reconnect, refresh-on-unknown-tool and single retry.
+//
+// It is internal to the host: package host re-exports the catalog types
+// (ServerSnapshot, CatalogTool, their states) and the errors callers branch
+// on, so users never import this package.
+package mcpconn
+
+import "errors"
+
+// ErrServerUnavailable: the server cannot be reached (disabled, backing off
+// after failures, or the connect failed).
+var ErrServerUnavailable = errors.New("server unavailable")

@@ -1,0 +1,240 @@
+package mcpconn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func TestAttachSecureArguments(t *testing.T) {
+	call, err := NewSecureArgs("execute_sql", map[string]any{"instance": "c"}, map[string]string{"Mcp-Param-Region": "eu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := mcp.CallToolParams{Name: "execute_sql", Arguments: json.RawMessage(`{"query":"x"}`)}
+	fields := map[string]json.RawMessage{"name": json.RawMessage(`"execute_sql"`), "arguments": json.RawMessage(`{"query":"x"}`),
+		"_meta": json.RawMessage(`{"k":1}`)}
+	tests := []struct {
+		name   string
+		params any
+		sends  bool
+	}{
+		{"typed params (2025-11-25)", typed, true},
+		{"field map (2026-07-28)", fields, true},
+		{"another tool", mcp.CallToolParams{Name: "drop_all"}, false},
+		{"another tool, field map", map[string]json.RawMessage{"name": json.RawMessage(`"drop_all"`)}, false},
+		{"field map, name escaped otherwise", map[string]json.RawMessage{"name": json.RawMessage(`"execute\u005fsql"`)}, true},
+		{"field map, another tool escaped", map[string]json.RawMessage{"name": json.RawMessage(`"drop\u005fall"`)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := http.Header{"X-Keep": {"1"}}
+			req := transport.JSONRPCRequest{Method: "tools/call", Params: tc.params, Header: orig}
+			got, attached, err := attachSecureArguments(req, call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if attached != tc.sends {
+				t.Fatalf("attached = %v, want %v", attached, tc.sends)
+			}
+			if attached {
+				got = withSecureHeaders(got, call)
+			}
+			encoded, _ := json.Marshal(got.Params)
+			var decoded map[string]json.RawMessage
+			if err := json.Unmarshal(encoded, &decoded); err != nil {
+				t.Fatalf("params not an object: %s", encoded)
+			}
+			_, has := decoded["secureArguments"]
+			if has != tc.sends {
+				t.Fatalf("secureArguments present = %v, want %v: %s", has, tc.sends, encoded)
+			}
+			if !tc.sends {
+				return
+			}
+			if args, ok := decoded["arguments"]; string(decoded["secureArguments"]) != `{"instance":"c"}` || (ok && string(args) != `{"query":"x"}`) {
+				t.Errorf("params: %s", encoded)
+			}
+			if got.Header.Get("Mcp-Param-Region") != "eu" || got.Header.Get("X-Keep") != "1" {
+				t.Errorf("headers: %v", got.Header)
+			}
+			// The caller's params and headers are never modified: mcp-go
+			// reuses them on retries.
+			if orig.Get("Mcp-Param-Region") != "" {
+				t.Errorf("original headers modified")
+			}
+			if _, leaked := fields["secureArguments"]; leaked {
+				t.Errorf("original field map modified")
+			}
+		})
+	}
+}
+
+// recordingTransport keeps the last request; httpRecordingTransport is the
+// same as an HTTPConnection.
+type recordingTransport struct {
+	transport.Interface
+	last transport.JSONRPCRequest
+}
+
+func (r *recordingTransport) SendRequest(_ context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	r.last = req
+	return &transport.JSONRPCResponse{Result: json.RawMessage(`{}`)}, nil
+}
+
+type httpRecordingTransport struct{ *recordingTransport }
+
+func (httpRecordingTransport) SetProtocolVersion(string) {}
+
+// Secure values' headers go out on HTTP only, in the 2026-07-28 era only,
+// and only with the values.
+func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
+	call, err := NewSecureArgs("execute_sql", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "eu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, tool, version string
+		http, want          bool
+	}{
+		{"http", "execute_sql", "2026-07-28", true, true},
+		{"http, 2025-11-25", "execute_sql", "2025-11-25", true, false},
+		{"stdio", "execute_sql", "2026-07-28", false, false},
+		{"http, another tool", "drop_all", "2026-07-28", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordingTransport{}
+			var inner transport.Interface = rec
+			if tc.http {
+				inner = httpRecordingTransport{rec}
+			}
+			seam, w := newWire(inner, nil, nil)
+			if v, ok := seam.(interface{ SetProtocolVersion(string) }); ok {
+				v.SetProtocolVersion(tc.version)
+			}
+			params := map[string]json.RawMessage{"name": json.RawMessage(`"` + tc.tool + `"`)}
+			name, header := w.exchanges.open(&exchange{secure: call})
+			defer w.exchanges.close(name)
+			if _, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.last.Header.Get("Mcp-Param-Region") != ""; got != tc.want {
+				t.Errorf("Mcp-Param-Region sent = %v, want %v (headers %v)", got, tc.want, rec.last.Header)
+			}
+			if rec.last.Header.Get(exchangeHeader) != "" {
+				t.Errorf("the exchange header was sent: %v", rec.last.Header)
+			}
+			if _, sent := header[exchangeHeader]; !sent {
+				t.Errorf("the caller's header was modified")
+			}
+		})
+	}
+}
+
+// An exchange's secure values go with the requests that name it, on every
+// round, and with no other request: not one that names no exchange, not
+// one that names another, not one that names it after it closed. The name
+// is never sent.
+func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
+	rec := &recordingTransport{}
+	seam, w := newWire(rec, nil, nil)
+	mine, err := NewSecureArgs("t", map[string]any{"token": "mine"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := NewSecureArgs("t", map[string]any{"token": "theirs"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	myName, myHeader := w.exchanges.open(&exchange{secure: mine})
+	theirName, theirHeader := w.exchanges.open(&exchange{secure: theirs})
+	defer w.exchanges.close(theirName)
+	send := func(header http.Header) string {
+		t.Helper()
+		params := mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}
+		if _, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.last.Header[exchangeHeader]) != 0 {
+			t.Errorf("the exchange name was sent: %v", rec.last.Header)
+		}
+		encoded, _ := json.Marshal(rec.last.Params)
+		var sent struct {
+			Secure map[string]string `json:"secureArguments"`
+		}
+		if err := json.Unmarshal(encoded, &sent); err != nil {
+			t.Fatal(err)
+		}
+		return sent.Secure["token"]
+	}
+	for _, tc := range []struct {
+		name   string
+		header func() http.Header
+		want   string
+	}{
+		{"first round", func() http.Header { return myHeader }, "mine"},
+		{"second round, same header", func() http.Header { return myHeader }, "mine"},
+		{"another call", func() http.Header { return theirHeader }, "theirs"},
+		{"no exchange", func() http.Header { return nil }, ""},
+		{"other headers kept", func() http.Header { return http.Header{exchangeHeader: {myName}, "X-Keep": {"1"}} }, "mine"},
+		{"closed", func() http.Header { w.exchanges.close(myName); return myHeader }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.header()
+			if got := send(h); got != tc.want {
+				t.Errorf("secureArguments.token = %q, want %q", got, tc.want)
+			}
+			if h.Get("X-Keep") != "" && rec.last.Header.Get("X-Keep") != "1" {
+				t.Errorf("headers: %v", rec.last.Header)
+			}
+		})
+	}
+}
+
+// The raw JSON-RPC error of a call comes back as an *RPCError, data and
+// all, and still matches mcp-go's error for its code.
+func TestCallErrorIsRaw(t *testing.T) {
+	inner := errorTransport{&mcp.JSONRPCErrorDetails{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "needs it",
+		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{"b.ext": map[string]any{}, "a.ext": map[string]any{}}}}}}
+	seam, _ := newWire(inner, nil, nil)
+	_, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: mcp.CallToolParams{Name: "t"}})
+	var rpc *RPCError
+	if !errors.As(err, &rpc) {
+		t.Fatalf("err = %v, want an *RPCError", err)
+	}
+	if rpc.Code != mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || rpc.Message != "needs it" {
+		t.Errorf("rpc = %+v", rpc)
+	}
+	if got := rpc.RequiredExtensions(); !slices.Equal(got, []string{"a.ext", "b.ext"}) {
+		t.Errorf("required extensions = %v", got)
+	}
+	var capErr mcp.MissingRequiredClientCapabilityError
+	if !errors.As(err, &capErr) {
+		t.Errorf("%v does not match mcp-go's error for the code", err)
+	}
+	// Other methods' errors are mcp-go's to read.
+	resp, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/list"})
+	if err != nil || resp.Error == nil {
+		t.Errorf("tools/list: %v, %+v", err, resp)
+	}
+}
+
+// errorTransport answers every request with one JSON-RPC error.
+type errorTransport struct{ e *mcp.JSONRPCErrorDetails }
+
+func (errorTransport) Start(context.Context) error { return nil }
+func (errorTransport) Close() error                { return nil }
+func (errorTransport) GetSessionId() string        { return "" }
+func (errorTransport) SendNotification(context.Context, mcp.JSONRPCNotification) error {
+	return nil
+}
+func (errorTransport) SetNotificationHandler(func(mcp.JSONRPCNotification)) {}
+func (e errorTransport) SendRequest(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	return &transport.JSONRPCResponse{Error: e.e}, nil
+}
