@@ -424,7 +424,9 @@ func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent 
 	case mcpconn.FailTimeout:
 		return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
 	case mcpconn.FailProtocol:
-		return nil, newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, ce.Err.Error())
+		var perr *ProtocolError
+		errors.As(ce.Err, &perr)
+		return nil, newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, perr.Error())
 	case mcpconn.FailConnectionLost:
 		return nil, newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
 			"%s/%s: connection lost: %s", server, tool, h.redactor.Redact(ce.Err.Error()))

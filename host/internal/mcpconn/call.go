@@ -38,7 +38,7 @@ const (
 	FailCancelled
 	// FailTimeout: no answer within the server's callTimeout.
 	FailTimeout
-	// FailProtocol: the server's answer was not JSON-RPC (Err is a
+	// FailProtocol: the server's answer was not JSON-RPC (Err wraps a
 	// *ProtocolError).
 	FailProtocol
 	// FailConnectionLost: the connection broke; the next call reconnects.
@@ -225,13 +225,16 @@ func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport
 	if err == nil {
 		return result, nil
 	}
-	var rpc *RPCError
+	var (
+		rpc  *RPCError
+		perr *ProtocolError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return nil, &CallError{Failure: FailCancelled, Err: ctx.Err()}
 	case cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 		return nil, &CallError{Failure: FailTimeout, Timeout: timeout, Err: err}
-	case errors.Is(err, ErrProtocol):
+	case errors.As(err, &perr):
 		return nil, &CallError{Failure: FailProtocol, Err: err}
 	case errors.As(err, &rpc):
 		// Before the connection check: mcp-go wraps the seam's error in
