@@ -159,6 +159,14 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 		field(childKey(key, "cwd"), &srv.Cwd)
 		field(childKey(key, "url"), &srv.URL)
 		expandMapValues(childKey(key, "headers"), srv.Headers, field)
+		if o := srv.OAuth; o != nil {
+			okey := childKey(key, "oauth")
+			field(childKey(okey, "clientId"), &o.ClientID)
+			field(childKey(okey, "clientSecret"), &o.ClientSecret)
+			field(childKey(okey, "clientMetadataUrl"), &o.ClientMetadataURL)
+			field(childKey(okey, "privateKey"), &o.PrivateKey)
+			field(childKey(okey, "privateKeyFile"), &o.PrivateKeyFile)
+		}
 	}
 }
 

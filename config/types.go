@@ -90,6 +90,43 @@ type Server struct {
 	CallTimeout      time.Duration `json:"callTimeout" yaml:"callTimeout"`
 	ConnectTimeout   time.Duration `json:"connectTimeout" yaml:"connectTimeout"`
 	Disabled         bool          `json:"disabled" yaml:"disabled"`
+	// OAuth configures the MCP authorization flow for a server reached by
+	// url (docs/config.md). Without it the flow still runs, with dynamic
+	// client registration, when the server answers 401.
+	OAuth *OAuth `json:"oauth" yaml:"oauth"`
+}
+
+// OAuth grants for OAuth.Grant.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// OAuth configures a server's MCP authorization client. Tokens are never
+// configured here: `agenthost auth login` stores them in a file of their
+// own.
+type OAuth struct {
+	// Disabled turns the authorization flow off for the server.
+	Disabled bool `json:"disabled" yaml:"disabled"`
+	// ClientID and ClientSecret are a pre-registered client; the secret
+	// should come from ${VAR}.
+	ClientID     string `json:"clientId" yaml:"clientId"`
+	ClientSecret string `json:"clientSecret" yaml:"clientSecret"`
+	// ClientMetadataURL is the https URL of a Client ID Metadata Document
+	// describing this client, used as its client id where the server
+	// supports it.
+	ClientMetadataURL string `json:"clientMetadataUrl" yaml:"clientMetadataUrl"`
+	// Scopes are always requested.
+	Scopes []string `json:"scopes" yaml:"scopes"`
+	// TokenEndpointAuthMethod forces client_secret_basic,
+	// client_secret_post, none or private_key_jwt.
+	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod" yaml:"tokenEndpointAuthMethod"`
+	// Grant is authorization_code (default) or client_credentials.
+	Grant string `json:"grant" yaml:"grant"`
+	// PrivateKey (PEM, usually ${VAR}) or PrivateKeyFile signs
+	// private_key_jwt client assertions.
+	PrivateKey     string `json:"privateKey" yaml:"privateKey"`
+	PrivateKeyFile string `json:"privateKeyFile" yaml:"privateKeyFile"`
 }
 
 // SecureParams configures the SEP-3221 extension for one server.

@@ -90,6 +90,9 @@ func validateServer(p *problems, key, name string, srv *Server) {
 	if hasCommand && len(srv.Headers) > 0 {
 		p.add(childKey(key, "headers"), "only applies to servers reached by url")
 	}
+	if srv.OAuth != nil {
+		validateOAuth(p, childKey(key, "oauth"), srv, hasCommand)
+	}
 	for _, envName := range sortedKeys(srv.Env) {
 		if envName == "" || strings.ContainsAny(envName, "=\x00") {
 			p.add(childKey(childKey(key, "env"), envName), "is not a valid environment variable name")
@@ -300,3 +303,53 @@ func validateLimits(p *problems, l *Limits) {
 
 // MinLimitBytes is the smallest value a limits setting accepts.
 const MinLimitBytes = 1024
+
+func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
+	o := srv.OAuth
+	if hasCommand {
+		p.add(key, "only applies to servers reached by url")
+		return
+	}
+	if o.Disabled {
+		return
+	}
+	for h := range srv.Headers {
+		if strings.EqualFold(h, "Authorization") {
+			p.add(key, "a static Authorization header and oauth exclude each other; remove one (or set oauth.disabled: true)")
+		}
+	}
+	switch o.Grant {
+	case "", GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if o.ClientID == "" {
+			p.add(childKey(key, "clientId"), "is required with grant: client_credentials")
+		}
+		if o.ClientSecret == "" && o.PrivateKey == "" && o.PrivateKeyFile == "" {
+			p.add(key, "grant: client_credentials needs clientSecret, privateKey or privateKeyFile")
+		}
+	default:
+		p.add(childKey(key, "grant"), "must be authorization_code or client_credentials")
+	}
+	switch o.TokenEndpointAuthMethod {
+	case "", "client_secret_basic", "client_secret_post", "none", "private_key_jwt":
+	default:
+		p.add(childKey(key, "tokenEndpointAuthMethod"), "must be client_secret_basic, client_secret_post, none or private_key_jwt")
+	}
+	if o.TokenEndpointAuthMethod == "private_key_jwt" && o.PrivateKey == "" && o.PrivateKeyFile == "" {
+		p.add(childKey(key, "tokenEndpointAuthMethod"), "private_key_jwt needs privateKey or privateKeyFile")
+	}
+	if o.PrivateKey != "" && o.PrivateKeyFile != "" {
+		p.add(childKey(key, "privateKey"), "set privateKey or privateKeyFile, not both")
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		p.add(childKey(key, "clientSecret"), "needs clientId")
+	}
+	if u := o.ClientMetadataURL; u != "" && (!strings.HasPrefix(u, "https://") || !isHTTPURL(u)) {
+		p.add(childKey(key, "clientMetadataUrl"), "must be an https:// URL")
+	}
+	for i, s := range o.Scopes {
+		if s == "" || strings.ContainsAny(s, " \t\r\n\"") {
+			p.add(indexKey(childKey(key, "scopes"), i), "must be one scope token without spaces or quotes")
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"testing"
+)
+
+func TestOAuthValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"on a stdio server", "mcpServers:\n  t: {command: x, oauth: {clientId: a}}\n", []string{"cfg.yaml: mcpServers.t.oauth: only applies to servers reached by url"}},
+		{"with a static Authorization header", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', headers: {authorization: 'Bearer x'}, oauth: {clientId: a}}\n",
+			[]string{"cfg.yaml: mcpServers.t.oauth: a static Authorization header and oauth exclude each other; remove one (or set oauth.disabled: true)"}},
+		{"bad grant and method", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: password, tokenEndpointAuthMethod: tls}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.grant: must be authorization_code or client_credentials",
+			"cfg.yaml: mcpServers.t.oauth.tokenEndpointAuthMethod: must be client_secret_basic, client_secret_post, none or private_key_jwt",
+		}},
+		{"client credentials without client", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: client_credentials}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.clientId: is required with grant: client_credentials",
+			"cfg.yaml: mcpServers.t.oauth: grant: client_credentials needs clientSecret, privateKey or privateKeyFile",
+		}},
+		{"jwt without key, secret without id, http metadata URL, bad scope", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {tokenEndpointAuthMethod: private_key_jwt, clientSecret: s, clientMetadataUrl: 'http://c.example.com/m.json', scopes: ['a b']}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.tokenEndpointAuthMethod: private_key_jwt needs privateKey or privateKeyFile",
+			"cfg.yaml: mcpServers.t.oauth.clientSecret: needs clientId",
+			"cfg.yaml: mcpServers.t.oauth.clientMetadataUrl: must be an https:// URL",
+			"cfg.yaml: mcpServers.t.oauth.scopes[0]: must be one scope token without spaces or quotes",
+		}},
+		{"both key forms", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {clientId: a, privateKey: k, privateKeyFile: f}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.privateKey: set privateKey or privateKeyFile, not both",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), "yaml", "cfg.yaml")
+			requireLines(t, err, tc.want...)
+		})
+	}
+}
+
+func TestOAuthExpansion(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("T_SECRET", "s3cret")
+	t.Setenv("T_KEY", "-----BEGIN PRIVATE KEY-----")
+	doc := `
+mcpServers:
+  remote:
+    url: https://m.example.com/mcp
+    oauth:
+      clientId: agenthost-cli
+      clientSecret: ${T_SECRET}
+      privateKey: ${T_KEY}
+      grant: client_credentials
+      scopes: [mcp:read, mcp:write]
+      clientMetadataUrl: https://c.example.com/agenthost.json
+      tokenEndpointAuthMethod: private_key_jwt
+`
+	cfg, err := Parse([]byte(doc), "yaml", "agenthost.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.MCPServers["remote"].OAuth
+	if o == nil || o.ClientID != "agenthost-cli" || o.ClientSecret != "s3cret" || o.PrivateKey != "-----BEGIN PRIVATE KEY-----" ||
+		o.Grant != GrantClientCredentials || len(o.Scopes) != 2 || o.ClientMetadataURL != "https://c.example.com/agenthost.json" ||
+		o.TokenEndpointAuthMethod != "private_key_jwt" {
+		t.Fatalf("oauth = %+v", o)
+	}
+	if _, err := Parse([]byte("mcpServers:\n  r: {url: 'https://m.example.com/mcp', oauth: {clientId: a, clientSecret: '${T_UNSET_SECRET}'}}\n"), "yaml", "c.yaml"); err == nil {
+		t.Fatal("an unset ${VAR} in oauth.clientSecret was accepted")
+	}
+}
