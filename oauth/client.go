@@ -859,3 +859,32 @@ func (c *Client) clientCredentials(ctx context.Context, subject string, scopes [
 func (c *Client) Logout(ctx context.Context, subject string) error {
 	return c.store.Delete(ctx, Key{Subject: subject, Resource: c.resource})
 }
+
+// Probe sends the server an unauthenticated MCP initialize request and
+// remembers the Bearer challenge of a 401 or 403 answer (its
+// resource_metadata and scope guide discovery). It reports whether the
+// server asked for authorization.
+func (c *Client) Probe(ctx context.Context) (bool, error) {
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocolVersion +
+		`","capabilities":{},"clientInfo":{"name":"` + c.cfg.ClientName + `","version":"0"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ServerURL, strings.NewReader(body))
+	if err != nil {
+		return false, fmt.Errorf("oauth: probe: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(protocolVersionHeader, protocolVersion)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("oauth: probing %s: %w", c.resource, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return false, nil
+	}
+	if ch, ok := BearerChallenge(resp.Header); ok {
+		c.noteChallenge(ch)
+	}
+	return true, nil
+}

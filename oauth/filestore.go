@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -21,6 +22,13 @@ type FileStore struct {
 	path string
 	mu   sync.Mutex
 	now  func() time.Time
+
+	// The last file read or written, reused while the file's size and
+	// modification time are unchanged (one stat per Get on the call path).
+	cache    []Entry
+	cacheMod time.Time
+	cacheLen int64
+	cached   bool
 }
 
 // NewFileStore returns a store that keeps its tokens in path.
@@ -66,6 +74,14 @@ type fileDoc struct {
 }
 
 func (s *FileStore) load() ([]Entry, error) {
+	fi, err := os.Stat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.cached = false
+		return nil, nil
+	}
+	if err == nil && s.cached && fi.ModTime().Equal(s.cacheMod) && fi.Size() == s.cacheLen {
+		return slices.Clone(s.cache), nil
+	}
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -87,7 +103,18 @@ func (s *FileStore) load() ([]Entry, error) {
 			Saved: t.Saved,
 		})
 	}
-	return out, nil
+	s.remember(out)
+	return slices.Clone(out), nil
+}
+
+// remember caches entries as the file's content.
+func (s *FileStore) remember(entries []Entry) {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		s.cached = false
+		return
+	}
+	s.cache, s.cacheMod, s.cacheLen, s.cached = entries, fi.ModTime(), fi.Size(), true
 }
 
 func (s *FileStore) save(entries []Entry) error {
@@ -132,6 +159,7 @@ func (s *FileStore) save(entries []Entry) error {
 	if err := os.Rename(name, s.path); err != nil {
 		return fmt.Errorf("oauth: writing the token file: %w", err)
 	}
+	s.remember(slices.Clone(entries))
 	return nil
 }
 
@@ -147,7 +175,7 @@ func (s *FileStore) Get(_ context.Context, key Key) (*Token, Key, error) {
 	if !ok {
 		return nil, Key{}, ErrNoToken
 	}
-	return e.Token, e.Key, nil
+	return copyToken(e.Token), e.Key, nil
 }
 
 // Put implements TokenStore.
@@ -184,5 +212,9 @@ func (s *FileStore) Delete(_ context.Context, key Key) error {
 func (s *FileStore) List(_ context.Context) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.load()
+	entries, err := s.load()
+	for i := range entries {
+		entries[i].Token = copyToken(entries[i].Token)
+	}
+	return entries, err
 }

@@ -127,3 +127,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A FileStore sees what another process (another FileStore on the same
+// file) wrote, despite its cache.
+func TestFileStoreSeesOtherWriters(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tokens.json")
+	a, b := oauth.NewFileStore(p), oauth.NewFileStore(p)
+	k := oauth.Key{Subject: "s", Resource: "https://m.example.com", Issuer: "https://a.example.com"}
+	must(t, a.Put(context.Background(), k, &oauth.Token{AccessToken: "one"}))
+	if tok, _, err := b.Get(context.Background(), k); err != nil || tok.AccessToken != "one" {
+		t.Fatalf("b.Get = %v, %v", tok, err)
+	}
+	must(t, a.Put(context.Background(), k, &oauth.Token{AccessToken: "second"}))
+	if tok, _, err := b.Get(context.Background(), k); err != nil || tok.AccessToken != "second" {
+		t.Fatalf("b.Get after a's write = %v, %v", tok, err)
+	}
+	must(t, a.Delete(context.Background(), k))
+	if _, _, err := b.Get(context.Background(), k); !errors.Is(err, oauth.ErrNoToken) {
+		t.Fatalf("b.Get after a's delete: %v", err)
+	}
+}

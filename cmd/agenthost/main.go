@@ -28,7 +28,10 @@ const (
 	exitToolError   = 5
 	exitUnavailable = 6
 	exitMaxSteps    = 7
-	exitWouldAsk    = 10
+	// exitAuthorization: the server requires authorization and nobody can
+	// log in here (no terminal, no $BROWSER), or the authorization failed.
+	exitAuthorization = 8
+	exitWouldAsk      = 10
 )
 
 // exitErr carries an exit code up to main; the message has already been
@@ -165,6 +168,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.policyCommand(),
 		a.demoCommand(),
 		a.versionCommand(),
+		a.authCommand(),
 	)
 	return root
 }

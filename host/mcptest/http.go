@@ -1,6 +1,8 @@
 package mcptest
 
 import (
+	"github.com/agenthost/agenthost/oauth/oauthtest"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -290,14 +292,21 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(url string) erro
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", s.opts.Addr, err)
 	}
-	srv := &http.Server{Handler: s.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + s.opts.Path
+	handler := s.HTTPHandler()
+	closeAS := func() {}
+	if s.opts.OAuth {
+		as := oauthtest.New(oauthtest.Options{})
+		handler, closeAS = as.Protect(func() string { return url }, handler), as.Close
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	stop := func() {
 		_ = srv.Close()
 		<-served
+		closeAS()
 	}
-	url := "http://" + ln.Addr().String() + s.opts.Path
 	s.noise("listening on %s", url)
 	if ready != nil {
 		if err := ready(url); err != nil {

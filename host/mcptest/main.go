@@ -1,6 +1,8 @@
 package mcptest
 
 import (
+	"github.com/agenthost/agenthost/oauth/oauthtest"
+
 	"context"
 	"errors"
 	"flag"
@@ -20,7 +22,17 @@ const (
 
 // Main runs the binary: parse flags, serve stdio or HTTP until EOF, ctx end
 // (a signal) or a die fault, and return the process exit code.
+//
+// "--browse URL" plays a person's browser for OAuth tests instead: it GETs
+// URL and follows the redirects (set $BROWSER to "mcptestserver --browse").
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 2 && args[0] == "--browse" {
+		if err := oauthtest.Browser("e2e-user")(ctx, args[1]); err != nil {
+			fmt.Fprintln(stderr, "mcptestserver --browse:", err)
+			return ExitError
+		}
+		return ExitOK
+	}
 	opts, err := ParseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -104,6 +104,10 @@ type Options struct {
 	StartDelay time.Duration
 	// StderrNoise writes chatter lines to Stderr at start and per request.
 	StderrNoise bool
+	// OAuth protects the HTTP endpoint with an in-process OAuth
+	// authorization server (oauth/oauthtest): every request needs its
+	// Bearer token; the server approves every authorization at once.
+	OAuth bool
 	// Stderr receives noise; default io.Discard.
 	Stderr io.Writer
 
@@ -238,6 +242,7 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs.IntVar(&o.DieAfter, "die-after", 0, "answer N requests, then exit(3) on the next")
 	fs.DurationVar(&o.StartDelay, "start-delay", 0, "sleep before serving")
 	fs.BoolVar(&o.StderrNoise, "stderr-noise", false, "write chatter to stderr")
+	fs.BoolVar(&o.OAuth, "oauth", false, "http: require OAuth tokens from an in-process authorization server")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, fmt.Errorf("parsing flags: %w", err)
 	}

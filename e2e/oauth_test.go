@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// oauthEnv is the environment of an OAuth e2e run: a state directory of the
+// test's own (where the token file lives) and, when browse is set, $BROWSER
+// playing the person's browser (the test server's --browse mode GETs the
+// authorization URL and follows the redirects to the loopback callback).
+func oauthEnv(state string, browse bool) []string {
+	env := []string{"XDG_STATE_HOME=" + state, "BROWSER="}
+	if browse {
+		env[1] = "BROWSER=" + testServerBin + " --browse"
+	}
+	return env
+}
+
+// storedAccessTokens reads the access tokens of the CLI's token file.
+func storedAccessTokens(t *testing.T, state string) (tokens []string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(state, "agenthost", "tokens.json")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("token file: %v", err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tokens []struct {
+			AccessToken string `json:"access_token"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("token file: %v", err)
+	}
+	for _, tk := range doc.Tokens {
+		tokens = append(tokens, tk.AccessToken)
+	}
+	return tokens, fi.Mode().Perm()
+}
+
+// TestOAuthLogin: `auth login --url` against an OAuth-protected server,
+// with $BROWSER playing the browser, stores one token (in a 0600 file of its
+// own); `auth status` lists it without its value; `auth logout` deletes it.
+func TestOAuthLogin(t *testing.T) {
+	t.Parallel()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{{
+		"name": "get_time", "inputSchema": obj{"type": "object"},
+	}})
+	srv := startHTTPServer(t, tools, "--oauth")
+	state := t.TempDir()
+
+	r := run(t, oauthEnv(state, true), "auth", "login", "--url", srv.url)
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "Logged in to "+srv.url) {
+		t.Fatalf("login output:\n%s", r)
+	}
+	tokens, mode := storedAccessTokens(t, state)
+	if len(tokens) != 1 || tokens[0] == "" {
+		t.Fatalf("stored tokens: %d", len(tokens))
+	}
+	if runtime.GOOS != "windows" && mode != 0o600 {
+		t.Fatalf("token file mode %v", mode)
+	}
+
+	st := run(t, oauthEnv(state, false), "auth", "status", "--json")
+	wantCode(t, st, 0)
+	doc := decodeStdout[struct {
+		Tokens []struct {
+			Resource, Subject, Issuer string
+			Refreshable               bool
+		} `json:"tokens"`
+	}](t, st)
+	if len(doc.Tokens) != 1 || doc.Tokens[0].Resource != srv.url || !doc.Tokens[0].Refreshable || doc.Tokens[0].Issuer == "" {
+		t.Fatalf("status: %s", st)
+	}
+	for _, out := range []result{r, st, run(t, oauthEnv(state, false), "auth", "status")} {
+		wantNoCanary(t, out, tokens[0])
+	}
+
+	out := run(t, oauthEnv(state, false), "auth", "logout", "--url", srv.url)
+	wantCode(t, out, 0)
+	if tokens, _ := storedAccessTokens(t, state); len(tokens) != 0 {
+		t.Fatalf("%d tokens left after logout", len(tokens))
+	}
+}
