@@ -129,15 +129,6 @@ func (a *app) openBrowser() func(ctx context.Context, authURL string) error {
 	}
 }
 
-// canLogIn reports whether `call` and `run` may start a login: a person is
-// at the terminal, or $BROWSER is set.
-func (a *app) canLogIn() bool {
-	if _, ok := host.BrowserOpener(os.Getenv); ok {
-		return true
-	}
-	return a.stdinIsTerminal()
-}
-
 func (a *app) authStatusCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
