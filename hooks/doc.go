@@ -1,0 +1,19 @@
+// Package hooks owns agenthost's tool-call hooks: external commands run
+// before a tool call (PreToolUse: they may deny it, ask a person about it,
+// or add context for the model) and after it (PostToolUse: they may
+// withhold or replace the result the model sees), in the input and output
+// JSON of Claude Code's hooks, so an existing Claude Code hook script works
+// unchanged. docs/config.md describes the configuration and every
+// difference from Claude Code.
+//
+// The package knows nothing of the host: it is given a call (server, tool,
+// the model's arguments, the names of the secure parameters) and returns a
+// verdict. It never sees secure values. The host turns verdicts into
+// decisions, and a hook can only tighten them: "allow" changes nothing,
+// "ask" raises an allowed call to an approval, "deny" denies, and a hook
+// that fails (times out, crashes, answers malformed JSON) denies.
+//
+// Hooks run as child processes with the child environment of package
+// childproc (the host's API keys never reach them), in a session of their
+// own that is killed as a whole on timeout.
+package hooks

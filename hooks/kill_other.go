@@ -1,0 +1,9 @@
+//go:build !unix
+
+package hooks
+
+import "syscall"
+
+const sigKill = syscall.SIGKILL
+
+func killGroup(int) {}

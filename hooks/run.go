@@ -1,0 +1,318 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/childproc"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// Dir is the hooks' working directory and their CLAUDE_PROJECT_DIR (the
+	// configuration file's folder); empty means the current directory.
+	Dir string
+	// Getenv reads the host's environment for the basic variables a hook
+	// inherits; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Runner runs configured hooks. Safe for concurrent use.
+type Runner struct {
+	pre, post []group
+	dir       string
+	cwd       string
+	getenv    func(string) string
+}
+
+type group struct {
+	match matcher
+	hooks []*hook
+}
+
+type hook struct {
+	Hook
+	id      string
+	timeout time.Duration
+	env     []string
+}
+
+// New compiles cfg. It fails when cfg does not validate.
+func New(cfg Config, opts Options) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("hooks: %w", err)
+	}
+	r := &Runner{dir: opts.Dir, getenv: opts.Getenv}
+	if r.getenv == nil {
+		r.getenv = os.Getenv
+	}
+	r.cwd = r.dir
+	if r.cwd == "" {
+		r.cwd, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(r.cwd); err == nil {
+		r.cwd = abs
+	}
+	r.pre = r.compile(cfg.PreToolUse)
+	r.post = r.compile(cfg.PostToolUse)
+	return r, nil
+}
+
+func (r *Runner) compile(groups []Group) []group {
+	out := make([]group, 0, len(groups))
+	for _, g := range groups {
+		m, _ := compileMatcher(g.Matcher) // validated
+		cg := group{match: m}
+		for _, h := range g.Hooks {
+			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second))}
+			if ch.id == "" {
+				ch.id = defaultID(h.Command)
+			}
+			if ch.timeout <= 0 {
+				ch.timeout = DefaultTimeout
+			}
+			env := make(map[string]string, len(h.Env)+1)
+			env["CLAUDE_PROJECT_DIR"] = r.cwd
+			for k, v := range h.Env {
+				env[k] = v
+			}
+			ch.env = childproc.Env(r.getenv, env)
+			cg.hooks = append(cg.hooks, ch)
+		}
+		out = append(out, cg)
+	}
+	return out
+}
+
+// defaultID is the base name of the command's first word.
+func defaultID(command string) string {
+	f := strings.Fields(command)
+	if len(f) == 0 {
+		return "hook"
+	}
+	return filepath.Base(f[0])
+}
+
+// HasPre and HasPost report whether any hook of the event is configured
+// (a nil Runner has none).
+func (r *Runner) HasPre() bool  { return r != nil && len(r.pre) > 0 }
+func (r *Runner) HasPost() bool { return r != nil && len(r.post) > 0 }
+
+// Call is the tool call hooks are run for.
+type Call struct {
+	SessionID string
+	CallID    string
+	Server    string
+	Tool      string
+	// Arguments are the model's arguments (never secure values).
+	Arguments json.RawMessage
+	// SecureParams are the names of the tool's secure parameters; hooks
+	// see names, never values.
+	SecureParams []string
+}
+
+// input is the JSON a hook reads on stdin: Claude Code's fields, plus
+// agenthost's own under "agenthost".
+type input struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	ToolResponse   json.RawMessage `json:"tool_response,omitempty"`
+	Agenthost      inputExtra      `json:"agenthost"`
+}
+
+type inputExtra struct {
+	Server       string   `json:"server"`
+	Tool         string   `json:"tool"`
+	SecureParams []string `json:"secureParams"`
+}
+
+func (r *Runner) input(event string, c Call, response json.RawMessage) ([]byte, error) {
+	args := c.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	secure := c.SecureParams
+	if secure == nil {
+		secure = []string{}
+	}
+	in := input{
+		SessionID: c.SessionID, Cwd: r.cwd, PermissionMode: "default", HookEventName: event,
+		ToolName: ToolName(c.Server, c.Tool), ToolInput: args, ToolUseID: c.CallID, ToolResponse: response,
+		Agenthost: inputExtra{Server: c.Server, Tool: c.Tool, SecureParams: secure},
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the hook input: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Errors a failed hook reports (wrapped in Verdict.Failure).
+var (
+	// ErrTimeout: the hook did not exit within its timeout.
+	ErrTimeout = errors.New("hook timed out")
+	// ErrFailed: the hook could not be run, or exited with a status other
+	// than 0 or 2.
+	ErrFailed = errors.New("hook failed")
+	// ErrBadOutput: the hook's stdout was JSON agenthost cannot read, or
+	// asked for something agenthost does not do (updatedInput).
+	ErrBadOutput = errors.New("hook output not usable")
+	// ErrPinMismatch: the executable's SHA-256 is not the pinned one.
+	ErrPinMismatch = errors.New("hook executable does not match its sha256 pin")
+)
+
+// maxOutput bounds what is read of a hook's stdout and stderr.
+const maxOutput = 1 << 20
+
+// exitBlock is the exit status with which a Claude Code hook blocks.
+const exitBlock = 2
+
+// result is one hook run.
+type result struct {
+	status int // exit status (0 or exitBlock; other statuses are errors)
+	stdout []byte
+	stderr []byte
+}
+
+// run runs one hook with stdin and waits for it, at most its timeout.
+func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error) {
+	var cmd *exec.Cmd
+	if h.SHA256 != "" || h.Args != nil || plainPath(h.Command) {
+		path := h.Command
+		if !filepath.IsAbs(path) && strings.ContainsRune(path, filepath.Separator) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		if h.SHA256 != "" {
+			if err := checkPin(path, h.SHA256); err != nil {
+				return result{}, err
+			}
+		}
+		cmd = exec.Command(path, h.Args...)
+	} else {
+		cmd = exec.Command("/bin/sh", "-c", h.Command)
+	}
+	cmd.Dir = dir
+	cmd.Env = h.env
+	cmd.SysProcAttr = childproc.Attr(sigKill)
+	cmd.Stdin = bytes.NewReader(stdin)
+	stdout := &limitedBuffer{max: maxOutput}
+	stderr := &limitedBuffer{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A grandchild that keeps the pipes open must not hold the call.
+	cmd.WaitDelay = 100 * time.Millisecond
+	if err := cmd.Start(); err != nil {
+		return result{}, fmt.Errorf("%w: cannot start: %w", ErrFailed, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(h.timeout)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-done:
+		// Whatever the hook left running in its group goes with it.
+		killGroup(cmd.Process.Pid)
+	case <-timer.C:
+		childproc.KillTree(cmd.Process.Pid)
+		<-done
+		return result{}, fmt.Errorf("%w after %s", ErrTimeout, h.timeout)
+	case <-ctx.Done():
+		childproc.KillTree(cmd.Process.Pid)
+		<-done
+		return result{}, fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
+	}
+	res := result{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if stdout.over || stderr.over {
+		return res, fmt.Errorf("%w: more than %d bytes of output", ErrBadOutput, maxOutput)
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &exitErr) && exitErr.ExitCode() == exitBlock:
+		res.status = exitBlock
+		return res, nil
+	case errors.As(err, &exitErr) && exitErr.ExitCode() >= 0:
+		return res, fmt.Errorf("%w: exit status %d%s", ErrFailed, exitErr.ExitCode(), stderrNote(res.stderr))
+	case errors.Is(err, exec.ErrWaitDelay):
+		return res, nil // exited 0; a leftover child held the pipes
+	}
+	return res, fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// plainPath reports a command that is one word without anything a shell
+// would interpret: running it directly is what sh -c would do, one process
+// sooner.
+func plainPath(command string) bool {
+	return command != "" && !strings.ContainsAny(command, " \t\n\"'\\$`|&;<>()*?[]{}~#=%!")
+}
+
+// checkPin hashes the executable and compares it with the pin.
+func checkPin(path, want string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return fmt.Errorf("%w: reading %s: %w", ErrFailed, path, err)
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); !strings.EqualFold(got, want) {
+		return fmt.Errorf("%w: %s has sha256 %s", ErrPinMismatch, path, got)
+	}
+	return nil
+}
+
+// stderrNote is a short quote of a failed hook's stderr for the operator.
+func stderrNote(stderr []byte) string {
+	s := oneLine(string(stderr), 200)
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// oneLine folds whitespace and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
+
+// limitedBuffer keeps at most max bytes and notes whether more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.over = true
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
