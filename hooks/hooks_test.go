@@ -48,7 +48,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"ok", Config{PreToolUse: []Group{{Matcher: "mcp__.*", Hooks: []Hook{{Type: "command", Command: "true"}}}}}, nil},
 		{"bad everything", Config{
-			PreToolUse: []Group{{Matcher: "(", Hooks: []Hook{{Type: "http", Command: " ", Timeout: -1, SHA256: "xyz"}}}},
+			PreToolUse:  []Group{{Matcher: "(", Hooks: []Hook{{Type: "http", Command: " ", Timeout: -1, SHA256: "xyz"}}}},
 			PostToolUse: []Group{{Matcher: "x"}},
 		}, []string{"PreToolUse[0].matcher", "PreToolUse[0].hooks[0].type", "PreToolUse[0].hooks[0].command",
 			"PreToolUse[0].hooks[0].timeout", "PreToolUse[0].hooks[0].sha256", "PostToolUse[0].hooks"}},
