@@ -142,7 +142,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
 		return res, nil
 	}
-	grantable := d.Approvers < 2 && c.ToolDefHash != "" && !d.Unclassified
+	grantable := d.Approvers < 2 && c.ToolDefHash != "" && !d.Unclassified && !d.Tightened
 	if grantable && g.granted(ctx, c, d.Risk) {
 		res.Outcome = OutcomeGranted
 		return res, nil

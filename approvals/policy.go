@@ -511,6 +511,15 @@ type Call struct {
 	SessionValues []string
 	// Now is the time rule expressions see (now); zero means time.Now().
 	Now time.Time
+	// Tighten is an outside check's verdict on the call (a PreToolUse
+	// hook). It can only tighten: ActionDeny denies (outcome
+	// denied_by_rule, TightenMessage shown to the model), ActionAsk
+	// raises an allow to an ask of at least one approver that is never
+	// answered by a session grant; "" and ActionAllow change nothing.
+	// TightenBy is recorded among the decision's rules.
+	Tighten        Action
+	TightenBy      string
+	TightenMessage string
 }
 
 // Decision is the policy's answer for one call.
@@ -548,6 +557,9 @@ type Decision struct {
 	// to evaluate (each such rule matched with its most restrictive
 	// reading). For operators; never shown to the model.
 	ExprErrors []string `json:"exprErrors,omitempty"`
+	// Tightened: an outside check (Call.Tighten) asked for approval; the
+	// ask is never granted for the session.
+	Tightened bool `json:"tightened,omitempty"`
 }
 
 type decisionJSON Decision
@@ -626,6 +638,9 @@ func (p *Policy) decide(ctx context.Context, eff Effective, c Call) Decision {
 		d.ExprErrors = in.errs
 	}
 	d.Unclassified = atCall.Unclassified
+	if c.Tighten == ActionDeny || c.Tighten == ActionAsk {
+		d.tighten(c, atCall.quorumFloor(), p.timeout)
+	}
 	switch {
 	case trust < atCall.trustFloor():
 		d.Action, d.Outcome, d.ReasonClass = ActionDeny, OutcomeTrustDenied, ReasonTrust
@@ -637,6 +652,29 @@ func (p *Policy) decide(ctx context.Context, eff Effective, c Call) Decision {
 		d.Outcome = OutcomeAutoAllowed
 	}
 	return d
+}
+
+// tighten applies an outside check's deny or ask (Call.Tighten). The
+// rules' ids are shared: the hook's id goes on a copy.
+func (d *Decision) tighten(c Call, quorumFloor int, timeout time.Duration) {
+	if c.TightenBy != "" {
+		d.Rules = append(slices.Clip(d.Rules), c.TightenBy)
+	}
+	switch {
+	case c.Tighten == ActionDeny:
+		d.Action, d.Approvers, d.Timeout = ActionDeny, 0, 0
+		d.Message = c.TightenMessage
+		d.Reason = "denied by " + c.TightenBy
+	case d.Action == ActionAllow:
+		d.Action, d.Approvers, d.Timeout = ActionAsk, max(1, quorumFloor), timeout
+		d.Reason += "; " + c.TightenBy + " asks for approval"
+		if c.TightenMessage != "" {
+			d.Message = c.TightenMessage
+		}
+	default: // already an ask or a deny
+		d.Reason += "; " + c.TightenBy + " asks for approval"
+	}
+	d.Tightened = d.Action == ActionAsk
 }
 
 type evaluation struct {

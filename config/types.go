@@ -5,6 +5,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/hooks"
 )
 
 // Config is the whole agenthost configuration after loading, ${VAR}
@@ -24,6 +25,9 @@ type Config struct {
 	Approvals  approvals.Config   `json:"approvals" yaml:"approvals"`
 	Audit      Audit              `json:"audit" yaml:"audit"`
 	Limits     Limits             `json:"limits" yaml:"limits"`
+	// Hooks are commands run before and after tool calls, in Claude
+	// Code's shape (docs/config.md).
+	Hooks hooks.Config `json:"hooks" yaml:"hooks"`
 }
 
 // Limits bound what the host reads from servers and what it forwards to

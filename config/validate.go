@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/hooks"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
@@ -43,6 +44,7 @@ func (c *Config) Validate() error {
 	}
 	validateApprovals(p, &c.Approvals)
 	validateLimits(p, &c.Limits)
+	validateHooks(p, &c.Hooks)
 	return p.err()
 }
 
@@ -259,6 +261,22 @@ func validateApprovals(p *problems, cfg interface{ Validate() error }) {
 		var field *approvals.FieldError
 		if errors.As(leaf, &field) && field.Key != "" {
 			key, msg = childKeyPath("approvals", field.Key), field.Msg
+		}
+		p.list = append(p.list, &Error{File: p.file, Key: key, Msg: msg, Err: leaf})
+	}
+}
+
+// validateHooks reports the hooks section's problems under their keys.
+func validateHooks(p *problems, cfg *hooks.Config) {
+	err := cfg.Validate()
+	if err == nil {
+		return
+	}
+	for _, leaf := range leafErrors(err) {
+		key, msg := "hooks", leaf.Error()
+		var field *hooks.FieldError
+		if errors.As(leaf, &field) && field.Key != "" {
+			key, msg = childKeyPath("hooks", field.Key), field.Msg
 		}
 		p.list = append(p.list, &Error{File: p.file, Key: key, Msg: msg, Err: leaf})
 	}
