@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,8 @@ type callInfo struct {
 	// anything else happens (model calls: the model gets the validator's
 	// message and can correct itself).
 	checkSchema bool
+	// tighten is the PreToolUse hooks' word on the call (host/hooks.go).
+	tighten callTighten
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
@@ -85,6 +88,11 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	t := d.tool.Tool
 	result, sent, err := c.Call(ctx, mcpconn.CallRequest{Tool: t.Name, Arguments: arguments, Secure: d.secure, Renew: s.renewer(ctx, server, t, d.secure)})
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
+	if err == nil && out != nil {
+		// PostToolUse hooks see the redacted result; what they leave is
+		// what the model gets, and the result record says what they did.
+		out.Result, d.hookRule = s.postHooks(ctx, server, d.tool, arguments, info, out.Result, d.hookContext)
+	}
 	return s.auditResult(ctx, server, tool, d, start, out, err)
 }
 
@@ -95,6 +103,10 @@ type decided struct {
 	rec      *approvals.Record
 	decision *CallDecision
 	secure   *mcpconn.SecureArgs // nil: the tool takes none
+	// hookContext is the PreToolUse hooks' additionalContext; hookRule
+	// says what a PostToolUse hook did (host/hooks.go).
+	hookContext []string
+	hookRule    string
 }
 
 // decide runs the checks before a call: the secure-name guard, the
@@ -125,6 +137,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 				return decided{}, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
 			}
 		}
+		info.tighten = s.preHooks(ctx, server, ct, arguments, info)
 		rec, decision, err := s.gateCall(ctx, server, ct, args, info)
 		if err != nil {
 			return decided{}, err
@@ -135,7 +148,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 			return decided{}, err
 		}
 		if !definitionChanged(ct, c.Snapshot().Tool(tool)) {
-			return decided{tool: ct, rec: rec, decision: decision, secure: secure}, nil
+			return decided{tool: ct, rec: rec, decision: decision, secure: secure, hookContext: info.tighten.context}, nil
 		}
 		// The decision was for a definition the server no longer offers:
 		// audit it as not executed and decide again.
@@ -205,6 +218,9 @@ func (s *Session) auditResult(ctx context.Context, server, tool string, d decide
 	h := s.host
 	// The result record is a copy: the sink may keep the decision record.
 	done := *d.rec
+	if d.hookRule != "" {
+		done.Rules = slices.Concat(d.rec.Rules, []string{d.hookRule})
+	}
 	done.Phase = approvals.PhaseResult
 	done.TS = time.Now().UTC()
 	done.DurationMs = done.TS.Sub(start).Milliseconds()

@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/hooks"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
@@ -110,6 +111,9 @@ type Host struct {
 	// maxModelResult bounds a tool result's text given to the model.
 	maxModelResult int64
 
+	// hooks runs the configured PreToolUse/PostToolUse hooks (nil: none).
+	hooks *hooks.Runner
+
 	// exposed tool names of the catalog (see syncNames)
 	// verdicts are servers' session verdicts shared by sessions that see a
 	// server alike (see sharedServerView)
@@ -168,6 +172,12 @@ func New(opts Options) (*Host, error) {
 		closeAll(plugins)
 		return nil, fmt.Errorf("host: approvals: %w", err)
 	}
+	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File)
+	if err != nil {
+		_ = binder.Close()
+		closeAll(plugins)
+		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+	}
 	audit, ownsAudit := opts.Audit, false
 	if audit == nil {
 		audit, err = approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
@@ -202,6 +212,7 @@ func New(opts Options) (*Host, error) {
 		cancel:         cancel,
 		conns:          map[string]*mcpconn.Conn{},
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
+		hooks:          hookRunner,
 
 		model:        opts.Model,
 		modelName:    opts.ModelName,

@@ -170,6 +170,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		ExposedName:  info.exposedName,
 		SecureParams: ct.Tool.SecureParams,
 	}
+	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
 	// A sink that already failed refuses the call before anyone is asked
 	// to approve it (the decision record could not be written anyway).
 	if fr, ok := h.audit.(approvals.FailureReporter); ok {
