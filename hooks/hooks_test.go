@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMatcher(t *testing.T) {
@@ -211,6 +212,7 @@ func TestPreRuns(t *testing.T) {
 		{"crash", pre(`exit 1`), call, DecisionDeny, "", ErrFailed},
 		{"missing command", pre(filepath.Join(dir, "nope"), func(h *Hook) { h.Args = []string{} }), call, DecisionDeny, "", ErrFailed},
 		{"timeout", pre(`sleep 30`, func(h *Hook) { h.Timeout = 0.2 }), call, DecisionDeny, "", ErrTimeout},
+		{"too much output", pre(`head -c 1100000 /dev/zero | tr '\\0' a`), call, DecisionDeny, "", ErrBadOutput},
 		{"pin ok", pre(pinned, func(h *Hook) { h.SHA256 = pin }), call, DecisionDeny, "pinned says no", nil},
 		{"pin mismatch", pre(pinned, func(h *Hook) { h.SHA256 = strings.Repeat("0", 64) }), call, DecisionDeny, "", ErrPinMismatch},
 	}
@@ -254,6 +256,35 @@ func TestPreRuns(t *testing.T) {
 	if !strings.Contains(string(env), "CLAUDE_PROJECT_DIR="+dir) {
 		t.Errorf("CLAUDE_PROJECT_DIR not set: %s", env)
 	}
+}
+
+// A hook that times out is killed with what it started.
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	r := newRunner(t, pre(`sleep 30 & echo $! > "`+pidFile+`"; wait`, func(h *Hook) { h.Timeout = 0.3 }), dir)
+	if v := r.Pre(context.Background(), call); !errors.Is(v.Failure, ErrTimeout) {
+		t.Fatalf("verdict %+v", v)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat := "/proc/" + strings.TrimSpace(string(b)) + "/stat"
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return // no /proc here: the kill itself is the same syscall
+	}
+	for range 100 {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			return // gone
+		}
+		if f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return // dead, not yet reaped by its new parent
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the hook's background child is still running")
 }
 
 func TestPreCombines(t *testing.T) {

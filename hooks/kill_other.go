@@ -4,6 +4,6 @@ package hooks
 
 import "syscall"
 
-const sigKill = syscall.SIGKILL
+func procAttr() *syscall.SysProcAttr { return nil }
 
 func killGroup(int) {}

@@ -210,7 +210,7 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 	}
 	cmd.Dir = dir
 	cmd.Env = h.env
-	cmd.SysProcAttr = childproc.Attr(sigKill)
+	cmd.SysProcAttr = procAttr()
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &limitedBuffer{max: maxOutput}
 	stderr := &limitedBuffer{max: maxOutput}
@@ -230,11 +230,11 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 		// Whatever the hook left running in its group goes with it.
 		killGroup(cmd.Process.Pid)
 	case <-timer.C:
-		childproc.KillTree(cmd.Process.Pid)
+		killGroup(cmd.Process.Pid)
 		<-done
 		return result{}, fmt.Errorf("%w after %s", ErrTimeout, h.timeout)
 	case <-ctx.Done():
-		childproc.KillTree(cmd.Process.Pid)
+		killGroup(cmd.Process.Pid)
 		<-done
 		return result{}, fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
 	}
@@ -299,20 +299,26 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// limitedBuffer keeps at most max bytes and notes whether more came.
+// limitedBuffer keeps at most max bytes and notes whether more came. It
+// must not embed bytes.Buffer: io.Copy would use the promoted ReadFrom
+// and read past the limit.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf  []byte
 	max  int
 	over bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
+	if room := b.max - len(b.buf); len(p) > room {
 		b.over = true
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf = append(b.buf, p[:room]...)
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	b.buf = append(b.buf, p...)
+	return len(p), nil
 }
+
+// Bytes returns what was kept.
+func (b *limitedBuffer) Bytes() []byte { return b.buf }
