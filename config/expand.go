@@ -168,6 +168,7 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 			field(childKey(okey, "privateKeyFile"), &o.PrivateKeyFile)
 		}
 	}
+	cfg.expandServe(field)
 }
 
 func expandMapValues(key string, m map[string]string, field func(string, *string)) {

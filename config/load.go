@@ -58,6 +58,7 @@ func (c *Config) resolvePaths(dir string) {
 			src.Plugin = rel(src.Plugin)
 		}
 	}
+	c.Serve.TLS.Cert, c.Serve.TLS.Key, c.Serve.TLS.ClientCA = rel(c.Serve.TLS.Cert), rel(c.Serve.TLS.Key), rel(c.Serve.TLS.ClientCA)
 	for i := range c.Bindings {
 		for name, pb := range c.Bindings[i].Params {
 			if pb.File != "" {

@@ -45,6 +45,7 @@ func (c *Config) Validate() error {
 	validateApprovals(p, &c.Approvals)
 	validateLimits(p, &c.Limits)
 	validateHooks(p, &c.Hooks)
+	validateServe(p, &c.Serve)
 	return p.err()
 }
 

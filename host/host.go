@@ -58,6 +58,10 @@ type Options struct {
 	// config's audit.path (empty path: records are discarded, with a
 	// warning). The host closes a sink it opened, not one passed here.
 	Audit approvals.Sink
+	// AuditAlso, when set, receives every audit record too, after Audit
+	// (or the config's audit.path); a failure stops the call like Audit's.
+	// The host never closes it. agenthost serve indexes records with it.
+	AuditAlso approvals.Sink
 	// Transports supply the connection of configured servers that live in
 	// the embedding process (for example mcp-go's
 	// transport.NewInProcessTransport over a server.MCPServer), by server
@@ -195,6 +199,10 @@ func New(opts Options) (*Host, error) {
 			audit = &unrecordedSink{Sink: audit, logger: logger}
 		}
 		ownsAudit = true
+	}
+
+	if opts.AuditAlso != nil {
+		audit = alsoSink{Sink: audit, also: opts.AuditAlso}
 	}
 
 	life, cancel := context.WithCancel(context.Background())
@@ -412,4 +420,25 @@ func (u *unrecordedSink) Write(ctx context.Context, r *approvals.Record) error {
 		u.logger.Warn("audit.path is empty: tool-call decisions are not recorded (set audit.path; see docs/config.md)")
 	})
 	return u.Sink.Write(ctx, r)
+}
+
+// alsoSink writes each record to Sink, then to also; Close closes Sink only.
+type alsoSink struct {
+	approvals.Sink
+	also approvals.Sink
+}
+
+func (a alsoSink) Write(ctx context.Context, r *approvals.Record) error {
+	if err := a.Sink.Write(ctx, r); err != nil {
+		return err
+	}
+	return a.also.Write(ctx, r)
+}
+
+// Err reports the first sink's sticky failure, as an unwrapped sink would.
+func (a alsoSink) Err() error {
+	if fr, ok := a.Sink.(approvals.FailureReporter); ok {
+		return fr.Err()
+	}
+	return nil
 }

@@ -43,6 +43,8 @@ type app struct {
 
 	redactor *bindings.Redactor
 	host     *host.Host
+	// auditAlso also receives every audit record (serve's index).
+	auditAlso approvals.Sink
 	// replElicitation asks servers' questions on the terminal; set for the
 	// REPL only.
 	replElicitation host.ElicitationFunc
@@ -179,7 +181,7 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	}
 	a.redactor = bindings.NewRedactor()
 	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
-		ChildSupervisor: childproc.Self()})
+		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso})
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
 		// message names the file too (docs/config.md).

@@ -167,6 +167,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.runCommand(),
 		a.policyCommand(),
 		a.demoCommand(),
+		a.serveCommand(),
 		a.versionCommand(),
 		a.authCommand(),
 	)

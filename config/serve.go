@@ -1,0 +1,159 @@
+package config
+
+import (
+	"encoding/hex"
+	"net"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Serve configures `agenthost serve` (docs/config.md, "serve").
+type Serve struct {
+	// Listen is the address the HTTP API listens on (default 127.0.0.1:8080).
+	Listen string `json:"listen" yaml:"listen"`
+	// PublicURL is how approvers reach this server; webhook payloads link
+	// to its approvals page. Empty: no link.
+	PublicURL string `json:"publicURL" yaml:"publicURL"`
+	// Identities are the API callers and approvers, each a named identity
+	// authenticated by a bearer token (stored as its SHA-256) or, with
+	// tls.clientCA, by a client certificate whose common name is the name.
+	Identities []Identity `json:"identities" yaml:"identities"`
+	TLS        ServeTLS   `json:"tls" yaml:"tls"`
+	// Webhooks receive each pending approval request.
+	Webhooks []Webhook `json:"webhooks" yaml:"webhooks"`
+	// MaxSessions bounds the sessions one replica holds (default 10000).
+	MaxSessions int `json:"maxSessions" yaml:"maxSessions"`
+	// Replica names this replica and its peers, for many replicas behind
+	// one address (docs/config.md, "serve.replica").
+	Replica Replica `json:"replica" yaml:"replica"`
+}
+
+// Identity is one named caller of the serve API.
+type Identity struct {
+	Name string `json:"name" yaml:"name"`
+	// TokenSHA256 is the hex SHA-256 of the bearer token (never the token).
+	TokenSHA256 string `json:"tokenSHA256" yaml:"tokenSHA256"`
+	// Roles: api (sessions, turns, tools, audit) and/or approver (approvals
+	// and the approvals page).
+	Roles []string `json:"roles" yaml:"roles"`
+}
+
+// Roles of a serve identity.
+const (
+	RoleAPI      = "api"
+	RoleApprover = "approver"
+)
+
+// ServeTLS turns on HTTPS and, with ClientCA, mutual TLS.
+type ServeTLS struct {
+	Cert string `json:"cert" yaml:"cert"`
+	Key  string `json:"key" yaml:"key"`
+	// ClientCA: PEM file of the CAs that sign client certificates. Set, a
+	// client may authenticate by certificate instead of a token.
+	ClientCA string `json:"clientCA" yaml:"clientCA"`
+}
+
+// Webhook is one receiver of pending approval requests.
+type Webhook struct {
+	URL string `json:"url" yaml:"url"`
+	// Secret keys the HMAC-SHA256 signature (write it as ${VAR}).
+	Secret string `json:"secret" yaml:"secret"`
+	// Timeout bounds one delivery attempt (default 10s).
+	Timeout time.Duration `json:"timeout" yaml:"timeout"`
+	// MaxAttempts bounds deliveries of one request (default 5).
+	MaxAttempts int `json:"maxAttempts" yaml:"maxAttempts"`
+}
+
+// Replica identifies this replica among several (see docs/config.md).
+type Replica struct {
+	// ID prefixes the ids of the sessions and approvals this replica owns.
+	ID string `json:"id" yaml:"id"`
+	// Peers maps the other replicas' ids to their base URLs; a request
+	// for a session or approval another replica owns is forwarded there.
+	Peers map[string]string `json:"peers" yaml:"peers"`
+}
+
+func validateServe(p *problems, s *Serve) {
+	if s.Listen != "" {
+		if _, _, err := net.SplitHostPort(s.Listen); err != nil {
+			p.add("serve.listen", "must be HOST:PORT (for example 127.0.0.1:8080)")
+		}
+	}
+	if s.PublicURL != "" && !isHTTPURL(s.PublicURL) {
+		p.add("serve.publicURL", "must be an absolute http:// or https:// URL")
+	}
+	seen := map[string]bool{}
+	for i, id := range s.Identities {
+		key := indexKey("serve.identities", i)
+		switch {
+		case strings.TrimSpace(id.Name) == "":
+			p.add(childKey(key, "name"), "must not be empty")
+		case seen[id.Name]:
+			p.addf(childKey(key, "name"), "repeats the identity %q", id.Name)
+		}
+		seen[id.Name] = true
+		if id.TokenSHA256 != "" {
+			if b, err := hex.DecodeString(id.TokenSHA256); err != nil || len(b) != 32 {
+				p.add(childKey(key, "tokenSHA256"), "must be 64 hex digits (sha256sum of the token)")
+			}
+		} else if s.TLS.ClientCA == "" {
+			p.add(childKey(key, "tokenSHA256"), "is required unless serve.tls.clientCA is set (the identity could not authenticate)")
+		}
+		if len(id.Roles) == 0 {
+			p.add(childKey(key, "roles"), "must name at least one of api, approver")
+		}
+		for j, r := range id.Roles {
+			if r != RoleAPI && r != RoleApprover {
+				p.add(indexKey(childKey(key, "roles"), j), "must be api or approver")
+			}
+		}
+	}
+	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
+		p.add("serve.tls", "set both cert and key, or neither")
+	}
+	if s.TLS.ClientCA != "" && s.TLS.Cert == "" {
+		p.add("serve.tls.clientCA", "needs serve.tls.cert and serve.tls.key (mutual TLS runs over HTTPS)")
+	}
+	for i, w := range s.Webhooks {
+		key := indexKey("serve.webhooks", i)
+		if !isHTTPURL(w.URL) {
+			p.add(childKey(key, "url"), "must be an absolute http:// or https:// URL")
+		}
+		if w.Secret == "" {
+			p.add(childKey(key, "secret"), "is required (receivers verify the signature with it)")
+		}
+		if w.Timeout < 0 {
+			p.add(childKey(key, "timeout"), "must be positive")
+		}
+		if w.MaxAttempts < 0 {
+			p.add(childKey(key, "maxAttempts"), "must be positive")
+		}
+	}
+	if s.MaxSessions < 0 {
+		p.add("serve.maxSessions", "must be positive")
+	}
+	if len(s.Replica.Peers) > 0 && s.Replica.ID == "" {
+		p.add("serve.replica.id", "is required when serve.replica.peers is set")
+	}
+	if strings.ContainsAny(s.Replica.ID, "-/ ") {
+		p.add("serve.replica.id", "must not contain '-', '/' or spaces (it prefixes ids)")
+	}
+	for _, name := range sortedKeys(s.Replica.Peers) {
+		if !isHTTPURL(s.Replica.Peers[name]) {
+			p.add(childKey("serve.replica.peers", name), "must be an absolute http:// or https:// URL")
+		}
+	}
+}
+
+// HasRole reports whether the identity holds role.
+func (id Identity) HasRole(role string) bool { return slices.Contains(id.Roles, role) }
+
+func (c *Config) expandServe(field func(string, *string)) {
+	for i := range c.Serve.Webhooks {
+		key := indexKey("serve.webhooks", i)
+		field(childKey(key, "url"), &c.Serve.Webhooks[i].URL)
+		field(childKey(key, "secret"), &c.Serve.Webhooks[i].Secret)
+	}
+	field("serve.publicURL", &c.Serve.PublicURL)
+}

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const tokenHash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+func TestServeValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"bad listen", "serve: {listen: 8080}\n", []string{"cfg.yaml: serve.listen: must be HOST:PORT (for example 127.0.0.1:8080)"}},
+		{"identity without name", "serve: {identities: [{tokenSHA256: " + tokenHash + ", roles: [api]}]}\n",
+			[]string{"cfg.yaml: serve.identities[0].name: must not be empty"}},
+		{"repeated identity", "serve: {identities: [{name: a, tokenSHA256: " + tokenHash + ", roles: [api]}, {name: a, tokenSHA256: " + tokenHash + ", roles: [api]}]}\n",
+			[]string{`cfg.yaml: serve.identities[1].name: repeats the identity "a"`}},
+		{"token not a hash", "serve: {identities: [{name: a, tokenSHA256: secret-token, roles: [api]}]}\n",
+			[]string{"cfg.yaml: serve.identities[0].tokenSHA256: must be 64 hex digits (sha256sum of the token)"}},
+		{"no way to authenticate", "serve: {identities: [{name: a, roles: [api]}]}\n",
+			[]string{"cfg.yaml: serve.identities[0].tokenSHA256: is required unless serve.tls.clientCA is set (the identity could not authenticate)"}},
+		{"unknown role", "serve: {identities: [{name: a, tokenSHA256: " + tokenHash + ", roles: [admin]}]}\n",
+			[]string{"cfg.yaml: serve.identities[0].roles[0]: must be api or approver"}},
+		{"no role", "serve: {identities: [{name: a, tokenSHA256: " + tokenHash + "}]}\n",
+			[]string{"cfg.yaml: serve.identities[0].roles: must name at least one of api, approver"}},
+		{"cert without key", "serve: {tls: {cert: a.pem}}\n", []string{"cfg.yaml: serve.tls: set both cert and key, or neither"}},
+		{"client CA without TLS", "serve: {tls: {clientCA: ca.pem}}\n",
+			[]string{"cfg.yaml: serve.tls.clientCA: needs serve.tls.cert and serve.tls.key (mutual TLS runs over HTTPS)"}},
+		{"webhook without secret", "serve: {webhooks: [{url: 'http://127.0.0.1:9/hook'}]}\n",
+			[]string{"cfg.yaml: serve.webhooks[0].secret: is required (receivers verify the signature with it)"}},
+		{"webhook bad url", "serve: {webhooks: [{url: hook, secret: s}]}\n",
+			[]string{"cfg.yaml: serve.webhooks[0].url: must be an absolute http:// or https:// URL"}},
+		{"peers without id", "serve: {replica: {peers: {b: 'http://127.0.0.1:9'}}}\n",
+			[]string{"cfg.yaml: serve.replica.id: is required when serve.replica.peers is set"}},
+		{"replica id with dash", "serve: {replica: {id: a-b}}\n",
+			[]string{"cfg.yaml: serve.replica.id: must not contain '-', '/' or spaces (it prefixes ids)"}},
+		{"unknown serve key", "serve: {listn: ':1'}\n", []string{`cfg.yaml: serve.listn: unknown key (did you mean "listen"?)`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), "yaml", "cfg.yaml")
+			requireLines(t, err, tc.want...)
+			if got := len(errorLines(t, err)); got != len(tc.want) {
+				t.Errorf("got %d problems, want %d:\n%v", got, len(tc.want), err)
+			}
+		})
+	}
+}
+
+func TestServeWebhookSecretExpands(t *testing.T) {
+	t.Setenv("HOOK_SECRET", "s3cr3t-canary")
+	cfg, err := Parse([]byte("serve:\n  listen: 127.0.0.1:0\n  identities: [{name: alice, tokenSHA256: "+tokenHash+", roles: [approver]}]\n  webhooks: [{url: 'http://127.0.0.1:9/hook', secret: '${HOOK_SECRET}'}]\n"), "yaml", "cfg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Serve.Webhooks[0].Secret; got != "s3cr3t-canary" {
+		t.Errorf("secret = %q, want the expanded variable", got)
+	}
+	if !cfg.Serve.Identities[0].HasRole(RoleApprover) || cfg.Serve.Identities[0].HasRole(RoleAPI) {
+		t.Errorf("roles = %v", cfg.Serve.Identities[0].Roles)
+	}
+	_, err = Parse([]byte("serve:\n  webhooks: [{url: 'http://127.0.0.1:9/hook', secret: '${HOOK_SECRET_UNSET_X}'}]\n"), "yaml", "cfg.yaml")
+	if err == nil || !strings.Contains(err.Error(), "serve.webhooks[0].secret") {
+		t.Errorf("unset variable: err = %v, want it to name serve.webhooks[0].secret", err)
+	}
+}

@@ -1,0 +1,284 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+)
+
+// replicaApprover asks the server's queue, with the replica id in front
+// of the request id so any replica can tell where an approval waits.
+type replicaApprover struct {
+	q      *approvals.Queue
+	prefix string
+}
+
+func (a replicaApprover) Approve(ctx context.Context, req *approvals.Request) (approvals.Verdict, error) {
+	if a.prefix == "" {
+		return a.q.Approve(ctx, req)
+	}
+	r := *req
+	r.ID = a.prefix + r.ID
+	return a.q.Approve(ctx, &r)
+}
+
+// MaxApprovers: the queue gathers any number of people.
+func (a replicaApprover) MaxApprovers() int { return a.q.MaxApprovers() }
+
+func (s *Server) approvalPrefix() string {
+	if s.cfg.Replica.ID == "" {
+		return ""
+	}
+	return s.cfg.Replica.ID + "-"
+}
+
+// approvalView is a pending approval as approvers see it: the model's
+// arguments, the secure parameters by name only, the effective risk and
+// why approval is needed.
+type approvalView struct {
+	ID               string              `json:"id"`
+	SessionID        string              `json:"sessionId"`
+	CallID           string              `json:"callId"`
+	Requester        string              `json:"requester"`
+	Server           string              `json:"server"`
+	Tool             string              `json:"tool"`
+	Arguments        json.RawMessage     `json:"arguments"`
+	SecureParams     []string            `json:"secureParams"`
+	Risk             approvals.Effective `json:"risk"`
+	Rules            []string            `json:"rules"`
+	Reason           string              `json:"reason"`
+	Message          string              `json:"message"`
+	Unclassified     bool                `json:"unclassified"`
+	Hints            []string            `json:"hints"`
+	Needed           int                 `json:"needed"`
+	Votes            []approvals.Vote    `json:"votes"`
+	SessionGrantable bool                `json:"sessionGrantable"`
+	CreatedAt        time.Time           `json:"createdAt"`
+	Deadline         *time.Time          `json:"deadline"`
+}
+
+func (s *Server) approvalView(p approvals.Pending) approvalView {
+	req := p.Request
+	v := approvalView{
+		ID: p.ID, SessionID: req.SessionID, CallID: req.CallID, Requester: req.Requester,
+		Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, SecureParams: []string{},
+		Risk: req.Risk, Rules: nonNil(req.Rules), Reason: req.Reason, Message: req.Message,
+		Unclassified: req.Unclassified, Hints: nonNil(req.Hints), Needed: p.Needed, Votes: p.Votes,
+		SessionGrantable: req.SessionGrantable, CreatedAt: p.Created.UTC(),
+	}
+	if len(v.Arguments) == 0 || !json.Valid(v.Arguments) {
+		v.Arguments = json.RawMessage(`{}`)
+	}
+	if v.Votes == nil {
+		v.Votes = []approvals.Vote{}
+	}
+	if v.Risk.SideEffects == nil {
+		v.Risk.SideEffects = []string{}
+	}
+	if !req.Deadline.IsZero() {
+		d := req.Deadline.UTC()
+		v.Deadline = &d
+	}
+	if snap := s.host.Server(req.Server); snap != nil {
+		if ct := snap.Tool(req.Tool); ct != nil && ct.Tool != nil {
+			v.SecureParams = nonNil(ct.Tool.SecureParams)
+		}
+	}
+	// Every text passes the redactor: a server may have planted a
+	// protected value in a definition the request quotes.
+	red := s.host.Redactor()
+	if args := red.Redact(string(v.Arguments)); args != string(v.Arguments) {
+		v.Arguments = json.RawMessage(args)
+		if !json.Valid(v.Arguments) {
+			v.Arguments = json.RawMessage(`{}`)
+		}
+	}
+	v.Reason, v.Message = red.Redact(v.Reason), red.Redact(v.Message)
+	for i := range v.Hints {
+		v.Hints[i] = red.Redact(v.Hints[i])
+	}
+	return v
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return append([]string(nil), s...)
+}
+
+type approvalList struct {
+	Approvals []approvalView `json:"approvals"`
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	out := approvalList{Approvals: []approvalView{}}
+	for _, p := range s.queue.List() {
+		out.Approvals = append(out.Approvals, s.approvalView(p))
+	}
+	if r.Header.Get(forwardedHeader) == "" {
+		out.Approvals = append(out.Approvals, s.peerApprovals(r)...)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.queue.Get(r.PathValue("approvalId"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "no pending approval with this id (it may have been settled)")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.approvalView(p))
+}
+
+type voteRequest struct {
+	Decision   string `json:"decision"`
+	Note       string `json:"note"`
+	ForSession bool   `json:"forSession"`
+}
+
+type voteResult struct {
+	ApprovalID string `json:"approvalId"`
+	Approver   string `json:"approver"`
+	Decision   string `json:"decision"`
+	Counted    bool   `json:"counted"`
+	Settled    bool   `json:"settled"`
+}
+
+// vote casts the caller's vote. The approver is the authenticated
+// identity, never a name in the body: the audit record attributes the
+// vote to it, and the quorum counts distinct identities.
+func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
+	var req voteRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Decision != "allow" && req.Decision != "deny" {
+		writeError(w, http.StatusBadRequest, "invalid_request", `decision must be "allow" or "deny"`)
+		return
+	}
+	if len(req.Note) > 1000 {
+		writeError(w, http.StatusBadRequest, "invalid_request", "note must be at most 1000 bytes")
+		return
+	}
+	id := r.PathValue("approvalId")
+	who := identityOf(r.Context())
+	err := s.queue.Submit(id, approvals.Resolution{ApproverID: who.name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
+	switch {
+	case err == nil:
+	case errors.Is(err, approvals.ErrUnknownApproval):
+		writeError(w, http.StatusNotFound, "not_found", "no pending approval with this id")
+		return
+	case errors.Is(err, approvals.ErrAlreadyResolved):
+		writeError(w, http.StatusConflict, "already_resolved", "the approval was already settled; the vote changes nothing")
+		return
+	case errors.Is(err, approvals.ErrDuplicateVote):
+		writeError(w, http.StatusConflict, "duplicate_vote", "this approver already allowed this request; a second allow does not count again")
+		return
+	case errors.Is(err, approvals.ErrSelfApproval):
+		writeError(w, http.StatusForbidden, "self_approval", "the session's own subject cannot approve its call")
+		return
+	case errors.Is(err, approvals.ErrSessionGrant):
+		writeError(w, http.StatusBadRequest, "invalid_request", "forSession is not available for this request (it needs two or more approvers, or the tool is unclassified)")
+		return
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_request", "the vote cannot count")
+		return
+	}
+	_, open := s.queue.Get(id)
+	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.name, Decision: req.Decision, Counted: true, Settled: !open})
+}
+
+// approvalEvents streams "pending" and "settled" events (data: the
+// approval id) so the approvals page updates when anyone decides.
+func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
+	ch, stop := s.watch.subscribe()
+	defer stop()
+	sw := startSSE(w, http.StatusOK)
+	_ = sw.comment("approvals")
+	if sw.flush() != nil {
+		return
+	}
+	keepAlive := time.NewTicker(25 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			data, _ := json.Marshal(map[string]string{"type": ev.typ, "id": ev.id})
+			if sw.event(0, ev.typ, data) != nil || sw.flush() != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if sw.comment("keep-alive") != nil || sw.flush() != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// broadcaster fans approval changes out to the page's streams. A slow
+// subscriber loses events rather than slowing the queue (the page
+// re-reads the list on each event, so one that arrives is enough).
+type broadcaster struct {
+	mu     sync.Mutex
+	subs   map[chan watchEvent]struct{}
+	closed bool
+}
+
+type watchEvent struct{ typ, id string }
+
+// maxWatchers bounds the open approvals streams.
+const maxWatchers = 1000
+
+func newBroadcaster() *broadcaster { return &broadcaster{subs: map[chan watchEvent]struct{}{}} }
+
+func (b *broadcaster) subscribe() (<-chan watchEvent, func()) {
+	ch := make(chan watchEvent, 16)
+	b.mu.Lock()
+	if b.closed || len(b.subs) >= maxWatchers {
+		b.mu.Unlock()
+		close(ch)
+		return ch, func() {}
+	}
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		if _, ok := b.subs[ch]; ok {
+			delete(b.subs, ch)
+			close(ch)
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *broadcaster) publish(typ, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		select {
+		case ch <- watchEvent{typ, id}:
+		default:
+		}
+	}
+}
+
+func (b *broadcaster) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for ch := range b.subs {
+		delete(b.subs, ch)
+		close(ch)
+	}
+}

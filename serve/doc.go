@@ -1,0 +1,16 @@
+// Package serve is `agenthost serve`: an HTTP API over the host library for
+// chat backends written in any language, and the places where people
+// approve tool calls (a small web page, webhooks).
+//
+// It owns the HTTP routes (described by openapi.yaml, embedded and served at
+// /openapi.yaml), authentication of API callers and approvers (bearer tokens
+// stored as SHA-256 hashes, or client certificates under mutual TLS), the
+// served sessions and their turns (events as Server-Sent Events, resumable
+// with Last-Event-ID), the pending-approvals queue that served sessions ask,
+// the webhook notifier, an in-memory index of audit records by session, and
+// forwarding to the replica that owns a session or an approval.
+//
+// Layering: cmd/agenthost → serve → host → {approvals, bindings, ...}.
+// serve uses only the public API of host, approvals and config; nothing
+// below it imports it, and cmd/agenthost only parses flags and calls it.
+package serve

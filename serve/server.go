@@ -1,0 +1,280 @@
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+)
+
+//go:embed openapi.yaml
+var openAPIDocument []byte
+
+// OpenAPI returns the API's OpenAPI 3.1 document (served at /openapi.yaml).
+func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
+
+// Options configure a Server.
+type Options struct {
+	// Host runs the sessions. Build it with AuditAlso set to Audit so that
+	// the audit routes see its records.
+	Host *host.Host
+	// Config is the serve section of the config.
+	Config config.Serve
+	// Audit indexes audit records by session for GET /v1/audit; nil makes
+	// an empty one (the audit routes then see nothing).
+	Audit *AuditLog
+	// Logger receives operator logs (never values: the host's redactor is
+	// applied). Nil discards them.
+	Logger *slog.Logger
+	// HTTPClient sends webhooks and forwards to peers; nil uses a client
+	// with the default transport.
+	HTTPClient *http.Client
+	// TurnOptions apply to every turn.
+	TurnOptions host.TurnOptions
+}
+
+// Server is the HTTP API. It is safe for concurrent use.
+type Server struct {
+	host   *host.Host
+	cfg    config.Serve
+	auth   *authenticator
+	audit  *AuditLog
+	logger *slog.Logger
+	queue  *approvals.Queue
+	hooks  *notifier
+	watch  *broadcaster
+	client *http.Client
+	peers  map[string]string
+	turnOp host.TurnOptions
+
+	life   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	sessions map[string]*servedSession
+	closing  bool
+
+	handler http.Handler
+	routes  []route
+}
+
+// New builds a Server over opts.Host.
+func New(opts Options) (*Server, error) {
+	if opts.Host == nil {
+		return nil, errors.New("serve: no host")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	audit := opts.Audit
+	if audit == nil {
+		audit = NewAuditLog(0)
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	life, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		host:     opts.Host,
+		cfg:      opts.Config,
+		auth:     newAuthenticator(&opts.Config),
+		audit:    audit,
+		logger:   logger,
+		client:   client,
+		peers:    opts.Config.Replica.Peers,
+		turnOp:   opts.TurnOptions,
+		life:     life,
+		cancel:   cancel,
+		sessions: map[string]*servedSession{},
+		watch:    newBroadcaster(),
+	}
+	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger)
+	s.queue = approvals.NewQueue(approvals.QueueOptions{
+		OnPending: func(p approvals.Pending) {
+			s.watch.publish("pending", p.ID)
+			s.hooks.notify(s.approvalView(p))
+		},
+		OnSettled: func(id string, _ approvals.Verdict) { s.watch.publish("settled", id) },
+	})
+	s.handler = s.buildRoutes()
+	return s, nil
+}
+
+// Handler is the server's HTTP handler (every route of openapi.yaml).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Queue is the pending-approvals queue that served sessions ask.
+func (s *Server) Queue() *approvals.Queue { return s.queue }
+
+// Close ends every running turn and stream, waits for them and for webhook
+// deliveries to stop, and closes the served sessions. It does not close the
+// Host.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	sessions := s.sessions
+	s.sessions = map[string]*servedSession{}
+	s.mu.Unlock()
+	s.cancel()
+	s.watch.close()
+	s.wg.Wait()
+	for _, ss := range sessions {
+		ss.sess.Close()
+	}
+	return nil
+}
+
+// ListenAndServe serves on cfg.Listen (default 127.0.0.1:8080), with TLS
+// (and client certificates) when configured, until ctx ends; then it stops
+// accepting, lets requests in flight finish for up to 10 s and closes the
+// server. ready, when not nil, is called with the bound address first.
+func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
+	addr := s.cfg.Listen
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	tlsConf, err := s.tlsConfig()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve.listen: %w", err)
+	}
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+	}
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		_ = s.Close()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Streams end first (Close cancels them), then in-flight requests.
+	_ = s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	<-errc
+	return nil
+}
+
+func (s *Server) tlsConfig() (*tls.Config, error) {
+	t := s.cfg.TLS
+	if t.Cert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+	if err != nil {
+		return nil, fmt.Errorf("serve.tls: %w", err)
+	}
+	conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if t.ClientCA != "" {
+		pem, err := os.ReadFile(t.ClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("serve.tls.clientCA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("serve.tls.clientCA: %s holds no PEM certificate", t.ClientCA)
+		}
+		conf.ClientCAs = pool
+		// Tokens still work: a certificate is verified when given.
+		conf.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return conf, nil
+}
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, kind, msg string) {
+	writeJSON(w, status, apiError{Error: apiErrorBody{Kind: kind, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"kind":"internal","message":"cannot encode the answer"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// maxBody bounds request bodies.
+const maxBody = 1 << 20
+
+// readJSON decodes the request body into v, strictly; false means an
+// error answer was written.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the body is larger than 1 MiB")
+			return false
+		}
+		// The decoder's message names fields and types, never values.
+		writeError(w, http.StatusBadRequest, "invalid_request", "the body is not the expected JSON: "+jsonProblem(err))
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "invalid_request", "the body holds more than one JSON value")
+		return false
+	}
+	return true
+}
+
+// jsonProblem describes a decoding error without quoting the input.
+func jsonProblem(err error) string {
+	var ute *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &ute):
+		return fmt.Sprintf("%s must be %s", ute.Field, ute.Type)
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	case errors.Is(err, io.EOF):
+		return "empty body"
+	}
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
+}

@@ -1,0 +1,288 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/host"
+)
+
+// defaultMaxSessions bounds the sessions of one replica when
+// serve.maxSessions is not set.
+const defaultMaxSessions = 10_000
+
+// servedSession is one session created through the API.
+type servedSession struct {
+	sess       *host.Session
+	subject    string
+	trust      int
+	valueNames []string
+	created    time.Time
+
+	mu      sync.Mutex
+	turn    *servedTurn // the latest turn (running or ended)
+	deleted bool
+}
+
+// servedTurn is one turn running in the server, owned by it (not by the
+// request that started it): a client that disconnects and reconnects with
+// Last-Event-ID loses nothing.
+type servedTurn struct {
+	id      string
+	log     *eventLog
+	cancel  context.CancelFunc
+	running bool
+}
+
+type createSessionRequest struct {
+	Subject    string            `json:"subject"`
+	TrustLevel int               `json:"trustLevel"`
+	Values     map[string]string `json:"values"`
+}
+
+// sessionInfo is the API's view of a session: values by name only.
+type sessionInfo struct {
+	ID         string    `json:"id"`
+	Subject    string    `json:"subject"`
+	TrustLevel int       `json:"trustLevel"`
+	ValueNames []string  `json:"valueNames"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Turn       *turnInfo `json:"turn"`
+}
+
+type turnInfo struct {
+	ID      string `json:"id"`
+	Running bool   `json:"running"`
+	Events  string `json:"events"`
+}
+
+func (s *Server) info(id string, ss *servedSession) sessionInfo {
+	out := sessionInfo{ID: id, Subject: ss.subject, TrustLevel: ss.trust, ValueNames: ss.valueNames, CreatedAt: ss.created}
+	ss.mu.Lock()
+	if t := ss.turn; t != nil {
+		out.Turn = &turnInfo{ID: t.id, Running: t.running, Events: eventsPath(id, t.id)}
+	}
+	ss.mu.Unlock()
+	return out
+}
+
+func eventsPath(sessionID, turnID string) string {
+	return "/v1/sessions/" + sessionID + "/turns/" + turnID + "/events"
+}
+
+// newSessionID is the replica id (when set), "-", and a random part: the
+// prefix tells any replica where the session lives.
+func (s *Server) newSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := "ses_" + hex.EncodeToString(b[:])
+	if s.cfg.Replica.ID != "" {
+		id = s.cfg.Replica.ID + "-" + id
+	}
+	return id
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req createSessionRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.TrustLevel != 0 && !approvals.ValidTrustLevel(req.TrustLevel) {
+		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
+		return
+	}
+	names := make([]string, 0, len(req.Values))
+	for k := range req.Values {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	max := s.cfg.MaxSessions
+	if max == 0 {
+		max = defaultMaxSessions
+	}
+	id := s.newSessionID()
+	s.mu.Lock()
+	switch {
+	case s.closing:
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
+		return
+	case len(s.sessions) >= max:
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
+		return
+	}
+	sess := s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
+		Approver: replicaApprover{q: s.queue, prefix: s.approvalPrefix()}})
+	ss := &servedSession{sess: sess, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
+	s.sessions[id] = ss
+	s.mu.Unlock()
+	w.Header().Set("Location", "/v1/sessions/"+id)
+	writeJSON(w, http.StatusCreated, s.info(id, ss))
+}
+
+func (s *Server) session(w http.ResponseWriter, r *http.Request) (string, *servedSession) {
+	id := r.PathValue("sessionId")
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss == nil {
+		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
+		return "", nil
+	}
+	return id, ss
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	if id, ss := s.session(w, r); ss != nil {
+		writeJSON(w, http.StatusOK, s.info(id, ss))
+	}
+}
+
+// deleteSession cancels a running turn (its stream ends with session_end
+// "interrupted") and closes the session.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id, ss := s.session(w, r)
+	if ss == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.sessions, id)
+	s.mu.Unlock()
+	ss.mu.Lock()
+	ss.deleted = true
+	if ss.turn != nil && ss.turn.running {
+		ss.turn.cancel()
+	}
+	ss.mu.Unlock()
+	ss.sess.Close()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request) {
+	_, ss := s.session(w, r)
+	if ss == nil {
+		return
+	}
+	writeJSON(w, http.StatusOK, ss.sess.Report(r.Context(), r.URL.Query().Get("server")))
+}
+
+type turnRequest struct {
+	Message  string `json:"message"`
+	MaxSteps int    `json:"maxSteps"`
+}
+
+// postTurn starts a turn and streams its events as they happen. The turn
+// belongs to the server: when this request ends early the turn goes on,
+// and GET .../turns/{turnId}/events resumes the stream.
+func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
+	sid, ss := s.session(w, r)
+	if ss == nil {
+		return
+	}
+	var req turnRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		writeError(w, http.StatusBadRequest, "invalid_request", "message must not be empty")
+		return
+	}
+	if req.MaxSteps < 0 || req.MaxSteps > 1000 {
+		writeError(w, http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)")
+		return
+	}
+	t, err := s.startTurn(ss, req)
+	if err != nil {
+		writeError(w, http.StatusConflict, "turn_running", err.Error())
+		return
+	}
+	w.Header().Set("Location", eventsPath(sid, t.id))
+	w.Header().Set("Agenthost-Turn-Id", t.id)
+	sw := startSSE(w, http.StatusOK)
+	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done())
+}
+
+var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
+
+func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.deleted {
+		return nil, errors.New("the session was deleted")
+	}
+	if ss.turn != nil && ss.turn.running {
+		return nil, errTurnRunning
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ctx, cancel := context.WithCancel(s.life)
+	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: newEventLog(), cancel: cancel, running: true}
+	ss.turn = t
+	opts := s.turnOp
+	if req.MaxSteps > 0 {
+		opts.MaxSteps = req.MaxSteps
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		for e := range ss.sess.Turn(ctx, req.Message, opts) {
+			data, err := json.Marshal(e)
+			if err != nil {
+				data = []byte(`{"type":"error","kind":"internal","error":"an event could not be encoded"}`)
+			}
+			t.log.append(string(e.Type), data)
+		}
+		ss.mu.Lock()
+		t.running = false
+		ss.mu.Unlock()
+		t.log.finish()
+	}()
+	return t, nil
+}
+
+// turnEvents replays a turn's events after Last-Event-ID (or ?after=N),
+// then follows it live until session_end.
+func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
+	_, ss := s.session(w, r)
+	if ss == nil {
+		return
+	}
+	ss.mu.Lock()
+	t := ss.turn
+	ss.mu.Unlock()
+	if t == nil || t.id != r.PathValue("turnId") {
+		writeError(w, http.StatusNotFound, "not_found", "no such turn in this session (only the latest turn is kept)")
+		return
+	}
+	after := int64(0)
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("after")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "invalid_request", "Last-Event-ID must be an event id of this turn (a number)")
+			return
+		}
+		after = n
+	}
+	if _, _, _, _, gone := t.log.since(after); gone {
+		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
+		return
+	}
+	sw := startSSE(w, http.StatusOK)
+	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done())
+}

@@ -1,0 +1,88 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+)
+
+// sseWriter writes Server-Sent Events, flushing after each batch.
+type sseWriter struct {
+	w  *bufio.Writer
+	rc *http.ResponseController
+}
+
+func startSSE(w http.ResponseWriter, status int) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(status)
+	return &sseWriter{w: bufio.NewWriterSize(w, 8<<10), rc: http.NewResponseController(w)}
+}
+
+// event writes one event; id 0 writes none. data must be one line (it is
+// compact JSON).
+func (s *sseWriter) event(id int64, typ string, data []byte) error {
+	if id > 0 {
+		s.w.WriteString("id: ")
+		s.w.WriteString(strconv.FormatInt(id, 10))
+		s.w.WriteByte('\n')
+	}
+	if typ != "" {
+		s.w.WriteString("event: ")
+		s.w.WriteString(typ)
+		s.w.WriteByte('\n')
+	}
+	s.w.WriteString("data: ")
+	s.w.Write(data)
+	_, err := s.w.WriteString("\n\n")
+	return err
+}
+
+func (s *sseWriter) comment(text string) error {
+	_, err := s.w.WriteString(": " + text + "\n\n")
+	return err
+}
+
+func (s *sseWriter) flush() error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// streamLog writes the events of l after `after` until the turn ends, ctx
+// ends (the client left) or stop closes.
+func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, stop <-chan struct{}) error {
+	for {
+		evs, first, done, changed, gone := l.since(after)
+		if gone {
+			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (the turn kept the last 10000)"}`))
+			return sw.flush()
+		}
+		for i, e := range evs {
+			if err := sw.event(first+int64(i), e.typ, e.data); err != nil {
+				return err
+			}
+		}
+		after += int64(len(evs))
+		if err := sw.flush(); err != nil {
+			return err
+		}
+		if done && len(evs) == 0 {
+			return nil
+		}
+		if done {
+			continue // drain what arrived with the end
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return nil
+		}
+	}
+}
