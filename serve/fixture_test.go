@@ -137,7 +137,7 @@ func newFixture(t *testing.T, mod func(*config.Serve)) *fixture {
 		t.Fatal(err)
 	}
 	h.Connect(context.Background())
-	srv, err := New(Options{Host: h, Config: cfg.Serve, Audit: audit, Logger: logger})
+	srv, err := New(Options{Host: h, Config: cfg.Serve, Audit: audit, Logger: logger, hookBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,3 +306,5 @@ func (f *fixture) anyTurnRunning() bool {
 	}
 	return false
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

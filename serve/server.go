@@ -45,6 +45,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// TurnOptions apply to every turn.
 	TurnOptions host.TurnOptions
+
+	// hookBackoff is the first webhook retry delay (tests shorten it).
+	hookBackoff time.Duration
 }
 
 // Server is the HTTP API. It is safe for concurrent use.
@@ -105,7 +108,7 @@ func New(opts Options) (*Server, error) {
 		sessions: map[string]*servedSession{},
 		watch:    newBroadcaster(),
 	}
-	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger)
+	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	s.queue = approvals.NewQueue(approvals.QueueOptions{
 		OnPending: func(p approvals.Pending) {
 			s.watch.publish("pending", p.ID)

@@ -104,8 +104,11 @@ type delivery struct {
 	body []byte
 }
 
-func newNotifier(life context.Context, wg *sync.WaitGroup, cfgs []config.Webhook, public string, client *http.Client, logger *slog.Logger) *notifier {
-	n := &notifier{public: strings.TrimRight(public, "/"), backoff: time.Second}
+func newNotifier(life context.Context, wg *sync.WaitGroup, cfgs []config.Webhook, public string, client *http.Client, logger *slog.Logger, backoff time.Duration) *notifier {
+	if backoff <= 0 {
+		backoff = time.Second
+	}
+	n := &notifier{public: strings.TrimRight(public, "/"), backoff: backoff}
 	for _, c := range cfgs {
 		if c.Timeout <= 0 {
 			c.Timeout = defaultHookTimeout

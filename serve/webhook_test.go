@@ -1,0 +1,222 @@
+package serve
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/config"
+)
+
+// receiver is a webhook receiver written from the documentation only: it
+// recomputes the HMAC by hand, rejects stale timestamps and replays.
+type receiver struct {
+	t      *testing.T
+	secret string
+	mu     sync.Mutex
+	fail   int // answer 503 to this many deliveries first
+	got    []hookPayload
+	seen   map[string]bool
+	status []int
+	notify chan struct{}
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	ts := r.Header.Get("Agenthost-Webhook-Timestamp")
+	sig := r.Header.Get("Agenthost-Webhook-Signature")
+	id := r.Header.Get("Agenthost-Webhook-Id")
+	mac := hmac.New(sha256.New, []byte(rc.secret))
+	mac.Write([]byte(ts + "." + string(body)))
+	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	defer func() {
+		select {
+		case rc.notify <- struct{}{}:
+		default:
+		}
+	}()
+	switch {
+	case !hmac.Equal([]byte(sig), []byte(want)):
+		rc.status = append(rc.status, 401)
+		w.WriteHeader(401)
+		return
+	case err != nil || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute:
+		rc.status = append(rc.status, 400)
+		w.WriteHeader(400)
+		return
+	case rc.fail > 0:
+		rc.fail--
+		rc.status = append(rc.status, 503)
+		w.WriteHeader(503)
+		return
+	case rc.seen[id]:
+		rc.status = append(rc.status, 409)
+		w.WriteHeader(409)
+		return
+	}
+	rc.seen[id] = true
+	var p hookPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		rc.t.Errorf("payload: %v", err)
+	}
+	rc.got = append(rc.got, p)
+	rc.status = append(rc.status, 204)
+	w.WriteHeader(204)
+}
+
+func TestWebhookSignedAndRetried(t *testing.T) {
+	const secret = "hook-secret-canary-77"
+	rc := &receiver{t: t, secret: secret, fail: 2, seen: map[string]bool{}, notify: make(chan struct{}, 1)}
+	hs := httptest.NewServer(rc)
+	defer hs.Close()
+	f := newFixture(t, func(c *config.Serve) {
+		c.PublicURL = "https://approvals.example"
+		c.Webhooks = []config.Webhook{{URL: hs.URL + "/hook", Secret: secret, MaxAttempts: 4}}
+	})
+	s := f.createSession(map[string]string{"token": "CANARY-hook-value"})
+	resp := f.startTurn(s.ID, `call db__delete_rows {"where":"id = 3"}`)
+	defer resp.Body.Close()
+	p := f.waitPending()
+	for {
+		rc.mu.Lock()
+		n := len(rc.got)
+		rc.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		<-rc.notify
+	}
+	rc.mu.Lock()
+	got, statuses := rc.got[0], append([]int(nil), rc.status...)
+	rc.mu.Unlock()
+	if want := []int{503, 503, 204}; !equalInts(statuses, want) {
+		t.Errorf("receiver answered %v, want %v (two failures, then the retry verifies)", statuses, want)
+	}
+	if got.Type != "approval.pending" || got.Approval.ID != p.ID || got.Approval.Tool != "delete_rows" ||
+		got.URL != "https://approvals.example/approvals#"+p.ID || len(got.Approval.SecureParams) != 1 {
+		t.Errorf("payload = %+v", got)
+	}
+	f.do("POST", "/v1/approvals/"+p.ID+"/votes", aliceToken, map[string]any{"decision": "allow"})
+	mustSSE(t, resp.Body)
+	wantNoCanary(t, f, "CANARY-hook-value")
+	wantNoCanary(t, f, secret)
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWebhookGivesUpAndStopsOnRefusal(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		attempts int
+	}{
+		{"server errors are retried up to maxAttempts", 500, 3},
+		{"a refusal is not retried", 401, 1},
+		{"too many requests is retried", 429, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			n := 0
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				w.WriteHeader(tc.status)
+			}))
+			defer hs.Close()
+			h := &hook{cfg: config.Webhook{URL: hs.URL, Secret: "s", MaxAttempts: 3, Timeout: time.Second}, client: hs.Client(),
+				logger: discardLogger(), now: time.Now}
+			h.deliver(t.Context(), delivery{id: "apr_1", body: []byte(`{}`)}, time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			if n != tc.attempts {
+				t.Errorf("%d attempts, want %d", n, tc.attempts)
+			}
+		})
+	}
+}
+
+func TestVerifySignature(t *testing.T) {
+	secret := []byte("k")
+	now := time.Unix(1_800_000_000, 0)
+	body := []byte(`{"type":"approval.pending"}`)
+	good := Sign(secret, now, body)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	tests := []struct {
+		name      string
+		ts, sig   string
+		body      []byte
+		at        time.Time
+		wantError error
+	}{
+		{"valid", ts, good, body, now, nil},
+		{"valid within the window", ts, good, body, now.Add(4 * time.Minute), nil},
+		{"body changed", ts, good, []byte(`{"type":"x"}`), now, ErrBadSignature},
+		{"timestamp changed", strconv.FormatInt(now.Unix()+1, 10), good, body, now, ErrBadSignature},
+		{"too old", ts, good, body, now.Add(6 * time.Minute), ErrStale},
+		{"from the future", ts, good, body, now.Add(-6 * time.Minute), ErrStale},
+		{"not a number", "yesterday", good, body, now, ErrStale},
+		{"wrong secret", ts, Sign([]byte("other"), now, body), body, now, ErrBadSignature},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := VerifySignature(secret, tc.ts, tc.sig, tc.body, tc.at, 5*time.Minute)
+			if !errors.Is(err, tc.wantError) || (tc.wantError == nil) != (err == nil) {
+				t.Errorf("err = %v, want %v", err, tc.wantError)
+			}
+		})
+	}
+}
+
+func FuzzVerifySignature(f *testing.F) {
+	f.Add("1800000000", "sha256=00", []byte("{}"))
+	f.Add("-1", "", []byte(nil))
+	f.Add("99999999999999999999", "sha256=", []byte("x"))
+	f.Fuzz(func(t *testing.T, ts, sig string, body []byte) {
+		now := time.Unix(1_800_000_000, 0)
+		err := VerifySignature([]byte("k"), ts, sig, body, now, time.Minute)
+		if err == nil && sig != Sign([]byte("k"), time.Unix(mustInt(ts), 0), body) {
+			t.Fatalf("accepted a signature that is not the HMAC: %q %q", ts, sig)
+		}
+	})
+}
+
+func mustInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:pw@hooks.example/a?token=x": "https://hooks.example/a",
+		"http://h/p#frag":                         "http://h/p",
+		"http://h":                                "http://h",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
