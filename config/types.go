@@ -28,7 +28,7 @@ type Config struct {
 	// Hooks are commands run before and after tool calls, in Claude
 	// Code's shape (docs/config.md).
 	Hooks hooks.Config `json:"hooks" yaml:"hooks"`
-	Serve Serve `json:"serve" yaml:"serve"`
+	Serve Serve        `json:"serve" yaml:"serve"`
 }
 
 // Limits bound what the host reads from servers and what it forwards to
