@@ -1,8 +1,10 @@
 package approvals
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 )
 
@@ -35,9 +37,9 @@ type ChainLink struct {
 
 // BrokenChainError names the first record where a chain does not hold.
 type BrokenChainError struct {
-	Chain  string
-	Seq    int64
-	Reason string
+	Chain  string `json:"chain"`
+	Seq    int64  `json:"seq"`
+	Reason string `json:"reason"`
 }
 
 func (e *BrokenChainError) Error() string {
@@ -80,3 +82,53 @@ func (v *ChainVerifier) End(headSeq int64, headHash string) error {
 
 // Records reports how many records were checked.
 func (v *ChainVerifier) Records() int64 { return v.seq }
+
+// DefaultChain is the name of the audit chain database sinks append to.
+const DefaultChain = "main"
+
+// ChainReport is the result of checking one chain (`agenthost audit
+// verify --json` prints a list of them).
+type ChainReport struct {
+	Chain   string `json:"chain"`
+	Records int64  `json:"records"`
+	// Broken names the first record where the chain does not hold; nil
+	// when it is intact.
+	Broken *BrokenChainError `json:"broken"`
+}
+
+// ChainSource reads a stored chain back for VerifyChains.
+type ChainSource interface {
+	// Chains lists the chain names (those with a head or any record).
+	Chains(ctx context.Context) ([]string, error)
+	// Head returns the chain's head (0, "" when it has none).
+	Head(ctx context.Context, chain string) (seq int64, hash string, err error)
+	// Links calls fn for each record of the chain in order, stopping when
+	// fn returns an error (which it returns).
+	Links(ctx context.Context, chain string, fn func(ChainLink) error) error
+}
+
+// VerifyChains checks every chain of src.
+func VerifyChains(ctx context.Context, src ChainSource) ([]ChainReport, error) {
+	chains, err := src.Chains(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list audit chains: %w", err)
+	}
+	out := make([]ChainReport, 0, len(chains))
+	for _, c := range chains {
+		v := &ChainVerifier{Chain: c}
+		err := src.Links(ctx, c, v.Next)
+		var broken *BrokenChainError
+		if err == nil {
+			seq, hash, herr := src.Head(ctx, c)
+			if herr != nil {
+				return out, fmt.Errorf("read the head of audit chain %q: %w", c, herr)
+			}
+			err = v.End(seq, hash)
+		}
+		if err != nil && !errors.As(err, &broken) {
+			return out, fmt.Errorf("read audit chain %q: %w", c, err)
+		}
+		out = append(out, ChainReport{Chain: c, Records: v.Records(), Broken: broken})
+	}
+	return out, nil
+}

@@ -61,3 +61,28 @@ func TestBadDSNDoesNotQuoteIt(t *testing.T) {
 		t.Errorf("bad DSN: %v", err)
 	}
 }
+
+func TestAuditSink(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditBackend {
+		dsn := cluster.NewDatabase(t)
+		return storetest.AuditBackend{
+			Open: func(t *testing.T) approvals.Sink {
+				s, err := OpenAuditSink(context.Background(), dsn, AuditOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			},
+			Verify: func(ctx context.Context) ([]approvals.ChainReport, error) { return VerifyAudit(ctx, dsn) },
+			Exec: func(ctx context.Context, sql string) error {
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					return err
+				}
+				defer conn.Close(ctx)
+				_, err = conn.Exec(ctx, sql)
+				return err
+			},
+		}
+	})
+}

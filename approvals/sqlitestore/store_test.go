@@ -71,3 +71,28 @@ func TestRefusesNewerSchema(t *testing.T) {
 		t.Errorf("open against a newer schema: %v, want ErrSchemaTooNew", err)
 	}
 }
+
+func TestAuditSink(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditBackend {
+		path := filepath.Join(t.TempDir(), "audit.db")
+		return storetest.AuditBackend{
+			Open: func(t *testing.T) approvals.Sink {
+				s, err := OpenAuditSink(context.Background(), path, AuditOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			},
+			Verify: func(ctx context.Context) ([]approvals.ChainReport, error) { return VerifyAudit(ctx, path) },
+			Exec: func(ctx context.Context, q string) error {
+				db, err := sql.Open("sqlite", path)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				_, err = db.ExecContext(ctx, q)
+				return err
+			},
+		}
+	})
+}
