@@ -40,6 +40,11 @@ type Config struct {
 	// call; a rule needing more is a configuration error (0 means
 	// DefaultMaxApprovers).
 	MaxApprovers int `json:"maxApprovers" yaml:"maxApprovers"`
+	// Store is where approval requests and session grants are kept: ""
+	// (this process's memory), sqlite:PATH (one node; pending requests
+	// survive a restart) or postgres://... (many replicas). ${VAR} is
+	// expanded. docs/config.md describes it.
+	Store string `json:"store,omitempty" yaml:"store,omitempty"`
 }
 
 // CatalogueEntry classifies tools by server and tool-name glob.

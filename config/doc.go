@@ -48,8 +48,9 @@
 //
 // # ${VAR} expansion
 //
-// ${VAR} and ${VAR:-default} are expanded in the llm string settings and
-// in a server's command, args, env values, cwd, url and header values.
+// ${VAR} and ${VAR:-default} are expanded in the llm string settings, in
+// approvals.store and audit.store, and in a server's command, args, env
+// values, cwd, url and header values.
 // The default is used when VAR is unset or empty, and may itself contain
 // references. $$ stands for a literal $; a $ not followed by { or $ is kept
 // as it is. A reference to an unset variable without a default is an

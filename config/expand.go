@@ -144,6 +144,8 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 	field("llm.apiKey", &cfg.LLM.APIKey)
 	field("llm.model", &cfg.LLM.Model)
 	field("llm.systemPrompt", &cfg.LLM.SystemPrompt)
+	field("approvals.store", &cfg.Approvals.Store)
+	field("audit.store", &cfg.Audit.Store)
 
 	for _, name := range sortedKeys(cfg.MCPServers) {
 		srv := cfg.MCPServers[name]

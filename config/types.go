@@ -177,4 +177,8 @@ type SessionDefaults struct {
 type Audit struct {
 	// Path of the JSON-lines audit file; "-" for stderr; "" disables (warned).
 	Path string `json:"path" yaml:"path"`
+	// Store is a database the records are also written to, as a hash
+	// chain (`agenthost audit verify` checks it): sqlite:PATH or
+	// postgres://...; "" for none. ${VAR} is expanded.
+	Store string `json:"store" yaml:"store"`
 }

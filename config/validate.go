@@ -43,6 +43,8 @@ func (c *Config) Validate() error {
 		p.addf("session.trustLevel", "must be between %d and %d", approvals.MinTrust, approvals.MaxTrust)
 	}
 	validateApprovals(p, &c.Approvals)
+	validateStoreDSN(p, "approvals.store", c.Approvals.Store)
+	validateStoreDSN(p, "audit.store", c.Audit.Store)
 	validateLimits(p, &c.Limits)
 	validateHooks(p, &c.Hooks)
 	validateServe(p, &c.Serve)
@@ -370,5 +372,24 @@ func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
 		if s == "" || strings.ContainsAny(s, " \t\r\n\"") {
 			p.add(indexKey(childKey(key, "scopes"), i), "must be one scope token without spaces or quotes")
 		}
+	}
+}
+
+// validateStoreDSN checks a database setting: empty, sqlite:PATH or a
+// postgres:// URL. The message never repeats the value (it may hold a
+// password).
+func validateStoreDSN(p *problems, key, dsn string) {
+	switch {
+	case dsn == "":
+	case strings.HasPrefix(dsn, "sqlite:"):
+		if strings.TrimPrefix(dsn, "sqlite:") == "" {
+			p.add(key, "sqlite: needs a file path (sqlite:PATH)")
+		}
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := url.Parse(dsn); err != nil {
+			p.add(key, "is not a valid postgres:// URL")
+		}
+	default:
+		p.add(key, "must be sqlite:PATH or a postgres://user:password@host:port/database URL")
 	}
 }

@@ -1,0 +1,84 @@
+// Package stores opens the approvals store and the audit database named by
+// a DSN from the configuration (approvals.store, audit.store): sqlite:PATH
+// for one node (sqlitestore) or postgres://... for many replicas
+// (pgstore). It is the one place that links both drivers; library users
+// who want neither open a MemStore directly.
+package stores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/pgstore"
+	"github.com/agenthost/agenthost/approvals/sqlitestore"
+)
+
+// ErrUnknownDSN: the DSN is neither sqlite:PATH nor a postgres:// URL.
+var ErrUnknownDSN = errors.New("not a store DSN: want sqlite:PATH or postgres://user:password@host:port/database")
+
+// ErrSchemaTooNew: the database was migrated by a newer agenthost.
+var ErrSchemaTooNew = pgstore.ErrSchemaTooNew
+
+// Open opens the approvals store at dsn; "" is a fresh MemStore (this
+// process only).
+func Open(ctx context.Context, dsn string) (approvals.Store, error) {
+	switch {
+	case dsn == "":
+		return approvals.NewMemStore(approvals.MemStoreOptions{}), nil
+	case sqlitestore.IsDSN(dsn):
+		return sqlitestore.Open(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), sqlitestore.Options{})
+	case pgstore.IsDSN(dsn):
+		return pgstore.Open(ctx, dsn, pgstore.Options{})
+	}
+	return nil, ErrUnknownDSN
+}
+
+// OpenAuditSink opens the audit database at dsn.
+func OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+	switch {
+	case sqlitestore.IsDSN(dsn):
+		return sqlitestore.OpenAuditSink(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), sqlitestore.AuditOptions{})
+	case pgstore.IsDSN(dsn):
+		return pgstore.OpenAuditSink(ctx, dsn, pgstore.AuditOptions{})
+	}
+	return nil, ErrUnknownDSN
+}
+
+// VerifyAudit checks every audit chain in the database at dsn.
+func VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+	switch {
+	case sqlitestore.IsDSN(dsn):
+		return sqlitestore.VerifyAudit(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix))
+	case pgstore.IsDSN(dsn):
+		return pgstore.VerifyAudit(ctx, dsn)
+	}
+	return nil, ErrUnknownDSN
+}
+
+// Redact returns dsn fit for a message: a postgres:// URL's password is
+// replaced by "xxxxx".
+func Redact(dsn string) string {
+	if !pgstore.IsDSN(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Describe names the kind of store at dsn, for messages.
+func Describe(dsn string) string {
+	switch {
+	case dsn == "":
+		return "memory"
+	case sqlitestore.IsDSN(dsn):
+		return "SQLite " + strings.TrimPrefix(dsn, sqlitestore.Prefix)
+	}
+	return fmt.Sprintf("PostgreSQL %s", Redact(dsn))
+}
