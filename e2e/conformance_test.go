@@ -47,7 +47,7 @@ var conformanceScenarios = []conformanceScenario{
 	},
 	{
 		name: "tools_call",
-		args: []string{"call", "--json", "add_numbers", "--args", `{"a":2,"b":3}`, "--url"},
+		args: []string{"call", "--json", "--approve", "auto", "add_numbers", "--args", `{"a":2,"b":3}`, "--url"},
 		want: []string{"tool-add-numbers"},
 	},
 	{
@@ -66,7 +66,7 @@ var conformanceScenarios = []conformanceScenario{
 		// the client resumes it with GET and Last-Event-ID after the retry
 		// delay the stream named (SEP-1699).
 		name: "sse-retry",
-		args: []string{"call", "--json", "test_reconnection", "--url"},
+		args: []string{"call", "--json", "--approve", "auto", "test_reconnection", "--url"},
 		want: []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
 	},
 }

@@ -609,8 +609,11 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 	case config.TransportHTTP:
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
-			transport.WithHTTPLogger(c.logger),
+			transport.WithHTTPLogger(slog.New(quietListening{c.logger.Handler()})),
 			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll)),
+			// The GET stream of the 2025-11-25 era (see legacyhttp.go).
+			//lint:ignore SA1019 deprecated for the 2026-07-28 era only, where mcp-go leaves it closed
+			transport.WithContinuousListening(),
 		)
 	case config.TransportSSE:
 		return transport.NewSSE(c.cfg.URL,

@@ -26,9 +26,13 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	listeningRefused(req, resp)
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode == http.StatusNotFound && req.Method == http.MethodPost && media == "application/json" {
 		unknownToolAsError(resp)
+	}
+	if resp.StatusCode == http.StatusOK && media == "application/json" && req.Context().Value(discoverProbeKey{}) != nil {
+		checkDiscoverAnswer(resp, t.max)
 	}
 	if media != "text/event-stream" {
 		resp.Body = &bodyLimit{body: resp.Body, max: t.max}

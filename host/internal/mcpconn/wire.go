@@ -223,8 +223,14 @@ func (w *wireTransport) SetConnectionLostHandler(handler func(error)) {
 	}
 }
 
-// RequiresLegacyProtocol forwards the inner transport's constraint.
+// RequiresLegacyProtocol forwards the inner transport's constraint, except
+// a streamable HTTP transport's: the host turns on its GET stream for
+// servers of the 2025-11-25 era, and mcp-go leaves the stream closed on
+// modern connections (see legacyhttp.go).
 func (w *wireTransport) RequiresLegacyProtocol() bool {
+	if _, ok := w.inner.(*transport.StreamableHTTP); ok {
+		return false
+	}
 	type legacy interface{ RequiresLegacyProtocol() bool }
 	l, ok := w.inner.(legacy)
 	return ok && l.RequiresLegacyProtocol()
@@ -250,6 +256,9 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 	}
 
+	if request.Method == string(mcp.MethodServerDiscover) {
+		ctx = context.WithValue(ctx, discoverProbeKey{}, true)
+	}
 	// mcp-go drops a message it cannot parse, and the request it answered
 	// would wait for its timeout: the guards fail it through its context.
 	ctx, id, cancel := w.pending.track(ctx, w.http)
@@ -263,6 +272,12 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	}
 
 	switch request.Method {
+	case string(mcp.MethodServerDiscover):
+		// Over HTTP the client checked a JSON answer already; this is
+		// for the other transports and event-stream answers.
+		if response.Error == nil && !discoverIsModern(response.Result) {
+			return notDiscovered(response), nil
+		}
 	case string(mcp.MethodToolsList):
 		if x != nil && response.Error == nil {
 			// The host parses the page itself; mcp-go gets an empty one,
