@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
 
 // toolInfo is what the approvals package needs of a tool.
@@ -44,7 +45,7 @@ type toolVerdicts struct {
 // verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a
 // listing (no memo).
 func verdictsOf(ct *CatalogTool) *toolVerdicts {
-	m := ct.Memo()
+	m := mcpconn.MemoOf(ct)
 	if m == nil {
 		return nil
 	}

@@ -53,12 +53,13 @@ type CatalogTool struct {
 	parsed bool
 }
 
-// Memo returns the slot for what a user of the catalog derives from this
+// MemoOf returns the slot for what a user of the catalog derives from t's
 // definition (the host's risk and trust verdicts), or nil for a CatalogTool
 // built outside a listing. It is carried to the next listing only while the
 // definition's bytes are unchanged, so it dies with the definition: a server
-// that keeps changing its tools does not grow the host.
-func (t *CatalogTool) Memo() *Memo { return t.memo }
+// that keeps changing its tools does not grow the host. (A function, not a
+// method: CatalogTool is part of the host's API, the memo is not.)
+func MemoOf(t *CatalogTool) *Memo { return t.memo }
 
 // Memo holds one value, set once by the first Load and kept.
 type Memo struct{ v atomic.Pointer[any] }
