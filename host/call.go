@@ -86,7 +86,7 @@ func (s *Session) callTool(ctx context.Context, server, tool string, args json.R
 	}
 	start := time.Now()
 	t := d.tool.Tool
-	result, sent, err := c.Call(ctx, mcpconn.CallRequest{Tool: t.Name, Arguments: arguments, Secure: d.secure, Renew: s.renewer(ctx, server, t, d.secure)})
+	result, sent, err := c.Call(ctx, mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)})
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// PostToolUse hooks see the redacted result; what they leave is
@@ -365,25 +365,24 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 	return secure, nil
 }
 
-// renewer is the call's Renew: after the server rejected the host's
-// secure values (an expired or revoked token, say), it drops the cached
-// values and resolves fresh ones for the one retry. Nil for a call without
-// secure values.
-func (s *Session) renewer(ctx context.Context, server string, t *secureparams.Tool, secure *mcpconn.SecureArgs) func(context.Context) (*mcpconn.SecureArgs, error) {
-	if secure == nil {
-		return nil
+// renewer is a session as the mcpconn.Renewer of its calls (a conversion:
+// nothing is allocated per call, and Session's methods stay its own).
+type renewer Session
+
+// RenewSecure drops the session's cached secure values of the tool and
+// resolves fresh ones for the one retry after the server rejected the
+// host's values (an expired or revoked token, say).
+func (r *renewer) RenewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
+	s := (*Session)(r)
+	h := s.host
+	for _, p := range t.SecureParams {
+		h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
 	}
-	return func(context.Context) (*mcpconn.SecureArgs, error) {
-		h := s.host
-		for _, p := range t.SecureParams {
-			h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
-		}
-		fresh, err := s.secureArgs(ctx, server, t)
-		if err == nil {
-			h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
-		}
-		return fresh, err
+	fresh, err := s.secureArgs(ctx, server, t)
+	if err == nil {
+		h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
 	}
+	return fresh, err
 }
 
 // maxPrepared bounds a session's prepared calls (one per tool definition

@@ -10,21 +10,29 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // CallRequest is one tools/call.
 type CallRequest struct {
-	// Tool is the tool's name as the server listed it.
-	Tool string
+	// Tool is the definition the call was decided for; its name is sent.
+	Tool *secureparams.Tool
 	// Arguments are sent as they are: a JSON object.
 	Arguments json.RawMessage
 	// Secure are the call's secureArguments; nil sends none.
 	Secure *SecureArgs
-	// Renew, when set, gives fresh secure values for the one retry after
-	// the server rejected Secure (a -32602 answer to a call that carried
-	// them, for a tool the server still lists): an expired or revoked
-	// token, say. An error from it ends the call with the rejection.
-	Renew func(context.Context) (*SecureArgs, error)
+	// Renewer, when set, gives fresh secure values for the one retry
+	// after the server rejected Secure (a -32602 answer to a call that
+	// carried them, for a tool the server still lists): an expired or
+	// revoked token, say. An error from it ends the call with the
+	// rejection.
+	Renewer Renewer
+}
+
+// Renewer resolves a tool's secure values again, bypassing any cache.
+type Renewer interface {
+	RenewSecure(ctx context.Context, server string, tool *secureparams.Tool) (*SecureArgs, error)
 }
 
 // Failure says why a call failed; see CallError.
@@ -156,7 +164,7 @@ func (c *Conn) Lookup(ctx context.Context, tool string) (*ServerSnapshot, *Catal
 // Call runs one tools/call. It connects when there is no connection,
 // drops a connection that broke (the next call reconnects), and retries
 // once: after an unknown-tool answer (-32601) for a tool the server still
-// lists once re-listed, or with Renew's values after the server rejected
+// lists once re-listed, or with the Renewer's values after the server rejected
 // the secure ones. It returns the result and the secure values that went
 // with it, or a *CallError.
 func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, *SecureArgs, error) {
@@ -185,13 +193,13 @@ func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, 
 			if rerr := c.Refresh(ctx); rerr != nil {
 				c.logger.Warn("refresh after unknown-tool answer failed", "err", rerr)
 			}
-			if ct := c.Snapshot().Tool(req.Tool); ct == nil || ct.Status != ToolActive {
+			if ct := c.Snapshot().Tool(req.Tool.Name); ct == nil || ct.Status != ToolActive {
 				cerr.Failure = FailToolGone
 				return nil, nil, cerr
 			}
 			if code == mcp.INVALID_PARAMS && req.Secure != nil {
-				if !retried && req.Renew != nil {
-					if fresh, rerr := req.Renew(ctx); rerr == nil && fresh != nil {
+				if !retried && req.Renewer != nil {
+					if fresh, rerr := req.Renewer.RenewSecure(ctx, c.name, req.Tool); rerr == nil && fresh != nil {
 						retried, req.Secure = true, fresh
 						continue
 					}
@@ -214,12 +222,12 @@ func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := mcp.CallToolRequest{}
-	call.Params.Name = req.Tool
+	call.Params.Name = req.Tool.Name
 	call.Params.Arguments = req.Arguments
 	if req.Secure != nil {
-		var name string
-		name, call.Header = w.exchanges.open(&exchange{secure: req.Secure})
-		defer w.exchanges.close(name)
+		x := w.exchanges.open(req.Secure)
+		defer w.exchanges.close(x)
+		call.Header = x.header
 	}
 	result, err := cl.CallTool(cctx, call)
 	if err == nil {

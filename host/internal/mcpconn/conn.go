@@ -305,7 +305,12 @@ func backoff(failures int) time.Duration {
 
 // dial starts the transport, negotiates the protocol and lists tools.
 func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *ServerSnapshot, error) {
-	pending := &pendingRequests{}
+	// Only the host's own transports read through guards that report
+	// protocol failures; requests on one handed in are not tracked.
+	var pending *pendingRequests
+	if c.transport == nil {
+		pending = &pendingRequests{}
+	}
 	inner, err := c.newTransport(pending)
 	if err != nil {
 		return nil, nil, nil, err
@@ -395,14 +400,13 @@ func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*
 		if page >= maxListPages {
 			return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
 		}
-		x := &exchange{}
 		req := mcp.ListToolsRequest{}
 		req.Params.Cursor = cursor
-		var name string
-		name, req.Header = w.exchanges.open(x)
+		x := w.exchanges.open(nil)
+		req.Header = x.header
 		_, err := cl.ListToolsByPage(ctx, req)
-		w.exchanges.close(name)
-		raw := x.page
+		raw := w.exchanges.pageOf(x)
+		w.exchanges.close(x)
 		if raw == nil {
 			if err == nil {
 				err = errors.New("empty result")

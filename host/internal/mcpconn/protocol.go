@@ -144,9 +144,10 @@ type lineGuard struct {
 	max  int64
 	fail func(*ProtocolError)
 
-	line []byte // the line being handed on
+	line []byte // the line being handed on: in src's buffer or in buf
 	off  int
-	err  error // the source's error, once it has ended
+	buf  []byte // a line longer than src's buffer, assembled
+	err  error  // the source's error, once it has ended
 }
 
 // bigLine: a line buffer grown past this is dropped once handed on, so a
@@ -169,46 +170,64 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// next reads the next acceptable line into g.line, or leaves it empty.
+// next reads the next acceptable line into g.line, or leaves it empty. A
+// line that fits src's buffer is handed on from there, without a copy: src
+// is not read again before the line is consumed.
 func (g *lineGuard) next() {
-	if cap(g.line) > bigLine {
-		g.line = nil
+	if cap(g.buf) > bigLine {
+		g.buf = nil
 	}
-	g.line, g.off = g.line[:0], 0
-	tooLong := false
-	for {
-		chunk, err := g.src.ReadSlice('\n')
-		if !tooLong {
-			if int64(len(g.line)+len(chunk)) > g.max {
-				tooLong = true
-				g.line = g.line[:0]
-			} else {
-				g.line = append(g.line, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			// An unterminated last line is not a message (mcp-go drops
-			// it too); the error ends the stream.
-			g.err = err
-			g.line = g.line[:0]
+	g.line, g.off = nil, 0
+	chunk, err := g.src.ReadSlice('\n')
+	if err == nil {
+		if int64(len(chunk)) > g.max {
+			g.fail(messageTooLarge(g.max))
 			return
 		}
-		break
+		g.accept(chunk)
+		return
+	}
+	// A line longer than src's buffer, or the end of the stream.
+	g.buf = g.buf[:0]
+	tooLong := false
+	for {
+		if !tooLong {
+			if int64(len(g.buf)+len(chunk)) > g.max {
+				tooLong = true
+				g.buf = g.buf[:0]
+			} else {
+				g.buf = append(g.buf, chunk...)
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+		chunk, err = g.src.ReadSlice('\n')
+	}
+	if err != nil {
+		// An unterminated last line is not a message (mcp-go drops
+		// it too); the error ends the stream.
+		g.err = err
+		g.buf = g.buf[:0]
+		return
 	}
 	if tooLong {
 		g.fail(messageTooLarge(g.max))
 		return
 	}
-	msg := bytes.TrimSpace(g.line)
+	g.accept(g.buf)
+}
+
+// accept hands on line if it can be a JSON-RPC message, and reports it
+// otherwise; a blank line is skipped.
+func (g *lineGuard) accept(line []byte) {
+	msg := bytes.TrimSpace(line)
 	if len(msg) == 0 {
-		g.line = g.line[:0]
 		return
 	}
 	if problem := messageProblem(msg); problem != "" {
-		g.line = g.line[:0]
 		g.fail(invalidMessage(problem))
+		return
 	}
+	g.line = line
 }

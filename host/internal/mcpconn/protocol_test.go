@@ -250,3 +250,41 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 		t.Fatalf("the other request failed with %v", err)
 	}
 }
+
+// Lines longer than the guard's read buffer are assembled and handed on
+// whole, and the short lines around them (handed on from the buffer
+// itself) are not disturbed by them.
+func TestLineGuardLongLines(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("a", 100<<10) + `"}`
+	tooLong := `{"jsonrpc":"2.0","id":2,"result":"` + strings.Repeat("b", 300<<10) + `"}`
+	short := func(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, id) }
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []string
+		fails int
+	}{
+		{"long between short", []string{short(10), long, short(11)}, []string{short(10), long, short(11)}, 0},
+		{"too long between short", []string{short(10), tooLong, short(11)}, []string{short(10), short(11)}, 1},
+		{"long after too long", []string{tooLong, long, short(12)}, []string{long, short(12)}, 1},
+		{"long last, unterminated", []string{short(10), long + "\n" + long[:1000]}, []string{short(10), long}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fails := 0
+			g := newLineGuard(strings.NewReader(strings.Join(tc.lines, "\n")+"\n"), 256<<10, func(*ProtocolError) { fails++ })
+			if strings.HasSuffix(tc.name, "unterminated") {
+				g = newLineGuard(strings.NewReader(strings.Join(tc.lines, "\n")), 256<<10, func(*ProtocolError) { fails++ })
+			}
+			out, err := io.ReadAll(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Join(tc.want, "\n") + "\n"; string(out) != want {
+				t.Errorf("passed on %d bytes, want %d", len(out), len(want))
+			}
+			if fails != tc.fails {
+				t.Errorf("%d failures, want %d", fails, tc.fails)
+			}
+		})
+	}
+}

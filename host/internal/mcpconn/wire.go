@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -42,6 +43,10 @@ const exchangeHeader = "Agenthost-Exchange"
 
 // exchange is what one request needs from the seam.
 type exchange struct {
+	// name is in header, the only key of the request header that names
+	// the exchange; both are made once and reused (see exchanges).
+	name   string
+	header http.Header
 	// secure are the call's secureArguments (nil for a listing);
 	// read-only.
 	secure *SecureArgs
@@ -49,53 +54,81 @@ type exchange struct {
 	page json.RawMessage
 }
 
-// exchanges are a connection's open exchanges, by name.
+// exchanges are a connection's open exchanges, by name. Closed ones are
+// kept for reuse (at most maxFreeExchanges), name and header included, so
+// opening one allocates nothing: a name is reused only once its exchange
+// is closed, when no request of it is left.
 type exchanges struct {
 	mu   sync.Mutex
 	next uint64
 	m    map[string]*exchange
+	free []*exchange
 }
 
-// open registers x and returns the request header that names it.
-func (e *exchanges) open(x *exchange) (string, http.Header) {
+const maxFreeExchanges = 64
+
+// open registers an exchange for the secure values of one call (nil for a
+// listing) and returns it; its header names it.
+func (e *exchanges) open(secure *SecureArgs) *exchange {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	var x *exchange
+	if n := len(e.free); n > 0 {
+		x = e.free[n-1]
+		e.free = e.free[:n-1]
+	} else {
+		e.next++
+		name := strconv.FormatUint(e.next, 36)
+		x = &exchange{name: name, header: http.Header{exchangeHeader: []string{name}}}
+	}
 	if e.m == nil {
 		e.m = make(map[string]*exchange)
 	}
-	e.next++
-	name := strconv.FormatUint(e.next, 36)
-	e.m[name] = x
-	e.mu.Unlock()
-	return name, http.Header{exchangeHeader: []string{name}}
-}
-
-// close forgets the named exchange and returns it.
-func (e *exchanges) close(name string) *exchange {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	x := e.m[name]
-	delete(e.m, name)
+	x.secure = secure
+	e.m[x.name] = x
 	return x
 }
 
-// take removes the exchange header from a request (on a copy of its
-// headers: mcp-go reuses them across rounds) and returns the exchange it
-// names, or nil.
+// close forgets x.
+func (e *exchanges) close(x *exchange) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.m, x.name)
+	x.secure, x.page = nil, nil
+	if len(e.free) < maxFreeExchanges {
+		e.free = append(e.free, x)
+	}
+}
+
+// take removes the exchange header from a request and returns the
+// exchange it names, or nil. mcp-go hands every round of a request a
+// fresh copy of the caller's headers (client.startSendSpan clones them),
+// which is edited in place; the exchange's own header, should it come
+// here itself, is never modified.
 func (e *exchanges) take(request *transport.JSONRPCRequest) *exchange {
 	names := request.Header[exchangeHeader]
 	if len(names) == 0 {
 		return nil
 	}
-	if len(request.Header) == 1 {
+	e.mu.Lock()
+	x := e.m[names[0]]
+	e.mu.Unlock()
+	switch {
+	case len(request.Header) == 1:
 		request.Header = nil
-	} else {
+	case x != nil && sameMap(request.Header, x.header):
 		h := request.Header.Clone()
 		h.Del(exchangeHeader)
 		request.Header = h
+	default:
+		request.Header.Del(exchangeHeader)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.m[names[0]]
+	return x
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b http.Header) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // setPage keeps the raw page of a listing. The transport decoded the
@@ -105,6 +138,13 @@ func (e *exchanges) setPage(x *exchange, page json.RawMessage) {
 	e.mu.Lock()
 	x.page = page
 	e.mu.Unlock()
+}
+
+// pageOf is the raw page the seam kept for x, or nil.
+func (e *exchanges) pageOf(x *exchange) json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return x.page
 }
 
 // emptyToolsPage is what mcp-go decodes instead of a page the host reads
@@ -159,7 +199,9 @@ type wireTransport struct {
 	// http: the inner transport sends request headers at all.
 	http bool
 	// pending are the requests in flight, for protocol failures that
-	// the inner transport's reader reports (see lineGuard, eventGuard).
+	// the inner transport's reader reports (see lineGuard, eventGuard);
+	// nil for a transport with no such reader (one handed in by the
+	// embedding program), whose requests are not tracked.
 	pending *pendingRequests
 	// exchanges are the requests that need the seam.
 	exchanges exchanges
@@ -182,9 +224,6 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 // newWire wraps inner: seam is what mcp-go gets (HTTP-typed exactly when
 // inner is), w its core.
 func newWire(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests) (seam transport.Interface, w *wireTransport) {
-	if pending == nil {
-		pending = &pendingRequests{}
-	}
 	w = &wireTransport{inner: inner, headers: headers, pending: pending}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
@@ -261,8 +300,14 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	}
 	// mcp-go drops a message it cannot parse, and the request it answered
 	// would wait for its timeout: the guards fail it through its context.
-	ctx, id, cancel := w.pending.track(ctx, w.http)
-	defer w.pending.done(id, cancel)
+	if w.pending != nil {
+		var (
+			id     uint64
+			cancel context.CancelCauseFunc
+		)
+		ctx, id, cancel = w.pending.track(ctx, w.http)
+		defer w.pending.done(id, cancel)
+	}
 	response, err := w.inner.SendRequest(ctx, request)
 	if err != nil {
 		if perr := protocolCause(ctx); perr != nil {

@@ -119,8 +119,9 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 				v.SetProtocolVersion(tc.version)
 			}
 			params := map[string]json.RawMessage{"name": json.RawMessage(`"` + tc.tool + `"`)}
-			name, header := w.exchanges.open(&exchange{secure: call})
-			defer w.exchanges.close(name)
+			x := w.exchanges.open(call)
+			defer w.exchanges.close(x)
+			header := x.header
 			if _, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
 				t.Fatal(err)
 			}
@@ -152,9 +153,11 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myName, myHeader := w.exchanges.open(&exchange{secure: mine})
-	theirName, theirHeader := w.exchanges.open(&exchange{secure: theirs})
-	defer w.exchanges.close(theirName)
+	myX := w.exchanges.open(mine)
+	myName, myHeader := myX.name, myX.header
+	theirX := w.exchanges.open(theirs)
+	defer w.exchanges.close(theirX)
+	theirHeader := theirX.header
 	send := func(header http.Header) string {
 		t.Helper()
 		params := mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}
@@ -178,12 +181,14 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 		header func() http.Header
 		want   string
 	}{
-		{"first round", func() http.Header { return myHeader }, "mine"},
-		{"second round, same header", func() http.Header { return myHeader }, "mine"},
+		{"first round", func() http.Header { return myHeader.Clone() }, "mine"},
+		{"second round", func() http.Header { return myHeader.Clone() }, "mine"},
+		{"the exchange's own header", func() http.Header { return myHeader }, "mine"},
+		{"the exchange's own header again", func() http.Header { return myHeader }, "mine"},
 		{"another call", func() http.Header { return theirHeader }, "theirs"},
 		{"no exchange", func() http.Header { return nil }, ""},
 		{"other headers kept", func() http.Header { return http.Header{exchangeHeader: {myName}, "X-Keep": {"1"}} }, "mine"},
-		{"closed", func() http.Header { w.exchanges.close(myName); return myHeader }, ""},
+		{"closed", func() http.Header { w.exchanges.close(myX); return http.Header{exchangeHeader: {myName}} }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.header()
