@@ -99,6 +99,9 @@ func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Exp
 	if tr.declaredErr != nil {
 		x.DeclaredError = tr.declaredErr.Error()
 	}
+	if t := p.clampTrust(c.TrustLevel); t < c.TrustLevel && t == p.trustCeiling {
+		x.Notes = append(x.Notes, fmt.Sprintf("session trust level %d is capped at %d by the managed policy (maxTrustLevel)", c.TrustLevel, t))
+	}
 	for _, id := range d.Rules {
 		for _, r := range p.rules {
 			if r.rule.ID == id {
@@ -118,7 +121,7 @@ func (p *Policy) explainExprs(c Call, risk Effective) []ExprResult {
 	if !p.hasExpr {
 		return out
 	}
-	trust := clampTrust(c.TrustLevel)
+	trust := p.clampTrust(c.TrustLevel)
 	in := p.newExprInput(context.Background(), &c, &risk, trust)
 	for i := range p.rules {
 		r := &p.rules[i]

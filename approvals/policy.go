@@ -26,6 +26,9 @@ type Policy struct {
 	inferrer     *Inferrer
 	// hasExpr: some rule has a when.expr, so calls need an exprInput.
 	hasExpr bool
+	// trustCeiling caps sessions' trust levels (a managed policy's
+	// maxTrustLevel); 0 means no cap.
+	trustCeiling int
 
 	// evaluations memoises evaluate by the set of matching rules: the
 	// decision's texts are built once, not on every call.
@@ -71,10 +74,24 @@ type compiledRule struct {
 }
 
 // NewPolicy validates cfg (see Config.Validate) and compiles it.
-func NewPolicy(cfg Config) (*Policy, error) {
+func NewPolicy(cfg Config) (*Policy, error) { return NewManagedPolicy(cfg, nil) }
+
+// NewManagedPolicy validates the user's cfg and the administrator's
+// managed approvals (nil: none; see Managed) and compiles them together:
+// the managed rules are always evaluated (their ids prefixed with
+// ManagedRulePrefix), the managed catalogue comes first, the managed
+// unclassified mode and noMatch are floors, and the managed
+// maxTrustLevel caps every session's trust level.
+func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
 	}
+	if managed != nil {
+		if err := managed.Validate(); err != nil {
+			return nil, fmt.Errorf("invalid managed approvals: %w", err)
+		}
+	}
+	cfg, ceiling := merged(cfg, managed)
 	inferrer, err := newInferrer(cfg.ExtraVerbs)
 	if err != nil {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
@@ -85,6 +102,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		timeout:      cfg.Timeout,
 		maxApprovers: cfg.maxApprovers(),
 		inferrer:     inferrer,
+		trustCeiling: ceiling,
 	}
 	if p.unclassified == "" {
 		p.unclassified = UnclassifiedAsk
@@ -582,10 +600,15 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 	}{decisionJSON(d), timeout})
 }
 
-func clampTrust(t int) int {
+// clampTrust is the trust level a session of level t has under the
+// policy: below MinTrust none (0), at most MaxTrust and the managed
+// ceiling.
+func (p *Policy) clampTrust(t int) int {
 	switch {
 	case t < MinTrust:
 		return 0
+	case p.trustCeiling > 0 && t > p.trustCeiling:
+		return p.trustCeiling
 	case t > MaxTrust:
 		return MaxTrust
 	}
@@ -609,7 +632,7 @@ func (p *Policy) Decide(eff Effective, c Call) Decision {
 // decide is Decide with a context that interrupts rule expressions.
 func (p *Policy) decide(ctx context.Context, eff Effective, c Call) Decision {
 	atCall, escalations := escalate(eff.normalize(), c.Args)
-	trust := clampTrust(c.TrustLevel)
+	trust := p.clampTrust(c.TrustLevel)
 	var in *exprInput
 	if p.hasExpr {
 		in = p.newExprInput(ctx, &c, &atCall, trust)
@@ -874,7 +897,7 @@ func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool
 // tools from the model. reason is for operators (it may name rules).
 func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (never bool, reason string) {
 	base := eff.normalize()
-	trust = clampTrust(trust)
+	trust = p.clampTrust(trust)
 	if trust < base.trustFloor() {
 		fix := "run the session at that trust level (--trust, session.trustLevel)"
 		switch {

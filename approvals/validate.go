@@ -69,6 +69,8 @@ func (c *Config) Validate() error {
 			add(key+".id", "required")
 		case dup:
 			add(key+".id", "duplicate id %q (also rules[%d])", r.ID, first)
+		case isManagedID(r.ID):
+			add(key+".id", "%q starts with %q, which is kept for the rules of a managed policy", r.ID, ManagedRulePrefix)
 		default:
 			seen[r.ID] = i
 		}

@@ -1,7 +1,9 @@
 // Package config owns the agenthost configuration file: finding it, reading
 // it (YAML, JSON or TOML, chosen by extension), applying AGENTHOST_*
 // environment overrides, expanding ${VAR} references, filling defaults and
-// validating it with messages that name the file and the key.
+// validating it with messages that name the file and the key; and the
+// administrator's managed policy file (see [Managed]), whose allowedServers
+// it checks the configuration's servers against.
 //
 // # Where the configuration comes from
 //

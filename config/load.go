@@ -14,7 +14,8 @@ import (
 const DefaultFile = "agenthost.yaml"
 
 // Load reads, expands, completes and validates the configuration file at
-// path, with AGENTHOST_* overrides applied. The format follows the
+// path, with AGENTHOST_* overrides applied, and applies the administrator's
+// managed policy (see ApplyManaged). The format follows the
 // extension: .yaml/.yml, .json or .toml. Every error is an [*Error].
 func Load(path string) (*Config, error) {
 	format, ok := normalizeFormat(filepath.Ext(path))
@@ -30,6 +31,9 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	cfg.resolvePaths(filepath.Dir(path))
+	if err := cfg.ApplyManaged(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -81,7 +85,8 @@ func describeReadError(err error) string {
 // explicitPath (--config) must exist. Otherwise the first existing file of
 // [DefaultPaths] is loaded; when there is none, the result is an empty,
 // valid configuration with AGENTHOST_* overrides and defaults applied, and
-// its File is "".
+// its File is "". Either way the administrator's managed policy applies
+// (see ApplyManaged).
 func LoadDefault(explicitPath string) (*Config, error) {
 	if explicitPath != "" {
 		return Load(explicitPath)
@@ -101,7 +106,14 @@ func LoadDefault(explicitPath string) (*Config, error) {
 		}
 		return Load(path)
 	}
-	return build(nil, FormatYAML, "", true)
+	cfg, err := build(nil, FormatYAML, "", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ApplyManaged(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // DefaultPaths lists the files LoadDefault looks for, in order:

@@ -29,6 +29,12 @@ type Config struct {
 	// Code's shape (docs/config.md).
 	Hooks hooks.Config `json:"hooks" yaml:"hooks"`
 	Serve Serve        `json:"serve" yaml:"serve"`
+
+	// Managed is the administrator's managed policy that applies to this
+	// configuration (nil: none). It is never read from the configuration
+	// file: Load and LoadDefault read it from its own file (see
+	// ApplyManaged).
+	Managed *Managed `json:"-" yaml:"-"`
 }
 
 // Limits bound what the host reads from servers and what it forwards to

@@ -48,6 +48,7 @@ func (c *Config) Validate() error {
 	validateLimits(p, &c.Limits)
 	validateHooks(p, &c.Hooks)
 	validateServe(p, &c.Serve)
+	c.checkManaged(p)
 	return p.err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 
@@ -145,6 +146,15 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("host: no config")
 	}
 	cfg := opts.Config
+	// The administrator's managed policy decides which servers may be
+	// used at all, however the config was built.
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
+		if sc := cfg.MCPServers[name]; sc != nil && !sc.Disabled {
+			if err := cfg.AdmitServer(name); err != nil {
+				return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+			}
+		}
+	}
 	for name := range opts.Transports {
 		if _, ok := cfg.MCPServers[name]; !ok {
 			return nil, fmt.Errorf("host: a transport is given for %q, which is not a configured server", name)
@@ -170,7 +180,11 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("host: bindings: %w", err)
 	}
 
-	policy, err := approvals.NewPolicy(cfg.Approvals)
+	var managed *approvals.Managed
+	if cfg.Managed != nil {
+		managed = &cfg.Managed.Approvals
+	}
+	policy, err := approvals.NewManagedPolicy(cfg.Approvals, managed)
 	if err != nil {
 		_ = binder.Close()
 		closeAll(plugins)

@@ -153,6 +153,10 @@ func adHocConfig(rawURL, transport string) (*config.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The administrator's managed policy applies to ad-hoc servers too.
+	if err := cfg.ApplyManaged(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
