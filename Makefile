@@ -11,8 +11,9 @@ test: sysdeps peers vet
 # Debian packages the tests need, as COMMAND:PACKAGE pairs: `sysdeps`
 # installs PACKAGE when COMMAND is found neither on the PATH nor in
 # /usr/lib/postgresql/*/bin (where Debian keeps initdb and pg_ctl).
-# The PostgreSQL tests start their own throwaway cluster (internal/pgtest).
-SYSDEPS = initdb:postgresql
+# The PostgreSQL tests start their own throwaway cluster (internal/pgtest);
+# the approvals-page tests (serve, e2e) drive a headless chromium.
+SYSDEPS = initdb:postgresql chromium:chromium
 
 sysdeps:
 	@need=""; for p in $(SYSDEPS); do cmd=$${p%%:*}; pkg=$${p#*:}; \

@@ -308,3 +308,24 @@ func (f *fixture) anyTurnRunning() bool {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// waitOther waits for a pending approval other than id.
+func (f *fixture) waitOther(id string) approvalView {
+	f.t.Helper()
+	ch, stop := f.srv.watch.subscribe()
+	defer stop()
+	for {
+		for _, p := range f.srv.queue.List() {
+			if p.ID != id {
+				return f.srv.approvalView(p)
+			}
+		}
+		if !f.anyTurnRunning() {
+			f.t.Fatal("no turn is running and nothing else waits for approval")
+		}
+		select {
+		case <-ch:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
