@@ -111,7 +111,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 	if b, err := json.Marshal(eff); err == nil {
 		tr.Risk = b
 	}
-	d := h.policy.Decide(eff, approvals.Call{Server: snap.Name, Tool: tv.Tool.Name, Args: json.RawMessage("{}"), TrustLevel: s.trustLevel})
+	d := h.policy.Decide(eff, s.policyCall(snap.Name, tv.Tool.Name, json.RawMessage("{}")))
 	decision := string(d.Action)
 	tr.Decision = &decision
 	tr.Approvers = d.Approvers
