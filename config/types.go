@@ -35,7 +35,28 @@ type Config struct {
 	// file: Load and LoadDefault read it from its own file (see
 	// ApplyManaged).
 	Managed *Managed `json:"-" yaml:"-"`
+	// Pins pins tool definitions to a lock file (docs/config.md).
+	Pins Pins `json:"pins" yaml:"pins"`
 }
+
+// Pins configures pinned tool definitions.
+type Pins struct {
+	// Enabled hides a tool whose definition differs from the pinned one,
+	// and refuses its calls, until `agenthost pins approve`.
+	Enabled bool `json:"enabled" yaml:"enabled"`
+	// NewTools is what happens to a tool the lock file does not know:
+	// allow (the default) or hide (treated as changed).
+	NewTools string `json:"newTools" yaml:"newTools"`
+	// File is the lock file; the default is agenthost.lock next to the
+	// configuration file.
+	File string `json:"file" yaml:"file"`
+}
+
+// Values of Pins.NewTools.
+const (
+	PinsNewToolsAllow = "allow"
+	PinsNewToolsHide  = "hide"
+)
 
 // Limits bound what the host reads from servers and what it forwards to
 // the model, in bytes; zero means the default.

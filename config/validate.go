@@ -49,6 +49,11 @@ func (c *Config) Validate() error {
 	validateHooks(p, &c.Hooks)
 	validateServe(p, &c.Serve)
 	c.checkManaged(p)
+	switch c.Pins.NewTools {
+	case "", PinsNewToolsAllow, PinsNewToolsHide:
+	default:
+		p.add("pins.newTools", "must be allow or hide")
+	}
 	return p.err()
 }
 

@@ -306,6 +306,9 @@ func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) 
 	if s.host.toolTainted(snap, ct) {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
 	}
+	if reason := s.host.toolPinHidden(snap, ct); reason != "" {
+		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
+	}
 	return ct, nil
 }
 

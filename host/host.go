@@ -118,6 +118,8 @@ type Host struct {
 
 	// hooks runs the configured PreToolUse/PostToolUse hooks (nil: none).
 	hooks *hooks.Runner
+	// pins is the lock file of pinned tool definitions (pinned.go).
+	pins *pinState
 
 	// exposed tool names of the catalog (see syncNames)
 	// verdicts are servers' session verdicts shared by sessions that see a
@@ -196,6 +198,12 @@ func New(opts Options) (*Host, error) {
 		closeAll(plugins)
 		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
 	}
+	pinState, err := newPinState(cfg)
+	if err != nil {
+		_ = binder.Close()
+		closeAll(plugins)
+		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+	}
 	audit, ownsAudit := opts.Audit, false
 	if audit == nil {
 		audit, err = approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
@@ -235,6 +243,7 @@ func New(opts Options) (*Host, error) {
 		conns:          map[string]*mcpconn.Conn{},
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
 		hooks:          hookRunner,
+		pins:           pinState,
 
 		model:        opts.Model,
 		modelName:    opts.ModelName,

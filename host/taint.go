@@ -24,7 +24,11 @@ type serverTaint struct {
 	snap    *ServerSnapshot
 	version uint64
 	tainted map[*CatalogTool]bool // nil when no tool is tainted
-	gen     uint64                // changes when tainted changes
+	// pinned are the tools pinning hides, with the reason (pinned.go);
+	// pinGen is the lock version they were checked against.
+	pinned map[*CatalogTool]string
+	pinGen uint64
+	gen    uint64 // changes when tainted or pinned changes
 }
 
 // syncTaint brings the taint check up to date with the servers' snapshots
@@ -52,20 +56,21 @@ func (h *Host) toolTainted(snap *ServerSnapshot, ct *CatalogTool) bool {
 // taintOf returns the check of snap under version, running it when the
 // snapshot or the values changed since the last one.
 func (h *Host) taintOf(snap *ServerSnapshot, version uint64) *serverTaint {
-	if st := h.currentTaint(snap.Name); st != nil && st.snap == snap && st.version == version {
+	pinGen := h.pinGen()
+	if st := h.currentTaint(snap.Name); st != nil && st.snap == snap && st.version == version && st.pinGen == pinGen {
 		return st
 	}
 	h.taintMu.Lock()
 	defer h.taintMu.Unlock()
 	st := h.currentTaint(snap.Name)
-	if st != nil && st.snap == snap && st.version == version {
+	if st != nil && st.snap == snap && st.version == version && st.pinGen == pinGen {
 		return st // another goroutine ran it meanwhile
 	}
-	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap)}
+	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap), pinned: h.pinHidden(snap), pinGen: pinGen}
 	switch {
 	case st == nil:
 		next.gen = 1
-	case st.snap == snap && maps.Equal(st.tainted, next.tainted):
+	case st.snap == snap && maps.Equal(st.tainted, next.tainted) && maps.Equal(st.pinned, next.pinned):
 		next.gen = st.gen
 	default:
 		next.gen = st.gen + 1

@@ -169,6 +169,9 @@ func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen ui
 		if taint.tainted[ct] {
 			tv.Status, tv.Reason = ToolExcluded, taintReason
 		}
+		if reason := taint.pinned[ct]; reason != "" && tv.Status == ToolActive {
+			tv.Status, tv.Reason = ToolHidden, reason
+		}
 		if tv.Status == ToolActive {
 			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 				tv.Status = ToolHidden
