@@ -170,6 +170,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.serveCommand(),
 		a.versionCommand(),
 		a.authCommand(),
+		a.pinsCommand(),
 	)
 	return root
 }
