@@ -86,9 +86,46 @@ func TestOAuthLogin(t *testing.T) {
 		wantNoCanary(t, out, tokens[0])
 	}
 
+	// The stored token serves `call --url`, with nobody to log in.
+	c := run(t, oauthEnv(state, false), "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
+	wantCode(t, c, 0)
+	wantNoCanary(t, c, tokens[0])
+
 	out := run(t, oauthEnv(state, false), "auth", "logout", "--url", srv.url)
 	wantCode(t, out, 0)
 	if tokens, _ := storedAccessTokens(t, state); len(tokens) != 0 {
 		t.Fatalf("%d tokens left after logout", len(tokens))
 	}
+}
+
+// TestOAuthCallWithoutToken: a call to an OAuth-protected server with no
+// stored token logs in through $BROWSER when it is set and then calls the
+// tool; with nobody to log in (no terminal, no $BROWSER) it fails with exit
+// 8 and a message naming `agenthost auth login`.
+func TestOAuthCallWithoutToken(t *testing.T) {
+	t.Parallel()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{{
+		"name": "get_time", "inputSchema": obj{"type": "object"},
+	}})
+	srv := startHTTPServer(t, tools, "--oauth")
+
+	nobody := t.TempDir()
+	r := run(t, oauthEnv(nobody, false), "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
+	wantCode(t, r, 8)
+	msg := wantCallError(t, r, 8, "authorization")
+	if !strings.Contains(msg, "agenthost auth login --url "+srv.url) {
+		t.Fatalf("message %q does not say how to log in", msg)
+	}
+	if strings.Contains(r.stderr, "legacy") {
+		t.Fatalf("an authorization failure fell back to legacy SSE:\n%s", r)
+	}
+
+	browser := t.TempDir()
+	r = run(t, oauthEnv(browser, true), "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
+	wantCode(t, r, 0)
+	tokens, _ := storedAccessTokens(t, browser)
+	if len(tokens) != 1 {
+		t.Fatalf("%d tokens stored after the inline login", len(tokens))
+	}
+	wantNoCanary(t, r, tokens[0])
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/llmview"
+	"github.com/agenthost/agenthost/oauth"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -321,6 +322,11 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure.text
+		var are *oauth.AuthorizationRequiredError
+		if errors.As(err, &are) && are.AuthURL != "" {
+			emit(Event{Type: EventAuthorization, Step: step, CallID: tc.ID, Server: ref.Server, Tool: ref.Tool,
+				AuthURL: are.AuthURL, Subject: are.Subject})
+		}
 		if errors.As(err, &he) {
 			msg = he.ModelMessage
 			if he.Kind != KindToolError && he.Kind != KindDenied {

@@ -64,6 +64,21 @@ type callInfo struct {
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
+	res, err := s.callToolAs(s.host.withSubject(ctx, s.subject), server, tool, args, info)
+	if err != nil && authorizationFailure(err) {
+		var e *Error
+		if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
+			c := *e
+			c.Kind = KindAuthorization
+			c.Message = fmt.Sprintf("%s/%s: %s", server, tool, authorizationMessage(err))
+			c.ModelMessage = modelMsgAuthorization.text
+			return res, &c
+		}
+	}
+	return res, err
+}
+
+func (s *Session) callToolAs(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
 	h := s.host
 	c, ok := h.conns[server]
 	if !ok {

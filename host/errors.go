@@ -19,7 +19,10 @@ const (
 	KindToolError   Kind = "tool_error"  // isError result or server error answer (exit 5)
 	KindUnavailable Kind = "unavailable" // unreachable server, unknown/excluded/hidden tool (exit 6)
 	KindConfig      Kind = "config"      // configuration (exit 2)
-	KindInternal    Kind = "internal"    // anything else (exit 1)
+	// KindAuthorization: the server requires authorization (OAuth) that
+	// nobody could give here, or the authorization failed (exit 8).
+	KindAuthorization Kind = "authorization"
+	KindInternal      Kind = "internal" // anything else (exit 1)
 )
 
 // Error is a tool-call failure, with one text for each audience. Message is
@@ -120,6 +123,7 @@ var (
 	modelMsgBadResponse      = modelMsg{"The tool's server sent an invalid response; the call may have run."}
 	modelMsgConnectionLost   = modelMsg{"The tool's server is unavailable right now; the call may not have run."}
 	modelMsgServerError      = modelMsg{"The tool's server answered with an error."}
+	modelMsgAuthorization    = modelMsg{"The tool's server requires the user to authorize access first; the user has been told. Do not retry this call now."}
 )
 
 // modelMsgNotJSONObject tells the model why its arguments are not a JSON

@@ -22,6 +22,10 @@ const (
 	EventToolResult     EventType = "tool_result"
 	EventError          EventType = "error"
 	EventSessionEnd     EventType = "session_end"
+	// EventAuthorization: the session's subject must authorize agenthost
+	// for a server (OAuth); AuthURL is where to send that end user
+	// (host.OAuthOptions.RedirectURI).
+	EventAuthorization EventType = "authorization"
 )
 
 // End reasons of a turn.
@@ -61,6 +65,11 @@ type Event struct {
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`
 	Content []mcp.Content `json:"content,omitempty"`
+
+	// authorization: the URL for the session's end user (never sent to
+	// the model), and the session's subject.
+	AuthURL string `json:"authUrl,omitempty"`
+	Subject string `json:"subject,omitempty"`
 
 	// error
 	Kind  Kind   `json:"kind,omitempty"`

@@ -23,6 +23,7 @@ import (
 	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
+	"github.com/agenthost/agenthost/oauth"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -80,6 +81,9 @@ type Options struct {
 	// agenthost CLI sets childproc.Self() (it calls childproc.MaybeSupervise
 	// first thing in main); a program embedding the host can do the same.
 	ChildSupervisor *childproc.Supervisor
+	// OAuth configures the MCP authorization flow of servers reached by
+	// url (see OAuthOptions).
+	OAuth OAuthOptions
 }
 
 // TransportFactory makes a new, unstarted transport to one server.
@@ -112,6 +116,8 @@ type Host struct {
 
 	conns map[string]*mcpconn.Conn
 	names []string
+	// oauth holds the authorization client of each server that uses one.
+	oauth map[string]*oauth.Client
 
 	// maxModelResult bounds a tool result's text given to the model.
 	maxModelResult int64
@@ -172,6 +178,10 @@ func New(opts Options) (*Host, error) {
 	}
 	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
 
+	oauthClients, err := newOAuthClients(cfg, opts.OAuth)
+	if err != nil {
+		return nil, err
+	}
 	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor, opts.ChildSupervisor)
 	if err != nil {
 		return nil, err
@@ -241,6 +251,7 @@ func New(opts Options) (*Host, error) {
 		life:           life,
 		cancel:         cancel,
 		conns:          map[string]*mcpconn.Conn{},
+		oauth:          oauthClients,
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
 		hooks:          hookRunner,
 		pins:           pinState,
@@ -269,6 +280,8 @@ func New(opts Options) (*Host, error) {
 			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
 			Supervisor:    opts.ChildSupervisor,
 			Limits:        cfg.Limits,
+
+			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -117,4 +118,132 @@ func BrowserOpener(getenv func(string) string) (open func(ctx context.Context, a
 		go func() { _ = cmd.Wait() }()
 		return nil
 	}, true
+}
+
+// OAuthOptions configure the MCP authorization flow of a Host's servers
+// reached by url. Each session's calls use the token of the session's
+// subject (SessionOptions.Subject): sessions of different subjects never
+// share a token.
+type OAuthOptions struct {
+	// Disabled turns the flow off for every server.
+	Disabled bool
+	// Store keeps the tokens; nil keeps them in memory for the Host's
+	// life. The CLI uses an oauth.FileStore.
+	Store oauth.TokenStore
+	// Subject is the subject of the requests made for no session:
+	// connecting and listing tools.
+	Subject string
+	// Login, when set, is called when a subject must authorize (log in, or
+	// log in again with more scopes) for server; it may run c.Login (a
+	// loopback redirect) and return nil to have the request retried, or
+	// return an error (req itself to report that nobody can log in).
+	Login func(ctx context.Context, server string, c *oauth.Client, req *oauth.AuthorizationRequiredError) error
+	// RedirectURI, when set (and Login is not), is where the backend
+	// serves Host.OAuthCallback: a call of a subject without a token then
+	// fails with an *oauth.AuthorizationRequiredError whose AuthURL the
+	// backend sends that end user to (the agent loop emits it as an
+	// EventAuthorization).
+	RedirectURI string
+}
+
+// newOAuthClients builds the authorization client of every enabled server
+// reached by url.
+func newOAuthClients(cfg *config.Config, opts OAuthOptions) (map[string]*oauth.Client, error) {
+	out := map[string]*oauth.Client{}
+	if opts.Disabled {
+		return out, nil
+	}
+	store := opts.Store
+	if store == nil {
+		store = oauth.NewMemoryStore()
+	}
+	for name, sc := range cfg.MCPServers {
+		if sc == nil || sc.Disabled || !OAuthEnabled(sc) {
+			continue
+		}
+		c, err := NewOAuthClient(sc, store)
+		if err != nil {
+			return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("mcpServers.%s.%v", name, err), Err: err}
+		}
+		out[name] = c
+	}
+	return out, nil
+}
+
+// oauthRoundTripper wraps a server's HTTP round tripper with its
+// authorization client; nil for a server without one.
+func oauthRoundTripper(server string, c *oauth.Client, opts OAuthOptions) func(http.RoundTripper) http.RoundTripper {
+	if c == nil {
+		return nil
+	}
+	topts := oauth.TransportOptions{Subject: opts.Subject, RedirectURI: opts.RedirectURI}
+	if opts.Login != nil {
+		topts.Authorize = func(ctx context.Context, req *oauth.AuthorizationRequiredError) error {
+			return opts.Login(ctx, server, c, req)
+		}
+	}
+	return func(base http.RoundTripper) http.RoundTripper { return c.Transport(base, topts) }
+}
+
+// OAuthClient returns the authorization client of a server, for a backend
+// that completes logins itself (Client.CallbackHandler, StartAuthorization).
+func (h *Host) OAuthClient(server string) (*oauth.Client, bool) {
+	c, ok := h.oauth[server]
+	return c, ok
+}
+
+// OAuthCallback is the handler completing the logins started for every
+// server's end users (OAuthOptions.RedirectURI routes to it): it finds
+// the authorization by its state. done, when not nil, is told the server,
+// the subject and the outcome of each completed redirect.
+func (h *Host) OAuthCallback(done func(server, subject string, err error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Each client knows only its own states; try them in turn (a
+		// state is random, so at most one matches).
+		for _, name := range h.names {
+			c, ok := h.oauth[name]
+			if !ok || !c.HasPending(r.URL.Query().Get("state")) {
+				continue
+			}
+			var cb func(string, error)
+			if done != nil {
+				cb = func(subject string, err error) { done(name, subject, err) }
+			}
+			c.CallbackHandler(cb).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "unknown or expired authorization", http.StatusBadRequest)
+	})
+}
+
+// withSubject puts the session's subject in a call's context, for the
+// OAuth round tripper; untouched when no server uses OAuth.
+func (h *Host) withSubject(ctx context.Context, subject string) context.Context {
+	if len(h.oauth) == 0 {
+		return ctx
+	}
+	return oauth.WithSubject(ctx, subject)
+}
+
+// authorizationMessage is the message of the authorization failure in
+// err's chain (a backoff error hides it in its own message).
+func authorizationMessage(err error) string {
+	var are *oauth.AuthorizationRequiredError
+	var ae *oauth.AuthorizationError
+	switch {
+	case errors.As(err, &are):
+		return are.Error()
+	case errors.As(err, &ae):
+		return ae.Error()
+	case errors.Is(err, oauth.ErrTooManyAttempts):
+		return oauth.ErrTooManyAttempts.Error()
+	}
+	return err.Error()
+}
+
+// authorizationFailure reports whether err is an authorization failure
+// (KindAuthorization).
+func authorizationFailure(err error) bool {
+	var ae *oauth.AuthorizationError
+	return errors.Is(err, oauth.ErrAuthorizationRequired) || errors.Is(err, oauth.ErrTooManyAttempts) || errors.As(err, &ae)
 }

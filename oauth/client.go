@@ -888,3 +888,11 @@ func (c *Client) Probe(ctx context.Context) (bool, error) {
 	}
 	return true, nil
 }
+
+// HasPending reports whether state names an authorization in progress.
+func (c *Client) HasPending(state string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[state]
+	return ok
+}

@@ -42,6 +42,8 @@ type AuthorizationRequiredError struct {
 	// AuthURL is the URL for the subject's browser, when the Transport was
 	// given a redirect URI to start the authorization with.
 	AuthURL string
+	// Hint, when set, ends the message (what the user should do).
+	Hint string
 }
 
 func (e *AuthorizationRequiredError) Error() string {
@@ -49,10 +51,14 @@ func (e *AuthorizationRequiredError) Error() string {
 	if e.StepUp {
 		what = "requires authorization with more scopes (" + strings.Join(e.Scopes, " ") + ")"
 	}
+	msg := fmt.Sprintf("oauth: %s %s", e.Resource, what)
 	if e.Subject != "" {
-		return fmt.Sprintf("oauth: %s %s for subject %q", e.Resource, what, e.Subject)
+		msg += fmt.Sprintf(" for subject %q", e.Subject)
 	}
-	return fmt.Sprintf("oauth: %s %s", e.Resource, what)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 // Is matches ErrAuthorizationRequired.
@@ -107,7 +113,10 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
-		r := req.Clone(ctx)
+		r := req
+		if tok != nil || attempt > 0 {
+			r = req.Clone(ctx)
+		}
 		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, errors.New("oauth: cannot resend the request after authorization (its body cannot be replayed)")

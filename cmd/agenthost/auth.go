@@ -46,9 +46,7 @@ func (a *app) authServer(args []string, serverURL string) (string, *config.Serve
 		if err != nil {
 			return "", nil, usageErr(err)
 		}
-		sc := cfg.MCPServers[adHocServer]
-		sc.OAuth = host.OAuthFromEnv(os.Getenv)
-		return serverURL, sc, nil
+		return serverURL, cfg.MCPServers[adHocServer], nil
 	case serverURL == "" && len(args) == 1:
 		cfg, err := a.loadConfigWith(args[0], "")
 		if err != nil {
@@ -127,6 +125,40 @@ func (a *app) openBrowser() func(ctx context.Context, authURL string) error {
 		fmt.Fprintf(a.stderr, "agenthost: open this URL in your browser to authorize agenthost:\n  %s\n", authURL)
 		return nil
 	}
+}
+
+// canLogIn reports whether `call`, `run` and the other commands may start
+// a login: a person is at the terminal, or $BROWSER is set.
+func (a *app) canLogIn() bool {
+	if _, ok := host.BrowserOpener(os.Getenv); ok {
+		return true
+	}
+	return a.stdinIsTerminal()
+}
+
+// oauthLogin is the host's Login hook: it logs the subject in through the
+// browser when someone can, and otherwise reports that the server needs
+// `agenthost auth login` (exit 8).
+func (a *app) oauthLogin(ctx context.Context, server string, c *oauth.Client, req *oauth.AuthorizationRequiredError) error {
+	if !a.canLogIn() {
+		hinted := *req
+		hinted.Hint = fmt.Sprintf("nobody can log in here (stdin is not a terminal and $BROWSER is not set): run `agenthost auth login %s` first", loginTarget(server, c))
+		return &hinted
+	}
+	fmt.Fprintf(a.stderr, "agenthost: %s requires authorization%s; logging in\n", server, subjectNote(req.Subject))
+	// The login outlives the request's own deadline (a person types a
+	// password); Ctrl-C still ends the process.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginTimeout)
+	defer cancel()
+	return c.Login(lctx, oauth.LoginOptions{Subject: req.Subject, Scopes: req.Scopes, Open: a.openBrowser()})
+}
+
+// loginTarget is what to pass to `auth login` for a server.
+func loginTarget(server string, c *oauth.Client) string {
+	if server == adHocServer {
+		return "--url " + c.Resource()
+	}
+	return server
 }
 
 func (a *app) authStatusCommand() *cobra.Command {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -146,7 +147,7 @@ func adHocConfig(rawURL, transport string) (*config.Config, error) {
 		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)
 	}
 	cfg := &config.Config{
-		MCPServers: map[string]*config.Server{adHocServer: {URL: rawURL, Type: config.Transport(transport)}},
+		MCPServers: map[string]*config.Server{adHocServer: {URL: rawURL, Type: config.Transport(transport), OAuth: host.OAuthFromEnv(os.Getenv)}},
 		Approvals:  adHocApprovals(adHocServer),
 	}
 	cfg.ApplyDefaults()
@@ -168,7 +169,7 @@ func adHocConfig(rawURL, transport string) (*config.Config, error) {
 func (a *app) adHocFallback(ctx context.Context, h *host.Host, rawURL string) (*host.Host, error) {
 	h.Connect(ctx)
 	snap := h.Server(adHocServer)
-	if snap == nil || snap.Status != host.StatusError || unreachable(snap.Error) {
+	if snap == nil || snap.Status != host.StatusError || unreachable(snap.Error) || strings.Contains(snap.Error, "oauth: ") {
 		return h, nil
 	}
 	cfg, err := adHocConfig(rawURL, "sse")

@@ -180,8 +180,13 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 		return nil, err
 	}
 	a.redactor = bindings.NewRedactor()
+	store, err := a.tokenStore()
+	if err != nil {
+		return nil, err
+	}
 	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
-		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso})
+		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso,
+		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}})
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
 		// message names the file too (docs/config.md).
@@ -304,6 +309,8 @@ func exitCodeFor(kind host.Kind) int {
 		return exitUnavailable
 	case host.KindConfig:
 		return exitUsage
+	case host.KindAuthorization:
+		return exitAuthorization
 	default:
 		return exitError
 	}

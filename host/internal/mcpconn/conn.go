@@ -52,6 +52,10 @@ type Options struct {
 	Supervisor *childproc.Supervisor
 	// Limits bound what is read from the server; zero values: defaults.
 	Limits config.Limits
+	// HTTPRoundTripper, when set, wraps the round tripper of a server
+	// reached by url (under the response limits): the OAuth client adds
+	// its tokens there.
+	HTTPRoundTripper func(base http.RoundTripper) http.RoundTripper
 }
 
 // RetryDue reports a failed server whose backoff has passed.
@@ -80,6 +84,7 @@ type Conn struct {
 	onChange      func(*ServerSnapshot)
 	transport     TransportFactory
 	supervisor    *childproc.Supervisor
+	wrapHTTP      func(http.RoundTripper) http.RoundTripper
 	now           func() time.Time
 
 	// maxResponseBytes bounds one message read from the server;
@@ -100,6 +105,7 @@ type Conn struct {
 	snapshot   *ServerSnapshot
 	failures   int
 	retryAt    time.Time
+	lastErr    error // the last connect failure, kept in backoff errors' chain
 	stopListen func()
 	generation uint64
 }
@@ -124,6 +130,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		onChange:      opts.OnChange,
 		transport:     opts.Transport,
 		supervisor:    opts.Supervisor,
+		wrapHTTP:      opts.HTTPRoundTripper,
 		now:           time.Now,
 
 		maxResponseBytes:   orDefault(opts.Limits.MaxResponseBytes, config.DefaultMaxResponseBytes),
@@ -209,8 +216,10 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 		return cl, w, nil
 	}
 	if wait := c.retryAt.Sub(c.now()); c.failures > 0 && wait > 0 {
+		last := c.lastErr
 		c.mu.Unlock()
-		return nil, nil, fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
+		err := fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
+		return nil, nil, &withCause{err: err, cause: last}
 	}
 	c.mu.Unlock()
 
@@ -227,6 +236,7 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 		c.mu.Lock()
 		c.failures++
 		c.retryAt = c.now().Add(backoff(c.failures))
+		c.lastErr = err
 		c.mu.Unlock()
 		c.setSnapshot(c.Snapshot().failed(err.Error()))
 		return nil, nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
@@ -261,6 +271,21 @@ func tidyError(err error) error {
 		return err
 	}
 	return &tidiedError{msg: strings.Join(kept, ": "), err: err}
+}
+
+// withCause is err, with cause (the failure that started a backoff) in its
+// chain but not in its message: callers can still tell, for example, that
+// the server wants authorization.
+type withCause struct {
+	err, cause error
+}
+
+func (e *withCause) Error() string { return e.err.Error() }
+func (e *withCause) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.cause}
 }
 
 type tidiedError struct {
@@ -614,7 +639,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(slog.New(quietListening{c.logger.Handler()})),
-			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll)),
+			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
 			// The GET stream of the 2025-11-25 era (see legacyhttp.go).
 			//lint:ignore SA1019 deprecated for the 2026-07-28 era only, where mcp-go leaves it closed
 			transport.WithContinuousListening(),
@@ -623,7 +648,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
-			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll)),
+			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
@@ -635,7 +660,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 // server at once, almost every call would open (and leave in TIME_WAIT) a
 // new TCP connection. No overall timeout: responses may stream; calls are
 // bounded by their context (callTimeout).
-func httpClient(maxBody int64, failAll func(*ProtocolError)) *http.Client {
+func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Requests beyond MaxConnsPerHost wait for a free connection instead of
 	// dialing (and later closing) one each: under a burst of sessions that
@@ -643,7 +668,11 @@ func httpClient(maxBody int64, failAll func(*ProtocolError)) *http.Client {
 	t.MaxConnsPerHost = 64
 	t.MaxIdleConnsPerHost = 64
 	t.MaxIdleConns = 256
-	return &http.Client{Transport: &limitedTransport{base: t, max: maxBody, failAll: failAll}}
+	var base http.RoundTripper = t
+	if wrap != nil {
+		base = wrap(t)
+	}
+	return &http.Client{Transport: &limitedTransport{base: base, max: maxBody, failAll: failAll}}
 }
 
 // command builds the stdio child with an explicit environment: only the
