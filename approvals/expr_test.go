@@ -281,3 +281,45 @@ func FuzzExprCompile(f *testing.F) {
 		_, _ = x.eval(t.Context(), p.newExprInput(t.Context(), &c, &risk, 1))
 	})
 }
+
+// Compiled expressions are shared by every call; each call has its own
+// activation. Run under -race.
+func TestExprConcurrentDecisions(t *testing.T) {
+	p := mustPolicy(t, exprConfig(
+		Rule{ID: "sql", When: Match{Tool: []string{"execute_sql"}, Expr: exprSelectOnly}, Decide: "allow"},
+		Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+	))
+	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1)
+	calls := []struct {
+		tool, args string
+		want       Action
+	}{
+		{"execute_sql", `{"query":"select 1"}`, ActionAllow},
+		{"execute_sql", `{"query":"drop table t"}`, ActionAsk},
+		{"execute_sql", `{}`, ActionAsk},
+		{"browser_navigate", `{"url":"http://localhost/"}`, ActionAllow},
+		{"browser_navigate", `{"url":"http://example.com/"}`, ActionAsk},
+	}
+	errs := make(chan string, 8*len(calls))
+	done := make(chan struct{})
+	for w := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 50 {
+				c := calls[(w+i)%len(calls)]
+				d := p.Decide(risk, Call{Server: "db", Tool: c.tool, Args: json.RawMessage(c.args), TrustLevel: 1})
+				if d.Action != c.want {
+					errs <- c.tool + " " + c.args + ": " + string(d.Action)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
