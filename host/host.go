@@ -64,6 +64,11 @@ type Options struct {
 	// (or the config's audit.path); a failure stops the call like Audit's.
 	// The host never closes it. agenthost serve indexes records with it.
 	AuditAlso approvals.Sink
+	// ApprovalStore keeps approval requests and session grants where every
+	// replica sees them (`--approve wait`, `agenthost approvals`); nil
+	// opens the config's approvals.store when set. The host closes a
+	// store it opened, not one passed here.
+	ApprovalStore approvals.Store
 	// Transports supply the connection of configured servers that live in
 	// the embedding process (for example mcp-go's
 	// transport.NewInProcessTransport over a server.MCPServer), by server
@@ -106,6 +111,8 @@ type Host struct {
 	approver  approvals.Approver
 	audit     approvals.Sink
 	ownsAudit bool
+	store     approvals.Store
+	ownsStore bool
 
 	model        model.LLM
 	modelName    string
@@ -232,6 +239,15 @@ func New(opts Options) (*Host, error) {
 		}
 		ownsAudit = true
 	}
+	store, ownsStore, audit, err := attachStores(cfg, opts.ApprovalStore, audit, ownsAudit)
+	if err != nil {
+		if ownsAudit {
+			_ = audit.Close()
+		}
+		_ = binder.Close()
+		closeAll(plugins)
+		return nil, err
+	}
 
 	if opts.AuditAlso != nil {
 		audit = alsoSink{Sink: audit, also: opts.AuditAlso}
@@ -244,6 +260,8 @@ func New(opts Options) (*Host, error) {
 		approver:       opts.Approver,
 		audit:          audit,
 		ownsAudit:      ownsAudit,
+		store:          store,
+		ownsStore:      ownsStore,
 		cfg:            cfg,
 		logger:         logger,
 		redactor:       redactor,
@@ -422,6 +440,9 @@ func (h *Host) Close() error {
 			if err := h.audit.Close(); err != nil {
 				h.logger.Error("closing the audit log failed", "err", err)
 			}
+		}
+		if h.ownsStore {
+			_ = h.store.Close()
 		}
 	})
 	return nil

@@ -129,7 +129,7 @@ func (a *app) addSessionFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&a.binds, "bind", nil, "session value NAME=VALUE, used by bindings of kind session (repeatable)")
 	f.IntVar(&a.trust, "trust", 0, "session trust level 1..5 (default from config, else 1)")
-	f.StringVar(&a.approve, "approve", "", "how asks are answered: prompt, deny or auto (default prompt on a terminal, else deny)")
+	f.StringVar(&a.approve, "approve", "", "how asks are answered: prompt, deny, auto or wait (votes from anywhere through approvals.store); default prompt on a terminal, else deny")
 	f.StringVar(&a.sessionID, "session-id", "", "session id passed to credential sources and audit")
 	f.StringVar(&a.subject, "subject", "", "the user or tenant the session acts for")
 }
@@ -252,16 +252,22 @@ func (a *app) newSession(h *host.Host) (*host.Session, error) {
 		return nil, usageErr(fmt.Errorf("--trust: %d is not in %d..%d", a.trust, approvals.MinTrust, approvals.MaxTrust))
 	}
 	switch a.approve {
-	case "", "prompt", "deny", "auto":
+	case "", "prompt", "deny", "auto", "wait":
 	default:
-		return nil, usageErr(fmt.Errorf("--approve: %q is not one of prompt, deny, auto", a.approve))
+		return nil, usageErr(fmt.Errorf("--approve: %q is not one of prompt, deny, auto, wait", a.approve))
+	}
+	approver := a.approver()
+	if a.approve == "wait" {
+		if approver, err = a.waitApprover(h); err != nil {
+			return nil, err
+		}
 	}
 	return h.NewSession(host.SessionOptions{
 		ID:         a.sessionID,
 		Subject:    a.subject,
 		TrustLevel: a.trust,
 		Values:     values,
-		Approver:   a.approver(),
+		Approver:   approver,
 	}), nil
 }
 

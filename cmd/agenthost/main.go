@@ -171,6 +171,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 		a.authCommand(),
 		a.pinsCommand(),
+		a.approvalsCommand(),
+		a.auditCommand(),
 	)
 	return root
 }
