@@ -25,6 +25,7 @@ type UnboundError struct {
 	Params []string // sorted
 }
 
+// Error names the unbound parameters (never a value).
 func (e *UnboundError) Error() string {
 	return "no value bound for required secure parameter(s): " + strings.Join(e.Params, ", ")
 }
@@ -42,6 +43,7 @@ type ResolveError struct {
 	redactor *Redactor
 }
 
+// Error names the parameter and says why its source failed, redacted.
 func (e *ResolveError) Error() string {
 	// The source's message is passed through the redactor in case a source
 	// was careless enough to include a value it knows.

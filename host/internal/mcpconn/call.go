@@ -134,8 +134,8 @@ func (e *RPCError) RequiredExtensions() []string {
 // defaultCallTimeout bounds a call when the server's callTimeout is unset.
 const defaultCallTimeout = 60 * time.Second
 
-// CallTimeout is how long a call waits for the server's answer.
-func (c *Conn) CallTimeout() time.Duration {
+// callTimeout is how long a call waits for the server's answer.
+func (c *Conn) callTimeout() time.Duration {
 	if c.cfg.CallTimeout > 0 {
 		return c.cfg.CallTimeout
 	}
@@ -218,7 +218,7 @@ func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, 
 
 // callOnce sends one tools/call on cl; its error is a *CallError.
 func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest) (*mcp.CallToolResult, error) {
-	timeout := c.CallTimeout()
+	timeout := c.callTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := mcp.CallToolRequest{}
