@@ -95,6 +95,9 @@ type ServerSnapshot struct {
 	byName     map[string]*CatalogTool
 	// inputHeaders: some tool routes inputSchema arguments to headers.
 	inputHeaders bool
+	// listing numbers the listing the tools come from (see
+	// Conn.installListing).
+	listing uint64
 }
 
 // Tool returns the named tool, or nil.
@@ -112,7 +115,7 @@ func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
 	return &ServerSnapshot{
 		Name: s.Name, Status: StatusError, Error: reason,
 		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
-		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders, Warnings: s.Warnings,
+		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders, Warnings: s.Warnings, listing: s.listing,
 	}
 }
 
@@ -300,6 +303,9 @@ func (c *Conn) LoadListing(secureParams bool, pages ...json.RawMessage) error {
 			ext = ids[0]
 		}
 	}
-	c.setSnapshot(c.snapshotOf(listed, config.ProtocolModern, ext))
+	seq := c.nextListing()
+	snap := c.snapshotOf(listed, config.ProtocolModern, ext)
+	snap.listing = seq
+	c.installListing(snap)
 	return nil
 }

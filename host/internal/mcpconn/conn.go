@@ -108,6 +108,10 @@ type Conn struct {
 	lastErr    error // the last connect failure, kept in backoff errors' chain
 	stopListen func()
 	generation uint64
+	// listings counts the listings started; installed is the number of
+	// the one the snapshot holds (see installListing).
+	listings  uint64
+	installed uint64
 }
 
 // New makes the connection to the named server. It does not connect:
@@ -181,6 +185,30 @@ func (c *Conn) setSnapshot(s *ServerSnapshot) {
 	}
 }
 
+// nextListing numbers a listing that starts now.
+func (c *Conn) nextListing() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listings++
+	return c.listings
+}
+
+// installListing makes a listing's snapshot the current one, unless a
+// listing that started later is installed already: listings overlap (a
+// refresh on tools/list_changed, one a caller asked for), and the one that
+// started first may hold older tools.
+func (c *Conn) installListing(s *ServerSnapshot) {
+	c.mu.Lock()
+	if s.listing < c.installed {
+		c.mu.Unlock()
+		c.logger.Debug("an older listing finished after a newer one; kept the newer", "tools", len(s.Tools))
+		return
+	}
+	c.installed = s.listing
+	c.mu.Unlock()
+	c.setSnapshot(s)
+}
+
 // Close stops the connection and its goroutines.
 func (c *Conn) Close() {
 	c.cancel()
@@ -250,7 +278,7 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 	c.client, c.wire = cl, w
 	c.failures = 0
 	c.mu.Unlock()
-	c.setSnapshot(snap)
+	c.installListing(snap)
 	c.listenForChanges(cl)
 	return cl, w, nil
 }
@@ -418,6 +446,7 @@ func (c *Conn) negotiatedExtension(cl *client.Client) string {
 // never sees the definitions (the wire seam hands it an empty page), so
 // the host's own parsing is the only one.
 func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*ServerSnapshot, error) {
+	seq := c.nextListing()
 	var listed []secureparams.ListedTool
 	seen := map[string]bool{}
 	cursor := mcp.Cursor("")
@@ -464,6 +493,7 @@ func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*
 	}
 	ext := c.negotiatedExtension(cl)
 	snap := c.snapshotOf(listed, cl.ProtocolVersion(), ext)
+	snap.listing = seq
 	if id := c.undeclaredExtension(cl); id != "" {
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the server supports secure parameters (%s), but no binding names server %q, "+
 			"so agenthost did not declare the extension and the server's tools that take secure values are not offered; "+
@@ -515,7 +545,7 @@ func (c *Conn) Refresh(ctx context.Context) error {
 		return fmt.Errorf("refresh %s: %w", c.name, err)
 	}
 	c.logger.Debug("refreshed", "tools", len(snap.Tools))
-	c.setSnapshot(snap)
+	c.installListing(snap)
 	return nil
 }
 

@@ -1,0 +1,82 @@
+package mcpconn
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/mcptest"
+)
+
+// holdingTransport holds the response of one tools/list, once armed, until
+// released; it drops tools/list_changed notifications, so that only the
+// test starts listings.
+type holdingTransport struct {
+	transport.Interface
+	armed   atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *holdingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := h.Interface.SendRequest(ctx, req)
+	if req.Method == string(mcp.MethodToolsList) && h.armed.CompareAndSwap(true, false) {
+		h.held <- struct{}{}
+		<-h.release
+	}
+	return resp, err
+}
+
+func (h *holdingTransport) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {
+	h.Interface.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		if n.Method != mcp.MethodNotificationToolsListChanged {
+			handler(n)
+		}
+	})
+}
+
+// TestOlderListingNeverReplacesNewer: two listings overlap (a refresh on
+// tools/list_changed and one a caller asked for, say); the one that
+// started first, and so may hold older tools, finishes last. The catalog
+// keeps the newer listing.
+func TestOlderListingNeverReplacesNewer(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "old_tool", "inputSchema": {"type": "object"}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tr := &holdingTransport{held: make(chan struct{}), release: make(chan struct{})}
+	c := New(context.Background(), "srv", Options{Config: &config.Server{}, Transport: func() (transport.Interface, error) {
+		tr.Interface = srv.InProcessTransport()
+		return tr, nil
+	}})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr.armed.Store(true)
+	first := make(chan error, 1)
+	go func() { first <- c.Refresh(ctx) }()
+	<-tr.held // the first listing has the old tools
+	if err := srv.SetTools([]byte(`[{"name": "new_tool", "inputSchema": {"type": "object"}}]`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.Snapshot().Tool("new_tool") == nil {
+		t.Fatal("the second listing was not installed")
+	}
+	close(tr.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if snap := c.Snapshot(); snap.Tool("new_tool") == nil || snap.Tool("old_tool") != nil {
+		t.Errorf("the catalog went back to the older listing: %d tools, old_tool listed: %v", len(snap.Tools), snap.Tool("old_tool") != nil)
+	}
+}
