@@ -32,6 +32,9 @@ type conformanceScenario struct {
 	name string
 	// args are agenthost's arguments; the suite appends the server URL.
 	args []string
+	// env is added to agenthost's environment (AGENTHOST_OAUTH_* settings
+	// of the ad-hoc server).
+	env []string
 	// want are the ids of checks that must be reported as SUCCESS: a
 	// scenario whose server never saw the client reports no check at all.
 	want []string
@@ -69,6 +72,53 @@ var conformanceScenarios = []conformanceScenario{
 		args: []string{"call", "--json", "--approve", "auto", "test_reconnection", "--url"},
 		want: []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
 	},
+
+	// Authorization (OAuth 2.1): the tool call meets a 401, agenthost
+	// discovers the servers' metadata, registers or uses the client the
+	// scenario hands it, and logs in through $BROWSER, which follows the
+	// authorization server's redirect straight back to the loopback port.
+	authScenario("auth/metadata-default", "prm-pathbased-requested", "client-registration", "valid-bearer-token"),
+	authScenario("auth/metadata-var1", "authorization-server-metadata", "client-registration", "valid-bearer-token"),
+	authScenario("auth/metadata-var2", "authorization-server-metadata", "client-registration", "valid-bearer-token"),
+	authScenario("auth/metadata-var3", "authorization-server-metadata", "client-registration", "valid-bearer-token"),
+	authScenario("auth/basic-cimd", "cimd-client-id-used", "valid-bearer-token").
+		with("AGENTHOST_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.json"),
+	authScenario("auth/scope-from-www-authenticate", "scope-from-www-authenticate", "valid-bearer-token"),
+	authScenario("auth/scope-from-scopes-supported", "scope-from-scopes-supported", "valid-bearer-token"),
+	authScenario("auth/scope-omitted-when-undefined", "scope-omitted-when-undefined", "valid-bearer-token"),
+	authScenario("auth/scope-step-up", "scope-step-up-initial", "scope-step-up-escalation", "valid-bearer-token"),
+	// The server keeps asking for more scope: agenthost gives up (exit 6)
+	// after a bounded number of attempts, which the scenario expects.
+	authScenario("auth/scope-retry-limit", "scope-retry-limit"),
+	authScenario("auth/token-endpoint-auth-basic", "token-endpoint-auth-method", "resource-parameter-consistency", "valid-bearer-token"),
+	authScenario("auth/token-endpoint-auth-post", "token-endpoint-auth-method", "resource-parameter-consistency", "valid-bearer-token"),
+	authScenario("auth/token-endpoint-auth-none", "token-endpoint-auth-method", "resource-parameter-consistency", "valid-bearer-token"),
+	// The client id and secret come from MCP_CONFORMANCE_CONTEXT.
+	authScenario("auth/pre-registration", "pre-registration-auth", "valid-bearer-token"),
+	// 2025-03-26 servers: no protected resource metadata.
+	authScenario("auth/2025-03-26-oauth-metadata-backcompat", "authorization-server-metadata", "token-request", "valid-bearer-token"),
+	authScenario("auth/2025-03-26-oauth-endpoint-fallback", "authorization-request", "token-request", "valid-bearer-token"),
+	// Draft scenarios.
+	authScenario("auth/resource-mismatch", "resource-mismatch-rejected"),
+	authScenario("auth/offline-access-scope", "sep-2207-client-metadata-grant-types", "valid-bearer-token"),
+	authScenario("auth/offline-access-not-supported", "sep-2207-offline-access-not-requested", "valid-bearer-token"),
+	// Extension scenarios: the client credentials grant, with the
+	// client from MCP_CONFORMANCE_CONTEXT.
+	authScenario("auth/client-credentials-jwt", "client-credentials-jwt-verified", "valid-bearer-token").
+		with("AGENTHOST_OAUTH_GRANT=client_credentials", "AGENTHOST_OAUTH_TOKEN_ENDPOINT_AUTH_METHOD=private_key_jwt"),
+	authScenario("auth/client-credentials-basic", "client-credentials-basic-auth", "valid-bearer-token").
+		with("AGENTHOST_OAUTH_GRANT=client_credentials"),
+}
+
+// authScenario calls the authorization scenarios' one tool.
+func authScenario(name string, want ...string) conformanceScenario {
+	return conformanceScenario{name: name, args: []string{"call", "--json", "--approve", "auto", "test-tool", "--url"}, want: want}
+}
+
+// with adds environment variables to a scenario's client.
+func (sc conformanceScenario) with(env ...string) conformanceScenario {
+	sc.env = append(slices.Clone(sc.env), env...)
+	return sc
 }
 
 // conformanceNotRun are the client scenarios of the pinned suite that
@@ -76,32 +126,11 @@ var conformanceScenarios = []conformanceScenario{
 // fails when the suite lists a scenario that is in neither table, so a new
 // suite version cannot add a scenario silently.
 var conformanceNotRun = map[string]string{
-	"auth/metadata-default":                     notYetAuthorized,
-	"auth/metadata-var1":                        notYetAuthorized,
-	"auth/metadata-var2":                        notYetAuthorized,
-	"auth/metadata-var3":                        notYetAuthorized,
-	"auth/basic-cimd":                           notYetAuthorized,
-	"auth/scope-from-www-authenticate":          notYetAuthorized,
-	"auth/scope-from-scopes-supported":          notYetAuthorized,
-	"auth/scope-omitted-when-undefined":         notYetAuthorized,
-	"auth/scope-step-up":                        notYetAuthorized,
-	"auth/scope-retry-limit":                    notYetAuthorized,
-	"auth/token-endpoint-auth-basic":            notYetAuthorized,
-	"auth/token-endpoint-auth-post":             notYetAuthorized,
-	"auth/token-endpoint-auth-none":             notYetAuthorized,
-	"auth/pre-registration":                     notYetAuthorized,
-	"auth/2025-03-26-oauth-metadata-backcompat": notYetAuthorized,
-	"auth/2025-03-26-oauth-endpoint-fallback":   notYetAuthorized,
-	"auth/resource-mismatch":                    notYetAuthorized,
-	"auth/offline-access-scope":                 notYetAuthorized,
-	"auth/offline-access-not-supported":         notYetAuthorized,
-	"auth/client-credentials-jwt":               notYetAuthorized,
-	"auth/client-credentials-basic":             notYetAuthorized,
-	"auth/cross-app-access-complete-flow":       notYetAuthorized,
+	// SEP-990 enterprise-managed authorization: a token exchange at the
+	// enterprise identity provider (RFC 8693, for an ID-JAG) followed by
+	// the JWT bearer grant; agenthost's OAuth client has neither.
+	"auth/cross-app-access-complete-flow": "enterprise-managed authorization (SEP-990) is not implemented",
 }
-
-// notYetAuthorized: agenthost has no MCP authorization client yet.
-const notYetAuthorized = "agenthost has no OAuth client yet"
 
 // TestConformanceClient runs every scenario of conformanceScenarios through
 // the pinned suite and fails on any failed check, any warning, a client that
@@ -246,7 +275,7 @@ func runConformance(t *testing.T, node, suite string, sc conformanceScenario) ([
 	results := t.TempDir()
 	// The suite splits the command on spaces and runs it through the
 	// shell with the URL appended, so the words are quoted for the shell.
-	words := []string{shellQuote(agenthostBin)}
+	words := []string{shellQuote(confClientBin), shellQuote(agenthostBin)}
 	for _, a := range sc.args {
 		words = append(words, shellQuote(a))
 	}
@@ -255,7 +284,10 @@ func runConformance(t *testing.T, node, suite string, sc conformanceScenario) ([
 	cmd := exec.CommandContext(ctx, node, suite, "client",
 		"--scenario", sc.name, "--command", strings.Join(words, " "), "--timeout", "30000", "-o", results)
 	cmd.Dir = t.TempDir() // no agenthost.yaml here
-	cmd.Env = baseEnv(t)
+	// The suite hands its environment to the client: a token file of the
+	// test's own, $BROWSER playing the person's browser.
+	cmd.Env = append(baseEnv(t), "XDG_STATE_HOME="+t.TempDir(), "BROWSER="+testServerBin+" --browse")
+	cmd.Env = append(cmd.Env, sc.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	inOwnProcessGroup(cmd)

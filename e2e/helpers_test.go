@@ -28,6 +28,7 @@ var (
 	moduleRoot    string // the repository root (the parent of e2e/)
 	agenthostBin  string // ./cmd/agenthost
 	testServerBin string // ./e2e/cmd/mcptestserver
+	confClientBin string // ./e2e/cmd/confclient
 )
 
 // The SEP-3221 extension id and the _meta keys of the 2026-07-28 era.
@@ -68,6 +69,7 @@ func runTests(m *testing.M) int {
 	}
 	agenthostBin = filepath.Join(bin, exe("agenthost"))
 	testServerBin = filepath.Join(bin, exe("mcptestserver"))
+	confClientBin = filepath.Join(bin, exe("confclient"))
 	return m.Run()
 }
 
@@ -93,10 +95,10 @@ func buildBinaries(root, out string) error {
 	goTool := goCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./e2e/cmd/mcptestserver")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./e2e/cmd/mcptestserver", "./e2e/cmd/confclient")
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agenthost ./e2e/cmd/mcptestserver: %w\n%s", err, output)
+		return fmt.Errorf("go build ./cmd/agenthost ./e2e/cmd/mcptestserver ./e2e/cmd/confclient: %w\n%s", err, output)
 	}
 	return nil
 }

@@ -1,0 +1,70 @@
+// Command confclient runs agenthost as the client of one scenario of the
+// MCP conformance suite (e2e/conformance_test.go). The suite runs
+//
+//	confclient AGENTHOST ARGS... URL
+//
+// with the scenario's client credentials, where it hands the client some,
+// in MCP_CONFORMANCE_CONTEXT (a JSON object). confclient passes them to
+// agenthost as the AGENTHOST_OAUTH_* variables of an ad-hoc server
+// (docs/config.md), runs AGENTHOST ARGS... URL, and exits with its exit
+// code. It implements no protocol behaviour: everything on the wire is
+// agenthost's.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// contextVars maps the keys of MCP_CONFORMANCE_CONTEXT to agenthost's
+// variables.
+var contextVars = map[string]string{
+	"client_id":       "AGENTHOST_OAUTH_CLIENT_ID",
+	"client_secret":   "AGENTHOST_OAUTH_CLIENT_SECRET",
+	"private_key_pem": "AGENTHOST_OAUTH_PRIVATE_KEY",
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: confclient AGENTHOST ARGS... URL")
+		os.Exit(2)
+	}
+	env, err := environment(os.Environ(), os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "confclient:", err)
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		os.Exit(exitErr.ExitCode())
+	default:
+		fmt.Fprintln(os.Stderr, "confclient:", err)
+		os.Exit(1)
+	}
+}
+
+// environment is env with the credentials of the scenario's context added.
+func environment(env []string, scenarioContext string) ([]string, error) {
+	if scenarioContext == "" {
+		return env, nil
+	}
+	var ctx map[string]any
+	if err := json.Unmarshal([]byte(scenarioContext), &ctx); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	for key, name := range contextVars {
+		if v, ok := ctx[key].(string); ok && v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env, nil
+}
