@@ -110,3 +110,45 @@ func TestHooksNeverSeeSecureValues(t *testing.T) {
 		}
 	}
 }
+
+// A PermissionRequest hook votes as a named approver: with --approve auto
+// (one approver) it makes a two-approver quorum; its deny vetoes.
+func TestHooksPermissionRequest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools := writeJSON(t, dir, "tools.json", []obj{
+		ftPlainTool("move_order", obj{"text": "moved"}),
+		ftPlainTool("drop_orders", obj{"text": "dropped"}),
+	})
+	audit := filepath.Join(dir, "audit.jsonl")
+	cfg := writeConfig(t, obj{
+		"mcpServers": obj{"shop": stdioServer(tools, "")},
+		"audit":      obj{"path": audit},
+		"approvals": obj{
+			"catalogue": []obj{{"server": "*", "tool": "*", "metadata": obj{
+				"category": "mutate", "riskLevel": "high", "blastRadius": "item", "reversibility": "manual",
+				"approvalRecommendation": "multi", "minTrustLevel": 1,
+			}}},
+			"rules": []obj{{"id": "two-people", "when": obj{"category": []string{"mutate"}}, "decide": "ask", "approvers": 2}},
+		},
+		"hooks": obj{"PermissionRequest": []obj{{"matcher": "mcp__shop__.*", "hooks": []obj{
+			{"type": "command", "command": hookScript(t, "change-freeze.sh"), "approver": "freeze-bot"},
+		}}}},
+	})
+	env := baseEnv(t)
+	r := run(t, env, "--config", cfg, "call", "shop", "move_order", "--approve", "auto", "--json")
+	wantCode(t, r, 0)
+	r = run(t, env, "--config", cfg, "call", "shop", "drop_orders", "--approve", "auto", "--json")
+	wantCallError(t, r, 3, "denied")
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(data)
+	if !strings.Contains(log, `{"id":"freeze-bot","decision":"allow"`) || !strings.Contains(log, `{"id":"freeze-bot","decision":"deny"`) {
+		t.Errorf("the audit log lacks the hook's votes:\n%s", log)
+	}
+	// Without anyone else to approve, the hook's allow is not enough.
+	r = run(t, env, "--config", cfg, "call", "shop", "move_order", "--approve", "deny", "--json")
+	wantCallError(t, r, 3, "denied")
+}

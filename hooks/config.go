@@ -15,6 +15,10 @@ import (
 type Config struct {
 	PreToolUse  []Group `json:"PreToolUse" yaml:"PreToolUse"`
 	PostToolUse []Group `json:"PostToolUse" yaml:"PostToolUse"`
+	// PermissionRequest hooks run when a call needs approval; each votes
+	// as its Approver identity, counted like any other approver, but
+	// never enough on its own (a person must approve too).
+	PermissionRequest []Group `json:"PermissionRequest" yaml:"PermissionRequest"`
 }
 
 // Group is one matcher and its hooks.
@@ -48,6 +52,9 @@ type Hook struct {
 	// Env is added to the hook's environment (which otherwise holds only
 	// the basic variables of package childproc). agenthost addition.
 	Env map[string]string `json:"env" yaml:"env"`
+	// Approver is the identity a PermissionRequest hook votes as
+	// (required there, unused elsewhere). agenthost addition.
+	Approver string `json:"approver" yaml:"approver"`
 }
 
 // DefaultTimeout bounds a hook without a timeout (Claude Code's default).
@@ -76,7 +83,7 @@ func (c *Config) Validate() error {
 	for _, ev := range []struct {
 		name   string
 		groups []Group
-	}{{EventPreToolUse, c.PreToolUse}, {EventPostToolUse, c.PostToolUse}} {
+	}{{EventPreToolUse, c.PreToolUse}, {EventPostToolUse, c.PostToolUse}, {EventPermissionRequest, c.PermissionRequest}} {
 		for gi, g := range ev.groups {
 			gkey := fmt.Sprintf("%s[%d]", ev.name, gi)
 			if _, err := compileMatcher(g.Matcher); err != nil {
@@ -96,6 +103,9 @@ func (c *Config) Validate() error {
 				if h.Timeout < 0 || time.Duration(h.Timeout*float64(time.Second)) > maxTimeout {
 					add(hkey+".timeout", "must be between 0 (the default, %s) and %s, in seconds", DefaultTimeout, maxTimeout)
 				}
+				if ev.name == EventPermissionRequest && strings.TrimSpace(h.Approver) == "" {
+					add(hkey+".approver", "required for PermissionRequest hooks: the approver identity the hook votes as")
+				}
 				if h.SHA256 != "" {
 					if b, err := hex.DecodeString(h.SHA256); err != nil || len(b) != 32 {
 						add(hkey+".sha256", "must be 64 hex digits (the SHA-256 of the executable)")
@@ -108,12 +118,17 @@ func (c *Config) Validate() error {
 }
 
 // Empty reports whether no hook is configured.
-func (c *Config) Empty() bool { return len(c.PreToolUse) == 0 && len(c.PostToolUse) == 0 }
+func (c *Config) Empty() bool {
+	return len(c.PreToolUse) == 0 && len(c.PostToolUse) == 0 && len(c.PermissionRequest) == 0
+}
 
 // Event names, as in Claude Code.
 const (
 	EventPreToolUse  = "PreToolUse"
 	EventPostToolUse = "PostToolUse"
+	// EventPermissionRequest: Claude Code runs it when it would show a
+	// permission prompt; agenthost when a call needs approval.
+	EventPermissionRequest = "PermissionRequest"
 )
 
 // simpleMatcher is a matcher Claude Code reads as a list of exact names.

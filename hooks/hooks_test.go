@@ -49,10 +49,11 @@ func TestValidate(t *testing.T) {
 	}{
 		{"ok", Config{PreToolUse: []Group{{Matcher: "mcp__.*", Hooks: []Hook{{Type: "command", Command: "true"}}}}}, nil},
 		{"bad everything", Config{
-			PreToolUse:  []Group{{Matcher: "(", Hooks: []Hook{{Type: "http", Command: " ", Timeout: -1, SHA256: "xyz"}}}},
-			PostToolUse: []Group{{Matcher: "x"}},
+			PreToolUse:        []Group{{Matcher: "(", Hooks: []Hook{{Type: "http", Command: " ", Timeout: -1, SHA256: "xyz"}}}},
+			PostToolUse:       []Group{{Matcher: "x"}},
+			PermissionRequest: []Group{{Hooks: []Hook{{Type: "command", Command: "vote"}}}},
 		}, []string{"PreToolUse[0].matcher", "PreToolUse[0].hooks[0].type", "PreToolUse[0].hooks[0].command",
-			"PreToolUse[0].hooks[0].timeout", "PreToolUse[0].hooks[0].sha256", "PostToolUse[0].hooks"}},
+			"PreToolUse[0].hooks[0].timeout", "PreToolUse[0].hooks[0].sha256", "PostToolUse[0].hooks", "PermissionRequest[0].hooks[0].approver"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,6 +142,35 @@ func TestPostAnswer(t *testing.T) {
 	}
 }
 
+func TestPermissionAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		res     result
+		want    Decision
+		reason  string
+		wantErr error
+	}{
+		{"no output", result{}, DecisionNone, "", nil},
+		{"allow", result{stdout: []byte(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)}, DecisionAllow, "", nil},
+		{"deny", result{stdout: []byte(`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"freeze"}}}`)}, DecisionDeny, "freeze", nil},
+		{"exit 2", result{status: exitBlock, stderr: []byte("no")}, DecisionDeny, "no", nil},
+		{"updatedInput", result{stdout: []byte(`{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedInput":{}}}}`)}, DecisionDeny, "", ErrBadOutput},
+		{"unknown behavior", result{stdout: []byte(`{"hookSpecificOutput":{"decision":{"behavior":"maybe"}}}`)}, DecisionDeny, "", ErrBadOutput},
+		{"bad json", result{stdout: []byte(`{"hook`)}, DecisionDeny, "", ErrBadOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, reason, err := permissionAnswer(tt.res, nil)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if d != tt.want || reason != tt.reason {
+				t.Fatalf("got (%q, %q), want (%q, %q)", d, reason, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
 func FuzzParseOutput(f *testing.F) {
 	for _, s := range []string{"", "text", `{"decision":"block"}`, `{"hookSpecificOutput":{"permissionDecision":"ask"}}`,
 		`{"continue":false}`, `[1]`, `{"hookSpecificOutput":{"updatedMCPToolOutput":null}}`, "{"} {
@@ -154,6 +184,9 @@ func FuzzParseOutput(f *testing.F) {
 		withheld, _, _, _, err := postAnswer(result{stdout: stdout}, nil)
 		if err != nil && !withheld {
 			t.Fatal("a failed answer must withhold the result")
+		}
+		if d, _, err := permissionAnswer(result{stdout: stdout}, nil); err != nil && d != DecisionDeny {
+			t.Fatalf("a failed vote must deny, got %q", d)
 		}
 	})
 }

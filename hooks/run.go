@@ -30,10 +30,10 @@ type Options struct {
 
 // Runner runs configured hooks. Safe for concurrent use.
 type Runner struct {
-	pre, post []group
-	dir       string
-	cwd       string
-	getenv    func(string) string
+	pre, post, permission []group
+	dir                   string
+	cwd                   string
+	getenv                func(string) string
 }
 
 type group struct {
@@ -66,6 +66,7 @@ func New(cfg Config, opts Options) (*Runner, error) {
 	}
 	r.pre = r.compile(cfg.PreToolUse)
 	r.post = r.compile(cfg.PostToolUse)
+	r.permission = r.compile(cfg.PermissionRequest)
 	return r, nil
 }
 
@@ -120,6 +121,8 @@ type Call struct {
 	// SecureParams are the names of the tool's secure parameters; hooks
 	// see names, never values.
 	SecureParams []string
+	// Approval is set for PermissionRequest hooks.
+	Approval *Approval
 }
 
 // input is the JSON a hook reads on stdin: Claude Code's fields, plus
@@ -141,6 +144,21 @@ type inputExtra struct {
 	Server       string   `json:"server"`
 	Tool         string   `json:"tool"`
 	SecureParams []string `json:"secureParams"`
+	// Approval is set for PermissionRequest hooks.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Approval is what a PermissionRequest hook is told of the approval
+// request.
+type Approval struct {
+	// ID is the approval request's id.
+	ID string `json:"id"`
+	// Approvers is how many distinct approvers must allow.
+	Approvers int `json:"approvers"`
+	// Rules are the ids of the rules that asked; Reason says why, for
+	// operators.
+	Rules  []string `json:"rules"`
+	Reason string   `json:"reason"`
 }
 
 func (r *Runner) input(event string, c Call, response json.RawMessage) ([]byte, error) {
@@ -155,7 +173,7 @@ func (r *Runner) input(event string, c Call, response json.RawMessage) ([]byte, 
 	in := input{
 		SessionID: c.SessionID, Cwd: r.cwd, PermissionMode: "default", HookEventName: event,
 		ToolName: ToolName(c.Server, c.Tool), ToolInput: args, ToolUseID: c.CallID, ToolResponse: response,
-		Agenthost: inputExtra{Server: c.Server, Tool: c.Tool, SecureParams: secure},
+		Agenthost: inputExtra{Server: c.Server, Tool: c.Tool, SecureParams: secure, Approval: c.Approval},
 	}
 	b, err := json.Marshal(in)
 	if err != nil {

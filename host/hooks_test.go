@@ -193,3 +193,92 @@ func TestPostToolUseHooks(t *testing.T) {
 		t.Fatalf("the hook read %s (%v)", b, err)
 	}
 }
+
+// PermissionRequest hooks vote as named approvers: counted like anyone
+// else, a deny vetoes, a failure denies, and an allow is never enough
+// alone.
+func TestPermissionRequestHooks(t *testing.T) {
+	allowOut := `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`
+	denyOut := `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"change freeze"}}}'`
+	person := func(asked *int, needed *int, allow bool) approvals.Approver {
+		return approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
+			*asked++
+			*needed = req.Approvers
+			if !allow {
+				return approvals.Verdict{}, nil
+			}
+			return approvals.Verdict{Votes: []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteAllow, TS: time.Now()}}}, nil
+		})
+	}
+	tests := []struct {
+		name     string
+		hook     string
+		tool     string
+		allow    bool // the person allows
+		auto     bool // the approver behind is approvals.Auto (at most one)
+		outcome  approvals.Outcome
+		asked    int
+		needed   int
+		approver []string
+		model    string
+	}{
+		{"hook and person make a quorum of two", allowOut, "drop_everything", true, false, approvals.OutcomeApproved, 1, 1, []string{"sec-bot", "alice"}, ""},
+		{"hook alone is not enough", allowOut, "delete_order", false, false, approvals.OutcomeRejected, 1, 1, nil, ""},
+		{"hook and Auto make a quorum of two", allowOut, "drop_everything", false, true, approvals.OutcomeApproved, 0, 0, []string{"sec-bot", "auto"}, ""},
+		{"hook deny vetoes without asking", denyOut, "delete_order", true, false, approvals.OutcomeRejected, 0, 0, []string{"sec-bot"}, "change freeze"},
+		{"hook failure vetoes", `exit 1`, "delete_order", true, false, approvals.OutcomeRejected, 0, 0, []string{"sec-bot"}, ""},
+		{"no answer: the person decides", `cat >/dev/null`, "delete_order", true, false, approvals.OutcomeApproved, 1, 1, []string{"alice"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			asked, needed := 0, 0
+			var approver approvals.Approver = person(&asked, &needed, tc.allow)
+			if tc.auto {
+				approver = approvals.Auto{}
+			}
+			sink := &recordSink{}
+			h, _ := hookHost(t, approver, sink, "", "")
+			runner, err := hooks.New(hooks.Config{PermissionRequest: []hooks.Group{{Matcher: "mcp__shop__.*", Hooks: []hooks.Hook{{Type: "command", Command: tc.hook, Approver: "sec-bot"}}}}}, hooks.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.hooks = runner
+			h.cfg.Hooks.PermissionRequest = []hooks.Group{{Hooks: []hooks.Hook{{Approver: "sec-bot"}}}}
+			h.policy = mustPolicy(t, approvals.Config{Rules: []approvals.Rule{
+				{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
+				{ID: "destroys", When: approvals.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2, Timeout: time.Second},
+			}})
+			s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 3})
+			_, err = s.CallTool(context.Background(), "shop", tc.tool, json.RawMessage(`{"id":7}`))
+			var dec *approvals.Record
+			for _, r := range sink.records {
+				if r.Phase == approvals.PhaseDecision {
+					dec = r
+				}
+			}
+			if dec == nil || dec.Outcome != tc.outcome || asked != tc.asked || needed != tc.needed {
+				t.Fatalf("outcome %+v, person asked %d for %d; want %s, %d, %d (err %v)", dec, asked, needed, tc.outcome, tc.asked, tc.needed, err)
+			}
+			var ids []string
+			for _, v := range dec.Approvers {
+				ids = append(ids, v.ApproverID)
+			}
+			if strings.Join(ids, ",") != strings.Join(tc.approver, ",") {
+				t.Errorf("votes %v, want %v", ids, tc.approver)
+			}
+			var he *Error
+			if tc.model != "" && (!errors.As(err, &he) || !strings.Contains(he.ModelMessage, tc.model)) {
+				t.Errorf("model message lacks %q: %v", tc.model, err)
+			}
+		})
+	}
+}
+
+func mustPolicy(t *testing.T, cfg approvals.Config) *approvals.Policy {
+	t.Helper()
+	p, err := approvals.NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

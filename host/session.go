@@ -81,6 +81,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if approver == nil {
 		approver = h.approver
 	}
+	approver = h.withPermissionHooks(approver)
 	// NewGate fails only without a Policy, which a Host always has.
 	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver, Grants: h.grantStore()})
 	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
