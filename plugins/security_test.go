@@ -67,7 +67,7 @@ func TestOnlyTheHostCanTalkToThePlugin(t *testing.T) {
 	}
 	for name, cred := range creds {
 		t.Run(name, func(t *testing.T) {
-			conn, err := grpc.Dial("passthrough:///plugin", dialer, cred)
+			conn, err := grpc.NewClient("passthrough:///plugin", dialer, cred)
 			if err != nil {
 				t.Fatal(err)
 			}
