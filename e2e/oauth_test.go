@@ -129,3 +129,43 @@ func TestOAuthCallWithoutToken(t *testing.T) {
 	}
 	wantNoCanary(t, r, tokens[0])
 }
+
+// TestOAuthTokenNeverPrinted: with a stored token, debug logs, the audit
+// log, `tools --json` and `call --json` of the protected server never carry
+// the access token.
+func TestOAuthTokenNeverPrinted(t *testing.T) {
+	t.Parallel()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{{
+		"name": "get_time", "inputSchema": obj{"type": "object"},
+	}})
+	srv := startHTTPServer(t, tools, "--oauth")
+	state := t.TempDir()
+	wantCode(t, run(t, oauthEnv(state, true), "auth", "login", "--url", srv.url), 0)
+	tokens, _ := storedAccessTokens(t, state)
+	if len(tokens) != 1 {
+		t.Fatalf("%d tokens stored", len(tokens))
+	}
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := writeConfig(t, obj{
+		"mcpServers": obj{"remote": obj{"url": srv.url}},
+		"approvals":  allowAll(),
+		"audit":      obj{"path": audit},
+	})
+	for _, args := range [][]string{
+		{"--log-level", "debug", "--config", cfg, "call", "remote", "get_time", "--json"},
+		{"--log-level", "debug", "--config", cfg, "tools", "--json"},
+		{"--log-level", "debug", "--config", cfg, "servers", "--json"},
+		{"--log-level", "debug", "tools", "--url", srv.url, "--json"},
+	} {
+		r := run(t, oauthEnv(state, false), args...)
+		wantCode(t, r, 0)
+		wantNoCanary(t, r, tokens[0])
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("audit log: %v", err)
+	}
+	if strings.Contains(string(data), tokens[0]) {
+		t.Fatal("the access token is in the audit log")
+	}
+}
