@@ -243,7 +243,4 @@ func authorizationMessage(err error) string {
 
 // authorizationFailure reports whether err is an authorization failure
 // (KindAuthorization).
-func authorizationFailure(err error) bool {
-	var ae *oauth.AuthorizationError
-	return errors.Is(err, oauth.ErrAuthorizationRequired) || errors.Is(err, oauth.ErrTooManyAttempts) || errors.As(err, &ae)
-}
+func authorizationFailure(err error) bool { return oauth.IsAuthorizationError(err) }

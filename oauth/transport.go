@@ -211,3 +211,12 @@ func closeBody(req *http.Request) {
 		req.Body.Close()
 	}
 }
+
+// IsAuthorizationError reports an authorization failure of one request:
+// authorization required, too many attempts, or an error the
+// authorization server answered. It concerns the request's subject only:
+// the connection to the server is fine.
+func IsAuthorizationError(err error) bool {
+	var ae *AuthorizationError
+	return errors.Is(err, ErrAuthorizationRequired) || errors.Is(err, ErrTooManyAttempts) || errors.As(err, &ae)
+}

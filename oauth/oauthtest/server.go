@@ -10,11 +10,13 @@
 package oauthtest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -80,6 +82,8 @@ type Use struct {
 	// Claimed is the X-Test-Subject header of the request (what the client
 	// meant to act for), empty when absent.
 	Claimed string
+	// Body is the request's body (the first 64 KiB).
+	Body string
 }
 
 // New starts an authorization server. Close it when done.
@@ -353,8 +357,17 @@ func (s *Server) Protect(resourceURL func() string, next http.Handler) http.Hand
 				return
 			}
 		}
+		var body []byte
+		if r.Body != nil {
+			body, _ = io.ReadAll(io.LimitReader(r.Body, 64<<10))
+			rest := r.Body
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), rest), rest}
+		}
 		s.mu.Lock()
-		s.uses = append(s.uses, Use{User: g.user, Claimed: r.Header.Get("X-Test-Subject")})
+		s.uses = append(s.uses, Use{User: g.user, Claimed: r.Header.Get("X-Test-Subject"), Body: string(body)})
 		s.mu.Unlock()
 		r2 := r.Clone(r.Context())
 		r2.Header.Set(UserHeader, g.user)

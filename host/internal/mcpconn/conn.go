@@ -21,6 +21,7 @@ import (
 
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/oauth"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -637,7 +638,9 @@ func (c *Conn) dropClient(cl *client.Client, cause error) {
 // A protocol error is not one: messages are framed (a line, a body, an
 // event), so the next message is read as if the bad one was never sent.
 func isConnectionFailure(err error) bool {
-	if errors.Is(err, ErrProtocol) {
+	// An authorization failure concerns one request's subject, not the
+	// connection that other sessions share.
+	if errors.Is(err, ErrProtocol) || oauth.IsAuthorizationError(err) {
 		return false
 	}
 	var te *transport.Error

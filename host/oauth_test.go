@@ -1,0 +1,129 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/oauth/oauthtest"
+)
+
+// protectedServer is an MCP test server with a whoami tool behind an
+// oauthtest authorization server.
+func protectedServer(t *testing.T) (url string, as *oauthtest.Server) {
+	t.Helper()
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "whoami",
+	  "inputSchema": {"type": "object", "properties": {"subject": {"type": "string"}}},
+	  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}}]`),
+		Handler: func(_ context.Context, tool string, args, _ map[string]json.RawMessage) (string, bool) {
+			return "ok", false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as = oauthtest.New(oauthtest.Options{})
+	ts := httptest.NewServer(as.Protect(func() string { return url }, srv.HTTPHandler()))
+	url = ts.URL + "/mcp"
+	t.Cleanup(func() { ts.Close(); _ = srv.Close(); as.Close() })
+	return url, as
+}
+
+// 100 end users of one Host (one shared connection) log in concurrently
+// through the backend's redirect handler; each session's call carries its
+// own subject's token, checked at the server: every tools/call naming a
+// subject came with that subject's token.
+func TestHostOAuthSubjectsIsolated(t *testing.T) {
+	const subjects = 100
+	url, as := protectedServer(t)
+	var h *host.Host
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.OAuthCallback(nil).ServeHTTP(w, r)
+	}))
+	defer cb.Close()
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
+		Approvals: approvals.Config{Rules: []approvals.Rule{
+			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+		}},
+	}
+	cfg.ApplyDefaults()
+	var err error
+	h, err = host.New(host.Options{Config: cfg, OAuth: host.OAuthOptions{Subject: "backend", RedirectURI: cb.URL + "/oauth/callback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	// The backend's own subject lists the tools.
+	c, ok := h.OAuthClient("remote")
+	if !ok {
+		t.Fatal("no OAuth client for the server")
+	}
+	if err := c.Login(ctx, oauth.LoginOptions{Subject: "backend", Open: oauthtest.Browser("backend")}); err != nil {
+		t.Fatal(err)
+	}
+	h.Connect(ctx)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, subjects)
+	for i := range subjects {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			subject := fmt.Sprintf("user-%03d", i)
+			s := h.NewSession(host.SessionOptions{Subject: subject})
+			defer s.Close()
+			args := json.RawMessage(fmt.Sprintf(`{"subject":%q}`, subject))
+			_, err := s.CallTool(ctx, "remote", "whoami", args)
+			var are *oauth.AuthorizationRequiredError
+			if host.KindOf(err) != host.KindAuthorization || !errors.As(err, &are) || are.AuthURL == "" || are.Subject != subject {
+				errs <- fmt.Errorf("%s: first call: %v", subject, err)
+				return
+			}
+			if err := oauthtest.Browser(subject)(ctx, are.AuthURL); err != nil {
+				errs <- fmt.Errorf("%s: login: %v", subject, err)
+				return
+			}
+			if _, err := s.CallTool(ctx, "remote", "whoami", args); err != nil {
+				errs <- fmt.Errorf("%s: call after login: %v", subject, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	calls := 0
+	for _, u := range as.Uses() {
+		if !strings.Contains(u.Body, `"tools/call"`) {
+			continue
+		}
+		calls++
+		var msg struct {
+			Params struct {
+				Arguments struct{ Subject string } `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(u.Body), &msg); err != nil {
+			t.Fatalf("tools/call body: %v", err)
+		}
+		if msg.Params.Arguments.Subject != u.User {
+			t.Errorf("cross-subject token use: the call for %q carried %q's token", msg.Params.Arguments.Subject, u.User)
+		}
+	}
+	if calls != subjects {
+		t.Errorf("the server accepted %d tool calls, want %d", calls, subjects)
+	}
+}
