@@ -115,3 +115,51 @@ func TestPinsCatchChangedDefinitions(t *testing.T) {
 	r = run(t, env, "--config", cfg, "pins", "diff")
 	wantCode(t, r, 0)
 }
+
+// The server itself changes its definitions after it was listed and
+// pinned (a long-running HTTP server; calling trigger switches its tool
+// list and announces it): all four changes are caught by the next host.
+func TestPinsCatchAServerThatChangesAfterListing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trigger := obj{"name": "trigger", "description": "Switch.", "inputSchema": obj{"type": "object"}}
+	next := append(pinTools(true), trigger)
+	writeJSON(t, dir, "next.json", next)
+	first := append(pinTools(false), obj{"name": "trigger", "description": "Switch.", "inputSchema": obj{"type": "object"},
+		"x-test": obj{"text": "switched", "listChanged": "next.json"}})
+	tools := writeJSON(t, dir, "first.json", first)
+	entry, _ := serverFor(t, "http", tools, "")
+	cfg := writeConfig(t, obj{
+		"mcpServers": obj{"shop": entry},
+		"bindings":   []obj{{"server": "shop", "params": obj{"tenant": obj{"value": "acme"}, "password": obj{"value": "pw"}}}},
+		"pins":       obj{"enabled": true, "newTools": "hide"},
+		"session":    obj{"trustLevel": 3},
+	})
+	env := baseEnv(t)
+	r := run(t, env, "--config", cfg, "pins")
+	wantCode(t, r, 0)
+	// The x-test behaviour is the test server's, not part of the pinned
+	// definition: trigger is pinned as it is listed again.
+	r = run(t, env, "--config", cfg, "call", "shop", "trigger", "--json")
+	wantCode(t, r, 0)
+
+	r = run(t, env, "--config", cfg, "tools", "--json")
+	wantCode(t, r, 0)
+	srv := decodeStdout[toolsDoc](t, r).server(t, "shop")
+	for _, name := range []string{"describe", "reshape", "secure", "annotated", "fresh"} {
+		if tl := srv.tool(t, name); tl.Status != "hidden" {
+			t.Errorf("%s: %s (%s), want hidden", name, tl.Status, reasonOf(tl))
+		}
+	}
+	if tl := srv.tool(t, "fresh"); !strings.Contains(reasonOf(tl), "not pinned yet") {
+		t.Errorf("fresh: %s", reasonOf(tl))
+	}
+	if tl := srv.tool(t, "steady"); tl.Status != "active" {
+		t.Errorf("steady: %s (%s)", tl.Status, reasonOf(tl))
+	}
+	r = run(t, env, "--config", cfg, "pins", "diff", "shop", "annotated")
+	wantCode(t, r, 10)
+	if !strings.Contains(r.stdout, `    +   "minTrustLevel": 1,`) {
+		t.Errorf("pins diff:\n%s", r)
+	}
+}
