@@ -49,5 +49,5 @@ include plugins/proto.mk
 # interleaving the paired benchmarks, and prints the figures with their
 # targets. A report, not a gate: it exits 0 whether targets are met or not.
 # BENCHFLAGS passes options, e.g. BENCHFLAGS="-rounds 3 -profile prof".
-bench:
+bench: sysdeps
 	$(GO) run ./bench/cmd/benchtable $(BENCHFLAGS)

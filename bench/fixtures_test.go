@@ -36,6 +36,7 @@ const BinDirEnv = "AGENTHOST_BENCH_BIN"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	closeShared()
+	stopPostgres()
 	os.Exit(code)
 }
 

@@ -61,6 +61,10 @@ func OpenAuditSink(ctx context.Context, dsn string, opts AuditOptions) (*AuditSi
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
 	}
+	if _, err := pool.Exec(ctx, "INSERT INTO agenthost_audit_heads (chain, seq, hash) VALUES ($1, 0, '') ON CONFLICT (chain) DO NOTHING", opts.Chain); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("create the audit chain head: %w", err)
+	}
 	s := &AuditSink{pool: pool, chain: opts.Chain}
 	s.gc = groupcommit.New(s.commit, opts.MaxBatch)
 	return s, nil
@@ -79,39 +83,67 @@ func (s *AuditSink) Write(ctx context.Context, r *approvals.Record) error {
 	return err
 }
 
+// commit appends a batch in two round trips: BEGIN and the head's row
+// lock; then the rows, the new head and COMMIT, pipelined.
 func (s *AuditSink) commit(ctx context.Context, batch []auditItem) error {
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("write audit records to PostgreSQL: %w", err)
 	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
-	if _, err := tx.Exec(ctx, "INSERT INTO agenthost_audit_heads (chain, seq, hash) VALUES ($1, 0, '') ON CONFLICT (chain) DO NOTHING", s.chain); err != nil {
-		return fmt.Errorf("write audit records to PostgreSQL: %w", err)
-	}
+	// A connection left inside a transaction by a failure is closed by
+	// the pool on release rather than reused.
+	defer conn.Release()
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		}
+	}()
 	var seq int64
 	var hash string
-	if err := tx.QueryRow(ctx, "SELECT seq, hash FROM agenthost_audit_heads WHERE chain = $1 FOR UPDATE", s.chain).Scan(&seq, &hash); err != nil {
+	first := &pgx.Batch{}
+	first.Queue("BEGIN")
+	first.Queue("SELECT seq, hash FROM agenthost_audit_heads WHERE chain = $1 FOR UPDATE", s.chain)
+	br := conn.SendBatch(ctx, first)
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&seq, &hash)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("read the audit chain head: %w", err)
 	}
-	rows := make([][]any, len(batch))
+	n := len(batch)
+	seqs, tss, sessions, prevs, hashes, records := make([]int64, n), make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, it := range batch {
-		prev := hash
-		hash = approvals.ChainHash(prev, it.line)
 		seq++
-		rows[i] = []any{s.chain, seq, it.ts.UTC(), it.session, prev, hash, string(it.line)}
+		seqs[i], tss[i], sessions[i], prevs[i], records[i] = seq, it.ts.UTC(), it.session, hash, string(it.line)
+		hash = approvals.ChainHash(hash, it.line)
+		hashes[i] = hash
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agenthost_audit"},
-		[]string{"chain", "seq", "ts", "session_id", "prev_hash", "hash", "record"}, pgx.CopyFromRows(rows)); err != nil {
+	second := &pgx.Batch{}
+	second.Queue(`INSERT INTO agenthost_audit (chain, seq, ts, session_id, prev_hash, hash, record)
+		SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+		s.chain, seqs, tss, sessions, prevs, hashes, records)
+	second.Queue("UPDATE agenthost_audit_heads SET seq = $2, hash = $3 WHERE chain = $1", s.chain, seq, hash)
+	second.Queue("COMMIT")
+	br = conn.SendBatch(ctx, second)
+	for range 3 {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("write audit records to PostgreSQL: %w", err)
 	}
-	if _, err := tx.Exec(ctx, "UPDATE agenthost_audit_heads SET seq = $2, hash = $3 WHERE chain = $1", s.chain, seq, hash); err != nil {
-		return fmt.Errorf("write audit records to PostgreSQL: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit audit records to PostgreSQL: %w", err)
-	}
+	committed = true
 	return nil
 }
 

@@ -78,8 +78,18 @@ func binDir() (string, error) {
 }
 
 // StartCluster starts a cluster (for a TestMain sharing one cluster between
-// a package's tests); the caller must call Stop.
-func StartCluster() (*Cluster, error) {
+// a package's tests); the caller must call Stop. It runs with fsync off:
+// nothing in it must outlive the test.
+func StartCluster() (*Cluster, error) { return StartClusterWith(Options{}) }
+
+// Options configure StartClusterWith.
+type Options struct {
+	// Durable keeps fsync on, as in production (for benchmarks).
+	Durable bool
+}
+
+// StartClusterWith is StartCluster with options.
+func StartClusterWith(o Options) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -115,7 +125,10 @@ func StartCluster() (*Cluster, error) {
 			lastErr = err
 			continue
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir)
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", port, dir)
+		if !o.Durable {
+			opts += " -c fsync=off"
+		}
 		out, err := c.cmd("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start").CombinedOutput()
 		if err == nil {
 			c.Port = port

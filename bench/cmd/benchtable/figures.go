@@ -227,6 +227,34 @@ func evaluate(r results, checks map[string]error) []row {
 		expr.detail = strings.Join(detail, ", ")
 	}
 	rows = append(rows, expr)
+
+	roundTrip := row{figure: "approval round roundTrip through PostgreSQL (raise → vote on another replica → wake)", target: "p50 ≤ 5 ms", status: noData}
+	if v, ok := r.median("BenchmarkApprovalRoundTrip/postgres", "p50-ms"); ok {
+		roundTrip.measured = duration(v * 1e6)
+		roundTrip.status = status(v <= 5)
+		var detail []string
+		if p99, ok := r.median("BenchmarkApprovalRoundTrip/postgres", "p99-ms"); ok {
+			detail = append(detail, "p99 "+duration(p99*1e6))
+		}
+		if m, ok := r.median("BenchmarkApprovalRoundTrip/memory", "p50-ms"); ok {
+			detail = append(detail, "in-memory queue p50 "+duration(m*1e6))
+		}
+		if q, ok := r.median("BenchmarkApprovalRoundTrip/sqlite", "p50-ms"); ok {
+			detail = append(detail, "SQLite, vote from another handle, p50 "+duration(q*1e6))
+		}
+		roundTrip.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, roundTrip)
+
+	dbAppends := row{figure: "audit dbAppends to PostgreSQL, each committed before Write returns", target: "≥ 5,000 records/s", status: noData}
+	if v, ok := r.median("BenchmarkAuditAppend/postgres", "records/s"); ok {
+		dbAppends.measured = fmt.Sprintf("%.0f /s", v)
+		dbAppends.status = status(v >= 5000)
+		if q, ok := r.median("BenchmarkAuditAppend/sqlite", "records/s"); ok {
+			dbAppends.detail = fmt.Sprintf("SQLite: %.0f /s", q)
+		}
+	}
+	rows = append(rows, dbAppends)
 	return rows
 }
 

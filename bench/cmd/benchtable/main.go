@@ -216,6 +216,10 @@ var groups = []group{
 		"BenchmarkAuditThroughput/file_sink", "BenchmarkAuditThroughput/fsync_each"}},
 	{name: "policy", benchtime: "1s", benches: []string{
 		"BenchmarkPolicyExpr/sql_select", "BenchmarkPolicyExpr/url_host", "BenchmarkPolicyExpr/no_expr"}},
+	{name: "approvals-store", benchtime: "2s", benches: []string{
+		"BenchmarkApprovalRoundTrip/memory", "BenchmarkApprovalRoundTrip/postgres", "BenchmarkApprovalRoundTrip/sqlite"}},
+	{name: "audit-db", benchtime: "3s", benches: []string{
+		"BenchmarkAuditAppend/postgres", "BenchmarkAuditAppend/sqlite"}},
 }
 
 // benchPattern is the -test.bench expression matching exactly these

@@ -118,6 +118,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkStartup/servers=10":                  {{"ns/op": 400e6}},
 		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 40000}},
 		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 8, "p99-µs": 90}},
+		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 2.5, "p99-ms": 20}},
+		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 6000}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -151,6 +153,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkStartup/servers=10":                  {{"ns/op": 451e6}},
 		"BenchmarkAuditThroughput/file_sink":           {{"ns/op": 1, "decisions/s": 19999}},
 		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 20.1}},
+		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 5.1}},
+		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 4999}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {
