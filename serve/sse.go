@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"runtime"
 	"strconv"
 )
 
@@ -55,6 +56,12 @@ func (s *sseWriter) flush() error {
 
 // streamLog writes the events of l after `after` until the turn ends, ctx
 // ends (the client left) or stop closes.
+//
+// Flushes cost a write system call (and the client a read) each, so they
+// are batched: after a wake-up the writer yields once, letting the turn
+// add the rest of a burst (tool_call and approval come together, so do
+// assistant and session_end), and the last batch is not flushed here:
+// returning lets net/http write it with the end of the response in one go.
 func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, stop <-chan struct{}) error {
 	for {
 		evs, first, done, changed, gone := l.since(after)
@@ -68,17 +75,18 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 			}
 		}
 		after += int64(len(evs))
+		if done {
+			if more, _, _, _, _ := l.since(after); len(more) == 0 {
+				return sw.w.Flush() // into the response; net/http ends it
+			}
+			continue
+		}
 		if err := sw.flush(); err != nil {
 			return err
 		}
-		if done && len(evs) == 0 {
-			return nil
-		}
-		if done {
-			continue // drain what arrived with the end
-		}
 		select {
 		case <-changed:
+			runtime.Gosched()
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-stop:
