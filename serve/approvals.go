@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,12 +61,18 @@ type approvalView struct {
 	SessionGrantable bool                `json:"sessionGrantable"`
 	CreatedAt        time.Time           `json:"createdAt"`
 	Deadline         *time.Time          `json:"deadline"`
+	// State is pending, approved, rejected or expired.
+	State     approvals.State `json:"state"`
+	SettledAt *time.Time      `json:"settledAt"`
 }
 
-func (s *Server) approvalView(p approvals.Pending) approvalView {
+func (s *Server) approvalView(a approvals.Approval) approvalView {
+	a = a.View(time.Now())
+	p := a.Pending
 	req := p.Request
 	v := approvalView{
-		ID: p.ID, SessionID: req.SessionID, CallID: req.CallID, Requester: req.Requester,
+		State: a.State,
+		ID:    p.ID, SessionID: req.SessionID, CallID: req.CallID, Requester: req.Requester,
 		Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, SecureParams: []string{},
 		Risk: req.Risk, Rules: nonNil(req.Rules), Reason: req.Reason, Message: req.Message,
 		Unclassified: req.Unclassified, Hints: nonNil(req.Hints), Needed: p.Needed, Votes: p.Votes,
@@ -83,6 +90,10 @@ func (s *Server) approvalView(p approvals.Pending) approvalView {
 	if !req.Deadline.IsZero() {
 		d := req.Deadline.UTC()
 		v.Deadline = &d
+	}
+	if !a.Settled.IsZero() {
+		t := a.Settled.UTC()
+		v.SettledAt = &t
 	}
 	if snap := s.host.Server(req.Server); snap != nil {
 		if ct := snap.Tool(req.Tool); ct != nil && ct.Tool != nil {
@@ -116,24 +127,42 @@ type approvalList struct {
 	Approvals []approvalView `json:"approvals"`
 }
 
+// listApprovals lists the open requests: of the shared store, or of this
+// replica and its peers.
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	out := approvalList{Approvals: []approvalView{}}
-	for _, p := range s.queue.List() {
-		out.Approvals = append(out.Approvals, s.approvalView(p))
+	list, err := s.store.List(r.Context(), approvals.ListOptions{})
+	if err != nil {
+		s.logger.Error("serve: listing approvals failed", "error", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
+		return
 	}
-	if r.Header.Get(forwardedHeader) == "" {
+	out := approvalList{Approvals: []approvalView{}}
+	now := time.Now()
+	for i := range list {
+		if list[i].Open(now) {
+			out.Approvals = append(out.Approvals, s.approvalView(list[i]))
+		}
+	}
+	if !s.shared && r.Header.Get(forwardedHeader) == "" {
 		out.Approvals = append(out.Approvals, s.peerApprovals(r)...)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
+// getApproval shows one request, pending or settled (while the store
+// remembers it).
 func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.queue.Get(r.PathValue("approvalId"))
-	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "no pending approval with this id (it may have been settled)")
+	a, err := s.store.Get(r.Context(), r.PathValue("approvalId"))
+	switch {
+	case errors.Is(err, approvals.ErrUnknownApproval):
+		writeError(w, http.StatusNotFound, "not_found", "no approval with this id")
+		return
+	case err != nil:
+		s.logger.Error("serve: reading an approval failed", "error", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.approvalView(p))
+	writeJSON(w, http.StatusOK, s.approvalView(a))
 }
 
 type voteRequest struct {
@@ -168,7 +197,7 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("approvalId")
 	who := identityOf(r.Context())
-	err := s.queue.Submit(id, approvals.Resolution{ApproverID: who.name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
+	a, err := s.store.Vote(r.Context(), id, approvals.Resolution{ApproverID: who.name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
 	switch {
 	case err == nil:
 	case errors.Is(err, approvals.ErrUnknownApproval):
@@ -186,12 +215,19 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, approvals.ErrSessionGrant):
 		writeError(w, http.StatusBadRequest, "invalid_request", "forSession is not available for this request (it needs two or more approvers, or the tool is unclassified)")
 		return
-	default:
+	case errors.Is(err, approvals.ErrNoApproverID):
 		writeError(w, http.StatusBadRequest, "invalid_request", "the vote cannot count")
 		return
+	default:
+		s.logger.Error("serve: recording a vote failed", "error", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the vote could not be recorded; try again")
+		return
 	}
-	_, open := s.queue.Get(id)
-	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.name, Decision: req.Decision, Counted: true, Settled: !open})
+	settled := a.State != approvals.StatePending
+	if settled && s.shared {
+		s.watch.publish("settled", id) // a memory store says so itself
+	}
+	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.name, Decision: req.Decision, Counted: true, Settled: settled})
 }
 
 // approvalEvents streams "pending" and "settled" events (data: the
@@ -280,5 +316,41 @@ func (b *broadcaster) close() {
 	for ch := range b.subs {
 		delete(b.subs, ch)
 		close(ch)
+	}
+}
+
+// storePoll is how often a replica on a shared store looks for requests
+// raised or settled by others, for the approvals page's live updates.
+const storePoll = 2 * time.Second
+
+// watchStore publishes "changed" whenever the set of open requests in the
+// shared store differs from the last look (another replica raised or
+// settled one), until ctx ends.
+func (s *Server) watchStore(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := s.store.List(ctx, approvals.ListOptions{})
+		if err != nil {
+			continue
+		}
+		var b strings.Builder
+		now := time.Now()
+		for i := range list {
+			if list[i].Open(now) {
+				b.WriteString(list[i].ID)
+				b.WriteByte(' ')
+			}
+		}
+		if sig := b.String(); sig != last {
+			last = sig
+			s.watch.publish("changed", "")
+		}
 	}
 }

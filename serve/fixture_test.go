@@ -103,6 +103,12 @@ func testServeConfig() config.Serve {
 
 func newFixture(t *testing.T, mod func(*config.Serve)) *fixture {
 	t.Helper()
+	return newFixtureWith(t, mod, nil)
+}
+
+// newFixtureWith is newFixture with a change to the host's config too.
+func newFixtureWith(t *testing.T, mod func(*config.Serve), modCfg func(*config.Config)) *fixture {
+	t.Helper()
 	f := &fixture{t: t, logs: &syncBuffer{}, calls: &syncBuffer{}}
 	mcp, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(testTools),
 		Handler: func(_ context.Context, tool string, args, secure map[string]json.RawMessage) (string, bool) {
@@ -122,6 +128,9 @@ func newFixture(t *testing.T, mod func(*config.Serve)) *fixture {
 			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
 			{ID: "destroys", When: approvals.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2},
 		}},
+	}
+	if modCfg != nil {
+		modCfg(cfg)
 	}
 	cfg.ApplyDefaults()
 	sc := testServeConfig()
@@ -280,7 +289,7 @@ func (f *fixture) waitPending() approvalView {
 	ch, stop := f.srv.watch.subscribe()
 	defer stop()
 	for {
-		if list := f.srv.queue.List(); len(list) > 0 {
+		if list := f.open(); len(list) > 0 {
 			return f.srv.approvalView(list[0])
 		}
 		if !f.anyTurnRunning() {
@@ -315,7 +324,7 @@ func (f *fixture) waitOther(id string) approvalView {
 	ch, stop := f.srv.watch.subscribe()
 	defer stop()
 	for {
-		for _, p := range f.srv.queue.List() {
+		for _, p := range f.open() {
 			if p.ID != id {
 				return f.srv.approvalView(p)
 			}
@@ -328,4 +337,20 @@ func (f *fixture) waitOther(id string) approvalView {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// open lists the open approval requests of the server's store.
+func (f *fixture) open() []approvals.Approval {
+	f.t.Helper()
+	list, err := f.srv.store.List(context.Background(), approvals.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []approvals.Approval
+	for _, a := range list {
+		if a.Open(time.Now()) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/pgtest"
 )
 
 // TestReplicasForwardByIDPrefix: two replicas; a session and its approval
@@ -55,5 +56,69 @@ func TestReplicasForwardByIDPrefix(t *testing.T) {
 	a.srv.peers = map[string]string{"b": "http://127.0.0.1:1"}
 	if status, body, _ := a.do("GET", "/v1/sessions/"+s.ID, apiToken, nil); status != http.StatusBadGateway {
 		t.Errorf("unreachable owner: %d %s, want 502", status, body)
+	}
+}
+
+// TestReplicasShareThePostgreSQLStore: two replicas on one PostgreSQL
+// approvals.store. Sessions stay where they were created (requests for them
+// are forwarded), but approvals need no forwarding: either replica lists
+// every request and takes votes on it, the quorum counts distinct
+// identities across replicas, and the waiting turn wakes on its own
+// replica.
+func TestReplicasShareThePostgreSQLStore(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	useStore := func(c *config.Config) { c.Approvals.Store = dsn }
+	a := newFixtureWith(t, func(c *config.Serve) { c.Replica.ID = "a" }, useStore)
+	b := newFixtureWith(t, func(c *config.Serve) { c.Replica.ID = "b" }, useStore)
+	a.srv.peers = map[string]string{"b": b.ts.URL}
+	b.srv.peers = map[string]string{"a": a.ts.URL}
+	if !a.srv.shared || !b.srv.shared {
+		t.Fatal("the replicas do not use the configured store")
+	}
+	changed, stop := a.srv.watch.subscribe()
+	defer stop()
+
+	s := b.createSession(map[string]string{"token": "t"})
+	resp := a.startTurn(s.ID, `call db__drop_table {"table":"t"}`) // runs on b, through a
+	defer resp.Body.Close()
+	p := b.waitPending()
+	if strings.HasPrefix(p.ID, "b-") {
+		t.Errorf("a request in the shared store is named after its replica: %s", p.ID)
+	}
+	for ev := range changed { // a learns of b's request from the store
+		if ev.typ == "changed" {
+			break
+		}
+	}
+	for name, f := range map[string]*fixture{"a": a, "b": b} {
+		_, body, _ := f.do("GET", "/v1/approvals", aliceToken, nil)
+		var list approvalList
+		if err := json.Unmarshal(body, &list); err != nil || len(list.Approvals) != 1 || list.Approvals[0].ID != p.ID {
+			t.Fatalf("replica %s lists %s, want the one request once", name, body)
+		}
+	}
+	steps := []struct {
+		f     *fixture
+		token string
+		want  int
+	}{
+		{a, aliceToken, 200},
+		{b, aliceToken, 409}, // alice again, on the other replica: counts once
+		{b, bobToken, 200},   // the second identity settles it
+		{a, bobToken, 409},   // late
+	}
+	for i, st := range steps {
+		if status, body, _ := st.f.do("POST", "/v1/approvals/"+p.ID+"/votes", st.token, map[string]any{"decision": "allow"}); status != st.want {
+			t.Fatalf("vote %d: %d %s, want %d", i, status, body, st.want)
+		}
+	}
+	evs := decodeEvents(t, mustSSE(t, resp.Body))
+	if end := evs[len(evs)-1]; end.Result != "done: drop_table ran" {
+		t.Fatalf("the turn ended with %+v", end)
+	}
+	status, body, _ := a.do("GET", "/v1/approvals/"+p.ID, aliceToken, nil)
+	var shown approvalView
+	if err := json.Unmarshal(body, &shown); status != 200 || err != nil || shown.State != "approved" || len(shown.Votes) != 2 {
+		t.Errorf("the settled request: %d %s", status, body)
 	}
 }

@@ -57,8 +57,14 @@ type Server struct {
 	auth   *authenticator
 	audit  *AuditLog
 	logger *slog.Logger
-	queue  *approvals.Queue
-	hooks  *notifier
+	// store holds the approval requests served sessions raise: the host's
+	// approvals.store when one is configured (shared by every replica),
+	// else the memory of this process (queue's store).
+	store    approvals.Store
+	shared   bool
+	queue    *approvals.Queue // nil with a shared store
+	approver approvals.Approver
+	hooks    *notifier
 	watch  *broadcaster
 	client *http.Client
 	peers  map[string]string
@@ -109,13 +115,28 @@ func New(opts Options) (*Server, error) {
 		watch:    newBroadcaster(),
 	}
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
-	s.queue = approvals.NewQueue(approvals.QueueOptions{
-		OnPending: func(p approvals.Pending) {
-			s.watch.publish("pending", p.ID)
-			s.hooks.notify(s.approvalView(p))
-		},
-		OnSettled: func(id string, _ approvals.Verdict) { s.watch.publish("settled", id) },
-	})
+	raised := func(a approvals.Approval) {
+		s.watch.publish("pending", a.ID)
+		s.hooks.notify(s.approvalView(a))
+	}
+	if st := opts.Host.ApprovalStore(); st != nil {
+		// Every replica raises in, lists from and votes on the one store;
+		// a waiting call wakes up whichever replica the vote reached.
+		s.store, s.shared = st, true
+		s.approver = approvals.StoreApprover{Store: st, OnRaised: raised}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchStore(life, storePoll)
+		}()
+	} else {
+		s.queue = approvals.NewQueue(approvals.QueueOptions{
+			OnPending: func(p approvals.Pending) { raised(approvals.Approval{Pending: p, State: approvals.StatePending}) },
+			OnSettled: func(id string, _ approvals.Verdict) { s.watch.publish("settled", id) },
+		})
+		s.store = s.queue.Store()
+		s.approver = replicaApprover{q: s.queue, prefix: s.approvalPrefix()}
+	}
 	s.handler = s.buildRoutes()
 	return s, nil
 }
@@ -123,8 +144,9 @@ func New(opts Options) (*Server, error) {
 // Handler is the server's HTTP handler (every route of openapi.yaml).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Queue is the pending-approvals queue that served sessions ask.
-func (s *Server) Queue() *approvals.Queue { return s.queue }
+// Store is where served sessions' approval requests are kept: the host's
+// approvals store when it has one, else this server's memory.
+func (s *Server) Store() approvals.Store { return s.store }
 
 // Close ends every running turn and stream, waits for them and for webhook
 // deliveries to stop, and closes the served sessions. It does not close the

@@ -422,7 +422,7 @@ func TestTurnConflictAndDelete(t *testing.T) {
 	if status, _, _ := f.do("GET", "/v1/sessions/"+s.ID, apiToken, nil); status != 404 {
 		t.Errorf("deleted session: %d, want 404", status)
 	}
-	if len(f.srv.queue.List()) != 0 {
+	if len(f.open()) != 0 {
 		t.Error("the interrupted turn's approval is still pending")
 	}
 }

@@ -123,7 +123,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
-		Approver: replicaApprover{q: s.queue, prefix: s.approvalPrefix()}})
+		Approver: s.approver})
 	ss := &servedSession{sess: sess, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
 	s.sessions[id] = ss
 	s.mu.Unlock()
