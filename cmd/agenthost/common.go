@@ -235,7 +235,9 @@ func schemaDefaults(schema any) map[string]any {
 		return content
 	}
 	for name, p := range s.Properties {
-		if len(p.Default) > 0 {
+		// A null default is none: null is no value of the primitive
+		// types an elicitation asks for.
+		if len(p.Default) > 0 && string(p.Default) != "null" {
 			content[name] = p.Default
 		}
 	}
