@@ -169,3 +169,20 @@ func TestOAuthTokenNeverPrinted(t *testing.T) {
 		t.Fatal("the access token is in the audit log")
 	}
 }
+
+// TestOAuthRunWithoutLogin: `run` with a configured OAuth server, no
+// stored token and nobody to log in stops before the turn with exit 8 and
+// the command to run.
+func TestOAuthRunWithoutLogin(t *testing.T) {
+	t.Parallel()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{{
+		"name": "get_time", "inputSchema": obj{"type": "object"},
+	}})
+	srv := startHTTPServer(t, tools, "--oauth")
+	cfg := writeConfig(t, obj{"mcpServers": obj{"remote": obj{"url": srv.url}}})
+	r := run(t, oauthEnv(t.TempDir(), false), "--config", cfg, "run", "what time is it?")
+	wantCode(t, r, 8)
+	if !strings.Contains(r.stderr, "agenthost auth login remote") {
+		t.Fatalf("stderr does not say how to log in:\n%s", r)
+	}
+}

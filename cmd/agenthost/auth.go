@@ -153,6 +153,18 @@ func (a *app) oauthLogin(ctx context.Context, server string, c *oauth.Client, re
 	return c.Login(lctx, oauth.LoginOptions{Subject: req.Subject, Scopes: req.Scopes, Open: a.openBrowser()})
 }
 
+// needsLogin fails `run` (exit 8) when a server could not connect because
+// it requires an authorization nobody could give here: the oauthLogin hook
+// already said how to log in, in the server's error.
+func needsLogin(h *host.Host) error {
+	for _, snap := range h.Servers() {
+		if snap.Status == host.StatusError && strings.Contains(snap.Error, "requires authorization") {
+			return &exitErr{code: exitAuthorization, err: fmt.Errorf("server %s: %s", snap.Name, snap.Error)}
+		}
+	}
+	return nil
+}
+
 // loginTarget is what to pass to `auth login` for a server.
 func loginTarget(server string, c *oauth.Client) string {
 	if server == adHocServer {

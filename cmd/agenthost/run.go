@@ -53,6 +53,9 @@ func (a *app) runCommand() *cobra.Command {
 			defer sess.Close()
 			ctx := cmd.Context()
 			h.Connect(ctx)
+			if err := needsLogin(h); err != nil {
+				return err
+			}
 			a.warnAboutTools(sess.View(ctx).Summary())
 			opts := host.TurnOptions{MaxSteps: maxSteps}
 
