@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/oauth"
 	"github.com/agenthost/agenthost/oauth/oauthtest"
 )
@@ -125,5 +127,99 @@ func TestHostOAuthSubjectsIsolated(t *testing.T) {
 	}
 	if calls != subjects {
 		t.Errorf("the server accepted %d tool calls, want %d", calls, subjects)
+	}
+}
+
+// whoamiModel asks for remote__whoami once per turn, then answers; it keeps
+// what it was sent.
+type whoamiModel struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (m *whoamiModel) Generate(_ context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
+	m.mu.Lock()
+	for _, msg := range req.Messages {
+		m.seen = append(m.seen, msg.Content)
+	}
+	m.mu.Unlock()
+	return func(yield func(*model.Response, error) bool) {
+		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+			yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "Done."}}, nil)
+			return
+		}
+		yield(&model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+			{ID: "call_1", Name: "remote__whoami", Arguments: `{"subject":"alice"}`},
+		}}}, nil)
+	}
+}
+
+// A turn of a subject without a token emits an authorization event with
+// the URL for that end user (never shown to the model); once the backend's
+// callback completed the login, the next turn's call goes through.
+func TestTurnAuthorizationEvent(t *testing.T) {
+	url, _ := protectedServer(t)
+	var h *host.Host
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.OAuthCallback(nil).ServeHTTP(w, r)
+	}))
+	defer cb.Close()
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
+		Approvals: approvals.Config{Rules: []approvals.Rule{
+			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+		}},
+	}
+	cfg.ApplyDefaults()
+	m := &whoamiModel{}
+	var err error
+	h, err = host.New(host.Options{Config: cfg, Model: m, OAuth: host.OAuthOptions{Subject: "backend", RedirectURI: cb.URL + "/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	c, _ := h.OAuthClient("remote")
+	if err := c.Login(ctx, oauth.LoginOptions{Subject: "backend", Open: oauthtest.Browser("backend")}); err != nil {
+		t.Fatal(err)
+	}
+	h.Connect(ctx)
+	s := h.NewSession(host.SessionOptions{Subject: "alice"})
+	defer s.Close()
+
+	var authURL string
+	var kinds []string
+	for ev := range s.Turn(ctx, "who am I?", host.TurnOptions{}) {
+		switch ev.Type {
+		case host.EventAuthorization:
+			if ev.Subject != "alice" || ev.Server != "remote" {
+				t.Errorf("authorization event %+v", ev)
+			}
+			authURL = ev.AuthURL
+		case host.EventError:
+			kinds = append(kinds, string(ev.Kind))
+		}
+	}
+	if authURL == "" || fmt.Sprint(kinds) != "[authorization]" {
+		t.Fatalf("auth URL %q, error kinds %v", authURL, kinds)
+	}
+	if err := oauthtest.Browser("alice")(ctx, authURL); err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for ev := range s.Turn(ctx, "again", host.TurnOptions{}) {
+		if ev.Type == host.EventToolResult {
+			results = append(results, fmt.Sprint(ev.Failed()))
+		}
+	}
+	if fmt.Sprint(results) != "[false]" {
+		t.Fatalf("second turn's results (failed?): %v", results)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, text := range m.seen {
+		if strings.Contains(text, "authorize?") || strings.Contains(text, "state=") {
+			t.Fatalf("the model was sent the authorization URL: %q", text)
+		}
 	}
 }
