@@ -5,59 +5,39 @@
 // error, event and audit record.
 package bindings
 
-import (
-	"context"
-	"encoding/json"
-	"time"
-)
+import "github.com/agenthost/agenthost/bindings/contract"
+
+// The credential source contract lives in bindings/contract, which a
+// plugin links without the rest of this package; its names are this
+// package's too.
 
 // Sensitivity says how carefully a resolved value must be kept out of
 // output. Secret and Internal values are registered with the Redactor.
-type Sensitivity int
+type Sensitivity = contract.Sensitivity
 
 // Sensitivities, from least to most careful.
 const (
-	Public Sensitivity = iota
-	Internal
-	Secret
+	Public   = contract.Public
+	Internal = contract.Internal
+	Secret   = contract.Secret
 )
 
 // Scope identifies who a value is resolved for. Sources use it to pick
 // tenant-specific values; the resolver uses it as part of its cache key.
-type Scope struct {
-	SessionID string
-	Subject   string // the user or tenant the session acts for
-	Server    string
-	Tool      string
-	Param     string
-}
+type Scope = contract.Scope
 
 // Request asks a Source for one secure value.
-type Request struct {
-	Scope
-	// Ref is the configured reference (e.g. "orders/token"); for the
-	// built-ins it is the env var name, file path or session value name.
-	Ref string
-	// Schema is the parameter's schema from secureInputSchema (may be nil).
-	Schema json.RawMessage
-}
+type Request = contract.Request
 
 // Resolved is one value a Source supplied.
-type Resolved struct {
-	Value string
-	// Expiry is when the value stops being valid; zero means never.
-	Expiry      time.Time
-	Sensitivity Sensitivity
-}
+type Resolved = contract.Resolved
 
 // Source supplies secure values. Implementations must be safe for
 // concurrent use and must honour ctx cancellation.
-type Source interface {
-	Resolve(ctx context.Context, req Request) (Resolved, error)
-}
+type Source = contract.Source
 
 // SourceFunc adapts a function to Source.
-type SourceFunc func(ctx context.Context, req Request) (Resolved, error)
+type SourceFunc = contract.SourceFunc
 
-// Resolve calls f.
-func (f SourceFunc) Resolve(ctx context.Context, req Request) (Resolved, error) { return f(ctx, req) }
+// ParseSensitivity parses "public", "internal" or "secret".
+func ParseSensitivity(name string) (Sensitivity, error) { return contract.ParseSensitivity(name) }

@@ -1,7 +1,8 @@
 // Package wire holds what both ends of the credential plugin protocol share:
 // the go-plugin handshake, the go-plugin Plugin that registers and dispenses
-// the gRPC service, and the host-side conversion of proto messages to
-// bindings types. Nothing here starts processes or logs.
+// the gRPC service, and the host-side conversion of proto messages to the
+// credential contract's types (bindings/contract, not bindings: a plugin
+// links this package). Nothing here starts processes or logs.
 package wire
 
 import (
@@ -13,7 +14,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/bindings/contract"
 	pb "github.com/agenthost/agenthost/plugins/proto"
 )
 
@@ -70,7 +71,7 @@ type Info struct {
 }
 
 // Client is the host-side view of one connected plugin. It converts between
-// proto messages and bindings types and returns gRPC status errors as-is:
+// proto messages and contract types and returns gRPC status errors as-is:
 // the caller decides what they mean (and redacts their messages).
 type Client struct {
 	rpc pb.CredentialClient
@@ -105,7 +106,7 @@ func (c *Client) ConfigureJSON(ctx context.Context, raw []byte) error {
 }
 
 // Resolve asks the plugin for one value.
-func (c *Client) Resolve(ctx context.Context, req bindings.Request) (bindings.Resolved, error) {
+func (c *Client) Resolve(ctx context.Context, req contract.Request) (contract.Resolved, error) {
 	resp, err := c.rpc.Resolve(ctx, &pb.ResolveRequest{
 		SessionId:       req.SessionID,
 		Subject:         req.Subject,
@@ -116,29 +117,29 @@ func (c *Client) Resolve(ctx context.Context, req bindings.Request) (bindings.Re
 		Ref:             req.Ref,
 	})
 	if err != nil {
-		return bindings.Resolved{}, err
+		return contract.Resolved{}, err
 	}
 	var expiry time.Time
 	if ts := resp.GetExpiry(); ts != nil {
 		expiry = ts.AsTime()
 	}
-	return bindings.Resolved{
+	return contract.Resolved{
 		Value:       resp.GetValue(),
 		Expiry:      expiry,
 		Sensitivity: SensitivityFromProto(resp.GetSensitivity()),
 	}, nil
 }
 
-// SensitivityFromProto maps the wire enum to bindings; anything unknown or
+// SensitivityFromProto maps the wire enum to the contract's; anything unknown or
 // unspecified is Secret, so a plugin that forgets to say gets the careful
 // treatment.
-func SensitivityFromProto(s pb.Sensitivity) bindings.Sensitivity {
+func SensitivityFromProto(s pb.Sensitivity) contract.Sensitivity {
 	switch s {
 	case pb.Sensitivity_SENSITIVITY_PUBLIC:
-		return bindings.Public
+		return contract.Public
 	case pb.Sensitivity_SENSITIVITY_INTERNAL:
-		return bindings.Internal
+		return contract.Internal
 	default:
-		return bindings.Secret
+		return contract.Secret
 	}
 }
