@@ -27,6 +27,11 @@ type durableShop struct {
 
 func newDurableShop(t *testing.T, approvalsDSN, auditDSN string, env ...string) durableShop {
 	t.Helper()
+	return newDurableShopTimeout(t, "10m", approvalsDSN, auditDSN, env...)
+}
+
+func newDurableShopTimeout(t *testing.T, timeout, approvalsDSN, auditDSN string, env ...string) durableShop {
+	t.Helper()
 	dir := t.TempDir()
 	s := durableShop{record: filepath.Join(dir, "record.jsonl"), env: env}
 	tools := writeJSON(t, dir, "tools.json", []obj{
@@ -39,7 +44,7 @@ func newDurableShop(t *testing.T, approvalsDSN, auditDSN string, env ...string) 
 		"mcpServers": obj{"shop": entry},
 		"approvals": obj{
 			"store": approvalsDSN,
-			"rules": []obj{{"id": "deletes", "when": obj{"category": []string{"delete"}}, "decide": "ask", "approvers": 1, "timeout": "10m"}},
+			"rules": []obj{{"id": "deletes", "when": obj{"category": []string{"delete"}}, "decide": "ask", "approvers": 1, "timeout": timeout}},
 		},
 		"audit": obj{"path": filepath.Join(dir, "audit.jsonl"), "store": auditDSN},
 	})
@@ -235,5 +240,43 @@ func (s durableShop) waitForRequestNot(t *testing.T, p *ftProc, sess, skip strin
 			t.Fatalf("no new request of session %s was listed; the waiting call:\n%s", sess, p.result())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDurableApprovalTimesOut: nobody votes before the rule's timeout: the
+// call is denied (exit 3) and the request is stored as expired, which is
+// not rejected; a late vote does not count (exit 12). A database migrated
+// by a newer agenthost is refused (exit 2).
+func TestDurableApprovalTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "approvals.db")
+	s := newDurableShopTimeout(t, "1s", "sqlite:"+dbPath, "sqlite:"+filepath.Join(dir, "audit.db"))
+	a := s.call(t, "9")
+	req := s.waitForRequest(t, a, "sess-9")
+	r := a.wait(t, defaultRunTimeout)
+	wantCode(t, r, 3)
+	if s.executed(t) != 0 {
+		t.Fatalf("the expired call ran\n%s", r)
+	}
+	show := s.cli(t, "approvals", "show", req.ID, "--json")
+	wantCode(t, show, 0)
+	var got listedApproval
+	if err := json.Unmarshal([]byte(show.stdout), &got); err != nil || got.State != "expired" {
+		t.Fatalf("state after the timeout: %q, %v\n%s", got.State, err, show)
+	}
+	wantCode(t, s.cli(t, "approvals", "approve", req.ID, "--as", "bob"), 12)
+
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE agenthost_schema SET version = version + 1"); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	refused := s.cli(t, "approvals", "list")
+	wantCode(t, refused, 2)
+	if !strings.Contains(refused.stderr, "approvals.store") || !strings.Contains(refused.stderr, "newer") {
+		t.Errorf("refusal of a newer schema:\n%s", refused)
 	}
 }
