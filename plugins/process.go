@@ -29,6 +29,7 @@ type processRunner struct {
 	stderr io.ReadCloser
 
 	pid       atomic.Int64
+	killed    atomic.Bool // Kill was called; see Start
 	exited    chan struct{}
 	exitOnce  sync.Once
 	diagnosis string
@@ -87,6 +88,13 @@ func (r *processRunner) Start(context.Context) error {
 			return
 		}
 		r.pid.Store(int64(r.cmd.Process.Pid))
+		// The child runs before its pid is stored here: a Kill in
+		// between saw no pid and did nothing, so it is carried out now.
+		// (Kill sets killed before reading pid, this stores pid before
+		// reading killed: at least one of the two kills the child.)
+		if r.killed.Load() {
+			_ = r.Kill(context.Background())
+		}
 		errc <- nil
 		<-r.exited
 		runtime.UnlockOSThread()
@@ -112,7 +120,10 @@ func (r *processRunner) Wait(context.Context) error {
 func (r *processRunner) markExited() { r.exitOnce.Do(func() { close(r.exited) }) }
 
 // Kill kills the plugin and its process tree. Safe to call repeatedly.
+// A Kill before the pid is known (even before Start) is remembered and
+// done by Start as soon as the child exists.
 func (r *processRunner) Kill(context.Context) error {
+	r.killed.Store(true)
 	pid := int(r.pid.Load())
 	if pid <= 0 {
 		return nil
