@@ -49,6 +49,10 @@ func TestAuthentication(t *testing.T) {
 			}
 		})
 	}
+	// Tokens never come back: not in answers, not in logs.
+	for _, token := range []string{apiToken, aliceToken, "not-a-token"} {
+		wantNoCanary(t, f, token)
+	}
 }
 
 func TestRequestValidation(t *testing.T) {
