@@ -18,9 +18,9 @@ import (
 // host does not close it.
 func TestAuditAlsoSeesEveryRecord(t *testing.T) {
 	tests := []struct {
-		name             string
+		name               string
 		mainFail, alsoFail error
-		wantKind         Kind
+		wantKind           Kind
 		wantMain, wantAlso int
 	}{
 		{"both get the records", nil, nil, "", 2, 2},

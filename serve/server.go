@@ -65,10 +65,10 @@ type Server struct {
 	queue    *approvals.Queue // nil with a shared store
 	approver approvals.Approver
 	hooks    *notifier
-	watch  *broadcaster
-	client *http.Client
-	peers  map[string]string
-	turnOp host.TurnOptions
+	watch    *broadcaster
+	client   *http.Client
+	peers    map[string]string
+	turnOp   host.TurnOptions
 
 	life   context.Context
 	cancel context.CancelFunc
