@@ -361,42 +361,70 @@ func (s *Store) query(ctx context.Context, now time.Time, sql string, args ...an
 
 // update reads the request under a row lock, applies fn, and writes the
 // request back (notifying waiters when it became settled) if fn changed
-// it. fn's error is returned after the commit, with the request as it
-// stands.
+// it: two round trips, BEGIN with the locking read, then the write, the
+// notification and COMMIT, pipelined. fn's error is returned after the
+// commit, with the request as it stands.
 func (s *Store) update(ctx context.Context, id string, fn func(a *approvals.Approval) error) (approvals.Approval, error) {
 	if err := s.checkOpen(); err != nil {
 		return approvals.Approval{}, err
 	}
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return approvals.Approval{}, fmt.Errorf("update approval %s: %w", id, err)
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	a, err := s.get(ctx, tx.QueryRow(ctx, "SELECT doc FROM agenthost_approvals WHERE id = $1 FOR UPDATE", id), id)
+	// A connection left inside a transaction by a failure is closed by the
+	// pool on release rather than reused.
+	defer conn.Release()
+	done := false
+	defer func() {
+		if !done {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	read := &pgx.Batch{}
+	read.Queue("BEGIN")
+	read.Queue("SELECT doc FROM agenthost_approvals WHERE id = $1 FOR UPDATE", id)
+	br := conn.SendBatch(ctx, read)
+	var a approvals.Approval
+	_, err = br.Exec()
+	if err == nil {
+		a, err = s.get(ctx, br.QueryRow(), id)
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("read approval %s: %w", id, cerr)
+	}
 	if err != nil {
 		return a, err
 	}
 	state, votes := a.State, len(a.Votes)
 	ferr := fn(&a)
 	if a.State == state && len(a.Votes) == votes {
-		return a, ferr
+		return a, ferr // the deferred ROLLBACK ends the read
 	}
 	doc, err := json.Marshal(a)
 	if err != nil {
 		return a, fmt.Errorf("encode approval %s: %w", id, err)
 	}
-	if _, err := tx.Exec(ctx, "UPDATE agenthost_approvals SET state = $2, settled_at = $3, doc = $4 WHERE id = $1",
-		id, string(a.State), nullTime(a.Settled), string(doc)); err != nil {
-		return a, fmt.Errorf("update approval %s: %w", id, err)
-	}
+	write := &pgx.Batch{}
+	write.Queue("UPDATE agenthost_approvals SET state = $2, settled_at = $3, doc = $4 WHERE id = $1",
+		id, string(a.State), nullTime(a.Settled), string(doc))
 	if state == approvals.StatePending && a.State != approvals.StatePending {
-		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, id); err != nil {
-			return a, fmt.Errorf("notify the settling of approval %s: %w", id, err)
+		write.Queue("SELECT pg_notify($1, $2)", notifyChannel, id)
+	}
+	write.Queue("COMMIT")
+	br = conn.SendBatch(ctx, write)
+	for range write.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return a, fmt.Errorf("update approval %s: %w", id, err)
 	}
+	done = true
 	return a, ferr
 }
 
