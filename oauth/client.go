@@ -85,6 +85,7 @@ type Config struct {
 type Client struct {
 	cfg      Config
 	resource string
+	origin   *url.URL
 	hc       *http.Client
 	store    TokenStore
 	now      func() time.Time
@@ -170,7 +171,8 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3
 	}
-	c := &Client{cfg: cfg, resource: res, hc: cfg.HTTPClient, store: cfg.Store, now: cfg.Now,
+	origin, _ := url.Parse(res)
+	c := &Client{cfg: cfg, resource: res, origin: origin, hc: cfg.HTTPClient, store: cfg.Store, now: cfg.Now,
 		pending: map[string]*pending{}, reg: map[string]clientReg{}}
 	if c.hc == nil {
 		c.hc = &http.Client{Timeout: requestTimeout}
@@ -182,6 +184,11 @@ func NewClient(cfg Config) (*Client, error) {
 		c.now = time.Now
 	}
 	return c, nil
+}
+
+// sameOrigin reports whether u has the server URL's scheme, host and port.
+func (c *Client) sameOrigin(u *url.URL) bool {
+	return u != nil && strings.EqualFold(u.Scheme, c.origin.Scheme) && hostPort(u) == hostPort(c.origin)
 }
 
 // Resource is the canonical server URL the Client's tokens are stored under.

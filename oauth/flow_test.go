@@ -202,3 +202,53 @@ func TestStepUp(t *testing.T) {
 		t.Fatalf("err = %v after %d logins", err, n.Load())
 	}
 }
+
+// The token goes only to the server's origin: a redirect to another host
+// (or another port) gets no Authorization header, even though the
+// Transport sits below http.Client's redirect handling.
+func TestTokenStaysOnTheServersOrigin(t *testing.T) {
+	var leaked atomic.Value
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("Authorization"))
+		fmt.Fprint(w, "elsewhere")
+	}))
+	defer elsewhere.Close()
+	r := newResource(t, oauthtest.Options{})
+	c, _ := oauth.NewClient(oauth.Config{ServerURL: r.url})
+	rt := c.Transport(nil, oauth.TransportOptions{Subject: "u", Authorize: loginHook(c, "u", nil)})
+	if _, err := get(context.Background(), rt, r.url); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, elsewhere.URL+"/x", nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if v, _ := leaked.Load().(string); v != "" {
+		t.Fatalf("the other origin received Authorization %q", v)
+	}
+}
+
+// A refused refresh token (invalid_grant) is deleted and the subject logs
+// in again.
+func TestRefusedRefreshLogsInAgain(t *testing.T) {
+	r := newResource(t, oauthtest.Options{})
+	store := oauth.NewMemoryStore()
+	c, _ := oauth.NewClient(oauth.Config{ServerURL: r.url, Store: store})
+	var logins atomic.Int32
+	rt := c.Transport(nil, oauth.TransportOptions{Subject: "fay", Authorize: loginHook(c, "fay", &logins)})
+	if _, err := get(context.Background(), rt, r.url); err != nil {
+		t.Fatal(err)
+	}
+	r.as.RevokeAll("fay")
+	if got, err := get(context.Background(), rt, r.url); err != nil || got != "user=fay" {
+		t.Fatalf("after revoking everything: %q, %v", got, err)
+	}
+	if logins.Load() != 2 || r.as.Requests("token:refresh_token") != 1 {
+		t.Fatalf("logins %d, refresh attempts %d", logins.Load(), r.as.Requests("token:refresh_token"))
+	}
+	if entries, _ := store.List(context.Background()); len(entries) != 1 {
+		t.Fatalf("%d tokens stored", len(entries))
+	}
+}

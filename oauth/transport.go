@@ -100,6 +100,11 @@ type authTransport struct {
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.c.sameOrigin(req.URL) {
+		// A redirect or an endpoint elsewhere: tokens go only to the
+		// server they were issued for.
+		return t.base.RoundTrip(req)
+	}
 	ctx := req.Context()
 	subject, ok := SubjectFrom(ctx)
 	if !ok {

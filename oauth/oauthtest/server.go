@@ -143,6 +143,19 @@ func (s *Server) Revoke(user string) {
 	}
 }
 
+// RevokeAll invalidates every access and refresh token of a user.
+func (s *Server) RevokeAll(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range []map[string]*grant{s.access, s.refresh} {
+		for t, g := range m {
+			if g.user == user {
+				delete(m, t)
+			}
+		}
+	}
+}
+
 func (s *Server) count(endpoint string) {
 	s.mu.Lock()
 	s.requests[endpoint]++
