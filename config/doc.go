@@ -38,6 +38,7 @@
 //	audit.path                     AGENTHOST_AUDIT_PATH
 //	approvals.unclassified         AGENTHOST_APPROVALS_UNCLASSIFIED=infer
 //	approvals.noMatch              AGENTHOST_APPROVALS_NOMATCH
+//	approvals.store                AGENTHOST_APPROVALS_STORE=sqlite:./agenthost.db
 //	mcpServers.my-server.url       AGENTHOST_MCPSERVERS_MY_SERVER_URL
 //	sources.vault.sha256           AGENTHOST_SOURCES_VAULT_SHA256
 //

@@ -65,6 +65,16 @@ audit: {path: ./file.jsonl}
 			},
 		},
 		{
+			name: "approvals and audit stores",
+			env:  map[string]string{"AGENTHOST_APPROVALS_STORE": "sqlite:./a.db", "AGENTHOST_AUDIT_STORE": "postgres://u@db/x"},
+			check: func(c *Config) string {
+				if c.Approvals.Store != "sqlite:./a.db" || c.Audit.Store != "postgres://u@db/x" {
+					return "stores = " + c.Approvals.Store + " " + c.Audit.Store
+				}
+				return ""
+			},
+		},
+		{
 			name: "server and source settings by sanitized name",
 			env: map[string]string{"AGENTHOST_MCPSERVERS_MY_SERVER_URL": "http://127.0.0.1:3/mcp",
 				"AGENTHOST_MCPSERVERS_MY_SERVER_CALLTIMEOUT": "7s", "AGENTHOST_MCPSERVERS_LOCAL_DISABLED": "true",
