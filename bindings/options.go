@@ -23,6 +23,7 @@ type settings struct {
 	maxRefreshWindow time.Duration
 	redactor         *Redactor
 	logger           *slog.Logger
+	observer         ResolveObserver
 }
 
 func newSettings(opts []Option) settings {

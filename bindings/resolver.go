@@ -104,20 +104,36 @@ func NewResolver(sources map[string]Source, opts ...Option) *Resolver {
 // Resolve returns the value of ref from the named source for req.Scope.
 // Errors name the source and ref, never a value.
 func (r *Resolver) Resolve(ctx context.Context, source string, req Request) (Resolved, error) {
+	obs := r.cfg.observer
+	if obs == nil {
+		v, _, err := r.resolve(ctx, source, req)
+		return v, err
+	}
+	start := time.Now()
+	v, cache, err := r.resolve(ctx, source, req)
+	obs(ctx, ResolveEvent{Source: source, Server: req.Server, Tool: req.Tool, Param: req.Param,
+		Cache: cache, Start: start, Duration: time.Since(start), Failed: err != nil})
+	return v, err
+}
+
+// resolve is Resolve, also saying how the cache answered.
+func (r *Resolver) resolve(ctx context.Context, source string, req Request) (Resolved, CacheOutcome, error) {
 	src, ok := r.sources[source]
 	if !ok {
-		return Resolved{}, fmt.Errorf("%w %q", ErrUnknownSource, source)
+		return Resolved{}, CacheMiss, fmt.Errorf("%w %q", ErrUnknownSource, source)
 	}
 	key := keyFor(source, src, req)
 	if selfCaching(src) {
-		return r.resolveDirect(ctx, key, src, req)
+		v, err := r.resolveDirect(ctx, key, src, req)
+		return v, CacheBypass, err
 	}
+	cache := CacheHit
 	for {
 		now := r.cfg.clock.Now()
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
-			return Resolved{}, ErrClosed
+			return Resolved{}, cache, ErrClosed
 		}
 		e := r.entries[key]
 		if e == nil {
@@ -131,13 +147,14 @@ func (r *Resolver) Resolve(ctx context.Context, source string, req Request) (Res
 			}
 			v := e.value
 			r.mu.Unlock()
-			return v, nil
+			return v, cache, nil
 		}
 		if e.failure != nil && now.Before(e.failUntil) {
 			err := e.failure
 			r.mu.Unlock()
-			return Resolved{}, err
+			return Resolved{}, CacheNegative, err
 		}
+		cache = CacheMiss
 		f := e.flight
 		if f == nil {
 			f = r.startFlight(ctx, key, e, src, req, false)
@@ -147,16 +164,16 @@ func (r *Resolver) Resolve(ctx context.Context, source string, req Request) (Res
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return Resolved{}, fmt.Errorf("waiting for source %q: %w", source, ctx.Err())
+			return Resolved{}, cache, fmt.Errorf("waiting for source %q: %w", source, ctx.Err())
 		}
 		if f.err != nil {
-			return Resolved{}, f.err
+			return Resolved{}, cache, f.err
 		}
 		// A background flight may have finished with a value that is
 		// already inside its refresh window or, with a slow clock, past
 		// expiry; loop so the checks above apply to it.
 		if !expired(f.value, r.cfg.clock.Now()) {
-			return f.value, nil
+			return f.value, cache, nil
 		}
 	}
 }

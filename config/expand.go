@@ -171,6 +171,8 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 		}
 	}
 	cfg.expandServe(field)
+	field("observability.endpoint", &cfg.Observability.Endpoint)
+	expandMapValues("observability.headers", cfg.Observability.Headers, field)
 }
 
 func expandMapValues(key string, m map[string]string, field func(string, *string)) {

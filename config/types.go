@@ -37,6 +37,8 @@ type Config struct {
 	Managed *Managed `json:"-" yaml:"-"`
 	// Pins pins tool definitions to a lock file (docs/config.md).
 	Pins Pins `json:"pins" yaml:"pins"`
+	// Observability configures OpenTelemetry export; see Observability.
+	Observability Observability `json:"observability" yaml:"observability"`
 }
 
 // Pins configures pinned tool definitions.
@@ -56,6 +58,33 @@ type Pins struct {
 const (
 	PinsNewToolsAllow = "allow"
 	PinsNewToolsHide  = "hide"
+)
+
+// Observability configures OpenTelemetry traces and metrics (OTLP). Off
+// unless Enabled is set or an OTEL_EXPORTER_OTLP_ENDPOINT-style variable
+// is; the standard OTEL_* environment variables apply on top (see
+// docs/config.md). Telemetry never carries secure values, session values,
+// credentials, arguments or model text.
+type Observability struct {
+	Enabled bool `json:"enabled" yaml:"enabled"`
+	// Endpoint is the OTLP endpoint (http://host:4318 for http/protobuf,
+	// http://host:4317 for grpc); empty takes OTEL_EXPORTER_OTLP_ENDPOINT,
+	// else the exporter's default on localhost.
+	Endpoint string `json:"endpoint" yaml:"endpoint"`
+	// Protocol is http/protobuf (the default) or grpc; empty takes
+	// OTEL_EXPORTER_OTLP_PROTOCOL.
+	Protocol string `json:"protocol" yaml:"protocol"`
+	// Headers are sent with every export (a collector's API key, say).
+	Headers map[string]string `json:"headers" yaml:"headers"`
+	// ServiceName is the service.name resource attribute; empty takes
+	// OTEL_SERVICE_NAME, else "agenthost".
+	ServiceName string `json:"serviceName" yaml:"serviceName"`
+}
+
+// Observability protocols.
+const (
+	OTLPProtocolHTTP = "http/protobuf"
+	OTLPProtocolGRPC = "grpc"
 )
 
 // Limits bound what the host reads from servers and what it forwards to

@@ -54,7 +54,19 @@ func (c *Config) Validate() error {
 	default:
 		p.add("pins.newTools", "must be allow or hide")
 	}
+	validateObservability(p, &c.Observability)
 	return p.err()
+}
+
+func validateObservability(p *problems, o *Observability) {
+	switch o.Protocol {
+	case "", OTLPProtocolHTTP, OTLPProtocolGRPC:
+	default:
+		p.addf("observability.protocol", "must be %s or %s", OTLPProtocolHTTP, OTLPProtocolGRPC)
+	}
+	if o.Endpoint != "" && !isHTTPURL(o.Endpoint) {
+		p.add("observability.endpoint", "must be an absolute http:// or https:// URL")
+	}
 }
 
 func validateServer(p *problems, key, name string, srv *Server) {

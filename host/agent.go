@@ -25,6 +25,12 @@ type TurnOptions struct {
 	// MaxRepeatedFailures stops the turn when the model makes the same
 	// failing call this many times (default 3).
 	MaxRepeatedFailures int
+	// TraceParent and TraceState are an incoming W3C trace context
+	// (traceparent and tracestate header values) the turn's trace
+	// continues, for a backend whose request carried one. They matter only
+	// with an Options.Observer; an observer may also take the trace from
+	// ctx.
+	TraceParent, TraceState string
 }
 
 // ErrNoModel is returned when a turn runs on a host without a model.
@@ -56,6 +62,10 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 			}
 		}
 		t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
+		if obs := s.host.obs; obs != nil {
+			ctx, t.observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
+				TraceParent: opts.TraceParent, TraceState: opts.TraceState})
+		}
 		t.run(ctx, prompt)
 	}
 }
@@ -69,10 +79,21 @@ type turn struct {
 	start time.Time
 	// result is the last assistant text of the turn.
 	result string
+
+	// observed ends the observer's turn (nil without an observer); kind
+	// is the error kind of a failed turn, finish and last the last model
+	// answer's finish reason and usage.
+	observed func(TurnEnd)
+	kind     Kind
+	finish   string
+	last     model.Usage
 }
 
 func (t *turn) end(reason string) {
 	u := t.usage
+	if t.observed != nil {
+		t.observed(TurnEnd{Reason: reason, Steps: t.steps, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, Kind: t.kind})
+	}
 	ms := time.Since(t.start).Milliseconds()
 	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms})
 }
@@ -101,6 +122,7 @@ func (t *turn) started(ctx context.Context) {
 }
 
 func (t *turn) fail(kind Kind, err error) {
+	t.kind = kind
 	t.emit(Event{Type: EventError, Kind: kind, Error: t.s.host.redactor.Redact(err.Error())})
 	t.end(EndError)
 }
@@ -203,6 +225,20 @@ func (t *turn) run(ctx context.Context, prompt string) {
 // Streamed text passes a stream redactor: a protected value the model
 // repeats is masked even when it arrives in pieces.
 func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
+	obs := t.s.host.obs
+	if obs == nil {
+		return t.stream(ctx, req)
+	}
+	ctx, end := obs.StartModelRequest(ctx, ModelRequestInfo{Model: req.Model, Step: t.steps, Tools: len(req.Tools)})
+	msg, err := t.stream(ctx, req)
+	end(ModelRequestEnd{InputTokens: t.last.PromptTokens, OutputTokens: t.last.CompletionTokens,
+		FinishReason: t.finish, ToolCalls: len(msg.ToolCalls), Failed: err != nil, Cancelled: err != nil && ctx.Err() != nil})
+	return msg, err
+}
+
+// stream runs one model request for generate.
+func (t *turn) stream(ctx context.Context, req *model.Request) (model.Message, error) {
+	t.finish, t.last = "", model.Usage{}
 	deltas := t.s.host.redactor.NewStream()
 	flush := func() {
 		if rest := deltas.Flush(); rest != "" {
@@ -222,6 +258,7 @@ func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message,
 		}
 		flush()
 		t.usage.Add(resp.Usage)
+		t.finish, t.last = resp.FinishReason, resp.Usage
 		return resp.Message, nil
 	}
 	flush()

@@ -64,6 +64,26 @@ type callInfo struct {
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
+	obs := s.host.obs
+	if obs == nil {
+		return s.authorizedCall(ctx, server, tool, args, info)
+	}
+	// Names as the operator typed them or the model sent them: masked like
+	// everything else that leaves the host.
+	r := s.host.redactor
+	ctx, end := obs.StartToolCall(ctx, ToolCallInfo{SessionID: s.id, CallID: info.id,
+		Server: r.Redact(server), Tool: r.Redact(tool), ExposedName: r.Redact(info.exposedName)})
+	res, err := s.authorizedCall(ctx, server, tool, args, info)
+	if err != nil {
+		end(ToolCallEnd{ErrorKind: KindOf(err)})
+	} else {
+		end(ToolCallEnd{IsError: res.IsError()})
+	}
+	return res, err
+}
+
+// authorizedCall is callTool without the observer.
+func (s *Session) authorizedCall(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
 	res, err := s.callToolAs(s.host.withSubject(ctx, s.subject), server, tool, args, info)
 	if err != nil && authorizationFailure(err) {
 		var e *Error
@@ -101,7 +121,11 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	}
 	start := time.Now()
 	t := d.tool.Tool
-	result, sent, err := c.Call(ctx, mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)})
+	creq := mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)}
+	if h.obs != nil {
+		creq.Observe = h.observeMCPRequest(server, t.Name)
+	}
+	result, sent, err := c.Call(ctx, creq)
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// PostToolUse hooks see the redacted result; what they leave is

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -89,6 +90,12 @@ type Options struct {
 	// OAuth configures the MCP authorization flow of servers reached by
 	// url (see OAuthOptions).
 	OAuth OAuthOptions
+	// Observer receives telemetry hooks (turns, model requests, tool
+	// calls, MCP requests, approval decisions, credential resolutions) and
+	// propagates the trace context to servers and the model endpoint; nil,
+	// the default, observes nothing at no cost. Package host/otelobs
+	// implements it with OpenTelemetry.
+	Observer Observer
 }
 
 // TransportFactory makes a new, unstarted transport to one server.
@@ -117,6 +124,8 @@ type Host struct {
 	model        model.LLM
 	modelName    string
 	systemPrompt string
+
+	obs Observer // nil: no telemetry
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -193,7 +202,11 @@ func New(opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	binder, err := bindings.NewBinder(cfg.Bindings, sources, bindings.WithRedactor(redactor), bindings.WithLogger(logger))
+	binderOpts := []bindings.Option{bindings.WithRedactor(redactor), bindings.WithLogger(logger)}
+	if opts.Observer != nil {
+		binderOpts = append(binderOpts, bindings.WithResolveObserver(opts.Observer.CredentialResolved))
+	}
+	binder, err := bindings.NewBinder(cfg.Bindings, sources, binderOpts...)
 	if err != nil {
 		closeAll(plugins)
 		return nil, fmt.Errorf("host: bindings: %w", err)
@@ -277,6 +290,7 @@ func New(opts Options) (*Host, error) {
 		model:        opts.Model,
 		modelName:    opts.ModelName,
 		systemPrompt: opts.SystemPrompt,
+		obs:          opts.Observer,
 	}
 	if h.modelName == "" {
 		h.modelName = cfg.LLM.Model
@@ -285,7 +299,18 @@ func New(opts Options) (*Host, error) {
 		h.systemPrompt = cfg.LLM.SystemPrompt
 	}
 	if h.model == nil && cfg.LLM.Model != "" {
-		h.model = openaimodel.New(openaimodel.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout})
+		mo := openaimodel.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout}
+		if obs := opts.Observer; obs != nil {
+			mo.Propagate = func(ctx context.Context, header http.Header) {
+				if tp, ts := obs.TraceContext(ctx); tp != "" {
+					header.Set("traceparent", tp)
+					if ts != "" {
+						header.Set("tracestate", ts)
+					}
+				}
+			}
+		}
+		h.model = openaimodel.New(mo)
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name

@@ -180,7 +180,14 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
 		}
 	}
+	var asked time.Time
+	if h.obs != nil {
+		asked = time.Now()
+	}
 	res, gateErr := s.gate.Check(ctx, check)
+	if h.obs != nil {
+		h.obs.Decision(ctx, DecisionInfo{Server: server, Tool: ct.Tool.Name, Result: res, Wait: time.Since(asked)})
+	}
 	decision := &CallDecision{
 		Decision:  string(res.Decision.Action),
 		Outcome:   string(res.Outcome),

@@ -28,6 +28,21 @@ type CallRequest struct {
 	// revoked token, say. An error from it ends the call with the
 	// rejection.
 	Renewer Renewer
+	// Observe, when set, is called before each tools/call attempt is
+	// sent (a retry is an attempt too): it returns the context to send
+	// under, _meta fields for the attempt's request (the trace context;
+	// each attempt builds a fresh request, so nothing shared with a retry
+	// is mutated), and a function called with the attempt's outcome (its
+	// error is a *CallError).
+	Observe func(ctx context.Context, a Attempt) (context.Context, map[string]any, func(*mcp.CallToolResult, error))
+}
+
+// Attempt describes one tools/call attempt to its observer.
+type Attempt struct {
+	// SessionID is the MCP session id, when the transport has one.
+	SessionID string
+	// ProtocolVersion is the negotiated protocol version.
+	ProtocolVersion string
 }
 
 // Renewer resolves a tool's secure values again, bypassing any cache.
@@ -218,12 +233,27 @@ func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, 
 
 // callOnce sends one tools/call on cl; its error is a *CallError.
 func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest) (*mcp.CallToolResult, error) {
+	if req.Observe == nil {
+		return c.sendCall(ctx, cl, w, req, nil)
+	}
+	ctx, meta, done := req.Observe(ctx, Attempt{SessionID: cl.GetSessionId(), ProtocolVersion: cl.ProtocolVersion()})
+	result, err := c.sendCall(ctx, cl, w, req, meta)
+	done(result, err)
+	return result, err
+}
+
+// sendCall sends one tools/call on cl, with meta in its _meta (mcp-go
+// adds its own fields); its error is a *CallError.
+func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest, meta map[string]any) (*mcp.CallToolResult, error) {
 	timeout := c.callTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := mcp.CallToolRequest{}
 	call.Params.Name = req.Tool.Name
 	call.Params.Arguments = req.Arguments
+	if len(meta) > 0 {
+		call.Params.Meta = &mcp.Meta{AdditionalFields: meta}
+	}
 	if req.Secure != nil {
 		x := w.exchanges.open(req.Secure)
 		defer w.exchanges.close(x)

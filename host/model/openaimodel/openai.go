@@ -35,6 +35,10 @@ type Options struct {
 	MaxRetryWait time.Duration
 	// HTTPClient overrides the transport (tests).
 	HTTPClient *http.Client
+	// Propagate, when set, adds headers to every request (on a copy of
+	// it) from the request's context: the host uses it to send the W3C
+	// trace context (traceparent, tracestate) of the model request's span.
+	Propagate func(ctx context.Context, header http.Header)
 }
 
 // Model streams chat completions from an OpenAI-compatible endpoint with
@@ -71,7 +75,11 @@ func New(opts Options) *Model {
 	if maxWait == 0 {
 		maxWait = 60 * time.Second
 	}
-	cfg.HTTPClient = &http.Client{Transport: &retryTransport{base: base, retries: retries, maxWait: maxWait}}
+	var rt http.RoundTripper = &retryTransport{base: base, retries: retries, maxWait: maxWait}
+	if opts.Propagate != nil {
+		rt = &propagateTransport{base: rt, propagate: opts.Propagate}
+	}
+	cfg.HTTPClient = &http.Client{Transport: rt}
 	return &Model{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
@@ -266,4 +274,17 @@ func retryAfter(v string) (time.Duration, bool) {
 		return max(time.Until(t), 0), true
 	}
 	return 0, false
+}
+
+// propagateTransport adds headers from the request's context (the trace
+// context) to a copy of each request.
+type propagateTransport struct {
+	base      http.RoundTripper
+	propagate func(ctx context.Context, header http.Header)
+}
+
+func (t *propagateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	t.propagate(r.Context(), r.Header)
+	return t.base.RoundTrip(r)
 }
