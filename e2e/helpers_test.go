@@ -172,7 +172,8 @@ func baseEnv(t *testing.T) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "AGENTHOST_"), strings.HasPrefix(name, "OPENAI_"),
-			strings.HasPrefix(name, "E2E_"), name == "XDG_CONFIG_HOME":
+			strings.HasPrefix(name, "E2E_"), name == "XDG_CONFIG_HOME",
+			strings.HasPrefix(name, "OTEL_"), name == "TRACEPARENT", name == "TRACESTATE":
 			continue
 		}
 		env = append(env, kv)

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/otelobs"
 )
 
 // app holds the CLI's flags and the objects a command builds.
@@ -41,8 +42,9 @@ type app struct {
 	sessionID string
 	subject   string
 
-	redactor *bindings.Redactor
-	host     *host.Host
+	redactor  *bindings.Redactor
+	host      *host.Host
+	telemetry *otelobs.Telemetry
 	// auditAlso also receives every audit record (serve's index).
 	auditAlso approvals.Sink
 	// replElicitation asks servers' questions on the terminal; set for the
@@ -90,6 +92,15 @@ func (a *app) close() {
 	if a.host != nil {
 		closeWithin(a.stderr, closeTimeout, a.host.Close)
 	}
+	if a.telemetry != nil {
+		// Flush the spans and metrics still buffered, within a bound: an
+		// unreachable collector must not hold up the exit.
+		closeWithin(a.stderr, telemetryFlushTimeout+time.Second, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+			defer cancel()
+			return a.telemetry.Shutdown(ctx)
+		})
+	}
 	if a.input != nil {
 		_ = a.input.Close()
 	}
@@ -100,6 +111,9 @@ func (a *app) close() {
 // process tree); past this the CLI exits anyway, and the child supervisor
 // ends what is left when this process is gone.
 const closeTimeout = 10 * time.Second
+
+// telemetryFlushTimeout bounds the flush of telemetry at exit.
+const telemetryFlushTimeout = 5 * time.Second
 
 // closeWithin runs closeFn, waiting at most d for it to return.
 func closeWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
@@ -184,9 +198,21 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.New(host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
+	// Telemetry is set up only when the observability section or an
+	// OTEL_EXPORTER_OTLP_*ENDPOINT variable turns it on (docs/config.md).
+	tel, err := otelobs.Setup(context.Background(), cfg.Observability, otelobs.SetupOptions{ServiceVersion: host.Version,
+		Logger: slog.New(bindings.NewRedactingHandler(logger.Handler(), a.redactor))})
+	if err != nil {
+		return nil, &exitErr{code: exitUsage, err: err}
+	}
+	opts := host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
 		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso,
-		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}})
+		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
+	if tel != nil {
+		a.telemetry = tel
+		opts.Observer = tel.Observer
+	}
+	h, err := host.New(opts)
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
 		// message names the file too (docs/config.md).

@@ -57,7 +57,9 @@ func (a *app) runCommand() *cobra.Command {
 				return err
 			}
 			a.warnAboutTools(sess.View(ctx).Summary())
-			opts := host.TurnOptions{MaxSteps: maxSteps}
+			// An incoming trace context, the way OpenTelemetry passes one
+			// to a process (used only with telemetry on; docs/config.md).
+			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
 
 			switch {
 			case len(args) == 1:

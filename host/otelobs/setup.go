@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -36,6 +38,10 @@ type SetupOptions struct {
 	// still read the process environment for the OTEL_EXPORTER_OTLP_*
 	// settings the config does not give.
 	LookupEnv func(string) (string, bool)
+	// Logger, when set, receives the SDK's errors (a failed export, say)
+	// as warnings, in place of OpenTelemetry's global handler, which
+	// prints them to stderr. It sets that global handler.
+	Logger *slog.Logger
 	Options
 }
 
@@ -101,6 +107,11 @@ func Setup(ctx context.Context, cfg config.Observability, opts SetupOptions) (*T
 	}
 	if !Enabled(cfg, lookup) {
 		return nil, nil
+	}
+	if l := opts.Logger; l != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			l.Warn("telemetry: export failed", "err", err)
+		}))
 	}
 	res, err := newResource(ctx, cfg, opts.ServiceVersion)
 	if err != nil {
