@@ -198,7 +198,8 @@ func New(opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor, opts.ChildSupervisor)
+	lifecycle, _ := opts.Observer.(LifecycleObserver)
+	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor, opts.ChildSupervisor, lifecycle)
 	if err != nil {
 		return nil, err
 	}
@@ -325,6 +326,7 @@ func New(opts Options) (*Host, error) {
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),
+			OnReconnect:      reconnectHook(lifecycle, name),
 		})
 		h.conns[name] = c
 		h.names = append(h.names, name)

@@ -46,6 +46,14 @@ type Observer interface {
 	TraceContext(ctx context.Context) (traceparent, tracestate string)
 }
 
+// LifecycleObserver is an optional interface of an Observer: an Observer
+// that implements it is also told about credential plugin restarts and MCP
+// server reconnects (from background goroutines).
+type LifecycleObserver interface {
+	PluginRestarted(ctx context.Context, source string)
+	ServerReconnected(ctx context.Context, server string)
+}
+
 // TurnInfo describes a turn as it starts.
 type TurnInfo struct {
 	SessionID string
@@ -169,4 +177,22 @@ func (h *Host) observeMCPRequest(server, tool string) func(context.Context, mcpc
 			end(e)
 		}
 	}
+}
+
+// restartHook tells the observer about a plugin's restarts (nil without
+// one).
+func restartHook(o LifecycleObserver, source string) func() {
+	if o == nil {
+		return nil
+	}
+	return func() { o.PluginRestarted(context.Background(), source) }
+}
+
+// reconnectHook tells the observer about a server's reconnects (nil
+// without one).
+func reconnectHook(o LifecycleObserver, server string) func() {
+	if o == nil {
+		return nil
+	}
+	return func() { o.ServerReconnected(context.Background(), server) }
 }

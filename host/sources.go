@@ -19,7 +19,7 @@ import (
 // Resolve) a credential source for every configured plugin that the
 // embedding application did not supply itself, and returns all sources by
 // name.
-func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor) (map[string]bindings.Source, []*plugins.Source, error) {
+func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor, lifecycle LifecycleObserver) (map[string]bindings.Source, []*plugins.Source, error) {
 	all := make(map[string]bindings.Source, len(given)+len(cfg.Sources))
 	for name, src := range given {
 		all[name] = src
@@ -51,6 +51,7 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 			StartTimeout: sc.StartTimeout,
 			CallTimeout:  sc.CallTimeout,
 			Supervisor:   supervisor,
+			OnRestart:    restartHook(lifecycle, name),
 		})
 		if err != nil {
 			closeAll(started)

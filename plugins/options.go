@@ -79,6 +79,12 @@ type Options struct {
 	// Linux) but the processes it started may not. See package childproc.
 	Supervisor *childproc.Supervisor
 
+	// OnRestart, when set, is called (on a background goroutine, without
+	// arguments that could hold anything secret) each time the plugin is
+	// running again after a crash or a failed start: a restart. The first
+	// start is not one.
+	OnRestart func()
+
 	// beforeExec, when set, runs after the executable was read and checked
 	// and before it is executed (tests swap the file there).
 	beforeExec func()

@@ -52,12 +52,14 @@ type Source struct {
 	goPlugin  hclog.Logger // redacting; go-plugin's internals
 	socketDir string
 
-	mu          sync.Mutex
-	closed      bool
-	inst        *instance
-	flight      *startFlight
-	launching   *processRunner
-	failures    int // consecutive failed starts and crashes
+	mu        sync.Mutex
+	closed    bool
+	inst      *instance
+	flight    *startFlight
+	launching *processRunner
+	failures  int // consecutive failed starts and crashes
+	// startedOnce: the plugin ran before, so the next start is a restart.
+	startedOnce bool
 	lastFailure error
 	nextStart   time.Time
 	openUntil   time.Time
@@ -291,6 +293,10 @@ func (s *Source) runStart(f *startFlight) {
 		s.inst = inst
 		s.bg.Add(1)
 		go s.watch(inst)
+		if s.startedOnce && s.opts.OnRestart != nil {
+			defer s.opts.OnRestart() // after the unlock below
+		}
+		s.startedOnce = true
 	default:
 		s.recordFailureLocked(err)
 	}

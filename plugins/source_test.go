@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,7 +102,11 @@ func TestUnknownRef(t *testing.T) {
 
 func TestCrashMidCallRestartsOnNextCall(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	h := newHarness(t, bin.testPlugin, func(o *plugins.Options) { o.Args = []string{"-pidfile", pidfile} })
+	var restarts atomic.Int32
+	h := newHarness(t, bin.testPlugin, func(o *plugins.Options) {
+		o.Args = []string{"-pidfile", pidfile}
+		o.OnRestart = func() { restarts.Add(1) }
+	})
 	resolve(t, h.src, "echo/warm")
 	first := readPid(t, pidfile)
 	if err := os.Remove(pidfile); err != nil {
@@ -127,6 +132,10 @@ func TestCrashMidCallRestartsOnNextCall(t *testing.T) {
 	waitGone(t, "plugin after Close", second)
 	if left := dirEntries(t, h.socketDir); len(left) > 0 {
 		t.Errorf("socket dir not empty after Close: %v", left)
+	}
+	// Close waited for the start goroutines, which call OnRestart.
+	if n := restarts.Load(); n != 1 {
+		t.Errorf("OnRestart called %d times, want once (the first start is not a restart)", n)
 	}
 }
 

@@ -57,6 +57,10 @@ type Options struct {
 	// reached by url (under the response limits): the OAuth client adds
 	// its tokens there.
 	HTTPRoundTripper func(base http.RoundTripper) http.RoundTripper
+	// OnReconnect, when set, is called each time a connection is
+	// established after an earlier one (lost or closed): a reconnect. The
+	// first connection is not one.
+	OnReconnect func()
 }
 
 // RetryDue reports a failed server whose backoff has passed.
@@ -87,6 +91,7 @@ type Conn struct {
 	supervisor    *childproc.Supervisor
 	wrapHTTP      func(http.RoundTripper) http.RoundTripper
 	now           func() time.Time
+	onReconnect   func()
 
 	// maxResponseBytes bounds one message read from the server;
 	// maxDefinitionBytes one tool definition (limits section).
@@ -113,6 +118,9 @@ type Conn struct {
 	// the one the snapshot holds (see installListing).
 	listings  uint64
 	installed uint64
+	// connectedOnce: a connection was established before, so the next
+	// one is a reconnect.
+	connectedOnce bool
 }
 
 // New makes the connection to the named server. It does not connect:
@@ -137,6 +145,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		supervisor:    opts.Supervisor,
 		wrapHTTP:      opts.HTTPRoundTripper,
 		now:           time.Now,
+		onReconnect:   opts.OnReconnect,
 
 		maxResponseBytes:   orDefault(opts.Limits.MaxResponseBytes, config.DefaultMaxResponseBytes),
 		maxDefinitionBytes: orDefault(opts.Limits.MaxDefinitionBytes, config.DefaultMaxDefinitionBytes),
@@ -278,7 +287,12 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 	}
 	c.client, c.wire = cl, w
 	c.failures = 0
+	reconnect := c.connectedOnce
+	c.connectedOnce = true
 	c.mu.Unlock()
+	if reconnect && c.onReconnect != nil {
+		c.onReconnect()
+	}
 	c.installListing(snap)
 	c.listenForChanges(cl)
 	return cl, w, nil
