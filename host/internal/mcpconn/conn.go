@@ -21,8 +21,8 @@ import (
 
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/oauth"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/oauth"
 )
 
 // TransportFactory makes a new, unstarted transport to one server.
