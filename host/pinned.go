@@ -2,10 +2,13 @@ package host
 
 import (
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/pins"
@@ -28,6 +31,57 @@ type pinState struct {
 	mu   sync.Mutex // serialises changes to the lock
 	lock atomic.Pointer[pins.Lock]
 	gen  atomic.Uint64 // bumps when lock changes
+
+	// The lock file is read again when it changes on disk (an operator
+	// ran `agenthost pins approve` beside a running host), looked at no
+	// more often than every reloadEvery.
+	reloadEvery time.Duration
+	nextLook    atomic.Int64 // unix nanoseconds
+	stamp       atomic.Pointer[fileStamp]
+}
+
+// fileStamp identifies a version of the lock file on disk.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+// pinsReloadEvery is how often a running host looks whether the lock file
+// changed.
+const pinsReloadEvery = time.Second
+
+// statLock returns the lock file's stamp (zero when it does not exist).
+func statLock(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size()}
+}
+
+// maybeReload reads the lock file again when it changed on disk since it
+// was last read; an unreadable new version keeps the old one (and is
+// logged).
+func (p *pinState) maybeReload(logger *slog.Logger) {
+	now := time.Now().UnixNano()
+	next := p.nextLook.Load()
+	if now < next || !p.nextLook.CompareAndSwap(next, now+int64(p.reloadEvery)) {
+		return
+	}
+	st := statLock(p.path)
+	if old := p.stamp.Load(); old != nil && old.mod.Equal(st.mod) && old.size == st.size {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stamp.Store(&st)
+	lock, err := pins.Load(p.path)
+	if err != nil {
+		logger.Error("the pins lock file changed and cannot be read; keeping the pins read before", "path", p.path, "err", err)
+		return
+	}
+	p.lock.Store(lock)
+	p.gen.Add(1)
 }
 
 // PinsPath is where the lock file of cfg lives: pins.file, else
@@ -58,6 +112,10 @@ func newPinState(cfg *config.Config) (*pinState, error) {
 	}
 	p.lock.Store(lock)
 	p.gen.Store(1)
+	p.reloadEvery = pinsReloadEvery
+	st := statLock(p.path)
+	p.stamp.Store(&st)
+	p.nextLook.Store(time.Now().Add(p.reloadEvery).UnixNano())
 	return p, nil
 }
 
@@ -108,6 +166,7 @@ func (h *Host) pinGen() uint64 {
 	if h.pins == nil || !h.pins.enforce {
 		return 0
 	}
+	h.pins.maybeReload(h.logger)
 	return h.pins.gen.Load()
 }
 
@@ -220,6 +279,8 @@ func (h *Host) updatePins(servers []string, accept func(PinChange) bool) ([]PinC
 		if err := lock.Save(p.path); err != nil {
 			return nil, err
 		}
+		st := statLock(p.path)
+		p.stamp.Store(&st)
 		p.lock.Store(lock)
 		p.gen.Add(1)
 	}

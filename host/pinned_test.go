@@ -167,3 +167,43 @@ func TestPinnedDefinitions(t *testing.T) {
 		})
 	}
 }
+
+// A running host sees approvals another process (`agenthost pins
+// approve`) wrote into the lock file.
+func TestPinsReloadTheLockFile(t *testing.T) {
+	ctx := context.Background()
+	running, srv, _ := pinHost(t, "")
+	running.pins.reloadEvery = 0
+	running.pins.nextLook.Store(0)
+	if _, err := running.RecordPins(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SetTools([]byte(pinToolsChanged)); err != nil {
+		t.Fatal(err)
+	}
+	if err := running.Refresh(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	s := running.NewSession(SessionOptions{TrustLevel: 3})
+	if got := statuses(s.View(ctx))["describe"]; got == "active" {
+		t.Fatalf("describe is active before approval")
+	}
+
+	operator, err := New(Options{Config: running.Config(), Transports: map[string]TransportFactory{
+		"db": func() (transport.Interface, error) { return srv.InProcessTransport(), nil },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer operator.Close()
+	operator.Connect(ctx)
+	if _, err := operator.ApprovePins("db", "describe"); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(s.View(ctx)); got["describe"] != "active" || got["reshape"] == "active" {
+		t.Fatalf("after another process approved describe: %v", got)
+	}
+	if _, err := s.CallTool(ctx, "db", "describe", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("call after approval elsewhere: %v", err)
+	}
+}
