@@ -67,7 +67,7 @@ func scriptedModel() model.LLM {
 }
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	ts     *httptest.Server
 	h      *host.Host
@@ -101,13 +101,13 @@ func testServeConfig() config.Serve {
 	}}
 }
 
-func newFixture(t *testing.T, mod func(*config.Serve)) *fixture {
+func newFixture(t testing.TB, mod func(*config.Serve)) *fixture {
 	t.Helper()
 	return newFixtureWith(t, mod, nil)
 }
 
 // newFixtureWith is newFixture with a change to the host's config too.
-func newFixtureWith(t *testing.T, mod func(*config.Serve), modCfg func(*config.Config)) *fixture {
+func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.Config)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, logs: &syncBuffer{}, calls: &syncBuffer{}}
 	mcp, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(testTools),

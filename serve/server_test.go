@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -450,4 +451,39 @@ func TestSessionTools(t *testing.T) {
 			t.Errorf("lookup = %+v", tl)
 		}
 	}
+}
+
+// FuzzRequestBodies: whatever a caller sends as a body, the API answers
+// with a documented status (never 500) and never panics.
+func FuzzRequestBodies(f *testing.F) {
+	f.Add("POST", "/v1/sessions", []byte(`{"subject":"s","trustLevel":2,"values":{"a":"b"}}`))
+	f.Add("POST", "/v1/sessions", []byte(`{"trustLevel":1e400}`))
+	f.Add("POST", "/v1/sessions", []byte(`{"values":{"a":null}} {}`))
+	f.Add("POST", "/v1/approvals/apr_x/votes", []byte(`{"decision":"allow","note":"\u0000"}`))
+	f.Add("POST", "/v1/approvals/apr_x/votes", []byte(`[`))
+	f.Add("POST", "/v1/sessions/x/turns", []byte(`{"message":"hi","maxSteps":99999999999999999999}`))
+	f.Add("GET", "/v1/audit?sessionId=%ff&limit=-1", []byte(nil))
+	fx := newFixture(f, nil)
+	f.Fuzz(func(t *testing.T, method, path string, body []byte) {
+		if method != "GET" && method != "POST" && method != "DELETE" {
+			return
+		}
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n#") {
+			return
+		}
+		req, err := http.NewRequest(method, "http://agenthost"+path, strings.NewReader(string(body)))
+		if err != nil {
+			return
+		}
+		token := apiToken
+		if strings.HasPrefix(path, "/v1/approvals") {
+			token = aliceToken
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		fx.srv.Handler().ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Errorf("%s %s %q: status %d: %s", method, path, body, rec.Code, rec.Body.String())
+		}
+	})
 }
