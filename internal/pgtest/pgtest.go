@@ -112,6 +112,10 @@ func StartClusterWith(o Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.run = []string{"runuser", "-u", "postgres", "--"}
+		if err := c.cmd("test", "-w", dir).Run(); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("the postgres user cannot write to %s (a parent directory is closed to it): set TMPDIR to a directory every user can reach", dir)
+		}
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := c.cmd("initdb", "-D", data, "-A", "trust", "-U", superuser, "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
@@ -149,8 +153,12 @@ func tail(b []byte) []byte {
 	return b
 }
 
+// cmd runs name (a PostgreSQL binary, or test) as the cluster's owner.
 func (c *Cluster) cmd(name string, args ...string) *exec.Cmd {
-	argv := append(append(append([]string{}, c.run...), filepath.Join(c.bin, name)), args...)
+	if name != "test" {
+		name = filepath.Join(c.bin, name)
+	}
+	argv := append(append(append([]string{}, c.run...), name), args...)
 	return exec.Command(argv[0], argv[1:]...)
 }
 
