@@ -94,21 +94,24 @@ type Entry struct {
 	Saved time.Time
 }
 
-// MemoryStore is a TokenStore in memory, for libraries and tests.
+// MemoryStore is a TokenStore in memory, for libraries and tests. A
+// lookup costs the same with one subject or a million.
 type MemoryStore struct {
 	mu      sync.Mutex
-	entries []Entry
+	entries map[memKey][]Entry // by subject and resource; one per issuer
 	now     func() time.Time
 }
 
+type memKey struct{ subject, resource string }
+
 // NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{now: time.Now} }
+func NewMemoryStore() *MemoryStore { return &MemoryStore{entries: map[memKey][]Entry{}, now: time.Now} }
 
 // Get implements TokenStore.
 func (s *MemoryStore) Get(_ context.Context, key Key) (*Token, Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := find(s.entries, key)
+	e, ok := find(s.entries[memKey{key.Subject, key.Resource}], key)
 	if !ok {
 		return nil, Key{}, ErrNoToken
 	}
@@ -122,7 +125,8 @@ func (s *MemoryStore) Put(_ context.Context, key Key, tok *Token) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries = put(s.entries, Entry{Key: key, Token: copyToken(tok), Saved: s.now()})
+	mk := memKey{key.Subject, key.Resource}
+	s.entries[mk] = put(s.entries[mk], Entry{Key: key, Token: copyToken(tok), Saved: s.now()})
 	return nil
 }
 
@@ -130,7 +134,12 @@ func (s *MemoryStore) Put(_ context.Context, key Key, tok *Token) error {
 func (s *MemoryStore) Delete(_ context.Context, key Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries = remove(s.entries, key)
+	mk := memKey{key.Subject, key.Resource}
+	if left := remove(s.entries[mk], key); len(left) > 0 {
+		s.entries[mk] = left
+	} else {
+		delete(s.entries, mk)
+	}
 	return nil
 }
 
@@ -138,9 +147,11 @@ func (s *MemoryStore) Delete(_ context.Context, key Key) error {
 func (s *MemoryStore) List(_ context.Context) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Entry, len(s.entries))
-	for i, e := range s.entries {
-		out[i] = Entry{Key: e.Key, Token: copyToken(e.Token), Saved: e.Saved}
+	var out []Entry
+	for _, es := range s.entries {
+		for _, e := range es {
+			out = append(out, Entry{Key: e.Key, Token: copyToken(e.Token), Saved: e.Saved})
+		}
 	}
 	return out, nil
 }
