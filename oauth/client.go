@@ -812,6 +812,11 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 	if err != nil {
 		var ae *AuthorizationError
 		if errors.As(err, &ae) && ae.Code == "invalid_grant" {
+			// Another process sharing the store may have used (and
+			// rotated) this refresh token first: take its result.
+			if cur, _, gerr := c.store.Get(ctx, key); gerr == nil && cur.RefreshToken != tok.RefreshToken && !cur.expired(c.now()) {
+				return cur, nil
+			}
 			_ = c.store.Delete(ctx, key)
 			return nil, fmt.Errorf("%w (the refresh token was refused)", ErrNoToken)
 		}

@@ -252,3 +252,48 @@ func TestRefusedRefreshLogsInAgain(t *testing.T) {
 		t.Fatalf("%d tokens stored", len(entries))
 	}
 }
+
+// staleStore answers its first reads with an old token, as a second
+// process that read the shared token file before the first one refreshed.
+type staleStore struct {
+	oauth.TokenStore
+	stale *oauth.Token
+	key   oauth.Key
+	reads int
+}
+
+func (s *staleStore) Get(ctx context.Context, key oauth.Key) (*oauth.Token, oauth.Key, error) {
+	s.reads++
+	if s.reads <= 2 {
+		return s.stale, s.key, nil
+	}
+	return s.TokenStore.Get(ctx, key)
+}
+
+// Two processes refresh the same token: the second one's refresh token was
+// already rotated away (invalid_grant); it takes the first one's new token
+// from the shared store instead of deleting it.
+func TestConcurrentRefreshKeepsTheRotatedToken(t *testing.T) {
+	r := newResource(t, oauthtest.Options{})
+	store := oauth.NewMemoryStore()
+	ctx := context.Background()
+	c1, _ := oauth.NewClient(oauth.Config{ServerURL: r.url, Store: store})
+	if err := c1.Login(ctx, oauth.LoginOptions{Subject: "gus", Open: oauthtest.Browser("gus")}); err != nil {
+		t.Fatal(err)
+	}
+	old, key, _ := store.Get(ctx, oauth.Key{Subject: "gus", Resource: c1.Resource()})
+	old.Expiry = time.Now().Add(-time.Minute)
+	must(t, store.Put(ctx, key, old))
+	fresh, err := c1.Token(ctx, "gus") // the first process refreshes (rotation)
+	if err != nil || fresh.RefreshToken == old.RefreshToken {
+		t.Fatalf("first refresh: %v", err)
+	}
+	c2, _ := oauth.NewClient(oauth.Config{ServerURL: r.url, Store: &staleStore{TokenStore: store, stale: old, key: key}})
+	got, err := c2.Token(ctx, "gus")
+	if err != nil || got.AccessToken != fresh.AccessToken {
+		t.Fatalf("second process: %v, %v", got, err)
+	}
+	if cur, _, err := store.Get(ctx, key); err != nil || cur.AccessToken != fresh.AccessToken {
+		t.Fatalf("the rotated token was lost: %v", err)
+	}
+}
