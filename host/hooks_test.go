@@ -282,3 +282,22 @@ func mustPolicy(t *testing.T, cfg approvals.Config) *approvals.Policy {
 	}
 	return p
 }
+
+// A PreToolUse hook's additionalContext reaches the model with the result.
+func TestPreToolUseContext(t *testing.T) {
+	sink := &recordSink{}
+	h, _ := hookHost(t, nil, sink, `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"orders over 1000 need a manager"}}'`, "")
+	res, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "shop", "get_order", json.RawMessage(`{"id":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, c := range res.Result.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	if got := strings.Join(texts, "\n"); got != "order 7: card 4111-1111\norders over 1000 need a manager" {
+		t.Fatalf("model sees %q", got)
+	}
+}
