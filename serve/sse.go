@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"sync"
 	"strconv"
 )
 
@@ -20,7 +21,20 @@ func startSSE(w http.ResponseWriter, status int) *sseWriter {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(status)
-	return &sseWriter{w: bufio.NewWriterSize(w, 8<<10), rc: http.NewResponseController(w)}
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return &sseWriter{w: bw, rc: http.NewResponseController(w)}
+}
+
+// writerPool recycles the streams' buffers: a served turn would otherwise
+// allocate one per stream.
+var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+
+// release returns the buffer to the pool; the writer is unusable after.
+func (s *sseWriter) release() {
+	s.w.Reset(nil)
+	writerPool.Put(s.w)
+	s.w = nil
 }
 
 // event writes one event; id 0 writes none. data must be one line (it is
