@@ -140,7 +140,7 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 	cfg.Serve = sc
 	audit := NewAuditLog(0)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit,
+	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver,
 		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}})
 	if err != nil {
 		t.Fatal(err)

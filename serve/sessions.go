@@ -180,6 +180,9 @@ func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request) {
 type turnRequest struct {
 	Message  string `json:"message"`
 	MaxSteps int    `json:"maxSteps"`
+	// traceParent and traceState are the request's W3C trace context
+	// headers: the turn's trace continues it (with telemetry on).
+	traceParent, traceState string
 }
 
 // postTurn starts a turn and streams its events as they happen. The turn
@@ -194,6 +197,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
+	req.traceParent, req.traceState = r.Header.Get("traceparent"), r.Header.Get("tracestate")
 	if strings.TrimSpace(req.Message) == "" {
 		writeError(w, http.StatusBadRequest, "invalid_request", "message must not be empty")
 		return
@@ -234,6 +238,7 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 	if req.MaxSteps > 0 {
 		opts.MaxSteps = req.MaxSteps
 	}
+	opts.TraceParent, opts.TraceState = req.traceParent, req.traceState
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
