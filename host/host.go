@@ -70,6 +70,11 @@ type Options struct {
 	// opens the config's approvals.store when set. The host closes a
 	// store it opened, not one passed here.
 	ApprovalStore approvals.Store
+	// Databases opens approvals.store and audit.store when the config
+	// names them; approvals/stores.Databases{} opens SQLite and
+	// PostgreSQL. nil links no driver, and a config naming a store is then
+	// a configuration error.
+	Databases Databases
 	// Transports supply the connection of configured servers that live in
 	// the embedding process (for example mcp-go's
 	// transport.NewInProcessTransport over a server.MCPServer), by server
@@ -253,7 +258,7 @@ func New(opts Options) (*Host, error) {
 		}
 		ownsAudit = true
 	}
-	store, ownsStore, audit, err := attachStores(cfg, opts.ApprovalStore, audit, ownsAudit)
+	store, ownsStore, audit, err := attachStores(cfg, opts.Databases, opts.ApprovalStore, audit, ownsAudit)
 	if err != nil {
 		if ownsAudit {
 			_ = audit.Close()

@@ -3,12 +3,14 @@ package host
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 )
 
@@ -22,7 +24,7 @@ func TestHostOpensConfiguredStores(t *testing.T) {
 		cfg := &config.Config{Approvals: readsAllowed(), Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}}
 		cfg.Approvals.Store = "sqlite:" + filepath.Join(dir, "approvals.db")
 		cfg.ApplyDefaults()
-		h, err := New(Options{Config: cfg})
+		h, err := New(Options{Config: cfg, Databases: stores.Databases{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,11 +55,11 @@ func TestHostOpensConfiguredStores(t *testing.T) {
 		t.Errorf("the host did not close the store it opened: %v", err)
 	}
 	cfg := &config.Config{File: "agenthost.yaml"}
-	reports, err := VerifyAudit(ctx, &config.Config{Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}})
+	reports, err := VerifyAudit(ctx, &config.Config{Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}}, stores.Databases{})
 	if err != nil || len(reports) != 1 || reports[0].Records != 1 || reports[0].Broken != nil {
 		t.Errorf("VerifyAudit: %+v, %v", reports, err)
 	}
-	if _, err := OpenApprovalStore(ctx, cfg); KindOf(err) != KindConfig || !strings.Contains(err.Error(), "approvals.store is not set") {
+	if _, err := OpenApprovalStore(ctx, cfg, stores.Databases{}); KindOf(err) != KindConfig || !strings.Contains(err.Error(), "approvals.store is not set") {
 		t.Errorf("OpenApprovalStore without approvals.store: %v", err)
 	}
 }
@@ -74,5 +76,48 @@ func TestHostWithoutStore(t *testing.T) {
 	defer h.Close()
 	if h.ApprovalStore() != nil || h.grantStore() != nil {
 		t.Error("a store was opened without approvals.store")
+	}
+}
+
+// A host given no Databases links no driver, and a config that names a
+// store is a configuration error that says what to pass, never a silent
+// in-memory fallback.
+func TestHostWithoutDatabasesRefusesStores(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, key string
+		set       func(*config.Config)
+	}{
+		{"approvals", "approvals.store", func(c *config.Config) { c.Approvals.Store = "sqlite:" + filepath.Join(dir, "a.db") }},
+		{"audit", "audit.store", func(c *config.Config) { c.Audit.Store = "sqlite:" + filepath.Join(dir, "b.db") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.Config{Approvals: readsAllowed()}
+			tc.set(cfg)
+			cfg.ApplyDefaults()
+			h, err := New(Options{Config: cfg})
+			if err == nil {
+				h.Close()
+				t.Fatal("a host without Databases opened a configured store")
+			}
+			if KindOf(err) != KindConfig || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), "Options.Databases") {
+				t.Errorf("error %v: want a config error naming %s and Options.Databases", err, tc.key)
+			}
+		})
+	}
+}
+
+// TestHostLinksNoDatabaseDriver: a library user who passes no Databases
+// does not link pgx or the SQLite engine.
+func TestHostLinksNoDatabaseDriver(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/jackc/") || strings.HasPrefix(pkg, "modernc.org/") ||
+			strings.HasSuffix(pkg, "/approvals/stores") || strings.HasSuffix(pkg, "/approvals/pgstore") || strings.HasSuffix(pkg, "/approvals/sqlitestore") {
+			t.Errorf("package host links %s", pkg)
+		}
 	}
 }

@@ -82,3 +82,25 @@ func Describe(dsn string) string {
 	}
 	return fmt.Sprintf("PostgreSQL %s", Redact(dsn))
 }
+
+// Databases opens SQLite and PostgreSQL stores by DSN for a host
+// (host.Options.Databases); its methods are this package's functions.
+type Databases struct{}
+
+// Open opens the approvals store at dsn (see Open).
+func (Databases) Open(ctx context.Context, dsn string) (approvals.Store, error) {
+	return Open(ctx, dsn)
+}
+
+// OpenAuditSink opens the audit database at dsn (see OpenAuditSink).
+func (Databases) OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+	return OpenAuditSink(ctx, dsn)
+}
+
+// VerifyAudit checks every audit chain at dsn (see VerifyAudit).
+func (Databases) VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+	return VerifyAudit(ctx, dsn)
+}
+
+// Describe names the kind of store at dsn (see Describe).
+func (Databases) Describe(dsn string) string { return Describe(dsn) }

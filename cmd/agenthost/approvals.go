@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -31,7 +32,7 @@ func (a *app) openApprovalStore(cmd *cobra.Command) (approvals.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := host.OpenApprovalStore(cmd.Context(), cfg)
+	s, err := host.OpenApprovalStore(cmd.Context(), cfg, stores.Databases{})
 	if err != nil {
 		return nil, a.hostErr(cfg.File, err)
 	}
@@ -260,7 +261,7 @@ func (a *app) auditCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			reports, err := host.VerifyAudit(cmd.Context(), cfg)
+			reports, err := host.VerifyAudit(cmd.Context(), cfg, stores.Databases{})
 			if err != nil {
 				return a.hostErr(cfg.File, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"io"
 	"log/slog"
 	"os"
@@ -206,7 +207,7 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
 	opts := host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
-		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso,
+		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso, Databases: stores.Databases{},
 		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
 	if tel != nil {
 		a.telemetry = tel
