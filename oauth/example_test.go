@@ -21,7 +21,9 @@ func ExampleClient_Transport() {
 	defer as.Close()
 	var serverURL string
 	mcp := httptest.NewServer(as.Protect(func() string { return serverURL }, http.HandlerFunc(
-		func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello %s", r.Header.Get(oauthtest.UserHeader)) })))
+		func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "hello %s", r.Header.Get(oauthtest.UserHeader))
+		})))
 	defer mcp.Close()
 	serverURL = mcp.URL + "/mcp"
 

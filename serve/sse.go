@@ -5,8 +5,8 @@ import (
 	"context"
 	"net/http"
 	"runtime"
-	"sync"
 	"strconv"
+	"sync"
 )
 
 // sseWriter writes Server-Sent Events, flushing after each batch.
