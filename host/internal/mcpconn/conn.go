@@ -186,13 +186,17 @@ func (c *Conn) Snapshot() *ServerSnapshot {
 
 func (c *Conn) setSnapshot(s *ServerSnapshot) {
 	c.mu.Lock()
-	c.generation++
-	s.Generation = c.generation
-	c.snapshot = s
+	c.setSnapshotLocked(s)
 	c.mu.Unlock()
 	if c.onChange != nil {
 		c.onChange(s)
 	}
+}
+
+func (c *Conn) setSnapshotLocked(s *ServerSnapshot) {
+	c.generation++
+	s.Generation = c.generation
+	c.snapshot = s
 }
 
 // nextListing numbers a listing that starts now.
@@ -214,9 +218,14 @@ func (c *Conn) installListing(s *ServerSnapshot) {
 		c.logger.Debug("an older listing finished after a newer one; kept the newer", "tools", len(s.Tools))
 		return
 	}
+	// Checked and installed under one lock: another listing must not
+	// come in between.
 	c.installed = s.listing
+	c.setSnapshotLocked(s)
 	c.mu.Unlock()
-	c.setSnapshot(s)
+	if c.onChange != nil {
+		c.onChange(s)
+	}
 }
 
 // Close stops the connection and its goroutines.
