@@ -228,7 +228,7 @@ func evaluate(r results, checks map[string]error) []row {
 	}
 	rows = append(rows, expr)
 
-	roundTrip := row{figure: "approval round roundTrip through PostgreSQL (raise → vote on another replica → wake)", target: "p50 ≤ 5 ms", status: noData}
+	roundTrip := row{figure: "approval round trip through PostgreSQL (raise → vote on another replica → wake)", target: "p50 ≤ 5 ms", status: noData}
 	if v, ok := r.median("BenchmarkApprovalRoundTrip/postgres", "p50-ms"); ok {
 		roundTrip.measured = duration(v * 1e6)
 		roundTrip.status = status(v <= 5)
@@ -246,7 +246,7 @@ func evaluate(r results, checks map[string]error) []row {
 	}
 	rows = append(rows, roundTrip)
 
-	dbAppends := row{figure: "audit dbAppends to PostgreSQL, each committed before Write returns", target: "≥ 5,000 records/s", status: noData}
+	dbAppends := row{figure: "audit appends to PostgreSQL, each committed before Write returns", target: "≥ 5,000 records/s", status: noData}
 	if v, ok := r.median("BenchmarkAuditAppend/postgres", "records/s"); ok {
 		dbAppends.measured = fmt.Sprintf("%.0f /s", v)
 		dbAppends.status = status(v >= 5000)
