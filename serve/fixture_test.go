@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
@@ -140,7 +141,7 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 	cfg.Serve = sc
 	audit := NewAuditLog(0)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver,
+	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Databases: stores.Databases{},
 		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}})
 	if err != nil {
 		t.Fatal(err)
