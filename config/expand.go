@@ -168,6 +168,11 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 			field(childKey(okey, "clientMetadataUrl"), &o.ClientMetadataURL)
 			field(childKey(okey, "privateKey"), &o.PrivateKey)
 			field(childKey(okey, "privateKeyFile"), &o.PrivateKeyFile)
+			field(childKey(okey, "idpTokenEndpoint"), &o.IdPTokenEndpoint)
+			field(childKey(okey, "idpClientId"), &o.IdPClientID)
+			field(childKey(okey, "idpClientSecret"), &o.IdPClientSecret)
+			field(childKey(okey, "idToken"), &o.IDToken)
+			field(childKey(okey, "idTokenFile"), &o.IDTokenFile)
 		}
 	}
 	cfg.expandServe(field)

@@ -14,7 +14,7 @@ func TestOAuthValidation(t *testing.T) {
 		{"with a static Authorization header", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', headers: {authorization: 'Bearer x'}, oauth: {clientId: a}}\n",
 			[]string{"cfg.yaml: mcpServers.t.oauth: a static Authorization header and oauth exclude each other; remove one (or set oauth.disabled: true)"}},
 		{"bad grant and method", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: password, tokenEndpointAuthMethod: tls}}\n", []string{
-			"cfg.yaml: mcpServers.t.oauth.grant: must be authorization_code or client_credentials",
+			"cfg.yaml: mcpServers.t.oauth.grant: must be authorization_code, client_credentials or id-jag",
 			"cfg.yaml: mcpServers.t.oauth.tokenEndpointAuthMethod: must be client_secret_basic, client_secret_post, none or private_key_jwt",
 		}},
 		{"client credentials without client", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: client_credentials}}\n", []string{
@@ -26,6 +26,16 @@ func TestOAuthValidation(t *testing.T) {
 			"cfg.yaml: mcpServers.t.oauth.clientSecret: needs clientId",
 			"cfg.yaml: mcpServers.t.oauth.clientMetadataUrl: must be an https:// URL",
 			"cfg.yaml: mcpServers.t.oauth.scopes[0]: must be one scope token without spaces or quotes",
+		}},
+		{"id-jag without client, IdP or ID token", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: id-jag, idpClientSecret: s}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.clientId: is required with grant: id-jag",
+			"cfg.yaml: mcpServers.t.oauth.idpTokenEndpoint: is required with grant: id-jag",
+			"cfg.yaml: mcpServers.t.oauth: grant: id-jag needs idToken or idTokenFile",
+			"cfg.yaml: mcpServers.t.oauth.idpClientSecret: needs idpClientId",
+		}},
+		{"id-jag with both ID token forms and a bad endpoint", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {grant: id-jag, clientId: a, idpTokenEndpoint: 'ftp://idp', idToken: x, idTokenFile: f}}\n", []string{
+			"cfg.yaml: mcpServers.t.oauth.idpTokenEndpoint: must be an http(s) URL",
+			"cfg.yaml: mcpServers.t.oauth.idToken: set idToken or idTokenFile, not both",
 		}},
 		{"both key forms", "mcpServers:\n  t: {url: 'https://m.example.com/mcp', oauth: {clientId: a, privateKey: k, privateKeyFile: f}}\n", []string{
 			"cfg.yaml: mcpServers.t.oauth.privateKey: set privateKey or privateKeyFile, not both",

@@ -161,6 +161,7 @@ type Server struct {
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	GrantIDJAG             = "id-jag"
 )
 
 // OAuth configures a server's MCP authorization client. Tokens are never
@@ -182,8 +183,19 @@ type OAuth struct {
 	// TokenEndpointAuthMethod forces client_secret_basic,
 	// client_secret_post, none or private_key_jwt.
 	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod" yaml:"tokenEndpointAuthMethod"`
-	// Grant is authorization_code (default) or client_credentials.
+	// Grant is authorization_code (default), client_credentials or id-jag
+	// (enterprise-managed authorization, SEP-990).
 	Grant string `json:"grant" yaml:"grant"`
+	// IdPTokenEndpoint, IdPClientID and IdPClientSecret (usually ${VAR})
+	// are the enterprise identity provider of the id-jag grant and this
+	// client's registration there.
+	IdPTokenEndpoint string `json:"idpTokenEndpoint" yaml:"idpTokenEndpoint"`
+	IdPClientID      string `json:"idpClientId" yaml:"idpClientId"`
+	IdPClientSecret  string `json:"idpClientSecret" yaml:"idpClientSecret"`
+	// IDToken (usually ${VAR}) or IDTokenFile (read each time a token is
+	// needed) is the person's ID token the id-jag grant exchanges.
+	IDToken     string `json:"idToken" yaml:"idToken"`
+	IDTokenFile string `json:"idTokenFile" yaml:"idTokenFile"`
 	// PrivateKey (PEM, usually ${VAR}) or PrivateKeyFile signs
 	// private_key_jwt client assertions.
 	PrivateKey     string `json:"privateKey" yaml:"privateKey"`

@@ -366,8 +366,26 @@ func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
 		if o.ClientSecret == "" && o.PrivateKey == "" && o.PrivateKeyFile == "" {
 			p.add(key, "grant: client_credentials needs clientSecret, privateKey or privateKeyFile")
 		}
+	case GrantIDJAG:
+		if o.ClientID == "" {
+			p.add(childKey(key, "clientId"), "is required with grant: id-jag")
+		}
+		if o.IdPTokenEndpoint == "" {
+			p.add(childKey(key, "idpTokenEndpoint"), "is required with grant: id-jag")
+		} else if !isHTTPURL(o.IdPTokenEndpoint) {
+			p.add(childKey(key, "idpTokenEndpoint"), "must be an http(s) URL")
+		}
+		if o.IDToken == "" && o.IDTokenFile == "" {
+			p.add(key, "grant: id-jag needs idToken or idTokenFile")
+		}
 	default:
-		p.add(childKey(key, "grant"), "must be authorization_code or client_credentials")
+		p.add(childKey(key, "grant"), "must be authorization_code, client_credentials or id-jag")
+	}
+	if o.IDToken != "" && o.IDTokenFile != "" {
+		p.add(childKey(key, "idToken"), "set idToken or idTokenFile, not both")
+	}
+	if o.IdPClientSecret != "" && o.IdPClientID == "" {
+		p.add(childKey(key, "idpClientSecret"), "needs idpClientId")
 	}
 	switch o.TokenEndpointAuthMethod {
 	case "", "client_secret_basic", "client_secret_post", "none", "private_key_jwt":

@@ -108,6 +108,12 @@ var conformanceScenarios = []conformanceScenario{
 		with("AGENTHOST_OAUTH_GRANT=client_credentials", "AGENTHOST_OAUTH_TOKEN_ENDPOINT_AUTH_METHOD=private_key_jwt"),
 	authScenario("auth/client-credentials-basic", "client-credentials-basic-auth", "valid-bearer-token").
 		with("AGENTHOST_OAUTH_GRANT=client_credentials"),
+	// Enterprise-managed authorization (SEP-990): the ID token, the
+	// identity provider's token endpoint and both clients come from
+	// MCP_CONFORMANCE_CONTEXT; agenthost exchanges the ID token for an
+	// ID-JAG, then uses the JWT bearer grant at the authorization server.
+	authScenario("auth/cross-app-access-complete-flow", "complete-flow-token-exchange", "complete-flow-jwt-bearer", "valid-bearer-token").
+		with("AGENTHOST_OAUTH_GRANT=id-jag"),
 }
 
 // authScenario calls the authorization scenarios' one tool.
@@ -125,12 +131,7 @@ func (sc conformanceScenario) with(env ...string) conformanceScenario {
 // agenthost does not run, with the reason. TestConformanceScenarioList
 // fails when the suite lists a scenario that is in neither table, so a new
 // suite version cannot add a scenario silently.
-var conformanceNotRun = map[string]string{
-	// SEP-990 enterprise-managed authorization: a token exchange at the
-	// enterprise identity provider (RFC 8693, for an ID-JAG) followed by
-	// the JWT bearer grant; agenthost's OAuth client has neither.
-	"auth/cross-app-access-complete-flow": "enterprise-managed authorization (SEP-990) is not implemented",
-}
+var conformanceNotRun = map[string]string{}
 
 // TestConformanceClient runs every scenario of conformanceScenarios through
 // the pinned suite and fails on any failed check, any warning, a client that

@@ -42,6 +42,10 @@ func NewOAuthClient(sc *config.Server, store oauth.TokenStore) (*oauth.Client, e
 		cfg.Scopes = o.Scopes
 		cfg.TokenEndpointAuthMethod = o.TokenEndpointAuthMethod
 		cfg.Grant = oauth.Grant(o.Grant)
+		cfg.IdPTokenEndpoint, cfg.IdPClientID, cfg.IdPClientSecret = o.IdPTokenEndpoint, o.IdPClientID, o.IdPClientSecret
+		if o.IDToken != "" || o.IDTokenFile != "" {
+			cfg.IDToken = idTokenSource(o.IDToken, o.IDTokenFile)
+		}
 		pem := []byte(o.PrivateKey)
 		if o.PrivateKeyFile != "" {
 			data, err := os.ReadFile(o.PrivateKeyFile)
@@ -78,12 +82,34 @@ func OAuthFromEnv(getenv func(string) string) *config.OAuth {
 		Grant:                   getenv("AGENTHOST_OAUTH_GRANT"),
 		PrivateKey:              getenv("AGENTHOST_OAUTH_PRIVATE_KEY"),
 		PrivateKeyFile:          getenv("AGENTHOST_OAUTH_PRIVATE_KEY_FILE"),
+		IdPTokenEndpoint:        getenv("AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT"),
+		IdPClientID:             getenv("AGENTHOST_OAUTH_IDP_CLIENT_ID"),
+		IdPClientSecret:         getenv("AGENTHOST_OAUTH_IDP_CLIENT_SECRET"),
+		IDToken:                 getenv("AGENTHOST_OAUTH_ID_TOKEN"),
+		IDTokenFile:             getenv("AGENTHOST_OAUTH_ID_TOKEN_FILE"),
 	}
 	if o.ClientID == "" && o.ClientSecret == "" && o.ClientMetadataURL == "" && len(o.Scopes) == 0 &&
-		o.TokenEndpointAuthMethod == "" && o.Grant == "" && o.PrivateKey == "" && o.PrivateKeyFile == "" {
+		o.TokenEndpointAuthMethod == "" && o.Grant == "" && o.PrivateKey == "" && o.PrivateKeyFile == "" &&
+		o.IdPTokenEndpoint == "" && o.IdPClientID == "" && o.IdPClientSecret == "" && o.IDToken == "" && o.IDTokenFile == "" {
 		return nil
 	}
 	return o
+}
+
+// idTokenSource is the ID token of the id-jag grant: the configured value,
+// else the file's content (trimmed), read each time so a rotated token is
+// picked up. Its errors name the file, never the token.
+func idTokenSource(value, file string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		if file == "" {
+			return value, nil
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("oauth.idTokenFile: %w", err)
+		}
+		return strings.TrimSpace(string(data)), nil
+	}
 }
 
 // BrowserOpener opens an authorization URL with the command in $BROWSER

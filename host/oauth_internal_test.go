@@ -20,6 +20,42 @@ func TestOAuthFromEnv(t *testing.T) {
 	if o == nil || o.ClientID != "cid" || strings.Join(o.Scopes, ",") != "a,b" || o.Grant != config.GrantClientCredentials {
 		t.Fatalf("OAuthFromEnv = %+v", o)
 	}
+	env = map[string]string{"AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT": "https://idp.example.com/token", "AGENTHOST_OAUTH_IDP_CLIENT_ID": "icid",
+		"AGENTHOST_OAUTH_IDP_CLIENT_SECRET": "isec", "AGENTHOST_OAUTH_ID_TOKEN": "idt", "AGENTHOST_OAUTH_ID_TOKEN_FILE": "f"}
+	o = OAuthFromEnv(func(k string) string { return env[k] })
+	if o == nil || o.IdPTokenEndpoint != "https://idp.example.com/token" || o.IdPClientID != "icid" || o.IdPClientSecret != "isec" || o.IDToken != "idt" || o.IDTokenFile != "f" {
+		t.Fatalf("OAuthFromEnv = %+v", o)
+	}
+	for k := range env {
+		if OAuthFromEnv(func(name string) string { return map[string]string{k: env[k]}[name] }) == nil {
+			t.Errorf("OAuthFromEnv ignores %s alone", k)
+		}
+	}
+}
+
+func TestIDTokenSource(t *testing.T) {
+	const canary = "CANARY-ID-TOKEN"
+	if got, err := idTokenSource(canary, "")(context.Background()); err != nil || got != canary {
+		t.Fatalf("value source = %q, %v", got, err)
+	}
+	file := filepath.Join(t.TempDir(), "id_token")
+	if err := os.WriteFile(file, []byte(canary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := idTokenSource("", file)
+	if got, err := src(context.Background()); err != nil || got != canary {
+		t.Fatalf("file source = %q, %v", got, err)
+	}
+	// Read each time: a rotated token is picked up.
+	if err := os.WriteFile(file, []byte("rotated"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src(context.Background()); got != "rotated" {
+		t.Fatalf("after rotation = %q", got)
+	}
+	if _, err := idTokenSource("", file+".missing")(context.Background()); err == nil || !strings.Contains(err.Error(), "oauth.idTokenFile") {
+		t.Fatalf("missing file: %v", err)
+	}
 }
 
 func TestOAuthEnabled(t *testing.T) {
@@ -75,5 +111,21 @@ func TestBrowserOpener(t *testing.T) {
 		if strings.TrimSpace(string(got)) != tt.want {
 			t.Errorf("BROWSER=%q ran with %q, want %q", tt.browser, got, tt.want)
 		}
+	}
+}
+
+func TestNewOAuthClientIDJAG(t *testing.T) {
+	sc := &config.Server{URL: "https://m.example.com/mcp", OAuth: &config.OAuth{Grant: config.GrantIDJAG, ClientID: "a",
+		IdPTokenEndpoint: "https://idp.example.com/token", IDToken: "idt"}}
+	c, err := NewOAuthClient(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Unattended() {
+		t.Error("the id-jag grant's client needs a login")
+	}
+	sc.OAuth.IDToken = ""
+	if _, err := NewOAuthClient(sc, nil); err == nil || !strings.Contains(err.Error(), "ID token") {
+		t.Errorf("without an ID token: %v", err)
 	}
 }

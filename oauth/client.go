@@ -31,6 +31,12 @@ const (
 	// GrantClientCredentials is for machine-to-machine servers: the client
 	// authenticates as itself (secret or private_key_jwt), no person.
 	GrantClientCredentials Grant = "client_credentials"
+	// GrantIDJAG is enterprise-managed authorization (SEP-990): the
+	// person's ID token is exchanged at the enterprise identity provider
+	// for an ID-JAG (RFC 8693), which the client presents to the
+	// authorization server with the JWT bearer grant (RFC 7523). No
+	// browser.
+	GrantIDJAG Grant = "id-jag"
 )
 
 // Token endpoint authentication methods.
@@ -63,8 +69,20 @@ type Config struct {
 	// TokenEndpointAuthMethod forces the token endpoint authentication
 	// method; by default it follows registration and the server metadata.
 	TokenEndpointAuthMethod string
-	// Grant is GrantAuthorizationCode (default) or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode (default), GrantClientCredentials
+	// or GrantIDJAG.
 	Grant Grant
+	// IdPTokenEndpoint, IdPClientID and IdPClientSecret are the enterprise
+	// identity provider's token endpoint and this client's registration
+	// there (GrantIDJAG; without a secret the client id is sent in the
+	// form).
+	IdPTokenEndpoint string
+	IdPClientID      string
+	IdPClientSecret  string
+	// IDToken returns the person's ID token issued by the identity
+	// provider (GrantIDJAG), read each time a token is needed. Its errors
+	// must not contain the token.
+	IDToken func(context.Context) (string, error)
 	// PrivateKey signs private_key_jwt client assertions (see
 	// ParsePrivateKey).
 	PrivateKey crypto.Signer
@@ -142,8 +160,18 @@ func NewClient(cfg Config) (*Client, error) {
 		if cfg.ClientID == "" {
 			return nil, errors.New("oauth: the client_credentials grant needs a client id")
 		}
+	case GrantIDJAG:
+		if cfg.ClientID == "" {
+			return nil, errors.New("oauth: the id-jag grant needs a client id")
+		}
+		if err := checkURL("the identity provider's token endpoint", cfg.IdPTokenEndpoint, true); err != nil {
+			return nil, err
+		}
+		if cfg.IDToken == nil {
+			return nil, errors.New("oauth: the id-jag grant needs an ID token source")
+		}
 	default:
-		return nil, fmt.Errorf("oauth: unknown grant %q (authorization_code or client_credentials)", cfg.Grant)
+		return nil, fmt.Errorf("oauth: unknown grant %q (authorization_code, client_credentials or id-jag)", cfg.Grant)
 	}
 	switch cfg.TokenEndpointAuthMethod {
 	case "", AuthClientSecretBasic, AuthClientSecretPost, AuthNone:
@@ -471,8 +499,8 @@ type AuthRequest struct {
 // to send the end user's browser to, and the request's state. The request
 // is completed by CompleteAuthorization with the redirect's query.
 func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL, state string, err error) {
-	if c.cfg.Grant == GrantClientCredentials {
-		return "", "", errors.New("oauth: the client_credentials grant has no authorization step")
+	if c.cfg.Grant != GrantAuthorizationCode {
+		return "", "", fmt.Errorf("oauth: the %s grant has no authorization step", c.cfg.Grant)
 	}
 	if err := checkURL("redirect URI", r.RedirectURI, true); err != nil {
 		return "", "", err
@@ -764,7 +792,7 @@ func (c *Client) Token(ctx context.Context, subject string) (*Token, error) {
 	if err != nil && !errors.Is(err, ErrNoToken) {
 		return nil, fmt.Errorf("oauth: reading the token store: %w", err)
 	}
-	if err != nil && c.cfg.Grant != GrantClientCredentials {
+	if err != nil && !c.Unattended() {
 		return nil, ErrNoToken
 	}
 	l := c.lockFor(subject)
@@ -780,18 +808,32 @@ func (c *Client) Token(ctx context.Context, subject string) (*Token, error) {
 		if rerr == nil {
 			return nt, nil
 		}
-		if c.cfg.Grant != GrantClientCredentials {
+		if !c.Unattended() {
 			return nil, rerr
 		}
 	}
-	if c.cfg.Grant == GrantClientCredentials {
+	if c.Unattended() {
 		var scopes []string
 		if tok != nil {
 			scopes = tok.Scopes
 		}
-		return c.clientCredentials(ctx, subject, scopes)
+		return c.unattended(ctx, subject, scopes)
 	}
 	return nil, ErrNoToken
+}
+
+// Unattended reports whether the Client's grant gets tokens without a
+// person's login (client_credentials, id-jag).
+func (c *Client) Unattended() bool {
+	return c.cfg.Grant == GrantClientCredentials || c.cfg.Grant == GrantIDJAG
+}
+
+// unattended gets a new token with the Client's unattended grant.
+func (c *Client) unattended(ctx context.Context, subject string, scopes []string) (*Token, error) {
+	if c.cfg.Grant == GrantIDJAG {
+		return c.idJAG(ctx, subject, scopes)
+	}
+	return c.clientCredentials(ctx, subject, scopes)
 }
 
 // refresh renews tok with its refresh token and stores the result. A

@@ -193,8 +193,8 @@ func (t *authTransport) authorize(ctx context.Context, subject string, failed *T
 		// The server refused the token: it is of no further use.
 		_ = c.store.Delete(ctx, Key{Subject: subject, Resource: c.resource})
 	}
-	if c.cfg.Grant == GrantClientCredentials {
-		_, err := c.clientCredentials(ctx, subject, scopes)
+	if c.Unattended() {
+		_, err := c.unattended(ctx, subject, scopes)
 		return err
 	}
 	areq := &AuthorizationRequiredError{Subject: subject, Resource: c.resource, Scopes: slices.Clone(scopes), StepUp: stepUp}

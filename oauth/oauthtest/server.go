@@ -53,7 +53,23 @@ type Options struct {
 	// IssParameter makes the authorization endpoint send iss (RFC 9207)
 	// and advertise it.
 	IssParameter bool
+	// IDTokens are the ID tokens the identity provider's token exchange
+	// endpoint (IdPTokenEndpoint) accepts, token -> user: it exchanges
+	// them for ID-JAGs (SEP-990) that the token endpoint takes with the
+	// JWT bearer grant.
+	IDTokens map[string]string
+	// IdPClients are the identity provider's clients, id -> secret ("" for
+	// a client that sends only its id).
+	IdPClients map[string]string
 }
+
+// The token types and grants of enterprise-managed authorization.
+const (
+	GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	GrantJWTBearer     = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	TokenTypeIDJAG     = "urn:ietf:params:oauth:token-type:id-jag"
+	TokenTypeIDToken   = "urn:ietf:params:oauth:token-type:id_token"
+)
 
 // Server is an authorization server plus the protected-resource wrapper.
 type Server struct {
@@ -66,7 +82,9 @@ type Server struct {
 	refresh  map[string]*grant
 	clients  map[string]string
 	uses     []Use
-	requests map[string]int // endpoint -> count
+	requests map[string]int    // endpoint -> count
+	jags     map[string]*grant // unused ID-JAGs
+	issued   []string          // every ID-JAG issued
 }
 
 type grant struct {
@@ -98,7 +116,7 @@ func New(opts Options) *Server {
 		opts.AuthMethods = []string{"none", "client_secret_basic", "client_secret_post"}
 	}
 	s := &Server{opts: opts, codes: map[string]*grant{}, access: map[string]*grant{}, refresh: map[string]*grant{},
-		clients: map[string]string{}, requests: map[string]int{}}
+		clients: map[string]string{}, requests: map[string]int{}, jags: map[string]*grant{}}
 	for id, secret := range opts.Clients {
 		s.clients[id] = secret
 	}
@@ -107,6 +125,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("POST /idp/token", s.idpToken)
 	s.as = httptest.NewServer(mux)
 	return s
 }
@@ -116,6 +135,17 @@ func (s *Server) URL() string { return s.as.URL }
 
 // Close stops the authorization server.
 func (s *Server) Close() { s.as.Close() }
+
+// IdPTokenEndpoint is the identity provider's token exchange endpoint
+// ("idp" in Requests).
+func (s *Server) IdPTokenEndpoint() string { return s.as.URL + "/idp/token" }
+
+// IDJAGs returns every ID-JAG the identity provider issued so far.
+func (s *Server) IDJAGs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
+}
 
 // Uses returns the accepted resource requests so far.
 func (s *Server) Uses() []Use {
@@ -170,7 +200,7 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint":                        s.as.URL + "/token",
 		"registration_endpoint":                 s.as.URL + "/register",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", GrantJWTBearer},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": s.opts.AuthMethods,
 	}
@@ -277,6 +307,17 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g = old
+	case GrantJWTBearer:
+		// The ID-JAG is single-use, for this server as audience, and
+		// names the client that presents it.
+		j := s.jags[r.PostForm.Get("assertion")]
+		delete(s.jags, r.PostForm.Get("assertion"))
+		if j == nil || j.client != client || (r.PostForm.Has("resource") && j.resource != r.PostForm.Get("resource")) {
+			s.mu.Unlock()
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		g = &grant{user: j.user, client: client, resource: j.resource, scopes: s.grantable(r.PostForm.Get("scope"))}
 	case "client_credentials":
 		g = &grant{user: "client:" + client, client: client, resource: r.PostForm.Get("resource"), scopes: s.grantable(r.PostForm.Get("scope"))}
 	default:
@@ -288,18 +329,76 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ng := *g
 	ng.expiry = time.Now().Add(s.opts.TokenTTL)
 	s.access[at] = &ng
-	if gt != "client_credentials" {
+	refreshable := gt == "authorization_code" || gt == "refresh_token"
+	if refreshable {
 		s.refresh[rt] = &ng
 	}
 	s.mu.Unlock()
 	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TokenTTL / time.Second)}
-	if gt != "client_credentials" {
+	if refreshable {
 		out["refresh_token"] = rt
 	}
 	if len(g.scopes) > 0 {
 		out["scope"] = strings.Join(g.scopes, " ")
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// idpToken is the identity provider's token endpoint: an RFC 8693 token
+// exchange of an ID token for an ID-JAG whose audience is this server's
+// issuer, for the resource asked for, naming the authorization server's
+// client that may present it (see asClientOf).
+func (s *Server) idpToken(w http.ResponseWriter, r *http.Request) {
+	s.count("idp")
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	idpClient, secret, basic := r.BasicAuth()
+	if basic {
+		idpClient, _ = url.QueryUnescape(idpClient)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		idpClient = r.PostForm.Get("client_id")
+	}
+	want, known := s.opts.IdPClients[idpClient]
+	if !known || want != secret {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	f := r.PostForm
+	if f.Get("grant_type") != GrantTokenExchange {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	if f.Get("requested_token_type") != TokenTypeIDJAG || f.Get("subject_token_type") != TokenTypeIDToken ||
+		f.Get("audience") != s.as.URL || f.Get("resource") == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	user, ok := s.opts.IDTokens[f.Get("subject_token")]
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "unknown ID token"})
+		return
+	}
+	jag := random() + "." + random() + "." + random()
+	s.mu.Lock()
+	s.jags[jag] = &grant{user: user, client: s.asClientOf(idpClient), resource: f.Get("resource")}
+	s.issued = append(s.issued, jag)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": jag, "issued_token_type": TokenTypeIDJAG, "token_type": "N_A", "expires_in": 300})
+}
+
+// asClientOf is the authorization server client an ID-JAG requested by an
+// IdP client names: the IdP client id with "idp-" cut off when that is a
+// registered client, else the id itself.
+func (s *Server) asClientOf(idpClient string) string {
+	if c, ok := strings.CutPrefix(idpClient, "idp-"); ok {
+		if _, known := s.clients[c]; known {
+			return c
+		}
+	}
+	return idpClient
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {

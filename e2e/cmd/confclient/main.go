@@ -25,6 +25,10 @@ var contextVars = map[string]string{
 	"client_id":       "AGENTHOST_OAUTH_CLIENT_ID",
 	"client_secret":   "AGENTHOST_OAUTH_CLIENT_SECRET",
 	"private_key_pem": "AGENTHOST_OAUTH_PRIVATE_KEY",
+	// Enterprise-managed authorization (SEP-990).
+	"idp_token_endpoint": "AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT",
+	"idp_client_id":      "AGENTHOST_OAUTH_IDP_CLIENT_ID",
+	"idp_id_token":       "AGENTHOST_OAUTH_ID_TOKEN",
 }
 
 func main() {
