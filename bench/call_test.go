@@ -25,6 +25,7 @@ import (
 func benchCalls(b *testing.B, f *callFixture) {
 	ctx := context.Background()
 	b.Run("interleaved", func(b *testing.B) { benchInterleaved(b, f) })
+	b.Run("interleaved4", func(b *testing.B) { benchInterleaved4(b, f) })
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -82,6 +83,46 @@ func benchInterleaved(b *testing.B, f *callFixture) {
 		b.ReportMetric(float64(hostTime.Nanoseconds())/float64(b.N), "host-ns/call")
 		b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/call")
 		b.ReportMetric(float64(hostTime)/float64(bareTime), "host/bare")
+	}
+}
+
+// benchInterleaved4 splits the secure-parameter cost the same way: every op
+// is one call of each of host, host_plain, bare and bare_plain, the order
+// rotated every op, each timed on its own. host−host_plain against
+// bare−bare_plain is what the secure path costs the host beyond what
+// sending secureArguments costs any client, measured on the same machine
+// at the same moment (docs/PERFORMANCE.md, Session 4).
+func benchInterleaved4(b *testing.B, f *callFixture) {
+	ctx := context.Background()
+	names := [4]string{"host", "host_plain", "bare", "bare_plain"}
+	calls := [4]func() error{
+		func() error { return f.hostCall(ctx, "lookup_order") },
+		func() error { return f.hostCall(ctx, "lookup_order_plain") },
+		func() error { return f.bareCall(ctx, "lookup_order") },
+		func() error { return f.bareCall(ctx, "lookup_order_plain") },
+	}
+	var spent [4]time.Duration
+	f.forget()
+	for i := 0; b.Loop(); i++ {
+		if i%256 == 255 {
+			f.forget()
+		}
+		for j := range 4 {
+			k := (i + j) % 4
+			start := time.Now()
+			err := calls[k]()
+			spent[k] += time.Since(start)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if b.N > 0 && spent[2] > 0 && spent[3] > 0 {
+		for k, name := range names {
+			b.ReportMetric(float64(spent[k].Nanoseconds())/float64(b.N), name+"-ns/call")
+		}
+		b.ReportMetric(float64(spent[0]-spent[1])/float64(b.N), "host-secure-ns")
+		b.ReportMetric(float64(spent[2]-spent[3])/float64(b.N), "bare-secure-ns")
 	}
 }
 
