@@ -190,6 +190,24 @@ func TestPromptHonoursContextAndDiscardsStaleLines(t *testing.T) {
 	}
 }
 
+// A question whose context runs out is an error (the caller records it as
+// expired), not an answer, whether the deadline ends it before or after
+// the read began; nothing is typed, so no line can be left unread.
+func TestPromptDeadlineIsNotAnAnswer(t *testing.T) {
+	r, w := io.Pipe()
+	p := NewPrompt(r, &syncBuffer{}, "operator")
+	defer func() {
+		w.Close()
+		p.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	v, err := p.Approve(ctx, promptRequest(true))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Approve after the deadline = %+v, %v; want context.DeadlineExceeded", v, err)
+	}
+}
+
 func TestReadLineDoesNotReadAhead(t *testing.T) {
 	in := strings.NewReader("y\nrest of the input\n")
 	line, _, err := readLine(in, maxAnswerLen)
