@@ -121,6 +121,10 @@ type Conn struct {
 	// connectedOnce: a connection was established before, so the next
 	// one is a reconnect.
 	connectedOnce bool
+	// dialing is closed when the connect in flight ends; nil when none
+	// is. Concurrent connects wait for it instead of dialing again (a
+	// second stdio child that the first's client would overwrite).
+	dialing chan struct{}
 }
 
 // New makes the connection to the named server. It does not connect:
@@ -257,6 +261,16 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 		return nil, nil, fmt.Errorf("server %s is disabled: %w", c.name, ErrServerUnavailable)
 	}
 	c.mu.Lock()
+	for c.client == nil && c.dialing != nil {
+		inFlight := c.dialing
+		c.mu.Unlock()
+		select {
+		case <-inFlight:
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("connect %s: %w", c.name, ctx.Err())
+		}
+		c.mu.Lock()
+	}
 	if c.client != nil {
 		cl, w := c.client, c.wire
 		c.mu.Unlock()
@@ -268,7 +282,15 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 		err := fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
 		return nil, nil, &withCause{err: err, cause: last}
 	}
+	done := make(chan struct{})
+	c.dialing = done
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.dialing = nil
+		c.mu.Unlock()
+		close(done)
+	}()
 
 	timeout := c.cfg.ConnectTimeout
 	if timeout <= 0 {

@@ -2,8 +2,11 @@ package mcpconn
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -78,5 +81,80 @@ func TestOlderListingNeverReplacesNewer(t *testing.T) {
 	}
 	if snap := c.Snapshot(); snap.Tool("new_tool") == nil || snap.Tool("old_tool") != nil {
 		t.Errorf("the catalog went back to the older listing: %d tools, old_tool listed: %v", len(snap.Tools), snap.Tool("old_tool") != nil)
+	}
+}
+
+// TestConcurrentConnectsDialOnce: callers that connect at the same time
+// share one dial; none starts a second server (or stdio child) whose
+// client the first would overwrite and leak.
+func TestConcurrentConnectsDialOnce(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "a_tool", "inputSchema": {"type": "object"}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var dials atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := New(context.Background(), "srv", Options{Config: &config.Server{}, Transport: func() (transport.Interface, error) {
+		if dials.Add(1) == 1 {
+			close(entered)
+			<-release // hold the first dial while the others ask
+		}
+		return srv.InProcessTransport(), nil
+	}})
+	defer c.Close()
+	const callers = 8
+	errs := make(chan error, callers)
+	go func() { errs <- c.Connect(context.Background()) }()
+	<-entered
+	var started sync.WaitGroup
+	for range callers - 1 {
+		started.Add(1)
+		go func() {
+			started.Done()
+			errs <- c.Connect(context.Background())
+		}()
+	}
+	started.Wait()
+	// Give the other callers the chance to reach the factory: without
+	// the shared dial they do, and the count below catches it; with it
+	// they wait, whatever the machine's speed.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d concurrent connects dialled %d times, want once", callers, n)
+	}
+}
+
+// A connect that waits for another's dial gives up with its own context.
+func TestConnectWaitingForADialHonoursItsContext(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c := New(context.Background(), "srv", Options{Config: &config.Server{}, Transport: func() (transport.Interface, error) {
+		once.Do(func() { close(entered); <-release })
+		return srv.InProcessTransport(), nil
+	}})
+	defer c.Close()
+	first := make(chan error, 1)
+	go func() { first <- c.Connect(context.Background()) }()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Connect(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("a waiting connect with a cancelled context: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
 	}
 }
