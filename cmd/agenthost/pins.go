@@ -52,21 +52,27 @@ func (a *app) pinsHost(cmd *cobra.Command, server string) (*host.Host, []string,
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	names, failed := a.connectServers(cmd, h, server, " (its tools were not pinned or compared)")
+	return h, names, failed, nil
+}
+
+// connectServers connects h and returns the names of its connected
+// servers (only server when it is set), reporting each one that is not
+// connected on stderr, followed by why it matters (note), and counting it.
+func (a *app) connectServers(cmd *cobra.Command, h *host.Host, server, note string) (names []string, failed int) {
 	h.Connect(cmd.Context())
-	var names []string
-	failed := 0
 	for _, snap := range h.Servers() {
 		if server != "" && snap.Name != server {
 			continue
 		}
 		if snap.Status != host.StatusConnected {
-			fmt.Fprintf(a.stderr, "agenthost: %s: %s %s (its tools were not pinned or compared)\n", snap.Name, snap.Status, a.redact(snap.Error))
+			fmt.Fprintf(a.stderr, "agenthost: %s: %s %s%s\n", snap.Name, snap.Status, a.redact(snap.Error), note)
 			failed++
 			continue
 		}
 		names = append(names, snap.Name)
 	}
-	return h, names, failed, nil
+	return names, failed
 }
 
 func (a *app) pinsRecord(cmd *cobra.Command, server string) error {

@@ -155,20 +155,7 @@ func (a *app) policyInitCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h.Connect(cmd.Context())
-			var names []string
-			failed := 0
-			for _, snap := range h.Servers() {
-				if server != "" && snap.Name != server {
-					continue
-				}
-				if snap.Status != host.StatusConnected {
-					fmt.Fprintf(a.stderr, "agenthost: %s: %s %s\n", snap.Name, snap.Status, a.redact(snap.Error))
-					failed++
-					continue
-				}
-				names = append(names, snap.Name)
-			}
+			names, failed := a.connectServers(cmd, h, server, "")
 			plan := h.PlanInit(names)
 			switch {
 			case write:
