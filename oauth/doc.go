@@ -26,5 +26,6 @@
 // loopback redirect (for a CLI); CallbackHandler completes it for a backend
 // that mounts the redirect on its own HTTP server.
 //
-// The package imports no other agenthost package.
+// The package imports no other agenthost package but the leaf
+// internal/atomicfile, which writes the token file.
 package oauth

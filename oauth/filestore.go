@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/atomicfile"
 )
 
 // FileStore is a TokenStore in one JSON file, readable and writable by its
@@ -135,28 +137,7 @@ func (s *FileStore) save(entries []Entry) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("oauth: creating the state directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tokens-*.json")
-	if err != nil {
-		return fmt.Errorf("oauth: writing the token file: %w", err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // after a successful rename this is a no-op
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: writing the token file: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: writing the token file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: writing the token file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("oauth: writing the token file: %w", err)
-	}
-	if err := os.Rename(name, s.path); err != nil {
+	if err := atomicfile.Write(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("oauth: writing the token file: %w", err)
 	}
 	s.remember(slices.Clone(entries))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/atomicfile"
 )
 
 func (a *app) policyCommand() *cobra.Command {
@@ -222,23 +222,7 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	if _, err := config.Parse(out, format, path); err != nil {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err)}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("--write: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := bytes.NewReader(out).WriteTo(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--write: %w", err)
-	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--write: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--write: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, out, info.Mode().Perm()); err != nil {
 		return fmt.Errorf("--write: %w", err)
 	}
 	rules := "no rules added (the config has rules)"

@@ -18,9 +18,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/atomicfile"
 )
 
 // Definition is the pinned part of a tool definition; the JSON values are
@@ -143,23 +144,9 @@ func (l *Lock) Save(path string) error {
 		return fmt.Errorf("encoding the pins lock file: %w", err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".agenthost-lock-*")
-	if err != nil {
-		return fmt.Errorf("writing the pins lock file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the pins lock file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the pins lock file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the pins lock file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// 0644: the lock file holds tool definitions, no secrets, and is meant
+	// to be reviewed and kept in version control.
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing the pins lock file: %w", err)
 	}
 	return nil
