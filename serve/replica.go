@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -43,6 +44,19 @@ func (s *Server) forwardSession(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, http.StatusBadGateway, "unavailable", "the replica that owns this id has no valid URL")
 		return true
 	}
+	// The body is read here, whole and bounded, before anything is sent on.
+	// Streamed through, it races the HTTP/1 server: when the owner answers
+	// (the turn's event stream starts) before the transport has seen the
+	// body's end, this server consumes the unread body as the response
+	// headers go out, the transport's write fails, and it closes the
+	// upstream connection in the middle of the stream.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is too large or could not be read")
+		return true
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)

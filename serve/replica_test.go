@@ -2,9 +2,13 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/pgtest"
@@ -120,5 +124,32 @@ func TestReplicasShareThePostgreSQLStore(t *testing.T) {
 	var shown approvalView
 	if err := json.Unmarshal(body, &shown); status != 200 || err != nil || shown.State != "approved" || len(shown.Votes) != 2 {
 		t.Errorf("the settled request: %d %s", status, body)
+	}
+}
+
+// TestForwardedStreamSurvivesAnEarlyAnswer: the owning replica starts its
+// event stream before it has read the forwarded body (as a turn does when
+// it answers quickly). The forwarding replica must still pass the whole
+// stream through: it once streamed the body on while its own HTTP server
+// consumed it, and the upstream connection died mid-stream.
+func TestForwardedStreamSurvivesAnEarlyAnswer(t *testing.T) {
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		time.Sleep(20 * time.Millisecond) // the forwarder sees the headers first
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "data: %d %v\n\n", n, err)
+	}))
+	defer owner.Close()
+	a := newFixture(t, func(c *config.Serve) { c.Replica.ID = "a" })
+	a.srv.peers = map[string]string{"b": owner.URL}
+	big := strings.Repeat("x", 600<<10) // above what an HTTP/1 server discards for a handler
+	for i := range 5 {
+		status, body, _ := a.do("POST", "/v1/sessions/b-ses_1/turns", apiToken, map[string]any{"message": big})
+		want := fmt.Sprintf("data: %d <nil>\n\n", len(big)+len(`{"message":""}`))
+		if status != 200 || string(body) != want {
+			t.Fatalf("round %d: %d %q, want 200 %q", i, status, body, want)
+		}
 	}
 }
