@@ -13,24 +13,28 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/atomicfile"
+	"github.com/agenthost/agenthost/internal/filelock"
 )
 
 // FileStore is a TokenStore in one JSON file, readable and writable by its
 // owner only (mode 0600, in a directory of mode 0700). Every change
-// rewrites the file atomically (a temporary file renamed over it). It is
-// meant for one user's CLI; concurrent processes may lose each other's
-// last write, never corrupt the file.
+// rewrites the file atomically (a temporary file renamed over it), so a
+// reader sees a whole file. A change (Put, Delete) reads, changes and
+// writes back the file under an advisory lock on "<path>.lock", so that
+// several processes of one user (two CLI sessions logging in to different
+// servers) never lose each other's tokens; on a platform without advisory
+// locks the last writer wins.
 type FileStore struct {
 	path string
 	mu   sync.Mutex
 	now  func() time.Time
 
-	// The last file read or written, reused while the file's size and
-	// modification time are unchanged (one stat per Get on the call path).
-	cache    []Entry
-	cacheMod time.Time
-	cacheLen int64
-	cached   bool
+	// The last file read or written, reused while it is the same file
+	// (every write renames a new one over it) with the same size and
+	// modification time: one stat per Get on the call path.
+	cache   []Entry
+	cacheFI fs.FileInfo
+	cached  bool
 }
 
 // NewFileStore returns a store that keeps its tokens in path.
@@ -81,11 +85,17 @@ func (s *FileStore) load() ([]Entry, error) {
 		s.cached = false
 		return nil, nil
 	}
-	if err == nil && s.cached && fi.ModTime().Equal(s.cacheMod) && fi.Size() == s.cacheLen {
+	if err == nil && s.cached && os.SameFile(fi, s.cacheFI) && fi.ModTime().Equal(s.cacheFI.ModTime()) && fi.Size() == s.cacheFI.Size() {
 		return slices.Clone(s.cache), nil
 	}
+	return s.read()
+}
+
+// read reads the file, bypassing the cache.
+func (s *FileStore) read() ([]Entry, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.cached = false
 		return nil, nil
 	}
 	if err != nil {
@@ -116,7 +126,7 @@ func (s *FileStore) remember(entries []Entry) {
 		s.cached = false
 		return
 	}
-	s.cache, s.cacheMod, s.cacheLen, s.cached = entries, fi.ModTime(), fi.Size(), true
+	s.cache, s.cacheFI, s.cached = entries, fi, true
 }
 
 func (s *FileStore) save(entries []Entry) error {
@@ -132,10 +142,6 @@ func (s *FileStore) save(entries []Entry) error {
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("oauth: encoding the token file: %w", err)
-	}
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("oauth: creating the state directory: %w", err)
 	}
 	if err := atomicfile.Write(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("oauth: writing the token file: %w", err)
@@ -160,30 +166,46 @@ func (s *FileStore) Get(_ context.Context, key Key) (*Token, Key, error) {
 }
 
 // Put implements TokenStore.
-func (s *FileStore) Put(_ context.Context, key Key, tok *Token) error {
+func (s *FileStore) Put(ctx context.Context, key Key, tok *Token) error {
 	if key.Issuer == "" || key.Resource == "" {
 		return errors.New("oauth: a token key needs a resource and an issuer")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	entries, err := s.load()
-	if err != nil {
-		return err
-	}
-	return s.save(put(entries, Entry{Key: key, Token: copyToken(tok), Saved: s.now()}))
+	return s.change(ctx, func(entries []Entry) ([]Entry, bool) {
+		return put(entries, Entry{Key: key, Token: copyToken(tok), Saved: s.now()}), true
+	})
 }
 
 // Delete implements TokenStore.
-func (s *FileStore) Delete(_ context.Context, key Key) error {
+func (s *FileStore) Delete(ctx context.Context, key Key) error {
+	return s.change(ctx, func(entries []Entry) ([]Entry, bool) {
+		n := len(entries)
+		entries = remove(entries, key)
+		return entries, len(entries) != n
+	})
+}
+
+// change reads the file, applies edit and writes the result back (when
+// edit says it changed something), all under the lock between processes.
+// The file is read from disk, not from the cache: a write by another
+// process within the file system's timestamp granularity may have left
+// its size and modification time as they were.
+func (s *FileStore) change(ctx context.Context, edit func([]Entry) ([]Entry, bool)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	entries, err := s.load()
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("oauth: creating the state directory: %w", err)
+	}
+	release, err := filelock.Lock(ctx, s.path+".lock")
+	defer release()
+	if err != nil && !errors.Is(err, filelock.ErrUnsupported) {
+		return fmt.Errorf("oauth: locking the token file: %w", err)
+	}
+	entries, err := s.read()
 	if err != nil {
 		return err
 	}
-	n := len(entries)
-	entries = remove(entries, key)
-	if len(entries) == n {
+	entries, changed := edit(entries)
+	if !changed {
 		return nil
 	}
 	return s.save(entries)
