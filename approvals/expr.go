@@ -108,6 +108,9 @@ func urlHost(s string) string {
 type compiledExpr struct {
 	src string
 	prg cel.Program
+	// readsArgs: the expression reads the call's arguments, so a call
+	// with other arguments may get another answer.
+	readsArgs bool
 }
 
 // compileExpr parses, type-checks and plans one expression. The result
@@ -137,7 +140,19 @@ func compileExpr(src string) (*compiledExpr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("planning the expression: %w", err)
 	}
-	return &compiledExpr{src: src, prg: prg}, nil
+	return &compiledExpr{src: src, prg: prg, readsArgs: referencesVariable(checked, exprArgs)}, nil
+}
+
+// referencesVariable reports whether the checked expression reads the
+// variable name (anywhere: a comprehension's own variables are not
+// references to it).
+func referencesVariable(checked *cel.Ast, name string) bool {
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // eval runs the expression over in. An error (a missing key, a type

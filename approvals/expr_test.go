@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,5 +322,44 @@ func TestExprConcurrentDecisions(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestArgumentRules: the rules that apply to a tool and whose expression
+// reads the arguments are named, so `tools` can say that its
+// argument-less decision may not be the one a call gets.
+func TestArgumentRules(t *testing.T) {
+	readRisk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1)
+	p, err := NewPolicy(exprConfig(
+		Rule{ID: "sql", When: Match{Tool: []string{"execute_sql"}, Expr: exprSelectOnly}, Decide: "allow"},
+		Rule{ID: "local", When: Match{Expr: exprLocalhost}, Decide: "allow"},
+		Rule{ID: "has-url", When: Match{Tool: []string{"fetch"}, Expr: `has(args.url)`}, Decide: "ask"},
+		Rule{ID: "subject", When: Match{Expr: `session.subject == "ops"`}, Decide: "allow"},
+		Rule{ID: "names", When: Match{Expr: `tool.name.startsWith("get_") && now.getHours() < 18`}, Decide: "allow"},
+		Rule{ID: "plain", When: Match{Category: []string{"read"}}, Decide: "allow"},
+		Rule{ID: "writes", When: Match{Category: []string{"mutate"}, Expr: `args.size() > 0`}, Decide: "ask"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool string
+		want []string
+	}{
+		{"execute_sql", []string{"sql", "local"}},
+		{"fetch", []string{"local", "has-url"}},
+		{"get_orders", []string{"local"}}, // "writes" reads args but does not apply to a read tool
+	}
+	for _, tt := range tests {
+		if got := p.ArgumentRules("db", tt.tool, readRisk, 3); !slices.Equal(got, tt.want) {
+			t.Errorf("ArgumentRules(%s) = %v, want %v", tt.tool, got, tt.want)
+		}
+	}
+	noExpr, err := NewPolicy(exprConfig(Rule{ID: "plain", When: Match{Category: []string{"read"}}, Decide: "allow"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := noExpr.ArgumentRules("db", "execute_sql", readRisk, 3); got != nil {
+		t.Errorf("a policy without expressions names %v", got)
 	}
 }

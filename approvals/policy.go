@@ -872,6 +872,24 @@ func (r *compiledRule) state(server, tool string, e Effective, trust int, in *ex
 	return ruleNotMatched
 }
 
+// ArgumentRules returns the ids of the rules that apply to the tool
+// (every field but when.expr matches) and whose expression reads the
+// call's arguments: a decision made without arguments, as `tools` shows
+// it, may differ for a call whose arguments make such an expression true
+// or false. Nil when there are none.
+func (p *Policy) ArgumentRules(server, tool string, eff Effective, trust int) []string {
+	var ids []string
+	e := eff.normalize()
+	trust = p.clampTrust(trust)
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.expr != nil && r.expr.readsArgs && r.matches(server, tool, e, trust) {
+			ids = append(ids, r.rule.ID)
+		}
+	}
+	return ids
+}
+
 // matches reports whether the rule's fields (all but when.expr) match.
 func (r *compiledRule) matches(server, tool string, e Effective, trust int) bool {
 	switch {

@@ -127,3 +127,34 @@ func TestRuleExpressionCompileErrorIsConfigError(t *testing.T) {
 		t.Errorf("the server was started: %v", methods(recs))
 	}
 }
+
+// TestToolsNamesRulesThatReadArguments: `tools --json` decides for a call
+// without arguments, and names the rules whose expression reads them, so
+// an operator knows that a call may be decided otherwise.
+func TestToolsNamesRulesThatReadArguments(t *testing.T) {
+	cfg, _ := exprShop(t, readmeExprRules)
+	r := run(t, nil, "--config", cfg, "tools", "--json")
+	wantCode(t, r, 0)
+	var rep struct {
+		Servers []struct {
+			Tools []struct {
+				Name          string   `json:"name"`
+				Decision      string   `json:"decision"`
+				ArgumentRules []string `json:"argumentRules"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Servers) != 1 {
+		t.Fatalf("tools --json: %v\n%s", err, r)
+	}
+	want := map[string]string{"execute_sql": "sql-select", "browser_navigate": "nav-local"}
+	for _, tool := range rep.Servers[0].Tools {
+		if len(tool.ArgumentRules) != 1 || tool.ArgumentRules[0] != want[tool.Name] {
+			t.Errorf("%s: argumentRules %v, want [%s] (no-admin reads session values, not arguments)", tool.Name, tool.ArgumentRules, want[tool.Name])
+		}
+		delete(want, tool.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("tools missing from the report: %v", want)
+	}
+}

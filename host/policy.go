@@ -116,6 +116,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 	tr.Decision = &decision
 	tr.Approvers = d.Approvers
 	tr.Rules = nonNil(d.Rules)
+	tr.ArgumentRules = nonNil(h.policy.ArgumentRules(snap.Name, tv.Tool.Name, eff, s.trustLevel))
 }
 
 // neverAllowed reports tools this session can never call, whatever the

@@ -43,6 +43,10 @@ type ToolReport struct {
 	Decision       *string         `json:"decision"`
 	Approvers      int             `json:"approvers"`
 	Rules          []string        `json:"rules"`
+	// ArgumentRules are the rules whose expression reads the arguments:
+	// Decision is for a call without arguments, and a call with some may
+	// be decided otherwise.
+	ArgumentRules []string `json:"argumentRules"`
 }
 
 // Report builds the catalog report for this session; server limits it to
@@ -80,6 +84,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 				Warnings:       redactAll(red, nonNil(tv.Tool.Warnings)),
 				Risk:           json.RawMessage("null"),
 				Rules:          []string{},
+				ArgumentRules:  []string{},
 			}
 			if tv.ExposedName != "" {
 				n := red.Redact(tv.ExposedName)
