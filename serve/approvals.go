@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -117,10 +118,10 @@ func (s *Server) approvalView(a approvals.Approval) approvalView {
 }
 
 func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+	if len(s) == 0 {
+		return []string{} // an empty list read from a store is [] too, never null
 	}
-	return append([]string(nil), s...)
+	return slices.Clone(s)
 }
 
 type approvalList struct {
