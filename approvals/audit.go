@@ -168,13 +168,18 @@ const (
 // file when it can be, so no torn line precedes later records, and is
 // sticky too.
 //
-// The sink notices when its file is deleted, replaced or moved away: before
-// every write it checks the open file's link count (one fstat, on Unix),
-// which catches a deleted or replaced file before the next record; every
-// sync interval it compares the path's device and inode with the open
-// file's, which also catches a file renamed away. Either way it reopens the
-// path (creating it) and writes a Gap line first; if the path cannot be
-// reopened the sink fails (sticky).
+// The sink notices when its file is deleted, replaced or moved away: once
+// per call, before writing a record of any phase but result, it checks the
+// open file's link count (one fstat, on Unix), which catches a deleted or
+// replaced file before the next decision record; every sync interval it
+// checks the link count and compares the path's device and inode with the
+// open file's, which also catches a file renamed away. Either way it
+// reopens the path (creating it) and writes a Gap line first; if the path
+// cannot be reopened the sink fails (sticky). A result record is covered
+// by its call's decision record's check and the sync interval's: one
+// written to a file deleted less than a sync interval earlier is lost with
+// it, like every record written before the deletion, and counted in the
+// Gap line's Records.
 type FileSink struct {
 	mu      sync.Mutex
 	f       auditFile
@@ -206,11 +211,17 @@ type FileSinkOptions struct {
 // at path. If an earlier run left a partial last line, a newline is added
 // first so the next record starts on its own line.
 func OpenFileSink(path string, opts FileSinkOptions) (*FileSink, error) {
+	return openFileSink(path, opts, syncInterval(opts))
+}
+
+// openFileSink is OpenFileSink with any sync interval (tests use a long
+// one to see what the checks before writes do on their own).
+func openFileSink(path string, opts FileSinkOptions, interval time.Duration) (*FileSink, error) {
 	f, info, err := openAuditFile(path)
 	if err != nil {
 		return nil, err
 	}
-	s := newFileSink(f, path, opts)
+	s := newFileSinkEvery(f, path, opts, interval)
 	s.osf, s.info = f, info
 	return s, nil
 }
@@ -243,11 +254,19 @@ func endWithNewline(f *os.File) (os.FileInfo, error) {
 	return st, err
 }
 
-func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
-	interval := opts.SyncInterval
-	if interval <= 0 || interval > DefaultSyncInterval {
-		interval = DefaultSyncInterval
+// syncInterval is opts' sync interval, defaulted and bounded.
+func syncInterval(opts FileSinkOptions) time.Duration {
+	if interval := opts.SyncInterval; interval > 0 && interval <= DefaultSyncInterval {
+		return interval
 	}
+	return DefaultSyncInterval
+}
+
+func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
+	return newFileSinkEvery(f, path, opts, syncInterval(opts))
+}
+
+func newFileSinkEvery(f auditFile, path string, opts FileSinkOptions, interval time.Duration) *FileSink {
 	s := &FileSink{f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
 	go s.syncLoop(interval)
 	return s
@@ -285,8 +304,12 @@ func (s *FileSink) Write(_ context.Context, r *Record) error {
 	case s.err != nil:
 		return fmt.Errorf("audit log %s unusable after an earlier failure: %w", s.path, s.err)
 	}
-	if err := s.checkLocked(false); err != nil {
-		return err
+	// Once per call: the result record follows its decision record, which
+	// was checked (see FileSink).
+	if r.Phase != PhaseResult {
+		if err := s.checkLocked(false); err != nil {
+			return err
+		}
 	}
 	return s.writeLocked(*bp)
 }

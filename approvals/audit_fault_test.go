@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestFileSinkNoticesVanishedFile: a deleted, replaced or moved audit file
@@ -89,6 +90,44 @@ func TestFileSinkNoticesVanishedFile(t *testing.T) {
 			must(t, s.Close())
 		})
 	}
+}
+
+// TestFileSinkChecksTheFileOncePerCall: the file is checked before a
+// call's decision record, not again before its result record (one fstat a
+// call, not two). A result record written to a file deleted while the call
+// ran is lost with it and counted in the gap line that the next decision
+// record's check writes; that decision record is not lost.
+func TestFileSinkChecksTheFileOncePerCall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	// No sync round (which checks the file too) during the test.
+	s, err := openFileSink(path, FileSinkOptions{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	decision := func(i int) *Record {
+		r := sampleRecord(i, 1)
+		r.Phase, r.Decision, r.Outcome, r.Result = PhaseDecision, ActionAllow, OutcomeAutoAllowed, ResultPending
+		return r
+	}
+	result := func(i int) *Record {
+		r := decision(i)
+		r.Phase, r.Result = PhaseResult, ResultOK
+		return r
+	}
+	must(t, s.Write(context.Background(), decision(1)))
+	must(t, os.Remove(path)) // while call 1 runs
+	must(t, s.Write(context.Background(), result(1)))
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("the result record's write checked the file: the path was reopened")
+	}
+	must(t, s.Write(context.Background(), decision(2)))
+	got := readLines(t, path)
+	if len(got) != 2 || string(got[0]["phase"]) != `"gap"` || string(got[0]["records"]) != "2" ||
+		string(got[1]["callId"]) != `"2"` || string(got[1]["phase"]) != `"decision"` {
+		t.Fatalf("want a gap line counting both records of call 1, then call 2's decision; got %v", got)
+	}
+	must(t, s.Close())
 }
 
 // TestFileSinkFailsClosedWhenThePathCannotBeReopened: a vanished file

@@ -68,6 +68,34 @@ func BenchmarkDecideWithDurableAudit(b *testing.B) {
 	}
 }
 
+// BenchmarkFileSinkCall is what one call that runs costs a FileSink: its
+// decision record, then its result record (a copy with the outcome).
+func BenchmarkFileSinkCall(b *testing.B) {
+	sink, err := OpenFileSink(filepath.Join(b.TempDir(), "audit.jsonl"), FileSinkOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1).normalize()
+	c := Check{SessionID: "s", Subject: "u", CallID: "c", ToolDefHash: "sha256:x", ExposedName: "orders__get_order",
+		Call: Call{Server: "orders", Tool: "get_order", Args: json.RawMessage(`{"id":"42"}`), TrustLevel: 2}, Risk: risk,
+		SecureParams: []string{"tenant_id"}}
+	res := Result{Decision: Decision{Action: ActionAllow, Risk: risk}, Outcome: OutcomeAutoAllowed}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := NewRecord(c, res, time.Now())
+		if err := sink.Write(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+		done := *rec
+		done.Phase, done.Result = PhaseResult, ResultOK
+		if err := sink.Write(ctx, &done); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkEscalate is the per-call escalator check on typical arguments.
 func BenchmarkEscalate(b *testing.B) {
 	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2).normalize()
