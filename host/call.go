@@ -24,7 +24,9 @@ type CallResult struct {
 	Server string
 	Tool   string
 	Result *mcp.CallToolResult
-	// SecureParams are the names of the secure parameters sent (never values).
+	// SecureParams are the names of the secure parameters sent (never
+	// values), sorted. Read-only: the slice is shared with the session's
+	// other calls of the tool (copy it before changing it).
 	SecureParams []string
 	// Decision is the approval decision that let the call run (nil when no
 	// approval workflow is configured).
@@ -209,7 +211,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) error {
 	h := s.host
 	tool := ct.Tool.Name
-	if err := secureparams.CheckArguments(args, ct.Tool.SecureParams); err != nil {
+	if err := ct.Tool.CheckArguments(args); err != nil {
 		if errors.Is(err, ErrDuplicateKeyInArguments) {
 			// Servers disagree on which of repeated values wins, and the
 			// audit record could not say which one was meant.

@@ -61,7 +61,7 @@ func (e *SecureNameError) Unwrap() error { return ErrSecureNameInArguments }
 // MaxArgumentDepth it returns every secure name. Use CheckArguments to tell
 // those cases apart. Empty args mean no arguments.
 func FindSecureNames(args json.RawMessage, secure []string) []string {
-	found, tooDeep, _, err := findSecureNames(args, secure)
+	found, tooDeep, _, err := findSecureNames(args, secureTargets(secure))
 	if err != nil || tooDeep {
 		return sortedUnique(secure)
 	}
@@ -75,7 +75,20 @@ func FindSecureNames(args json.RawMessage, secure []string) []string {
 // an object repeats a key. A secure name outranks a repeated key: it is the
 // possible prompt injection the audit record must show.
 func CheckArguments(args json.RawMessage, secure []string) error {
-	found, tooDeep, dup, err := findSecureNames(args, secure)
+	return checkArguments(args, secure, secureTargets(secure))
+}
+
+// CheckArguments is the package's CheckArguments for t's SecureParams,
+// with the names prepared for matching once per definition rather than on
+// every call.
+func (t *Tool) CheckArguments(args json.RawMessage) error {
+	t.guardOnce.Do(func() { t.guardTargets = secureTargets(t.SecureParams) })
+	return checkArguments(args, t.SecureParams, t.guardTargets)
+}
+
+// checkArguments is CheckArguments with secure prepared as targets.
+func checkArguments(args json.RawMessage, secure []string, targets []secureTarget) error {
+	found, tooDeep, dup, err := findSecureNames(args, targets)
 	if err != nil {
 		return err
 	}
@@ -94,7 +107,7 @@ func CheckArguments(args json.RawMessage, secure []string) error {
 // findSecureNames validates args, then scans them without recursion, so
 // hostile nesting costs only a counter. The same pass notes whether an
 // object repeats a key (dup), so the call path reads the arguments once.
-func findSecureNames(args json.RawMessage, secure []string) (found []string, tooDeep, dup bool, err error) {
+func findSecureNames(args json.RawMessage, targets []secureTarget) (found []string, tooDeep, dup bool, err error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil, false, false, nil
 	}
@@ -103,11 +116,15 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 		err := json.Unmarshal(args, &v)
 		return nil, false, false, fmt.Errorf("%w: %v", ErrArgumentsNotJSON, err)
 	}
-	targets := make([]secureTarget, len(secure))
-	for i, s := range secure {
-		targets[i] = newSecureTarget(s)
+	var (
+		matchedBuf [16]bool // tools declare a handful of secure names
+		matched    []bool
+	)
+	if len(targets) <= len(matchedBuf) {
+		matched = matchedBuf[:len(targets)]
+	} else {
+		matched = make([]bool, len(targets))
 	}
-	matched := make([]bool, len(secure))
 	// Repeated keys: the raw names of the open objects, innermost last,
 	// compared in a flat list (objects usually have a handful of keys); an
 	// object with many keys moves its names into a set.
@@ -188,9 +205,9 @@ func findSecureNames(args json.RawMessage, secure []string) (found []string, too
 			}
 		}
 	}
-	for i, s := range secure {
+	for i := range targets {
 		if matched[i] {
-			found = append(found, s)
+			found = append(found, targets[i].name)
 		}
 	}
 	return sortedUnique(found), false, dup, nil
@@ -220,6 +237,15 @@ type secureTarget struct {
 	// U+017F, which NFKD has already turned into ASCII, so an ASCII key can
 	// be compared byte by byte against it.
 	asciiFolded string
+}
+
+// secureTargets prepares secure names for matching, in their order.
+func secureTargets(secure []string) []secureTarget {
+	targets := make([]secureTarget, len(secure))
+	for i, s := range secure {
+		targets[i] = newSecureTarget(s)
+	}
+	return targets
 }
 
 func newSecureTarget(name string) secureTarget {

@@ -3,6 +3,8 @@ package secureparams
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,6 +156,55 @@ func TestCheckArgumentsErrorNamesNoField(t *testing.T) {
 	}
 	if err := CheckArguments(json.RawMessage(`{"tenant_id":1}`), nil); err != nil {
 		t.Fatalf("no secure names, yet refused: %v", err)
+	}
+}
+
+// TestToolCheckArguments: the guard of a parsed definition, whose secure
+// names are prepared once, gives CheckArguments' verdicts (the names it
+// reports included) for any number of secure names, and a clean call
+// allocates nothing.
+func TestToolCheckArguments(t *testing.T) {
+	var many []string
+	for i := range 20 {
+		many = append(many, fmt.Sprintf("secret_%02d", i))
+	}
+	tests := []struct {
+		name   string
+		secure []string
+		args   string
+		want   []string // the names reported; nil: no secure name
+	}{
+		{"clean", []string{"instance", "region", "tenant_id"}, `{"order_id":"A-1042","fields":["status","total"]}`, nil},
+		{"no secure names", nil, `{"tenant_id":1}`, nil},
+		{"one spelled differently", []string{"instance", "region", "tenant_id"}, `{"q":{"Tenant-ID":1}}`, []string{"tenant_id"}},
+		{"non-ASCII spelling", []string{"region", "tenant_id"}, `{"ｔｅｎａｎｔ＿ｉｄ":1,"REG\u0130ON":2}`, []string{"region", "tenant_id"}},
+		{"more names than the stack buffer, last matched", many, `{"Secret-19":1,"x":2}`, []string{"secret_19"}},
+		{"more names than the stack buffer, clean", many, `{"secret":1}`, nil},
+		{"too deep", []string{"b", "a"}, strings.Repeat(`[`, MaxArgumentDepth+1) + strings.Repeat(`]`, MaxArgumentDepth+1), []string{"a", "b"}},
+		{"duplicate key", []string{"instance"}, `{"q":1,"q":2}`, nil},
+		{"not JSON", []string{"instance"}, `{"q":`, nil},
+		{"empty", []string{"instance"}, ``, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := &Tool{SecureParams: tc.secure}
+			for range 2 { // prepared on first use, reused after
+				err := tool.CheckArguments(json.RawMessage(tc.args))
+				want := CheckArguments(json.RawMessage(tc.args), tc.secure)
+				if !sameVerdict(err, want) || errors.Is(err, ErrArgumentsNotJSON) != errors.Is(want, ErrArgumentsNotJSON) {
+					t.Fatalf("Tool.CheckArguments = %v, CheckArguments = %v", err, want)
+				}
+				var sn *SecureNameError
+				if errors.As(err, &sn) != (tc.want != nil) || (sn != nil && !slices.Equal(sn.Names, tc.want)) {
+					t.Fatalf("Tool.CheckArguments = %v (%+v), want names %v", err, sn, tc.want)
+				}
+			}
+		})
+	}
+	tool := &Tool{SecureParams: []string{"instance", "region", "tenant_id"}}
+	args := json.RawMessage(`{"order_id":"A-1042","fields":["status","total"]}`)
+	if n := testing.AllocsPerRun(100, func() { _ = tool.CheckArguments(args) }); n != 0 {
+		t.Errorf("a clean call's guard allocates %v times", n)
 	}
 }
 

@@ -185,6 +185,10 @@ func FuzzArgumentGuard(f *testing.F) {
 				t.Fatalf("%q is fine by the reference, got %v", args, err)
 			}
 		}
+		// The guard prepared once per definition gives the same verdict.
+		if err2 := (&Tool{SecureParams: []string{secure}}).CheckArguments(json.RawMessage(args)); !sameVerdict(err, err2) {
+			t.Fatalf("%q: CheckArguments %v, Tool.CheckArguments %v", args, err, err2)
+		}
 		// The same keys spelled with escapes only must get the same verdict.
 		if escaped := escapeAll(args); escaped != args {
 			if err2 := CheckArguments(json.RawMessage(escaped), []string{secure}); !sameVerdict(err, err2) {

@@ -97,6 +97,11 @@ type Tool struct {
 	valueOnce   sync.Once
 	valueSchema *ValueSchema
 	valueErr    error
+
+	// guardTargets are SecureParams prepared for the call-time guard
+	// (see Tool.CheckArguments), on first use.
+	guardOnce    sync.Once
+	guardTargets []secureTarget
 }
 
 // ParseTool decodes one raw tool definition from a tools/list result. It
