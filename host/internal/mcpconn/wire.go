@@ -178,13 +178,14 @@ func NewSecureArgs(tool string, values map[string]any, headers map[string]string
 		names: slices.Sorted(maps.Keys(values))}, nil
 }
 
-// Names are the secure parameter names sent, sorted (never values); a copy
-// the caller owns.
+// Names are the secure parameter names sent, sorted (never values):
+// read-only, shared by every call that sends s (its capacity is its
+// length, so an append copies).
 func (s *SecureArgs) Names() []string {
 	if s == nil {
 		return nil
 	}
-	return slices.Clone(s.names)
+	return slices.Clip(s.names)
 }
 
 // wireTransport is the seam around a real mcp-go transport.

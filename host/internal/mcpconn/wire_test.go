@@ -94,6 +94,30 @@ func (httpRecordingTransport) SetProtocolVersion(string) {}
 
 // Secure values' headers go out on HTTP only, in the 2026-07-28 era only,
 // and only with the values.
+// TestSecureArgsNamesAreShared: the names a call result reports are the
+// prepared ones, sorted, handed out without a copy; an append to them
+// cannot change what later calls report.
+func TestSecureArgsNamesAreShared(t *testing.T) {
+	call, err := NewSecureArgs("t", map[string]any{"tenant_id": "a", "instance": "b", "region": "c"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"instance", "region", "tenant_id"}
+	if got := call.Names(); !slices.Equal(got, want) {
+		t.Fatalf("Names = %v, want %v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = call.Names() }); n != 0 {
+		t.Errorf("Names allocates %v times a call", n)
+	}
+	_ = append(call.Names(), "appended")
+	if got := call.Names(); !slices.Equal(got, want) || cap(got) != len(got) {
+		t.Fatalf("after an append to a result's names: %v (cap %d)", got, cap(got))
+	}
+	if (*SecureArgs)(nil).Names() != nil {
+		t.Error("a call without secure values reports names")
+	}
+}
+
 func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 	call, err := NewSecureArgs("execute_sql", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "eu"})
 	if err != nil {
