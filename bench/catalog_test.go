@@ -157,8 +157,8 @@ func (f *catalogFixture) buildCold(b *testing.B, ctx context.Context) {
 		}
 	}
 	s := newSession(h)
-	if v := s.View(ctx); len(v.Model.Tools) != len(f.names)*catalogTools {
-		b.Fatalf("model view has %d tools, want %d", len(v.Model.Tools), len(f.names)*catalogTools)
+	if v := s.View(ctx); len(v.Model.Tools()) != len(f.names)*catalogTools {
+		b.Fatalf("model view has %d tools, want %d", len(v.Model.Tools()), len(f.names)*catalogTools)
 	}
 	b.StopTimer()
 	s.Close()
@@ -231,7 +231,7 @@ func BenchmarkCatalog(b *testing.B) {
 				b.Fatal(err)
 			}
 			s := newSession(f.host)
-			if v := s.View(ctx); len(v.Model.Tools) == 0 {
+			if v := s.View(ctx); len(v.Model.Tools()) == 0 {
 				b.Fatal("empty model view")
 			}
 			s.Close()
@@ -249,7 +249,7 @@ func BenchmarkCatalog(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			s := newSession(f.host)
-			if v := s.View(ctx); len(v.Model.Tools) == 0 {
+			if v := s.View(ctx); len(v.Model.Tools()) == 0 {
 				b.Fatal("empty model view")
 			}
 			s.Close()
@@ -347,7 +347,7 @@ func TestRefreshOneServerLeavesOthersUntouched(t *testing.T) {
 			}
 		}
 	}
-	if len(v2.Model.Tools) != len(v1.Model.Tools) {
-		t.Errorf("model view has %d tools, %d before", len(v2.Model.Tools), len(v1.Model.Tools))
+	if len(v2.Model.Tools()) != len(v1.Model.Tools()) {
+		t.Errorf("model view has %d tools, %d before", len(v2.Model.Tools()), len(v1.Model.Tools()))
 	}
 }

@@ -109,7 +109,7 @@ func (t *turn) started(ctx context.Context) {
 	h.connectPending(ctx)
 	view := t.s.View(ctx)
 	perServer := map[string]int{}
-	for _, f := range view.Model.Tools {
+	for _, f := range view.Model.Tools() {
 		e.Tools = append(e.Tools, f.Name)
 		if ref, ok := view.Model.Lookup(f.Name); ok {
 			perServer[ref.Server]++
@@ -160,7 +160,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.steps++
 		h.connectPending(ctx)
 		view := s.View(ctx).Model
-		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools})
+		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
 		if err != nil {
 			if ctx.Err() != nil {
 				t.end(EndInterrupted)

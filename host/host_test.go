@@ -325,7 +325,7 @@ func TestHiddenWhenUnbindable(t *testing.T) {
 	if _, ok := without.Model.Lookup("db__execute_sql"); ok {
 		t.Errorf("hidden tool offered to the model")
 	}
-	for _, tool := range with.Model.Tools {
+	for _, tool := range with.Model.Tools() {
 		b, _ := json.Marshal(tool)
 		for _, secret := range []string{"project_id", "secureInputSchema", "region"} {
 			if strings.Contains(string(b), secret) {

@@ -126,7 +126,7 @@ func TestPinnedDefinitions(t *testing.T) {
 				t.Errorf("fresh: %q, want %q", got["fresh"], wantFresh)
 			}
 			offered := 0
-			for _, mt := range s.View(ctx).Model.Tools {
+			for _, mt := range s.View(ctx).Model.Tools() {
 				offered++
 				if strings.Contains(mt.Name, "describe") {
 					t.Errorf("the model is offered the changed tool %s", mt.Name)

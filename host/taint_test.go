@@ -70,8 +70,8 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 			t.Errorf("%s: reason %q", tv.Tool.Name, tv.Reason)
 		}
 	}
-	modelTools, _ := json.Marshal(later.Model.Tools)
-	if len(later.Model.Tools) != 2 || h.redactor.ContainsSecret(string(modelTools)) {
+	modelTools, _ := json.Marshal(later.Model.Tools())
+	if len(later.Model.Tools()) != 2 || h.redactor.ContainsSecret(string(modelTools)) {
 		t.Errorf("the model view: %s", modelTools)
 	}
 	report, _ := json.Marshal(s.Report(ctx, ""))

@@ -37,8 +37,20 @@ func NewNamer() *Namer {
 func (n *Namer) Name(r Ref) string { return n.names[r] }
 
 // SetServer replaces a server's tools (nil removes the server) and returns
-// the servers whose tools' names changed, the given server included.
+// the servers whose tools' names changed, the given server included. When
+// the server lists the same tool names as before (a re-listing that changed
+// definitions only), nothing is renamed and it returns nil: the cost is
+// then one comparison of the server's names.
 func (n *Namer) SetServer(server string, tools []string) map[string]bool {
+	refs := make([]Ref, 0, len(tools))
+	for _, t := range tools {
+		refs = append(refs, Ref{Server: server, Tool: t})
+	}
+	slices.SortFunc(refs, compareRefs)
+	refs = slices.Compact(refs)
+	if slices.Equal(refs, n.servers[server]) {
+		return nil
+	}
 	changed := map[string]bool{server: true}
 	affected := map[string]bool{}
 	for _, r := range n.servers[server] {
@@ -53,12 +65,6 @@ func (n *Namer) SetServer(server string, tools []string) map[string]bool {
 			affected[b] = true
 		}
 	}
-	refs := make([]Ref, 0, len(tools))
-	for _, t := range tools {
-		refs = append(refs, Ref{Server: server, Tool: t})
-	}
-	slices.SortFunc(refs, compareRefs)
-	refs = slices.Compact(refs)
 	if len(tools) == 0 {
 		delete(n.servers, server)
 	} else {

@@ -2,6 +2,7 @@ package llmview
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -74,5 +75,26 @@ func TestNamerReportsOnlyTheChangedServers(t *testing.T) {
 	changed = n.SetServer("a", []string{"x"})
 	if !changed["A"] || !changed["a"] {
 		t.Errorf("collision did not rename both: %v", changed)
+	}
+}
+
+// A server re-listing the same tool names (in any order, with duplicates)
+// renames nothing and reports no change.
+func TestNamerSameToolsChangeNothing(t *testing.T) {
+	n := NewNamer()
+	n.SetServer("s", []string{"get", "put", "Get"})
+	n.SetServer("t", []string{"get"})
+	before := maps.Clone(n.names)
+	if changed := n.SetServer("s", []string{"Get", "put", "get", "put"}); changed != nil {
+		t.Errorf("changed = %v, want nil", changed)
+	}
+	if !maps.Equal(n.names, before) {
+		t.Errorf("names changed: %v -> %v", before, n.names)
+	}
+	if changed := n.SetServer("gone", nil); changed != nil {
+		t.Errorf("removing an unknown server: changed = %v, want nil", changed)
+	}
+	if changed := n.SetServer("s", []string{"get", "put"}); !changed["s"] {
+		t.Errorf("dropping a tool: changed = %v, want s", changed)
 	}
 }

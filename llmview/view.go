@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
@@ -30,7 +31,6 @@ type Function struct {
 
 // View is what the model sees plus the explicit way back.
 type View struct {
-	Tools []Function
 	// ByExposed maps an exposed function name to its tool; never recover a
 	// tool by splitting the name. Views made by Compose leave it nil: use
 	// Lookup.
@@ -39,36 +39,66 @@ type View struct {
 	// views).
 	Exposed map[Ref]string
 
+	tools []Function // a built view's functions, sorted by name
 	parts []*View
+	n     int // the number of functions, parts included
+
+	flatOnce sync.Once
+	flat     []Function // a composed view's functions, joined on first use
 }
+
+// Tools returns the functions the model is offered, in order. The slice is
+// shared: callers must not modify it. A composed view joins its parts'
+// functions on the first call (once per view), so composing a view after
+// one part changed costs nothing per function until something, such as a
+// model request, needs the whole list.
+func (v *View) Tools() []Function {
+	if v.parts == nil {
+		return v.tools
+	}
+	v.flatOnce.Do(func() {
+		v.flat = make([]Function, 0, v.n)
+		for _, p := range v.parts {
+			v.flat = append(v.flat, p.Tools()...)
+		}
+	})
+	return v.flat
+}
+
+// Len is the number of functions, without joining a composed view's parts.
+func (v *View) Len() int { return v.n }
+
+// Parts are the views a composed view was made of, in order (nil for a
+// view made by Build). They are shared: callers must not modify them.
+func (v *View) Parts() []*View { return v.parts }
 
 // Lookup maps an exposed function name back to its tool.
 func (v *View) Lookup(name string) (Ref, bool) {
-	if v.ByExposed != nil {
+	if v.parts == nil {
 		r, ok := v.ByExposed[name]
 		return r, ok
 	}
 	for _, p := range v.parts {
-		if r, ok := p.ByExposed[name]; ok {
+		if r, ok := p.Lookup(name); ok {
 			return r, true
 		}
 	}
 	return Ref{}, false
 }
 
-// Compose joins views built per server (Build with each server's tools)
-// into one, in the order given, without copying their maps: a catalog that
-// changes one server rebuilds only that server's part.
+// Compose joins views (Build with each server's tools, or earlier
+// compositions) into one, in the order given, without copying them: a
+// catalog that changes one server rebuilds only that server's part, and
+// composing costs one step per part, not per function.
 func Compose(parts []*View) *View {
 	n := 0
 	for _, p := range parts {
-		n += len(p.Tools)
+		n += p.n
 	}
-	v := &View{Tools: make([]Function, 0, n), parts: parts}
-	for _, p := range parts {
-		v.Tools = append(v.Tools, p.Tools...)
+	if parts == nil {
+		parts = []*View{}
 	}
-	return v
+	return &View{parts: parts, n: n}
 }
 
 // Build makes the model view of tools, in a deterministic order (by exposed
@@ -84,7 +114,7 @@ func Build(tools []Tool, names map[Ref]string) *View {
 		names = ExposedNames(refs)
 	}
 	v := &View{
-		Tools:     make([]Function, 0, len(tools)),
+		tools:     make([]Function, 0, len(tools)),
 		ByExposed: make(map[string]Ref, len(tools)),
 		Exposed:   make(map[Ref]string, len(tools)),
 	}
@@ -98,9 +128,10 @@ func Build(tools []Tool, names map[Ref]string) *View {
 		}
 		v.ByExposed[name] = t.Ref
 		v.Exposed[t.Ref] = name
-		v.Tools = append(v.Tools, Function{Name: name, Description: t.Description, Parameters: t.parameters()})
+		v.tools = append(v.tools, Function{Name: name, Description: t.Description, Parameters: t.parameters()})
 	}
-	slices.SortFunc(v.Tools, func(a, b Function) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(v.tools, func(a, b Function) int { return strings.Compare(a.Name, b.Name) })
+	v.n = len(v.tools)
 	return v
 }
 

@@ -3,6 +3,7 @@ package llmview
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,13 +137,13 @@ func TestBuildMapsBackExplicitly(t *testing.T) {
 		{Ref: Ref{"a", "t"}, Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 	}
 	v := Build(tools, nil)
-	if len(v.Tools) != 2 {
-		t.Fatalf("got %d tools", len(v.Tools))
+	if len(v.Tools()) != 2 {
+		t.Fatalf("got %d tools", len(v.Tools()))
 	}
-	if v.Tools[0].Name != "a__t" {
-		t.Errorf("order: first is %s", v.Tools[0].Name)
+	if v.Tools()[0].Name != "a__t" {
+		t.Errorf("order: first is %s", v.Tools()[0].Name)
 	}
-	for _, tool := range v.Tools {
+	for _, tool := range v.Tools() {
 		ref, ok := v.ByExposed[tool.Name]
 		if !ok {
 			t.Fatalf("%s not mapped back", tool.Name)
@@ -154,7 +155,7 @@ func TestBuildMapsBackExplicitly(t *testing.T) {
 	if ref := v.ByExposed[v.Exposed[Ref{"b", "x.y"}]]; ref.Tool != "x.y" {
 		t.Errorf("map back lost the raw tool name: %v", ref)
 	}
-	params, _ := json.Marshal(v.Tools[0].Parameters)
+	params, _ := json.Marshal(v.Tools()[0].Parameters)
 	if string(params) != `{"type":"object","properties":{"q":{"type":"string"}}}` {
 		t.Errorf("parameters: %s", params)
 	}
@@ -164,8 +165,8 @@ func TestComposeLooksUpEveryPart(t *testing.T) {
 	a := Build([]Tool{{Ref: Ref{"a", "t"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
 	b := Build([]Tool{{Ref: Ref{"b", "u"}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}, nil)
 	v := Compose([]*View{a, b})
-	if len(v.Tools) != 2 || v.Tools[0].Name != "a__t" || v.Tools[1].Name != "b__u" {
-		t.Fatalf("tools: %+v", v.Tools)
+	if len(v.Tools()) != 2 || v.Tools()[0].Name != "a__t" || v.Tools()[1].Name != "b__u" {
+		t.Fatalf("tools: %+v", v.Tools())
 	}
 	if r, ok := v.Lookup("b__u"); !ok || r != (Ref{"b", "u"}) {
 		t.Errorf("lookup b__u: %v %v", r, ok)
@@ -175,5 +176,42 @@ func TestComposeLooksUpEveryPart(t *testing.T) {
 	}
 	if r, ok := a.Lookup("a__t"); !ok || r.Tool != "t" {
 		t.Errorf("lookup on a built view: %v %v", r, ok)
+	}
+}
+
+// Compose does not copy its parts' functions: it joins them on the first
+// Tools call only, and compositions nest.
+func TestComposeJoinsOnFirstUse(t *testing.T) {
+	build := func(server string, tools ...string) *View {
+		var in []Tool
+		for _, tool := range tools {
+			in = append(in, Tool{Ref: Ref{server, tool}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+		}
+		return Build(in, nil)
+	}
+	a, b, c := build("a", "y", "x"), build("b"), build("c", "z")
+	inner := Compose([]*View{a, b})
+	v := Compose([]*View{inner, c})
+	if v.Len() != 3 || inner.Len() != 2 || b.Len() != 0 {
+		t.Fatalf("Len: %d %d %d", v.Len(), inner.Len(), b.Len())
+	}
+	if v.flat != nil || inner.flat != nil {
+		t.Fatal("Compose joined the functions before they were asked for")
+	}
+	var names []string
+	for _, f := range v.Tools() {
+		names = append(names, f.Name)
+	}
+	if want := []string{"a__x", "a__y", "c__z"}; !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	if parts := v.Parts(); len(parts) != 2 || parts[0] != inner || parts[1] != c || a.Parts() != nil {
+		t.Errorf("parts: %v", parts)
+	}
+	if r, ok := v.Lookup("a__y"); !ok || r != (Ref{"a", "y"}) {
+		t.Errorf("nested lookup: %v %v", r, ok)
+	}
+	if empty := Compose(nil); empty.Len() != 0 || len(empty.Tools()) != 0 {
+		t.Errorf("empty composition: %d", empty.Len())
 	}
 }

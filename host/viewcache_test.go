@@ -1,0 +1,116 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/agenthost/agenthost/config"
+)
+
+// TestRefreshRebuildsOnlyThatServersView: after one server is re-listed,
+// the session's next view re-evaluates that server only, renames nothing
+// when its tool names did not change (a definition-only change), and
+// composes the model view from the other servers' very same parts; a
+// re-listing that renames a tool renames that server only.
+func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
+	servers := []string{"a", "b", "c"}
+	cfg := &config.Config{MCPServers: map[string]*config.Server{}, Approvals: readsAllowed()}
+	for _, name := range servers {
+		cfg.MCPServers[name] = &config.Server{Type: config.TransportHTTP, URL: "http://127.0.0.1:9/" + name}
+	}
+	cfg.Approvals.Catalogue[0].Server = "*"
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	page := func(description string, tools ...string) json.RawMessage {
+		var defs []json.RawMessage
+		for _, tool := range tools {
+			defs = append(defs, fmt.Appendf(nil, `{"name":%q,"description":%q,"inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}}`, tool, description))
+		}
+		out, _ := json.Marshal(map[string]any{"tools": defs})
+		return out
+	}
+	load := func(server, description string, tools ...string) {
+		t.Helper()
+		if err := h.LoadListing(server, false, page(description, tools...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range servers {
+		load(name, "first", "get", "put")
+	}
+	ctx := context.Background()
+	s := h.NewSession(SessionOptions{})
+	t.Cleanup(s.Close)
+	v1 := s.View(ctx)
+	if got := v1.Model.Len(); got != 6 {
+		t.Fatalf("model view has %d tools, want 6", got)
+	}
+	state := func() (map[string]uint64, map[string]*serverView) {
+		h.namesMu.Lock()
+		gens := maps.Clone(h.nameGen)
+		h.namesMu.Unlock()
+		s.viewMu.Lock()
+		views := maps.Clone(s.viewCache)
+		s.viewMu.Unlock()
+		return gens, views
+	}
+	gens1, views1 := state()
+
+	load("b", "second", "put", "get") // same names, in another order
+	v2 := s.View(ctx)
+	gens2, views2 := state()
+	for _, name := range servers {
+		if gens2[name] != gens1[name] {
+			t.Errorf("%s: renamed (name generation %d -> %d) although no tool name changed", name, gens1[name], gens2[name])
+		}
+		if reused := views2[name] == views1[name]; reused != (name != "b") {
+			t.Errorf("%s: per-server view reused = %t", name, reused)
+		}
+	}
+	for i, part := range v2.Model.Parts() {
+		if want := views2[servers[i]].part; part != want {
+			t.Errorf("part %d of the model view is not %s's cached part", i, servers[i])
+		}
+	}
+	if d := v2.Tools["b"][0].Tool.Description; d != "second" {
+		t.Errorf("b's view shows description %q, want the new one", d)
+	}
+	names := func(v *SessionView) []string {
+		var out []string
+		for _, f := range v.Model.Tools() {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	want := []string{"a__get", "a__put", "b__get", "b__put", "c__get", "c__put"}
+	if got := names(v2); !slices.Equal(got, want) {
+		t.Errorf("model tools %v, want %v", got, want)
+	}
+
+	load("c", "third", "get", "delete")
+	v3 := s.View(ctx)
+	gens3, views3 := state()
+	for _, name := range servers {
+		if renamed := gens3[name] != gens2[name]; renamed != (name == "c") {
+			t.Errorf("%s: renamed = %t after c replaced a tool", name, renamed)
+		}
+		if reused := views3[name] == views2[name]; reused != (name != "c") {
+			t.Errorf("%s: per-server view reused = %t", name, reused)
+		}
+	}
+	want = []string{"a__get", "a__put", "b__get", "b__put", "c__delete", "c__get"}
+	if got := names(v3); !slices.Equal(got, want) {
+		t.Errorf("model tools %v, want %v", got, want)
+	}
+}
