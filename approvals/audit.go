@@ -221,8 +221,7 @@ func openFileSink(path string, opts FileSinkOptions, interval time.Duration) (*F
 	if err != nil {
 		return nil, err
 	}
-	s := newFileSinkEvery(f, path, opts, interval)
-	s.osf, s.info = f, info
+	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.info = f, info })
 	return s, nil
 }
 
@@ -263,11 +262,16 @@ func syncInterval(opts FileSinkOptions) time.Duration {
 }
 
 func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
-	return newFileSinkEvery(f, path, opts, syncInterval(opts))
+	return newFileSinkEvery(f, path, opts, syncInterval(opts), nil)
 }
 
-func newFileSinkEvery(f auditFile, path string, opts FileSinkOptions, interval time.Duration) *FileSink {
+// newFileSinkEvery builds the sink and starts its sync loop; init, when
+// set, completes the sink before the loop can read it.
+func newFileSinkEvery(f auditFile, path string, opts FileSinkOptions, interval time.Duration, init func(*FileSink)) *FileSink {
 	s := &FileSink{f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
+	if init != nil {
+		init(s)
+	}
 	go s.syncLoop(interval)
 	return s
 }

@@ -313,3 +313,19 @@ func TestRecordArgumentsAlwaysValidJSON(t *testing.T) {
 		t.Errorf("record %s", b)
 	}
 }
+
+// TestFileSinkSyncLoopStartsOnACompleteSink: the sync loop may run its
+// first check at once; the sink it reads must already hold its open file
+// (go test -race caught the file being set after the loop started).
+func TestFileSinkSyncLoopStartsOnACompleteSink(t *testing.T) {
+	for range 20 {
+		s, err := openFileSink(filepath.Join(t.TempDir(), "audit.jsonl"), FileSinkOptions{}, time.Microsecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // several rounds of the loop, the sink untouched
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
