@@ -10,13 +10,15 @@ import (
 const maxTurnEvents = 10_000
 
 // eventLog is one turn's events, encoded once, numbered from 1. Readers
-// wait on a channel that is closed (and replaced) at every append.
+// wait on a channel that the next change closes. It is made only when a
+// reader asks for it: a turn whose events come faster than its stream
+// takes them makes and closes none.
 type eventLog struct {
 	mu      sync.Mutex
 	first   int64 // number of events[0]
 	events  []sseEvent
 	done    bool
-	changed chan struct{}
+	changed chan struct{} // nil while no reader waits
 }
 
 type sseEvent struct {
@@ -24,7 +26,7 @@ type sseEvent struct {
 	data []byte
 }
 
-func newEventLog() *eventLog { return &eventLog{first: 1, changed: make(chan struct{})} }
+func newEventLog() *eventLog { return &eventLog{first: 1} }
 
 func (l *eventLog) append(typ string, data []byte) {
 	l.mu.Lock()
@@ -34,17 +36,32 @@ func (l *eventLog) append(typ string, data []byte) {
 		l.first++
 	}
 	l.events = append(l.events, sseEvent{typ: typ, data: data})
-	close(l.changed)
-	l.changed = make(chan struct{})
+	l.wake()
 	l.mu.Unlock()
 }
 
 func (l *eventLog) finish() {
 	l.mu.Lock()
 	l.done = true
-	close(l.changed)
-	l.changed = make(chan struct{})
+	l.wake()
 	l.mu.Unlock()
+}
+
+// wake closes the channel readers wait on, if one was handed out; l.mu is
+// held.
+func (l *eventLog) wake() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// waiting reports whether a reader holds the channel of the next change
+// (tests use it to know that a stream has caught up).
+func (l *eventLog) waiting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed != nil
 }
 
 // since returns the events numbered after `after`, the number of the
@@ -54,11 +71,19 @@ func (l *eventLog) since(after int64) (evs []sseEvent, first int64, done bool, c
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if after+1 < l.first {
-		return nil, 0, l.done, l.changed, true
+		return nil, 0, l.done, nil, true
 	}
 	i := after + 1 - l.first
 	if i < int64(len(l.events)) {
 		evs = l.events[i:len(l.events):len(l.events)]
 	}
-	return evs, after + 1, l.done, l.changed, false
+	if len(evs) > 0 || l.done {
+		// The reader has something to do (or nothing to wait for); it
+		// asks again before it waits.
+		return evs, after + 1, l.done, nil, false
+	}
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return nil, after + 1, false, l.changed, false
 }

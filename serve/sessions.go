@@ -215,7 +215,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Agenthost-Turn-Id", t.id)
 	sw := startSSE(w, http.StatusOK)
 	defer sw.release()
-	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done())
+	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
 var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
@@ -291,5 +291,5 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := startSSE(w, http.StatusOK)
 	defer sw.release()
-	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done())
+	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
 }

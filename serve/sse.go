@@ -76,27 +76,35 @@ func (s *sseWriter) flush() error {
 // add the rest of a burst (tool_call and approval come together, so do
 // assistant and session_end), and the last batch is not flushed here:
 // returning lets net/http write it with the end of the response in one go.
-func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, stop <-chan struct{}) error {
+// With holdHeaders (a turn that has just started, whose session_start
+// comes at once) the response headers are not flushed on their own: they
+// wait for the first events and leave with them.
+func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, stop <-chan struct{}, holdHeaders bool) error {
+	pending := !holdHeaders // written but not flushed (at first: the headers)
 	for {
 		evs, first, done, changed, gone := l.since(after)
 		if gone {
 			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (the turn kept the last 10000)"}`))
 			return sw.flush()
 		}
-		for i, e := range evs {
-			if err := sw.event(first+int64(i), e.typ, e.data); err != nil {
+		if len(evs) > 0 {
+			for i, e := range evs {
+				if err := sw.event(first+int64(i), e.typ, e.data); err != nil {
+					return err
+				}
+			}
+			after += int64(len(evs))
+			pending = true
+			continue // more may have come meanwhile
+		}
+		if done {
+			return sw.w.Flush() // into the response; net/http ends it
+		}
+		if pending {
+			if err := sw.flush(); err != nil {
 				return err
 			}
-		}
-		after += int64(len(evs))
-		if done {
-			if more, _, _, _, _ := l.since(after); len(more) == 0 {
-				return sw.w.Flush() // into the response; net/http ends it
-			}
-			continue
-		}
-		if err := sw.flush(); err != nil {
-			return err
+			pending = false
 		}
 		select {
 		case <-changed:
