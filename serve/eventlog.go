@@ -21,21 +21,21 @@ type eventLog struct {
 	changed chan struct{} // nil while no reader waits
 }
 
+// sseEvent is one event's whole SSE frame (id, event name, data).
 type sseEvent struct {
-	typ  string
-	data []byte
+	frame []byte
 }
 
 func newEventLog() *eventLog { return &eventLog{first: 1} }
 
-func (l *eventLog) append(typ string, data []byte) {
+func (l *eventLog) append(frame []byte) {
 	l.mu.Lock()
 	if len(l.events) == maxTurnEvents {
 		copy(l.events, l.events[1:])
 		l.events = l.events[:len(l.events)-1]
 		l.first++
 	}
-	l.events = append(l.events, sseEvent{typ: typ, data: data})
+	l.events = append(l.events, sseEvent{frame: frame})
 	l.wake()
 	l.mu.Unlock()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -243,12 +242,11 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
+		var frames frameArena
+		id := int64(0)
 		for e := range ss.sess.Turn(ctx, req.Message, opts) {
-			data, err := json.Marshal(e)
-			if err != nil {
-				data = []byte(`{"type":"error","kind":"internal","error":"an event could not be encoded"}`)
-			}
-			t.log.append(string(e.Type), data)
+			id++
+			t.log.append(frames.frame(id, &e))
 		}
 		ss.mu.Lock()
 		t.running = false

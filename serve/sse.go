@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 // sseWriter writes Server-Sent Events, flushing after each batch.
@@ -82,14 +84,14 @@ func (s *sseWriter) flush() error {
 func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, stop <-chan struct{}, holdHeaders bool) error {
 	pending := !holdHeaders // written but not flushed (at first: the headers)
 	for {
-		evs, first, done, changed, gone := l.since(after)
+		evs, _, done, changed, gone := l.since(after)
 		if gone {
 			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (the turn kept the last 10000)"}`))
 			return sw.flush()
 		}
 		if len(evs) > 0 {
-			for i, e := range evs {
-				if err := sw.event(first+int64(i), e.typ, e.data); err != nil {
+			for _, e := range evs {
+				if _, err := sw.w.Write(e.frame); err != nil {
 					return err
 				}
 			}
@@ -115,4 +117,46 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 			return nil
 		}
 	}
+}
+
+// eventEncodeError replaces an event that cannot be encoded.
+const eventEncodeError = `{"type":"error","kind":"internal","error":"an event could not be encoded"}`
+
+// appendFrame appends the SSE frame of a turn's event number id: its id,
+// its type as the event name, its JSON as the data.
+func appendFrame(dst []byte, id int64, e *host.Event) []byte {
+	dst = append(dst, "id: "...)
+	dst = strconv.AppendInt(dst, id, 10)
+	if e.Type != "" {
+		dst = append(dst, "\nevent: "...)
+		dst = append(dst, e.Type...)
+	}
+	dst = append(dst, "\ndata: "...)
+	if enc, err := appendEventJSON(dst, e); err == nil {
+		dst = enc
+	} else {
+		dst = append(dst, eventEncodeError...)
+	}
+	return append(dst, "\n\n"...)
+}
+
+// Frames are cut from shared chunks: a turn's usual handful of events
+// costs one allocation, not one each.
+const (
+	frameChunk   = 2 << 10
+	minFrameRoom = 256 // a chunk with less room left is not started on
+)
+
+// frameArena hands out the frames of one turn's events. Only the turn's
+// goroutine uses it; a frame handed out is never written again (later
+// frames go after it, or into a new chunk), so streams read it freely.
+type frameArena struct{ buf []byte }
+
+func (a *frameArena) frame(id int64, e *host.Event) []byte {
+	if cap(a.buf)-len(a.buf) < minFrameRoom {
+		a.buf = make([]byte, 0, frameChunk)
+	}
+	start := len(a.buf)
+	a.buf = appendFrame(a.buf, id, e)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }

@@ -51,9 +51,9 @@ func TestStreamHoldsHeadersForTheFirstEvents(t *testing.T) {
 				done <- streamLog(context.Background(), sw, l, 0, nil, tc.holdHeaders)
 			}()
 			waitCaughtUp(l)
-			l.append("session_start", []byte(`{}`))
+			l.append([]byte("id: 1\nevent: session_start\ndata: {}\n\n"))
 			waitCaughtUp(l)
-			l.append("session_end", []byte(`{}`))
+			l.append([]byte("id: 2\nevent: session_end\ndata: {}\n\n"))
 			l.finish()
 			if err := <-done; err != nil {
 				t.Fatal(err)
@@ -77,13 +77,13 @@ func TestEventLogWakesWaitingReaders(t *testing.T) {
 		change func(l *eventLog)
 		done   bool
 	}{
-		{"append", func(l *eventLog) { l.append("assistant", []byte(`{}`)) }, false},
+		{"append", func(l *eventLog) { l.append([]byte("id: 2\nevent: assistant\ndata: {}\n\n")) }, false},
 		{"finish", (*eventLog).finish, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newEventLog()
-			l.append("session_start", []byte(`{}`))
+			l.append([]byte("id: 1\nevent: session_start\ndata: {}\n\n"))
 			if evs, _, _, changed, _ := l.since(0); len(evs) != 1 || changed != nil {
 				t.Fatalf("since(0): %d events, channel %v; want 1 and none", len(evs), changed)
 			}

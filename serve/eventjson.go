@@ -1,0 +1,248 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host"
+)
+
+// appendEventJSON appends e as JSON, byte for byte what json.Marshal(e)
+// gives (field order, omitempty, HTML-safe string escaping, compacted raw
+// arguments), without reflection: a served turn encodes every event once
+// and this was the largest share of what serve adds to a turn. An error is
+// what json.Marshal would fail with (arguments that are not JSON, a
+// content block that cannot be encoded); dst is then returned as it came.
+//
+// Every field of host.Event must be handled here: TestEventJSONKnowsEveryField
+// fails when one is added, and the differential tests and FuzzEventJSON
+// compare the output with json.Marshal.
+func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
+	orig := len(dst)
+	dst = append(dst, `{"type":`...)
+	dst = appendJSONString(dst, string(e.Type))
+	dst = appendStringField(dst, `,"sessionId":`, e.SessionID)
+	dst = appendIntField(dst, `,"step":`, e.Step)
+	dst = appendStringField(dst, `,"text":`, e.Text)
+	dst = appendStringField(dst, `,"callId":`, e.CallID)
+	dst = appendStringField(dst, `,"exposedName":`, e.ExposedName)
+	dst = appendStringField(dst, `,"server":`, e.Server)
+	dst = appendStringField(dst, `,"tool":`, e.Tool)
+	if len(e.Arguments) > 0 {
+		dst = append(dst, `,"arguments":`...)
+		var err error
+		if dst, err = appendRawJSON(dst, e.Arguments); err != nil {
+			return dst[:orig], err
+		}
+	}
+	dst = appendStringField(dst, `,"decision":`, e.Decision)
+	dst = appendStringField(dst, `,"outcome":`, e.Outcome)
+	if e.Approvers != nil {
+		dst = append(dst, `,"approvers":`...)
+		dst = strconv.AppendInt(dst, int64(*e.Approvers), 10)
+	}
+	dst = appendStringField(dst, `,"explanation":`, e.Explanation)
+	if e.IsError != nil {
+		dst = append(dst, `,"isError":`...)
+		dst = strconv.AppendBool(dst, *e.IsError)
+	}
+	if len(e.Content) > 0 {
+		dst = append(dst, `,"content":[`...)
+		for i, c := range e.Content {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendContentJSON(dst, c); err != nil {
+				return dst[:orig], err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendStringField(dst, `,"authUrl":`, e.AuthURL)
+	dst = appendStringField(dst, `,"subject":`, e.Subject)
+	dst = appendStringField(dst, `,"kind":`, string(e.Kind))
+	dst = appendStringField(dst, `,"error":`, e.Error)
+	dst = appendStringField(dst, `,"model":`, e.Model)
+	if len(e.Servers) > 0 {
+		dst = append(dst, `,"servers":[`...)
+		for i, s := range e.Servers {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = appendJSONString(dst, s.Name)
+			dst = append(dst, `,"status":`...)
+			dst = appendJSONString(dst, string(s.Status))
+			dst = append(dst, `,"tools":`...)
+			dst = strconv.AppendInt(dst, int64(s.Tools), 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(e.Tools) > 0 {
+		dst = append(dst, `,"tools":[`...)
+		for i, t := range e.Tools {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, t)
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendStringField(dst, `,"reason":`, e.Reason)
+	dst = appendStringField(dst, `,"result":`, e.Result)
+	if e.DurationMs != nil {
+		dst = append(dst, `,"durationMs":`...)
+		dst = strconv.AppendInt(dst, *e.DurationMs, 10)
+	}
+	dst = appendIntField(dst, `,"steps":`, e.Steps)
+	if u := e.Usage; u != nil {
+		dst = append(dst, `,"usage":{"promptTokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.PromptTokens), 10)
+		dst = append(dst, `,"completionTokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.CompletionTokens), 10)
+		dst = append(dst, `,"totalTokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+// appendStringField appends name and s unless s is empty (omitempty).
+func appendStringField(dst []byte, name, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return appendJSONString(append(dst, name...), s)
+}
+
+// appendIntField appends name and n unless n is 0 (omitempty).
+func appendIntField(dst []byte, name string, n int) []byte {
+	if n == 0 {
+		return dst
+	}
+	return strconv.AppendInt(append(dst, name...), int64(n), 10)
+}
+
+// appendContentJSON appends one content block: a plain text block (the
+// common case) directly, anything else through json.Marshal.
+func appendContentJSON(dst []byte, c mcp.Content) ([]byte, error) {
+	if t, ok := c.(mcp.TextContent); ok && t.Annotations == nil && t.Meta == nil {
+		dst = append(dst, `{"type":`...)
+		dst = appendJSONString(dst, t.Type)
+		dst = append(dst, `,"text":`...)
+		return append(appendJSONString(dst, t.Text), '}'), nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendRawJSON appends raw JSON as json.Marshal does a RawMessage:
+// compacted, with <, >, &, U+2028 and U+2029 escaped; an error when raw is
+// not valid JSON.
+func appendRawJSON(dst, raw []byte) ([]byte, error) {
+	start := len(dst)
+	if !needsCompact(raw) {
+		if !json.Valid(raw) {
+			return dst, &json.SyntaxError{}
+		}
+		dst = append(dst, raw...)
+	} else {
+		buf := bytes.NewBuffer(dst)
+		if err := json.Compact(buf, raw); err != nil {
+			return dst, err
+		}
+		dst = buf.Bytes()
+	}
+	for i := start; i < len(dst); i++ {
+		if c := dst[i]; c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return htmlEscapeFrom(dst, i), nil
+		}
+	}
+	return dst, nil
+}
+
+// needsCompact reports whether raw holds whitespace outside its last byte
+// position that compaction would remove (any JSON whitespace byte at all:
+// inside strings it cannot appear unescaped, except as part of the text,
+// where Compact keeps it, so this only decides the slower path).
+func needsCompact(raw []byte) bool {
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// htmlEscapeFrom escapes, in dst from i on, what json.HTMLEscape does.
+func htmlEscapeFrom(dst []byte, i int) []byte {
+	var b bytes.Buffer
+	json.HTMLEscape(&b, dst[i:])
+	return append(dst[:i], b.Bytes()...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// does with HTML escaping on (its default): the short escapes \" \\ \b \f
+// \n \r \t, \u00XX for other control bytes and for < > &, \ufffd for each
+// invalid UTF-8 byte, \u2028 and \u2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
