@@ -40,6 +40,9 @@ type toolVerdicts struct {
 	// it depends on the definition and the trust level only, so sessions
 	// share it.
 	never [approvals.MaxTrust + 1]atomic.Pointer[neverAnswer]
+	// taint is whether the definition holds a protected value, as of a
+	// redactor version (see taintedTools).
+	taint atomic.Pointer[taintAnswer]
 }
 
 // verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a

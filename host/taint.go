@@ -66,7 +66,7 @@ func (h *Host) taintOf(snap *ServerSnapshot, version uint64) *serverTaint {
 	if st != nil && st.snap == snap && st.version == version && st.pinGen == pinGen {
 		return st // another goroutine ran it meanwhile
 	}
-	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap), pinned: h.pinHidden(snap), pinGen: pinGen}
+	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap, version), pinned: h.pinHidden(snap), pinGen: pinGen}
 	switch {
 	case st == nil:
 		next.gen = 1
@@ -87,21 +87,49 @@ func (h *Host) currentTaint(server string) *serverTaint {
 	return nil
 }
 
-// taintedTools checks every definition of snap against the redactor.
-func (h *Host) taintedTools(snap *ServerSnapshot) map[*CatalogTool]bool {
+// taintedTools checks every definition of snap against the redactor's
+// values as of version. A definition's answer is kept with it (its memo,
+// carried to the next listing while its bytes are unchanged), so a
+// re-listing checks only the definitions that changed, until a value is
+// added.
+func (h *Host) taintedTools(snap *ServerSnapshot, version uint64) map[*CatalogTool]bool {
 	r := h.redactor
 	if r.Len() == 0 {
 		return nil
 	}
 	var tainted map[*CatalogTool]bool
 	for _, ct := range snap.Tools {
-		t := ct.Tool
-		if r.ContainsSecret(t.Name) || r.ContainsSecret(t.Title) || r.ContainsSecret(t.Description) || r.ContainsSecretBytes(t.InputSchema) {
+		if h.definitionTainted(ct, version) {
 			if tainted == nil {
 				tainted = map[*CatalogTool]bool{}
 			}
 			tainted[ct] = true
 		}
+	}
+	return tainted
+}
+
+// taintAnswer is a definition's taint check at one redactor version.
+type taintAnswer struct {
+	version uint64
+	tainted bool
+}
+
+// definitionTainted reports whether ct's name, title, description or
+// inputSchema holds a protected value. version was read before the check:
+// a value added meanwhile changes the version, so the answer is never
+// reused for it.
+func (h *Host) definitionTainted(ct *CatalogTool, version uint64) bool {
+	v := verdictsOf(ct)
+	if v != nil {
+		if a := v.taint.Load(); a != nil && a.version == version {
+			return a.tainted
+		}
+	}
+	r, t := h.redactor, ct.Tool
+	tainted := r.ContainsSecret(t.Name) || r.ContainsSecret(t.Title) || r.ContainsSecret(t.Description) || r.ContainsSecretBytes(t.InputSchema)
+	if v != nil {
+		v.taint.Store(&taintAnswer{version: version, tainted: tainted})
 	}
 	return tainted
 }

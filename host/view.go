@@ -57,7 +57,10 @@ func (s *Session) View(ctx context.Context) *SessionView {
 			k := s.verdictKey()
 			key = &k
 		}
-		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, *key, epoch, nameGens[snap.Name], taints[snap.Name])
+		if sv != nil && (sv.epoch != epoch || sv.nameGen != nameGens[snap.Name]) {
+			sv = nil // its verdicts were for other values or other names
+		}
+		s.viewCache[snap.Name] = s.sharedServerView(ctx, snap, *key, epoch, nameGens[snap.Name], taints[snap.Name], sv)
 		changed = true
 	}
 	if !changed {
@@ -84,7 +87,18 @@ type serverView struct {
 	nameGen  uint64
 	taintGen uint64
 	tools    []*ToolView
-	part     *llmview.View // the model's view of this server's active tools
+	// in are the tools' verdicts before the session's own checks (the
+	// catalog's, then taint and pinning), by index: a later snapshot whose
+	// tools have the same parsed definitions and the same inputs keeps the
+	// session verdicts (see evaluate).
+	in   []verdictIn
+	part *llmview.View // the model's view of this server's active tools
+}
+
+// verdictIn is a tool's status and reason before the session's checks.
+type verdictIn struct {
+	status ToolStatus
+	reason string
 }
 
 // verdictKey is everything about a session its verdicts depend on: its
@@ -127,7 +141,10 @@ const maxSharedVerdicts = 64
 // trust level and session value names), or a new evaluation that later
 // sessions can share. A chat backend's many sessions then evaluate each
 // server once, not once each.
-func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64, taint *serverTaint) *serverView {
+//
+// prev, when not nil, is the session's view of an earlier snapshot of the
+// server under the same values and names (see evaluate).
+func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64, taint *serverTaint, prev *serverView) *serverView {
 	h := s.host
 	h.verdictsMu.Lock()
 	sv := h.verdicts[snap.Name]
@@ -137,7 +154,7 @@ func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, ke
 	}
 	h.verdictsMu.Unlock()
 	if shared == nil {
-		shared = s.evaluate(ctx, snap, nameGen, taint)
+		shared = s.evaluate(ctx, snap, nameGen, taint, prev)
 		h.verdictsMu.Lock()
 		if h.verdicts == nil {
 			h.verdicts = map[string]*serverVerdicts{}
@@ -159,19 +176,39 @@ func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, ke
 	return &own
 }
 
-func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64, taint *serverTaint) *serverView {
+// evaluate computes the session's verdicts for a server snapshot. When prev
+// (an earlier snapshot's verdicts for this session, under the same values
+// and names) lists the very same parsed definitions in the same order, with
+// the same catalog, taint and pinning verdicts (a re-listing in which no
+// definition changed), its session verdicts and model view part are reused:
+// they depend on nothing else, and the work is then one comparison per tool.
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64, taint *serverTaint, prev *serverView) *serverView {
+	sv := &serverView{snap: snap, nameGen: nameGen, taintGen: taint.gen, in: make([]verdictIn, len(snap.Tools))}
+	for i, ct := range snap.Tools {
+		in := verdictIn{ct.Status, ct.Reason}
+		if taint.tainted[ct] {
+			in = verdictIn{ToolExcluded, taintReason}
+		}
+		if reason := taint.pinned[ct]; reason != "" && in.status == ToolActive {
+			in = verdictIn{ToolHidden, reason}
+		}
+		sv.in[i] = in
+	}
+	if sameInputs(prev, snap, sv.in) {
+		sv.tools = make([]*ToolView, len(snap.Tools))
+		for i, ct := range snap.Tools {
+			old := prev.tools[i]
+			sv.tools[i] = &ToolView{CatalogTool: ct, Status: old.Status, Reason: old.Reason, ExposedName: old.ExposedName}
+		}
+		sv.part = prev.part
+		return sv
+	}
 	names := s.host.namesOf(snap)
-	sv := &serverView{snap: snap, nameGen: nameGen, taintGen: taint.gen, tools: make([]*ToolView, 0, len(snap.Tools))}
+	sv.tools = make([]*ToolView, 0, len(snap.Tools))
 	var active []llmview.Tool
 	exposed := map[llmview.Ref]string{}
 	for i, ct := range snap.Tools {
-		tv := &ToolView{CatalogTool: ct, Status: ct.Status, Reason: ct.Reason, ExposedName: names[i]}
-		if taint.tainted[ct] {
-			tv.Status, tv.Reason = ToolExcluded, taintReason
-		}
-		if reason := taint.pinned[ct]; reason != "" && tv.Status == ToolActive {
-			tv.Status, tv.Reason = ToolHidden, reason
-		}
+		tv := &ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
 		if tv.Status == ToolActive {
 			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
 				tv.Status = ToolHidden
@@ -191,6 +228,29 @@ func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen ui
 	}
 	sv.part = llmview.Build(active, exposed)
 	return sv
+}
+
+// sameInputs reports whether prev's verdicts hold for snap: the same parsed
+// definitions (the listing reuses a definition whose bytes did not change,
+// and with it its model parameters), in the same order, with the same
+// verdicts before the session's checks.
+func sameInputs(prev *serverView, snap *ServerSnapshot, in []verdictIn) bool {
+	if prev == nil || len(prev.tools) != len(snap.Tools) || len(prev.in) != len(in) {
+		return false
+	}
+	for i, ct := range snap.Tools {
+		old := prev.tools[i].CatalogTool
+		if old.Tool != ct.Tool || prev.in[i] != in[i] || !sameBytes(old.Parameters, ct.Parameters) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameBytes reports whether a and b are the same slice (not merely equal
+// bytes: a reused definition shares its parameters).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // unbindable lists the tool's required secure parameters that no binding can

@@ -46,8 +46,16 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	h.redactor.Add("a-protected-value") // so that every listing is checked for it
 	for _, name := range servers {
 		load(name, "first", "get", "put")
+	}
+	taintChecks := func(server string) []*taintAnswer {
+		var out []*taintAnswer
+		for _, ct := range h.Server(server).Tools {
+			out = append(out, verdictsOf(ct).taint.Load())
+		}
+		return out
 	}
 	ctx := context.Background()
 	s := h.NewSession(SessionOptions{})
@@ -97,6 +105,43 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	if got := names(v2); !slices.Equal(got, want) {
 		t.Errorf("model tools %v, want %v", got, want)
 	}
+
+	// Byte-identical definitions: the session keeps its verdicts and b's
+	// model view part, over the new catalog entries.
+	checks := taintChecks("b")
+	load("b", "second", "put", "get")
+	v2b := s.View(ctx)
+	if again := taintChecks("b"); !slices.Equal(again, checks) || slices.Contains(again, nil) {
+		t.Error("the taint check ran again for unchanged definitions")
+	}
+	_, views2b := state()
+	if views2b["b"] == views2["b"] || views2b["b"].part != views2["b"].part {
+		t.Error("b re-listed unchanged: want a new per-server view sharing the model part")
+	}
+	for i, tv := range v2b.Tools["b"] {
+		if tv.CatalogTool == v2.Tools["b"][i].CatalogTool || tv.CatalogTool != h.Server("b").Tools[i] {
+			t.Errorf("b/%s: the view does not hand out the new catalog entry", tv.Tool.Name)
+		}
+		if tv.Status != ToolActive || tv.ExposedName != v2.Tools["b"][i].ExposedName {
+			t.Errorf("b/%s: %s %q", tv.Tool.Name, tv.Status, tv.ExposedName)
+		}
+	}
+	// The same definitions again, but now holding a protected value: the
+	// earlier verdicts must not be reused.
+	h.redactor.Add("second")
+	load("b", "second", "put", "get")
+	tainted := s.View(ctx)
+	for _, tv := range tainted.Tools["b"] {
+		if tv.Status != ToolExcluded || tv.Reason != taintReason {
+			t.Errorf("b/%s: %s (%s), want excluded as tainted", tv.Tool.Name, tv.Status, tv.Reason)
+		}
+	}
+	if got := tainted.Model.Len(); got != 4 {
+		t.Errorf("model view has %d tools after b's were tainted, want 4", got)
+	}
+	load("b", "another", "put", "get")
+	s.View(ctx)
+	gens2, views2 = state()
 
 	load("c", "third", "get", "delete")
 	v3 := s.View(ctx)
