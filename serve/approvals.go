@@ -237,7 +237,6 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 	ch, stop := s.watch.subscribe()
 	defer stop()
 	sw := startSSE(w, http.StatusOK)
-	defer sw.release()
 	_ = sw.comment("approvals")
 	if sw.flush() != nil {
 		return

@@ -213,7 +213,6 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", eventsPath(sid, t.id))
 	w.Header().Set("Agenthost-Turn-Id", t.id)
 	sw := startSSE(w, http.StatusOK)
-	defer sw.release()
 	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
@@ -288,6 +287,5 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sw := startSSE(w, http.StatusOK)
-	defer sw.release()
 	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
 }

@@ -1,19 +1,18 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/agenthost/agenthost/host"
 )
 
-// sseWriter writes Server-Sent Events, flushing after each batch.
+// sseWriter writes Server-Sent Events into the response, whose own buffer
+// collects them until a flush; each event goes in with one Write.
 type sseWriter struct {
-	w  *bufio.Writer
+	w  http.ResponseWriter
 	rc *http.ResponseController
 }
 
@@ -23,50 +22,37 @@ func startSSE(w http.ResponseWriter, status int) *sseWriter {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(status)
-	bw := writerPool.Get().(*bufio.Writer)
-	bw.Reset(w)
-	return &sseWriter{w: bw, rc: http.NewResponseController(w)}
-}
-
-// writerPool recycles the streams' buffers: a served turn would otherwise
-// allocate one per stream.
-var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
-
-// release returns the buffer to the pool; the writer is unusable after.
-func (s *sseWriter) release() {
-	s.w.Reset(nil)
-	writerPool.Put(s.w)
-	s.w = nil
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
 // event writes one event; id 0 writes none. data must be one line (it is
 // compact JSON).
 func (s *sseWriter) event(id int64, typ string, data []byte) error {
+	var b [256]byte
+	buf := b[:0]
 	if id > 0 {
-		s.w.WriteString("id: ")
-		s.w.WriteString(strconv.FormatInt(id, 10))
-		s.w.WriteByte('\n')
+		buf = append(buf, "id: "...)
+		buf = strconv.AppendInt(buf, id, 10)
+		buf = append(buf, '\n')
 	}
 	if typ != "" {
-		s.w.WriteString("event: ")
-		s.w.WriteString(typ)
-		s.w.WriteByte('\n')
+		buf = append(buf, "event: "...)
+		buf = append(buf, typ...)
+		buf = append(buf, '\n')
 	}
-	s.w.WriteString("data: ")
-	s.w.Write(data)
-	_, err := s.w.WriteString("\n\n")
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	_, err := s.w.Write(buf)
 	return err
 }
 
 func (s *sseWriter) comment(text string) error {
-	_, err := s.w.WriteString(": " + text + "\n\n")
+	_, err := s.w.Write([]byte(": " + text + "\n\n"))
 	return err
 }
 
 func (s *sseWriter) flush() error {
-	if err := s.w.Flush(); err != nil {
-		return err
-	}
 	return s.rc.Flush()
 }
 
@@ -100,7 +86,7 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 			continue // more may have come meanwhile
 		}
 		if done {
-			return sw.w.Flush() // into the response; net/http ends it
+			return nil // net/http writes the rest with the end of the response
 		}
 		if pending {
 			if err := sw.flush(); err != nil {

@@ -47,7 +47,6 @@ func TestStreamHoldsHeadersForTheFirstEvents(t *testing.T) {
 			sw := startSSE(rec, http.StatusOK)
 			done := make(chan error, 1)
 			go func() {
-				defer sw.release()
 				done <- streamLog(context.Background(), sw, l, 0, nil, tc.holdHeaders)
 			}()
 			waitCaughtUp(l)
