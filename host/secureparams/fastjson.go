@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
@@ -26,9 +27,22 @@ const maxFastDepth = 512
 
 var errTooDeep = errors.New("nesting too deep for the fast path")
 
+// viewString is jsonlex.Unquote without a copy for a string without
+// escapes or non-ASCII bytes (nearly every key and most values of a schema):
+// the result shares raw's memory. Only for documents that never change once
+// read, such as a parsed definition's Raw (which the Tool keeps, and with
+// it that memory); the result is otherwise the same string.
+func viewString(raw []byte) string {
+	if len(raw) > 2 && jsonlex.PlainString(raw) {
+		return unsafe.String(&raw[1], len(raw)-2)
+	}
+	return jsonlex.Unquote(raw)
+}
+
 // decodeValid decodes a document json.Valid accepted, exactly as decodeJSON
 // would: objects as map[string]any (the last of repeated keys wins), numbers
-// as json.Number, strings as encoding/json decodes them.
+// as json.Number, strings as encoding/json decodes them. Strings without
+// escapes share doc's memory (see viewString): doc must never change.
 func decodeValid(doc []byte) (any, error) {
 	lx := jsonlex.New(doc)
 	kind, raw := lx.Next()
@@ -54,7 +68,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			if k != jsonlex.Key {
 				return nil, errors.New("malformed object")
 			}
-			name := jsonlex.Unquote(kraw)
+			name := viewString(kraw)
 			vk, vraw := lx.Next()
 			v, err := decodeValue(lx, vk, vraw, depth+1)
 			if err != nil {
@@ -79,7 +93,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			list = append(list, v)
 		}
 	case jsonlex.String, jsonlex.Key:
-		return jsonlex.Unquote(raw), nil
+		return viewString(raw), nil
 	case jsonlex.Scalar:
 		switch string(raw) {
 		case "true":

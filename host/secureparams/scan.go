@@ -3,6 +3,7 @@ package secureparams
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,36 +121,9 @@ func checkDuplicateKeys(doc json.RawMessage, label string, known validity) *prob
 	return walkTokens(doc, label, known, func([]string, string, jsonlex.Kind, []byte) *problem { return nil })
 }
 
-// keySet detects repeated member names; most schema objects have a handful
-// of keys, for which a slice beats a map.
-type keySet struct {
-	small []string
-	large map[string]struct{}
-}
-
-func (k *keySet) add(key string) (dup bool) {
-	if k.large != nil {
-		if _, dup := k.large[key]; dup {
-			return true
-		}
-		k.large[key] = struct{}{}
-		return false
-	}
-	for _, s := range k.small {
-		if s == key {
-			return true
-		}
-	}
-	k.small = append(k.small, key)
-	if len(k.small) > 16 {
-		k.large = make(map[string]struct{}, 32)
-		for _, s := range k.small {
-			k.large[s] = struct{}{}
-		}
-		k.small = nil
-	}
-	return false
-}
+// smallObject is the member count up to which repeated names are found by
+// comparing with the object's earlier names; beyond it, with a map.
+const smallObject = 16
 
 // validity says whether a document is already known to be valid JSON (a
 // part of a definition the listing validated as a whole), so that a scan
@@ -176,11 +150,17 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 	type frame struct {
 		object bool
 		index  int
-		keys   keySet
+		// The object's member names are keys[keysFrom:] (a stack shared
+		// by the nested objects), or large once there are many.
+		keysFrom int
+		large    map[string]struct{}
 	}
+	// Room for the usual schema's nesting and names, so that a walk grows
+	// them rarely.
 	var (
-		stack []frame
-		path  []string
+		stack = make([]frame, 0, 16)
+		path  = make([]string, 0, 16)
+		keys  = make([]string, 0, 32)
 	)
 	lx := jsonlex.New(doc)
 	for {
@@ -190,13 +170,16 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 		case jsonlex.End:
 			return nil
 		case jsonlex.Key:
-			text := jsonlex.Unquote(raw)
-			if stack[n-1].keys.add(text) {
+			// The names are only compared and handed to visit, which
+			// copies what it keeps: they may share doc's memory.
+			text := viewString(raw)
+			if repeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
 				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, at(pointer(path)))
 			}
 			path = append(path, text)
 			continue
 		case jsonlex.ObjectEnd, jsonlex.ArrayEnd:
+			keys = keys[:stack[n-1].keysFrom]
 			stack = stack[:n-1]
 		default:
 			key := ""
@@ -211,7 +194,7 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 				return p
 			}
 			if kind == jsonlex.ObjectStart || kind == jsonlex.ArrayStart {
-				stack = append(stack, frame{object: kind == jsonlex.ObjectStart})
+				stack = append(stack, frame{object: kind == jsonlex.ObjectStart, keysFrom: len(keys)})
 				continue
 			}
 		}
@@ -223,6 +206,32 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 			path = path[:len(path)-1]
 		}
 	}
+}
+
+// repeatedKey records an object's member name and reports whether the
+// object already had it. The names of a small object are keys[from:]; a
+// large one's move to *large.
+func repeatedKey(large *map[string]struct{}, keys *[]string, from int, key string) bool {
+	if *large != nil {
+		if _, dup := (*large)[key]; dup {
+			return true
+		}
+		(*large)[key] = struct{}{}
+		return false
+	}
+	if slices.Contains((*keys)[from:], key) {
+		return true
+	}
+	*keys = append(*keys, key)
+	if len(*keys)-from > smallObject {
+		m := make(map[string]struct{}, 2*smallObject)
+		for _, k := range (*keys)[from:] {
+			m[k] = struct{}{}
+		}
+		*large = m
+		*keys = (*keys)[:from]
+	}
+	return false
 }
 
 // pointer renders a path as a JSON pointer (RFC 6901): "" for the root.
@@ -243,9 +252,11 @@ func at(ptr string) string {
 	return ptr
 }
 
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 func escapePointer(seg string) string {
 	if !strings.ContainsAny(seg, "~/") {
 		return seg
 	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(seg)
+	return pointerEscaper.Replace(seg)
 }

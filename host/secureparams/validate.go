@@ -191,7 +191,7 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 		if n.required {
 			return newProblem(RuleSecureUndeclared, "secureInputSchema requires %q but does not declare it in its top-level properties, so the host cannot type or bind it", n.name)
 		}
-		return newProblem(RuleSecureUndeclared, "secureInputSchema mentions %q at %s outside its top-level properties; the host binds only top-level properties", n.name, n.at)
+		return newProblem(RuleSecureUndeclared, "secureInputSchema mentions %q at %s outside its top-level properties; the host binds only top-level properties", n.name, n.where())
 	}
 	for _, n := range sw.required {
 		t.SecureRequired = append(t.SecureRequired, n.name)
@@ -289,7 +289,7 @@ func checkSecureRoot(root any) *problem {
 func checkOverlap(secure []string, declared map[string]bool, input, sec *schemaWalker) *problem {
 	for _, n := range input.names {
 		if declared[n.name] {
-			return newProblem(RuleOverlap, "inputSchema also declares the secure parameter %q (at %s)", n.name, n.at)
+			return newProblem(RuleOverlap, "inputSchema also declares the secure parameter %q (at %s)", n.name, n.where())
 		}
 	}
 	for _, pat := range input.patterns {

@@ -23,11 +23,18 @@ var (
 	definitionKeywords = []string{"$defs", "definitions"}
 )
 
-// foundName records where a property name was first seen.
+// foundName records where a property name was first seen: at the JSON
+// pointer ptr + "/" + kw + "/" + key (key escaped), rendered only for a
+// message (see where), since a schema's names are many and its problems few.
 type foundName struct {
-	name     string
-	at       string
-	required bool
+	name         string
+	ptr, kw, key string
+	required     bool
+}
+
+// where is the JSON pointer at which the name was seen.
+func (n foundName) where() string {
+	return n.ptr + "/" + n.kw + "/" + escapePointer(n.key)
 }
 
 // foundPattern is a compiled patternProperties key and where it was seen.
@@ -50,7 +57,7 @@ type schemaWalker struct {
 	// names of the same secureArguments object.
 	deep   bool
 	visits int
-	seen   map[string]bool
+	seen   map[visitKey]bool
 
 	names    []foundName
 	patterns []foundPattern
@@ -59,8 +66,14 @@ type schemaWalker struct {
 	required []foundName
 }
 
+// visitKey is a location visited in one mode.
+type visitKey struct {
+	ptr             string
+	collect, uncond bool
+}
+
 func newWalker(label string, root any, anchors map[string]string, deep bool) *schemaWalker {
-	return &schemaWalker{label: label, root: root, anchors: anchors, deep: deep, seen: map[string]bool{}}
+	return &schemaWalker{label: label, root: root, anchors: anchors, deep: deep, seen: map[visitKey]bool{}}
 }
 
 // walk visits the schema at ptr. collect says whether property names found
@@ -71,7 +84,7 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	if depth > MaxSchemaDepth {
 		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, at(ptr))
 	}
-	key := strconv.FormatBool(collect) + strconv.FormatBool(uncond) + ptr
+	key := visitKey{ptr: ptr, collect: collect, uncond: uncond}
 	if w.seen[key] {
 		return nil
 	}
@@ -180,14 +193,9 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 // keys, required, dependentRequired (both sides), dependentSchemas and
 // dependencies keys.
 func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, uncond bool) *problem {
-	add := func(name, where string) {
+	add := func(name, kw, key string) {
 		if collect {
-			w.names = append(w.names, foundName{name: name, at: where})
-		}
-	}
-	addRequired := func(name, where string) {
-		if collect {
-			w.names = append(w.names, foundName{name: name, at: where, required: true})
+			w.names = append(w.names, foundName{name: name, ptr: ptr, kw: kw, key: key})
 		}
 	}
 	if raw, ok := obj["properties"]; ok {
@@ -196,7 +204,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, at(ptr))
 		}
 		for _, k := range sortedKeys(props) {
-			add(k, ptr+"/properties/"+escapePointer(k))
+			add(k, "properties", k)
 		}
 	}
 	if raw, ok := obj["required"]; ok {
@@ -205,10 +213,12 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, at(ptr))
 		}
 		for i, n := range names {
-			where := ptr + "/required/" + strconv.Itoa(i)
-			addRequired(n, where)
+			index := strconv.Itoa(i)
+			if collect {
+				w.names = append(w.names, foundName{name: n, ptr: ptr, kw: "required", key: index, required: true})
+			}
 			if uncond && collect && !w.deep {
-				w.required = append(w.required, foundName{name: n, at: where})
+				w.required = append(w.required, foundName{name: n, ptr: ptr, kw: "required", key: index})
 			}
 		}
 	}
@@ -218,14 +228,13 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, at(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
-			where := ptr + "/dependentRequired/" + escapePointer(k)
-			add(k, where)
+			add(k, "dependentRequired", k)
 			names, isList := stringList(deps[k])
 			if !isList {
-				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, where)
+				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, ptr+"/dependentRequired/"+escapePointer(k))
 			}
 			for _, n := range names {
-				add(n, where)
+				add(n, "dependentRequired", k)
 			}
 		}
 	}
@@ -239,15 +248,14 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
-			where := ptr + "/" + kw + "/" + escapePointer(k)
-			add(k, where)
+			add(k, kw, k)
 			if list, isList := deps[k].([]any); isList {
 				names, ok := stringList(list)
 				if !ok {
-					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, where)
+					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, ptr+"/"+kw+"/"+escapePointer(k))
 				}
 				for _, n := range names {
-					add(n, where)
+					add(n, kw, k)
 				}
 			}
 		}
@@ -366,6 +374,9 @@ func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
 
 // resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
 // with ~0 and ~1 escapes) or "#anchor" into the node it names.
+// pointerUnescaper decodes a JSON pointer segment (RFC 6901).
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
 func (w *schemaWalker) resolve(ref string) (any, string, *problem) {
 	unresolved := func() (any, string, *problem) {
 		return nil, "", newProblem(RuleUnresolvedRef, "%s has a $ref %q that does not resolve within the schema", w.label, ref)
@@ -386,7 +397,9 @@ func (w *schemaWalker) resolve(ref string) (any, string, *problem) {
 		return node, "", nil
 	}
 	for _, seg := range strings.Split(frag[1:], "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		if strings.IndexByte(seg, '~') >= 0 {
+			seg = pointerUnescaper.Replace(seg)
+		}
 		switch v := node.(type) {
 		case map[string]any:
 			next, ok := v[seg]
