@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Validation cost limits. JSON Schema validators (the host's included) do
@@ -118,10 +119,78 @@ func mayFanOut(raw []byte) bool {
 	return false
 }
 
+// schemaExpansion measures a schema's expansion (see expansion). Only a
+// schema whose text may fan out is analysed, and its result is remembered
+// by text (see expansionMemo): the analysis depends on nothing else, and
+// servers often list the same schema for many tools.
 func schemaExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
 	if !mayFanOut(raw) {
 		return 1, nil
 	}
+	if r, ok := expansionMemo.get(label, raw); ok {
+		return r.cost, r.p
+	}
+	cost, p := analyzeExpansion(label, raw, root, anchors)
+	expansionMemo.put(label, raw, expansionResult{cost: cost, p: p})
+	return cost, p
+}
+
+// Bounds of the expansion memo: entries, bytes of schema text kept, and
+// the largest schema remembered.
+const (
+	maxExpansionMemoEntries = 4096
+	maxExpansionMemoBytes   = 8 << 20
+	maxExpansionMemoSchema  = 64 << 10
+)
+
+// expansionResult is one analysis: the cost, or the problem (problems are
+// never modified once made, so they are shared).
+type expansionResult struct {
+	cost int64
+	p    *problem
+}
+
+// expansionMemo maps (label, schema text) to its analysis, for every
+// listing of the process. It is bounded: when full it starts over.
+var expansionMemo expansionCache
+
+type expansionCache struct {
+	mu      sync.Mutex
+	byLabel map[string]map[string]expansionResult
+	entries int
+	bytes   int
+}
+
+func (c *expansionCache) get(label string, raw []byte) (expansionResult, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.byLabel[label][string(raw)]
+	return r, ok
+}
+
+func (c *expansionCache) put(label string, raw []byte, r expansionResult) {
+	if len(raw) > maxExpansionMemoSchema {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byLabel == nil || c.entries >= maxExpansionMemoEntries || c.bytes+len(raw) > maxExpansionMemoBytes {
+		c.byLabel, c.entries, c.bytes = map[string]map[string]expansionResult{}, 0, 0
+	}
+	m := c.byLabel[label]
+	if m == nil {
+		m = map[string]expansionResult{}
+		c.byLabel[label] = m
+	}
+	if _, ok := m[string(raw)]; !ok {
+		m[string(raw)] = r
+		c.entries++
+		c.bytes += len(raw)
+	}
+}
+
+// analyzeExpansion is schemaExpansion's analysis, without the memo.
+func analyzeExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
 	x := &expansion{label: label, w: newWalker(label, root, anchors, true), nodes: map[uintptr]*xnode{}}
 	top := x.nodeAt(root, "")
 	if top == nil {

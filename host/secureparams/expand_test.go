@@ -230,3 +230,47 @@ func FuzzToolValidation(f *testing.F) {
 		}
 	})
 }
+
+// TestExpansionMemo: the expansion analysis of a schema text runs once
+// (the same text listed again, by any server, takes the remembered result,
+// which depends on the label and the text only), and the memo stays within
+// its bounds.
+func TestExpansionMemo(t *testing.T) {
+	analyse := func(label, schema string) (int64, *problem) {
+		t.Helper()
+		root, err := decodeValid([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan, p := scanSchema(json.RawMessage(schema), label, new(int(MaxSchemaNodes)), knownValid)
+		if p != nil {
+			t.Fatal(p.reason)
+		}
+		return schemaExpansion(label, []byte(schema), root, scan.anchors)
+	}
+	bomb := defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`)
+	_, first := analyse("inputSchema", bomb)
+	_, again := analyse("inputSchema", bomb)
+	if first == nil || again != first {
+		t.Fatalf("the same schema text was analysed again (%p, %p)", first, again)
+	}
+	if _, other := analyse("secureInputSchema", bomb); other == first || !strings.HasPrefix(other.reason, "secureInputSchema") {
+		t.Errorf("another label took inputSchema's result: %v", other.reason)
+	}
+	chain := refChain(5)
+	if cost, p := analyse("inputSchema", chain); p != nil || cost != 6 {
+		t.Fatalf("ref chain: %d, %v", cost, p)
+	}
+	if cost, p := analyse("inputSchema", chain); p != nil || cost != 6 {
+		t.Fatalf("ref chain, remembered: %d, %v", cost, p)
+	}
+	for i := range maxExpansionMemoEntries + 10 {
+		analyse("inputSchema", fmt.Sprintf(`{"type":"object","properties":{"p%d":{"$ref":"#/$defs/d"}},"$defs":{"d":{"type":"string"}}}`, i))
+		expansionMemo.mu.Lock()
+		entries, bytes := expansionMemo.entries, expansionMemo.bytes
+		expansionMemo.mu.Unlock()
+		if entries > maxExpansionMemoEntries || bytes > maxExpansionMemoBytes {
+			t.Fatalf("the memo holds %d entries, %d bytes", entries, bytes)
+		}
+	}
+}
