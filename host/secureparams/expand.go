@@ -269,6 +269,9 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 	n := &x.slab[len(x.slab)-1]
 	x.nodes[id] = n
 	x.steps++
+	if leafShortcut && readsNothing(obj) {
+		return n
+	}
 	if ref, ok := obj["$ref"].(string); ok {
 		if target, where, p := x.w.resolve(ref); p == nil {
 			if t := x.nodeAt(target, where); t != nil {

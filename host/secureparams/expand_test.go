@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agenthost/agenthost/internal/safeschema"
 )
 
@@ -273,4 +275,59 @@ func TestExpansionMemo(t *testing.T) {
 			t.Fatalf("the memo holds %d entries, %d bytes", entries, bytes)
 		}
 	}
+}
+
+// FuzzLeafShortcut: skipping the schema objects that hold none of the
+// keywords the analysis reads (readsNothing) changes no verdict: the same
+// exclusion rule (and reason, but for the expansion rule, whose reason may
+// name any of several equivalent pointers), the same validation cost, the
+// same secure names and warnings as the analysis that looks every keyword
+// up.
+func FuzzLeafShortcut(f *testing.F) {
+	for _, raw := range []string{
+		string(realisticTool),
+		string(toolJSON(defsBomb(12, `"properties":{"q":{"$ref":"#/$defs/a0"}}`), secureTenant)),
+		string(toolJSON(`{"type":"object","properties":{"a":{"type":"string"},"b":{"items":{"type":"string"}},"tenant_id":{"description":"x"}}}`, secureTenant)),
+		string(toolJSON(`{"type":"object","properties":{"v":{"$ref":"#/$defs/j"}},"$defs":{"j":{"anyOf":[{"type":"string"},{"type":"array","items":{"$ref":"#/$defs/j"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/j"}}]}}}`, secureTenant)),
+		string(toolJSON(`{"type":"object","properties":{"o":{"dependentRequired":{"a":["tenant_id"]}}}}`, secureTenant)),
+		string(toolJSON(`{"type":"object","properties":{"o":{"contentSchema":{"properties":{"tenant_id":{}}}}}}`, secureTenant)),
+		string(toolJSON(`{"type":"object","properties":{"p":{"$ref":"#/properties/q"},"q":{"type":"string"}}}`, "")),
+		string(toolJSON(`{"type":"object"}`, `{"type":"object","properties":{"tenant_id":{"type":"string"}},"allOf":[{"required":["tenant_id"]}]}`)),
+	} {
+		f.Add(raw)
+	}
+	type verdict struct {
+		Rule             Rule
+		Reason           string
+		Cost             int64
+		Params, Required []string
+		Headers          []HeaderBinding
+		Warnings         []string
+	}
+	analyse := func(raw string, shortcut bool) *verdict {
+		leafShortcut = shortcut
+		defer func() { leafShortcut = true }()
+		expansionMemo.mu.Lock()
+		expansionMemo.byLabel = nil // each side analyses afresh
+		expansionMemo.mu.Unlock()
+		tool, err := ParseTool(json.RawMessage(raw))
+		if err != nil {
+			return nil
+		}
+		v := &verdict{Cost: tool.ValidationCost(), Params: tool.SecureParams, Required: tool.SecureRequired, Headers: tool.SecureHeaders, Warnings: tool.Warnings}
+		var ex *ExclusionError
+		if errors.As(Validate(tool), &ex) {
+			v.Rule, v.Reason = ex.Rule, ex.Reason
+			if ex.Rule == RuleExpansion {
+				v.Reason = ""
+			}
+		}
+		return v
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		full, short := analyse(raw, false), analyse(raw, true)
+		if diff := cmp.Diff(full, short); diff != "" {
+			t.Fatalf("%s: the shortcut changed the verdict (-full +shortcut):\n%s", raw, diff)
+		}
+	})
 }

@@ -104,6 +104,9 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, at(ptr))
 	}
 
+	if leafShortcut && readsNothing(obj) {
+		return nil
+	}
 	if ref, ok := obj["$ref"]; ok {
 		if p := w.followRef(ref, ptr, depth, collect, uncond); p != nil {
 			return p
@@ -187,6 +190,28 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 		}
 	}
 	return nil
+}
+
+// leafShortcut lets the walker and the expansion analysis skip the schema
+// objects readsNothing accepts. Only FuzzLeafShortcut turns it off, to
+// compare with the analysis that looks every keyword up.
+var leafShortcut = true
+
+// readsNothing reports whether a schema object has none of the members
+// the walker and the expansion analysis read (most leaf schemas, such as
+// {"type": "string", "description": "..."}): both then have nothing to do
+// there, and one pass over its few members spares a lookup of each keyword.
+func readsNothing(obj map[string]any) bool {
+	for k := range obj {
+		switch k {
+		case "$ref", "properties", "required", "dependentRequired", "dependentSchemas", "dependencies",
+			"patternProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+			"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "additionalItems",
+			"contentSchema", "propertyNames", "items", "prefixItems", "$defs", "definitions":
+			return false
+		}
+	}
+	return true
 }
 
 // declaredNames records the property names a schema object mentions: properties
