@@ -300,42 +300,44 @@ func (w *Waiters) register(id string) (<-chan struct{}, func()) {
 }
 
 // Wait blocks until the request is settled or ctx is done: it re-reads
-// the request when woken (Wake) and at each poll. A request found past its
+// the request when woken (see Dialect.Notify) and at each poll. A request found past its
 // deadline is settled as expired.
 func (s *Store) Wait(ctx context.Context, id string) (approvals.Approval, error) {
-	var tick <-chan time.Time
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
 	for {
-		woken, done := s.waiters.register(id)
-		if err := s.checkOpen(); err != nil {
-			done()
-			return approvals.Approval{}, err
-		}
-		a, err := read(ctx, s.db, s.q.selectApproval, id)
-		switch {
-		case err != nil:
-			done()
+		a, done, err := s.waitOnce(ctx, id, t.C)
+		if done {
 			return a, err
-		case a.State != approvals.StatePending:
-			done()
-			return a, nil
-		case !a.Open(s.now()):
-			done()
-			return s.Expire(ctx, id)
 		}
-		if tick == nil {
-			t := time.NewTicker(s.poll)
-			defer t.Stop()
-			tick = t.C
-		}
-		select {
-		case <-woken:
-		case <-tick:
-		case <-ctx.Done():
-			done()
-			return approvals.Approval{}, ctx.Err()
-		}
-		done()
 	}
+}
+
+// waitOnce reads the request once and, while it is open, waits for a wake
+// up, a tick or the end of ctx; done reports that Wait should return.
+func (s *Store) waitOnce(ctx context.Context, id string, tick <-chan time.Time) (approvals.Approval, bool, error) {
+	woken, release := s.waiters.register(id)
+	defer release()
+	if err := s.checkOpen(); err != nil {
+		return approvals.Approval{}, true, err
+	}
+	a, err := read(ctx, s.db, s.q.selectApproval, id)
+	switch {
+	case err != nil:
+		return a, true, err
+	case a.State != approvals.StatePending:
+		return a, true, nil
+	case !a.Open(s.now()):
+		a, err = s.Expire(ctx, id)
+		return a, true, err
+	}
+	select {
+	case <-woken:
+	case <-tick:
+	case <-ctx.Done():
+		return approvals.Approval{}, true, ctx.Err()
+	}
+	return a, false, nil
 }
 
 // PutGrant stores (or replaces) a session grant.
