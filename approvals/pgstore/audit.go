@@ -20,8 +20,8 @@ type AuditOptions struct {
 	MaxBatch int
 }
 
-// AuditSink appends audit records to PostgreSQL as a hash chain (see
-// approvals.ChainHash). Write returns once the record's transaction
+// AuditSink is an approvals.Sink (Write, Close) appending audit records to
+// PostgreSQL as a hash chain (see approvals.ChainHash). Write returns once the record's transaction
 // committed: concurrent writers share one transaction (group commit), so
 // throughput grows with concurrency while every record is stored before
 // its call goes on. A batch takes two round trips: BEGIN with the chain

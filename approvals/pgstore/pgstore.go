@@ -94,7 +94,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the PostgreSQL approvals.Store. Safe for concurrent use.
+// Store is the PostgreSQL approvals.Store: its methods are that
+// interface's, with Close. Safe for concurrent use.
 type Store struct {
 	*core
 	pool     *pgxpool.Pool

@@ -19,8 +19,8 @@ type AuditOptions struct {
 	MaxBatch int
 }
 
-// AuditSink appends audit records to a SQLite file as a hash chain (see
-// approvals.ChainHash). Write returns once the record's transaction
+// AuditSink is an approvals.Sink (Write, Close) appending audit records to
+// a SQLite file as a hash chain (see approvals.ChainHash). Write returns once the record's transaction
 // committed (synchronous=FULL); concurrent writers share one transaction.
 // A failed commit fails every Write of its batch; it is not sticky.
 type AuditSink struct{ *auditCore }

@@ -93,8 +93,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the SQLite approvals.Store. Safe for concurrent use, and by
-// several processes on one file.
+// Store is the SQLite approvals.Store: its methods are that interface's,
+// with Close. Safe for concurrent use, and by several processes on one
+// file.
 type Store struct{ *core }
 
 type core = sqlstore.Store
