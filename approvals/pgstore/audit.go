@@ -21,13 +21,13 @@ type AuditOptions struct {
 }
 
 // AuditSink is an approvals.Sink (Write, Close) appending audit records to
-// PostgreSQL as a hash chain (see approvals.ChainHash). Write returns once the record's transaction
-// committed: concurrent writers share one transaction (group commit), so
-// throughput grows with concurrency while every record is stored before
-// its call goes on. A batch takes two round trips: BEGIN with the chain
-// head's row lock, then the records, the new head and COMMIT. A failed
-// commit fails every Write of its batch (the host then runs none of those
-// calls); it is not sticky.
+// PostgreSQL as a hash chain (see approvals.ChainHash). Write returns once
+// the record's transaction committed: concurrent writers share one
+// transaction (group commit), so throughput grows with concurrency while
+// every record is stored before its call goes on. A batch takes two round
+// trips: BEGIN with the chain head's row lock, then the records, the new
+// head and COMMIT. A failed commit fails every Write of its batch (the host
+// then runs none of those calls); it is not sticky.
 type AuditSink struct{ *auditCore }
 
 type auditCore = sqlstore.AuditSink

@@ -20,9 +20,10 @@ type AuditOptions struct {
 }
 
 // AuditSink is an approvals.Sink (Write, Close) appending audit records to
-// a SQLite file as a hash chain (see approvals.ChainHash). Write returns once the record's transaction
-// committed (synchronous=FULL); concurrent writers share one transaction.
-// A failed commit fails every Write of its batch; it is not sticky.
+// a SQLite file as a hash chain (see approvals.ChainHash). Write returns
+// once the record's transaction committed (synchronous=FULL); concurrent
+// writers share one transaction. A failed commit fails every Write of its
+// batch; it is not sticky.
 type AuditSink struct{ *auditCore }
 
 type auditCore = sqlstore.AuditSink
