@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // TestRefreshRebuildsOnlyThatServersView: after one server is re-listed,
@@ -157,5 +162,92 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	want = []string{"a__get", "a__put", "b__get", "b__put", "c__delete", "c__get"}
 	if got := names(v3); !slices.Equal(got, want) {
 		t.Errorf("model tools %v, want %v", got, want)
+	}
+}
+
+// TestLoadListingCopiesThePages: parsed definitions share their bytes, so
+// a caller reusing its page buffer after LoadListing must not change the
+// catalog's names, descriptions or schemas.
+func TestLoadListingCopiesThePages(t *testing.T) {
+	cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {URL: "http://127.0.0.1:1/mcp"}}}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	page := []byte(`{"tools":[{"name":"get_rows","description":"reads rows","inputSchema":{"type":"object","properties":{"table":{"type":"string"}}}}]}`)
+	if err := h.LoadListing("db", false, page); err != nil {
+		t.Fatal(err)
+	}
+	for i := range page { // the caller reuses its buffer
+		if page[i] >= 'a' && page[i] <= 'z' {
+			page[i] = 'x'
+		}
+	}
+	ct := h.Server("db").Tool("get_rows")
+	if ct == nil {
+		t.Fatal("get_rows is gone after the caller reused its buffer")
+	}
+	if ct.Tool.Name != "get_rows" || ct.Tool.Description != "reads rows" || !strings.Contains(string(ct.Tool.InputSchema), `"table"`) {
+		t.Errorf("the definition changed with the caller's buffer: %q %q %s", ct.Tool.Name, ct.Tool.Description, ct.Tool.InputSchema)
+	}
+}
+
+// reusingTransport hands every response's result over in one buffer that
+// the next response overwrites, as a transport given to Options.Transports
+// may.
+type reusingTransport struct {
+	transport.Interface
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (r *reusingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := r.Interface.SendRequest(ctx, req)
+	if err != nil || resp == nil || resp.Result == nil {
+		return resp, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.buf {
+		r.buf[i] = ' ' // what the previous response left is gone
+	}
+	r.buf = append(r.buf[:0], resp.Result...)
+	out := *resp
+	out.Result = r.buf
+	return &out, nil
+}
+
+// TestHandedInTransportMayReuseItsBuffer: the host keeps a listing's bytes
+// (its parsed definitions share them), so over a transport that reuses its
+// result buffer the catalog must survive the next response.
+func TestHandedInTransportMayReuseItsBuffer(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name":"get_rows","description":"reads rows","inputSchema":{"type":"object","properties":{"table":{"type":"string"}}}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {}}, Approvals: readsAllowed()}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Transports: map[string]TransportFactory{
+		"db": func() (transport.Interface, error) {
+			return &reusingTransport{Interface: srv.InProcessTransport()}, nil
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	ctx := context.Background()
+	h.Connect(ctx)
+	s := h.NewSession(SessionOptions{})
+	t.Cleanup(s.Close)
+	if _, err := s.CallTool(ctx, "db", "get_rows", json.RawMessage(`{"table":"t"}`)); err != nil {
+		t.Fatal(err) // its answer overwrote the transport's buffer
+	}
+	ct := h.Server("db").Tool("get_rows")
+	if ct == nil || ct.Tool.Name != "get_rows" || ct.Tool.Description != "reads rows" || !strings.Contains(string(ct.Tool.InputSchema), `"table"`) {
+		t.Fatalf("the catalog changed with the transport's buffer: %+v", ct)
 	}
 }

@@ -108,6 +108,9 @@ type Tool struct {
 // fails only when raw is not a JSON object or has no string "name"; every
 // other defect is recorded and reported by Validate, so that one bad tool
 // never hides the server's other tools.
+//
+// The Tool keeps raw and shares its memory (its strings and decoded
+// schemas point into it): raw must never change afterwards.
 func ParseTool(raw json.RawMessage) (*Tool, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {

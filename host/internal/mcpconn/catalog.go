@@ -1,6 +1,7 @@
 package mcpconn
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -284,10 +285,13 @@ func filterAllows(f config.ToolFilter, name string) bool {
 // modern protocol and, when secureParams is set, the server's first
 // configured secure-params extension taken as negotiated. The server is not
 // contacted.
+//
+// The pages are copied first: parsed definitions share their bytes (see
+// secureparams.ParseTool), and the caller may reuse its buffers.
 func (c *Conn) LoadListing(secureParams bool, pages ...json.RawMessage) error {
 	var listed []secureparams.ListedTool
 	for i, page := range pages {
-		body, err := secureparams.SplitToolsPage(page)
+		body, err := secureparams.SplitToolsPage(bytes.Clone(page))
 		if err != nil {
 			return fmt.Errorf("tools/list page %d: %w", i, err)
 		}

@@ -1,6 +1,7 @@
 package mcpconn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -519,6 +520,11 @@ func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*
 		split := secureparams.SplitValidToolsPage
 		if c.transport != nil {
 			split = secureparams.SplitToolsPage
+			// Parsed definitions share the page's bytes for as long as
+			// they live (secureparams.ParseTool); mcp-go's own transports
+			// decode each response into fresh memory, a transport handed
+			// in may reuse its buffer for the next one.
+			raw = bytes.Clone(raw)
 		}
 		body, err := split(raw)
 		if err != nil {
