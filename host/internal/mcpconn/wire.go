@@ -178,14 +178,15 @@ func NewSecureArgs(tool string, values map[string]any, headers map[string]string
 		names: slices.Sorted(maps.Keys(values))}, nil
 }
 
-// Names are the secure parameter names sent, sorted (never values):
-// read-only, shared by every call that sends s (its capacity is its
-// length, so an append copies).
+// Names are the secure parameter names sent, sorted (never values); a copy
+// the caller owns. It ends in CallResult.SecureParams, which a library
+// caller may change: shared, that would change what later calls report
+// and audit.
 func (s *SecureArgs) Names() []string {
 	if s == nil {
 		return nil
 	}
-	return slices.Clip(s.names)
+	return slices.Clone(s.names)
 }
 
 // wireTransport is the seam around a real mcp-go transport.
