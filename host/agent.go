@@ -109,11 +109,12 @@ func (t *turn) started(ctx context.Context) {
 	h.connectPending(ctx)
 	view := t.s.View(ctx)
 	perServer := map[string]int{}
-	for _, f := range view.Model.Tools() {
+	if n := view.Model.Len(); n > 0 {
+		e.Tools = make([]string, 0, n)
+	}
+	for f, ref := range view.Model.All() {
 		e.Tools = append(e.Tools, f.Name)
-		if ref, ok := view.Model.Lookup(f.Name); ok {
-			perServer[ref.Server]++
-		}
+		perServer[ref.Server]++
 	}
 	for _, snap := range h.Servers() {
 		e.Servers = append(e.Servers, EventServer{Name: snap.Name, Status: snap.Status, Tools: perServer[snap.Name]})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/model"
 )
 
 // TestRefreshRebuildsOnlyThatServersView: after one server is re-listed,
@@ -250,4 +251,52 @@ func TestHandedInTransportMayReuseItsBuffer(t *testing.T) {
 	if ct == nil || ct.Tool.Name != "get_rows" || ct.Tool.Description != "reads rows" || !strings.Contains(string(ct.Tool.InputSchema), `"table"`) {
 		t.Fatalf("the catalog changed with the transport's buffer: %+v", ct)
 	}
+}
+
+// TestSessionStartCountsEachServersTools: session_start names every
+// function offered and, per server, how many are its own (counted in one
+// walk over the composed view, not a lookup through every part per
+// function).
+func TestSessionStartCountsEachServersTools(t *testing.T) {
+	transports := map[string]TransportFactory{}
+	for name, tools := range map[string]string{
+		"a": `[{"name":"get","inputSchema":{"type":"object"}},{"name":"put","inputSchema":{"type":"object"}}]`,
+		"b": `[{"name":"list","inputSchema":{"type":"object"}}]`,
+	} {
+		srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(tools)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		transports[name] = func() (transport.Interface, error) { return srv.InProcessTransport(), nil }
+	}
+	cfg := &config.Config{MCPServers: map[string]*config.Server{"a": {}, "b": {}}, Approvals: readsAllowed()}
+	cfg.ApplyDefaults()
+	llm := model.Func(func(context.Context, *model.Request) (model.Message, model.Usage, error) {
+		return model.Message{Content: "done"}, model.Usage{}, nil
+	})
+	h, err := New(Options{Config: cfg, Model: llm, ModelName: "m", Transports: transports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	s := h.NewSession(SessionOptions{})
+	t.Cleanup(s.Close)
+	for e := range s.Turn(context.Background(), "hi", TurnOptions{}) {
+		if e.Type != EventSessionStart {
+			continue
+		}
+		if got := strings.Join(e.Tools, ","); got != "a__get,a__put,b__list" {
+			t.Errorf("tools offered: %s", got)
+		}
+		counts := map[string]int{}
+		for _, sv := range e.Servers {
+			counts[sv.Name] = sv.Tools
+		}
+		if counts["a"] != 2 || counts["b"] != 1 || len(counts) != 2 {
+			t.Errorf("per-server counts: %v", counts)
+		}
+		return
+	}
+	t.Fatal("no session_start")
 }

@@ -3,6 +3,7 @@ package llmview
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -71,6 +72,30 @@ func (v *View) Len() int { return v.n }
 // Parts are the views a composed view was made of, in order (nil for a
 // view made by Build). They are shared: callers must not modify them.
 func (v *View) Parts() []*View { return v.parts }
+
+// All yields every function the model is offered with the tool it maps
+// to, in order, without joining a composed view's parts and with one
+// lookup per function (Lookup on a composed view asks each part in turn).
+func (v *View) All() iter.Seq2[Function, Ref] {
+	return func(yield func(Function, Ref) bool) { v.each(yield) }
+}
+
+func (v *View) each(yield func(Function, Ref) bool) bool {
+	if v.parts == nil {
+		for _, f := range v.tools {
+			if !yield(f, v.ByExposed[f.Name]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range v.parts {
+		if !p.each(yield) {
+			return false
+		}
+	}
+	return true
+}
 
 // Lookup maps an exposed function name back to its tool.
 func (v *View) Lookup(name string) (Ref, bool) {

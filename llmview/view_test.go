@@ -214,4 +214,18 @@ func TestComposeJoinsOnFirstUse(t *testing.T) {
 	if empty := Compose(nil); empty.Len() != 0 || len(empty.Tools()) != 0 {
 		t.Errorf("empty composition: %d", empty.Len())
 	}
+	fresh := Compose([]*View{Compose([]*View{a, b}), c})
+	var all []string
+	for f, r := range fresh.All() {
+		all = append(all, f.Name+"="+r.Server+"/"+r.Tool)
+	}
+	if want := []string{"a__x=a/x", "a__y=a/y", "c__z=c/z"}; !slices.Equal(all, want) {
+		t.Errorf("All: %v, want %v", all, want)
+	}
+	if fresh.flat != nil {
+		t.Error("All joined the parts")
+	}
+	for range fresh.All() {
+		break // an early stop ends the walk
+	}
 }
