@@ -353,6 +353,15 @@ func (c *Client) legacyDiscovery(ctx context.Context) (*discovery, error) {
 	return &discovery{as: as, issuer: as.Issuer, resource: c.resource}, nil
 }
 
+// challengeScopes are the scopes to request when the caller names none:
+// those selectScopes derives from the last challenge the server sent.
+func (c *Client) challengeScopes(d *discovery) []string {
+	c.mu.Lock()
+	ch := c.challenge
+	c.mu.Unlock()
+	return c.selectScopes(d, ch.Scopes())
+}
+
 // selectScopes picks the scopes to request: the configured ones plus the
 // challenge's; without configured ones, the challenge's, else the
 // resource's scopes_supported, else none.
@@ -521,10 +530,7 @@ func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL
 	}
 	scopes := r.Scopes
 	if scopes == nil {
-		c.mu.Lock()
-		ch := c.challenge
-		c.mu.Unlock()
-		scopes = c.selectScopes(d, ch.Scopes())
+		scopes = c.challengeScopes(d)
 	}
 	verifier := randomString(32)
 	state = randomString(32)
@@ -886,10 +892,7 @@ func (c *Client) clientCredentials(ctx context.Context, subject string, scopes [
 		return nil, err
 	}
 	if scopes == nil {
-		c.mu.Lock()
-		ch := c.challenge
-		c.mu.Unlock()
-		scopes = c.selectScopes(d, ch.Scopes())
+		scopes = c.challengeScopes(d)
 	}
 	reg := clientReg{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: c.authMethod(d.as, c.cfg.ClientSecret, "")}
 	form := url.Values{"grant_type": {"client_credentials"}, "resource": {d.resource}}

@@ -37,10 +37,7 @@ func (c *Client) idJAG(ctx context.Context, subject string, scopes []string) (*T
 		return nil, err
 	}
 	if scopes == nil {
-		c.mu.Lock()
-		ch := c.challenge
-		c.mu.Unlock()
-		scopes = c.selectScopes(d, ch.Scopes())
+		scopes = c.challengeScopes(d)
 	}
 	idToken, err := c.cfg.IDToken(ctx)
 	if err != nil {
