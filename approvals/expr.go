@@ -144,8 +144,9 @@ func compileExpr(src string) (*compiledExpr, error) {
 }
 
 // referencesVariable reports whether the checked expression reads the
-// variable name (anywhere: a comprehension's own variables are not
-// references to it).
+// variable name anywhere. A comprehension variable spelled the same
+// counts too: the answer errs towards "reads it", which only adds a rule
+// to argumentRules.
 func referencesVariable(checked *cel.Ast, name string) bool {
 	for _, ref := range checked.NativeRep().ReferenceMap() {
 		if ref.Name == name {
