@@ -312,12 +312,6 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 		return nil, nil, fmt.Errorf("connect %s: %w: %w", c.name, ErrServerUnavailable, err)
 	}
 	c.mu.Lock()
-	if c.life.Err() != nil {
-		c.mu.Unlock()
-		_ = cl.Close()
-		return nil, nil, fmt.Errorf("server %s: host is shutting down: %w", c.name, ErrServerUnavailable)
-	}
-	c.client, c.wire = cl, w
 	c.failures = 0
 	reconnect := c.connectedOnce
 	c.connectedOnce = true
@@ -325,7 +319,18 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 	if reconnect && c.onReconnect != nil {
 		c.onReconnect()
 	}
+	// The listing is installed before the client is published: a
+	// concurrent connect returns as soon as it sees the client, and its
+	// caller (a session building its view) must find the tools there.
 	c.installListing(snap)
+	c.mu.Lock()
+	if c.life.Err() != nil {
+		c.mu.Unlock()
+		_ = cl.Close()
+		return nil, nil, fmt.Errorf("server %s: host is shutting down: %w", c.name, ErrServerUnavailable)
+	}
+	c.client, c.wire = cl, w
+	c.mu.Unlock()
 	c.listenForChanges(cl)
 	return cl, w, nil
 }

@@ -158,3 +158,59 @@ func TestConnectWaitingForADialHonoursItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConnectReturnsWithTheListingInstalled: a connect that waits for
+// another's dial returns only once that dial's listing is installed (and
+// announced), so a session starting its turn at that moment sees the
+// tools. The client used to be published first: a concurrent connect
+// returned in between and its session offered the model no tools.
+func TestConnectReturnsWithTheListingInstalled(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "a_tool", "inputSchema": {"type": "object"}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var announced atomic.Bool
+	var once sync.Once
+	c := New(context.Background(), "srv", Options{Config: &config.Server{},
+		Transport: func() (transport.Interface, error) { return srv.InProcessTransport(), nil },
+		OnChange: func(s *ServerSnapshot) {
+			if len(s.Tools) == 0 {
+				return
+			}
+			once.Do(func() {
+				close(entered)
+				<-release // hold the first dial between its listing and its end
+				announced.Store(true)
+			})
+		}})
+	defer c.Close()
+	first := make(chan error, 1)
+	go func() { first <- c.Connect(context.Background()) }()
+	<-entered
+	second := make(chan bool, 1)
+	go func() {
+		_ = c.Connect(context.Background())
+		second <- announced.Load()
+	}()
+	select {
+	case sawIt := <-second: // returned while the first connect was still installing
+		close(release)
+		<-first
+		if !sawIt {
+			t.Fatal("a concurrent Connect returned before the listing was installed and announced")
+		}
+	case <-time.After(100 * time.Millisecond): // it waits, as it should
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if !<-second {
+			t.Fatal("a concurrent Connect returned before the listing was announced")
+		}
+	}
+	if snap := c.Snapshot(); len(snap.Tools) != 1 {
+		t.Fatalf("snapshot after connect: %d tools", len(snap.Tools))
+	}
+}
