@@ -55,7 +55,24 @@ type CatalogueEntry struct {
 	// Note is a comment rendered above the entry by WriteCatalogueYAML;
 	// never read from configuration.
 	Note string `json:"-" yaml:"-" mapstructure:"-"`
+	// Review marks an entry that `policy init` could not classify from the
+	// tool's name ([ReviewNotInferred], [ReviewFromHints]). A YAML config
+	// carries the marker in the entry's comment; a JSON config, which has
+	// no comments, in this member. The policy never reads it: delete it
+	// once the entry is reviewed.
+	Review string `json:"review,omitempty" yaml:"-"`
 }
+
+// The review markers `policy init` puts on the entries a person must
+// classify.
+const (
+	// ReviewNotInferred: no known verb and no declaration to go by; the
+	// entry has the fail-closed risk values.
+	ReviewNotInferred = "could not infer: review"
+	// ReviewFromHints: no known verb; the entry is the server's own
+	// declaration (its SEP-2793 fields or readOnlyHint/destructiveHint).
+	ReviewFromHints = "from the server's hints: review"
+)
 
 // RawMetadata is SEP-2793 risk metadata as written by a person or a server:
 // every field optional, values not yet normalised.

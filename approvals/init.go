@@ -106,6 +106,24 @@ func (in *Inferrer) classify(server string, tool ToolInfo) CatalogueEntry {
 		evidence = append(evidence, "server hints "+h)
 	}
 
+	// No known verb, but the server said what the tool is (its SEP-2793
+	// category and riskLevel, or readOnlyHint/destructiveHint standing in
+	// for them): the suggestion starts from that declaration rather than
+	// from the fail-closed values, and is marked for review. It is only a
+	// suggestion: at run time an unclassified tool keeps the fail-closed
+	// risk whatever its hints say ([Policy.Effective]).
+	fromHints := !inf.OK && decl.Category != nil && decl.RiskLevel != nil
+	if fromHints {
+		inf = Inference{
+			Version:     inf.Version,
+			OK:          true,
+			Category:    normEnum(categoryOrder, Category(*decl.Category)),
+			RiskLevel:   normEnum(riskOrder, RiskLevel(*decl.RiskLevel)),
+			BlastRadius: BlastItem,
+			Evidence:    []string{inf.Reason},
+		}
+	}
+
 	var e Effective
 	if !inf.OK {
 		// The fail-closed risk, but not its trust level 5 and two
@@ -155,10 +173,16 @@ func (in *Inferrer) classify(server string, tool ToolInfo) CatalogueEntry {
 	}
 	entry := CatalogueEntry{Server: escapeGlob(server), Tool: escapeGlob(tool.Name), Metadata: rawFrom(e)}
 	label := oneLine(server, 60) + "/" + oneLine(tool.Name, 80)
-	if inf.OK {
+	switch {
+	case fromHints:
+		evidence = append(inf.Evidence, evidence...)
+		entry.Note = fmt.Sprintf("%s\n%s: %s", label, ReviewFromHints, strings.Join(evidence, "; "))
+		entry.Review = ReviewFromHints
+	case inf.OK:
 		evidence = append(inf.Evidence, evidence...)
 		entry.Note = fmt.Sprintf("%s: inferred (%s): %s", label, inf.Version, strings.Join(evidence, "; "))
-	} else {
+	default:
+		entry.Review = ReviewNotInferred
 		entry.Note = fmt.Sprintf("%s\ncould not infer: %s — review (fail-closed risk; every call asks)", label, inf.Reason)
 		if len(evidence) > 0 {
 			entry.Note += "\n(" + strings.Join(evidence, "; ") + ")"

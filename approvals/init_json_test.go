@@ -43,8 +43,11 @@ func TestMergeInitJSON(t *testing.T) {
 	if out, _, _, _, err := MergeInitJSON([]byte("{}"), plan); err != nil || json.Unmarshal(out, &doc) != nil {
 		t.Errorf("empty object: %v\n%s", err, out)
 	}
-	if _, _, _, _, err := MergeInitJSON([]byte(`{"approvals": {}}`), plan); !errors.Is(err, ErrInitEdit) {
-		t.Errorf("an existing approvals section: %v, want ErrInitEdit", err)
+	if _, _, _, _, err := MergeInitJSON([]byte(`{"approvals": {"catalogue": {}}}`), plan); !errors.Is(err, ErrInitEdit) {
+		t.Errorf("a catalogue that is not a list: %v, want ErrInitEdit", err)
+	}
+	if _, _, _, _, err := MergeInitJSON([]byte(`{"approvals": 3}`), plan); !errors.Is(err, ErrInitEdit) {
+		t.Errorf("approvals not an object: %v, want ErrInitEdit", err)
 	}
 	if _, _, _, _, err := MergeInitJSON([]byte(`[1]`), plan); !errors.Is(err, ErrInitEdit) {
 		t.Errorf("not an object: %v, want ErrInitEdit", err)

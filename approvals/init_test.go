@@ -50,8 +50,16 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 			want{"read", "low", "item", "auto", "none", 1, "", "declared annotations ignored"}},
 		// Not inferred: the fail-closed risk, offered and asked rather than
 		// hidden (trust 1, one approver), never below a declaration.
-		{"not inferred: fail-closed risk, asked", "frobnicate", `{"readOnlyHint":true}`,
+		{"not inferred: fail-closed risk, asked", "frobnicate", ``,
 			want{"destroy", "critical", "global", "none", "single", 1, "", "could not infer: no known verb in the tool name — review"}},
+		// No known verb, but the server's hints say what the tool is: the
+		// suggestion is the hint's reading, marked for review.
+		{"not inferred: readOnlyHint suggests a read", "directory_tree", `{"readOnlyHint":true}`,
+			want{"read", "low", "item", "auto", "none", 1, "", "from the server's hints: review: no known verb in the tool name; server hints readOnlyHint=true"}},
+		{"not inferred: destructiveHint suggests a write", "frobnicate", `{"destructiveHint":true}`,
+			want{"mutate", "high", "item", "manual", "single", 1, "", "from the server's hints: review"}},
+		{"not inferred: declared SEP-2793 fields suggest", "open_nodes", `{"category":"read","riskLevel":"medium","blastRadius":"cluster"}`,
+			want{"read", "medium", "cluster", "auto", "single", 1, "", "from the server's hints: review"}},
 		{"not inferred keeps declared side effects", "frobnicate", `{"sideEffects":["cost"]}`,
 			want{"destroy", "critical", "global", "none", "single", 1, "cost", "could not infer"}},
 		{"not inferred keeps a declared quorum and trust level", "frobnicate", `{"approvalRecommendation":"multi","minTrustLevel":4}`,

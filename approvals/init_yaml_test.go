@@ -37,7 +37,7 @@ func initPlan(t *testing.T, cfg approvals.Config) approvals.InitPlan {
 			{Name: "write_file", Annotations: json.RawMessage(`{"destructiveHint":true}`)},
 			{Name: "directory_tree", Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 		}},
-		{Name: "mem", Tools: []approvals.ToolInfo{{Name: "delete_entities"}, {Name: "read_graph"}}},
+		{Name: "mem", Tools: []approvals.ToolInfo{{Name: "delete_entities"}, {Name: "read_graph"}, {Name: "zorp_nodes"}}},
 	}, cfg)
 }
 
@@ -82,21 +82,26 @@ func TestWriteInitYAML(t *testing.T) {
 		t.Errorf("%d catalogue keys, want 1\n%s", n, out.String())
 	}
 	if !strings.Contains(out.String(), "# could not infer: no known verb in the tool name — review") {
-		t.Errorf("directory_tree is not marked\n%s", out.String())
+		t.Errorf("zorp_nodes is not marked\n%s", out.String())
 	}
 	if n := strings.Count(out.String(), "# could not infer"); n != 1 {
 		t.Errorf("%d entries marked as not inferred, want 1", n)
 	}
+	// No known verb, but the server's readOnlyHint says what the tool is:
+	// the suggestion follows the hint, marked for review.
+	if !strings.Contains(out.String(), "# from the server's hints: review: no known verb in the tool name; server hints readOnlyHint=true") {
+		t.Errorf("directory_tree is not suggested from its hints\n%s", out.String())
+	}
 
 	cfg := parseConfig(t, append([]byte(initBase), out.Bytes()...))
-	if len(cfg.Approvals.Catalogue) != 5 || len(cfg.Approvals.Rules) != 3 {
-		t.Fatalf("catalogue %d entries, rules %d; want 5 and 3", len(cfg.Approvals.Catalogue), len(cfg.Approvals.Rules))
+	if len(cfg.Approvals.Catalogue) != 6 || len(cfg.Approvals.Rules) != 3 {
+		t.Fatalf("catalogue %d entries, rules %d; want 6 and 3", len(cfg.Approvals.Catalogue), len(cfg.Approvals.Rules))
 	}
 	servers := map[string]int{}
 	for _, e := range cfg.Approvals.Catalogue {
 		servers[e.Server]++
 	}
-	if servers["fs"] != 3 || servers["mem"] != 2 {
+	if servers["fs"] != 3 || servers["mem"] != 3 {
 		t.Errorf("entries per server %v", servers)
 	}
 	for _, tc := range []struct {
@@ -107,7 +112,8 @@ func TestWriteInitYAML(t *testing.T) {
 		{"mem", "read_graph", ``, approvals.ActionAllow},
 		{"fs", "write_file", `{"destructiveHint":true}`, approvals.ActionAsk},
 		{"mem", "delete_entities", ``, approvals.ActionAsk},
-		{"fs", "directory_tree", `{"readOnlyHint":true}`, approvals.ActionAsk}, // not inferred: fail-closed risk, asked
+		{"fs", "directory_tree", `{"readOnlyHint":true}`, approvals.ActionAllow}, // from its hints, once the entry is written
+		{"mem", "zorp_nodes", ``, approvals.ActionAsk},                           // not inferred: fail-closed risk, asked
 	} {
 		if got := decide(t, cfg, tc.server, tc.tool, tc.annotations); got != tc.want {
 			t.Errorf("%s/%s: %s, want %s", tc.server, tc.tool, got, tc.want)
@@ -133,8 +139,8 @@ func TestWriteInitEntries(t *testing.T) {
 	}
 	existing := initBase + "approvals:\n  noMatch: ask\n  catalogue:\n    - server: other\n      tool: x\n      metadata: {category: read, riskLevel: low}\n"
 	cfg := parseConfig(t, []byte(existing+out.String()))
-	if len(cfg.Approvals.Catalogue) != 6 {
-		t.Errorf("%d entries after pasting, want 6", len(cfg.Approvals.Catalogue))
+	if len(cfg.Approvals.Catalogue) != 7 {
+		t.Errorf("%d entries after pasting, want 7", len(cfg.Approvals.Catalogue))
 	}
 	out.Reset()
 	if err := approvals.WriteInitEntries(&out, approvals.InitPlan{}, 4); err != nil || out.Len() != 0 {
@@ -170,14 +176,14 @@ session:
 		prefixSame bool
 		keep       []string
 	}{
-		{"no approvals: appended", initBase, 5, true, true, nil},
-		{"empty file", "", 5, true, true, nil},
-		{"comments only", "# nothing yet\n", 5, true, true, nil},
-		{"no trailing newline", strings.TrimSuffix(initBase, "\n"), 5, true, true, nil},
-		{"approvals with rules and an entry", withApprovals, 4, false, false,
+		{"no approvals: appended", initBase, 6, true, true, nil},
+		{"empty file", "", 6, true, true, nil},
+		{"comments only", "# nothing yet\n", 6, true, true, nil},
+		{"no trailing newline", strings.TrimSuffix(initBase, "\n"), 6, true, true, nil},
+		{"approvals with rules and an entry", withApprovals, 5, false, false,
 			[]string{"# my agenthost config", "# the filesystem", "# keep this", "# approvals comment", "# line comment", "# hand-written", "timeout: 2m", "id: mine", "riskLevel: low, minTrustLevel: 1", "trustLevel: 1 # session comment"}},
-		{"approvals null", initBase + "approvals:\n", 5, true, false, []string{"# keep this"}},
-		{"catalogue empty flow, rules empty", initBase + "approvals:\n  rules: []\n  catalogue: []\n", 5, true, false, nil},
+		{"approvals null", initBase + "approvals:\n", 6, true, false, []string{"# keep this"}},
+		{"catalogue empty flow, rules empty", initBase + "approvals:\n  rules: []\n  catalogue: []\n", 6, true, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,6 +129,16 @@ func TestFirstRunWithAClaudeDesktopConfig(t *testing.T) {
 		if !strings.Contains(r.stdout, "hello.txt") {
 			t.Errorf("list_directory did not list\n%s", r)
 		}
+		// JSON has no comments: the entries to review say so in a member.
+		if !strings.Contains(string(after), `"review": "from the server's hints: review"`) {
+			t.Errorf("the JSON catalogue carries no review marker\n%s", after)
+		}
+		// A second --write adds nothing and leaves the file alone.
+		r = run(t, nil, "--config", cfg, "policy", "init", "--write")
+		wantCode(t, r, 0)
+		if again, _ := os.ReadFile(cfg); !strings.Contains(r.stdout, "nothing to add") || string(again) != string(after) {
+			t.Errorf("a second --write on the JSON config\n%s", r)
+		}
 		r = run(t, nil, "--config", cfg, "call", "filesystem", "write_file", "--args", mustJSON(obj{"path": filepath.Join(root, "new.txt"), "content": "x"}), "--approve", "deny")
 		wantCode(t, r, 3)
 		if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {

@@ -158,6 +158,10 @@ func (a *app) policyInitCommand() *cobra.Command {
 			names, failed := a.connectServers(cmd, h, server, "")
 			plan := h.PlanInit(names)
 			switch {
+			case !write && len(plan.Entries) == 0 && len(plan.Rules) == 0:
+				// Nothing on stdout: what is printed there is a block to
+				// merge, and an empty one reads as a broken run.
+				fmt.Fprintf(a.stderr, "nothing to add (%d tools already catalogued)\n", plan.Present)
 			case write:
 				if err := a.writeInit(cfg.File, plan); err != nil {
 					return err
