@@ -64,8 +64,10 @@ func TestHostileServers(t *testing.T) {
 		}
 	}
 
+	// The catalog of every server that answered is printed, and the exit
+	// is 6, as for `servers`: some did not.
 	r = run(t, nil, "--config", cfg, "tools", "--json")
-	wantCode(t, r, 0)
+	wantCode(t, r, 6)
 	report := decodeStdout[toolsDoc](t, r)
 	for name := range healthy {
 		s := report.server(t, name)
@@ -117,6 +119,15 @@ func TestHostileServers(t *testing.T) {
 		}
 	}
 	wantCode(t, run(t, nil, "--config", cfg, "call", "good", "alpha", "--args", `{"q":"x"}`), 0)
+
+	// Asking about a server that fails is exit 6, with and without --json.
+	for _, args := range [][]string{{"tools", "--server", "malformed_list", "--json"}, {"tools", "--server", "malformed_list"}} {
+		r = run(t, nil, append([]string{"--config", cfg}, args...)...)
+		wantCode(t, r, 6)
+		if !strings.Contains(r.stdout, "malformed_list") {
+			t.Errorf("%v: the failed server is not reported\n%s", args, r)
+		}
+	}
 }
 
 // nested returns an object schema nested depth levels deep.

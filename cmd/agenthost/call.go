@@ -118,7 +118,7 @@ func (a *app) callCommand() *cobra.Command {
 	cmd.Flags().StringVar(&argsJSON, "args", "", "tool arguments as a JSON object")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the result or error document described in docs/cli.md)")
 	cmd.Flags().StringVar(&serverURL, "url", "", "call an ad-hoc server at this URL (no config)")
-	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse (unset: streamable HTTP, falling back to legacy SSE)")
+	cmd.Flags().StringVar(&transport, "transport", "", transportUsage)
 	a.addSessionFlags(cmd)
 	return cmd
 }
@@ -138,10 +138,17 @@ func printContent(a *app, r *mcp.CallToolResult) {
 const adHocServer = "url"
 
 // adHocConfig is the config of an ad-hoc server at rawURL.
+// transportUsage is the --transport flag's help: no default is shown,
+// since an unset flag is not the same as "http" (it falls back to SSE).
+const transportUsage = "transport for --url: http or sse (default: streamable HTTP, falling back to legacy SSE when the server answers a POST as a legacy one)"
+
 func adHocConfig(rawURL, transport string) (*config.Config, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--url: %q is not an http(s) URL", rawURL)
+	}
+	if transport == "" {
+		transport = "http"
 	}
 	if transport != "http" && transport != "sse" {
 		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)

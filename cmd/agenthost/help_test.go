@@ -47,3 +47,37 @@ func TestHelpCitesTheRepositoryDocs(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportHelpHasNoDefault: an unset --transport falls back from
+// streamable HTTP to legacy SSE, so its help must not show a default of
+// "http" beside the words that describe the fallback.
+func TestTransportHelpHasNoDefault(t *testing.T) {
+	root := (&app{}).rootCommand()
+	for _, name := range []string{"tools", "call"} {
+		c, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := c.Flags().Lookup("transport")
+		if f == nil {
+			t.Fatalf("%s has no --transport", name)
+		}
+		if f.DefValue != "" {
+			t.Errorf("%s --transport shows the default %q, which is not what an unset flag does", name, f.DefValue)
+		}
+		if !strings.Contains(f.Usage, "falling back to legacy SSE") {
+			t.Errorf("%s --transport help: %q", name, f.Usage)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}} {
+		if got := plural(tc.n, "step"); got != tc.want {
+			t.Errorf("plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

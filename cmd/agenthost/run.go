@@ -223,7 +223,7 @@ func (p *textPrinter) print(e host.Event) {
 		fmt.Fprintf(p.stderr, "agenthost: %s\n", shown(p.stderr, e.Error))
 	case host.EventSessionEnd:
 		if e.Reason != host.EndDone {
-			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %d steps\n", e.Reason, e.Steps)
+			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %s\n", e.Reason, plural(e.Steps, "step"))
 		}
 	}
 }

@@ -55,7 +55,10 @@ func (a *app) toolsCommand() *cobra.Command {
 			}
 			report := sess.Report(cmd.Context(), server)
 			if asJSON {
-				return writeJSON(a.stdout, report)
+				if err := writeJSON(a.stdout, report); err != nil {
+					return err
+				}
+				return unavailableExit(report)
 			}
 			for i, s := range report.Servers {
 				if i > 0 {
@@ -101,13 +104,13 @@ func (a *app) toolsCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout)
 				fmt.Fprintln(a.stdout, shown(a.stdout, summaryLine(sess.View(cmd.Context()).Summary())))
 			}
-			return nil
+			return unavailableExit(report)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the document described in docs/cli.md)")
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	cmd.Flags().StringVar(&serverURL, "url", "", "the tools of an ad-hoc server at this URL (no config)")
-	cmd.Flags().StringVar(&transport, "transport", "http", "transport for --url: http or sse (unset: streamable HTTP, falling back to legacy SSE)")
+	cmd.Flags().StringVar(&transport, "transport", "", transportUsage)
 	a.addSessionFlags(cmd)
 	return cmd
 }
@@ -120,4 +123,23 @@ func summaryLine(sum host.ViewSummary) string {
 		line += fmt.Sprintf("\nMost common reason (%d of %d not offered): %s", sum.TopReasonCount, sum.Hidden+sum.Excluded, sum.TopReason)
 	}
 	return line
+}
+
+// unavailableExit is exit 6 when a server the report covers could not be
+// reached, as `servers` exits: the catalog was printed, but without it.
+func unavailableExit(report *host.CatalogReport) error {
+	for _, s := range report.Servers {
+		if s.Status == host.StatusError {
+			return &exitErr{code: exitUnavailable, printed: true}
+		}
+	}
+	return nil
+}
+
+// plural is "1 step", "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
