@@ -141,3 +141,27 @@ func setScalar(v reflect.Value, text string) string {
 	}
 	return ""
 }
+
+// The variables OpenAI's own clients read, which a model setting left
+// empty by the file and by AGENTHOST_* falls back to (docs/config.md).
+const (
+	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+)
+
+// applyConventionalEnv fills llm.apiKey and llm.baseURL, when neither the
+// file nor an AGENTHOST_* override set them, from OPENAI_API_KEY and
+// OPENAI_BASE_URL: a user whose shell is set up for OpenAI's tools needs
+// no configuration file to run a turn. An empty variable counts as unset.
+func applyConventionalEnv(cfg *Config, lookup func(string) (string, bool)) {
+	fill := func(field *string, name string) {
+		if *field != "" {
+			return
+		}
+		if v, ok := lookup(name); ok && v != "" {
+			*field = v
+		}
+	}
+	fill(&cfg.LLM.APIKey, EnvOpenAIAPIKey)
+	fill(&cfg.LLM.BaseURL, EnvOpenAIBaseURL)
+}

@@ -14,7 +14,7 @@ func isolateEnv(t *testing.T) {
 	t.Helper()
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, EnvPrefix+"_") {
+		if strings.HasPrefix(name, EnvPrefix+"_") || name == EnvOpenAIAPIKey || name == EnvOpenAIBaseURL {
 			t.Setenv(name, "")
 		}
 	}

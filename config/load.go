@@ -170,6 +170,9 @@ func build(data []byte, format, file string, withEnv bool) (*Config, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
+	if withEnv {
+		applyConventionalEnv(cfg, os.LookupEnv)
+	}
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -423,6 +423,54 @@ func TestLoadDefaultWithoutFileStillAppliesOverrides(t *testing.T) {
 	}
 }
 
+// TestOpenAIVariables: llm.apiKey and llm.baseURL that neither the file
+// nor AGENTHOST_* set come from OPENAI_API_KEY and OPENAI_BASE_URL, with or
+// without a configuration file; a set value always wins; Parse, which
+// reads no environment, takes neither.
+func TestOpenAIVariables(t *testing.T) {
+	const key, url = "sk-canary-openai", "http://127.0.0.1:9/v1"
+	for _, tc := range []struct {
+		name             string
+		file             string // "" for no file
+		agenthostKey     string
+		wantKey, wantURL string
+	}{
+		{"no file", "", "", key, url},
+		{"file without llm", "mcpServers: {}\n", "", key, url},
+		{"file sets them", "llm: {apiKey: from-file, baseURL: \"http://127.0.0.1:8/v1\"}\n", "", "from-file", "http://127.0.0.1:8/v1"},
+		{"AGENTHOST_LLM_APIKEY wins", "", "from-agenthost", "from-agenthost", url},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isolateEnv(t)
+			dir := t.TempDir()
+			t.Chdir(dir)
+			t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "none"))
+			t.Setenv(EnvOpenAIAPIKey, key)
+			t.Setenv(EnvOpenAIBaseURL, url)
+			if tc.agenthostKey != "" {
+				t.Setenv("AGENTHOST_LLM_APIKEY", tc.agenthostKey)
+			}
+			if tc.file != "" {
+				writeFile(t, dir, "agenthost.yaml", tc.file)
+			}
+			cfg, err := LoadDefault("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.LLM.APIKey != tc.wantKey || cfg.LLM.BaseURL != tc.wantURL {
+				t.Errorf("apiKey %q baseURL %q, want %q %q", cfg.LLM.APIKey, cfg.LLM.BaseURL, tc.wantKey, tc.wantURL)
+			}
+		})
+	}
+	t.Run("Parse reads no environment", func(t *testing.T) {
+		t.Setenv(EnvOpenAIAPIKey, key)
+		cfg, err := Parse([]byte("mcpServers: {}\n"), FormatYAML, "x.yaml")
+		if err != nil || cfg.LLM.APIKey != "" {
+			t.Errorf("Parse took OPENAI_API_KEY: %q, %v", cfg.LLM.APIKey, err)
+		}
+	})
+}
+
 func TestLoadErrors(t *testing.T) {
 	isolateEnv(t)
 	dir := t.TempDir()

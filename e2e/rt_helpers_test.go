@@ -62,6 +62,13 @@ type rtModel struct {
 // rtStartModel runs the scripted model server for the rest of the test.
 func rtStartModel(t *testing.T, script modeltest.Script) *rtModel {
 	t.Helper()
+	return rtStartModelWith(t, script)
+}
+
+// rtStartModelWith is rtStartModel with more of fakellm's flags (such as
+// --api-key KEY).
+func rtStartModelWith(t *testing.T, script modeltest.Script, flags ...string) *rtModel {
+	t.Helper()
 	if err := script.Validate(); err != nil {
 		t.Fatalf("test script: %v", err)
 	}
@@ -74,7 +81,7 @@ func rtStartModel(t *testing.T, script modeltest.Script) *rtModel {
 	scriptPath := writeFile(t, dir, "script.json", data)
 	m := &rtModel{record: filepath.Join(dir, "model-record.jsonl")}
 	addrFile := filepath.Join(dir, "addr")
-	cmd := exec.Command(bin, "--script", scriptPath, "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--record", m.record)
+	cmd := exec.Command(bin, append([]string{"--script", scriptPath, "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--record", m.record}, flags...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	done := spawn(t, "fakellm", cmd, true).done

@@ -33,8 +33,9 @@ type TurnOptions struct {
 	TraceParent, TraceState string
 }
 
-// ErrNoModel is returned when a turn runs on a host without a model.
-var ErrNoModel = errors.New("no model configured (set llm.baseURL / llm.model, or pass Options.Model)")
+// ErrNoModel is returned when a turn runs on a host without a model: give
+// one in Options.Model, or name one in the configuration's llm.model.
+var ErrNoModel = errors.New("no model configured")
 
 // Turn runs one user turn: it sends the conversation and the session's tool
 // view to the model, runs the tool calls it asks for (several at once when

@@ -38,6 +38,9 @@ func (a *app) runCommand() *cobra.Command {
 			if systemPrompt != "" {
 				cfg.LLM.SystemPrompt = systemPrompt
 			}
+			if cfg.LLM.Model == "" {
+				return usageErr(errNoModel)
+			}
 			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
 				a.replElicitation = newTerminalElicitation(a.terminalInput(), a.stderr).ask
@@ -227,6 +230,10 @@ func (p *textPrinter) print(e host.Event) {
 		}
 	}
 }
+
+// errNoModel is the CLI's words for host.ErrNoModel, said before any
+// server is started.
+var errNoModel = fmt.Errorf("%w: set llm.model in the config (docs/config.md) or AGENTHOST_LLM_MODEL in the environment; the endpoint and key come from llm.baseURL and llm.apiKey, else OPENAI_BASE_URL and OPENAI_API_KEY", host.ErrNoModel)
 
 func truncateText(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
