@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -37,7 +38,7 @@ func (c *Config) Validate() error {
 		validateSource(p, childKey("sources", name), name, c.Sources[name])
 	}
 	for i := range c.Bindings {
-		validateBinding(p, indexKey("bindings", i), &c.Bindings[i], c.Sources)
+		validateBinding(p, indexKey("bindings", i), &c.Bindings[i])
 	}
 	if tl := c.Session.TrustLevel; tl != 0 && !approvals.ValidTrustLevel(tl) {
 		p.addf("session.trustLevel", "must be between %d and %d", approvals.MinTrust, approvals.MaxTrust)
@@ -217,7 +218,7 @@ func validateSource(p *problems, key, name string, src *Source) {
 	}
 }
 
-func validateBinding(p *problems, key string, b *Binding, sources map[string]*Source) {
+func validateBinding(p *problems, key string, b *Binding) {
 	if b.Server == "" {
 		p.add(childKey(key, "server"), "is required (server name or glob)")
 	} else {
@@ -228,11 +229,11 @@ func validateBinding(p *problems, key string, b *Binding, sources map[string]*So
 		p.add(childKey(key, "params"), "is required (secure parameter name -> where its value comes from)")
 	}
 	for _, name := range sortedKeys(b.Params) {
-		validateParam(p, childKey(childKey(key, "params"), name), b.Params[name], sources)
+		validateParam(p, childKey(childKey(key, "params"), name), b.Params[name])
 	}
 }
 
-func validateParam(p *problems, key string, pb ParamBinding, sources map[string]*Source) {
+func validateParam(p *problems, key string, pb ParamBinding) {
 	var kinds []string
 	for _, k := range []struct {
 		name string
@@ -258,16 +259,34 @@ func validateParam(p *problems, key string, pb ParamBinding, sources map[string]
 	if msg := pb.RefProblem(); msg != "" {
 		p.add(childKey(key, "ref"), msg)
 	}
-	if pb.Source != "" {
-		if _, ok := sources[pb.Source]; !ok {
-			p.addf(childKey(key, "source"), "names source %q, which is not configured under sources", pb.Source)
-		}
-	}
 	if pb.Sensitivity != "" {
 		if _, err := bindings.ParseSensitivity(pb.Sensitivity); err != nil {
 			p.add(childKey(key, "sensitivity"), "must be "+sensitivityValues)
 		}
 	}
+}
+
+// CheckSources reports every binding that names a credential source which
+// is neither configured under sources nor one of given (the sources a
+// program supplies in Go, host.Options.Sources). [Config.Validate] leaves
+// this check out, since only the program building the host knows what it
+// supplies: host.New runs it with its given sources, and the CLI, which
+// supplies none, right after loading.
+func (c *Config) CheckSources(given ...string) error {
+	p := &problems{file: c.File}
+	for i := range c.Bindings {
+		for _, name := range sortedKeys(c.Bindings[i].Params) {
+			src := c.Bindings[i].Params[name].Source
+			if src == "" {
+				continue
+			}
+			if _, ok := c.Sources[src]; ok || slices.Contains(given, src) {
+				continue
+			}
+			p.addf(childKey(childKey(childKey(indexKey("bindings", i), "params"), name), "source"), "names source %q, which is not configured under sources nor supplied by the program", src)
+		}
+	}
+	return p.err()
 }
 
 // validateApprovals runs the approvals package's checks and files each

@@ -80,7 +80,6 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 		{"binding param with two kinds", "bindings:\n  - server: s\n    params: {Token: {env: A, file: ./f}}\n", []string{"cfg.yaml: bindings[0].params.Token: set exactly one of value, session, env, file or source (found env and file)"}},
 		{"ref without source", "bindings:\n  - server: s\n    params: {Token: {env: A, ref: x}}\n", []string{"cfg.yaml: bindings[0].params.Token.ref: is only used with source"}},
 		{"source without ref", "sources:\n  vault: {plugin: p, sha256: " + sha + "}\nbindings:\n  - server: s\n    params: {Token: {source: vault}}\n", []string{"cfg.yaml: bindings[0].params.Token.ref: is required with source (the reference passed to the source)"}},
-		{"unknown source", "bindings:\n  - server: s\n    params: {Token: {source: Vault, ref: r}}\n", []string{`cfg.yaml: bindings[0].params.Token.source: names source "Vault", which is not configured under sources`}},
 		{"sensitivity", "bindings:\n  - server: s\n    params: {Token: {env: A, sensitivity: top-secret}}\n", []string{"cfg.yaml: bindings[0].params.Token.sensitivity: must be public, internal or secret"}},
 		{"binding globs", "bindings:\n  - server: 'a['\n    tools: ['[']\n    params: {T: {env: A}}\n", []string{
 			`cfg.yaml: bindings[0].server: invalid glob pattern "a[": unterminated character class (glob syntax: *, ?, [a-z], [!a-z], \ to escape)`,
@@ -215,5 +214,41 @@ func TestApprovalsSectionIsValidated(t *testing.T) {
 		if !found {
 			t.Errorf("no line starting %q in:\n%v", prefix, err)
 		}
+	}
+}
+
+// TestCheckSources: a binding may name a source the program supplies in Go
+// (host.Options.Sources), which Parse cannot know of; CheckSources, given
+// those names, reports only the sources nobody provides, naming file and
+// key.
+func TestCheckSources(t *testing.T) {
+	doc := "sources:\n  vault: {plugin: ./p, sha256: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}\nbindings:\n  - server: s\n    params: {Token: {source: tenant-tokens, ref: r}, Key: {source: vault, ref: k}, Other: {source: Nowhere, ref: x}}\n"
+	cfg, err := Parse([]byte(doc), "yaml", "cfg.yaml")
+	if err != nil {
+		t.Fatalf("Parse refused a source it cannot know of: %v", err)
+	}
+	for _, tc := range []struct {
+		given []string
+		want  []string
+	}{
+		{nil, []string{
+			`cfg.yaml: bindings[0].params.Other.source: names source "Nowhere", which is not configured under sources nor supplied by the program`,
+			`cfg.yaml: bindings[0].params.Token.source: names source "tenant-tokens", which is not configured under sources nor supplied by the program`,
+		}},
+		{[]string{"tenant-tokens"}, []string{
+			`cfg.yaml: bindings[0].params.Other.source: names source "Nowhere", which is not configured under sources nor supplied by the program`,
+		}},
+	} {
+		err := cfg.CheckSources(tc.given...)
+		requireLines(t, err, tc.want...)
+		if got := len(errorLines(t, err)); got != len(tc.want) {
+			t.Errorf("given %v: %d problems, want %d:\n%v", tc.given, got, len(tc.want), err)
+		}
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("given %v: not a config error: %v", tc.given, err)
+		}
+	}
+	if err := cfg.CheckSources("tenant-tokens", "Nowhere"); err != nil {
+		t.Errorf("every source supplied: %v", err)
 	}
 }

@@ -199,6 +199,9 @@ func New(opts Options) (*Host, error) {
 	}
 	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
 
+	if err := cfg.CheckSources(slices.Collect(maps.Keys(opts.Sources))...); err != nil {
+		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+	}
 	oauthClients, err := newOAuthClients(cfg, opts.OAuth)
 	if err != nil {
 		return nil, err

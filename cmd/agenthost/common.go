@@ -163,6 +163,9 @@ func (a *app) logger() (*slog.Logger, error) {
 // loadConfig reads --config (or the default locations).
 func (a *app) loadConfig() (*config.Config, error) {
 	cfg, err := config.LoadDefault(a.configPath)
+	if err == nil {
+		err = cfg.CheckSources() // the CLI supplies no source of its own
+	}
 	if err != nil {
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
