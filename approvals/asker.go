@@ -19,6 +19,9 @@ type Asker interface {
 	Ask(ctx context.Context, question string) (string, error)
 }
 
+// NewInputAsker asks on a shared Input, writing to out.
+func NewInputAsker(in *Input, out io.Writer) Asker { return inputAsker{in: in, out: out} }
+
 // inputAsker asks on an Input and a writer.
 type inputAsker struct {
 	in  *Input

@@ -171,7 +171,7 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 			}
 			vote.Decision, vote.Note = VoteDeny, reason
 		case "v", "view":
-			p.ask.Show(fmt.Sprintf("  arguments (%s bytes):\n%s\n", groupDigits(len(args)), terminalSafe(args, 0)))
+			p.ask.Show(fmt.Sprintf("  arguments (%s bytes):\n%s\n", GroupDigits(len(args)), terminalSafe(args, 0)))
 			continue
 		default:
 			p.ask.Show(fmt.Sprintf("please answer %s\n", answerList))
@@ -226,8 +226,8 @@ func (p *Prompt) alwaysUnavailable(req *Request) string {
 // before the person asks to view them all.
 const maxArgsShown = 2000
 
-// groupDigits writes n with thousands separators: 12,345.
-func groupDigits(n int) string {
+// GroupDigits writes n with thousands separators: 12,345.
+func GroupDigits(n int) string {
 	s := strconv.Itoa(n)
 	var b strings.Builder
 	for i, c := range s {
@@ -252,7 +252,7 @@ func describeRequest(req *Request, args string, now time.Time) string {
 	fmt.Fprintf(&b, "  tool:       %s\n", terminalSafe(req.Tool, 200))
 	fmt.Fprintf(&b, "  arguments:  %s\n", terminalSafe(args, maxArgsShown))
 	if n := utf8.RuneCountInString(args); n > maxArgsShown {
-		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", groupDigits(len(args)), groupDigits(maxArgsShown))
+		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", GroupDigits(len(args)), GroupDigits(maxArgsShown))
 	}
 	r := req.Risk
 	side := "none"

@@ -11,7 +11,7 @@ import (
 func TestParseLocal(t *testing.T) {
 	tests := []struct {
 		name, in, err string
-		rules        int
+		rules         int
 	}{
 		{name: "empty", in: ""},
 		{name: "one", in: "approvals:\n  always:\n  - server: shop\n    tool: delete_order\n", rules: 1},

@@ -23,11 +23,11 @@ func TestREPLKeepsTheConversation(t *testing.T) {
 	s := rtNewShop(t, model)
 	term := rtStartOnTerminal(t, "--config", s.cfg, "run")
 	term.waitOutput(t, 20*time.Second, "> ")
-	if _, err := term.pty.Write([]byte("first question\n")); err != nil {
+	if _, err := term.pty.Write([]byte("first question\r")); err != nil {
 		t.Fatal(err)
 	}
 	term.waitOutput(t, 20*time.Second, "First answer.")
-	if _, err := term.pty.Write([]byte("second question\n")); err != nil {
+	if _, err := term.pty.Write([]byte("second question\r")); err != nil {
 		t.Fatal(err)
 	}
 	term.waitOutput(t, 20*time.Second, "Second answer.")
