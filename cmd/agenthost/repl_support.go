@@ -53,14 +53,11 @@ func (la *localAlways) always(req *approvals.Request) (string, error) {
 // reused says when an approval event reuses an earlier answer ("" when it
 // does not).
 func (la *localAlways) reused(e host.Event) string {
-	if e.Decision != "allow" {
-		return ""
-	}
 	la.mu.Lock()
 	has := la.l != nil && la.l.Has(e.Server, e.Tool)
 	la.mu.Unlock()
 	switch {
-	case has:
+	case has && e.Decision == "allow":
 		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
 	case e.Outcome == string(approvals.OutcomeGranted):
 		return "allowed by your earlier answer \"for this session\""
