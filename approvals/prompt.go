@@ -31,7 +31,8 @@ import (
 type Prompt struct {
 	in    *Input
 	owned bool // in was made by NewPrompt: Close closes it
-	out   io.Writer
+	ask   Asker
+	opts  PromptOptions
 	id    string
 	now   func() time.Time
 
@@ -59,7 +60,7 @@ func NewInputPrompt(in *Input, out io.Writer, approverID string) *Prompt {
 	if approverID == "" {
 		approverID = "terminal"
 	}
-	return &Prompt{in: in, out: out, id: approverID, now: time.Now, turn: make(chan struct{}, 1)}
+	return &Prompt{in: in, ask: inputAsker{in: in, out: out}, id: approverID, now: time.Now, turn: make(chan struct{}, 1)}
 }
 
 // MaxApprovers is 1: one person at one terminal.
@@ -71,7 +72,7 @@ func (p *Prompt) ApproverID() string { return p.id }
 // Close stops reading the input when the Prompt made it (NewPrompt); a
 // shared Input is closed by its owner.
 func (p *Prompt) Close() error {
-	if p.owned {
+	if p.owned && p.in != nil {
 		return p.in.Close()
 	}
 	return nil
@@ -87,71 +88,137 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	}
 	if SameID(p.id, req.Requester) {
 		// The answer could not count: do not ask.
-		fmt.Fprintf(p.out, "\n%s: denied\n", terminalSafe(selfApprovalExplanation(p.id), 500))
+		p.ask.Show(fmt.Sprintf("\n%s: denied\n", terminalSafe(selfApprovalExplanation(p.id), 500)))
 		return Verdict{}, nil
 	}
 	args := compactJSON(req.Arguments)
-	if _, err := io.WriteString(p.out, describeRequest(req, args, p.now())); err != nil {
-		return Verdict{}, fmt.Errorf("show approval request: %w", err)
+	desc := describeRequest(req, args, p.now())
+	if p.opts.Detail != nil {
+		desc += p.opts.Detail(req)
 	}
+	p.ask.Show(desc)
 	long := utf8.RuneCountInString(args) > maxArgsShown
-	answers := "y or n"
-	question := "Allow? [y] once  [n] deny"
+	always := p.opts.Always != nil && AlwaysOffered(req)
+	answers := []string{"y"}
+	question := "Allow? [y] once"
+	if always {
+		answers = append(answers, "a")
+		question += "  [a] always"
+	}
 	if req.SessionGrantable {
-		answers = "y, s or n"
-		question = "Allow? [y] once  [s] for this session  [n] deny"
+		answers = append(answers, "s")
+		question += "  [s] for this session"
+	}
+	answers = append(answers, "n")
+	question += "  [n] deny"
+	if p.opts.Reasons {
+		answers = append(answers, "r")
+		question += "  [r] deny with a reason"
+	}
+	answerList := strings.Join(answers[:len(answers)-1], ", ") + " or " + answers[len(answers)-1]
+	if len(answers) == 2 {
+		answerList = answers[0] + " or " + answers[1]
 	}
 	if long {
-		answers += " (v views the arguments)"
+		answerList += " (v views the arguments)"
 		question += "  [v] view all arguments"
 	}
 	question += ": "
 	for {
-		fmt.Fprint(p.out, question)
-		text, err := p.in.readLine(ctx, p.in.now())
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrLineTooLong):
-			fmt.Fprintf(p.out, "please answer %s\n", answers)
-			continue
-		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-			if errors.Is(err, context.Canceled) {
-				fmt.Fprintln(p.out, "\ninterrupted: denied")
-				return Verdict{Votes: []Vote{{ApproverID: p.id, Decision: VoteDeny, TS: p.now().UTC(), Note: InterruptedNote}}}, nil
-			}
-			fmt.Fprintln(p.out, "\nno answer in time: denied")
-			return Verdict{}, err
-		case errors.Is(err, io.EOF), errors.Is(err, ErrInputClosed):
-			fmt.Fprintln(p.out, "\ninput closed: denied")
-			return Verdict{}, nil
-		default:
-			fmt.Fprintln(p.out, "\ninput closed: denied")
-			return Verdict{}, err
+		text, err := p.ask.Ask(ctx, question)
+		if v, done, err := p.ended(ctx, err, answerList); done {
+			return v, err
 		}
 		vote := Vote{ApproverID: p.id, TS: p.now().UTC()}
 		switch strings.ToLower(strings.TrimSpace(text)) {
 		case "y", "yes":
 			vote.Decision = VoteAllow
+		case "a", "always":
+			if !always {
+				p.ask.Show(p.alwaysUnavailable(req))
+				continue
+			}
+			said, err := p.opts.Always(req)
+			if err != nil {
+				p.ask.Show(fmt.Sprintf("could not save the rule: %s\n", terminalSafe(err.Error(), 500)))
+				continue
+			}
+			p.ask.Show(terminalSafe(said, 500) + "\n")
+			vote.Decision, vote.ForSession = VoteAllow, true
 		case "s", "session":
 			if !req.SessionGrantable {
 				if req.Unclassified {
-					fmt.Fprintln(p.out, "allowing for the session is not available for an unclassified tool (classify it first)")
+					p.ask.Show("allowing for the session is not available for an unclassified tool (classify it first)\n")
 				} else {
-					fmt.Fprintf(p.out, "allowing for the session is not available for this tool (it needs %d approvers)\n", req.Approvers)
+					p.ask.Show(fmt.Sprintf("allowing for the session is not available for this tool (it needs %d approvers)\n", req.Approvers))
 				}
 				continue
 			}
 			vote.Decision, vote.ForSession = VoteAllow, true
 		case "n", "no":
 			vote.Decision = VoteDeny
+		case "r", "reason":
+			if !p.opts.Reasons {
+				p.ask.Show(fmt.Sprintf("please answer %s\n", answerList))
+				continue
+			}
+			reason, err := p.ask.Ask(ctx, "reason for the model (empty: ask again): ")
+			if v, done, err := p.ended(ctx, err, answerList); done {
+				return v, err
+			}
+			if reason = strings.TrimSpace(reason); reason == "" {
+				continue
+			}
+			vote.Decision, vote.Note = VoteDeny, reason
 		case "v", "view":
-			fmt.Fprintf(p.out, "  arguments (%s bytes):\n%s\n", groupDigits(len(args)), terminalSafe(args, 0))
+			p.ask.Show(fmt.Sprintf("  arguments (%s bytes):\n%s\n", GroupDigits(len(args)), terminalSafe(args, 0)))
 			continue
 		default:
-			fmt.Fprintf(p.out, "please answer %s\n", answers)
+			p.ask.Show(fmt.Sprintf("please answer %s\n", answerList))
 			continue
 		}
 		return Verdict{Votes: []Vote{vote}}, nil
+	}
+}
+
+// ended maps a failed Ask to the Approve result: done is false when the
+// question is to be asked again (a line too long) or there was no error.
+func (p *Prompt) ended(ctx context.Context, err error, answers string) (Verdict, bool, error) {
+	switch {
+	case err == nil:
+		return Verdict{}, false, nil
+	case errors.Is(err, ErrLineTooLong):
+		p.ask.Show(fmt.Sprintf("please answer %s\n", answers))
+		return Verdict{}, false, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		if errors.Is(err, context.Canceled) {
+			p.ask.Show("\ninterrupted: denied\n")
+			return Verdict{Votes: []Vote{{ApproverID: p.id, Decision: VoteDeny, TS: p.now().UTC(), Note: InterruptedNote}}}, true, nil
+		}
+		p.ask.Show("\nno answer in time: denied\n")
+		return Verdict{}, true, err
+	case errors.Is(err, io.EOF), errors.Is(err, ErrInputClosed):
+		p.ask.Show("\ninput closed: denied\n")
+		return Verdict{}, true, nil
+	default:
+		p.ask.Show("\ninput closed: denied\n")
+		return Verdict{}, true, err
+	}
+}
+
+// alwaysUnavailable says why "always" is not offered for req.
+func (p *Prompt) alwaysUnavailable(req *Request) string {
+	switch {
+	case p.opts.Always == nil:
+		return "allowing always is not available here\n"
+	case req.Unclassified:
+		return "allowing always is not available for an unclassified tool (classify it first)\n"
+	case req.Approvers > 1:
+		return fmt.Sprintf("allowing always is not available for this tool (it needs %d approvers)\n", req.Approvers)
+	case len(req.Rules) > 0:
+		return fmt.Sprintf("allowing always is not available: rule %s asks for this call, and a rule's ask is not lifted by an allow rule\n", terminalSafe(strings.Join(req.Rules, ", "), 300))
+	default:
+		return "allowing always is not available for this tool\n"
 	}
 }
 
@@ -159,8 +226,8 @@ func (p *Prompt) Approve(ctx context.Context, req *Request) (Verdict, error) {
 // before the person asks to view them all.
 const maxArgsShown = 2000
 
-// groupDigits writes n with thousands separators: 12,345.
-func groupDigits(n int) string {
+// GroupDigits writes n with thousands separators: 12,345.
+func GroupDigits(n int) string {
 	s := strconv.Itoa(n)
 	var b strings.Builder
 	for i, c := range s {
@@ -185,7 +252,7 @@ func describeRequest(req *Request, args string, now time.Time) string {
 	fmt.Fprintf(&b, "  tool:       %s\n", terminalSafe(req.Tool, 200))
 	fmt.Fprintf(&b, "  arguments:  %s\n", terminalSafe(args, maxArgsShown))
 	if n := utf8.RuneCountInString(args); n > maxArgsShown {
-		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", groupDigits(len(args)), groupDigits(maxArgsShown))
+		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", GroupDigits(len(args)), GroupDigits(maxArgsShown))
 	}
 	r := req.Risk
 	side := "none"

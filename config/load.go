@@ -31,6 +31,9 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	cfg.resolvePaths(filepath.Dir(path))
+	if err := cfg.applyLocal(); err != nil {
+		return nil, err
+	}
 	if err := cfg.ApplyManaged(); err != nil {
 		return nil, err
 	}

@@ -35,6 +35,11 @@ type Config struct {
 	// file: Load and LoadDefault read it from its own file (see
 	// ApplyManaged).
 	Managed *Managed `json:"-" yaml:"-"`
+	// Local is the local settings file beside the configuration file (the
+	// answers "always"; see Local), never read from the configuration
+	// file itself; its entries are among Approvals.Rules. Nil when it holds
+	// none (LoadLocal(LocalPath(File)) makes one to add to).
+	Local *Local `json:"-" yaml:"-"`
 	// Pins pins tool definitions to a lock file (docs/config.md).
 	Pins Pins `json:"pins" yaml:"pins"`
 	// Observability configures OpenTelemetry export; see Observability.

@@ -172,13 +172,13 @@ func baseEnv(t *testing.T) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "AGENTHOST_"), strings.HasPrefix(name, "OPENAI_"),
-			strings.HasPrefix(name, "E2E_"), name == "XDG_CONFIG_HOME",
+			strings.HasPrefix(name, "E2E_"), name == "XDG_CONFIG_HOME", name == "XDG_STATE_HOME",
 			strings.HasPrefix(name, "OTEL_"), name == "TRACEPARENT", name == "TRACESTATE":
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "XDG_CONFIG_HOME="+t.TempDir())
+	return append(env, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 }
 
 // wantCode fails the test unless the run exited with want.

@@ -23,11 +23,11 @@ func TestREPLKeepsTheConversation(t *testing.T) {
 	s := rtNewShop(t, model)
 	term := rtStartOnTerminal(t, "--config", s.cfg, "run")
 	term.waitOutput(t, 20*time.Second, "> ")
-	if _, err := term.pty.Write([]byte("first question\n")); err != nil {
+	if _, err := term.pty.Write([]byte("first question\r")); err != nil {
 		t.Fatal(err)
 	}
 	term.waitOutput(t, 20*time.Second, "First answer.")
-	if _, err := term.pty.Write([]byte("second question\n")); err != nil {
+	if _, err := term.pty.Write([]byte("second question\r")); err != nil {
 		t.Fatal(err)
 	}
 	term.waitOutput(t, 20*time.Second, "Second answer.")
@@ -89,27 +89,33 @@ func TestREPLApprovalPrompt(t *testing.T) {
 	term := rtStartOnTerminalEnv(t, []string{"USER=tester"}, "--config", s.cfg, "run")
 	typeLine := func(line string) {
 		t.Helper()
-		if _, err := term.pty.Write([]byte(line + "\n")); err != nil {
+		if _, err := term.pty.Write([]byte(line + "\r")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	term.waitCount(t, 20*time.Second, "> ", 1)
+	// An answer counts only when typed after its question is drawn.
+	answer := func(line string) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		typeLine(line)
+	}
+	term.waitOutput(t, 20*time.Second, "interactive session")
 	typeLine("delete order 7")
-	term.waitCount(t, 20*time.Second, "Allow?", 1)
-	typeLine("y")
+	term.waitCount(t, 20*time.Second, "approval needed", 1)
+	answer("y")
 	term.waitOutput(t, 20*time.Second, "Deleted 7.")
 	typeLine("delete order 8")
-	term.waitCount(t, 20*time.Second, "Allow?", 2)
-	typeLine("n")
+	term.waitCount(t, 20*time.Second, "approval needed", 2)
+	answer("n")
 	term.waitOutput(t, 20*time.Second, "Kept 8.")
 	typeLine("delete the long one")
-	term.waitCount(t, 20*time.Second, "Allow?", 3)
+	term.waitCount(t, 20*time.Second, "approval needed", 3)
 	if out := term.output(); !strings.Contains(out, "(6,032 bytes, first 2,000 characters shown; answer v to view all)") ||
 		strings.Contains(out, "END-OF-LONG-ARGUMENT") {
 		t.Fatalf("the long argument's question lacks its size line, or shows it all\n%s", out)
 	}
-	typeLine("v")
-	term.waitCount(t, 20*time.Second, "Allow?", 4)
+	answer("v")
+	term.waitOutput(t, 20*time.Second, "  arguments (6,032 bytes):")
 	if !strings.Contains(term.output(), `{"query":"`+long+`"}`) {
 		t.Fatalf("v did not show the whole argument\n%s", term.output())
 	}
@@ -118,7 +124,6 @@ func TestREPLApprovalPrompt(t *testing.T) {
 	}
 	term.waitOutput(t, 20*time.Second, "interrupted: denied")
 	term.waitOutput(t, 20*time.Second, "turn ended: interrupted")
-	term.waitCount(t, 20*time.Second, "> ", 4)
 	typeLine("after the interrupt")
 	term.waitOutput(t, 20*time.Second, "Fourth answer.")
 	if _, err := term.pty.Write([]byte{4}); err != nil { // Ctrl-D
@@ -138,7 +143,7 @@ func TestREPLApprovalPrompt(t *testing.T) {
 		t.Errorf("%d questions, want 3\n%s", len(parts)-1, out)
 	}
 	for i, before := range parts[:len(parts)-1] {
-		if !strings.Contains(before[strings.LastIndex(before, "\n> ")+1:], "→ [1] shop/delete_order") {
+		if strings.Count(strings.Join(parts[:i+1], ""), "→ [1] shop/delete_order") != i+1 || !strings.Contains(before, "→ [1] shop/delete_order") {
 			t.Errorf("question %d was printed before its tool-call line\n%s", i+1, out)
 		}
 	}

@@ -52,6 +52,13 @@ type app struct {
 	// REPL only.
 	replElicitation host.ElicitationFunc
 
+	// The REPL's terminal program, the options of its approval question,
+	// its session and its saved answers "always" (run on a terminal only).
+	replUI         *replUI
+	replPromptOpts approvals.PromptOptions
+	replSession    *host.Session
+	replLocal      *localAlways
+
 	interruptMu sync.Mutex
 	interrupt   func()
 
@@ -325,6 +332,9 @@ func (a *app) approver() approvals.Approver {
 			// requester cannot count); say so before anything is asked.
 			fmt.Fprintf(a.stderr, "agenthost: warning: the prompt answers as %q, who is also the session's --subject: calls that need approval are denied without asking; "+
 				"run with a --subject other than the approver, or have someone other than the subject approve\n", id)
+		}
+		if a.replUI != nil {
+			return approvals.NewAskerPrompt(a.replUI, id, a.replPromptOpts)
 		}
 		return approvals.NewInputPrompt(a.terminalInput(), a.stderr, id)
 	default:

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,16 +16,15 @@ import (
 )
 
 // terminalElicitation asks a server's elicitation request on the terminal
-// (the REPL). It reads whole lines from the terminal's shared input, one
-// question at a time.
+// (the REPL), one question at a time, each answer a line typed after its
+// question was drawn.
 type terminalElicitation struct {
-	in  *approvals.Input
-	out io.Writer
-	mu  sync.Mutex
+	term approvals.Asker
+	mu   sync.Mutex
 }
 
-func newTerminalElicitation(in *approvals.Input, out io.Writer) *terminalElicitation {
-	return &terminalElicitation{in: in, out: out}
+func newTerminalElicitation(ask approvals.Asker) *terminalElicitation {
+	return &terminalElicitation{term: ask}
 }
 
 func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -36,9 +34,9 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 	p := req.Params
 	// The questions are only asked on a terminal: the server's text is
 	// always escaped.
-	fmt.Fprintf(e.out, "\n[%s asks] %s\n", approvals.TerminalText(server), approvals.TerminalText(strings.TrimSpace(p.Message)))
+	e.term.Show(fmt.Sprintf("\n[%s asks] %s\n", approvals.TerminalText(server), approvals.TerminalText(strings.TrimSpace(p.Message))))
 	if p.Mode == "url" {
-		fmt.Fprintln(e.out, "  (URL elicitation is not supported on the terminal; declined)")
+		e.term.Show("  (URL elicitation is not supported on the terminal; declined)\n")
 		return decline, nil
 	}
 	props, required := schemaFields(p.RequestedSchema)
@@ -52,10 +50,9 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			if required[name] {
 				mark = "*"
 			}
-			fmt.Fprintf(e.out, "  %s%s (%s): ", approvals.TerminalText(name), mark, approvals.TerminalText(props.types[name]))
-			line, err := e.in.ReadLine(ctx)
+			line, err := e.term.Ask(ctx, fmt.Sprintf("  %s%s (%s): ", approvals.TerminalText(name), mark, approvals.TerminalText(props.types[name])))
 			if errors.Is(err, approvals.ErrLineTooLong) {
-				fmt.Fprintln(e.out, "  too long")
+				e.term.Show("  too long\n")
 				continue
 			}
 			if err != nil {
@@ -70,15 +67,14 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			}
 			v, ok := convert(line, props.types[name])
 			if !ok {
-				fmt.Fprintf(e.out, "  expected a %s\n", approvals.TerminalText(props.types[name]))
+				e.term.Show(fmt.Sprintf("  expected a %s\n", approvals.TerminalText(props.types[name])))
 				continue
 			}
 			content[name] = v
 			break
 		}
 	}
-	fmt.Fprint(e.out, "  send this answer? [y] yes  [n] decline: ")
-	line, _ := e.in.ReadLine(ctx)
+	line, _ := e.term.Ask(ctx, "  send this answer? [y] yes  [n] decline: ")
 	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y") {
 		return decline, nil
 	}

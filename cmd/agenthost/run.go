@@ -43,7 +43,13 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
-				a.replElicitation = newTerminalElicitation(a.terminalInput(), a.stderr).ask
+				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
+				a.replElicitation = newTerminalElicitation(a.replUI).ask
+				a.replLocal = newLocalAlways(cfg)
+				a.replPromptOpts = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
+				if a.replLocal.l != nil {
+					a.replPromptOpts.Always = a.replLocal.always
+				}
 			}
 			h, err := a.newHost(cfg)
 			if err != nil {
@@ -78,7 +84,9 @@ func (a *app) runCommand() *cobra.Command {
 				}
 				return a.oneTurn(ctx, sess, prompt, format, opts)
 			default:
-				return a.repl(ctx, sess, format, opts)
+				a.replSession = sess
+				defer func() { a.replSession.Close() }()
+				return a.repl(ctx, h, cfg.File, format, opts)
 			}
 		},
 	}
@@ -241,45 +249,4 @@ func truncateText(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
-}
-
-// repl keeps one conversation across turns. Ctrl-C ends the running turn,
-// not the program; Ctrl-D (or "exit") leaves. It reads its lines from the
-// input it shares with the approval prompt.
-func (a *app) repl(ctx context.Context, sess *host.Session, format outputFormat, opts host.TurnOptions) error {
-	in := a.terminalInput()
-	fmt.Fprintln(a.stderr, "agenthost: interactive session; Ctrl-C ends a turn, Ctrl-D leaves.")
-	for {
-		fmt.Fprint(a.stderr, "> ")
-		text, err := in.ReadLine(ctx)
-		if errors.Is(err, approvals.ErrLineTooLong) {
-			fmt.Fprintf(a.stderr, "agenthost: %v; not sent\n", err)
-			continue
-		}
-		if err != nil {
-			fmt.Fprintln(a.stderr)
-			if ctx.Err() != nil {
-				return &exitErr{code: 130, printed: true}
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("read the terminal: %w", err)
-		}
-		line := strings.TrimSpace(text)
-		if line == "" {
-			continue
-		}
-		if line == "exit" || line == "quit" {
-			return nil
-		}
-		turnCtx, cancel := context.WithCancel(ctx)
-		a.setInterrupt(cancel)
-		a.printTurn(turnCtx, sess, line, format, opts)
-		a.setInterrupt(nil)
-		cancel()
-		if ctx.Err() != nil {
-			return &exitErr{code: 130, printed: true}
-		}
-	}
 }
