@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Network is what a sandboxed child may do on the network.
@@ -209,6 +211,45 @@ func (s *Supervisor) WrapSandboxed(cmd *exec.Cmd, sb *Sandbox) (Enforcement, err
 
 // sandboxArg introduces the sandbox in a supervisor's arguments.
 const sandboxArg = "-sandbox"
+
+// measureArg, in place of the command after the sandbox, makes the
+// supervisor apply the sandbox, print how long that took (nanoseconds) and
+// exit without starting anything: the benchmark of the setup cost
+// (docs/PERFORMANCE.md) measures the real supervisor this way.
+const measureArg = "-measure"
+
+// MeasureSandbox runs the supervisor s once to apply sb and returns how
+// long applying it took inside the supervisor (rlimits, Landlock, seccomp;
+// not the process start). For benchmarks.
+func (s *Supervisor) MeasureSandbox(sb *Sandbox) (time.Duration, error) {
+	full := *sb
+	full.Read = slices.Concat(systemReadPaths(), sb.Read)
+	b, err := json.Marshal(&full)
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(s.Path, SuperviseArg, sandboxArg, string(b), measureArg).Output()
+	if err != nil {
+		return 0, fmt.Errorf("supervisor: %w", err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("supervisor printed %q: %w", out, err)
+	}
+	return time.Duration(ns), nil
+}
+
+// measureSandbox is the supervisor's side of MeasureSandbox.
+func measureSandbox(sb *Sandbox) int {
+	runtime.LockOSThread()
+	start := time.Now()
+	if _, err := applySandbox(sb); err != nil {
+		fmt.Fprintf(os.Stderr, "agenthost supervisor: %v\n", err)
+		return exitCannotRun
+	}
+	fmt.Println(time.Since(start).Nanoseconds())
+	return 0
+}
 
 // commandPaths are the paths a command needs to read to run: its
 // executable (as found and with links resolved) and that executable's

@@ -156,7 +156,8 @@ func capInBounding(c int) bool {
 
 // restrictLandlock builds the ruleset for exactly this kernel's ABI (no
 // best effort: check has refused what it cannot express) and restricts
-// every thread of this process.
+// the calling thread, which must be locked and must be the one that starts
+// the child.
 func restrictLandlock(sb *Sandbox, abi int) error {
 	cfg := landlockConfig(abi)
 	var rules []landlock.Rule
@@ -194,7 +195,23 @@ func restrictLandlock(sb *Sandbox, abi int) error {
 	} else if abi >= abiScoped {
 		cfg.Scoped = ll.ScopeSignal
 	}
-	return cfg.Restrict(rules...)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	// This thread only: it is the one that forks the child (the
+	// supervisor's goroutine is locked to it), and a child inherits the
+	// domain of the thread that forked it. Restricting every thread of
+	// the process (go-landlock's Restrict below ABI 8) signals each
+	// runtime thread and waits for it: milliseconds on a busy machine.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
 }
 
 // landlockConfig restricts every filesystem right of the given ABI (the
@@ -234,8 +251,8 @@ const (
 	errnoNoSyscall = uint32(unix.ENOSYS)
 )
 
-// loadSeccomp loads the filter every thread of this process (and every
-// child) keeps: io_uring refused in every enforced sandbox (its socket and
+// loadSeccomp loads the filter of the calling thread (and of every child
+// it starts): io_uring refused in every enforced sandbox (its socket and
 // connect operations would bypass the checks below; runtimes fall back to
 // plain syscalls on ENOSYS); under none every socket but AF_UNIX and
 // AF_NETLINK refused; under loopback only TCP sockets of AF_INET and
@@ -254,9 +271,10 @@ func loadSeccomp(sb *Sandbox) error {
 		}
 		groups = append(groups, seccomp.SyscallGroup{NamesWithCondtions: named, Action: seccomp.ActionErrno | seccomp.Action(errnoRefused)})
 	}
+	// No TSYNC: like the Landlock domain, the filter is the forking
+	// thread's, and the child inherits it.
 	return seccomp.LoadFilter(seccomp.Filter{
 		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
 		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups},
 	})
 }

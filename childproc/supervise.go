@@ -86,6 +86,9 @@ func superviseArgs(args []string) int {
 			return exitCannotRun
 		}
 		args = args[2:]
+		if len(args) == 1 && args[0] == measureArg {
+			return measureSandbox(sb)
+		}
 	}
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "agenthost supervisor: want: N PATH ARGV0 [ARGS...]")
