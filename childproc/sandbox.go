@@ -252,32 +252,28 @@ func measureSandbox(sb *Sandbox) int {
 }
 
 // commandPaths are the paths a command needs to read to run: its
-// executable (as found and with links resolved) and that executable's
-// installation, and each argument that names an existing file with its
-// package.
+// executable (as found and with links resolved) with its installation, and
+// each argument that names an existing file (a script) with its package.
 func commandPaths(cmd *exec.Cmd) []string {
 	var out []string
-	add := func(p string) {
+	add := func(p string, installed func(string) []string) {
+		p = absUnder(cmd.Dir, p)
 		if !filepath.IsAbs(p) {
-			if cmd.Dir == "" {
-				return
-			}
-			p = filepath.Join(cmd.Dir, p)
+			return
 		}
 		for _, q := range []string{p, resolved(p)} {
-			if q == "" {
-				continue
+			if q != "" {
+				out = append(out, installed(q)...)
 			}
-			out = append(out, installation(q))
 		}
 	}
-	add(cmd.Path)
+	add(cmd.Path, installation)
 	for _, a := range cmd.Args[1:] {
 		if a == "" || strings.HasPrefix(a, "-") {
 			continue
 		}
 		if fi, err := os.Stat(absUnder(cmd.Dir, a)); err == nil && fi.Mode().IsRegular() {
-			add(a)
+			add(a, scriptPackage)
 		}
 	}
 	slices.Sort(out)
@@ -299,17 +295,37 @@ func resolved(p string) string {
 	return r
 }
 
-// installation is the tree a file belongs to: the outermost node_modules
-// above it (a script's package and its dependencies), else the folder
-// above its bin folder (a runtime's lib beside its bin), else its folder.
-func installation(file string) string {
+// installation is what an executable needs: itself, the outermost
+// node_modules above it, and for one in a bin folder that folder and the
+// lib, lib64 and libexec folders beside it (a runtime's libraries: a Node.js
+// or Python installed under the home folder). Never the folder above bin
+// itself: that may be the home folder.
+func installation(file string) []string {
+	if pkg := nodeModules(file); pkg != "" {
+		return []string{file, pkg}
+	}
 	dir := filepath.Dir(file)
-	parts := strings.Split(dir, string(filepath.Separator))
+	if filepath.Base(dir) != "bin" {
+		return []string{file}
+	}
+	top := filepath.Dir(dir)
+	return []string{dir, filepath.Join(top, "lib"), filepath.Join(top, "lib64"), filepath.Join(top, "libexec")}
+}
+
+// scriptPackage is what a script argument needs: itself, or, inside a
+// node_modules folder, the outermost one (its package and dependencies).
+func scriptPackage(file string) []string {
+	if pkg := nodeModules(file); pkg != "" {
+		return []string{pkg}
+	}
+	return []string{file}
+}
+
+// nodeModules is the outermost node_modules folder above file, or "".
+func nodeModules(file string) string {
+	parts := strings.Split(filepath.Dir(file), string(filepath.Separator))
 	if i := slices.Index(parts, "node_modules"); i > 0 {
 		return strings.Join(parts[:i+1], string(filepath.Separator))
 	}
-	if filepath.Base(dir) == "bin" && filepath.Dir(dir) != string(filepath.Separator) {
-		return filepath.Dir(dir)
-	}
-	return dir
+	return ""
 }

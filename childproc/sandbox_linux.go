@@ -94,7 +94,31 @@ func (a *applied) started() {
 	_ = a.leaveCgroup.Close()
 }
 
+// supervisorHeadroom is the address space the supervisor may still need
+// once it shares the child's RLIMIT_AS (it sets the limit on itself).
+const supervisorHeadroom = 256 << 20
+
+// ownAddressSpace is this process's virtual memory size (VmSize).
+func ownAddressSpace() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 func setLimits(l Limits) error {
+	if l.AddressSpace > 0 {
+		if need := ownAddressSpace() + supervisorHeadroom; l.AddressSpace < need {
+			return fmt.Errorf("%w: sandbox.limits.addressSpace %dMiB is below what the sandboxing supervisor itself reserves (%dMiB with headroom; a Go or Node.js server reserves as much): raise it", ErrSandboxUnavailable, l.AddressSpace>>20, need>>20)
+		}
+	}
 	set := func(name string, res int, v uint64) error {
 		if v == 0 {
 			return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,7 +135,7 @@ func TestSandboxEnforced(t *testing.T) {
 		{"allow dials", Sandbox{Network: NetworkAllow}, "dial:" + addr, true},
 		{"allow with ports dials no other", Sandbox{Network: NetworkAllow, Ports: []uint16{port + 1}}, "dial:" + addr, false},
 		{"allow with ports sends udp", Sandbox{Network: NetworkAllow, Ports: []uint16{port + 1}}, "udp:" + addr, true},
-		{"address space bounded", Sandbox{Limits: Limits{AddressSpace: 1 << 30}}, "alloc:2048", false},
+		{"address space bounded", Sandbox{Limits: Limits{AddressSpace: 3 << 30}}, "alloc:4096", false},
 		{"address space within", Sandbox{Limits: Limits{AddressSpace: 4 << 30}}, "alloc:64", true},
 		{"limits cannot be raised", Sandbox{Limits: Limits{OpenFiles: 64}}, "setrlimit", false},
 	}
@@ -189,4 +190,38 @@ func sandboxHelper() (int, bool) {
 	// The probe child must not act as a supervisor again.
 	_ = os.Unsetenv("CHILDPROC_SUPERVISE_HELPER")
 	return superviseArgs([]string{sandboxArg, os.Getenv("CHILDPROC_SANDBOX"), "0", self, self}), true
+}
+
+func TestCommandPaths(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(rel string) string {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	node := mk("home/.nvm/v22/bin/node")
+	script := mk("proj/node_modules/@scope/server/dist/index.js")
+	plain := mk("home/server.py")
+	tool := mk("home/tool")
+	cmd := exec.Command(node, script, "--flag", plain, "not-a-file")
+	got := commandPaths(cmd)
+	want := []string{
+		filepath.Join(dir, "home/.nvm/v22/bin"), filepath.Join(dir, "home/.nvm/v22/lib"),
+		filepath.Join(dir, "home/.nvm/v22/lib64"), filepath.Join(dir, "home/.nvm/v22/libexec"),
+		plain, filepath.Join(dir, "proj/node_modules"),
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("commandPaths = %q, want %q", got, want)
+	}
+	// An executable outside a bin folder grants itself, not its folder
+	// (which may be the home folder).
+	if got := commandPaths(exec.Command(tool)); !slices.Equal(got, []string{tool}) {
+		t.Fatalf("commandPaths = %q, want just %q", got, tool)
+	}
 }
