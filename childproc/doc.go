@@ -4,8 +4,20 @@
 // an optional supervisor process that ends that tree even when the host is
 // SIGKILLed.
 //
-// It is a leaf package: it imports only the standard library and x/sys, so
-// both host and plugins can use it.
+// It is a leaf package: it imports only the standard library, x/sys and
+// the kernel-interface libraries go-landlock and go-seccomp-bpf, so both
+// host and plugins can use it.
+//
+// Sandboxes. A child started through a supervisor with a Sandbox
+// (WrapSandboxed) runs confined by the kernel: the supervisor sets the
+// rlimits, builds a Landlock ruleset (files by path, TCP by port) and loads
+// a seccomp filter (sockets by family and type, io_uring) on the thread
+// that then starts the child (its goroutine is locked to it), and the
+// child inherits all of it across exec. The supervisor is the fork point
+// agenthost owns: Go's os/exec has no hook between fork and exec in the
+// child (Go 1.28 adds Landlock to SysProcAttr), and the supervisor costs no
+// extra exec. A sandbox that cannot be applied as
+// configured is an error, never a weaker sandbox (Check).
 //
 // Trees. Every child runs in a session of its own (Attr), so its
 // descendants can be found and killed together (KillTree, TerminateTree),

@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -74,9 +75,21 @@ func MaybeSupervise() {
 	os.Exit(superviseArgs(os.Args[2:]))
 }
 
-// superviseArgs parses "N PATH ARGV0 ARGS..." (N extra descriptors from 3
-// on) and supervises.
+// superviseArgs parses "[-sandbox JSON] N PATH ARGV0 ARGS..." (N extra
+// descriptors from 3 on) and supervises.
 func superviseArgs(args []string) int {
+	var sb *Sandbox
+	if len(args) >= 2 && args[0] == sandboxArg {
+		sb = new(Sandbox)
+		if err := json.Unmarshal([]byte(args[1]), sb); err != nil {
+			fmt.Fprintf(os.Stderr, "agenthost supervisor: bad sandbox: %v\n", err)
+			return exitCannotRun
+		}
+		args = args[2:]
+		if len(args) == 1 && args[0] == measureArg {
+			return measureSandbox(sb)
+		}
+	}
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "agenthost supervisor: want: N PATH ARGV0 [ARGS...]")
 		return exitCannotRun
@@ -86,7 +99,7 @@ func superviseArgs(args []string) int {
 		fmt.Fprintf(os.Stderr, "agenthost supervisor: bad descriptor count %q\n", args[0])
 		return exitCannotRun
 	}
-	return supervise(n, args[1], args[2:])
+	return supervise(n, args[1], args[2:], sb)
 }
 
 // exitCannotRun is the shell's "command not found / cannot run" status.

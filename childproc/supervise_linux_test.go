@@ -116,6 +116,9 @@ func TestSuperviseEndsLeftovers(t *testing.T) {
 
 // TestMain doubles as the supervisor process of TestSuperviseEndsLeftovers.
 func TestMain(m *testing.M) {
+	if code, ok := sandboxHelper(); ok {
+		os.Exit(code)
+	}
 	if os.Getenv("CHILDPROC_SUPERVISE_HELPER") == "1" {
 		os.Exit(superviseArgs([]string{"0", "/bin/sh", "sh", "-c", os.Getenv("CHILDPROC_SCRIPT")}))
 	}

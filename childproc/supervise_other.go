@@ -8,7 +8,7 @@ import (
 )
 
 // supervise: there is no supervisor outside Unix (Self is nil there).
-func supervise(int, string, []string) int {
+func supervise(int, string, []string, *Sandbox) int {
 	fmt.Fprintln(os.Stderr, "agenthost supervisor: not supported on this system")
 	return exitCannotRun
 }

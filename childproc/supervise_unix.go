@@ -15,8 +15,10 @@ import (
 
 // supervise runs path (argv) as the supervisor's child, in a process group
 // of its own inside the supervisor's session, and ends the session's other
-// members whenever the child's life ends.
-func supervise(extra int, path string, argv []string) int {
+// members whenever the child's life ends. With sb, the supervisor first
+// sandboxes itself (applySandbox), so the child starts sandboxed; a
+// sandbox that cannot be applied means no child at all.
+func supervise(extra int, path string, argv []string, sb *Sandbox) int {
 	// The child's parent-death signal follows the thread that forks it:
 	// this goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
@@ -36,10 +38,20 @@ func supervise(extra int, path string, argv []string) int {
 		ExtraFiles:  files,
 		SysProcAttr: supervisedAttr(),
 	}
+	var sandboxed *applied
+	if sb != nil {
+		a, err := applySandbox(sb)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "agenthost supervisor: %v\n", err)
+			return exitCannotRun
+		}
+		sandboxed = a
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "agenthost supervisor: %v\n", err)
 		return exitCannotRun
 	}
+	sandboxed.started()
 	for _, f := range files {
 		_ = f.Close()
 	}

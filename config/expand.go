@@ -159,6 +159,9 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 		}
 		expandMapValues(childKey(key, "env"), srv.Env, field)
 		field(childKey(key, "cwd"), &srv.Cwd)
+		if srv.Sandbox != nil {
+			expandSandbox(childKey(key, "sandbox"), srv.Sandbox, field)
+		}
 		field(childKey(key, "url"), &srv.URL)
 		expandMapValues(childKey(key, "headers"), srv.Headers, field)
 		if o := srv.OAuth; o != nil {
@@ -176,6 +179,7 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 		}
 	}
 	cfg.expandServe(field)
+	expandSandbox("sandbox", &cfg.Sandbox, field)
 	field("observability.endpoint", &cfg.Observability.Endpoint)
 	expandMapValues("observability.headers", cfg.Observability.Headers, field)
 }
@@ -185,5 +189,19 @@ func expandMapValues(key string, m map[string]string, field func(string, *string
 		v := m[k]
 		field(childKey(key, k), &v)
 		m[k] = v
+	}
+}
+
+// expandSandbox expands the paths and destinations of a sandbox block.
+func expandSandbox(key string, s *Sandbox, field func(string, *string)) {
+	fkey := childKey(key, "filesystem")
+	for i := range s.Filesystem.Read {
+		field(indexKey(childKey(fkey, "read"), i), &s.Filesystem.Read[i])
+	}
+	for i := range s.Filesystem.Write {
+		field(indexKey(childKey(fkey, "write"), i), &s.Filesystem.Write[i])
+	}
+	for i := range s.Connect {
+		field(indexKey(childKey(key, "connect"), i), &s.Connect[i])
 	}
 }

@@ -59,7 +59,11 @@ func (c *Config) resolvePaths(dir string) {
 			s.Command = rel(s.Command)
 		}
 		s.Cwd = rel(s.Cwd)
+		if s.Sandbox != nil {
+			s.Sandbox.resolvePaths(rel)
+		}
 	}
+	c.Sandbox.resolvePaths(rel)
 	for _, src := range c.Sources {
 		if src != nil {
 			src.Plugin = rel(src.Plugin)

@@ -44,6 +44,9 @@ type Config struct {
 	Pins Pins `json:"pins" yaml:"pins"`
 	// Observability configures OpenTelemetry export; see Observability.
 	Observability Observability `json:"observability" yaml:"observability"`
+	// Sandbox is every stdio server's sandbox, unless its own block says
+	// otherwise (see ServerSandbox). Off by default.
+	Sandbox Sandbox `json:"sandbox" yaml:"sandbox"`
 }
 
 // Pins configures pinned tool definitions.
@@ -160,6 +163,9 @@ type Server struct {
 	// url (docs/config.md). Without it the flow still runs, with dynamic
 	// client registration, when the server answers 401.
 	OAuth *OAuth `json:"oauth" yaml:"oauth"`
+	// Sandbox confines a stdio server over the top-level sandbox (see
+	// Config.ServerSandbox).
+	Sandbox *Sandbox `json:"sandbox" yaml:"sandbox"`
 }
 
 // OAuth grants for OAuth.Grant.

@@ -56,6 +56,7 @@ func (c *Config) Validate() error {
 		p.add("pins.newTools", "must be allow or hide")
 	}
 	validateObservability(p, &c.Observability)
+	c.validateSandboxes(p)
 	return p.err()
 }
 

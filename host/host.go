@@ -331,6 +331,7 @@ func New(opts Options) (*Host, error) {
 			Elicitation:   elicitationAdapter{server: name, fn: opts.Elicitation},
 			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
 			Supervisor:    opts.ChildSupervisor,
+			Sandbox:       cfg.ServerSandbox(name),
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),

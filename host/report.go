@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -23,8 +24,11 @@ type ServerReport struct {
 	ProtocolVersion *string      `json:"protocolVersion"`
 	SecureParams    bool         `json:"secureParams"`
 	// Warnings are operator notes about the server ([] when none).
-	Warnings []string     `json:"warnings"`
-	Tools    []ToolReport `json:"tools"`
+	Warnings []string `json:"warnings"`
+	// Sandbox is what the kernel enforces for a stdio server (null for a
+	// server reached by url).
+	Sandbox *childproc.Enforcement `json:"sandbox"`
+	Tools   []ToolReport           `json:"tools"`
 }
 
 // ToolReport is one tool in a CatalogReport. InputSchema is exactly what the
@@ -58,7 +62,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 		if server != "" && snap.Name != server {
 			continue
 		}
-		sr := ServerReport{Name: snap.Name, Status: snap.Status, SecureParams: snap.SecureParams, Tools: []ToolReport{}, Warnings: []string{}}
+		sr := ServerReport{Name: snap.Name, Status: snap.Status, SecureParams: snap.SecureParams, Sandbox: snap.Sandbox, Tools: []ToolReport{}, Warnings: []string{}}
 		for _, w := range snap.Warnings {
 			sr.Warnings = append(sr.Warnings, s.host.redactor.Redact(w))
 		}

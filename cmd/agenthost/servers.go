@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -17,6 +18,9 @@ type serverJSON struct {
 	ProtocolVersion *string `json:"protocolVersion"`
 	SecureParams    bool    `json:"secureParams"`
 	Tools           int     `json:"tools"`
+	// Sandbox is what the kernel enforces (null for a server reached by
+	// url).
+	Sandbox *childproc.Enforcement `json:"sandbox"`
 }
 
 func (a *app) serversCommand() *cobra.Command {
@@ -38,7 +42,7 @@ func (a *app) serversCommand() *cobra.Command {
 			h.Connect(cmd.Context())
 			out := []serverJSON{}
 			for _, s := range h.Servers() {
-				sj := serverJSON{Name: s.Name, Status: string(s.Status), SecureParams: s.SecureParams, Tools: len(s.Tools)}
+				sj := serverJSON{Name: s.Name, Status: string(s.Status), SecureParams: s.SecureParams, Tools: len(s.Tools), Sandbox: s.Sandbox}
 				if s.Error != "" {
 					e := a.redact(s.Error)
 					sj.Error = &e

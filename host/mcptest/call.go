@@ -104,6 +104,9 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	if b.ErrorCode != 0 {
 		return reply{err: behaviourError(b), before: before}
 	}
+	if b.Probe != "" {
+		return probeReply(x.ctx, b, args, before)
+	}
 	if s.opts.Handler != nil {
 		text, isError := s.opts.Handler(x.ctx, t.name, args, secureArgs)
 		result := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}

@@ -31,6 +31,9 @@ type Behaviour struct {
 	Content       json.RawMessage `json:"content,omitempty"`
 	// Garbage is written in place of the JSON-RPC answer (raw text).
 	Garbage string `json:"garbage,omitempty"`
+	// Probe runs one of the probes (ProbeDial, ProbeSpawn,
+	// ProbeAllocate) with the call's arguments and answers its outcome.
+	Probe string `json:"probe,omitempty"`
 
 	sleep time.Duration
 }
@@ -42,6 +45,9 @@ func (b *Behaviour) validate() error {
 			return fmt.Errorf("sleep %q is not a non-negative duration", b.Sleep)
 		}
 		b.sleep = d
+	}
+	if err := b.validateProbe(); err != nil {
+		return err
 	}
 	if b.InputRequired < 0 {
 		return fmt.Errorf("inputRequired must not be negative, got %d", b.InputRequired)

@@ -200,6 +200,21 @@ func evaluate(r results, checks map[string]error) []row {
 	}
 	rows = append(rows, start)
 
+	sandbox := row{figure: "sandbox setup per stdio server start (Landlock + seccomp + rlimits)", target: "p50 ≤ 2 ms", status: noData}
+	if v, ok := r.median("BenchmarkSandboxSetup/network=none", "p50-µs"); ok {
+		sandbox.measured = duration(v * 1e3)
+		sandbox.status = status(v <= 2000)
+		var detail []string
+		if p99, ok := r.median("BenchmarkSandboxSetup/network=none", "p99-µs"); ok {
+			detail = append(detail, "p99 "+duration(p99*1e3))
+		}
+		if l, ok := r.median("BenchmarkSandboxSetup/loopback+limits", "p50-µs"); ok {
+			detail = append(detail, "loopback with ports and limits p50 "+duration(l*1e3))
+		}
+		sandbox.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, sandbox)
+
 	audit := row{figure: "audit throughput, durable FileSink", target: "≥ 20,000 decisions/s", status: noData}
 	if v, ok := r.median("BenchmarkAuditThroughput/file_sink", "decisions/s"); ok {
 		audit.measured = fmt.Sprintf("%.0f /s", v)

@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 7, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, audit, policy)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -212,6 +212,8 @@ var groups = []group{
 		"BenchmarkCredentialResolve/concurrent_misses"}},
 	{name: "startup", separate: true, paired: true, benchtime: "1x", benches: []string{
 		"BenchmarkStartup/servers=1", "BenchmarkStartup/servers=10"}},
+	{name: "sandbox", benchtime: "200x", benches: []string{
+		"BenchmarkSandboxSetup/network=none", "BenchmarkSandboxSetup/loopback+limits"}},
 	{name: "audit", benchtime: "1s", benches: []string{
 		"BenchmarkAuditThroughput/file_sink", "BenchmarkAuditThroughput/fsync_each"}},
 	{name: "policy", benchtime: "1s", benches: []string{

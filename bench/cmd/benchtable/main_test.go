@@ -120,6 +120,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 8, "p99-µs": 90}},
 		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 2.5, "p99-ms": 20}},
 		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 6000}},
+		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 500, "p99-µs": 9000}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -155,6 +156,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkPolicyExpr/sql_select":               {{"ns/op": 1, "p50-µs": 20.1}},
 		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 5.1}},
 		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 4999}},
+		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 2001}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -91,7 +92,10 @@ type ServerSnapshot struct {
 	Extension string
 	Tools     []*CatalogTool
 	// Warnings are operator notes about the server as a whole.
-	Warnings   []string
+	Warnings []string
+	// Sandbox is what the kernel enforces for a stdio server (nil for a
+	// server reached by url).
+	Sandbox    *childproc.Enforcement
 	Generation uint64
 	byName     map[string]*CatalogTool
 	// inputHeaders: some tool routes inputSchema arguments to headers.
@@ -117,6 +121,7 @@ func (s *ServerSnapshot) failed(reason string) *ServerSnapshot {
 		Name: s.Name, Status: StatusError, Error: reason,
 		ProtocolVersion: s.ProtocolVersion, SecureParams: s.SecureParams, Extension: s.Extension,
 		Tools: s.Tools, byName: s.byName, inputHeaders: s.inputHeaders, Warnings: s.Warnings, listing: s.listing,
+		Sandbox: s.Sandbox,
 	}
 }
 
@@ -128,6 +133,7 @@ func (c *Conn) snapshotOf(listed []secureparams.ListedTool, protocolVersion, ext
 		ProtocolVersion: protocolVersion,
 		SecureParams:    ext != "",
 		Extension:       ext,
+		Sandbox:         c.enforcement,
 	}
 	snap.Tools, snap.byName = buildCatalogLimited(c.name, listed, ext != "", c.cfg.Tools, c.Snapshot().parsedByRaw(), c.maxDefinitionBytes)
 	for _, t := range snap.Tools {

@@ -52,6 +52,9 @@ type Options struct {
 	Transport TransportFactory
 	// Supervisor runs stdio servers under a process-tree supervisor.
 	Supervisor *childproc.Supervisor
+	// Sandbox confines a stdio server (config.Config.ServerSandbox); an
+	// enforced one needs Supervisor.
+	Sandbox config.Sandbox
 	// Limits bound what is read from the server; zero values: defaults.
 	Limits config.Limits
 	// HTTPRoundTripper, when set, wraps the round tripper of a server
@@ -90,9 +93,13 @@ type Conn struct {
 	onChange      func(*ServerSnapshot)
 	transport     TransportFactory
 	supervisor    *childproc.Supervisor
-	wrapHTTP      func(http.RoundTripper) http.RoundTripper
-	now           func() time.Time
-	onReconnect   func()
+	sandbox       config.Sandbox
+	// enforcement is what the kernel enforces for a stdio server (nil for
+	// a server reached by url), as reported in every snapshot.
+	enforcement *childproc.Enforcement
+	wrapHTTP    func(http.RoundTripper) http.RoundTripper
+	now         func() time.Time
+	onReconnect func()
 
 	// maxResponseBytes bounds one message read from the server;
 	// maxDefinitionBytes one tool definition (limits section).
@@ -148,6 +155,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		onChange:      opts.OnChange,
 		transport:     opts.Transport,
 		supervisor:    opts.Supervisor,
+		sandbox:       opts.Sandbox,
 		wrapHTTP:      opts.HTTPRoundTripper,
 		now:           time.Now,
 		onReconnect:   opts.OnReconnect,
@@ -162,7 +170,8 @@ func New(parent context.Context, name string, opts Options) *Conn {
 	if cfg.Disabled {
 		status = StatusDisabled
 	}
-	c.snapshot = &ServerSnapshot{Name: name, Status: status}
+	c.enforcement = sandboxEnforcement(cfg, opts.Sandbox)
+	c.snapshot = &ServerSnapshot{Name: name, Status: status, Sandbox: c.enforcement}
 	c.wg.Add(1)
 	go c.refreshLoop()
 	return c
@@ -774,6 +783,9 @@ func (c *Conn) command(_ context.Context, command string, _ []string, args []str
 	cmd := exec.Command(command, args...)
 	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
+	if c.sandbox.Enforced() {
+		return cmd, c.sandboxed(cmd)
+	}
 	if c.supervisor != nil && childproc.Runnable(cmd) {
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 		c.supervisor.Wrap(cmd)

@@ -116,6 +116,7 @@ func (p *stdioProcess) Close() error {
 		// What the server started (a shell's background jobs, a worker
 		// pool) ends with it.
 		childproc.TerminateTree(p.cmd.Process.Pid, childproc.Grace)
+		childproc.ReleaseSandbox(p.cmd.Process.Pid)
 	})
 	return p.closeErr
 }

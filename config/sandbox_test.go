@@ -1,0 +1,171 @@
+package config
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agenthost/agenthost/childproc"
+)
+
+func TestSandboxValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"mode and network", "sandbox: {mode: strict, network: lan}\n", []string{
+			"cfg.yaml: sandbox.mode: must be enforce or off",
+			"cfg.yaml: sandbox.network: must be none, loopback or allow",
+		}},
+		{"connect", "sandbox: {network: allow, connect: ['example.com', 'h:0', 'h:70000']}\n", []string{
+			"cfg.yaml: sandbox.connect[0]: want host:port, such as 127.0.0.1:5432",
+			"cfg.yaml: sandbox.connect[1]: port must be between 1 and 65535",
+			"cfg.yaml: sandbox.connect[2]: port must be between 1 and 65535",
+		}},
+		{"loopback hosts only", "sandbox: {network: loopback, connect: ['example.com:80', '127.0.0.2:80', '[::1]:80', 'localhost:80']}\n", []string{
+			"cfg.yaml: sandbox.connect[0]: network loopback allows loopback hosts only (localhost, 127.0.0.0/8, ::1)",
+		}},
+		{"connect under none", "sandbox: {network: none, connect: ['127.0.0.1:80']}\n", []string{
+			"cfg.yaml: sandbox.connect: does not apply under network none",
+		}},
+		{"loopback needs destinations", "sandbox: {mode: enforce}\nmcpServers:\n  s: {command: x, sandbox: {network: loopback}}\n", []string{
+			"cfg.yaml: mcpServers.s.sandbox.connect: network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)",
+		}},
+		{"limits", "sandbox: {limits: {addressSpace: 10MiB, openFiles: 3, processes: -1, cpuSeconds: -2}}\n", []string{
+			"cfg.yaml: sandbox.limits.addressSpace: must be at least 64MiB",
+			"cfg.yaml: sandbox.limits.openFiles: must be at least 16",
+			"cfg.yaml: sandbox.limits.processes: must not be negative",
+			"cfg.yaml: sandbox.limits.cpuSeconds: must not be negative",
+		}},
+		{"bad size", "sandbox: {limits: {addressSpace: lots}}\n", []string{
+			"cfg.yaml: sandbox.limits.addressSpace: want a size such as 512MiB or 4GiB",
+		}},
+		{"url server", "mcpServers:\n  s: {url: 'https://example.com/mcp', sandbox: {mode: enforce}}\n", []string{
+			"cfg.yaml: mcpServers.s.sandbox: only applies to servers started with command",
+		}},
+		{"unknown key", "sandbox: {filesystem: {exec: [a]}}\n", []string{
+			"cfg.yaml: sandbox.filesystem.exec: unknown key (valid keys: read, write)",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), "yaml", "cfg.yaml")
+			requireLines(t, err, tc.want...)
+			if got := len(errorLines(t, err)); got != len(tc.want) {
+				t.Errorf("got %d problems, want %d:\n%v", got, len(tc.want), err)
+			}
+		})
+	}
+}
+
+// TestServerSandbox: a server's block replaces the default's settings it
+// names, and the configuration's folder is the base of relative paths.
+func TestServerSandbox(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("DATA", "/srv/data")
+	dir := t.TempDir()
+	path := writeFile(t, dir, "agenthost.yaml", `
+sandbox:
+  mode: enforce
+  filesystem: {read: [shared], write: ['${DATA}/out']}
+  limits: {addressSpace: 4GiB, openFiles: 256}
+mcpServers:
+  plain: {command: a}
+  own:
+    command: b
+    cwd: work
+    sandbox:
+      network: loopback
+      connect: ['127.0.0.1:5432', 'localhost:5432', '[::1]:6379']
+      filesystem: {read: ['${DATA}/in']}
+      limits: {openFiles: 64}
+  off: {command: c, sandbox: {mode: off}}
+`)
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := cfg.ServerSandbox("plain").Child("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &childproc.Sandbox{
+		Read: []string{filepath.Join(dir, "shared")}, Write: []string{"/srv/data/out"},
+		Network: childproc.NetworkNone, Limits: childproc.Limits{AddressSpace: 4 << 30, OpenFiles: 256},
+	}
+	if !sandboxEqual(plain, want) {
+		t.Errorf("plain: %+v, want %+v", plain, want)
+	}
+	own, err := cfg.ServerSandbox("own").Child(cfg.MCPServers["own"].Cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = &childproc.Sandbox{
+		Read: []string{"/srv/data/in"}, Write: []string{"/srv/data/out", filepath.Join(dir, "work")},
+		Network: childproc.NetworkLoopback, Ports: []uint16{5432, 6379},
+		Limits: childproc.Limits{AddressSpace: 4 << 30, OpenFiles: 64},
+	}
+	if !sandboxEqual(own, want) {
+		t.Errorf("own: %+v, want %+v", own, want)
+	}
+	if off, err := cfg.ServerSandbox("off").Child(""); err != nil || off != nil {
+		t.Errorf("off: %+v, %v; want no sandbox", off, err)
+	}
+	// Nothing configured: off.
+	if sb, err := (&Config{}).ServerSandbox("x").Child(""); err != nil || sb != nil {
+		t.Errorf("default: %+v, %v; want no sandbox", sb, err)
+	}
+}
+
+func sandboxEqual(a, b *childproc.Sandbox) bool {
+	return slices.Equal(a.Read, b.Read) && slices.Equal(a.Write, b.Write) && a.Network == b.Network &&
+		slices.Equal(a.Ports, b.Ports) && a.Limits == b.Limits
+}
+
+// TestSandboxModeFromEnv: the top-level mode is a scalar setting, so the
+// one-line opt-in also works from the environment.
+func TestSandboxModeFromEnv(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("AGENTHOST_SANDBOX_MODE", "enforce")
+	cfg, err := Load(writeFile(t, t.TempDir(), "agenthost.yaml", "mcpServers: {s: {command: x}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ServerSandbox("s").Enforced() {
+		t.Fatal("AGENTHOST_SANDBOX_MODE=enforce did not enforce the sandbox")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"512", 512, true}, {"512B", 512, true}, {"4k", 4 << 10, true}, {"64MiB", 64 << 20, true},
+		{"64 mb", 64 << 20, true}, {"4GiB", 4 << 30, true}, {"1TiB", 1 << 40, true}, {" 2G ", 2 << 30, true},
+		{"", 0, false}, {"MiB", 0, false}, {"1.5GiB", 0, false}, {"-1", 0, false}, {"4PiB", 0, false},
+		{"99999999999999999999", 0, false}, {"17179869184TiB", 0, false}, {"5ib", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// FuzzParseSize: never panics, and what it accepts is a whole number of
+// its unit that did not overflow.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"64MiB", "4 GiB", "0", "18446744073709551615", "16777216TiB", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil && n != 0 {
+			t.Fatalf("ParseSize(%q) = %d with error %v", s, n, err)
+		}
+	})
+}
