@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 // Grant is the OAuth grant a Client uses to get tokens.
@@ -202,8 +204,12 @@ func NewClient(cfg Config) (*Client, error) {
 	origin, _ := url.Parse(res)
 	c := &Client{cfg: cfg, resource: res, origin: origin, hc: cfg.HTTPClient, store: cfg.Store, now: cfg.Now,
 		pending: map[string]*pending{}, reg: map[string]clientReg{}}
-	if c.hc == nil {
-		c.hc = &http.Client{Timeout: requestTimeout}
+	// Redirects stay on the origin of the request (docs/config.md,
+	// "Redirects"): a token or registration request carries the client's
+	// credentials, and metadata is validated against the URL asked for.
+	c.hc = httpredirect.Apply(cfg.HTTPClient, httpredirect.Policy{})
+	if cfg.HTTPClient == nil {
+		c.hc.Timeout = requestTimeout
 	}
 	if c.store == nil {
 		c.store = NewMemoryStore()
@@ -216,7 +222,7 @@ func NewClient(cfg Config) (*Client, error) {
 
 // sameOrigin reports whether u has the server URL's scheme, host and port.
 func (c *Client) sameOrigin(u *url.URL) bool {
-	return u != nil && strings.EqualFold(u.Scheme, c.origin.Scheme) && hostPort(u) == hostPort(c.origin)
+	return httpredirect.SameOrigin(u, c.origin)
 }
 
 // Resource is the canonical server URL the Client's tokens are stored under.
