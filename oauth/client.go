@@ -857,6 +857,16 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 	if err != nil {
 		return nil, err
 	}
+	if !sameIssuer(key.Issuer, d.issuer) {
+		// The resource now names another authorization server. The
+		// refresh token, and the client it was issued to (a registration's
+		// secret), belong to the issuer that issued them and are sent
+		// nowhere else: the token is dropped and the subject logs in again
+		// at the new one.
+		_ = c.store.Delete(ctx, key)
+		return nil, fmt.Errorf("%w (the server's authorization server is now %s, not %s, which issued the token: log in again)",
+			ErrNoToken, d.issuer, key.Issuer)
+	}
 	reg := clientReg{id: tok.ClientID, secret: tok.ClientSecret, method: tok.AuthMethod}
 	if reg.id == "" {
 		reg = clientReg{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: c.authMethod(d.as, c.cfg.ClientSecret, "")}
@@ -882,10 +892,7 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 	if len(nt.Scopes) == 0 {
 		nt.Scopes = slices.Clone(tok.Scopes)
 	}
-	if !sameIssuer(key.Issuer, d.issuer) {
-		_ = c.store.Delete(ctx, key)
-	}
-	if err := c.store.Put(ctx, Key{Subject: key.Subject, Resource: c.resource, Issuer: d.issuer}, nt); err != nil {
+	if err := c.store.Put(ctx, Key{Subject: key.Subject, Resource: c.resource, Issuer: key.Issuer}, nt); err != nil {
 		return nil, fmt.Errorf("oauth: storing the token: %w", err)
 	}
 	return nt, nil
