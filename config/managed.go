@@ -246,18 +246,10 @@ func (m *Managed) admitted(srv *Server) (ok bool, why string) {
 	}
 	if srv.URL != "" {
 		u, err := url.Parse(srv.URL)
-		if err != nil || u.Host == "" || u.User != nil {
+		if err != nil {
 			return false, "its url cannot be matched (not an absolute URL, or it carries user information)"
 		}
-		for _, sp := range m.AllowedServers {
-			if sp.URL == "" {
-				continue
-			}
-			if up, err := parseURLPattern(sp.URL); err == nil && up.match(u) {
-				return true, ""
-			}
-		}
-		return false, "its url matches no url pattern"
+		return m.admitsURL(u)
 	}
 	for _, sp := range m.AllowedServers {
 		if sp.Command == "" || !glob.Match(sp.Command, srv.Command) {
@@ -281,6 +273,26 @@ func (m *Managed) admitted(srv *Server) (ok bool, why string) {
 		}
 	}
 	return false, "its command (and arguments) match no command pattern"
+}
+
+// admitsURL reports whether a url pattern of the managed policy matches
+// u; why says what failed, as admitted's does.
+func (m *Managed) admitsURL(u *url.URL) (ok bool, why string) {
+	if m == nil || m.AllowedServers == nil {
+		return true, ""
+	}
+	if u.Host == "" || u.User != nil {
+		return false, "its url cannot be matched (not an absolute URL, or it carries user information)"
+	}
+	for _, sp := range m.AllowedServers {
+		if sp.URL == "" {
+			continue
+		}
+		if up, err := parseURLPattern(sp.URL); err == nil && up.match(u) {
+			return true, ""
+		}
+	}
+	return false, "its url matches no url pattern"
 }
 
 // checkManaged files a problem for every enabled server the managed policy
@@ -311,6 +323,22 @@ func (c *Config) AdmitServer(name string) error {
 	p := &problems{file: c.File}
 	if ok, why := c.Managed.admitted(srv); !ok {
 		p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, why)
+	}
+	return p.err()
+}
+
+// AdmitURL reports, as an [*Error] naming the server and the managed
+// policy file, a URL the managed policy does not let the named server
+// reach: every redirect of a server reached by url is checked with it
+// (docs/config.md, "Redirects"). Nil when the URL is allowed or there is
+// no managed policy. The message names no URL (the caller's does).
+func (c *Config) AdmitURL(name string, u *url.URL) error {
+	if c.Managed == nil {
+		return nil
+	}
+	p := &problems{file: c.File}
+	if ok, why := c.Managed.admitsURL(u); !ok {
+		p.addf(childKey("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
 	}
 	return p.err()
 }

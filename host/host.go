@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -335,6 +336,7 @@ func New(opts Options) (*Host, error) {
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),
+			AdmitURL:         admitURL(cfg, name),
 			OnReconnect:      reconnectHook(lifecycle, name),
 		})
 		h.conns[name] = c
@@ -342,6 +344,15 @@ func New(opts Options) (*Host, error) {
 	}
 	slices.Sort(h.names)
 	return h, nil
+}
+
+// admitURL is the managed policy's check of a server's redirect targets;
+// nil without a managed policy.
+func admitURL(cfg *config.Config, name string) func(*url.URL) error {
+	if cfg.Managed == nil {
+		return nil
+	}
+	return func(u *url.URL) error { return cfg.AdmitURL(name, u) }
 }
 
 // orDefault is v, or def when v is not set.

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 // Grant is the OAuth grant a Client uses to get tokens.
@@ -202,8 +204,12 @@ func NewClient(cfg Config) (*Client, error) {
 	origin, _ := url.Parse(res)
 	c := &Client{cfg: cfg, resource: res, origin: origin, hc: cfg.HTTPClient, store: cfg.Store, now: cfg.Now,
 		pending: map[string]*pending{}, reg: map[string]clientReg{}}
-	if c.hc == nil {
-		c.hc = &http.Client{Timeout: requestTimeout}
+	// Redirects stay on the origin of the request (docs/config.md,
+	// "Redirects"): a token or registration request carries the client's
+	// credentials, and metadata is validated against the URL asked for.
+	c.hc = httpredirect.Apply(cfg.HTTPClient, httpredirect.Policy{})
+	if cfg.HTTPClient == nil {
+		c.hc.Timeout = requestTimeout
 	}
 	if c.store == nil {
 		c.store = NewMemoryStore()
@@ -216,7 +222,7 @@ func NewClient(cfg Config) (*Client, error) {
 
 // sameOrigin reports whether u has the server URL's scheme, host and port.
 func (c *Client) sameOrigin(u *url.URL) bool {
-	return u != nil && strings.EqualFold(u.Scheme, c.origin.Scheme) && hostPort(u) == hostPort(c.origin)
+	return httpredirect.SameOrigin(u, c.origin)
 }
 
 // Resource is the canonical server URL the Client's tokens are stored under.
@@ -475,7 +481,7 @@ func (c *Client) register(ctx context.Context, d *discovery, redirectURI string)
 		return clientReg{}, fmt.Errorf("oauth: client registration: %w", err)
 	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return clientReg{}, fmt.Errorf("oauth: client registration at %s: %w", d.as.RegistrationEndpoint, parseErrorBody(resp.StatusCode, data))
+		return clientReg{}, fmt.Errorf("oauth: client registration at %s: %w", d.as.RegistrationEndpoint, parseErrorBody(resp.StatusCode, data, nil))
 	}
 	var out struct {
 		ClientID     string `json:"client_id"`
@@ -668,10 +674,11 @@ func (c *Client) CompleteAuthorization(ctx context.Context, query url.Values) (s
 // authentication and reads the token.
 func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg clientReg, form url.Values) (*Token, error) {
 	header := http.Header{}
+	var basic string
 	switch reg.method {
 	case AuthClientSecretBasic:
-		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString(
-			[]byte(url.QueryEscape(reg.id)+":"+url.QueryEscape(reg.secret))))
+		basic = basicCredentials(reg.id, reg.secret)
+		header.Set("Authorization", "Basic "+basic)
 	case AuthClientSecretPost:
 		form.Set("client_id", reg.id)
 		form.Set("client_secret", reg.secret)
@@ -689,6 +696,9 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 	default:
 		form.Set("client_id", reg.id)
 	}
+	// What the answer must not repeat in an error: the grant's secrets
+	// (refresh token, code, verifier, assertions) and the client's.
+	sent := sentSecrets(form, reg.secret, basic)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token request: %w", err)
@@ -708,7 +718,7 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		return nil, fmt.Errorf("oauth: reading the token endpoint's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, parseErrorBody(resp.StatusCode, data)
+		return nil, parseErrorBody(resp.StatusCode, data, sent)
 	}
 	var out struct {
 		AccessToken  string          `json:"access_token"`
@@ -724,7 +734,7 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		return nil, errors.New("oauth: the token endpoint's answer has no access_token")
 	}
 	if !strings.EqualFold(out.TokenType, "bearer") {
-		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not Bearer", clip(out.TokenType, 32))
+		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not Bearer", clip(redactSent(out.TokenType, sent), 32))
 	}
 	tok := &Token{AccessToken: out.AccessToken, RefreshToken: out.RefreshToken, Scopes: strings.Fields(out.Scope),
 		ClientID: reg.id, ClientSecret: reg.secret, AuthMethod: reg.method}
@@ -756,8 +766,10 @@ func expiresIn(raw json.RawMessage) (int64, bool) {
 	return v, true
 }
 
-// parseErrorBody turns an error answer into an *AuthorizationError.
-func parseErrorBody(status int, data []byte) error {
+// parseErrorBody turns an error answer into an *AuthorizationError. Any of
+// sent (the secrets of the request answered, see sentSecrets) that the
+// server quotes is redacted.
+func parseErrorBody(status int, data []byte, sent []string) error {
 	var e struct {
 		Error       string `json:"error"`
 		Description string `json:"error_description"`
@@ -765,7 +777,51 @@ func parseErrorBody(status int, data []byte) error {
 	if json.Unmarshal(data, &e) != nil || e.Error == "" {
 		return &AuthorizationError{Code: "server_error", Description: "no OAuth error in the answer", Status: status}
 	}
-	return &AuthorizationError{Code: clip(e.Error, 64), Description: clip(e.Description, 200), Status: status}
+	return &AuthorizationError{Code: clip(redactSent(e.Error, sent), 64), Description: clip(redactSent(e.Description, sent), 200), Status: status}
+}
+
+// publicParams are the token request parameters that are no secret; every
+// other value a request sends is one (sentSecrets).
+var publicParams = map[string]bool{
+	"grant_type": true, "resource": true, "redirect_uri": true, "scope": true, "client_id": true,
+	"client_assertion_type": true, "requested_token_type": true, "subject_token_type": true, "audience": true,
+}
+
+// sentSecrets are the values of a token request that an error built from
+// its answer must not repeat: every form value but publicParams', and
+// extra (the client secret, HTTP Basic credentials).
+func sentSecrets(form url.Values, extra ...string) []string {
+	var out []string
+	for k, vs := range form {
+		if !publicParams[k] {
+			out = append(out, vs...)
+		}
+	}
+	return append(out, extra...)
+}
+
+// redactSent replaces in s every one of secrets, as sent and form-encoded.
+func redactSent(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) < minRedacted {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "[redacted]")
+		if q := url.QueryEscape(v); q != v {
+			s = strings.ReplaceAll(s, q, "[redacted]")
+		}
+	}
+	return s
+}
+
+// minRedacted: shorter values are not searched for (a one-letter secret
+// would blank the message, and is no secret worth the name).
+const minRedacted = 4
+
+// basicCredentials are the HTTP Basic credentials of a client (RFC 6749
+// §2.3.1: each part form-encoded first).
+func basicCredentials(id, secret string) string {
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret)))
 }
 
 // clip cuts server text to n bytes and drops control characters.
@@ -851,6 +907,16 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 	if err != nil {
 		return nil, err
 	}
+	if !sameIssuer(key.Issuer, d.issuer) {
+		// The resource now names another authorization server. The
+		// refresh token, and the client it was issued to (a registration's
+		// secret), belong to the issuer that issued them and are sent
+		// nowhere else: the token is dropped and the subject logs in again
+		// at the new one.
+		_ = c.store.Delete(ctx, key)
+		return nil, fmt.Errorf("%w (the server's authorization server is now %s, not %s, which issued the token: log in again)",
+			ErrNoToken, d.issuer, key.Issuer)
+	}
 	reg := clientReg{id: tok.ClientID, secret: tok.ClientSecret, method: tok.AuthMethod}
 	if reg.id == "" {
 		reg = clientReg{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: c.authMethod(d.as, c.cfg.ClientSecret, "")}
@@ -876,10 +942,7 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 	if len(nt.Scopes) == 0 {
 		nt.Scopes = slices.Clone(tok.Scopes)
 	}
-	if !sameIssuer(key.Issuer, d.issuer) {
-		_ = c.store.Delete(ctx, key)
-	}
-	if err := c.store.Put(ctx, Key{Subject: key.Subject, Resource: c.resource, Issuer: d.issuer}, nt); err != nil {
+	if err := c.store.Put(ctx, Key{Subject: key.Subject, Resource: c.resource, Issuer: key.Issuer}, nt); err != nil {
 		return nil, fmt.Errorf("oauth: storing the token: %w", err)
 	}
 	return nt, nil

@@ -26,6 +26,11 @@
 // loopback redirect (for a CLI); CallbackHandler completes it for a backend
 // that mounts the redirect on its own HTTP server.
 //
-// The package imports no other agenthost package but the leaf
-// internal/atomicfile, which writes the token file.
+// Every request of the package's own HTTP client follows the one redirect
+// policy of internal/httpredirect (docs/config.md, "Redirects"), and a
+// token is refreshed only at the authorization server that issued it.
+//
+// The package imports no other agenthost package but the leaves
+// internal/atomicfile and internal/filelock, which write and lock the
+// token file, and internal/httpredirect.
 package oauth

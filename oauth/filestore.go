@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -17,13 +18,14 @@ import (
 )
 
 // FileStore is a TokenStore in one JSON file, readable and writable by its
-// owner only (mode 0600, in a directory of mode 0700). Every change
-// rewrites the file atomically (a temporary file renamed over it), so a
-// reader sees a whole file. A change (Put, Delete) reads, changes and
-// writes back the file under an advisory lock on "<path>.lock", so that
-// several processes of one user (two CLI sessions logging in to different
-// servers) never lose each other's tokens; on a platform without advisory
-// locks the last writer wins.
+// owner only (mode 0600, in a directory of mode 0700: a change makes an
+// existing directory 0700 too). Every change rewrites the file atomically
+// (a temporary file renamed over it), so a reader sees a whole file. A
+// change (Put, Delete) reads, changes and writes back the file under an
+// advisory lock on "<path>.lock" (a symbolic link there is refused, never
+// followed), so that several processes of one user (two CLI sessions
+// logging in to different servers) never lose each other's tokens; on a
+// platform without advisory locks the last writer wins.
 type FileStore struct {
 	path string
 	mu   sync.Mutex
@@ -192,8 +194,8 @@ func (s *FileStore) Delete(ctx context.Context, key Key) error {
 func (s *FileStore) change(ctx context.Context, edit func([]Entry) ([]Entry, bool)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("oauth: creating the state directory: %w", err)
+	if err := privateDir(filepath.Dir(s.path)); err != nil {
+		return err
 	}
 	release, err := filelock.Lock(ctx, s.path+".lock")
 	defer release()
@@ -209,6 +211,31 @@ func (s *FileStore) change(ctx context.Context, edit func([]Entry) ([]Entry, boo
 		return nil
 	}
 	return s.save(entries)
+}
+
+// privateDir makes dir, the token file's directory, with mode 0700, and
+// takes group and other permissions away from one that exists with them:
+// MkdirAll leaves an existing directory's mode alone, and in a directory
+// others can write to they could replace the token file or plant links.
+// Not on Windows, where modes do not say who may open a file.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("oauth: creating the state directory: %w", err)
+	}
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("oauth: the state directory: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("oauth: the state directory %s is open to other users (mode %04o) and cannot be made 0700: %w", dir, fi.Mode().Perm(), err)
+	}
+	return nil
 }
 
 // List implements TokenStore.

@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,9 +91,10 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 	if err != nil {
 		return "", fmt.Errorf("oauth: token exchange request: %w", err)
 	}
+	var basic string
 	if c.cfg.IdPClientSecret != "" {
-		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString(
-			[]byte(url.QueryEscape(c.cfg.IdPClientID)+":"+url.QueryEscape(c.cfg.IdPClientSecret))))
+		basic = basicCredentials(c.cfg.IdPClientID, c.cfg.IdPClientSecret)
+		req.Header.Set("Authorization", "Basic "+basic)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -108,7 +108,7 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 		return "", fmt.Errorf("oauth: reading the identity provider's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data))
+		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data, sentSecrets(form, c.cfg.IdPClientSecret, basic)))
 	}
 	return parseIDJAGAnswer(data)
 }

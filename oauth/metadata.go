@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 // ResourceMetadata is OAuth 2.0 Protected Resource Metadata (RFC 9728).
@@ -177,25 +179,12 @@ func resourceCovers(resource, server string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	if !strings.EqualFold(r.Scheme, s.Scheme) || !strings.EqualFold(hostPort(r), hostPort(s)) {
+	if !httpredirect.SameOrigin(r, s) {
 		return false
 	}
 	rp := strings.TrimSuffix(r.EscapedPath(), "/")
 	sp := strings.TrimSuffix(s.EscapedPath(), "/")
 	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
-}
-
-func hostPort(u *url.URL) string {
-	h, p := u.Hostname(), u.Port()
-	if p == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			p = "443"
-		case "http":
-			p = "80"
-		}
-	}
-	return net.JoinHostPort(strings.ToLower(h), p)
 }
 
 // CanonicalResource is the server URL as a resource indicator (RFC 8707):

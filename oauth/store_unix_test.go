@@ -4,6 +4,7 @@ package oauth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,4 +67,34 @@ func TestFileStoreWriterProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// An existing state directory that others may open is made 0700 by the
+// first change (MkdirAll leaves it as it is), and a symbolic link planted
+// at tokens.json.lock is refused, its target never created.
+func TestFileStoreStateDirectory(t *testing.T) {
+	ctx := context.Background()
+	key := oauth.Key{Subject: "u", Resource: "https://mcp.example/x", Issuer: "https://as.example"}
+	t.Run("an existing open directory is made 0700", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "agenthost")
+		must(t, os.Mkdir(dir, 0o700))
+		must(t, os.Chmod(dir, 0o777))
+		must(t, oauth.NewFileStore(filepath.Join(dir, "tokens.json")).Put(ctx, key, &oauth.Token{AccessToken: "a"}))
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("state directory mode %v, %v; want 0700", fi.Mode().Perm(), err)
+		}
+	})
+	t.Run("a link at the lock file is not followed", func(t *testing.T) {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "planted")
+		must(t, os.Symlink(target, filepath.Join(dir, "tokens.json.lock")))
+		err := oauth.NewFileStore(filepath.Join(dir, "tokens.json")).Put(ctx, key, &oauth.Token{AccessToken: "a"})
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Fatalf("Put = %v, want the link refused", err)
+		}
+		if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the link's target was created: %v", err)
+		}
+	})
 }

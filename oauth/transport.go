@@ -13,7 +13,9 @@ import (
 type subjectKey struct{}
 
 // WithSubject returns a context whose requests act for subject: the
-// Transport uses that subject's token.
+// Transport uses that subject's token. The package takes the subject as
+// given: whoever sets it (the host, from a session's subject) must only
+// set a subject its caller may act for.
 func WithSubject(ctx context.Context, subject string) context.Context {
 	return context.WithValue(ctx, subjectKey{}, subject)
 }

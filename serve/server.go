@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 //go:embed openapi.yaml
@@ -41,7 +42,8 @@ type Options struct {
 	// applied). Nil discards them.
 	Logger *slog.Logger
 	// HTTPClient sends webhooks and forwards to peers; nil uses a client
-	// with the default transport.
+	// with the default transport. Either way redirects follow the one
+	// policy (internal/httpredirect), whatever its CheckRedirect.
 	HTTPClient *http.Client
 	// TurnOptions apply to every turn.
 	TurnOptions host.TurnOptions
@@ -95,10 +97,10 @@ func New(opts Options) (*Server, error) {
 	if audit == nil {
 		audit = NewAuditLog(0)
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
+	// Webhooks and peers get redirects within their origin only
+	// (docs/config.md, "Redirects"): a delivery's signed payload, a
+	// forwarded caller's Authorization, go nowhere else.
+	client := httpredirect.Apply(opts.HTTPClient, httpredirect.Policy{})
 	life, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		host:     opts.Host,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 // Webhook headers (docs/config.md, "Webhooks"). The signature is
@@ -160,7 +161,8 @@ func (h *hook) run(ctx context.Context, n *notifier) {
 }
 
 // deliver posts d until a 2xx answer, a 4xx other than 408/429 (the
-// receiver refuses it; retrying will not help), MaxAttempts, or ctx ends.
+// receiver refuses it; retrying will not help), a redirect to another
+// origin (refused, internal/httpredirect), MaxAttempts, or ctx ends.
 // Each attempt is signed afresh with its own timestamp.
 func (h *hook) deliver(ctx context.Context, d delivery, backoff time.Duration) {
 	for attempt := 1; ; attempt++ {
@@ -170,6 +172,11 @@ func (h *hook) deliver(ctx context.Context, d delivery, backoff time.Duration) {
 			return
 		case err == nil && status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
 			h.logger.Warn("serve: a webhook receiver refused a delivery", "url", redactURL(h.cfg.URL), "approval", d.id, "status", status)
+			return
+		case errors.Is(err, httpredirect.ErrRefused):
+			// The payload and its signature go to the configured
+			// receiver's origin only; asking again gets the same answer.
+			h.logger.Warn("serve: a webhook receiver answered a redirect, which was not followed", "url", redactURL(h.cfg.URL), "approval", d.id, "error", err.Error())
 			return
 		case attempt >= h.cfg.MaxAttempts:
 			h.logger.Warn("serve: gave up delivering a webhook", "url", redactURL(h.cfg.URL), "approval", d.id, "attempts", attempt, "status", status, "error", errText(err))
@@ -208,6 +215,12 @@ func (h *hook) post(ctx context.Context, d delivery) (int, error) {
 	req.Header.Set(HeaderWebhookSignature, Sign([]byte(h.cfg.Secret), ts, d.body))
 	resp, err := h.client.Do(req)
 	if err != nil {
+		var refused *httpredirect.Error
+		if errors.As(err, &refused) {
+			// It names origins only: no path or query, which may carry
+			// a token.
+			return 0, refused
+		}
 		// The error may quote the URL, which may carry a token.
 		return 0, errors.New("the receiver could not be reached")
 	}

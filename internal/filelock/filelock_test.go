@@ -5,8 +5,10 @@ package filelock
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -69,5 +71,50 @@ func TestLockSerialises(t *testing.T) {
 	wg.Wait()
 	if overlaps > 0 {
 		t.Fatalf("%d overlapping holders", overlaps)
+	}
+}
+
+// TestLockRefusesWhatIsNotARegularFile: a symbolic link planted at the
+// lock path is not followed (O_CREATE would create its target, or lock a
+// file of the link's choosing), and a FIFO is refused too.
+func TestLockRefusesWhatIsNotARegularFile(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, path, target string)
+	}{
+		{"a link to a file that does not exist", func(t *testing.T, path, target string) {
+			must(t, os.Symlink(target, path))
+		}},
+		{"a link to an existing file", func(t *testing.T, path, target string) {
+			must(t, os.WriteFile(target, []byte("keep"), 0o600))
+			must(t, os.Symlink(target, path))
+		}},
+		{"a FIFO", func(t *testing.T, path, _ string) {
+			must(t, syscall.Mkfifo(path, 0o600))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, target := filepath.Join(dir, "x.lock"), filepath.Join(dir, "target")
+			tt.plant(t, path, target)
+			before, _ := os.ReadFile(target)
+			release, err := Lock(context.Background(), path)
+			release()
+			if !errors.Is(err, ErrNotRegular) {
+				t.Fatalf("Lock = %v, want ErrNotRegular", err)
+			}
+			after, statErr := os.ReadFile(target)
+			if string(after) != string(before) || (before == nil && !errors.Is(statErr, os.ErrNotExist)) {
+				t.Fatalf("the link's target was created or changed: %q -> %q (%v)", before, after, statErr)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -26,4 +26,7 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
+// noFollow makes opening the lock file fail on a symbolic link.
+const noFollow = syscall.O_NOFOLLOW
+
 func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

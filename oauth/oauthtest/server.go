@@ -61,6 +61,10 @@ type Options struct {
 	// IdPClients are the identity provider's clients, id -> secret ("" for
 	// a client that sends only its id).
 	IdPClients map[string]string
+	// Observe, when set, sees every request to the authorization server
+	// with its body (read whole first, then handed on): a test checks
+	// what reached this server.
+	Observe func(r *http.Request, body []byte)
 }
 
 // The token types and grants of enterprise-managed authorization.
@@ -126,7 +130,16 @@ func New(opts Options) *Server {
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("POST /idp/token", s.idpToken)
-	s.as = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if observe := opts.Observe; observe != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			observe(r, body)
+			mux.ServeHTTP(w, r)
+		})
+	}
+	s.as = httptest.NewServer(h)
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/httpredirect"
 	"github.com/agenthost/agenthost/oauth"
 )
 
@@ -61,6 +63,11 @@ type Options struct {
 	// reached by url (under the response limits): the OAuth client adds
 	// its tokens there.
 	HTTPRoundTripper func(base http.RoundTripper) http.RoundTripper
+	// AdmitURL, when set, is asked about every redirect target of a
+	// server reached by url (the managed policy's allowedServers); its
+	// error refuses the redirect. Redirects to another origin are refused
+	// regardless (internal/httpredirect).
+	AdmitURL func(*url.URL) error
 	// OnReconnect, when set, is called each time a connection is
 	// established after an earlier one (lost or closed): a reconnect. The
 	// first connection is not one.
@@ -98,6 +105,7 @@ type Conn struct {
 	// a server reached by url), as reported in every snapshot.
 	enforcement *childproc.Enforcement
 	wrapHTTP    func(http.RoundTripper) http.RoundTripper
+	redirects   httpredirect.Policy
 	now         func() time.Time
 	onReconnect func()
 
@@ -157,6 +165,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		supervisor:    opts.Supervisor,
 		sandbox:       opts.Sandbox,
 		wrapHTTP:      opts.HTTPRoundTripper,
+		redirects:     httpredirect.Policy{Admit: opts.AdmitURL},
 		now:           time.Now,
 		onReconnect:   opts.OnReconnect,
 
@@ -737,7 +746,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(slog.New(quietListening{c.logger.Handler()})),
-			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
+			transport.WithHTTPBasicClient(c.httpClient(pending.failAll)),
 			// The GET stream of the 2025-11-25 era (see legacyhttp.go).
 			//lint:ignore SA1019 deprecated for the 2026-07-28 era only, where mcp-go leaves it closed
 			transport.WithContinuousListening(),
@@ -746,7 +755,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
-			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
+			transport.WithHTTPClient(c.httpClient(pending.failAll)),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
@@ -757,8 +766,10 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 // keeps two idle connections per host: with many sessions calling one
 // server at once, almost every call would open (and leave in TIME_WAIT) a
 // new TCP connection. No overall timeout: responses may stream; calls are
-// bounded by their context (callTimeout).
-func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+// bounded by their context (callTimeout). Redirects follow the one
+// policy (internal/httpredirect): within the configured URL's origin,
+// with every hop admitted; the configured headers go nowhere else.
+func (c *Conn) httpClient(failAll func(*ProtocolError)) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Requests beyond MaxConnsPerHost wait for a free connection instead of
 	// dialing (and later closing) one each: under a burst of sessions that
@@ -767,10 +778,10 @@ func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.Roun
 	t.MaxIdleConnsPerHost = 64
 	t.MaxIdleConns = 256
 	var base http.RoundTripper = t
-	if wrap != nil {
-		base = wrap(t)
+	if c.wrapHTTP != nil {
+		base = c.wrapHTTP(t)
 	}
-	return &http.Client{Transport: &limitedTransport{base: base, max: maxBody, failAll: failAll}}
+	return httpredirect.NewClient(&limitedTransport{base: base, max: c.maxResponseBytes, failAll: failAll}, c.redirects)
 }
 
 // command builds the stdio child with an explicit environment: only the

@@ -219,7 +219,7 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	pending := &pendingRequests{}
-	inner, err := transport.NewStreamableHTTP(srv.URL, transport.WithHTTPBasicClient(httpClient(1<<20, pending.failAll, nil)))
+	inner, err := transport.NewStreamableHTTP(srv.URL, transport.WithHTTPBasicClient((&Conn{maxResponseBytes: 1 << 20}).httpClient(pending.failAll)))
 	if err != nil {
 		t.Fatal(err)
 	}

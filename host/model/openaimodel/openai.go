@@ -20,6 +20,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
 // Options configure the client.
@@ -33,7 +34,8 @@ type Options struct {
 	// honoured up to MaxRetryWait (default 60s); a longer wait fails.
 	MaxRetries   int
 	MaxRetryWait time.Duration
-	// HTTPClient overrides the transport (tests).
+	// HTTPClient overrides the transport (tests); only its Transport is
+	// used (redirects follow the one policy, internal/httpredirect).
 	HTTPClient *http.Client
 	// Propagate, when set, adds headers to every request (on a copy of
 	// it) from the request's context: the host uses it to send the W3C
@@ -79,7 +81,9 @@ func New(opts Options) *Model {
 	if opts.Propagate != nil {
 		rt = &propagateTransport{base: rt, propagate: opts.Propagate}
 	}
-	cfg.HTTPClient = &http.Client{Transport: rt}
+	// Redirects stay on the endpoint's origin (docs/config.md,
+	// "Redirects"): the API key and the prompt go nowhere else.
+	cfg.HTTPClient = httpredirect.NewClient(rt, httpredirect.Policy{})
 	return &Model{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
