@@ -23,10 +23,14 @@ func supervisedAttr() *syscall.SysProcAttr {
 }
 
 // KillTree SIGKILLs the process group of pid and then every process left
-// in the session pid leads. The session sweep catches descendants that
-// moved to process groups of their own, which a group kill alone would
-// miss. A session id stays reserved while any member lives, so the sweep
-// cannot hit an unrelated process that reused the pid.
+// in the session pid leads, with the descendants of those processes. The
+// session sweep catches descendants that moved to process groups of their
+// own, which a group kill alone would miss; the descendant walk those that
+// started sessions of their own, as long as their parent is still in the
+// tree (an orphan that left the session is reparented outside it, and no
+// longer known as part of the tree). A session id stays reserved while any
+// member lives, so the sweep cannot hit an unrelated process that reused
+// the pid.
 func KillTree(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	for pass := 0; pass < 10; pass++ {
@@ -37,51 +41,92 @@ func KillTree(pid int) {
 }
 
 // signalTree sends sig to the live (non-zombie) members of session sid
-// other than this process, and returns how many it found. pgid is unused
-// on Linux (the session covers it).
+// other than this process, and to every descendant of theirs, and returns
+// how many it found. Descendants are found by their parent, so one that
+// started a session (or group) of its own is found while its parent is in
+// the tree; all are listed before any is signalled, so killing a parent
+// cannot orphan a child out of the sweep. Only live members of the session
+// are roots, never sid itself: a session id stays reserved while a member
+// lives, a pid alone could have been reused. pgid is unused on Linux (the
+// session covers it).
 func signalTree(sid, _ int, sig syscall.Signal) int {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
-	found := 0
 	self := os.Getpid()
+	var targets []int
+	inTree := map[int]bool{}
+	children := map[int][]int{}
 	for _, e := range dir {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil || p == self {
 			continue
 		}
-		s, state, ok := procSession(p)
-		if !ok || s != sid || state == 'Z' {
+		st, ok := procStat(p)
+		if !ok {
 			continue
 		}
-		found++
+		if st.sid == sid {
+			inTree[p] = true
+			if st.state != 'Z' {
+				targets = append(targets, p)
+			}
+			continue
+		}
+		if st.state != 'Z' {
+			children[st.ppid] = append(children[st.ppid], p)
+		}
+	}
+	// The descendants outside the session, breadth first from its members.
+	for i := 0; i < len(targets); i++ {
+		for _, c := range children[targets[i]] {
+			if !inTree[c] {
+				inTree[c] = true
+				targets = append(targets, c)
+			}
+		}
+	}
+	for _, p := range targets {
 		_ = syscall.Kill(p, sig)
 	}
-	return found
+	return len(targets)
+}
+
+// stat is what signalTree reads of a process.
+type stat struct {
+	state     byte
+	ppid, sid int
 }
 
 // procSession reads the session id and state of pid from /proc/PID/stat.
 func procSession(pid int) (sid int, state byte, ok bool) {
+	st, ok := procStat(pid)
+	return st.sid, st.state, ok
+}
+
+// procStat reads the state, parent and session of pid from /proc/PID/stat.
+func procStat(pid int) (stat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return stat{}, false
 	}
 	// The command name is in parentheses and may contain spaces; fields
 	// after the last ')' are: state ppid pgrp session ...
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return stat{}, false
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 4 || len(f[0]) == 0 {
-		return 0, 0, false
+		return stat{}, false
 	}
-	s, err := strconv.Atoi(string(f[3]))
-	if err != nil {
-		return 0, 0, false
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	s, err2 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil {
+		return stat{}, false
 	}
-	return s, f[0][0], true
+	return stat{state: f[0][0], ppid: ppid, sid: s}, true
 }
 
 // selfExe is the running binary, even if its file was replaced since.
