@@ -21,13 +21,14 @@ import (
 // from the one copy whose bytes were hashed (OpenPinned), never by its
 // path again.
 
-// LookPath is the absolute, cleaned path of the file a command names, as
-// agenthost executes it: an absolute path as it is; a path with a
-// separator relative to dir (the child's working directory; the current
-// directory when dir is empty); a bare name searched in the host's PATH,
-// as exec.Command does (a match relative to "." is refused, as exec does).
-// Symlinks are not resolved: the kernel follows them at exec, or
-// OpenPinned at its one open.
+// LookPath is the absolute path of the file a command names, as agenthost
+// executes it: an absolute path as it is written; a path with a separator
+// joined to dir (the child's working directory; the current directory
+// when dir is empty) and cleaned; a bare name searched in the host's
+// PATH, as exec.Command does (a match relative to "." is refused, as exec
+// does). Symlinks are not resolved: the kernel follows them at exec, or
+// OpenPinned at its one open; a caller that matches the path against a
+// policy resolves them (filepath.EvalSymlinks) and executes what matched.
 func LookPath(command, dir string) (string, error) {
 	if command == "" {
 		return "", &exec.Error{Name: command, Err: exec.ErrNotFound}
@@ -39,19 +40,18 @@ func LookPath(command, dir string) (string, error) {
 		}
 		return filepath.Abs(p)
 	}
-	p := command
-	if !filepath.IsAbs(p) {
-		base := dir
-		if base == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return "", fmt.Errorf("resolving %s: %w", command, err)
-			}
-			base = wd
-		}
-		p = filepath.Join(base, p)
+	if filepath.IsAbs(command) {
+		return command, nil
 	}
-	return filepath.Abs(p)
+	base := dir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("resolving %s: %w", command, err)
+		}
+		base = wd
+	}
+	return filepath.Abs(filepath.Join(base, command))
 }
 
 // Pinned is a verified private copy of an executable: its bytes were read

@@ -320,6 +320,10 @@ func New(opts Options) (*Host, error) {
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name
+		var admit func(string) (string, error)
+		if cfg.HasServerAllowlist() {
+			admit = func(path string) (string, error) { return cfg.AdmitExecutable(name, path) }
+		}
 		c := mcpconn.New(life, name, mcpconn.Options{
 			Config:        sc,
 			DeclareSecure: h.hasBindings(name),
@@ -328,6 +332,7 @@ func New(opts Options) (*Host, error) {
 			Elicitation:   elicitationAdapter{server: name, fn: opts.Elicitation},
 			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
 			Supervisor:    opts.ChildSupervisor,
+			Admit:         admit,
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),

@@ -52,6 +52,11 @@ type Options struct {
 	Transport TransportFactory
 	// Supervisor runs stdio servers under a process-tree supervisor.
 	Supervisor *childproc.Supervisor
+	// Admit, when set, checks the file a stdio server's command names
+	// (childproc.LookPath) against the managed policy at every start and
+	// returns the file to execute (config.Config.AdmitExecutable); an
+	// error refuses the start.
+	Admit func(path string) (string, error)
 	// Limits bound what is read from the server; zero values: defaults.
 	Limits config.Limits
 	// HTTPRoundTripper, when set, wraps the round tripper of a server
@@ -90,6 +95,7 @@ type Conn struct {
 	onChange      func(*ServerSnapshot)
 	transport     TransportFactory
 	supervisor    *childproc.Supervisor
+	admit         func(path string) (string, error)
 	wrapHTTP      func(http.RoundTripper) http.RoundTripper
 	now           func() time.Time
 	onReconnect   func()
@@ -148,6 +154,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		onChange:      opts.OnChange,
 		transport:     opts.Transport,
 		supervisor:    opts.Supervisor,
+		admit:         opts.Admit,
 		wrapHTTP:      opts.HTTPRoundTripper,
 		now:           time.Now,
 		onReconnect:   opts.OnReconnect,
@@ -769,9 +776,24 @@ func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.Roun
 // environment (API keys, plugin secrets) never leaks into servers. The
 // server leads a session of its own so that its whole tree can be ended;
 // with a supervisor, the supervisor leads it and ends the tree even when
-// the host is SIGKILLed.
+// the host is SIGKILLed. The file that runs is the one the command names
+// by childproc.LookPath's rule (relative to cwd, a bare name in PATH);
+// under a managed allowlist the file admit returns, checked at this start
+// (argv[0] stays the command as written).
 func (c *Conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-	cmd := exec.Command(command, args...)
+	path, err := childproc.LookPath(command, c.cfg.Cwd)
+	switch {
+	case c.admit != nil && err != nil:
+		return nil, fmt.Errorf("failed to start command: %w", err)
+	case c.admit != nil:
+		if path, err = c.admit(path); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		path = command // exec reports it, by the name configured
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Args[0] = command
 	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
 	if c.supervisor != nil && childproc.Runnable(cmd) {
