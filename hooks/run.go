@@ -291,6 +291,9 @@ func (h *hook) command(dir string) (*exec.Cmd, *childproc.Pinned, error) {
 		return nil, nil, fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	cmd := exec.Command(path, h.Args...)
+	if !strings.ContainsRune(h.Command, filepath.Separator) {
+		cmd.Args[0] = h.Command // argv[0] is the name, as exec gives it
+	}
 	if h.sum == nil {
 		return cmd, nil, nil
 	}
