@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRunnable(t *testing.T) {
@@ -123,4 +124,41 @@ func TestMain(m *testing.M) {
 		os.Exit(superviseArgs([]string{"0", "/bin/sh", "sh", "-c", os.Getenv("CHILDPROC_SCRIPT")}))
 	}
 	os.Exit(m.Run())
+}
+
+// TestKillTreeFindsSessionLeavers: a descendant that started a session of
+// its own is killed with the tree while its parent is in it.
+func TestKillTreeFindsSessionLeavers(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid program (util-linux)")
+	}
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command("/bin/sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "+pidfile+".tmp; mv "+pidfile+".tmp "+pidfile+"; wait")
+	cmd.SysProcAttr = Attr(syscall.SIGKILL)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
+		if b, err := os.ReadFile(pidfile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			KillTree(cmd.Process.Pid)
+			t.Fatal("no pid written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	KillTree(cmd.Process.Pid)
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if _, state, ok := procSession(pid); !ok || state == 'Z' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the descendant in a session of its own (pid %d) outlived KillTree", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

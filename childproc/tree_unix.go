@@ -22,6 +22,10 @@ func signalTree(_, pgid int, sig syscall.Signal) int {
 	return 1
 }
 
+// signalGroupTree sends sig to process group pgid and reports whether it
+// had members.
+func signalGroupTree(pgid int, sig syscall.Signal) int { return signalTree(0, pgid, sig) }
+
 // selfExe: without a parent-death signal a supervisor would not learn of
 // the host's death, so there is none outside Linux.
 func selfExe() string { return "" }

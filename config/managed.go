@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
@@ -42,13 +44,26 @@ type Managed struct {
 // arguments), HTTP and SSE servers by URL. Exactly one of Command and URL
 // is set; every pattern is a glob of the configuration's one dialect.
 type ServerPattern struct {
-	// Command matches a stdio server's command as it will be started: a
-	// command written as a path is made absolute first (relative to the
-	// configuration file), a bare name is matched as written.
+	// Command matches a stdio server's command. A pattern with a "/" is a
+	// path pattern: it is matched (glob.MatchPath: wildcards never cross
+	// a "/") against the absolute, cleaned path of the file that will run
+	// (childproc.LookPath: relative to the server's cwd, a bare name
+	// looked up in PATH) and against that path with its symlinks
+	// resolved; the host then executes the resolved file. A pattern
+	// without a "/" matches the command as written (a bare name).
 	Command string `json:"command" yaml:"command"`
 	// Args, when set, must match the server's arguments one by one (the
-	// same number of them).
+	// same number of them). An argument pattern that starts with "/" is a
+	// path pattern: the argument must be a clean absolute path (no "..",
+	// ".", or doubled "/") and wildcards never cross a "/".
 	Args []string `json:"args" yaml:"args"`
+	// Env names the environment variables (names or globs of names, such
+	// as "GITHUB_*") a configuration may set for a server this entry
+	// admits (its env key); any other is refused. A variable such as
+	// PYTHONPATH, NODE_OPTIONS or LD_PRELOAD changes what an admitted
+	// command executes, so none is allowed unless named here. Only for
+	// command patterns.
+	Env []string `json:"env" yaml:"env"`
 	// URL is SCHEME://HOST[:PORT][/PATH]: the scheme, host, port and path
 	// are matched separately (case-insensitively for scheme and host), so
 	// "*" in the host never reaches into the path. Without a port the
@@ -136,10 +151,18 @@ func validateServerPattern(p *problems, key string, sp ServerPattern) {
 				p.addf(indexKey(childKey(key, "args"), i), "invalid glob: %v", err)
 			}
 		}
+		for i, name := range sp.Env {
+			if err := glob.Validate(name); err != nil || strings.ContainsAny(name, "=\x00") {
+				p.add(indexKey(childKey(key, "env"), i), "must be an environment variable name or a glob of names (not empty, no '=')")
+			}
+		}
 		return
 	}
 	if len(sp.Args) > 0 {
 		p.add(childKey(key, "args"), "only applies to command patterns")
+	}
+	if len(sp.Env) > 0 {
+		p.add(childKey(key, "env"), "only applies to command patterns")
 	}
 	if _, err := parseURLPattern(sp.URL); err != nil {
 		p.addf(childKey(key, "url"), "%v", err)
@@ -239,40 +262,127 @@ func (up urlPattern) match(u *url.URL) bool {
 
 // admitted reports whether the managed policy lets a configuration use
 // srv; why says which kind of pattern it failed (for the message, which
-// names no configured value).
-func (m *Managed) admitted(srv *Server) (ok bool, why string) {
+// names no configured value but the names of refused env variables). For
+// a stdio server, cf is the file its command names, and exe the file to
+// execute: the form of it that an entry matched.
+func (m *Managed) admitted(srv *Server, cf commandFile) (exe string, ok bool, why string) {
 	if m == nil || m.AllowedServers == nil {
-		return true, ""
+		return cf.pick(), true, ""
 	}
 	if srv.URL != "" {
 		u, err := url.Parse(srv.URL)
 		if err != nil {
-			return false, "its url cannot be matched (not an absolute URL, or it carries user information)"
+			return "", false, "its url cannot be matched (not an absolute URL, or it carries user information)"
 		}
-		return m.admitsURL(u)
+		ok, why := m.admitsURL(u)
+		return "", ok, why
 	}
+	var refusedEnv []string
 	for _, sp := range m.AllowedServers {
-		if sp.Command == "" || !glob.Match(sp.Command, srv.Command) {
+		if sp.Command == "" || !sp.matchArgs(srv.Args) {
 			continue
 		}
-		if sp.Args == nil {
-			return true, ""
-		}
-		if len(sp.Args) != len(srv.Args) {
+		exe, ok := sp.matchCommand(srv.Command, cf)
+		if !ok {
 			continue
 		}
-		all := true
-		for i, a := range sp.Args {
-			if !glob.Match(a, srv.Args[i]) {
-				all = false
-				break
-			}
+		extra := unlistedEnv(srv.Env, sp.Env)
+		if len(extra) == 0 {
+			return exe, true, ""
 		}
-		if all {
-			return true, ""
+		if refusedEnv == nil {
+			refusedEnv = extra
 		}
 	}
-	return false, "its command (and arguments) match no command pattern"
+	if refusedEnv != nil {
+		return "", false, fmt.Sprintf("its command is admitted, but it sets env %s, which no admitting entry lists in its env (a variable such as PYTHONPATH, NODE_OPTIONS or LD_PRELOAD would change what the admitted command executes)", strings.Join(refusedEnv, ", "))
+	}
+	return "", false, "its command (and arguments) match no command pattern"
+}
+
+// commandFile is the file a stdio server's command names: clean is its
+// absolute path (childproc.LookPath) cleaned lexically, real the path the
+// kernel resolves it to (symlinks and ".." followed); either is empty
+// when unknown (real when the file does not exist).
+type commandFile struct{ clean, real string }
+
+// resolveCommand finds the file srv's command names, as the host will
+// execute it.
+func resolveCommand(srv *Server) commandFile {
+	abs, err := childproc.LookPath(srv.Command, srv.Cwd)
+	if err != nil {
+		return commandFile{}
+	}
+	return fileAt(abs)
+}
+
+func fileAt(abs string) commandFile {
+	cf := commandFile{clean: filepath.Clean(abs)}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		cf.real = real
+	}
+	return cf
+}
+
+// pick is the file to execute when any form of it may run.
+func (cf commandFile) pick() string {
+	if cf.real != "" {
+		return cf.real
+	}
+	return cf.clean
+}
+
+// isPathPattern reports a command pattern matched as a file path.
+func isPathPattern(p string) bool { return strings.Contains(p, "/") }
+
+// matchCommand reports whether sp's command pattern admits a server's
+// command, and the file to execute: for a path pattern the form of it the
+// pattern matched (its real path first, else its cleaned path, whose
+// folders the pattern names), so that what runs is what was matched.
+func (sp ServerPattern) matchCommand(command string, cf commandFile) (string, bool) {
+	if !isPathPattern(sp.Command) {
+		return cf.pick(), glob.Match(sp.Command, command)
+	}
+	if cf.real != "" && glob.MatchPath(sp.Command, cf.real) {
+		return cf.real, true
+	}
+	if cf.clean != "" && glob.MatchPath(sp.Command, cf.clean) {
+		return cf.clean, true
+	}
+	return "", false
+}
+
+func (sp ServerPattern) matchArgs(args []string) bool {
+	if sp.Args == nil {
+		return true
+	}
+	if len(sp.Args) != len(args) {
+		return false
+	}
+	for i, a := range sp.Args {
+		if strings.HasPrefix(a, "/") {
+			if args[i] != filepath.Clean(args[i]) || !glob.MatchPath(a, args[i]) {
+				return false
+			}
+			continue
+		}
+		if !glob.Match(a, args[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// unlistedEnv is the sorted names of env that no glob of allowed matches.
+func unlistedEnv(env map[string]string, allowed []string) []string {
+	var extra []string
+	for name := range env {
+		if !slices.ContainsFunc(allowed, func(p string) bool { return glob.Match(p, name) }) {
+			extra = append(extra, name)
+		}
+	}
+	slices.Sort(extra)
+	return extra
 }
 
 // admitsURL reports whether a url pattern of the managed policy matches
@@ -306,10 +416,14 @@ func (c *Config) checkManaged(p *problems) {
 		if srv == nil || srv.Disabled {
 			continue
 		}
-		if ok, why := c.Managed.admitted(srv); !ok {
-			p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, why)
+		if _, ok, why := c.Managed.admitted(srv, resolveCommand(srv)); !ok {
+			c.Managed.refuse(p, name, why)
 		}
 	}
+}
+
+func (m *Managed) refuse(p *problems, name, why string) {
+	p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", m.File, why)
 }
 
 // AdmitServer reports, as an [*Error] naming the server and the managed
@@ -321,8 +435,8 @@ func (c *Config) AdmitServer(name string) error {
 		return nil
 	}
 	p := &problems{file: c.File}
-	if ok, why := c.Managed.admitted(srv); !ok {
-		p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, why)
+	if _, ok, why := c.Managed.admitted(srv, resolveCommand(srv)); !ok {
+		c.Managed.refuse(p, name, why)
 	}
 	return p.err()
 }
@@ -341,6 +455,33 @@ func (c *Config) AdmitURL(name string, u *url.URL) error {
 		p.addf(childKey("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
 	}
 	return p.err()
+}
+
+// AdmitExecutable checks stdio server name against the managed policy with
+// path as the file its command names (childproc.LookPath, as the host
+// resolved it to start it), and returns the file to execute: the form of
+// path an entry matched (its real path, symlinks resolved, unless only
+// its cleaned path matched), so that what runs is what was matched.
+// Without a managed allowlist it returns path. A refusal is an [*Error]
+// as AdmitServer's.
+func (c *Config) AdmitExecutable(name, path string) (string, error) {
+	srv := c.MCPServers[name]
+	if !c.HasServerAllowlist() || srv == nil {
+		return path, nil
+	}
+	exe, ok, why := c.Managed.admitted(srv, fileAt(path))
+	if !ok {
+		p := &problems{file: c.File}
+		c.Managed.refuse(p, name, why)
+		return "", p.err()
+	}
+	return exe, nil
+}
+
+// HasServerAllowlist reports whether a managed allowlist applies (AdmitExecutable
+// then decides what a stdio server executes).
+func (c *Config) HasServerAllowlist() bool {
+	return c.Managed != nil && c.Managed.AllowedServers != nil
 }
 
 // ApplyManaged reads the managed policy (ManagedPolicyPath) into c.Managed

@@ -71,14 +71,14 @@ func TestServerAdmission(t *testing.T) {
 		{"url with user information", Server{URL: "https://x@tools.corp.example/mcp"}, false},
 	}
 	for _, tt := range tests {
-		if got, why := m.admitted(&tt.srv); got != tt.want || (!got && why == "") {
+		if _, got, why := m.admitted(&tt.srv, resolveCommand(&tt.srv)); got != tt.want || (!got && why == "") {
 			t.Errorf("%s: admitted = %v (%s), want %v", tt.name, got, why, tt.want)
 		}
 	}
-	if ok, _ := (&Managed{}).admitted(&Server{Command: "anything"}); !ok {
+	if _, ok, _ := (&Managed{}).admitted(&Server{Command: "anything"}, commandFile{}); !ok {
 		t.Error("no allowedServers key: a server was refused")
 	}
-	if ok, _ := (&Managed{AllowedServers: []ServerPattern{}}).admitted(&Server{Command: "anything"}); ok {
+	if _, ok, _ := (&Managed{AllowedServers: []ServerPattern{}}).admitted(&Server{Command: "anything"}, commandFile{}); ok {
 		t.Error("allowedServers: [] admitted a server")
 	}
 }
@@ -114,6 +114,8 @@ allowedServers:
 		{"allowedServers: [{url: 'x.example'}]", "m.yaml: allowedServers[0].url: want SCHEME://HOST"},
 		{"allowedServers: [{command: '[a'}]", "m.yaml: allowedServers[0].command: invalid glob"},
 		{"allowedServers: [{url: 'https://x/', args: [a]}]", "m.yaml: allowedServers[0].args: only applies"},
+		{"allowedServers: [{url: 'https://x/', env: [A]}]", "m.yaml: allowedServers[0].env: only applies"},
+		{"allowedServers: [{command: x, env: ['A=B']}]", "m.yaml: allowedServers[0].env[0]: must be an environment variable name"},
 		{"approvals: {rules: [{id: x, when: {expr: 'tool.nmae'}, decide: deny}]}", `m.yaml: approvals.rules[0].when.expr: rule "x"`},
 		{"approvals: {maxTrustLevel: 9}", "m.yaml: approvals.maxTrustLevel: must be from 1 to 5"},
 		{"allowedservers: [{command: a}]\nmcpServers: {}", "m.yaml: mcpServers: unknown"},
@@ -217,7 +219,7 @@ func FuzzURLPattern(f *testing.F) {
 		}
 		up.match(u)
 		m := &Managed{AllowedServers: []ServerPattern{{URL: pattern}}}
-		if ok, _ := m.admitted(&Server{URL: raw}); ok && u.User != nil {
+		if _, ok, _ := m.admitted(&Server{URL: raw}, commandFile{}); ok && u.User != nil {
 			t.Errorf("%q admitted %q, which has user information", pattern, raw)
 		}
 	})

@@ -3,6 +3,9 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -41,6 +44,24 @@ func BenchmarkPreTrivialHook(b *testing.B) {
 	b.Run("hook", func(b *testing.B) {
 		median(b, func() {
 			if v := r.Pre(ctx, call); v.Decision != DecisionAllow {
+				b.Fatalf("verdict %+v", v)
+			}
+		})
+	})
+	// "pinned": the same hook with a sha256 pin, run from the sealed copy
+	// of the bytes that were hashed.
+	content, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	pinned, err := New(Config{PreToolUse: []Group{{Matcher: "mcp__.*", Hooks: []Hook{{Type: "command", Command: p, SHA256: hex.EncodeToString(sum[:])}}}}}, Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("pinned", func(b *testing.B) {
+		median(b, func() {
+			if v := pinned.Pre(ctx, call); v.Decision != DecisionAllow {
 				b.Fatalf("verdict %+v", v)
 			}
 		})

@@ -37,14 +37,18 @@ type Hook struct {
 	// Type must be "command" (the only type agenthost runs).
 	Type string `json:"type" yaml:"type"`
 	// Command is run by /bin/sh -c, as Claude Code runs it, unless Args or
-	// SHA256 is set: then it is the path of an executable run directly,
-	// with Args.
+	// SHA256 is set, or it is a single word without shell characters:
+	// then it names an executable run directly, with Args (a path relative
+	// to the config file's folder, a bare name looked up in PATH; the file
+	// found is the one pinned and run).
 	Command string   `json:"command" yaml:"command"`
 	Args    []string `json:"args" yaml:"args"`
 	// Timeout is in seconds, as in Claude Code; zero means DefaultTimeout.
 	Timeout float64 `json:"timeout" yaml:"timeout"`
 	// SHA256 pins the executable's content (hex): a file that does not
-	// match is not run, and the call is denied. agenthost addition.
+	// match is not run, and the call is denied; a file that matches runs
+	// from a sealed copy of the bytes that were hashed, so it cannot be
+	// swapped between the check and the exec. agenthost addition.
 	SHA256 string `json:"sha256" yaml:"sha256"`
 	// ID names the hook in audit records and logs ("hook:<id>"); the
 	// default is the command's base name. agenthost addition.

@@ -14,6 +14,10 @@
 // that fails (times out, crashes, answers malformed JSON) denies.
 //
 // Hooks run as child processes with the child environment of package
-// childproc (the host's API keys never reach them), in a session of their
-// own that is killed as a whole on timeout.
+// childproc (the host's API keys never reach them), in a process group of
+// their own; their whole tree (childproc.KillGroupTree) is killed on
+// timeout, and after they exit when anything of their group is left. A
+// command run directly is resolved once (childproc.LookPath), and a pinned
+// one runs from the sealed copy of the bytes that were hashed
+// (childproc.OpenPinned).
 package hooks

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestMatcher(t *testing.T) {
@@ -99,6 +102,13 @@ func TestPreAnswer(t *testing.T) {
 		{"bad json", result{stdout: []byte(`{"hookSpecificOutput":`)}, DecisionDeny, "", "", ErrBadOutput},
 		{"unknown decision", result{stdout: []byte(`{"hookSpecificOutput":{"permissionDecision":"maybe"}}`)}, DecisionDeny, "", "", ErrBadOutput},
 		{"unknown legacy decision", result{stdout: []byte(`{"decision":"perhaps"}`)}, DecisionDeny, "", "", ErrBadOutput},
+		{"byte order mark, block", result{stdout: []byte("\xEF\xBB\xBF{\"decision\":\"block\"}")}, DecisionDeny, "", "", nil},
+		{"byte order mark, deny", result{stdout: []byte("\xEF\xBB\xBF {\"hookSpecificOutput\":{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no\"}}\n")}, DecisionDeny, "no", "", nil},
+		{"UTF-16 block", result{stdout: []byte("\xFF\xFE{\x00\"\x00d\x00")}, DecisionDeny, "", "", ErrBadOutput},
+		{"NUL before block", result{stdout: []byte("\x00{\"decision\":\"block\"}")}, DecisionDeny, "", "", ErrBadOutput},
+		{"zero-width space before block", result{stdout: []byte("\u200b{\"decision\":\"block\"}")}, DecisionDeny, "", "", ErrBadOutput},
+		{"terminal colour before block", result{stdout: []byte("\x1b[0m{\"decision\":\"block\"}")}, DecisionDeny, "", "", ErrBadOutput},
+		{"coloured plain text", result{stdout: []byte("\x1b[32mchecked\x1b[0m\n")}, DecisionNone, "", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +138,8 @@ func TestPostAnswer(t *testing.T) {
 		{"block", result{stdout: []byte(`{"decision":"block","reason":"pii"}`)}, true, "pii", "", nil},
 		{"exit 2", result{status: exitBlock, stderr: []byte("pii")}, true, "pii", "", nil},
 		{"bad json", result{stdout: []byte(`{`)}, true, "", "", ErrBadOutput},
+		{"byte order mark, block", result{stdout: []byte("\xEF\xBB\xBF{\"decision\":\"block\",\"reason\":\"pii\"}")}, true, "pii", "", nil},
+		{"UTF-16 block", result{stdout: []byte("\xFE\xFF\x00{\x00\"")}, true, "", "", ErrBadOutput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +169,8 @@ func TestPermissionAnswer(t *testing.T) {
 		{"updatedInput", result{stdout: []byte(`{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedInput":{}}}}`)}, DecisionDeny, "", ErrBadOutput},
 		{"unknown behavior", result{stdout: []byte(`{"hookSpecificOutput":{"decision":{"behavior":"maybe"}}}`)}, DecisionDeny, "", ErrBadOutput},
 		{"bad json", result{stdout: []byte(`{"hook`)}, DecisionDeny, "", ErrBadOutput},
+		{"byte order mark, deny", result{stdout: []byte("\xEF\xBB\xBF{\"hookSpecificOutput\":{\"decision\":{\"behavior\":\"deny\",\"message\":\"freeze\"}}}")}, DecisionDeny, "freeze", nil},
+		{"NUL before deny", result{stdout: []byte("\x00{\"hookSpecificOutput\":{\"decision\":{\"behavior\":\"deny\"}}}")}, DecisionDeny, "", ErrBadOutput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +202,91 @@ func FuzzParseOutput(f *testing.F) {
 		if d, _, err := permissionAnswer(result{stdout: stdout}, nil); err != nil && d != DecisionDeny {
 			t.Fatalf("a failed vote must deny, got %q", d)
 		}
+		// Nothing but an explicit allow allows.
+		if d, _, _, err := preAnswer(result{stdout: stdout}, nil); err == nil && d == DecisionAllow && !explicitAllow(stdout, "permissionDecision", "allow", "approve") {
+			t.Fatalf("%q allowed without saying allow", stdout)
+		}
+		if d, _, err := permissionAnswer(result{stdout: stdout}, nil); err == nil && d == DecisionAllow && !explicitAllow(stdout, "behavior", "allow", "") {
+			t.Fatalf("%q voted allow without saying allow", stdout)
+		}
 	})
+}
+
+// explicitAllow reports stdout that is (after whitespace and a UTF-8 byte
+// order mark) one JSON object whose text holds the allowing key and value.
+func explicitAllow(stdout []byte, key, value, legacy string) bool {
+	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(stdout), []byte("\xEF\xBB\xBF")))
+	var o map[string]any
+	if json.Unmarshal(t, &o) != nil {
+		return false
+	}
+	var found func(v any) bool
+	found = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && ((k == key && s == value) || (k == "decision" && legacy != "" && strings.EqualFold(s, legacy))) {
+					return true
+				}
+				if found(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return found(o)
+}
+
+// FuzzHiddenAnswer puts what the fuzzer finds in front of a blocking
+// answer: as long as none of it is visible (whitespace, control and format
+// characters, bytes that are not UTF-8, terminal escape sequences), the
+// answer must still block (or the hook fail, which blocks too), never read
+// as plain text that lets the call run.
+func FuzzHiddenAnswer(f *testing.F) {
+	for _, s := range []string{"", "\xEF\xBB\xBF", "\xFF\xFE", "\x00", "\u200b", "\x1b[0m", " \t\r\n", "\u2028", "\xEF\xBB\xBF\xEF\xBB\xBF"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, prefix []byte) {
+		if !invisible(prefix) {
+			return
+		}
+		block := append(append([]byte{}, prefix...), `{"decision":"block","hookSpecificOutput":{"decision":{"behavior":"deny"}}}`...)
+		if d, _, _, _ := preAnswer(result{stdout: block}, nil); d != DecisionDeny {
+			t.Fatalf("%q: PreToolUse answer %q, want deny", block, d)
+		}
+		if withheld, _, _, _, _ := postAnswer(result{stdout: block}, nil); !withheld {
+			t.Fatalf("%q: PostToolUse result not withheld", block)
+		}
+		if d, _, _ := permissionAnswer(result{stdout: block}, nil); d != DecisionDeny {
+			t.Fatalf("%q: PermissionRequest vote %q, want deny", block, d)
+		}
+	})
+}
+
+// invisible reports text with nothing a reader would see: whitespace,
+// control and format characters, invalid UTF-8, and terminal escape
+// sequences (ESC '[' parameters, a final letter).
+func invisible(b []byte) bool {
+	for len(b) > 0 {
+		if b[0] == 0x1b && len(b) > 1 && b[1] == '[' {
+			i := 2
+			for i < len(b) && (b[i] == ';' || (b[i] >= '0' && b[i] <= '9')) {
+				i++
+			}
+			if i < len(b) && b[i] >= 'A' && b[i] <= 'z' {
+				i++
+			}
+			b = b[i:]
+			continue
+		}
+		r, w := utf8.DecodeRune(b)
+		if r != utf8.RuneError && !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
+			return false
+		}
+		b = b[w:]
+	}
+	return true
 }
 
 // script writes an executable shell script into dir.

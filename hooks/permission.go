@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // Vote is one PermissionRequest hook's answer, as its approver identity.
@@ -86,12 +85,12 @@ func permissionAnswer(res result, runErr error) (Decision, string, error) {
 	if _, err := parseOutput(res.stdout); err != nil {
 		return DecisionDeny, "", err
 	}
-	t := strings.TrimSpace(string(res.stdout))
-	if t == "" || t[0] != '{' {
+	t := answerBytes(res.stdout)
+	if t == nil || t[0] != '{' {
 		return DecisionNone, "", nil
 	}
 	var o permissionOutput
-	if err := json.Unmarshal([]byte(t), &o); err != nil {
+	if err := json.Unmarshal(t, &o); err != nil {
 		return DecisionDeny, "", fmt.Errorf("%w: %v", ErrBadOutput, err)
 	}
 	if o.Continue != nil && !*o.Continue {

@@ -3,12 +3,10 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +44,7 @@ type hook struct {
 	id      string
 	timeout time.Duration
 	env     []string
+	sum     []byte // the decoded SHA256 pin, nil when none
 }
 
 // New compiles cfg. It fails when cfg does not validate.
@@ -77,6 +76,9 @@ func (r *Runner) compile(groups []Group) []group {
 		cg := group{match: m}
 		for _, h := range g.Hooks {
 			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second))}
+			if h.SHA256 != "" {
+				ch.sum, _ = hex.DecodeString(h.SHA256) // validated
+			}
 			if ch.id == "" {
 				ch.id = defaultID(h.Command)
 			}
@@ -211,21 +213,11 @@ type result struct {
 
 // run runs one hook with stdin and waits for it, at most its timeout.
 func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error) {
-	var cmd *exec.Cmd
-	if h.SHA256 != "" || h.Args != nil || plainPath(h.Command) {
-		path := h.Command
-		if !filepath.IsAbs(path) && strings.ContainsRune(path, filepath.Separator) && dir != "" {
-			path = filepath.Join(dir, path)
-		}
-		if h.SHA256 != "" {
-			if err := checkPin(path, h.SHA256); err != nil {
-				return result{}, err
-			}
-		}
-		cmd = exec.Command(path, h.Args...)
-	} else {
-		cmd = exec.Command("/bin/sh", "-c", h.Command)
+	cmd, pinned, err := h.command(dir)
+	if err != nil {
+		return result{}, err
 	}
+	defer pinned.Close()
 	cmd.Dir = dir
 	cmd.Env = h.env
 	cmd.SysProcAttr = procAttr()
@@ -238,21 +230,21 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 	if err := cmd.Start(); err != nil {
 		return result{}, fmt.Errorf("%w: cannot start: %w", ErrFailed, err)
 	}
+	pinned.Close() // the child has its own descriptor of the copy
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(h.timeout)
 	defer timer.Stop()
-	var err error
 	select {
 	case err = <-done:
-		// Whatever the hook left running in its group goes with it.
-		killGroup(cmd.Process.Pid)
+		// Whatever the hook left running in its tree goes with it.
+		childproc.KillGroupLeftovers(cmd.Process.Pid)
 	case <-timer.C:
-		killGroup(cmd.Process.Pid)
+		childproc.KillGroupTree(cmd.Process.Pid)
 		<-done
 		return result{}, fmt.Errorf("%w after %s", ErrTimeout, h.timeout)
 	case <-ctx.Done():
-		killGroup(cmd.Process.Pid)
+		childproc.KillGroupTree(cmd.Process.Pid)
 		<-done
 		return result{}, fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
 	}
@@ -282,21 +274,42 @@ func plainPath(command string) bool {
 	return command != "" && !strings.ContainsAny(command, " \t\n\"'\\$`|&;<>()*?[]{}~#=%!")
 }
 
-// checkPin hashes the executable and compares it with the pin.
-func checkPin(path, want string) error {
-	f, err := os.Open(path)
+// command builds the hook's process. A command run directly (args, a
+// pin, or a single plain word) is resolved once (childproc.LookPath:
+// relative paths from the config file's folder, a bare name in PATH), and
+// that one file is what is pinned and run: a pinned hook runs from the
+// sealed copy of the bytes that were hashed (childproc.OpenPinned), so a
+// file or symlink swapped after the check cannot run, and a script's
+// interpreter reads that copy too. The copy, when there is one, is
+// released once the child has started.
+func (h *hook) command(dir string) (*exec.Cmd, *childproc.Pinned, error) {
+	if h.sum == nil && h.Args == nil && !plainPath(h.Command) {
+		return exec.Command("/bin/sh", "-c", h.Command), nil, nil
+	}
+	path, err := childproc.LookPath(h.Command, dir)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrFailed, err)
 	}
-	defer f.Close()
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return fmt.Errorf("%w: reading %s: %w", ErrFailed, path, err)
+	cmd := exec.Command(path, h.Args...)
+	if !strings.ContainsRune(h.Command, filepath.Separator) {
+		cmd.Args[0] = h.Command // argv[0] is the name, as exec gives it
 	}
-	if got := hex.EncodeToString(sum.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("%w: %s has sha256 %s", ErrPinMismatch, path, got)
+	if h.sum == nil {
+		return cmd, nil, nil
 	}
-	return nil
+	pinned, err := childproc.OpenPinned(path, h.sum, childproc.PinOptions{})
+	var mismatch *childproc.PinMismatchError
+	switch {
+	case errors.As(err, &mismatch):
+		return nil, nil, fmt.Errorf("%w: %s has sha256 %x", ErrPinMismatch, path, mismatch.Got)
+	case err != nil:
+		return nil, nil, fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	if err := pinned.Apply(cmd); err != nil {
+		pinned.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	return cmd, pinned, nil
 }
 
 // stderrNote is a short quote of a failed hook's stderr for the operator.

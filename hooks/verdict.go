@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Decision is a PreToolUse verdict. The zero value is "no opinion".
@@ -114,10 +116,11 @@ type specificOutput struct {
 
 // parseOutput reads a hook's stdout. Empty or plain-text output carries no
 // answer (Claude Code only shows it in its transcript); output that looks
-// like JSON must be a JSON object agenthost can read, or the hook failed.
+// like JSON (answerBytes) must be a JSON object agenthost can read, or the
+// hook failed.
 func parseOutput(stdout []byte) (*output, error) {
-	t := bytes.TrimSpace(stdout)
-	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+	t := answerBytes(stdout)
+	if t == nil {
 		return &output{}, nil
 	}
 	var o output
@@ -125,6 +128,53 @@ func parseOutput(stdout []byte) (*output, error) {
 		return nil, fmt.Errorf("%w: stdout is not a JSON object Claude Code's hooks print: %v", ErrBadOutput, err)
 	}
 	return &o, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark some tools (PowerShell, Python's
+// utf-8-sig) write first.
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// answerBytes is the JSON text of a hook's answer, or nil when stdout is
+// plain text (or empty). Output looks like JSON when its first visible
+// character is '{' or '[': whitespace, control and format characters
+// (a byte order mark, a zero-width space, NUL), bytes that are not UTF-8
+// and terminal escape sequences (ESC [ ... m) before it are invisible, so
+// they cannot make a JSON answer read as plain text. The text returned
+// has the whitespace and one UTF-8 byte order mark around it removed; any
+// other invisible prefix stays, and makes it JSON that does not parse (the
+// hook failed: it denies).
+func answerBytes(stdout []byte) []byte {
+	b := stdout
+	for len(b) > 0 {
+		r, w := utf8.DecodeRune(b)
+		switch {
+		case r == '{' || r == '[':
+			t := bytes.TrimSpace(stdout)
+			return bytes.TrimSpace(bytes.TrimPrefix(t, utf8BOM))
+		case r == '\x1b' && len(b) > 1 && b[1] == '[':
+			w = csiLen(b)
+		case r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		default:
+			return nil
+		}
+		b = b[w:]
+	}
+	return nil
+}
+
+// csiLen is the length of the terminal control sequence b starts with
+// (ESC '[', parameter and intermediate bytes, one final byte), or of its
+// part that is in b. A '{' or '[' is never taken for its final byte: it
+// may be where JSON starts.
+func csiLen(b []byte) int {
+	i := 2
+	for i < len(b) && b[i] >= 0x20 && b[i] <= 0x3f {
+		i++
+	}
+	if i < len(b) && b[i] >= 0x40 && b[i] <= 0x7e && b[i] != '{' && b[i] != '[' {
+		i++
+	}
+	return i
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -324,6 +324,10 @@ func New(opts Options) (*Host, error) {
 	}
 	for name, sc := range cfg.MCPServers {
 		name := name
+		var admit func(string) (string, error)
+		if cfg.HasServerAllowlist() {
+			admit = func(path string) (string, error) { return cfg.AdmitExecutable(name, path) }
+		}
 		c := mcpconn.New(life, name, mcpconn.Options{
 			Config:        sc,
 			DeclareSecure: h.hasBindings(name),
@@ -333,6 +337,7 @@ func New(opts Options) (*Host, error) {
 			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
 			Supervisor:    opts.ChildSupervisor,
 			Sandbox:       cfg.ServerSandbox(name),
+			Admit:         admit,
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),

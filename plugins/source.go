@@ -38,6 +38,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/plugins/internal/wire"
 	"github.com/agenthost/agenthost/plugins/sdk"
 )
@@ -521,31 +522,31 @@ func (s *Source) launch() (*instance, error) {
 // private sealed copy, hashed as it is read, and that copy is what runs, on
 // every start.
 func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, error) {
-	exe, err := openPinned(s.opts.Path, s.opts.Checksum, s.socketDir)
+	exe, err := childproc.OpenPinned(s.opts.Path, s.opts.Checksum, childproc.PinOptions{TmpDir: s.socketDir, Portable: usePrivateCopy})
 	if err != nil {
 		return nil, err
 	}
 	if s.opts.beforeExec != nil {
 		s.opts.beforeExec()
 	}
-	cmd := exec.Command(exe.path, s.opts.Args...)
 	// The plugin sees its configured path as argv[0], not the copy's.
-	cmd.Args[0] = s.opts.Path
-	if exe.extra != nil {
-		cmd.ExtraFiles = []*os.File{exe.extra}
+	cmd := exec.Command(s.opts.Path, s.opts.Args...)
+	if err := exe.Apply(cmd); err != nil {
+		exe.Close()
+		return nil, err
 	}
 	// spec.Env holds only go-plugin's variables (cookie, protocol versions,
 	// client certificate, socket dir): SkipHostEnv keeps the host's out.
 	cmd.Env = append(append([]string(nil), s.opts.Env...), spec.Env...)
-	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.cleanup, s.opts.Supervisor)
+	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.Close, s.opts.Supervisor)
 	if err != nil {
-		exe.cleanup()
+		exe.Close()
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		exe.cleanup()
+		exe.Close()
 		return nil, fmt.Errorf("plugin %s: %w", s.opts.Name, ErrClosed)
 	}
 	s.launching = r
@@ -553,12 +554,9 @@ func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, 
 	return r, nil
 }
 
-type checksumReadError struct{ err error }
-
-func (e *checksumReadError) Error() string {
-	return "cannot read the executable to verify it: " + e.err.Error()
-}
-func (e *checksumReadError) Unwrap() error { return e.err }
+// usePrivateCopy makes newRunner skip the memfd (tests of the portable
+// pinned copy on Linux).
+var usePrivateCopy = false
 
 type rpcStartError struct {
 	op  string
@@ -573,9 +571,9 @@ func (e *rpcStartError) Unwrap() error { return e.err }
 func (s *Source) startError(err error, tail *stderrTail) error {
 	se := &StartError{Plugin: s.opts.Name, StderrTail: tail.redacted(s.opts.Redactor)}
 	msg := err.Error()
-	var readErr *checksumReadError
+	var readErr *childproc.PinReadError
 	var rpcErr *rpcStartError
-	var mismatch *errPinMismatch
+	var mismatch *childproc.PinMismatchError
 	switch {
 	case errors.Is(err, ErrClosed):
 		return err

@@ -14,7 +14,9 @@
 //   - a backslash escapes the next character: "\*", "\?", "\[", "\\".
 //
 // Unlike path.Match, "*" does not stop at "/": deny: ["drop_*"] hides
-// drop_db/all too, and allow: ["*"] offers every name. A malformed pattern
+// drop_db/all too, and allow: ["*"] offers every name. MatchPath is the
+// one exception, for file paths (the managed policy's command patterns):
+// there "*", "?" and classes never match a "/". A malformed pattern
 // (an unterminated class, a range out of order, a trailing backslash) or an
 // empty one is an error for Compile and Validate and matches nothing in
 // Match. Matching does not allocate.
@@ -77,7 +79,7 @@ func (g Pattern) Match(name string) bool {
 	case kindLiteral:
 		return g.p == name && g.p != ""
 	}
-	return g.p != "" && match(g.p, name)
+	return g.p != "" && match(g.p, name, false)
 }
 
 // MatchAny reports whether any of the patterns matches name.
@@ -99,7 +101,18 @@ func Match(pattern, name string) bool {
 	if !strings.ContainsAny(pattern, special) {
 		return pattern == name && pattern != ""
 	}
-	return Validate(pattern) == nil && match(pattern, name)
+	return Validate(pattern) == nil && match(pattern, name, false)
+}
+
+// MatchPath is Match for a file path: "*", "?" and character classes
+// never match "/", so "/opt/mcp/bin/*" matches the files in that folder
+// and nothing below or beside it. The caller cleans the path: a ".." in
+// it is matched as written.
+func MatchPath(pattern, name string) bool {
+	if !strings.ContainsAny(pattern, special) {
+		return pattern == name && pattern != ""
+	}
+	return Validate(pattern) == nil && match(pattern, name, true)
 }
 
 // Validate reports whether p is a well-formed, non-empty pattern.
@@ -143,8 +156,9 @@ func Escape(name string) string {
 
 // match matches a valid pattern against name. A star remembers where it
 // was; on a mismatch the star takes one more character and matching
-// resumes after it (linear in practice, at worst len(p)*len(name)).
-func match(p, name string) bool {
+// resumes after it (linear in practice, at worst len(p)*len(name)). With
+// path, no wildcard takes a '/'.
+func match(p, name string, path bool) bool {
 	px, nx := 0, 0
 	starPx, starNx := -1, 0
 	for px < len(p) || nx < len(name) {
@@ -155,14 +169,14 @@ func match(p, name string) bool {
 				px++
 				continue
 			case '?':
-				if nx < len(name) {
+				if nx < len(name) && !(path && name[nx] == '/') {
 					_, w := utf8.DecodeRuneInString(name[nx:])
 					px++
 					nx += w
 					continue
 				}
 			case '[':
-				if nx < len(name) {
+				if nx < len(name) && !(path && name[nx] == '/') {
 					r, w := utf8.DecodeRuneInString(name[nx:])
 					if ok, end, _ := matchClass(p, px, r); ok {
 						px = end
@@ -188,7 +202,7 @@ func match(p, name string) bool {
 				}
 			}
 		}
-		if starPx >= 0 && starNx < len(name) {
+		if starPx >= 0 && starNx < len(name) && !(path && name[starNx] == '/') {
 			_, w := utf8.DecodeRuneInString(name[starNx:])
 			starNx += w
 			px, nx = starPx+1, starNx

@@ -125,28 +125,39 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 }
 
 // reference is the regular-expression translation the approvals package
-// used before this package existed: the oracle for the fuzz target.
-func reference(p string) (*regexp.Regexp, bool) {
+// used before this package existed: the oracle for the fuzz target. With
+// path it is MatchPath's: the caller puts pathSep where the name has "/",
+// and wildcards and negated classes never take it.
+func reference(p string, path bool) (*regexp.Regexp, bool) {
+	star, any, not := ".*", ".", ""
+	if path {
+		star, any, not = "[^"+pathSep+"]*", "[^"+pathSep+"]", pathSep
+	}
 	var b strings.Builder
 	b.WriteString(`^(?s:`)
 	rs := []rune(p)
 	for i := 0; i < len(rs); i++ {
 		switch r := rs[i]; r {
 		case '*':
-			b.WriteString(".*")
+			b.WriteString(star)
 		case '?':
-			b.WriteString(".")
+			b.WriteString(any)
 		case '\\':
 			if i+1 >= len(rs) {
 				return nil, false
 			}
 			i++
+			if path && rs[i] == '/' {
+				b.WriteString(pathSep)
+				continue
+			}
 			b.WriteString(regexp.QuoteMeta(string(rs[i])))
 		case '[':
 			var c strings.Builder
 			c.WriteByte('[')
 			j := i + 1
-			if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
+			negated := j < len(rs) && (rs[j] == '!' || rs[j] == '^')
+			if negated {
 				c.WriteByte('^')
 				j++
 			}
@@ -155,6 +166,9 @@ func reference(p string) (*regexp.Regexp, bool) {
 				r := rs[j]
 				switch {
 				case r == ']' && j > first:
+					if negated {
+						c.WriteString(not)
+					}
 					c.WriteByte(']')
 					closed = true
 				case r == '\\':
@@ -177,6 +191,12 @@ func reference(p string) (*regexp.Regexp, bool) {
 			}
 			b.WriteString(c.String())
 			i = j
+		case '/':
+			if path {
+				b.WriteString(pathSep)
+				continue
+			}
+			b.WriteString("/")
 		default:
 			b.WriteString(regexp.QuoteMeta(string(r)))
 		}
@@ -189,7 +209,7 @@ func reference(p string) (*regexp.Regexp, bool) {
 func FuzzMatch(f *testing.F) {
 	for _, s := range [][2]string{
 		{"drop_*", "drop_db/all"}, {"*", ""}, {"a?c", "abc"}, {"[a-c]*", "b/x"}, {"[!a]", "b"},
-		{"\\*x", "*x"}, {"*a*b", "aXbYb"}, {"[]]", "]"}, {"é?", "éé"}, {"[z-a]", "q"}, {"a\\", "a"},
+		{"\\*x", "*x"}, {"/opt/*/x", "/opt/a/b/x"}, {"/o?t/[!a]*", "/o/t/b/c"}, {"/a\\/*", "/a/b"}, {"*a*b", "aXbYb"}, {"[]]", "]"}, {"é?", "éé"}, {"[z-a]", "q"}, {"a\\", "a"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -204,12 +224,47 @@ func FuzzMatch(f *testing.F) {
 			}
 			return
 		}
-		re, ok := reference(pattern)
+		re, ok := reference(pattern, false)
 		if !ok {
 			return // the reference rejects what it cannot translate
 		}
 		if want := re.MatchString(name); got != want {
 			t.Fatalf("Match(%q, %q) = %v, reference %v", pattern, name, got, want)
 		}
+		if strings.ContainsFunc(pattern+name, func(r rune) bool { return r >= 0xe000 }) {
+			return // pathSep must be a rune neither holds, nor any class range
+		}
+		re, _ = reference(pattern, true)
+		if got, want := MatchPath(pattern, name), re.MatchString(strings.ReplaceAll(name, "/", pathSep)); got != want {
+			t.Fatalf("MatchPath(%q, %q) = %v, reference %v", pattern, name, got, want)
+		}
 	})
+}
+
+// pathSep stands for "/" in the names reference matches with path.
+const pathSep = "\ue000"
+
+func TestMatchPath(t *testing.T) {
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"/opt/mcp/bin/*", "/opt/mcp/bin/server", true},
+		{"/opt/mcp/bin/*", "/opt/mcp/bin/sub/server", false},
+		{"/opt/mcp/bin/*", "/opt/mcp/bin/../../evil/x", false},
+		{"/opt/mcp/*/server", "/opt/mcp/a/server", true},
+		{"/opt/mcp/*/server", "/opt/mcp/a/b/server", false},
+		{"/opt/mcp/bin/?", "/opt/mcp/bin//", false},
+		{"/opt/mcp/bin[/]x", "/opt/mcp/bin/x", false},
+		{"/opt/mcp/bin[!a]x", "/opt/mcp/bin/x", false},
+		{"/opt/mcp/bin/server", "/opt/mcp/bin/server", true},
+		{"/opt/*", "/opt/", true},
+		{"*", "/anything", false},
+		{"*", "name", true},
+	}
+	for _, tt := range tests {
+		if got := MatchPath(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("MatchPath(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
 }

@@ -57,6 +57,11 @@ type Options struct {
 	// Sandbox confines a stdio server (config.Config.ServerSandbox); an
 	// enforced one needs Supervisor.
 	Sandbox config.Sandbox
+	// Admit, when set, checks the file a stdio server's command names
+	// (childproc.LookPath) against the managed policy at every start and
+	// returns the file to execute (config.Config.AdmitExecutable); an
+	// error refuses the start.
+	Admit func(path string) (string, error)
 	// Limits bound what is read from the server; zero values: defaults.
 	Limits config.Limits
 	// HTTPRoundTripper, when set, wraps the round tripper of a server
@@ -101,6 +106,7 @@ type Conn struct {
 	transport     TransportFactory
 	supervisor    *childproc.Supervisor
 	sandbox       config.Sandbox
+	admit         func(path string) (string, error)
 	// enforcement is what the kernel enforces for a stdio server (nil for
 	// a server reached by url), as reported in every snapshot.
 	enforcement *childproc.Enforcement
@@ -164,6 +170,7 @@ func New(parent context.Context, name string, opts Options) *Conn {
 		transport:     opts.Transport,
 		supervisor:    opts.Supervisor,
 		sandbox:       opts.Sandbox,
+		admit:         opts.Admit,
 		wrapHTTP:      opts.HTTPRoundTripper,
 		redirects:     httpredirect.Policy{Admit: opts.AdmitURL},
 		now:           time.Now,
@@ -789,9 +796,24 @@ func (c *Conn) httpClient(failAll func(*ProtocolError)) *http.Client {
 // environment (API keys, plugin secrets) never leaks into servers. The
 // server leads a session of its own so that its whole tree can be ended;
 // with a supervisor, the supervisor leads it and ends the tree even when
-// the host is SIGKILLed.
+// the host is SIGKILLed. The file that runs is the one the command names
+// by childproc.LookPath's rule (relative to cwd, a bare name in PATH);
+// under a managed allowlist the file admit returns, checked at this start
+// (argv[0] stays the command as written).
 func (c *Conn) command(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-	cmd := exec.Command(command, args...)
+	path, err := childproc.LookPath(command, c.cfg.Cwd)
+	switch {
+	case c.admit != nil && err != nil:
+		return nil, fmt.Errorf("failed to start command: %w", err)
+	case c.admit != nil:
+		if path, err = c.admit(path); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		path = command // exec reports it, by the name configured
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Args[0] = command
 	cmd.Env = childproc.Env(os.Getenv, c.cfg.Env)
 	cmd.Dir = c.cfg.Cwd
 	if c.sandbox.Enforced() {

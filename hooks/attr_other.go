@@ -5,5 +5,3 @@ package hooks
 import "syscall"
 
 func procAttr() *syscall.SysProcAttr { return nil }
-
-func killGroup(int) {}

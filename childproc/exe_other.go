@@ -1,6 +1,6 @@
 //go:build !linux
 
-package plugins
+package childproc
 
 import (
 	"io"
@@ -8,4 +8,4 @@ import (
 )
 
 // openMemfd: memfds are Linux-only; the caller uses a private file copy.
-func openMemfd(io.Reader, os.FileMode, string, []byte) (*pinnedExe, error) { return nil, nil }
+func openMemfd(io.Reader, os.FileMode, string, []byte) (*Pinned, error) { return nil, nil }

@@ -1,0 +1,229 @@
+//go:build unix
+
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// managedTree is a folder an administrator owns (opt/mcp) and one a user
+// owns (home), with the symlinks between them the tests need.
+type managedTree struct{ root, server, sub, evil, userLink, userDirLink, adminLinkOut string }
+
+func newManagedTree(t *testing.T) managedTree {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := managedTree{
+		root:         root,
+		server:       filepath.Join(root, "opt/mcp/bin/server"),
+		sub:          filepath.Join(root, "opt/mcp/bin/sub/server"),
+		evil:         filepath.Join(root, "home/evil"),
+		userLink:     filepath.Join(root, "home/link"),
+		userDirLink:  filepath.Join(root, "home/bin"),
+		adminLinkOut: filepath.Join(root, "opt/mcp/bin/out"),
+	}
+	for _, p := range []string{mt.server, mt.sub, mt.evil} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+filepath.Base(p)+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{mt.userLink: mt.server, mt.userDirLink: filepath.Dir(mt.server), mt.adminLinkOut: mt.evil} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mt
+}
+
+// TestManagedCommandIsTheFileThatRuns: a path pattern matches the cleaned,
+// symlink-resolved path of the file the command names (as the host
+// resolves it to start it: relative to cwd, a bare name in PATH), "*"
+// never crosses a "/", and the file to execute is the form that matched.
+func TestManagedCommandIsTheFileThatRuns(t *testing.T) {
+	mt := newManagedTree(t)
+	t.Setenv("PATH", filepath.Join(mt.root, "home")+string(os.PathListSeparator)+filepath.Dir(mt.server))
+	m := &Managed{AllowedServers: []ServerPattern{{Command: filepath.Join(mt.root, "opt/mcp/bin/*")}}}
+	tests := []struct {
+		name    string
+		srv     Server
+		wantExe string // "" when refused
+	}{
+		{"a file in the folder", Server{Command: mt.server}, mt.server},
+		{"out of the folder with ..", Server{Command: filepath.Join(mt.root, "opt/mcp/bin/../../../home/evil")}, ""},
+		{"back into the folder with ..", Server{Command: filepath.Join(mt.root, "opt/mcp/bin/sub/../server")}, mt.server},
+		{"below the folder", Server{Command: mt.sub}, ""},
+		{"a user's symlink to a file in the folder", Server{Command: mt.userLink}, mt.server},
+		{"through a user's symlink to the folder", Server{Command: filepath.Join(mt.userDirLink, "server")}, mt.server},
+		{"relative to its cwd", Server{Command: "./bin/server", Cwd: filepath.Join(mt.root, "opt/mcp")}, mt.server},
+		{"relative to its cwd, out with ..", Server{Command: "./bin/../../../home/evil", Cwd: filepath.Join(mt.root, "opt/mcp")}, ""},
+		{"a bare name found in the folder through PATH", Server{Command: "server"}, mt.server},
+		{"a bare name found elsewhere through PATH", Server{Command: "evil"}, ""},
+		{"a user's file", Server{Command: mt.evil}, ""},
+		// The administrator's own symlink: its path is in the folder,
+		// and that path (whose folders the pattern names) is what runs.
+		{"an administrator's symlink out of the folder", Server{Command: mt.adminLinkOut}, mt.adminLinkOut},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exe, ok, why := m.admitted(&tt.srv, resolveCommand(&tt.srv))
+			if ok != (tt.wantExe != "") || exe != tt.wantExe {
+				t.Fatalf("admitted = %v, %q (%s); want %q", ok, exe, why, tt.wantExe)
+			}
+			if !ok && why == "" {
+				t.Fatal("refused without a reason")
+			}
+		})
+	}
+}
+
+func TestManagedArgsAreCleanPaths(t *testing.T) {
+	m := &Managed{AllowedServers: []ServerPattern{{Command: "python3", Args: []string{"/opt/mcp/*.py"}}}}
+	tests := []struct {
+		arg  string
+		want bool
+	}{
+		{"/opt/mcp/server.py", true},
+		{"/opt/mcp/../../home/u/evil.py", false},
+		{"/opt/mcp/sub/x.py", false},
+		{"/opt/mcp//server.py", false},
+		{"/opt/mcp/./server.py", false},
+		{"server.py", false},
+	}
+	for _, tt := range tests {
+		srv := Server{Command: "python3", Args: []string{tt.arg}}
+		if _, ok, _ := m.admitted(&srv, commandFile{}); ok != tt.want {
+			t.Errorf("python3 %s: admitted = %v, want %v", tt.arg, ok, tt.want)
+		}
+	}
+}
+
+// TestManagedEnv: a configuration sets for an admitted server only the
+// variables its admitting entry names; PYTHONPATH, NODE_OPTIONS or
+// LD_PRELOAD would run the user's code inside the admitted server.
+func TestManagedEnv(t *testing.T) {
+	m := &Managed{AllowedServers: []ServerPattern{
+		{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: []string{"MCP_TOKEN", "LOG_*"}},
+		{Command: "node"},
+	}}
+	tests := []struct {
+		name    string
+		srv     Server
+		refused string // a variable the refusal must name; "" when admitted
+	}{
+		{"no env", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}}, ""},
+		{"listed env", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"MCP_TOKEN": "canary-token-1", "LOG_LEVEL": "canary-level"}}, ""},
+		{"PYTHONPATH", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"MCP_TOKEN": "canary-token-2", "PYTHONPATH": "/home/u/canary-site"}}, "PYTHONPATH"},
+		{"LD_PRELOAD", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"LD_PRELOAD": "/home/u/canary.so"}}, "LD_PRELOAD"},
+		{"an entry without env admits none", Server{Command: "node", Env: map[string]string{"NODE_OPTIONS": "--require /home/u/canary.js"}}, "NODE_OPTIONS"},
+		{"PATH too", Server{Command: "node", Env: map[string]string{"PATH": "/home/u/canary-bin"}}, "PATH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ok, why := m.admitted(&tt.srv, commandFile{})
+			if ok != (tt.refused == "") {
+				t.Fatalf("admitted = %v (%s)", ok, why)
+			}
+			if !ok && !strings.Contains(why, tt.refused) {
+				t.Fatalf("the refusal %q does not name %s", why, tt.refused)
+			}
+			for _, v := range tt.srv.Env {
+				if !ok && strings.Contains(why, v) {
+					t.Fatalf("the refusal %q repeats an env value", why)
+				}
+			}
+		})
+	}
+}
+
+// TestManagedEnvRefusedAtLoad: the refusal is a configuration error of
+// the whole configuration, as for a server that matches no entry.
+func TestManagedEnvRefusedAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	managed := filepath.Join(dir, "managed.yaml")
+	if err := os.WriteFile(managed, []byte("allowedServers:\n  - {command: python3, args: [/opt/mcp/server.py], env: [MCP_TOKEN]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ManagedPolicyEnv, managed)
+	cfg := filepath.Join(dir, "agenthost.yaml")
+	if err := os.WriteFile(cfg, []byte("mcpServers:\n  py:\n    command: python3\n    args: [/opt/mcp/server.py]\n    env: {PYTHONPATH: /home/u/site}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(cfg)
+	if err == nil || !strings.Contains(err.Error(), "mcpServers.py") || !strings.Contains(err.Error(), "PYTHONPATH") {
+		t.Fatalf("Load: %v, want a refusal of mcpServers.py naming PYTHONPATH", err)
+	}
+	if err := os.WriteFile(cfg, []byte("mcpServers:\n  py:\n    command: python3\n    args: [/opt/mcp/server.py]\n    env: {MCP_TOKEN: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(cfg); err != nil {
+		t.Fatalf("a listed variable: %v", err)
+	}
+}
+
+func TestAdmitExecutable(t *testing.T) {
+	mt := newManagedTree(t)
+	c := &Config{File: "agenthost.yaml", Managed: &Managed{File: "managed.yaml", AllowedServers: []ServerPattern{{Command: filepath.Join(mt.root, "opt/mcp/bin/*")}}},
+		MCPServers: map[string]*Server{"s": {Command: mt.userLink}}}
+	if exe, err := c.AdmitExecutable("s", mt.userLink); err != nil || exe != mt.server {
+		t.Fatalf("AdmitExecutable = %q, %v; want %q", exe, err, mt.server)
+	}
+	if err := os.Remove(mt.userLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mt.evil, mt.userLink); err != nil {
+		t.Fatal(err)
+	}
+	if exe, err := c.AdmitExecutable("s", mt.userLink); err == nil || !strings.Contains(err.Error(), "mcpServers.s: not allowed by the managed policy managed.yaml") {
+		t.Fatalf("the link now points out: %q, %v; want a refusal", exe, err)
+	}
+	c.Managed = nil
+	if exe, err := c.AdmitExecutable("s", mt.userLink); err != nil || exe != mt.userLink {
+		t.Fatalf("without a policy: %q, %v; want the path unchanged", exe, err)
+	}
+}
+
+// TestManagedLoadRefuses: configurations the managed allowlist used to
+// admit (an unclean path, a folder below the admitted one, a loader
+// variable) are refused when they are loaded.
+func TestManagedLoadRefuses(t *testing.T) {
+	mt := newManagedTree(t)
+	managed := filepath.Join(mt.root, "managed.yaml")
+	policy := "allowedServers:\n  - {command: '" + filepath.Join(mt.root, "opt/mcp/bin/*") + "'}\n  - {command: python3, args: [/opt/mcp/server.py]}\n"
+	if err := os.WriteFile(managed, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ManagedPolicyEnv, managed)
+	tests := []struct {
+		name, server string
+		refused      bool
+	}{
+		{"admitted", "{command: '" + mt.server + "'}", false},
+		{"out of the folder with ..", "{command: '" + filepath.Join(mt.root, "opt/mcp/bin") + "/../../../home/evil'}", true},
+		{"below the folder", "{command: '" + mt.sub + "'}", true},
+		{"admitted through a user's symlink", "{command: '" + mt.userLink + "'}", false},
+		{"an admitted interpreter with PYTHONPATH", "{command: python3, args: [/opt/mcp/server.py], env: {PYTHONPATH: /tmp/site}}", true},
+		{"an admitted interpreter with LD_PRELOAD", "{command: python3, args: [/opt/mcp/server.py], env: {LD_PRELOAD: /tmp/x.so}}", true},
+		{"an admitted file with NODE_OPTIONS", "{command: '" + mt.server + "', env: {NODE_OPTIONS: '--require /tmp/x.js'}}", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "agenthost.yaml")
+			if err := os.WriteFile(cfg, []byte("mcpServers:\n  s: "+tt.server+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(cfg)
+			if refused := err != nil && strings.Contains(err.Error(), "mcpServers.s: not allowed by the managed policy"); refused != tt.refused {
+				t.Fatalf("Load: %v; want refused %v", err, tt.refused)
+			}
+		})
+	}
+}
