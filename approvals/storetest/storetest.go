@@ -82,13 +82,14 @@ func request(n int) *approvals.Request {
 	id := fmt.Sprintf("apr_test%06d_%d", seq.n, time.Now().UnixNano())
 	seq.mu.Unlock()
 	return &approvals.Request{
-		ID:        id,
-		SessionID: "sess-1",
-		CallID:    "call-1",
-		Requester: "alice",
-		Server:    "orders",
-		Tool:      "delete_order",
-		Arguments: json.RawMessage(`{"id":42,"note":"ünïcode"}`),
+		ID:          id,
+		SessionID:   "sess-1",
+		CallID:      "call-1",
+		Requester:   "alice",
+		RequestedBy: "backend",
+		Server:      "orders",
+		Tool:        "delete_order",
+		Arguments:   json.RawMessage(`{"id":42,"note":"ünïcode"}`),
 		Risk: approvals.Effective{Category: approvals.CategoryDelete, RiskLevel: approvals.RiskMedium, BlastRadius: approvals.BlastItem,
 			Reversibility: approvals.ReversibleNone, SideEffects: []string{"data_loss"}, ApprovalRecommendation: approvals.ApprovalSingle, MinTrustLevel: 2},
 		Rules:            []string{"deletes"},
@@ -146,7 +147,7 @@ func testRoundTrip(t *testing.T, a, b approvals.Store) {
 		t.Errorf("replica B sees\n%s\nwant\n%s", have, want)
 	}
 	r := got.Request
-	if r.Server != req.Server || r.Tool != req.Tool || r.SessionID != req.SessionID || r.Requester != req.Requester ||
+	if r.Server != req.Server || r.Tool != req.Tool || r.SessionID != req.SessionID || r.Requester != req.Requester || r.RequestedBy != req.RequestedBy ||
 		string(r.Arguments) != string(req.Arguments) || !r.Deadline.Equal(req.Deadline) || r.Risk.Category != req.Risk.Category ||
 		len(r.Rules) != 1 || r.Message != req.Message || !got.Created.Equal(raised.Created) || got.Settled != (time.Time{}) {
 		t.Errorf("round trip lost fields: got %+v, raised %+v", got, raised)
@@ -232,9 +233,13 @@ func testInvalidVotes(t *testing.T, a, b approvals.Store) {
 		want error
 	}{
 		{"requester", approvals.Resolution{ApproverID: "ALICE", Allow: true}, approvals.ErrSelfApproval},
-		{"requester denying", approvals.Resolution{ApproverID: "ali\u2060ce", Allow: false}, approvals.ErrSelfApproval},
+		{"requester denying", approvals.Resolution{ApproverID: "Alice", Allow: false}, approvals.ErrSelfApproval},
+		{"requesting identity", approvals.Resolution{ApproverID: "Backend", Allow: true}, approvals.ErrSelfApproval},
+		{"requesting identity in fullwidth letters", approvals.Resolution{ApproverID: "\uff42ackend", Allow: false}, approvals.ErrSelfApproval},
 		{"no id", approvals.Resolution{ApproverID: "  ", Allow: true}, approvals.ErrNoApproverID},
-		{"format characters only", approvals.Resolution{ApproverID: "\u200b", Allow: true}, approvals.ErrNoApproverID},
+		{"format characters only", approvals.Resolution{ApproverID: "\u200b", Allow: true}, approvals.ErrInvalidApproverID},
+		{"requester with a word joiner", approvals.Resolution{ApproverID: "ali\u2060ce", Allow: false}, approvals.ErrInvalidApproverID},
+		{"requester with a grapheme joiner", approvals.Resolution{ApproverID: "alice\u034f", Allow: true}, approvals.ErrInvalidApproverID},
 		{"session grant on a multi-approver request", approvals.Resolution{ApproverID: "bob", Allow: true, ForSession: true}, approvals.ErrSessionGrant},
 	}
 	for _, tc := range cases {
