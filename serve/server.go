@@ -99,11 +99,15 @@ func New(opts Options) (*Server, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
+	auth, err := newAuthenticator(&opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	life, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		host:     opts.Host,
 		cfg:      opts.Config,
-		auth:     newAuthenticator(&opts.Config),
+		auth:     auth,
 		audit:    audit,
 		logger:   logger,
 		client:   client,
