@@ -185,9 +185,15 @@ func testQuorum(t *testing.T, a, b approvals.Store) {
 	if err := vote(b, req.ID, "bob", true); err != nil {
 		t.Fatalf("bob: %v", err)
 	}
-	for _, same := range []string{"bob", "Bob", "bob\u200b", " BOB "} {
+	for _, same := range []string{"bob", "Bob", "\uff42\uff4f\uff42", " BOB "} {
 		if err := vote(a, req.ID, same, true); !errors.Is(err, approvals.ErrDuplicateVote) {
 			t.Errorf("allow by %q after bob: %v, want ErrDuplicateVote", same, err)
+		}
+	}
+	// An invisible character makes no second approver: the id is refused.
+	for _, hidden := range []string{"bob\u200b", "bob\u034f", "bob\u3164", "bob\ufe0f", "bob\u2800"} {
+		if err := vote(a, req.ID, hidden, true); !errors.Is(err, approvals.ErrInvalidApproverID) {
+			t.Errorf("allow by %q after bob: %v, want ErrInvalidApproverID", hidden, err)
 		}
 	}
 	mustState(t, a, req.ID, approvals.StatePending)
