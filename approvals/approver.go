@@ -15,8 +15,13 @@ type Request struct {
 	// Requester is the session's subject. It never counts towards the
 	// quorum of its own request.
 	Requester string
-	Server    string
-	Tool      string
+	// RequestedBy is the authenticated caller that started the turn
+	// asking (an identity of agenthost serve; empty elsewhere). Like the
+	// Requester, it cannot vote on its own request: a caller that may also
+	// approve cannot approve its own calls by choosing another subject.
+	RequestedBy string
+	Server      string
+	Tool        string
 	// Arguments are the model's arguments only; secure values never appear.
 	Arguments json.RawMessage
 	// Risk is the effective metadata after the call-time escalators.

@@ -61,9 +61,11 @@
 //     reason no_approver, without asking. End of terminal input is
 //     no_approver too.
 //   - Queue: any deny vetoes (even after the same approver allowed); a
-//     repeated allow counts once (ErrDuplicateVote); the requester cannot
-//     vote (ErrSelfApproval); the first resolution wins and later votes get
-//     ErrAlreadyResolved.
+//     repeated allow counts once (ErrDuplicateVote); the requester (the
+//     subject, or Request.RequestedBy) cannot vote (ErrSelfApproval); ids
+//     are compared under one profile (NormalizeID, ids.go), and an id it
+//     refuses cannot vote (ErrInvalidApproverID); the first resolution wins
+//     and later votes get ErrAlreadyResolved.
 //   - The model is told the class of reason and, for policy denials and
 //     approver refusals, the human-written note (rule message or approver
 //     note), sanitised and capped at 200 characters; never rule ids or

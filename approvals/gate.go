@@ -201,11 +201,10 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 
 	// Distinct approvers are counted by normalised id ("bob", "Bob" and
-	// "bob\u200b" are one person), and the requester never counts, however
-	// her id is spelled.
+	// fullwidth "ｂｏｂ" are one person); an id that is not valid ("bob\u200b")
+	// and the requester, however her id is spelled, never count.
 	allowed := map[string]bool{}
 	forSession := false
-	requester := normalizeID(c.Subject)
 	var veto *Vote
 	for i := range v.Votes {
 		vote := &v.Votes[i]
@@ -215,7 +214,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 				veto = vote
 			}
 		case VoteAllow:
-			if id := normalizeID(vote.ApproverID); id != "" && id != requester {
+			if id, err := voterKey(vote.ApproverID, c.Subject); err == nil {
 				allowed[id] = true
 				forSession = forSession || vote.ForSession
 			}

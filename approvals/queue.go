@@ -18,7 +18,8 @@ var (
 	// ErrDuplicateVote: this approver already allowed this request; a
 	// second allow does not count again.
 	ErrDuplicateVote = errors.New("approver already voted")
-	// ErrSelfApproval: the session's own subject cannot approve its call.
+	// ErrSelfApproval: the requester (the session's subject, or the API
+	// identity that started the turn) cannot approve its call.
 	ErrSelfApproval = errors.New("the requester cannot approve its own call")
 	// ErrNoApproverID: a vote must name its approver.
 	ErrNoApproverID = errors.New("approver id is required")

@@ -105,16 +105,18 @@ func (a *Approval) Expire(now time.Time) bool {
 // CastVote applies one vote to a: the one place the quorum rules live;
 // every Store calls it with the request locked. Any deny vetoes at once
 // (even from an approver who allowed before); the request is approved as
-// soon as enough distinct approvers (ids compared normalised, see SameID)
-// allowed; the requester cannot vote (ErrSelfApproval); a repeated allow
+// soon as enough distinct approvers (ids compared normalised, see
+// NormalizeID) allowed; an approver id that is not valid cannot vote
+// (ErrInvalidApproverID); the requester, the session's subject or the API
+// identity that started the turn (Request.RequestedBy), cannot vote
+// (ErrSelfApproval); a repeated allow
 // counts once (ErrDuplicateVote); votes on a settled request, or on one
 // past its deadline (which this call then settles as expired), return
 // ErrAlreadyResolved. On an error a is unchanged except for that expiry.
 func CastVote(a *Approval, r Resolution, now time.Time) error {
 	given := strings.TrimSpace(r.ApproverID)
-	approver := normalizeID(given)
-	if approver == "" {
-		return ErrNoApproverID
+	if _, err := voterKey(given); err != nil {
+		return err
 	}
 	if a.State == StatePending && a.overdue(now) {
 		a.Expire(a.Request.Deadline)
@@ -122,16 +124,19 @@ func CastVote(a *Approval, r Resolution, now time.Time) error {
 	if a.State != StatePending {
 		return fmt.Errorf("%w: %s is %s", ErrAlreadyResolved, a.ID, a.State)
 	}
-	switch {
-	case approver == normalizeID(a.Request.Requester):
-		return ErrSelfApproval
-	case r.Allow && r.ForSession && !a.Request.SessionGrantable:
+	approver, err := voterKey(given, a.Request.Requester, a.Request.RequestedBy)
+	if err != nil {
+		return err
+	}
+	if r.Allow && r.ForSession && !a.Request.SessionGrantable {
 		return ErrSessionGrant
 	}
 	allowed := map[string]bool{}
 	for _, v := range a.Votes {
 		if v.Decision == VoteAllow {
-			allowed[normalizeID(v.ApproverID)] = true
+			if key, err := NormalizeID(v.ApproverID); err == nil {
+				allowed[key] = true
+			}
 		}
 	}
 	if r.Allow && allowed[approver] {
@@ -270,6 +275,7 @@ type approvalJSON struct {
 	Session          string          `json:"session"`
 	CallID           string          `json:"callId"`
 	Subject          string          `json:"subject"`
+	RequestedBy      string          `json:"requestedBy,omitempty"`
 	Arguments        json.RawMessage `json:"arguments"`
 	Risk             Effective       `json:"risk"`
 	Rules            []string        `json:"rules"`
@@ -294,7 +300,8 @@ type voteJSON struct {
 }
 
 // MarshalJSON writes the approval as one object with the keys id, state,
-// server, tool, session, callId, subject, arguments, risk, rules, message,
+// server, tool, session, callId, subject, requestedBy (left out when
+// empty), arguments, risk, rules, message,
 // reason, approvers (how many must allow), votes ([{id, decision, ts,
 // note, forSession}]), createdAt, expiresAt, settledAt, sessionGrantable,
 // unclassified and hints. Lists are [] when empty; absent times are null.
@@ -302,7 +309,7 @@ func (a Approval) MarshalJSON() ([]byte, error) {
 	r := &a.Request
 	j := approvalJSON{
 		ID: a.ID, State: a.State, Server: r.Server, Tool: r.Tool, Session: r.SessionID, CallID: r.CallID,
-		Subject: r.Requester, Arguments: jsonOrString(r.Arguments), Risk: r.Risk, Rules: r.Rules,
+		Subject: r.Requester, RequestedBy: r.RequestedBy, Arguments: jsonOrString(r.Arguments), Risk: r.Risk, Rules: r.Rules,
 		Message: r.Message, Reason: r.Reason, Approvers: a.Needed, Votes: make([]voteJSON, 0, len(a.Votes)),
 		CreatedAt: a.Created, SessionGrantable: r.SessionGrantable, Unclassified: r.Unclassified, Hints: r.Hints,
 	}
@@ -337,7 +344,7 @@ func (a *Approval) UnmarshalJSON(b []byte) error {
 	}
 	*a = Approval{
 		Pending: Pending{ID: j.ID, Needed: j.Approvers, Created: j.CreatedAt, Request: Request{
-			ID: j.ID, SessionID: j.Session, CallID: j.CallID, Requester: j.Subject, Server: j.Server, Tool: j.Tool,
+			ID: j.ID, SessionID: j.Session, CallID: j.CallID, Requester: j.Subject, RequestedBy: j.RequestedBy, Server: j.Server, Tool: j.Tool,
 			Arguments: j.Arguments, Risk: j.Risk, Rules: j.Rules, Message: j.Message, Reason: j.Reason,
 			Approvers: j.Approvers, SessionGrantable: j.SessionGrantable, Unclassified: j.Unclassified, Hints: j.Hints,
 		}},

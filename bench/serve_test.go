@@ -125,6 +125,7 @@ func (f *serveFixture) post(path string, body any) (*http.Response, error) {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+serveToken)
+	req.Header.Set("Content-Type", "application/json")
 	return f.http.Do(req)
 }
 

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // Serve configures `agenthost serve` (docs/config.md, "serve").
@@ -37,6 +40,17 @@ type Identity struct {
 	// Roles: api (sessions, turns, tools, audit) and/or approver (approvals
 	// and the approvals page).
 	Roles []string `json:"roles" yaml:"roles"`
+	// Subjects are the subjects the identity may create sessions for:
+	// globs (the config's one dialect) matched against the subject's
+	// normalised form (approvals.NormalizeID), so written in that form
+	// (lower case). The identity's own name is always allowed; empty, it
+	// is the only one. A session's subject selects whose OAuth tokens and
+	// credentials its calls use, so this is what the identity may act as.
+	Subjects []string `json:"subjects" yaml:"subjects"`
+	// Tenant, when set, makes the sessions the identity creates belong to
+	// the tenant: every identity of the same tenant may read, drive and
+	// delete them. Empty: they belong to the identity alone.
+	Tenant string `json:"tenant" yaml:"tenant"`
 }
 
 // Roles of a serve identity.
@@ -83,16 +97,34 @@ func validateServe(p *problems, s *Serve) {
 	if s.PublicURL != "" && !isHTTPURL(s.PublicURL) {
 		p.add("serve.publicURL", "must be an absolute http:// or https:// URL")
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for i, id := range s.Identities {
 		key := indexKey("serve.identities", i)
+		norm, err := approvals.NormalizeID(id.Name)
 		switch {
 		case strings.TrimSpace(id.Name) == "":
 			p.add(childKey(key, "name"), "must not be empty")
-		case seen[id.Name]:
-			p.addf(childKey(key, "name"), "repeats the identity %q", id.Name)
+		case err != nil:
+			p.add(childKey(key, "name"), "is not a valid identity name (it holds an invisible, default-ignorable or otherwise refused character; see docs/config.md, approvals)")
+		case seen[norm] != "":
+			p.addf(childKey(key, "name"), "repeats the identity %q (names are compared normalised)", seen[norm])
+		default:
+			seen[norm] = id.Name
 		}
-		seen[id.Name] = true
+		for j, pat := range id.Subjects {
+			n, err := approvals.NormalizeID(pat)
+			switch {
+			case glob.Validate(pat) != nil:
+				p.addf(indexKey(childKey(key, "subjects"), j), "is not a valid pattern (%s)", glob.Syntax)
+			case err != nil || n != pat:
+				p.add(indexKey(childKey(key, "subjects"), j), "must be written in normalised form (lower case, no invisible characters): it is matched against normalised subjects")
+			}
+		}
+		if id.Tenant != "" {
+			if n, err := approvals.NormalizeID(id.Tenant); err != nil || n == "" {
+				p.add(childKey(key, "tenant"), "is not a valid tenant name (it holds an invisible, default-ignorable or otherwise refused character)")
+			}
+		}
 		if id.TokenSHA256 != "" {
 			if b, err := hex.DecodeString(id.TokenSHA256); err != nil || len(b) != 32 {
 				p.add(childKey(key, "tokenSHA256"), "must be 64 hex digits (sha256sum of the token)")

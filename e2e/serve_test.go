@@ -141,7 +141,7 @@ func TestServeEndToEndFromPython(t *testing.T) {
 		"approvals": obj{"rules": []obj{{"id": "deletes", "when": obj{"category": []string{"delete"}}, "decide": "ask", "approvers": 1, "timeout": "2m"}}},
 		"serve": obj{
 			"identities": []obj{
-				{"name": "backend", "tokenSHA256": hash(apiToken), "roles": []string{"api"}},
+				{"name": "backend", "tokenSHA256": hash(apiToken), "roles": []string{"api"}, "subjects": []string{"carol"}},
 				{"name": "alice", "tokenSHA256": hash(aliceToken), "roles": []string{"approver"}},
 			},
 			"webhooks": []obj{{"url": hooks.URL + "/agenthost", "secret": "${E2E_HOOK_SECRET}"}},

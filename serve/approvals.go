@@ -32,6 +32,29 @@ func (a replicaApprover) Approve(ctx context.Context, req *approvals.Request) (a
 // MaxApprovers: the queue gathers any number of people.
 func (a replicaApprover) MaxApprovers() int { return a.q.MaxApprovers() }
 
+// sessionApprover is the approver of one served session: each request it
+// raises records the API identity whose turn asks (RequestedBy), which
+// approvals.CastVote then refuses as an approver of it, whatever subject
+// the session was given.
+type sessionApprover struct {
+	base approvals.Approver
+	ss   *servedSession
+}
+
+func (a sessionApprover) Approve(ctx context.Context, req *approvals.Request) (approvals.Verdict, error) {
+	r := *req
+	r.RequestedBy = a.ss.requestedBy()
+	return a.base.Approve(ctx, &r)
+}
+
+// MaxApprovers is the base approver's.
+func (a sessionApprover) MaxApprovers() int {
+	if l, ok := a.base.(approvals.Limited); ok {
+		return l.MaxApprovers()
+	}
+	return int(^uint(0) >> 1)
+}
+
 func (s *Server) approvalPrefix() string {
 	if s.cfg.Replica.ID == "" {
 		return ""
@@ -47,6 +70,7 @@ type approvalView struct {
 	SessionID        string              `json:"sessionId"`
 	CallID           string              `json:"callId"`
 	Requester        string              `json:"requester"`
+	RequestedBy      string              `json:"requestedBy"`
 	Server           string              `json:"server"`
 	Tool             string              `json:"tool"`
 	Arguments        json.RawMessage     `json:"arguments"`
@@ -73,7 +97,7 @@ func (s *Server) approvalView(a approvals.Approval) approvalView {
 	req := p.Request
 	v := approvalView{
 		State: a.State,
-		ID:    p.ID, SessionID: req.SessionID, CallID: req.CallID, Requester: req.Requester,
+		ID:    p.ID, SessionID: req.SessionID, CallID: req.CallID, Requester: req.Requester, RequestedBy: req.RequestedBy,
 		Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, SecureParams: []string{},
 		Risk: req.Risk, Rules: nonNil(req.Rules), Reason: req.Reason, Message: req.Message,
 		Unclassified: req.Unclassified, Hints: nonNil(req.Hints), Needed: p.Needed, Votes: p.Votes,
@@ -211,7 +235,7 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "duplicate_vote", "this approver already allowed this request; a second allow does not count again")
 		return
 	case errors.Is(err, approvals.ErrSelfApproval):
-		writeError(w, http.StatusForbidden, "self_approval", "the session's own subject cannot approve its call")
+		writeError(w, http.StatusForbidden, "self_approval", "the requester cannot approve its own call: neither the session's subject nor the API identity that started the turn may vote on it")
 		return
 	case errors.Is(err, approvals.ErrSessionGrant):
 		writeError(w, http.StatusBadRequest, "invalid_request", "forSession is not available for this request (it needs two or more approvers, or the tool is unclassified)")

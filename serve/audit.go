@@ -19,10 +19,12 @@ const (
 // /v1/audit. It is an approvals.Sink: pass it as host.Options.AuditAlso so
 // the configured audit file (the record of truth) still gets every record.
 // It holds the records of at most maxSessions sessions (the oldest session
-// is forgotten first) and the last 1000 records of each.
+// is forgotten first) and the last 1000 records of each, and whose each
+// served session is (its owner), for as long as it holds its records.
 type AuditLog struct {
 	mu          sync.Mutex
 	bySession   map[string][]approvals.Record
+	owners      map[string]string
 	order       []string
 	maxSessions int
 }
@@ -32,7 +34,29 @@ func NewAuditLog(maxSessions int) *AuditLog {
 	if maxSessions <= 0 {
 		maxSessions = defaultAuditSessions
 	}
-	return &AuditLog{bySession: map[string][]approvals.Record{}, maxSessions: maxSessions}
+	return &AuditLog{bySession: map[string][]approvals.Record{}, owners: map[string]string{}, maxSessions: maxSessions}
+}
+
+// track makes room for session id and remembers it; a.mu is held.
+func (a *AuditLog) track(id string) {
+	if _, ok := a.bySession[id]; ok {
+		return
+	}
+	if len(a.order) >= a.maxSessions {
+		delete(a.bySession, a.order[0])
+		delete(a.owners, a.order[0])
+		a.order = a.order[1:]
+	}
+	a.order = append(a.order, id)
+	a.bySession[id] = nil
+}
+
+// own records whose the session id is, for GET /v1/audit.
+func (a *AuditLog) own(id, owner string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.track(id)
+	a.owners[id] = owner
 }
 
 // Write keeps a copy of r.
@@ -40,14 +64,8 @@ func (a *AuditLog) Write(_ context.Context, r *approvals.Record) error {
 	rec := *r
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	list, ok := a.bySession[rec.SessionID]
-	if !ok {
-		if len(a.order) >= a.maxSessions {
-			delete(a.bySession, a.order[0])
-			a.order = a.order[1:]
-		}
-		a.order = append(a.order, rec.SessionID)
-	}
+	a.track(rec.SessionID)
+	list := a.bySession[rec.SessionID]
 	if len(list) >= auditPerSession {
 		list = list[1:]
 	}
@@ -65,12 +83,24 @@ func (a *AuditLog) Session(id string) []approvals.Record {
 	return append([]approvals.Record{}, a.bySession[id]...)
 }
 
+// sessionOf returns the records of session id if it is owner's; false
+// for another owner's session and for one it does not know.
+func (a *AuditLog) sessionOf(id, owner string) ([]approvals.Record, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if o, ok := a.owners[id]; !ok || o != owner {
+		return nil, false
+	}
+	return append([]approvals.Record{}, a.bySession[id]...), true
+}
+
 type auditAnswer struct {
 	Records []approvals.Record `json:"records"`
 }
 
 // auditQuery answers GET /v1/audit?sessionId=ID[&limit=N]: the session's
-// records, oldest first (the last N with limit).
+// records, oldest first (the last N with limit). A session of another
+// owner is answered 404, as one that does not exist.
 func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	id := q.Get("sessionId")
@@ -78,19 +108,25 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "sessionId is required")
 		return
 	}
-	if s.forwardSession(w, r, id) {
-		return
-	}
-	recs := s.audit.Session(id)
+	limit := 0
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 {
 			writeError(w, http.StatusBadRequest, "invalid_request", "limit must be a positive integer")
 			return
 		}
-		if n < len(recs) {
-			recs = recs[len(recs)-n:]
-		}
+		limit = n
+	}
+	if s.forwardSession(w, r, id) {
+		return
+	}
+	recs, ok := s.audit.sessionOf(id, identityOf(r.Context()).owner)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
+		return
+	}
+	if limit > 0 && limit < len(recs) {
+		recs = recs[len(recs)-limit:]
 	}
 	writeJSON(w, http.StatusOK, auditAnswer{Records: recs})
 }

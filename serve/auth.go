@@ -4,16 +4,29 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // identity is an authenticated caller.
 type identity struct {
 	name  string
 	roles []string
+	// key is the name in normalised form (approvals.NormalizeID): the
+	// form in which identities, subjects and approvers are compared.
+	key string
+	// owner is whose the sessions this identity creates are: its
+	// tenant's when it has one, else its own. Only identities of the same
+	// owner see a session; to every other one it does not exist.
+	owner string
+	// subjects are the patterns of the subjects it may act for besides
+	// its own name (serve.identities[].subjects).
+	subjects []glob.Pattern
 }
 
 func (id *identity) has(role string) bool {
@@ -28,6 +41,22 @@ func (id *identity) has(role string) bool {
 	return false
 }
 
+// mayActFor reports whether the identity may create a session for
+// subject: its own name, or a subject (compared normalised) that one of
+// its serve.identities[].subjects patterns matches. A session's subject
+// selects whose OAuth tokens and credentials its calls carry, so this is
+// the rule that keeps one caller from acting as another's users.
+func (id *identity) mayActFor(subject string) (bool, error) {
+	key, err := approvals.NormalizeID(subject)
+	if err != nil {
+		return false, err
+	}
+	if key == id.key {
+		return true, nil
+	}
+	return glob.MatchAny(id.subjects, key), nil
+}
+
 // authenticator maps bearer tokens (by SHA-256) and certificate names to
 // identities.
 type authenticator struct {
@@ -37,16 +66,34 @@ type authenticator struct {
 	certs bool
 }
 
-func newAuthenticator(cfg *config.Serve) *authenticator {
+func newAuthenticator(cfg *config.Serve) (*authenticator, error) {
 	a := &authenticator{byHash: map[[sha256.Size]byte]*identity{}, byName: map[string]*identity{}, certs: cfg.TLS.ClientCA != ""}
-	for _, ci := range cfg.Identities {
-		id := &identity{name: ci.Name, roles: append([]string(nil), ci.Roles...)}
+	for i, ci := range cfg.Identities {
+		key, err := approvals.NormalizeID(ci.Name)
+		if err != nil || key == "" {
+			return nil, fmt.Errorf("serve.identities[%d].name: not a valid identity name", i)
+		}
+		id := &identity{name: ci.Name, key: key, roles: append([]string(nil), ci.Roles...), owner: "identity:" + key}
+		if ci.Tenant != "" {
+			tenant, err := approvals.NormalizeID(ci.Tenant)
+			if err != nil || tenant == "" {
+				return nil, fmt.Errorf("serve.identities[%d].tenant: not a valid tenant name", i)
+			}
+			id.owner = "tenant:" + tenant
+		}
+		for j, s := range ci.Subjects {
+			p, err := glob.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("serve.identities[%d].subjects[%d]: %w", i, j, err)
+			}
+			id.subjects = append(id.subjects, p)
+		}
 		a.byName[ci.Name] = id
 		if b, err := hex.DecodeString(ci.TokenSHA256); err == nil && len(b) == sha256.Size {
 			a.byHash[[sha256.Size]byte(b)] = id
 		}
 	}
-	return a
+	return a, nil
 }
 
 // authenticate returns the caller's identity, or nil. A bearer token is
@@ -61,10 +108,18 @@ func (a *authenticator) authenticate(r *http.Request) *identity {
 		}
 		return a.byHash[sha256.Sum256([]byte(strings.TrimSpace(token)))]
 	}
-	if a.certs && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
+	if a.byCertificate(r) {
 		return a.byName[r.TLS.VerifiedChains[0][0].Subject.CommonName]
 	}
 	return nil
+}
+
+// byCertificate reports whether r authenticates by its client certificate
+// (verified, and no Authorization header): a credential the browser
+// attaches by itself, to any site's requests.
+func (a *authenticator) byCertificate(r *http.Request) bool {
+	return a.certs && r.Header.Get("Authorization") == "" && r.TLS != nil &&
+		len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0
 }
 
 type identityKey struct{}

@@ -4,7 +4,11 @@
 //
 // It owns the HTTP routes (described by openapi.yaml, embedded and served at
 // /openapi.yaml), authentication of API callers and approvers (bearer tokens
-// stored as SHA-256 hashes, or client certificates under mutual TLS), the
+// stored as SHA-256 hashes, or client certificates under mutual TLS), what
+// each identity may do (sessions belong to their creator or its tenant; a
+// session's subject is its caller unless serve.identities[].subjects allow
+// another; the identity whose turn asks cannot approve it), the protection
+// of state-changing routes against cross-site requests (csrf.go), the
 // served sessions and their turns (events as Server-Sent Events, resumable
 // with Last-Event-ID), the pending-approvals queue that served sessions ask,
 // the webhook notifier, an in-memory index of audit records by session, and

@@ -96,7 +96,7 @@ func (s *syncBuffer) String() string {
 
 func testServeConfig() config.Serve {
 	return config.Serve{Identities: []config.Identity{
-		{Name: "backend", TokenSHA256: hashHex(apiToken), Roles: []string{config.RoleAPI}},
+		{Name: "backend", TokenSHA256: hashHex(apiToken), Roles: []string{config.RoleAPI}, Subjects: []string{"carol"}},
 		{Name: "alice", TokenSHA256: hashHex(aliceToken), Roles: []string{config.RoleApprover}},
 		{Name: "bob", TokenSHA256: hashHex(bobToken), Roles: []string{config.RoleApprover}},
 	}}
@@ -167,6 +167,13 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 // do sends a request with token (empty: none) and returns the status and body.
 func (f *fixture) do(method, path, token string, body any) (int, []byte, http.Header) {
 	f.t.Helper()
+	return f.doWith(method, path, token, body, nil)
+}
+
+// doWith is do with more request headers (they replace do's own, such as
+// Content-Type).
+func (f *fixture) doWith(method, path, token string, body any, hdr http.Header) (int, []byte, http.Header) {
+	f.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -181,6 +188,12 @@ func (f *fixture) do(method, path, token string, body any) (int, []byte, http.He
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -269,9 +282,16 @@ func readSSE(r io.Reader, stop func(parsedEvent) bool) ([]parsedEvent, error) {
 // startTurn posts a turn and returns the open stream.
 func (f *fixture) startTurn(sessionID, message string) *http.Response {
 	f.t.Helper()
+	return f.startTurnAs(apiToken, sessionID, message)
+}
+
+// startTurnAs is startTurn by the identity of token.
+func (f *fixture) startTurnAs(token, sessionID, message string) *http.Response {
+	f.t.Helper()
 	b, _ := json.Marshal(map[string]any{"message": message})
 	req, _ := http.NewRequest("POST", f.ts.URL+"/v1/sessions/"+sessionID+"/turns", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)

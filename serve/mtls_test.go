@@ -84,46 +84,9 @@ func writeTemp(t *testing.T, dir, name string, data []byte) string {
 // vote is attributed to it); an unknown name or a certificate of another
 // CA does not; bearer tokens keep working over the same listener.
 func TestMutualTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca, other := newTestCA(t, "agenthost test CA"), newTestCA(t, "someone else's CA")
-	srvCert, srvKey := ca.issue(t, "127.0.0.1", true)
-	f := newFixture(t, func(c *config.Serve) {
-		c.TLS = config.ServeTLS{Cert: writeTemp(t, dir, "srv.pem", srvCert), Key: writeTemp(t, dir, "srv.key", srvKey),
-			ClientCA: writeTemp(t, dir, "ca.pem", ca.pem)}
-		c.Identities = append(c.Identities, config.Identity{Name: "dora", Roles: []string{config.RoleApprover}})
-		c.Listen = "127.0.0.1:0"
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- f.srv.ListenAndServe(ctx, func(a net.Addr) { addrc <- a }) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	})
-	var base string
-	select {
-	case a := <-addrc:
-		base = "https://" + a.String()
-	case err := <-done:
-		t.Fatalf("ListenAndServe: %v", err)
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	client := func(certPEM, keyPEM []byte) *http.Client {
-		conf := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
-		if certPEM != nil {
-			pair, err := tls.X509KeyPair(certPEM, keyPEM)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conf.Certificates = []tls.Certificate{pair}
-		}
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: conf}}
-	}
-	dora := client(ca.issue(t, "dora", false))
+	m := startMutualTLS(t)
+	f, base, ca, client, dora := m.f, m.base, m.ca, m.client, m.dora
+	other := newTestCA(t, "someone else's CA")
 	tests := []struct {
 		name   string
 		client *http.Client
@@ -154,12 +117,18 @@ func TestMutualTLS(t *testing.T) {
 		})
 	}
 
-	// dora's vote, by certificate, is hers in the audit.
+	// dora's vote, by certificate, is hers in the audit. A client that signs
+	// in by certificate sends the CSRF token with every change: the cookie
+	// GET /approvals sets, and the same value in a header.
 	s := f.createSession(map[string]string{"token": "t"})
 	turn := f.startTurn(s.ID, `call db__delete_rows {"where":"id = 9"}`)
 	defer turn.Body.Close()
 	p := f.waitPending()
+	csrf := csrfCookieOf(t, dora, base)
 	req, _ := http.NewRequest("POST", base+"/v1/approvals/"+p.ID+"/votes", strings.NewReader(`{"decision":"allow"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(csrf)
+	req.Header.Set(csrfHeader, csrf.Value)
 	resp, err := dora.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -173,4 +142,86 @@ func TestMutualTLS(t *testing.T) {
 	if !strings.Contains(string(body), `"approvers":[{"id":"dora","decision":"allow"`) {
 		t.Errorf("the audit does not attribute the vote to dora: %s", body)
 	}
+}
+
+// csrfCookieOf fetches the approvals page as client does and returns the
+// CSRF cookie it sets.
+func csrfCookieOf(t *testing.T, client *http.Client, base string) *http.Cookie {
+	t.Helper()
+	resp, err := client.Get(base + "/approvals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, resp.Body)
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == csrfCookieName(&http.Request{TLS: resp.TLS}) {
+			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || (resp.TLS != nil) != c.Secure {
+				t.Errorf("the CSRF cookie is %+v", c)
+			}
+			if !strings.Contains(string(page), `content="`+c.Value+`"`) {
+				t.Error("the page does not carry the cookie's CSRF token")
+			}
+			return c
+		}
+	}
+	t.Fatalf("GET /approvals set no CSRF cookie: %v", resp.Header.Values("Set-Cookie"))
+	return nil
+}
+
+// mutualTLS is a fixture whose server also listens with HTTPS and client
+// certificates (serve.tls.clientCA); dora is an approver who signs in by
+// certificate.
+type mutualTLS struct {
+	f      *fixture
+	base   string // the HTTPS listener's URL
+	ca     *testCA
+	client func(certPEM, keyPEM []byte) *http.Client
+	dora   *http.Client
+}
+
+func startMutualTLS(t *testing.T) *mutualTLS {
+	t.Helper()
+	dir := t.TempDir()
+	ca := newTestCA(t, "agenthost test CA")
+	srvCert, srvKey := ca.issue(t, "127.0.0.1", true)
+	f := newFixture(t, func(c *config.Serve) {
+		c.TLS = config.ServeTLS{Cert: writeTemp(t, dir, "srv.pem", srvCert), Key: writeTemp(t, dir, "srv.key", srvKey),
+			ClientCA: writeTemp(t, dir, "ca.pem", ca.pem)}
+		c.Identities = append(c.Identities, config.Identity{Name: "dora", Roles: []string{config.RoleApprover}})
+		c.Listen = "127.0.0.1:0"
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- f.srv.ListenAndServe(ctx, func(a net.Addr) { addrc <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	var base string
+	select {
+	case a := <-addrc:
+		base = "https://" + a.String()
+	case err := <-done:
+		t.Fatalf("ListenAndServe: %v", err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	m := &mutualTLS{f: f, base: base, ca: ca}
+	m.client = func(certPEM, keyPEM []byte) *http.Client {
+		conf := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		if certPEM != nil {
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf.Certificates = []tls.Certificate{pair}
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: conf}}
+	}
+	m.dora = m.client(ca.issue(t, "dora", false))
+	return m
 }

@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -21,7 +23,11 @@ func TestApprovalsPageInBrowser(t *testing.T) {
 	ctx := browsertest.New(t)
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
+		// A step that cannot happen (a vote the server refused leaves its
+		// card) fails the test rather than waiting for its deadline.
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}

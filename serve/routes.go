@@ -40,12 +40,17 @@ func (s *Server) routeTable() []route {
 func (s *Server) buildRoutes() http.Handler {
 	mux := http.NewServeMux()
 	s.routes = s.routeTable()
+	origins := crossOrigin(s.cfg.PublicURL)
 	for _, rt := range s.routes {
-		h := rt.h
+		var h http.Handler = rt.h
 		if rt.role != "" {
-			h = s.require(rt.role, h)
+			h = s.require(rt.role, rt.h)
 		}
-		mux.HandleFunc(rt.method+" "+rt.path, h)
+		if rt.method != http.MethodGet {
+			// Every state-changing route: no cross-site request reaches it.
+			h = s.crossSiteGuard(origins, h)
+		}
+		mux.Handle(rt.method+" "+rt.path, h)
 	}
 	// Unknown paths answer JSON like every other error.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -101,11 +101,15 @@ func New(opts Options) (*Server, error) {
 	// (docs/config.md, "Redirects"): a delivery's signed payload, a
 	// forwarded caller's Authorization, go nowhere else.
 	client := httpredirect.Apply(opts.HTTPClient, httpredirect.Policy{})
+	auth, err := newAuthenticator(&opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	life, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		host:     opts.Host,
 		cfg:      opts.Config,
-		auth:     newAuthenticator(&opts.Config),
+		auth:     auth,
 		audit:    audit,
 		logger:   logger,
 		client:   client,

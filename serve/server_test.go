@@ -480,6 +480,7 @@ func FuzzRequestBodies(f *testing.F) {
 			token = aliceToken
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		fx.srv.Handler().ServeHTTP(rec, req)
 		if rec.Code >= 500 {

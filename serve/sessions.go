@@ -27,6 +27,11 @@ type servedSession struct {
 	trust      int
 	valueNames []string
 	created    time.Time
+	// owner is whose the session is (identity.owner of its creator):
+	// another identity gets 404 for it on every route.
+	owner string
+	// creator is the name of the identity that created it.
+	creator string
 
 	mu      sync.Mutex
 	turn    *servedTurn // the latest turn (running or ended)
@@ -41,6 +46,10 @@ type servedTurn struct {
 	log     *eventLog
 	cancel  context.CancelFunc
 	running bool
+	// by is the name of the identity that started the turn: its approval
+	// requests record it (approvals.Request.RequestedBy), and it cannot
+	// approve them.
+	by string
 }
 
 type createSessionRequest struct {
@@ -100,6 +109,18 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
 		return
 	}
+	who := identityOf(r.Context())
+	if strings.TrimSpace(req.Subject) == "" {
+		req.Subject = who.name // a session acts for its caller unless it names someone it may act for
+	}
+	switch ok, err := who.mayActFor(req.Subject); {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request", "subject is not a valid id (it holds an invisible, default-ignorable or otherwise refused character)")
+		return
+	case !ok:
+		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
+		return
+	}
 	names := make([]string, 0, len(req.Values))
 	for k := range req.Values {
 		names = append(names, k)
@@ -121,21 +142,25 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
 		return
 	}
-	sess := s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
-		Approver: s.approver})
-	ss := &servedSession{sess: sess, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
+	ss := &servedSession{subject: req.Subject, valueNames: names, created: time.Now().UTC(), owner: who.owner, creator: who.name}
+	ss.sess = s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
+		Approver: sessionApprover{base: s.approver, ss: ss}})
+	ss.trust = ss.sess.TrustLevel()
 	s.sessions[id] = ss
 	s.mu.Unlock()
+	s.audit.own(id, ss.owner)
 	w.Header().Set("Location", "/v1/sessions/"+id)
 	writeJSON(w, http.StatusCreated, s.info(id, ss))
 }
 
+// session finds the request's session; it answers 404 for a session of
+// another owner as for one that does not exist.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) (string, *servedSession) {
 	id := r.PathValue("sessionId")
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	if ss == nil {
+	if ss == nil || ss.owner != identityOf(r.Context()).owner {
 		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 		return "", nil
 	}
@@ -205,7 +230,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)")
 		return
 	}
-	t, err := s.startTurn(ss, req)
+	t, err := s.startTurn(ss, req, identityOf(r.Context()).name)
 	if err != nil {
 		writeError(w, http.StatusConflict, "turn_running", err.Error())
 		return
@@ -218,7 +243,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 
 var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
 
-func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, error) {
+func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*servedTurn, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.deleted {
@@ -230,7 +255,7 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: newEventLog(), cancel: cancel, running: true}
+	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: newEventLog(), cancel: cancel, running: true, by: by}
 	ss.turn = t
 	opts := s.turnOp
 	if req.MaxSteps > 0 {
@@ -253,6 +278,17 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 		t.log.finish()
 	}()
 	return t, nil
+}
+
+// requestedBy is the identity whose turn is asking: the running turn's
+// starter (a session runs one turn at a time), else the session's creator.
+func (ss *servedSession) requestedBy() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.turn != nil && ss.turn.running {
+		return ss.turn.by
+	}
+	return ss.creator
 }
 
 // turnEvents replays a turn's events after Last-Event-ID (or ?after=N),

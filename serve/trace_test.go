@@ -55,6 +55,7 @@ func TestTurnContinuesTheRequestsTraceContext(t *testing.T) {
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	req, _ := http.NewRequest("POST", f.ts.URL+"/v1/sessions/"+s.ID+"/turns", strings.NewReader(`{"message":"hello"}`))
 	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("traceparent", tp)
 	req.Header.Set("tracestate", "vendor=1")
 	resp, err := f.client.Do(req)

@@ -82,13 +82,14 @@ func request(n int) *approvals.Request {
 	id := fmt.Sprintf("apr_test%06d_%d", seq.n, time.Now().UnixNano())
 	seq.mu.Unlock()
 	return &approvals.Request{
-		ID:        id,
-		SessionID: "sess-1",
-		CallID:    "call-1",
-		Requester: "alice",
-		Server:    "orders",
-		Tool:      "delete_order",
-		Arguments: json.RawMessage(`{"id":42,"note":"ünïcode"}`),
+		ID:          id,
+		SessionID:   "sess-1",
+		CallID:      "call-1",
+		Requester:   "alice",
+		RequestedBy: "backend",
+		Server:      "orders",
+		Tool:        "delete_order",
+		Arguments:   json.RawMessage(`{"id":42,"note":"ünïcode"}`),
 		Risk: approvals.Effective{Category: approvals.CategoryDelete, RiskLevel: approvals.RiskMedium, BlastRadius: approvals.BlastItem,
 			Reversibility: approvals.ReversibleNone, SideEffects: []string{"data_loss"}, ApprovalRecommendation: approvals.ApprovalSingle, MinTrustLevel: 2},
 		Rules:            []string{"deletes"},
@@ -146,7 +147,7 @@ func testRoundTrip(t *testing.T, a, b approvals.Store) {
 		t.Errorf("replica B sees\n%s\nwant\n%s", have, want)
 	}
 	r := got.Request
-	if r.Server != req.Server || r.Tool != req.Tool || r.SessionID != req.SessionID || r.Requester != req.Requester ||
+	if r.Server != req.Server || r.Tool != req.Tool || r.SessionID != req.SessionID || r.Requester != req.Requester || r.RequestedBy != req.RequestedBy ||
 		string(r.Arguments) != string(req.Arguments) || !r.Deadline.Equal(req.Deadline) || r.Risk.Category != req.Risk.Category ||
 		len(r.Rules) != 1 || r.Message != req.Message || !got.Created.Equal(raised.Created) || got.Settled != (time.Time{}) {
 		t.Errorf("round trip lost fields: got %+v, raised %+v", got, raised)
@@ -184,9 +185,15 @@ func testQuorum(t *testing.T, a, b approvals.Store) {
 	if err := vote(b, req.ID, "bob", true); err != nil {
 		t.Fatalf("bob: %v", err)
 	}
-	for _, same := range []string{"bob", "Bob", "bob\u200b", " BOB "} {
+	for _, same := range []string{"bob", "Bob", "\uff42\uff4f\uff42", " BOB "} {
 		if err := vote(a, req.ID, same, true); !errors.Is(err, approvals.ErrDuplicateVote) {
 			t.Errorf("allow by %q after bob: %v, want ErrDuplicateVote", same, err)
+		}
+	}
+	// An invisible character makes no second approver: the id is refused.
+	for _, hidden := range []string{"bob\u200b", "bob\u034f", "bob\u3164", "bob\ufe0f", "bob\u2800"} {
+		if err := vote(a, req.ID, hidden, true); !errors.Is(err, approvals.ErrInvalidApproverID) {
+			t.Errorf("allow by %q after bob: %v, want ErrInvalidApproverID", hidden, err)
 		}
 	}
 	mustState(t, a, req.ID, approvals.StatePending)
@@ -232,9 +239,13 @@ func testInvalidVotes(t *testing.T, a, b approvals.Store) {
 		want error
 	}{
 		{"requester", approvals.Resolution{ApproverID: "ALICE", Allow: true}, approvals.ErrSelfApproval},
-		{"requester denying", approvals.Resolution{ApproverID: "ali\u2060ce", Allow: false}, approvals.ErrSelfApproval},
+		{"requester denying", approvals.Resolution{ApproverID: "Alice", Allow: false}, approvals.ErrSelfApproval},
+		{"requesting identity", approvals.Resolution{ApproverID: "Backend", Allow: true}, approvals.ErrSelfApproval},
+		{"requesting identity in fullwidth letters", approvals.Resolution{ApproverID: "\uff42ackend", Allow: false}, approvals.ErrSelfApproval},
 		{"no id", approvals.Resolution{ApproverID: "  ", Allow: true}, approvals.ErrNoApproverID},
-		{"format characters only", approvals.Resolution{ApproverID: "\u200b", Allow: true}, approvals.ErrNoApproverID},
+		{"format characters only", approvals.Resolution{ApproverID: "\u200b", Allow: true}, approvals.ErrInvalidApproverID},
+		{"requester with a word joiner", approvals.Resolution{ApproverID: "ali\u2060ce", Allow: false}, approvals.ErrInvalidApproverID},
+		{"requester with a grapheme joiner", approvals.Resolution{ApproverID: "alice\u034f", Allow: true}, approvals.ErrInvalidApproverID},
 		{"session grant on a multi-approver request", approvals.Resolution{ApproverID: "bob", Allow: true, ForSession: true}, approvals.ErrSessionGrant},
 	}
 	for _, tc := range cases {
