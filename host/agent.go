@@ -357,7 +357,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
-		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true})
+		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true})
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure.text

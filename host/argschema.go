@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/safeschema"
@@ -16,14 +16,18 @@ import (
 	"golang.org/x/text/message"
 )
 
-// argSchemas compiles tools' inputSchemas once per definition (by hash) to
-// check model arguments before anything is sent. A schema that cannot be
-// compiled (for example one with a remote $ref, which is never fetched) is
-// not checked here; the server still validates.
-type argSchemas struct {
-	mu    sync.Mutex
-	cache map[string]*jsonschema.Schema // DefHash -> schema (nil: not checkable)
-}
+// argSchemas checks model arguments against tools' inputSchemas before
+// anything is sent, compiling each definition's schema once: the compiled
+// schema lives in the definition's verdicts (policy.go), so it dies with the
+// definition and a server that keeps changing its tools does not grow the
+// host. A schema that cannot be compiled (for example one with a remote
+// $ref, which is never fetched) is not checked here; the server still
+// validates.
+type argSchemas struct{}
+
+// compiledSchema is one compiled inputSchema; s is nil when it is not
+// checkable.
+type compiledSchema struct{ s *jsonschema.Schema }
 
 // Bounds on what a refusal quotes back: the validator's own output lists
 // every failing branch, which for a large anyOf is unbounded.
@@ -34,32 +38,31 @@ const (
 
 var argErrorPrinter = message.NewPrinter(language.English)
 
-func (a *argSchemas) get(hash string, schema json.RawMessage) *jsonschema.Schema {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.cache[hash]; ok {
-		return s
+// get is the compiled schema held in slot, compiling it first when the
+// slot is empty; a nil slot (a definition outside a listing) compiles it
+// for this call only.
+func (a *argSchemas) get(slot *atomic.Pointer[compiledSchema], schema json.RawMessage) *jsonschema.Schema {
+	if slot != nil {
+		if c := slot.Load(); c != nil {
+			return c.s
+		}
 	}
-	if a.cache == nil {
-		a.cache = map[string]*jsonschema.Schema{}
-	}
-	var compiled *jsonschema.Schema
+	c := &compiledSchema{}
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema)); err == nil {
-		compiled, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
+		c.s, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
 	}
-	if len(a.cache) > 10000 {
-		clear(a.cache)
+	if slot != nil && !slot.CompareAndSwap(nil, c) {
+		return slot.Load().s
 	}
-	a.cache[hash] = compiled
-	return compiled
+	return c.s
 }
 
 // validate checks model arguments against a tool's inputSchema; the message
 // is for the model (it only quotes the model's own input). cost is the
 // tool's secureparams ValidationCost: arguments whose JSON values times cost
 // exceed secureparams.MaxValidationWork are refused unvalidated.
-func (a *argSchemas) validate(hash string, schema json.RawMessage, cost int64, args json.RawMessage) error {
-	s := a.get(hash, schema)
+func (a *argSchemas) validate(slot *atomic.Pointer[compiledSchema], schema json.RawMessage, cost int64, args json.RawMessage) error {
+	s := a.get(slot, schema)
 	if s == nil {
 		return nil
 	}

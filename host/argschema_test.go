@@ -29,7 +29,7 @@ func TestArgSchemaHostileNumbers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var a argSchemas
-			err := a.validate("h", json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
+			err := a.validate(nil, json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("validate = %v, want nil", err)
@@ -52,7 +52,7 @@ func TestArgSchemaErrorOutputBounded(t *testing.T) {
 	}
 	schema := `{"type":"object","properties":{"q":{"anyOf":[` + strings.Join(branches, ",") + `]}}}`
 	var a argSchemas
-	err := a.validate("h", json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
+	err := a.validate(nil, json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
 	if err == nil {
 		t.Fatal("validate = nil, want a mismatch")
 	}
@@ -71,10 +71,10 @@ func TestArgSchemaWorkBound(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	args := json.RawMessage(`{"l":[` + strings.TrimSuffix(strings.Repeat("1,", 999), ",") + `]}`) // 1001 values
 	var a argSchemas
-	if err := a.validate("h", schema, secureparams.MaxValidationWork/1001, args); err != nil {
+	if err := a.validate(nil, schema, secureparams.MaxValidationWork/1001, args); err != nil {
 		t.Fatalf("within the budget: %v", err)
 	}
-	err := a.validate("h", schema, secureparams.MaxValidationWork/1000, args)
+	err := a.validate(nil, schema, secureparams.MaxValidationWork/1000, args)
 	if err == nil || !strings.Contains(err.Error(), "too large to check") {
 		t.Fatalf("beyond the budget: %v, want a refusal", err)
 	}
@@ -101,7 +101,7 @@ func TestArgSchemaMessagesQuoteNoSchemaValue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := `{"type":"object","properties":{"v":` + tc.prop + `}}`
 			var a argSchemas
-			err := a.validate("h", json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			err := a.validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
 			if err == nil {
 				t.Fatal("validate = nil, want a mismatch")
 			}

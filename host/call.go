@@ -44,11 +44,13 @@ type CallDecision struct {
 // IsError reports a tool execution error (isError: true).
 func (r *CallResult) IsError() bool { return r != nil && r.Result != nil && r.Result.IsError }
 
-// CallTool runs one tool call for the session: it refuses arguments that name
-// a secure parameter, resolves and validates the secure values, sends the call
-// with secureArguments, and maps failures to a *Error of the right Kind.
+// CallTool runs one tool call for the session through the pipeline a
+// model's call takes: it refuses arguments that name a secure parameter or
+// do not match the tool's inputSchema, decides, resolves and validates the
+// secure values, sends the call with secureArguments, and maps failures to
+// a *Error of the right Kind.
 func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
-	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID()})
+	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID(), checkSchema: true})
 }
 
 // callInfo identifies a call within a turn, for events and audit.
@@ -58,9 +60,12 @@ type callInfo struct {
 	step        int
 	emit        func(Event) // nil outside a turn
 	// checkSchema validates the arguments against inputSchema before
-	// anything else happens (model calls: the model gets the validator's
-	// message and can correct itself).
+	// anything else happens (a model gets the validator's message and can
+	// correct itself; CallTool's caller gets it as the error).
 	checkSchema bool
+	// fromModel marks the model's calls, whose arguments must not carry a
+	// protected value (an operator's CallTool may).
+	fromModel bool
 	// tighten is the PreToolUse hooks' word on the call (host/hooks.go).
 	tighten callTighten
 }
@@ -174,7 +179,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 		// model.
 		t := ct.Tool
 		if info.checkSchema {
-			if err := h.args.validate(t.DefHash(), t.InputSchema, t.ValidationCost(), arguments); err != nil {
+			if err := h.args.validate(inputSlot(ct), t.InputSchema, t.ValidationCost(), arguments); err != nil {
 				return decided{}, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
 			}
 		}
@@ -230,7 +235,7 @@ func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, arg
 	// A model that learned a protected value (from a leak elsewhere, or a
 	// user who pasted it) must not forward it to a server: refuse, audit,
 	// and tell the model nothing about the value.
-	if info.checkSchema && h.redactor.ContainsSecretBytes(args) {
+	if info.fromModel && h.redactor.ContainsSecretBytes(args) {
 		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
 			"server", server, "tool", tool, "session", s.id)
 		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)

@@ -56,7 +56,7 @@ func TestErrorTextsGoToTheirAudience(t *testing.T) {
 				tc.prep(t, s)
 			}
 			// As the agent loop calls: with the inputSchema check.
-			_, err := s.callTool(context.Background(), tc.server, tc.tool, json.RawMessage(tc.args), callInfo{checkSchema: true})
+			_, err := s.callTool(context.Background(), tc.server, tc.tool, json.RawMessage(tc.args), callInfo{checkSchema: true, fromModel: true})
 			var he *Error
 			if !errors.As(err, &he) {
 				t.Fatalf("err = %v, want an *Error", err)

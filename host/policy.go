@@ -43,6 +43,17 @@ type toolVerdicts struct {
 	// taint is whether the definition holds a protected value, as of a
 	// redactor version (see taintedTools).
 	taint atomic.Pointer[taintAnswer]
+	// input is the compiled inputSchema (argschema.go).
+	input atomic.Pointer[compiledSchema]
+}
+
+// inputSlot is where ct's compiled inputSchema is kept, nil for a
+// CatalogTool built outside a listing.
+func inputSlot(ct *CatalogTool) *atomic.Pointer[compiledSchema] {
+	if v := verdictsOf(ct); v != nil {
+		return &v.input
+	}
+	return nil
 }
 
 // verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a

@@ -1,0 +1,37 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCallChecksTheInputSchema: `call` takes the pipeline a model's call
+// takes, inputSchema check included: arguments that do not match are
+// refused with the validator's message (exit 5) and nothing is sent;
+// matching ones run.
+func TestCallChecksTheInputSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	record := filepath.Join(dir, "record.jsonl")
+	tools := writeJSON(t, dir, "tools.json", []obj{
+		{"name": "get_order", "inputSchema": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}}, "required": []string{"id"}},
+			"annotations": obj{"readOnlyHint": true}, "x-test": obj{"text": "order 7"}},
+	})
+	cfg := writeConfig(t, obj{"mcpServers": obj{"shop": stdioServer(tools, record)}})
+
+	r := run(t, nil, "--config", cfg, "call", "shop", "get_order", "--args", `{"id": 7}`, "--json")
+	msg := wantCallError(t, r, 5, "tool_error")
+	if !strings.Contains(msg, "inputSchema") {
+		t.Errorf("the refusal does not say why: %s", msg)
+	}
+	if calls := withMethod(readRecord(t, record), "tools/call"); len(calls) != 0 {
+		t.Errorf("a call that does not match the inputSchema was sent: %d tools/call", len(calls))
+	}
+
+	r = run(t, nil, "--config", cfg, "call", "shop", "get_order", "--args", `{"id": "7"}`, "--json")
+	wantCode(t, r, 0)
+	if calls := withMethod(readRecord(t, record), "tools/call"); len(calls) != 1 {
+		t.Errorf("%d tools/call after a matching call, want 1", len(calls))
+	}
+}
