@@ -38,9 +38,6 @@ func (a *app) runCommand() *cobra.Command {
 			if systemPrompt != "" {
 				cfg.LLM.SystemPrompt = systemPrompt
 			}
-			if cfg.LLM.Model == "" {
-				return usageErr(errNoModel)
-			}
 			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
@@ -64,6 +61,11 @@ func (a *app) runCommand() *cobra.Command {
 			h.Connect(ctx)
 			if err := needsLogin(h); err != nil {
 				return err
+			}
+			// Said before a REPL opens or a turn starts, once the
+			// configuration and the servers have had their say.
+			if cfg.LLM.Model == "" {
+				return usageErr(errNoModel)
 			}
 			a.warnAboutTools(sess.View(ctx).Summary())
 			// An incoming trace context, the way OpenTelemetry passes one
@@ -239,8 +241,8 @@ func (p *textPrinter) print(e host.Event) {
 	}
 }
 
-// errNoModel is the CLI's words for host.ErrNoModel, said before any
-// server is started.
+// errNoModel is the CLI's words for host.ErrNoModel, said before the
+// first turn.
 var errNoModel = fmt.Errorf("%w: set llm.model in the config (docs/config.md) or AGENTHOST_LLM_MODEL in the environment; the endpoint and key come from llm.baseURL and llm.apiKey, else OPENAI_BASE_URL and OPENAI_API_KEY", host.ErrNoModel)
 
 func truncateText(s string, n int) string {
