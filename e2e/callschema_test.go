@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,5 +36,32 @@ func TestCallChecksTheInputSchema(t *testing.T) {
 	wantCode(t, r, 0)
 	if calls := withMethod(readRecord(t, record), "tools/call"); len(calls) != 1 {
 		t.Errorf("%d tools/call after a matching call, want 1", len(calls))
+	}
+}
+
+// TestCallURLThatIsNoMCPServer: `call --url` and `tools --url` at a web
+// server that answers with HTML error pages say so in one readable line
+// each: no log lines, no HTML, exit 6.
+func TestCallURLThatIsNoMCPServer(t *testing.T) {
+	t.Parallel()
+	page := "<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 501</p></body></html>\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotImplemented)
+		_, _ = io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	for _, args := range [][]string{{"call", "--url", srv.URL + "/mcp", "echo"}, {"tools", "--url", srv.URL + "/mcp"}} {
+		r := run(t, nil, args...)
+		wantCode(t, r, 6)
+		out := r.stdout + r.stderr
+		for _, bad := range []string{"level=WARN", "<html", "<!DOCTYPE", "Error response"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: the output holds %q\n%s", args[0], bad, r)
+			}
+		}
+		if !strings.Contains(out, "status 501") {
+			t.Errorf("%s: the output does not say what the server answered\n%s", args[0], r)
+		}
 	}
 }

@@ -188,7 +188,7 @@ func TestFtFlappingHTTPServer(t *testing.T) {
 			t.Errorf("call %d: want an error event of kind unavailable, got %+v", step+1, e)
 		}
 	}
-	if e, _ := s.errorOf(ftCallID(3, 0)); !strings.Contains(e.Error, "reconnecting in") {
+	if e, _ := s.errorOf(ftCallID(3, 0)); !strings.Contains(e.Error, "the next attempt in") {
 		t.Errorf("call 4, right after a failed reconnect, did not wait out the backoff: %q", e.Error)
 	}
 	if attempts > 4 {

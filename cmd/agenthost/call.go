@@ -28,6 +28,9 @@ func (a *app) callCommand() *cobra.Command {
 		Use:   "call SERVER TOOL | call --url URL TOOL",
 		Short: "Call one tool, through the same checks as an agent session",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The call's own error says what failed: no log lines about
+			// the server beside it.
+			a.reportsServers = true
 			fail := func(kind host.Kind, code int, err error) error {
 				msg := a.redact(err.Error())
 				if asJSON {

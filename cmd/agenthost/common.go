@@ -31,7 +31,7 @@ type app struct {
 	configPath string
 	logLevel   string
 	// reportsServers is set by commands that print each server's error
-	// themselves (servers, tools): unless --log-level was given, their
+	// themselves (servers, tools, call): unless --log-level was given, their
 	// logs start at error, so that no error is printed twice.
 	reportsServers bool
 	logLevelSet    bool

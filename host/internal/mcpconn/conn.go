@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -305,7 +306,11 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 	if wait := c.retryAt.Sub(c.now()); c.failures > 0 && wait > 0 {
 		last := c.lastErr
 		c.mu.Unlock()
-		err := fmt.Errorf("server %s: reconnecting in %s: %w", c.name, wait.Round(time.Millisecond), ErrServerUnavailable)
+		why := "the last attempt failed"
+		if last != nil {
+			why = last.Error()
+		}
+		err := fmt.Errorf("server %s: %w (%s); the next attempt in %s", c.name, ErrServerUnavailable, why, wait.Round(time.Millisecond))
 		return nil, nil, &withCause{err: err, cause: last}
 	}
 	done := make(chan struct{})
@@ -360,9 +365,12 @@ func (c *Conn) connect(ctx context.Context) (*client.Client, *wireTransport, err
 	return cl, w, nil
 }
 
-// tidyError keeps err for errors.Is/As but drops from its message a
-// segment repeated right after itself: mcp-go wraps some failures twice
-// ("failed to send request: failed to send request: Post ...").
+// tidyError keeps err for errors.Is/As but makes its message one readable
+// line: a segment repeated right after itself is dropped (mcp-go wraps
+// some failures twice: "failed to send request: failed to send request:
+// Post ..."), an HTML error page a server answered with is left out (only
+// its status stays), white space runs become one space, and the message
+// is cut at maxErrorText bytes.
 func tidyError(err error) error {
 	msg := err.Error()
 	parts := strings.Split(msg, ": ")
@@ -372,10 +380,37 @@ func tidyError(err error) error {
 			kept = append(kept, p)
 		}
 	}
-	if len(kept) == len(parts) {
+	tidy := strings.Join(kept, ": ")
+	if i := htmlStart(tidy); i >= 0 {
+		tidy = strings.TrimRight(tidy[:i], " :\n\t") + " (an HTML page, left out)"
+	}
+	tidy = strings.Join(strings.Fields(tidy), " ")
+	if len(tidy) > maxErrorText {
+		cut := maxErrorText
+		for cut > 0 && !utf8.RuneStart(tidy[cut]) {
+			cut--
+		}
+		tidy = tidy[:cut] + "…"
+	}
+	if tidy == msg {
 		return err
 	}
-	return &tidiedError{msg: strings.Join(kept, ": "), err: err}
+	return &tidiedError{msg: tidy, err: err}
+}
+
+// maxErrorText bounds a connection error's message (a server's error body
+// can be anything).
+const maxErrorText = 400
+
+// htmlStart is where an HTML document starts in msg, or -1.
+func htmlStart(msg string) int {
+	lower := strings.ToLower(msg)
+	for _, tag := range []string{"<!doctype html", "<html"} {
+		if i := strings.Index(lower, tag); i >= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // withCause is err, with cause (the failure that started a backoff) in its

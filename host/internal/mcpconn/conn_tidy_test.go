@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestTidyError(t *testing.T) {
@@ -19,5 +21,26 @@ func TestTidyError(t *testing.T) {
 	plain := errors.New("a: b: a")
 	if tidyError(plain) != plain {
 		t.Error("an error without a repeated segment was rewrapped")
+	}
+}
+
+// TestTidyErrorOneLine: a server's HTML error page, line breaks and an
+// endless body do not reach the user's terminal whole.
+func TestTidyErrorOneLine(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"html page", "initialize: transport error: request failed with status 501: <!DOCTYPE HTML>\n<html lang=\"en\">\n<body><h1>Error response</h1></body></html>\n",
+			"initialize: transport error: request failed with status 501 (an HTML page, left out)"},
+		{"line breaks", "start transport: unexpected status code: 405\n\nMethod   Not Allowed\n", "start transport: unexpected status code: 405 Method Not Allowed"},
+		{"long", "status 500: " + strings.Repeat("é", 400), "status 500: " + strings.Repeat("é", (maxErrorText-len("status 500: "))/2) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tidyError(errors.New(tc.in))
+			if got := err.Error(); got != tc.want {
+				t.Errorf("tidyError =\n%q, want\n%q", got, tc.want)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Error("cut inside a character")
+			}
+		})
 	}
 }
