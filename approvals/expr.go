@@ -93,12 +93,18 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 	)
 })
 
-// urlHost is the host name of an absolute URL, lower-cased, without port
-// or brackets; "" when s is not an absolute URL with a host or when it
-// carries user information (http://localhost@evil.example is not local).
+// urlHost is the host name of an absolute http or https URL, lower-cased,
+// without port or brackets; "" when s is not such a URL with a host, when
+// it carries user information (http://localhost@evil.example is not local),
+// or when its scheme is any other: a rule comparing the host with
+// "localhost" must not allow javascript://localhost/%0A..., file://localhost/
+// or ws://localhost:9222 (a browser's debugging port).
 func urlHost(s string) string {
 	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil {
+	if err != nil || u.Host == "" || u.User != nil {
+		return ""
+	}
+	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" {
 		return ""
 	}
 	return strings.ToLower(u.Hostname())

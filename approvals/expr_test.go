@@ -62,6 +62,12 @@ func TestDecideByExpression(t *testing.T) {
 			"browser_navigate", `{"url":"https://example.com/"}`, Call{}, ActionAsk, 0},
 		{"user info is not localhost", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
 			"browser_navigate", `{"url":"http://localhost@evil.example/"}`, Call{}, ActionAsk, 0},
+		{"javascript URL naming localhost asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"javascript://localhost/%0Aalert(document.cookie)"}`, Call{}, ActionAsk, 0},
+		{"file URL naming localhost asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"file://localhost/etc/passwd"}`, Call{}, ActionAsk, 0},
+		{"websocket URL to a local debugging port asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"ws://localhost:9222/devtools/browser"}`, Call{}, ActionAsk, 0},
 		{"loopback through the network library", Rule{ID: "nav", When: Match{Expr: `isIP(urlHost(args.url)) && ip(urlHost(args.url)).isLoopback()`}, Decide: "allow"},
 			"t", `{"url":"http://127.0.0.2/"}`, Call{}, ActionAllow, 0},
 		{"tool variables", Rule{ID: "r", When: Match{Expr: `tool.server == "db" && tool.name == "t" && tool.risk.category == "read" && tool.risk.minTrustLevel == 1 && !tool.unclassified && size(tool.risk.sideEffects) == 0`}, Decide: "allow"},
@@ -255,6 +261,14 @@ func TestURLHost(t *testing.T) {
 		"":                            "",
 		"http://%zz/":                 "",
 		" http://127.0.0.1/ ":         "127.0.0.1",
+		// Only http and https have a host a rule may compare: another
+		// scheme naming localhost is not a local web page.
+		"javascript://localhost/%0Aalert(1)": "",
+		"file://localhost/etc/passwd":        "",
+		"ws://localhost:9222/devtools":       "",
+		"wss://localhost/":                   "",
+		"ftp://127.0.0.1/":                   "",
+		"HtTp://LOCALHOST/":                  "localhost",
 	}
 	for in, want := range tests {
 		if got := urlHost(in); got != want {
