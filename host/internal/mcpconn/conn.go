@@ -416,7 +416,8 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 	if c.transport == nil {
 		pending = &pendingRequests{}
 	}
-	inner, err := c.newTransport(pending)
+	requests := newServerRequests(c.logger)
+	inner, err := c.newTransport(pending, requests)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -436,7 +437,7 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 	if c.elicitation != nil {
 		opts = append(opts, client.WithElicitationHandler(c.elicitation))
 	}
-	seam, w := newWire(inner, c, pending)
+	seam, w := newWire(inner, c, pending, requests)
 	cl := client.NewClient(seam, opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
@@ -707,7 +708,7 @@ func isConnectionFailure(err error) bool {
 // newTransport builds the inner mcp-go transport for the server's config.
 // Its reads are bounded by limits.maxResponseBytes, and messages that are
 // not JSON-RPC fail the requests in pending.
-func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, error) {
+func (c *Conn) newTransport(pending *pendingRequests, requests *serverRequests) (transport.Interface, error) {
 	if c.transport != nil {
 		tr, err := c.transport()
 		if err != nil {
@@ -723,12 +724,12 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		if c.cfg.Command == "" {
 			return nil, errors.New("no command configured")
 		}
-		return newStdioProcess(c, c.maxResponseBytes, pending.failAll), nil
+		return newStdioProcess(c, c.maxResponseBytes, pending.failAll, requests), nil
 	case config.TransportHTTP:
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(slog.New(quietListening{c.logger.Handler()})),
-			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
+			transport.WithHTTPBasicClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP, requests)),
 			// The GET stream of the 2025-11-25 era (see legacyhttp.go).
 			//lint:ignore SA1019 deprecated for the 2026-07-28 era only, where mcp-go leaves it closed
 			transport.WithContinuousListening(),
@@ -737,7 +738,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
-			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP)),
+			transport.WithHTTPClient(httpClient(c.maxResponseBytes, pending.failAll, c.wrapHTTP, requests)),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
@@ -749,7 +750,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 // server at once, almost every call would open (and leave in TIME_WAIT) a
 // new TCP connection. No overall timeout: responses may stream; calls are
 // bounded by their context (callTimeout).
-func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.RoundTripper) http.RoundTripper, requests *serverRequests) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Requests beyond MaxConnsPerHost wait for a free connection instead of
 	// dialing (and later closing) one each: under a burst of sessions that
@@ -761,7 +762,7 @@ func httpClient(maxBody int64, failAll func(*ProtocolError), wrap func(http.Roun
 	if wrap != nil {
 		base = wrap(t)
 	}
-	return &http.Client{Transport: &limitedTransport{base: base, max: maxBody, failAll: failAll}}
+	return &http.Client{Transport: &limitedTransport{base: base, max: maxBody, failAll: failAll, requests: requests}}
 }
 
 // command builds the stdio child with an explicit environment: only the
