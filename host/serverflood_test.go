@@ -140,24 +140,28 @@ func liveBytes() uint64 {
 // goroutine per request and holds it until the request is answered: the
 // host used to hand all 20,000 to the elicitation handler at once.
 func TestServerRequestFloodInOneCall(t *testing.T) {
-	const n = 20_000
+	n := 20_000
+	if raceEnabled {
+		n = 4_000
+	}
 	const perCall = 4 // mcpconn.maxServerRequestsPerCall
 	srv := &floodServer{n: n, answered: make(chan struct{}, 1024)}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
-	var current, peak atomic.Int64
+	var current, peak, entered atomic.Int64
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	elicit := func(ctx context.Context, _ string, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		entered.Add(1)
 		c := current.Add(1)
 		defer current.Add(-1)
 		for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
 		}
 		select {
 		case <-release: // a person answers, late
-		case <-ctx.Done():
+		case <-ctx.Done(): // mcp-go's 30 s for one request: another may be handled then
 		}
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 	}
@@ -192,15 +196,16 @@ func TestServerRequestFloodInOneCall(t *testing.T) {
 		res, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "flood", nil)
 		done <- outcome{res, err}
 	}()
-	// Every request but those the handler holds is refused; the held ones
-	// wait for a person, so nothing else can answer them.
-	deadline := time.After(90 * time.Second)
-	for srv.refusals.Load()+srv.otherErrors.Load() < n-perCall {
+	// Every request the handler did not take is refused; the taken ones
+	// wait for a person (or mcp-go's 30 s), so nothing else can answer
+	// them.
+	deadline := time.After(3 * time.Minute)
+	for srv.refusals.Load()+srv.otherErrors.Load()+entered.Load() < int64(n) {
 		select {
 		case o := <-done:
 			t.Fatalf("the call ended early: %v (refused %d)", o.err, srv.refusals.Load())
 		case <-deadline:
-			t.Fatalf("only %d of %d requests refused; %d handled at once", srv.refusals.Load(), n-perCall, peak.Load())
+			t.Fatalf("only %d of %d requests refused or handled; %d handled at once", srv.refusals.Load()+entered.Load(), n, peak.Load())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if got := peak.Load(); got > perCall {
@@ -220,20 +225,24 @@ func TestServerRequestFloodInOneCall(t *testing.T) {
 	if got := peak.Load(); got > perCall {
 		t.Errorf("%d requests were handled at once, want at most %d", got, perCall)
 	}
-	if got, want := srv.refusals.Load(), int64(n-perCall); got != want || srv.otherErrors.Load() != 0 {
+	handled := entered.Load()
+	if handled < perCall {
+		t.Errorf("%d requests handled, want at least %d", handled, perCall)
+	}
+	if got, want := srv.refusals.Load(), int64(n)-handled; got != want || srv.otherErrors.Load() != 0 {
 		t.Errorf("refused %d with -32000 (and %d other errors), want %d", got, srv.otherErrors.Load(), want)
 	}
-	if got := srv.results.Load(); got != perCall {
-		t.Errorf("%d requests answered by the handler, want %d", got, perCall)
+	if got := srv.results.Load(); got != handled {
+		t.Errorf("%d requests answered by the handler, want the %d it took", got, handled)
 	}
-	// 20,000 pending requests held about 250 MB; the bound keeps a few
-	// dozen.
+	// Unbounded, every request holds a goroutine and its decoded request
+	// until answered; the bound keeps a few dozen.
 	if during > before && during-before > 32<<20 {
 		t.Errorf("memory grew by %d MB while the requests were pending, want under 32 MB", (during-before)>>20)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(logs.String(), "refused=19996") {
+	if !strings.Contains(logs.String(), fmt.Sprintf("refused=%d", srv.refusals.Load())) {
 		t.Errorf("the log does not record the refusals:\n%.2000s", logs.String())
 	}
 }
