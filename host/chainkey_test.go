@@ -1,11 +1,16 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 )
 
@@ -59,5 +64,32 @@ func TestAuditChainKey(t *testing.T) {
 				t.Errorf("key %q, want %q", key, tt.want)
 			}
 		})
+	}
+}
+
+// A host given a chain key (stores.Databases.ChainKey) writes keyed
+// records to audit.store; VerifyAudit checks them with the key and
+// refuses to judge them without it.
+func TestHostKeyedAuditStore(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	cfg := &config.Config{Approvals: readsAllowed(), Audit: config.Audit{Store: "sqlite:" + filepath.Join(t.TempDir(), "audit.db")}}
+	cfg.ApplyDefaults()
+	h, err := New(Options{Config: cfg, Databases: stores.Databases{ChainKey: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, id := range []string{"c1", "c2"} {
+		if err := h.audit.Write(ctx, &approvals.Record{SessionID: "s", CallID: id, TS: time.Now()}); err != nil {
+			t.Fatalf("audit write: %v", err)
+		}
+	}
+	_ = h.Close()
+	reports, err := VerifyAudit(ctx, cfg, stores.Databases{ChainKey: key})
+	if err != nil || len(reports) != 1 || reports[0].Records != 2 || reports[0].Keyed != 2 || reports[0].Broken != nil {
+		t.Errorf("VerifyAudit with the key: %+v, %v; want 2 intact keyed records", reports, err)
+	}
+	if _, err := VerifyAudit(ctx, cfg, stores.Databases{}); KindOf(err) != KindConfig || !errors.Is(err, approvals.ErrChainKeyRequired) {
+		t.Errorf("VerifyAudit without the key: %v, want a config error (ErrChainKeyRequired)", err)
 	}
 }
