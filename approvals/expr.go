@@ -30,8 +30,20 @@ const (
 	MaxExprLength = 4096
 	// ExprCostLimit is the evaluation budget of one expression, in CEL
 	// cost units (about one per operation, plus the length of strings
-	// scanned); an expression that exceeds it fails to evaluate.
-	ExprCostLimit = 100_000
+	// scanned); an expression that exceeds it fails to evaluate. It is
+	// calibrated to time, not operations: cel-go's cost tracking itself
+	// grows with the square of the steps an evaluation takes, so the
+	// budget's worst expression costs a few milliseconds of CPU at 10,000
+	// units, about 0.3 s at 50,000 and seconds at 100,000
+	// (BenchmarkExprWorstCase measures it).
+	ExprCostLimit = 10_000
+	// MaxExprArgsBytes and MaxExprArgsValues bound the arguments an
+	// expression may read: their JSON text, and the JSON values in it
+	// (every object, array, string, number, boolean and null, nested
+	// ones included). An expression that reads args fails on bigger
+	// arguments, with its rule's failure reading (never an allow).
+	MaxExprArgsBytes  = 1 << 20
+	MaxExprArgsValues = 10_000
 )
 
 // Variables of a rule expression. Each is a declared name of its own, so a
@@ -93,12 +105,18 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 	)
 })
 
-// urlHost is the host name of an absolute URL, lower-cased, without port
-// or brackets; "" when s is not an absolute URL with a host or when it
-// carries user information (http://localhost@evil.example is not local).
+// urlHost is the host name of an absolute http or https URL, lower-cased,
+// without port or brackets; "" when s is not such a URL with a host, when
+// it carries user information (http://localhost@evil.example is not local),
+// or when its scheme is any other: a rule comparing the host with
+// "localhost" must not allow javascript://localhost/%0A..., file://localhost/
+// or ws://localhost:9222 (a browser's debugging port).
 func urlHost(s string) string {
 	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil {
+	if err != nil || u.Host == "" || u.User != nil {
+		return ""
+	}
+	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" {
 		return ""
 	}
 	return strings.ToLower(u.Hostname())
@@ -157,9 +175,18 @@ func referencesVariable(checked *cel.Ast, name string) bool {
 }
 
 // eval runs the expression over in. An error (a missing key, a type
-// mismatch, the cost budget exceeded, a result that is not a bool) is
-// returned as such; the caller decides what it means.
+// mismatch, the cost budget exceeded, a result that is not a bool,
+// arguments it cannot read) is returned as such; the caller decides what
+// it means.
 func (x *compiledExpr) eval(ctx context.Context, in *exprInput) (bool, error) {
+	if x.readsArgs {
+		// Arguments that are not an object, or bigger than the bounds,
+		// fail the whole expression: an error value would let CEL's
+		// commutative || and && decide around it.
+		if _, err := in.arguments(); err != nil {
+			return false, err
+		}
+	}
 	out, _, err := x.prg.ContextEval(ctx, in)
 	if err != nil {
 		return false, err
@@ -184,6 +211,7 @@ type exprInput struct {
 
 	argsDone bool
 	args     ref.Val
+	argsErr  error
 
 	// errs collects "rule id: error" for each expression that failed.
 	errs []string
@@ -225,10 +253,11 @@ func (in *exprInput) ResolveName(name string) (any, bool) {
 	case exprRiskMinTrust:
 		return types.Int(in.risk.MinTrustLevel), true
 	case exprArgs:
-		if !in.argsDone {
-			in.args, in.argsDone = decodeExprArgs(in.call.Args), true
+		v, err := in.arguments()
+		if err != nil {
+			return types.NewErr("%s", err.Error()), true
 		}
-		return in.args, true
+		return v, true
 	case exprSessionID:
 		return types.String(in.call.SessionID), true
 	case exprSessionSubject:
@@ -253,48 +282,91 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
+// arguments is the call's arguments as a CEL map, decoded on first use
+// and kept for the call's other expressions.
+func (in *exprInput) arguments() (ref.Val, error) {
+	if !in.argsDone {
+		in.args, in.argsErr = decodeExprArgs(in.call.Args)
+		in.argsDone = true
+	}
+	return in.args, in.argsErr
+}
+
+// Errors of arguments an expression cannot read.
+var (
+	errExprArgsBytes  = fmt.Errorf("the arguments are larger than the %d bytes a rule expression may read", MaxExprArgsBytes)
+	errExprArgsValues = fmt.Errorf("the arguments hold more than the %d JSON values a rule expression may read", MaxExprArgsValues)
+)
+
 // decodeExprArgs turns the model's arguments into a CEL map: absent or
-// null arguments are an empty map; JSON that is not an object is an error
-// value (the expression fails, which never allows). Integers that fit an
-// int64 are ints, other numbers doubles.
-func decodeExprArgs(raw json.RawMessage) ref.Val {
+// null arguments are an empty map; JSON that is not an object, or that is
+// bigger than MaxExprArgsBytes or MaxExprArgsValues, is an error (the
+// expression fails, which never allows). Integers that fit an int64 are
+// ints, other numbers doubles.
+func decodeExprArgs(raw json.RawMessage) (ref.Val, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{})
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{}), nil
+	}
+	if len(t) > MaxExprArgsBytes {
+		return nil, errExprArgsBytes
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return types.NewErr("the arguments are not valid JSON")
+		return nil, errors.New("the arguments are not valid JSON")
 	}
 	if dec.More() {
-		return types.NewErr("the arguments are not one JSON value")
+		return nil, errors.New("the arguments are not one JSON value")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return types.NewErr("the arguments are not a JSON object")
+		return nil, errors.New("the arguments are not a JSON object")
 	}
-	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, exprNumbers(m).(map[string]any))
+	budget := MaxExprArgsValues
+	if !exprNumbers(m, &budget) {
+		return nil, errExprArgsValues
+	}
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m), nil
 }
 
-// exprNumbers replaces json.Number values by int64 or float64, in place.
-func exprNumbers(v any) any {
+// exprNumbers replaces json.Number values by int64 or float64, in place,
+// counting every value it visits against budget; false when the budget
+// ran out (the walk stops there).
+func exprNumbers(v any, budget *int) bool {
+	if *budget--; *budget < 0 {
+		return false
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = exprNumbers(e)
+			if n, ok := e.(json.Number); ok {
+				x[k] = exprNumber(n)
+			}
+			if !exprNumbers(e, budget) {
+				return false
+			}
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = exprNumbers(e)
+			if n, ok := e.(json.Number); ok {
+				x[i] = exprNumber(n)
+			}
+			if !exprNumbers(e, budget) {
+				return false
+			}
 		}
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64() // out of range becomes ±Inf
-		return f
 	}
-	return v
+	return true
+}
+
+// exprNumber is n as an int64 when it is an integer that fits, else as a
+// float64.
+func exprNumber(x json.Number) any {
+	if i, err := x.Int64(); err == nil {
+		return i
+	}
+	f, _ := x.Float64() // out of range becomes ±Inf
+	return f
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,12 @@ func TestDecideByExpression(t *testing.T) {
 			"browser_navigate", `{"url":"https://example.com/"}`, Call{}, ActionAsk, 0},
 		{"user info is not localhost", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
 			"browser_navigate", `{"url":"http://localhost@evil.example/"}`, Call{}, ActionAsk, 0},
+		{"javascript URL naming localhost asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"javascript://localhost/%0Aalert(document.cookie)"}`, Call{}, ActionAsk, 0},
+		{"file URL naming localhost asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"file://localhost/etc/passwd"}`, Call{}, ActionAsk, 0},
+		{"websocket URL to a local debugging port asks", Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
+			"browser_navigate", `{"url":"ws://localhost:9222/devtools/browser"}`, Call{}, ActionAsk, 0},
 		{"loopback through the network library", Rule{ID: "nav", When: Match{Expr: `isIP(urlHost(args.url)) && ip(urlHost(args.url)).isLoopback()`}, Decide: "allow"},
 			"t", `{"url":"http://127.0.0.2/"}`, Call{}, ActionAllow, 0},
 		{"tool variables", Rule{ID: "r", When: Match{Expr: `tool.server == "db" && tool.name == "t" && tool.risk.category == "read" && tool.risk.minTrustLevel == 1 && !tool.unclassified && size(tool.risk.sideEffects) == 0`}, Decide: "allow"},
@@ -255,6 +262,14 @@ func TestURLHost(t *testing.T) {
 		"":                            "",
 		"http://%zz/":                 "",
 		" http://127.0.0.1/ ":         "127.0.0.1",
+		// Only http and https have a host a rule may compare: another
+		// scheme naming localhost is not a local web page.
+		"javascript://localhost/%0Aalert(1)": "",
+		"file://localhost/etc/passwd":        "",
+		"ws://localhost:9222/devtools":       "",
+		"wss://localhost/":                   "",
+		"ftp://127.0.0.1/":                   "",
+		"HtTp://LOCALHOST/":                  "localhost",
 	}
 	for in, want := range tests {
 		if got := urlHost(in); got != want {
@@ -361,5 +376,110 @@ func TestArgumentRules(t *testing.T) {
 	}
 	if got := noExpr.ArgumentRules("db", "execute_sql", readRisk, 3); got != nil {
 		t.Errorf("a policy without expressions names %v", got)
+	}
+}
+
+// exprListArgs is {"xs":[0,1,...,n-1]}.
+func exprListArgs(n int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"xs":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteString(`]}`)
+	return json.RawMessage(b.String())
+}
+
+// TestExprArgumentBounds: a rule expression sees arguments up to
+// MaxExprArgsBytes and MaxExprArgsValues, and a bounded evaluation;
+// bigger arguments or a longer evaluation fail the expression, which
+// reads as the rule's most restrictive self (never an allow). One
+// expression over a 20,000-item list used to run within the budget for
+// seconds of CPU.
+func TestExprArgumentBounds(t *testing.T) {
+	readRisk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1)
+	huge := json.RawMessage(`{"s":"` + strings.Repeat("a", MaxExprArgsBytes) + `"}`)
+	tests := []struct {
+		name    string
+		rule    Rule
+		args    json.RawMessage
+		want    Action
+		wantErr string // "" for none
+	}{
+		{"20,000 items: an allow rule asks", Rule{ID: "r", When: Match{Expr: `size(args.xs) > 0`}, Decide: "allow"},
+			exprListArgs(20_000), ActionAsk, "JSON values"},
+		{"20,000 items: a deny rule denies", Rule{ID: "r", When: Match{Expr: `size(args.xs) > 100000`}, Decide: "deny"},
+			exprListArgs(20_000), ActionDeny, "JSON values"},
+		{"20,000 items: || cannot decide around the arguments", Rule{ID: "r", When: Match{Expr: `tool.name == "t" || size(args.xs) > 0`}, Decide: "allow"},
+			exprListArgs(20_000), ActionAsk, "JSON values"},
+		{"20,000 items: a rule not reading them is not affected", Rule{ID: "r", When: Match{Expr: `tool.name == "t"`}, Decide: "allow"},
+			exprListArgs(20_000), ActionAllow, ""},
+		{"within the value bound", Rule{ID: "r", When: Match{Expr: `size(args.xs) == 9998`}, Decide: "allow"},
+			exprListArgs(MaxExprArgsValues - 2), ActionAllow, ""},
+		{"one value over the bound", Rule{ID: "r", When: Match{Expr: `size(args.xs) > 0`}, Decide: "allow"},
+			exprListArgs(MaxExprArgsValues - 1), ActionAsk, "JSON values"},
+		{"text over the byte bound", Rule{ID: "r", When: Match{Expr: `size(args.s) > 0`}, Decide: "allow"},
+			huge, ActionAsk, "bytes"},
+		// 3,000 iterations cost about 18,000 units: within the old budget
+		// of 100,000, over the calibrated one.
+		{"a long walk exceeds the budget", Rule{ID: "r", When: Match{Expr: `!args.xs.exists(x, x == -1)`}, Decide: "allow"},
+			exprListArgs(3_000), ActionAsk, "cost limit"},
+		{"a short walk is within it", Rule{ID: "r", When: Match{Expr: `!args.xs.exists(x, x == -1)`}, Decide: "allow"},
+			exprListArgs(300), ActionAllow, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustPolicy(t, exprConfig(tt.rule))
+			d := p.Decide(readRisk, Call{Server: "db", Tool: "t", Args: tt.args, TrustLevel: 1})
+			if d.Action != tt.want {
+				t.Errorf("decision = %s (%s), want %s; errors %q", d.Action, d.Reason, tt.want, d.ExprErrors)
+			}
+			switch {
+			case tt.wantErr == "" && len(d.ExprErrors) > 0:
+				t.Errorf("expression errors %q, want none", d.ExprErrors)
+			case tt.wantErr != "" && (len(d.ExprErrors) != 1 || !strings.Contains(d.ExprErrors[0], tt.wantErr)):
+				t.Errorf("expression errors %q, want one saying %q", d.ExprErrors, tt.wantErr)
+			}
+		})
+	}
+}
+
+// BenchmarkExprWorstCase is the CPU one rule expression can take: the
+// costliest shapes found (a walk over the largest list the bounds let
+// through, nested walks) run until the cost budget stops them, and a
+// list over the bounds is refused. cel-go's cost tracking grows with the
+// square of the steps taken, so ExprCostLimit is chosen from these
+// figures, not from the operations it counts.
+func BenchmarkExprWorstCase(b *testing.B) {
+	risk := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1)
+	cases := []struct {
+		name, expr string
+		args       json.RawMessage
+	}{
+		{"walk", `args.xs.exists(x, false)`, exprListArgs(MaxExprArgsValues - 2)},
+		{"compare", `args.xs.exists(x, x == -1)`, exprListArgs(MaxExprArgsValues - 2)},
+		{"nested", `args.xs.exists(x, args.xs.exists(y, false))`, exprListArgs(MaxExprArgsValues - 2)},
+		{"literal_lists", `[` + strings.Repeat("0,", 299) + `0].exists(a, [` + strings.Repeat("0,", 299) + `0].exists(b, false))`, json.RawMessage(`{}`)},
+		{"refused_20000", `args.xs.exists(x, false)`, exprListArgs(20_000)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			x, err := compileExpr(c.expr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := Call{Server: "s", Tool: "t", Args: c.args, TrustLevel: 1}
+			p := &Policy{}
+			b.ReportAllocs()
+			for b.Loop() {
+				in := p.newExprInput(b.Context(), &call, &risk, 1)
+				if _, err := x.eval(b.Context(), in); err == nil {
+					b.Fatal("the worst case evaluated within the bounds")
+				}
+			}
+		})
 	}
 }

@@ -260,4 +260,8 @@ type Audit struct {
 	// chain (`agenthost audit verify` checks it): sqlite:PATH or
 	// postgres://...; "" for none. ${VAR} is expanded.
 	Store string `json:"store" yaml:"store"`
+	// ChainKeyFile names a file holding the key of Store's chain (keyed
+	// links, docs/audit.md); the key itself is never in the config. The
+	// AGENTHOST_AUDIT_KEY environment variable holds it instead.
+	ChainKeyFile string `json:"chainKeyFile" yaml:"chainKeyFile"`
 }

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -127,4 +130,49 @@ func (h *Host) grantStore() approvals.GrantStore {
 		return nil
 	}
 	return h.store
+}
+
+// EnvAuditKey is the environment variable that holds the audit chain key
+// (instead of audit.chainKeyFile).
+const EnvAuditKey = "AGENTHOST_AUDIT_KEY"
+
+// AuditChainKey reads the key of audit.store's chain (docs/audit.md): the
+// text of AGENTHOST_AUDIT_KEY, or the content of audit.chainKeyFile (a
+// final newline removed); nil when neither is set. Both set, an
+// unreadable file or a key shorter than approvals.MinChainKeyBytes is a
+// config error (KindConfig) that never quotes the key. getenv is
+// os.Getenv when nil.
+func AuditChainKey(cfg *config.Config, getenv func(string) string) ([]byte, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env, file := getenv(EnvAuditKey), cfg.Audit.ChainKeyFile
+	var key []byte
+	var from string
+	switch {
+	case env != "" && file != "":
+		return nil, configErr(fmt.Errorf("both %s and audit.chainKeyFile name an audit chain key: set one", EnvAuditKey))
+	case env != "":
+		key, from = []byte(env), EnvAuditKey
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is named below
+			}
+			return nil, configErr(fmt.Errorf("audit.chainKeyFile %s: %w", file, err))
+		}
+		key, from = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r")), "audit.chainKeyFile "+file
+	default:
+		return nil, nil
+	}
+	if len(key) < approvals.MinChainKeyBytes {
+		return nil, configErr(fmt.Errorf("the audit chain key in %s is %d bytes, fewer than %d (openssl rand -hex 32 makes one)", from, len(key), approvals.MinChainKeyBytes))
+	}
+	return key, nil
+}
+
+func configErr(err error) error {
+	return &Error{Kind: KindConfig, Message: err.Error(), Err: err}
 }

@@ -56,14 +56,18 @@ var (
 )
 
 // VerifySignature checks a delivery as a receiver should: the timestamp
-// header is within maxAge of now (either side), and the signature header
-// is the HMAC of "timestamp.body". Receivers should also remember the ids
-// (Agenthost-Webhook-Id plus the timestamp) they accepted within maxAge and
-// refuse a repeat: together that makes a captured delivery unusable.
+// header is a Unix time in its one canonical decimal spelling (what Sign
+// signs: no sign, no leading zero, no space) within maxAge of now (either
+// side), and the signature header is the HMAC of "timestamp.body".
+// Receivers should also remember the ids (Agenthost-Webhook-Id plus the
+// timestamp header) they accepted within maxAge and refuse a repeat:
+// together that makes a captured delivery unusable. Because only one
+// spelling of a time verifies, a replay cache keyed on the header text
+// sees every repeat.
 func VerifySignature(secret []byte, timestamp, signature string, body []byte, now time.Time, maxAge time.Duration) error {
-	sec, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: not a Unix time", ErrStale)
+	sec, ok := parseWebhookTimestamp(timestamp)
+	if !ok {
+		return fmt.Errorf("%w: not a Unix time in canonical decimal form", ErrStale)
 	}
 	ts := time.Unix(sec, 0)
 	if d := now.Sub(ts); d > maxAge || d < -maxAge {
@@ -74,6 +78,18 @@ func VerifySignature(secret []byte, timestamp, signature string, body []byte, no
 		return ErrBadSignature
 	}
 	return nil
+}
+
+// parseWebhookTimestamp reads a timestamp header: only the spelling
+// strconv.FormatInt gives (digits, "-" before a negative one, no leading
+// zero but in "0" itself), so "+TS", "0TS" and other spellings of the same
+// second, which strconv.ParseInt accepts, are refused.
+func parseWebhookTimestamp(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || strconv.FormatInt(n, 10) != s {
+		return 0, false
+	}
+	return n, true
 }
 
 // hookPayload is the body of a webhook delivery.

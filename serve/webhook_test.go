@@ -179,6 +179,14 @@ func TestVerifySignature(t *testing.T) {
 		{"too old", ts, good, body, now.Add(6 * time.Minute), ErrStale},
 		{"from the future", ts, good, body, now.Add(-6 * time.Minute), ErrStale},
 		{"not a number", "yesterday", good, body, now, ErrStale},
+		// Other spellings of the same second carry the same signature: a
+		// replay cache keyed on the header text would miss them.
+		{"plus sign", "+" + ts, good, body, now, ErrStale},
+		{"leading zero", "0" + ts, good, body, now, ErrStale},
+		{"leading zeros", "000" + ts, good, body, now, ErrStale},
+		{"surrounding space", " " + ts, good, body, now, ErrStale},
+		{"underscores", ts[:1] + "_" + ts[1:], good, body, now, ErrStale},
+		{"empty", "", good, body, now, ErrStale},
 		{"wrong secret", ts, Sign([]byte("other"), now, body), body, now, ErrBadSignature},
 	}
 	for _, tc := range tests {
@@ -200,6 +208,32 @@ func FuzzVerifySignature(f *testing.F) {
 		err := VerifySignature([]byte("k"), ts, sig, body, now, time.Minute)
 		if err == nil && sig != Sign([]byte("k"), time.Unix(mustInt(ts), 0), body) {
 			t.Fatalf("accepted a signature that is not the HMAC: %q %q", ts, sig)
+		}
+		if err == nil && ts != strconv.FormatInt(mustInt(ts), 10) {
+			t.Fatalf("accepted timestamp %q, not the spelling Sign signs", ts)
+		}
+	})
+}
+
+// FuzzWebhookTimestamp: the timestamp header parser accepts exactly the
+// spellings strconv.FormatInt gives, one per second, and reads them back.
+func FuzzWebhookTimestamp(f *testing.F) {
+	for _, s := range []string{"1800000000", "+1800000000", "01800000000", "0", "-0", "-1", "00", " 1", "1_0", "9223372036854775807", "9223372036854775808", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := parseWebhookTimestamp(s)
+		if ok && strconv.FormatInt(n, 10) != s {
+			t.Fatalf("accepted %q as %d, whose canonical spelling is %q", s, n, strconv.FormatInt(n, 10))
+		}
+		if !ok && n != 0 {
+			t.Fatalf("refused %q but returned %d", s, n)
+		}
+		// Every second's canonical spelling is accepted.
+		if m, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if back, ok := parseWebhookTimestamp(strconv.FormatInt(m, 10)); !ok || back != m {
+				t.Fatalf("refused the canonical spelling of %d", m)
+			}
 		}
 	})
 }

@@ -18,6 +18,11 @@ type AuditOptions struct {
 	Chain string
 	// MaxBatch caps the records per transaction; 0 means DefaultMaxBatch.
 	MaxBatch int
+	// ChainKey keys the chain's links (approvals.ChainMAC), at least
+	// approvals.MinChainKeyBytes; nil writes unkeyed links, and then a
+	// chain already keyed refuses the records. Keep it outside the
+	// database (docs/audit.md).
+	ChainKey []byte
 }
 
 // AuditSink is an approvals.Sink (Write, Close) appending audit records to
@@ -40,7 +45,7 @@ func OpenAuditSink(ctx context.Context, dsn string, opts AuditOptions) (*AuditSi
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.OpenAuditSink(ctx, pgDB{pool}, &dialect, opts.Chain, opts.MaxBatch, func() error { pool.Close(); return nil })
+	s, err := sqlstore.OpenAuditSink(ctx, pgDB{pool}, &dialect, opts.Chain, opts.ChainKey, opts.MaxBatch, func() error { pool.Close(); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +64,19 @@ func appendAudit(chain string, links []sqlstore.Link) []sqlstore.Stmt {
 		Args: []any{chain, seqs, tss, sessions, prevs, hashes, records}}}
 }
 
-// VerifyAudit checks every audit chain in the database at dsn.
+// VerifyAudit checks every audit chain in the database at dsn; a chain
+// with keyed links is approvals.ErrChainKeyRequired (VerifyAuditKeyed).
 func VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+	return VerifyAuditKeyed(ctx, dsn, nil)
+}
+
+// VerifyAuditKeyed checks every audit chain in the database at dsn, keyed
+// links with key.
+func VerifyAuditKeyed(ctx context.Context, dsn string, key []byte) ([]approvals.ChainReport, error) {
 	pool, err := openPool(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
 	defer pool.Close()
-	return sqlstore.VerifyAudit(ctx, pgDB{pool}, &dialect)
+	return sqlstore.VerifyAudit(ctx, pgDB{pool}, &dialect, key)
 }

@@ -62,27 +62,39 @@ func TestBadDSNDoesNotQuoteIt(t *testing.T) {
 	}
 }
 
-func TestAuditSink(t *testing.T) {
-	storetest.RunAudit(t, func(t *testing.T) storetest.AuditBackend {
-		dsn := cluster.NewDatabase(t)
-		return storetest.AuditBackend{
-			Open: func(t *testing.T) approvals.Sink {
-				s, err := OpenAuditSink(context.Background(), dsn, AuditOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			},
-			Verify: func(ctx context.Context) ([]approvals.ChainReport, error) { return VerifyAudit(ctx, dsn) },
-			Exec: func(ctx context.Context, sql string) error {
-				conn, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					return err
-				}
-				defer conn.Close(ctx)
-				_, err = conn.Exec(ctx, sql)
+func TestAuditSink(t *testing.T) { storetest.RunAudit(t, auditBackend) }
+
+func TestAuditSinkKeyed(t *testing.T) { storetest.RunAuditKeyed(t, auditBackend) }
+
+func auditBackend(t *testing.T) storetest.AuditBackend {
+	dsn := cluster.NewDatabase(t)
+	return storetest.AuditBackend{
+		OpenSink: func(ctx context.Context, key []byte) (approvals.Sink, error) {
+			return OpenAuditSink(ctx, dsn, AuditOptions{ChainKey: key})
+		},
+		VerifyKeyed: func(ctx context.Context, key []byte) ([]approvals.ChainReport, error) {
+			return VerifyAuditKeyed(ctx, dsn, key)
+		},
+		Exec: func(ctx context.Context, sql string) error {
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
 				return err
-			},
-		}
-	})
+			}
+			defer conn.Close(ctx)
+			_, err = conn.Exec(ctx, sql)
+			return err
+		},
+		Records: func(ctx context.Context) ([]string, error) {
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				return nil, err
+			}
+			defer conn.Close(ctx)
+			rows, err := conn.Query(ctx, "SELECT record FROM agenthost_audit WHERE chain = 'main' ORDER BY seq")
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		},
+	}
 }

@@ -17,6 +17,11 @@ type AuditOptions struct {
 	Chain string
 	// MaxBatch caps the records per transaction; 0 means DefaultMaxBatch.
 	MaxBatch int
+	// ChainKey keys the chain's links (approvals.ChainMAC), at least
+	// approvals.MinChainKeyBytes; nil writes unkeyed links, and then a
+	// chain already keyed refuses the records. Keep it outside the
+	// database (docs/audit.md).
+	ChainKey []byte
 }
 
 // AuditSink is an approvals.Sink (Write, Close) appending audit records to
@@ -37,19 +42,27 @@ func OpenAuditSink(ctx context.Context, path string, opts AuditOptions) (*AuditS
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.OpenAuditSink(ctx, sqlstore.SQL(db), &dialect, opts.Chain, opts.MaxBatch, db.Close)
+	s, err := sqlstore.OpenAuditSink(ctx, sqlstore.SQL(db), &dialect, opts.Chain, opts.ChainKey, opts.MaxBatch, db.Close)
 	if err != nil {
 		return nil, err
 	}
 	return &AuditSink{s}, nil
 }
 
-// VerifyAudit checks every audit chain in the SQLite file at path.
+// VerifyAudit checks every audit chain in the SQLite file at path; a
+// chain with keyed links is approvals.ErrChainKeyRequired
+// (VerifyAuditKeyed).
 func VerifyAudit(ctx context.Context, path string) ([]approvals.ChainReport, error) {
+	return VerifyAuditKeyed(ctx, path, nil)
+}
+
+// VerifyAuditKeyed checks every audit chain in the SQLite file at path,
+// keyed links with key.
+func VerifyAuditKeyed(ctx context.Context, path string, key []byte) ([]approvals.ChainReport, error) {
 	db, err := openDB(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	return sqlstore.VerifyAudit(ctx, sqlstore.SQL(db), &dialect)
+	return sqlstore.VerifyAudit(ctx, sqlstore.SQL(db), &dialect, key)
 }

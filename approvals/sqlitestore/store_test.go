@@ -72,27 +72,48 @@ func TestRefusesNewerSchema(t *testing.T) {
 	}
 }
 
-func TestAuditSink(t *testing.T) {
-	storetest.RunAudit(t, func(t *testing.T) storetest.AuditBackend {
-		path := filepath.Join(t.TempDir(), "audit.db")
-		return storetest.AuditBackend{
-			Open: func(t *testing.T) approvals.Sink {
-				s, err := OpenAuditSink(context.Background(), path, AuditOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			},
-			Verify: func(ctx context.Context) ([]approvals.ChainReport, error) { return VerifyAudit(ctx, path) },
-			Exec: func(ctx context.Context, q string) error {
-				db, err := sql.Open("sqlite", path)
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				_, err = db.ExecContext(ctx, q)
+func TestAuditSink(t *testing.T) { storetest.RunAudit(t, auditBackend) }
+
+func TestAuditSinkKeyed(t *testing.T) { storetest.RunAuditKeyed(t, auditBackend) }
+
+func auditBackend(t *testing.T) storetest.AuditBackend {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	return storetest.AuditBackend{
+		OpenSink: func(ctx context.Context, key []byte) (approvals.Sink, error) {
+			return OpenAuditSink(ctx, path, AuditOptions{ChainKey: key})
+		},
+		VerifyKeyed: func(ctx context.Context, key []byte) ([]approvals.ChainReport, error) {
+			return VerifyAuditKeyed(ctx, path, key)
+		},
+		Exec: func(ctx context.Context, q string) error {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
 				return err
-			},
-		}
-	})
+			}
+			defer db.Close()
+			_, err = db.ExecContext(ctx, q)
+			return err
+		},
+		Records: func(ctx context.Context) ([]string, error) {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				return nil, err
+			}
+			defer db.Close()
+			rows, err := db.QueryContext(ctx, "SELECT record FROM agenthost_audit WHERE chain = 'main' ORDER BY seq")
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var r string
+				if err := rows.Scan(&r); err != nil {
+					return nil, err
+				}
+				out = append(out, r)
+			}
+			return out, rows.Err()
+		},
+	}
 }

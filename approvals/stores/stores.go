@@ -37,24 +37,33 @@ func Open(ctx context.Context, dsn string) (approvals.Store, error) {
 	return nil, ErrUnknownDSN
 }
 
-// OpenAuditSink opens the audit database at dsn.
+// OpenAuditSink opens the audit database at dsn, with unkeyed links.
 func OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+	return openAuditSink(ctx, dsn, nil)
+}
+
+func openAuditSink(ctx context.Context, dsn string, key []byte) (approvals.Sink, error) {
 	switch {
 	case sqlitestore.IsDSN(dsn):
-		return sqlitestore.OpenAuditSink(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), sqlitestore.AuditOptions{})
+		return sqlitestore.OpenAuditSink(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), sqlitestore.AuditOptions{ChainKey: key})
 	case pgstore.IsDSN(dsn):
-		return pgstore.OpenAuditSink(ctx, dsn, pgstore.AuditOptions{})
+		return pgstore.OpenAuditSink(ctx, dsn, pgstore.AuditOptions{ChainKey: key})
 	}
 	return nil, ErrUnknownDSN
 }
 
-// VerifyAudit checks every audit chain in the database at dsn.
+// VerifyAudit checks every audit chain in the database at dsn, without a
+// key (a keyed chain is approvals.ErrChainKeyRequired).
 func VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+	return verifyAudit(ctx, dsn, nil)
+}
+
+func verifyAudit(ctx context.Context, dsn string, key []byte) ([]approvals.ChainReport, error) {
 	switch {
 	case sqlitestore.IsDSN(dsn):
-		return sqlitestore.VerifyAudit(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix))
+		return sqlitestore.VerifyAuditKeyed(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), key)
 	case pgstore.IsDSN(dsn):
-		return pgstore.VerifyAudit(ctx, dsn)
+		return pgstore.VerifyAuditKeyed(ctx, dsn, key)
 	}
 	return nil, ErrUnknownDSN
 }
@@ -84,22 +93,30 @@ func Describe(dsn string) string {
 }
 
 // Databases opens SQLite and PostgreSQL stores by DSN for a host
-// (host.Options.Databases); its methods are this package's functions.
-type Databases struct{}
+// (host.Options.Databases); its methods are this package's functions,
+// with ChainKey keying the audit chain.
+type Databases struct {
+	// ChainKey keys the audit chain's links (approvals.ChainMAC) that
+	// OpenAuditSink writes and VerifyAudit checks; nil: unkeyed. It is
+	// read from outside the config text and the database
+	// (host.AuditChainKey).
+	ChainKey []byte
+}
 
 // Open opens the approvals store at dsn (see Open).
 func (Databases) Open(ctx context.Context, dsn string) (approvals.Store, error) {
 	return Open(ctx, dsn)
 }
 
-// OpenAuditSink opens the audit database at dsn (see OpenAuditSink).
-func (Databases) OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
-	return OpenAuditSink(ctx, dsn)
+// OpenAuditSink opens the audit database at dsn, keyed with d.ChainKey.
+func (d Databases) OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+	return openAuditSink(ctx, dsn, d.ChainKey)
 }
 
-// VerifyAudit checks every audit chain at dsn (see VerifyAudit).
-func (Databases) VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
-	return VerifyAudit(ctx, dsn)
+// VerifyAudit checks every audit chain at dsn, keyed links with
+// d.ChainKey.
+func (d Databases) VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+	return verifyAudit(ctx, dsn, d.ChainKey)
 }
 
 // Describe names the kind of store at dsn (see Describe).

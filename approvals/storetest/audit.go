@@ -18,9 +18,32 @@ import (
 // statement on it directly (the suite tampers with records to see Verify
 // name them).
 type AuditBackend struct {
-	Open   func(t *testing.T) approvals.Sink
-	Verify func(ctx context.Context) ([]approvals.ChainReport, error)
-	Exec   func(ctx context.Context, sql string) error
+	// OpenSink opens a sink keyed with key (nil: unkeyed).
+	OpenSink func(ctx context.Context, key []byte) (approvals.Sink, error)
+	// VerifyKeyed checks the chains, keyed links with key.
+	VerifyKeyed func(ctx context.Context, key []byte) ([]approvals.ChainReport, error)
+	Exec        func(ctx context.Context, sql string) error
+	// Records returns the main chain's record texts in order (the keyed
+	// suite recomputes hashes as an attacker with write access would).
+	Records func(ctx context.Context) ([]string, error)
+}
+
+// Open opens an unkeyed sink.
+func (b AuditBackend) Open(t *testing.T) approvals.Sink { return b.OpenKeyed(t, nil) }
+
+// OpenKeyed opens a sink keyed with key.
+func (b AuditBackend) OpenKeyed(t *testing.T, key []byte) approvals.Sink {
+	t.Helper()
+	s, err := b.OpenSink(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Verify checks the chains without a key.
+func (b AuditBackend) Verify(ctx context.Context) ([]approvals.ChainReport, error) {
+	return b.VerifyKeyed(ctx, nil)
 }
 
 // RunAudit runs the database audit sink suite: records written by
@@ -96,4 +119,117 @@ func RunAudit(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 			}
 		})
 	}
+}
+
+// RunAuditKeyed runs the keyed chain suite: an attacker with write access
+// who changes a record (auto_allowed -> approved) and recomputes the later
+// hashes and the head, as SHA-256 or under a made-up key mark, is found;
+// so is a chain rewritten whole without the key; records written before
+// the key stay verifiable as unkeyed, and a sink without the key cannot
+// append to a keyed chain.
+func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	write := func(t *testing.T, s approvals.Sink, n int, from int) {
+		t.Helper()
+		for i := range n {
+			r := &approvals.Record{TS: time.Now(), SessionID: "s", CallID: fmt.Sprintf("call-%d", from+i),
+				Phase: approvals.PhaseDecision, Server: "orders", Tool: "get", Arguments: json.RawMessage(`{"id":1}`),
+				Decision: approvals.ActionAllow, Outcome: approvals.OutcomeAutoAllowed, Result: approvals.ResultPending}
+			if err := s.Write(context.Background(), r); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// rehash recomputes every hash from record from on, with hash, and
+	// sets the head: what verify sees after a careful rewrite.
+	rehash := func(t *testing.T, b AuditBackend, from int, hash func(prev string, rec []byte) string) {
+		t.Helper()
+		ctx := context.Background()
+		recs, err := b.Records(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := ""
+		for i, rec := range recs {
+			seq := i + 1
+			if seq < from {
+				prev = approvals.ChainLinkHash(key, prev, []byte(rec))
+				continue
+			}
+			h := hash(prev, []byte(rec))
+			if err := b.Exec(ctx, fmt.Sprintf("UPDATE agenthost_audit SET prev_hash = '%s', hash = '%s' WHERE chain = 'main' AND seq = %d", prev, h, seq)); err != nil {
+				t.Fatal(err)
+			}
+			prev = h
+		}
+		if err := b.Exec(ctx, fmt.Sprintf("UPDATE agenthost_audit_heads SET hash = '%s' WHERE chain = 'main'", prev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verifyOne := func(t *testing.T, b AuditBackend, k []byte) approvals.ChainReport {
+		t.Helper()
+		reports, err := b.VerifyKeyed(context.Background(), k)
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		if len(reports) != 1 {
+			t.Fatalf("reports %+v, want one chain", reports)
+		}
+		return reports[0]
+	}
+	const approve = "UPDATE agenthost_audit SET record = replace(record, '\"outcome\":\"auto_allowed\"', '\"outcome\":\"approved\"') WHERE seq = 7"
+	fakeMark := func(prev string, rec []byte) string {
+		return approvals.ChainKeyedPrefix + approvals.ChainHash(prev, rec)
+	}
+	tampers := []struct {
+		name   string
+		from   int
+		hash   func(prev string, rec []byte) string
+		seq    int64
+		reason string
+	}{
+		{"ChangedAndRecomputedPlain", 7, approvals.ChainHash, 7, "unkeyed record follows keyed"},
+		{"ChangedAndRecomputedUnderAFakeMark", 7, fakeMark, 7, "keyed hash"},
+		{"RewrittenWholeWithoutTheKey", 1, approvals.ChainHash, 20, "no record is keyed"},
+	}
+	for _, tc := range tampers {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBackend(t)
+			write(t, b.OpenKeyed(t, key), 20, 0)
+			if r := verifyOne(t, b, key); r.Broken != nil || r.Records != 20 || r.Keyed != 20 {
+				t.Fatalf("before tampering: %+v (%+v), want 20 intact keyed records", r, r.Broken)
+			}
+			if err := b.Exec(context.Background(), approve); err != nil {
+				t.Fatal(err)
+			}
+			rehash(t, b, tc.from, tc.hash)
+			r := verifyOne(t, b, key)
+			if r.Broken == nil || r.Broken.Seq != tc.seq || !strings.Contains(r.Broken.Reason, tc.reason) {
+				t.Errorf("report %+v (broken %+v), want broken at %d (%s)", r, r.Broken, tc.seq, tc.reason)
+			}
+		})
+	}
+	t.Run("UnkeyedThenKeyed", func(t *testing.T) {
+		b := newBackend(t)
+		write(t, b.Open(t), 5, 0)
+		write(t, b.OpenKeyed(t, key), 5, 5)
+		if r := verifyOne(t, b, key); r.Broken != nil || r.Records != 10 || r.Keyed != 5 {
+			t.Errorf("report %+v (%+v), want 10 intact records, 5 keyed", r, r.Broken)
+		}
+		if r := verifyOne(t, b, []byte("another key, not the one used")); r.Broken == nil || r.Broken.Seq != 6 {
+			t.Errorf("with another key: %+v (%+v), want broken at 6", r, r.Broken)
+		}
+		if _, err := b.Verify(context.Background()); !errors.Is(err, approvals.ErrChainKeyRequired) {
+			t.Errorf("verify without the key: %v, want ErrChainKeyRequired", err)
+		}
+		s := b.Open(t)
+		defer s.Close()
+		err := s.Write(context.Background(), &approvals.Record{TS: time.Now(), Phase: approvals.PhaseDecision})
+		if !errors.Is(err, approvals.ErrChainKeyRequired) {
+			t.Errorf("an unkeyed sink appended to a keyed chain: %v, want ErrChainKeyRequired", err)
+		}
+	})
 }

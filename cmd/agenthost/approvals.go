@@ -261,7 +261,11 @@ func (a *app) auditCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			reports, err := host.VerifyAudit(cmd.Context(), cfg, stores.Databases{})
+			chainKey, err := host.AuditChainKey(cfg, nil)
+			if err != nil {
+				return a.hostErr(cfg.File, err)
+			}
+			reports, err := host.VerifyAudit(cmd.Context(), cfg, stores.Databases{ChainKey: chainKey})
 			if err != nil {
 				return a.hostErr(cfg.File, err)
 			}
@@ -279,10 +283,15 @@ func (a *app) auditCommand() *cobra.Command {
 				if asJSON {
 					continue
 				}
-				if r.Broken != nil {
+				switch {
+				case r.Broken != nil:
 					fmt.Fprintf(a.stdout, "chain %s: BROKEN at record %d: %s (%d records before it check out)\n", r.Chain, r.Broken.Seq, r.Broken.Reason, r.Records)
-				} else {
+				case r.Keyed == 0:
 					fmt.Fprintf(a.stdout, "chain %s: %d records, intact\n", r.Chain, r.Records)
+				case r.Keyed == r.Records:
+					fmt.Fprintf(a.stdout, "chain %s: %d records, intact, keyed\n", r.Chain, r.Records)
+				default:
+					fmt.Fprintf(a.stdout, "chain %s: %d records, intact; the last %d keyed, the first %d unkeyed (SHA-256 only)\n", r.Chain, r.Records, r.Keyed, r.Records-r.Keyed)
 				}
 			}
 			if !asJSON && len(reports) == 0 {

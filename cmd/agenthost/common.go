@@ -216,8 +216,12 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	if err != nil {
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
+	chainKey, err := host.AuditChainKey(cfg, nil)
+	if err != nil {
+		return nil, &exitErr{code: exitUsage, err: err}
+	}
 	opts := host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
-		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso, Databases: stores.Databases{},
+		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso, Databases: stores.Databases{ChainKey: chainKey},
 		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
 	if tel != nil {
 		a.telemetry = tel

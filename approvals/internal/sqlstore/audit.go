@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -36,13 +37,14 @@ type Link struct {
 }
 
 // AuditSink appends audit records to a database as a hash chain (see
-// approvals.ChainHash). Write returns once the record's transaction
+// approvals.ChainHash; keyed links, approvals.ChainMAC, with a key). Write returns once the record's transaction
 // committed: concurrent writers share one transaction (group commit). A
 // failed commit fails every Write of its batch; it is not sticky.
 type AuditSink struct {
 	db      DB
 	d       *Dialect
 	chain   string
+	key     []byte // nil: unkeyed links
 	q       *queries
 	closeDB func() error
 	gc      *groupcommit.Committer[auditItem]
@@ -63,9 +65,11 @@ var _ approvals.Sink = (*AuditSink)(nil)
 
 // OpenAuditSink returns a sink appending to chain ("" means
 // approvals.DefaultChain) in db, which the caller has migrated, in
-// transactions of at most maxBatch records (0 means DefaultMaxBatch).
-// closeDB closes db when the sink closes, or when it fails to open.
-func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, maxBatch int, closeDB func() error) (*AuditSink, error) {
+// transactions of at most maxBatch records (0 means DefaultMaxBatch),
+// keyed with key (nil: unkeyed; a chain whose head is keyed then refuses
+// every record, approvals.ErrChainKeyRequired). closeDB closes db when the
+// sink closes, or when it fails to open.
+func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, key []byte, maxBatch int, closeDB func() error) (*AuditSink, error) {
 	if chain == "" {
 		chain = approvals.DefaultChain
 	}
@@ -79,7 +83,11 @@ func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, maxBatc
 			return nil, fmt.Errorf("create the audit chain head: %w", err)
 		}
 	}
-	s := &AuditSink{db: db, d: d, chain: chain, q: q, closeDB: closeDB}
+	if key != nil && len(key) < approvals.MinChainKeyBytes {
+		_ = closeDB()
+		return nil, fmt.Errorf("the audit chain key is %d bytes, fewer than %d", len(key), approvals.MinChainKeyBytes)
+	}
+	s := &AuditSink{db: db, d: d, chain: chain, key: key, q: q, closeDB: closeDB}
 	s.gc = groupcommit.New(s.commit, maxBatch)
 	return s, nil
 }
@@ -113,11 +121,15 @@ func (s *AuditSink) commit(ctx context.Context, batch []auditItem) error {
 	if err := tx.Scan(ctx, []any{&seq, &hash}, s.q.lockHead, s.chain); err != nil && (s.d.RowLocks || !errors.Is(err, sql.ErrNoRows)) {
 		return fmt.Errorf("read the audit chain head: %w", err)
 	}
+	if s.key == nil && strings.HasPrefix(hash, approvals.ChainKeyedPrefix) {
+		// An unkeyed record after keyed ones would break the chain.
+		return fmt.Errorf("write audit records to %s: %w", s.d.Name, approvals.ErrChainKeyRequired)
+	}
 	links := s.links[:0]
 	for _, it := range batch {
 		seq++
 		prev := hash
-		hash = approvals.ChainHash(prev, it.line)
+		hash = approvals.ChainLinkHash(s.key, prev, it.line)
 		links = append(links, Link{ChainLink: approvals.ChainLink{Seq: seq, PrevHash: prev, Hash: hash, Record: it.line}, TS: it.ts, SessionID: it.session})
 	}
 	stmts, args := s.stmts[:0], s.args[:0]
@@ -150,9 +162,9 @@ func (s *AuditSink) Close() error {
 	return s.closeDB()
 }
 
-// VerifyAudit checks every audit chain in db.
-func VerifyAudit(ctx context.Context, db DB, d *Dialect) ([]approvals.ChainReport, error) {
-	return approvals.VerifyChains(ctx, chainSource{db, d.queries()})
+// VerifyAudit checks every audit chain in db, keyed links with key.
+func VerifyAudit(ctx context.Context, db DB, d *Dialect, key []byte) ([]approvals.ChainReport, error) {
+	return approvals.VerifyChains(ctx, chainSource{db, d.queries()}, key)
 }
 
 type chainSource struct {

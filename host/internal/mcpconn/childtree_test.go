@@ -26,7 +26,7 @@ func TestStdioCloseEndsServerTree(t *testing.T) {
 		cfg:    &config.Server{Command: "/bin/sh", Args: []string{"-c", script}},
 		logger: slog.New(slog.DiscardHandler),
 	}
-	tr, err := c.newTransport(&pendingRequests{})
+	tr, err := c.newTransport(&pendingRequests{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

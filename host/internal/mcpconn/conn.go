@@ -476,7 +476,8 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 	if c.transport == nil {
 		pending = &pendingRequests{}
 	}
-	inner, err := c.newTransport(pending)
+	requests := newServerRequests(c.logger)
+	inner, err := c.newTransport(pending, requests)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -496,7 +497,7 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 	if c.elicitation != nil {
 		opts = append(opts, client.WithElicitationHandler(c.elicitation))
 	}
-	seam, w := newWire(inner, c, pending)
+	seam, w := newWire(inner, c, pending, requests)
 	cl := client.NewClient(seam, opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
@@ -767,7 +768,7 @@ func isConnectionFailure(err error) bool {
 // newTransport builds the inner mcp-go transport for the server's config.
 // Its reads are bounded by limits.maxResponseBytes, and messages that are
 // not JSON-RPC fail the requests in pending.
-func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, error) {
+func (c *Conn) newTransport(pending *pendingRequests, requests *serverRequests) (transport.Interface, error) {
 	if c.transport != nil {
 		tr, err := c.transport()
 		if err != nil {
@@ -783,12 +784,12 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		if c.cfg.Command == "" {
 			return nil, errors.New("no command configured")
 		}
-		return newStdioProcess(c, c.maxResponseBytes, pending.failAll), nil
+		return newStdioProcess(c, c.maxResponseBytes, pending.failAll, requests), nil
 	case config.TransportHTTP:
 		return transport.NewStreamableHTTP(c.cfg.URL,
 			transport.WithHTTPHeaders(c.cfg.Headers),
 			transport.WithHTTPLogger(slog.New(quietListening{c.logger.Handler()})),
-			transport.WithHTTPBasicClient(c.httpClient(pending.failAll)),
+			transport.WithHTTPBasicClient(c.httpClient(pending.failAll, requests)),
 			// The GET stream of the 2025-11-25 era (see legacyhttp.go).
 			//lint:ignore SA1019 deprecated for the 2026-07-28 era only, where mcp-go leaves it closed
 			transport.WithContinuousListening(),
@@ -797,7 +798,7 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 		return transport.NewSSE(c.cfg.URL,
 			transport.WithHeaders(c.cfg.Headers),
 			transport.WithSSELogger(c.logger),
-			transport.WithHTTPClient(c.httpClient(pending.failAll)),
+			transport.WithHTTPClient(c.httpClient(pending.failAll, requests)),
 		)
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", c.cfg.Type)
@@ -811,7 +812,8 @@ func (c *Conn) newTransport(pending *pendingRequests) (transport.Interface, erro
 // bounded by their context (callTimeout). Redirects follow the one
 // policy (internal/httpredirect): within the configured URL's origin,
 // with every hop admitted; the configured headers go nowhere else.
-func (c *Conn) httpClient(failAll func(*ProtocolError)) *http.Client {
+// requests bounds what the server asks of the host in its answers.
+func (c *Conn) httpClient(failAll func(*ProtocolError), requests *serverRequests) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Requests beyond MaxConnsPerHost wait for a free connection instead of
 	// dialing (and later closing) one each: under a burst of sessions that
@@ -823,7 +825,7 @@ func (c *Conn) httpClient(failAll func(*ProtocolError)) *http.Client {
 	if c.wrapHTTP != nil {
 		base = c.wrapHTTP(t)
 	}
-	return httpredirect.NewClient(&limitedTransport{base: base, max: c.maxResponseBytes, failAll: failAll}, c.redirects)
+	return httpredirect.NewClient(&limitedTransport{base: base, max: c.maxResponseBytes, failAll: failAll, requests: requests}, c.redirects)
 }
 
 // command builds the stdio child with an explicit environment: only the

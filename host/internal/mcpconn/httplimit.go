@@ -19,6 +19,9 @@ type limitedTransport struct {
 	base    http.RoundTripper
 	max     int64
 	failAll func(*ProtocolError)
+	// requests holds a stream's reader back while the server's requests
+	// in flight are at their bound (serverRequests.admit); nil: never.
+	requests *serverRequests
 }
 
 func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -42,7 +45,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if own, ok := req.Context().Value(requestFailKey{}).(context.CancelCauseFunc); ok {
 		fail = func(err *ProtocolError) { own(err) }
 	}
-	resp.Body = &eventGuard{body: resp.Body, max: t.max, fail: fail}
+	resp.Body = &eventGuard{body: resp.Body, max: t.max, fail: fail, requests: t.requests, ctx: req.Context()}
 	return resp, nil
 }
 
@@ -78,6 +81,9 @@ type eventGuard struct {
 	body io.ReadCloser
 	max  int64
 	fail func(*ProtocolError)
+	// requests and ctx (the stream's request's): see limitedTransport.
+	requests *serverRequests
+	ctx      context.Context
 
 	size   int64  // bytes of the current event so far
 	line   []byte // the current line, up to the first bytes needed
@@ -131,6 +137,8 @@ func (g *eventGuard) endLine() {
 		if len(g.data) > 0 && (g.event == "" || g.event == "message") {
 			if problem := messageProblem(bytes.TrimSpace(g.data)); problem != "" {
 				g.fail(invalidMessage(problem))
+			} else {
+				g.requests.admit(g.ctx, g.data)
 			}
 		}
 		g.data, g.event, g.size = g.data[:0], "", 0

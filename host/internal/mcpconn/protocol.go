@@ -144,6 +144,12 @@ type lineGuard struct {
 	max  int64
 	fail func(*ProtocolError)
 
+	// requests holds the reader back while the server's requests in
+	// flight are at their bound (serverRequests.admit), until ctx ends;
+	// nil: never.
+	requests *serverRequests
+	ctx      context.Context
+
 	line []byte // the line being handed on: in src's buffer or in buf
 	off  int
 	buf  []byte // a line longer than src's buffer, assembled
@@ -229,5 +235,6 @@ func (g *lineGuard) accept(line []byte) {
 		g.fail(invalidMessage(problem))
 		return
 	}
+	g.requests.admit(g.ctx, msg)
 	g.line = line
 }

@@ -173,7 +173,7 @@ func (blockingTransport) SendRequest(ctx context.Context, _ transport.JSONRPCReq
 // ends every request in flight with that error, not with its timeout.
 func TestPendingRequestsFailAtOnce(t *testing.T) {
 	pending := &pendingRequests{}
-	w, _ := newWire(blockingTransport{}, nil, pending)
+	w, _ := newWire(blockingTransport{}, nil, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -219,11 +219,11 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	pending := &pendingRequests{}
-	inner, err := transport.NewStreamableHTTP(srv.URL, transport.WithHTTPBasicClient((&Conn{maxResponseBytes: 1 << 20}).httpClient(pending.failAll)))
+	inner, err := transport.NewStreamableHTTP(srv.URL, transport.WithHTTPBasicClient((&Conn{maxResponseBytes: 1 << 20}).httpClient(pending.failAll, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ := newWire(inner, nil, pending)
+	w, _ := newWire(inner, nil, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := w.Start(ctx); err != nil {

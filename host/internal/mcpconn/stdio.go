@@ -42,7 +42,7 @@ const (
 	stdioWaitDelay = time.Second
 )
 
-func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError)) *stdioProcess {
+func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError), requests *serverRequests) *stdioProcess {
 	p := &stdioProcess{
 		build: func(ctx context.Context) (*exec.Cmd, error) {
 			return c.command(ctx, c.cfg.Command, nil, c.cfg.Args)
@@ -50,6 +50,7 @@ func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError)) *stdioPr
 		stderr: &lineLogger{logger: c.logger, msg: "server stderr"},
 	}
 	p.out = newLineGuard(nil, maxLine, fail)
+	p.out.requests, p.out.ctx = requests, c.life
 	p.Stdio = transport.NewIO(p.out, &p.in, nil)
 	transport.WithCommandLogger(c.logger)(p.Stdio)
 	return p

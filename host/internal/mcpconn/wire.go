@@ -207,6 +207,9 @@ type wireTransport struct {
 	pending *pendingRequests
 	// exchanges are the requests that need the seam.
 	exchanges exchanges
+	// requests bounds the server's requests to the host (serverreq.go);
+	// nil: unbounded (tests).
+	requests *serverRequests
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -225,8 +228,8 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 
 // newWire wraps inner: seam is what mcp-go gets (HTTP-typed exactly when
 // inner is), w its core.
-func newWire(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests) (seam transport.Interface, w *wireTransport) {
-	w = &wireTransport{inner: inner, headers: headers, pending: pending}
+func newWire(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests, requests *serverRequests) (seam transport.Interface, w *wireTransport) {
+	w = &wireTransport{inner: inner, headers: headers, pending: pending, requests: requests}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
 		return &httpWireTransport{wireTransport: w, http: hc}, w
@@ -247,10 +250,13 @@ func (w *wireTransport) SetNotificationHandler(handler func(mcp.JSONRPCNotificat
 }
 
 // SetRequestHandler forwards server-to-client requests (elicitation, sampling,
-// roots) when the inner transport can carry them; SSE cannot, and then the
-// handler is simply never called.
+// roots) when the inner transport can carry them, bounded (serverreq.go);
+// SSE cannot, and then the handler is simply never called.
 func (w *wireTransport) SetRequestHandler(handler transport.RequestHandler) {
 	if bi, ok := w.inner.(transport.BidirectionalInterface); ok {
+		if w.requests != nil && handler != nil {
+			handler = w.requests.wrap(handler, w.http)
+		}
 		bi.SetRequestHandler(handler)
 	}
 }
@@ -280,6 +286,11 @@ func (w *wireTransport) RequiresLegacyProtocol() bool {
 func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	x := w.exchanges.take(&request)
 	if request.Method == string(mcp.MethodToolsCall) {
+		if w.requests != nil {
+			var call *callServerRequests
+			ctx, call = w.requests.withCall(ctx)
+			defer w.requests.endCall(call)
+		}
 		if w.mirrorParams.Load() && w.headers != nil && w.headers.hasInputHeaders() {
 			request = withParamHeaders(request, w.headers)
 		}

@@ -137,7 +137,7 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 			if tc.http {
 				inner = httpRecordingTransport{rec}
 			}
-			seam, w := newWire(inner, nil, nil)
+			seam, w := newWire(inner, nil, nil, nil)
 			if v, ok := seam.(interface{ SetProtocolVersion(string) }); ok {
 				v.SetProtocolVersion(tc.version)
 			}
@@ -167,7 +167,7 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 // is never sent.
 func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 	rec := &recordingTransport{}
-	seam, w := newWire(rec, nil, nil)
+	seam, w := newWire(rec, nil, nil, nil)
 	mine, err := NewSecureArgs("t", map[string]any{"token": "mine"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 func TestCallErrorIsRaw(t *testing.T) {
 	inner := errorTransport{&mcp.JSONRPCErrorDetails{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "needs it",
 		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{"b.ext": map[string]any{}, "a.ext": map[string]any{}}}}}}
-	seam, _ := newWire(inner, nil, nil)
+	seam, _ := newWire(inner, nil, nil, nil)
 	_, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: mcp.CallToolParams{Name: "t"}})
 	var rpc *RPCError
 	if !errors.As(err, &rpc) {

@@ -1,0 +1,203 @@
+package mcpconn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// Server-to-client requests (elicitation/create, sampling/createMessage,
+// roots/list, ping) are bounded per connection. mcp-go's transports start
+// one goroutine for each request a server sends, on any stream, and keep
+// it until the request is answered (HTTP: up to 30 s), so a server that
+// sent 100,000 elicitation requests in one call's answer held 1.2 GB of
+// the host. Here:
+//
+//   - at most maxServerRequestsPerCall requests sent while one tool call
+//     runs (on its answer stream, or on a stream shared by the connection
+//     while the call is the only one) are handled at once, and at most
+//     maxServerRequestsPerConn over the connection; a request beyond either
+//     is answered at once with a JSON-RPC error (codeServerRequestRefused),
+//     counted, and logged (once per call; outside calls at the 1st, 10th,
+//     100th, ... refusal of the connection);
+//   - the streams' readers (eventGuard, lineGuard) stop reading while
+//     maxServerRequestsLive requests are handled or being answered, so the
+//     refusals themselves, each one an HTTP POST on mcp-go's goroutine,
+//     cannot pile up either: the server is held back by its own socket.
+const (
+	maxServerRequestsPerCall = 4
+	maxServerRequestsPerConn = 16
+	maxServerRequestsLive    = 64
+	// codeServerRequestRefused is the JSON-RPC error of a refused request
+	// (implementation-defined server error range).
+	codeServerRequestRefused = -32000
+)
+
+// serverRequests is one connection's account of the requests its server
+// sent the host. The zero value is not usable: newServerRequests.
+type serverRequests struct {
+	logger *slog.Logger
+
+	mu sync.Mutex
+	// pending are the requests inside the host's handler; live also
+	// counts those whose answer is being sent (the goroutine mcp-go
+	// started for each has not ended).
+	pending, live int
+	refused       int64
+	// wake is closed when live drops while a reader waits; nil when no
+	// reader waits.
+	wake chan struct{}
+}
+
+func newServerRequests(logger *slog.Logger) *serverRequests {
+	return &serverRequests{logger: logger}
+}
+
+// callServerRequests are the requests of one tool call, kept in the call's
+// context (callServerRequestsKey); guarded by serverRequests.mu.
+type callServerRequests struct {
+	pending int
+	refused int
+	method  string // of the first refused request
+}
+
+type callServerRequestsKey struct{}
+
+// withCall returns ctx carrying a fresh account for one tool call.
+func (s *serverRequests) withCall(ctx context.Context) (context.Context, *callServerRequests) {
+	call := &callServerRequests{}
+	return context.WithValue(ctx, callServerRequestsKey{}, call), call
+}
+
+// endCall logs what the call's server requests had refused.
+func (s *serverRequests) endCall(call *callServerRequests) {
+	s.mu.Lock()
+	refused, method := call.refused, call.method
+	s.mu.Unlock()
+	if refused > 0 {
+		s.logger.Warn("mcpconn: the server sent more requests during one tool call than the host handles at once; the excess was refused with a JSON-RPC error",
+			"refused", refused, "method", method, "perCall", maxServerRequestsPerCall, "perConnection", maxServerRequestsPerConn)
+	}
+}
+
+// Refused is how many requests of the server were refused so far.
+func (s *serverRequests) Refused() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// wrap bounds handler (see the constants). sendsAfter: the transport
+// sends an answer after handler returns and ends the context it gave
+// handler once it has (mcp-go's HTTP transports); otherwise the answer is
+// written before handler's goroutine goes on (stdio).
+func (s *serverRequests) wrap(handler transport.RequestHandler, sendsAfter bool) transport.RequestHandler {
+	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		call, _ := ctx.Value(callServerRequestsKey{}).(*callServerRequests)
+		s.mu.Lock()
+		s.live++
+		ok := s.pending < maxServerRequestsPerConn && (call == nil || call.pending < maxServerRequestsPerCall)
+		var refused int64
+		if ok {
+			s.pending++
+			if call != nil {
+				call.pending++
+			}
+		} else {
+			s.refused++
+			refused = s.refused
+			if call != nil {
+				if call.refused == 0 {
+					call.method = req.Method
+				}
+				call.refused++
+			}
+		}
+		s.mu.Unlock()
+		if sendsAfter {
+			context.AfterFunc(ctx, s.ended)
+		} else {
+			defer s.ended()
+		}
+		if !ok {
+			if call == nil && isPowerOfTen(refused) {
+				s.logger.Warn("mcpconn: the server sent more requests than the host handles at once; the excess is refused with a JSON-RPC error",
+					"method", req.Method, "refused", refused, "perConnection", maxServerRequestsPerConn)
+			}
+			return transport.NewJSONRPCErrorResponse(req.ID, codeServerRequestRefused,
+				fmt.Sprintf("too many requests from the server pending: the client handles at most %d at once per tool call and %d per connection", maxServerRequestsPerCall, maxServerRequestsPerConn), nil), nil
+		}
+		defer func() {
+			s.mu.Lock()
+			s.pending--
+			if call != nil {
+				call.pending--
+			}
+			s.mu.Unlock()
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// ended counts one request's goroutine as ended and wakes waiting readers.
+func (s *serverRequests) ended() {
+	s.mu.Lock()
+	s.live--
+	if s.wake != nil && s.live < maxServerRequestsLive {
+		close(s.wake)
+		s.wake = nil
+	}
+	s.mu.Unlock()
+}
+
+// admit is called by a stream's reader with each message before mcp-go
+// sees it: for a request of the server it waits while
+// maxServerRequestsLive requests are live, or until ctx ends.
+func (s *serverRequests) admit(ctx context.Context, msg []byte) {
+	if s == nil || !looksLikeServerRequest(msg) {
+		return
+	}
+	for {
+		s.mu.Lock()
+		if s.live < maxServerRequestsLive {
+			s.mu.Unlock()
+			return
+		}
+		if s.wake == nil {
+			s.wake = make(chan struct{})
+		}
+		wake := s.wake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// looksLikeServerRequest: msg has a method and an id (not a notification,
+// not a response). Only readers' waits depend on it; the bound itself is
+// counted in the handler.
+func looksLikeServerRequest(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"method"`)) || !bytes.Contains(msg, []byte(`"id"`)) {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method != nil && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+}
+
+func isPowerOfTen(n int64) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
+}
