@@ -236,7 +236,7 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 	ch, stop := s.watch.subscribe()
 	defer stop()
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = sw.comment("approvals")
 	if sw.flush() != nil {
 		return

@@ -87,3 +87,10 @@ func (l *eventLog) since(after int64) (evs []sseEvent, first int64, done bool, c
 	}
 	return nil, after + 1, false, l.changed, false
 }
+
+// eventLimits bound what the event logs keep (serve.events).
+type eventLimits struct {
+	maxResult  int64 // the content of one tool_result
+	maxSession int64 // one log: a session keeps only its latest turn's
+	maxTotal   int64 // every log of the server
+}

@@ -54,6 +54,7 @@ type Options struct {
 type Server struct {
 	host   *host.Host
 	cfg    config.Serve
+	lim    limits
 	auth   *authenticator
 	audit  *AuditLog
 	logger *slog.Logger
@@ -103,6 +104,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		host:     opts.Host,
 		cfg:      opts.Config,
+		lim:      resolveLimits(&opts.Config, opts.Host.Config().Limits.MaxModelResultBytes),
 		auth:     newAuthenticator(&opts.Config),
 		audit:    audit,
 		logger:   logger,
@@ -170,6 +172,11 @@ func (s *Server) Close() error {
 // (and client certificates) when configured, until ctx ends; then it stops
 // accepting, lets requests in flight finish for up to 10 s and closes the
 // server. ready, when not nil, is called with the bound address first.
+//
+// The connections are bounded (in all and per client address, connLimiter)
+// and so is the time a request may take to arrive, an answer to leave and
+// a connection to sit idle (serve.readTimeout, writeTimeout, idleTimeout);
+// event streams extend their deadlines as they go (sseWriter).
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
 	addr := s.cfg.Listen
 	if addr == "" {
@@ -179,14 +186,20 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve.listen: %w", err)
 	}
+	// Counted below TLS: a handshake that never ends holds a slot only
+	// until the handshake timeout.
+	limited := newConnLimiter(raw, s.lim.maxConns, s.lim.maxConnsPerClient)
+	var ln net.Listener = limited
 	if tlsConf != nil {
 		ln = tls.NewListener(ln, tlsConf)
 	}
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: min(readHeaderTimeout, s.lim.readTimeout),
+		ReadTimeout: s.lim.readTimeout, WriteTimeout: s.lim.writeTimeout, IdleTimeout: s.lim.idleTimeout,
+		ConnState: limited.connState, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 	if ready != nil {
 		ready(ln.Addr())
 	}

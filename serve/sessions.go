@@ -16,10 +16,6 @@ import (
 	"github.com/agenthost/agenthost/host"
 )
 
-// defaultMaxSessions bounds the sessions of one replica when
-// serve.maxSessions is not set.
-const defaultMaxSessions = 10_000
-
 // servedSession is one session created through the API.
 type servedSession struct {
 	sess       *host.Session
@@ -105,10 +101,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	max := s.cfg.MaxSessions
-	if max == 0 {
-		max = defaultMaxSessions
-	}
+	max := s.lim.maxSessions
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -212,7 +205,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", eventsPath(sid, t.id))
 	w.Header().Set("Agenthost-Turn-Id", t.id)
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
@@ -286,6 +279,6 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
 		return
 	}
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
 }

@@ -5,25 +5,89 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/agenthost/agenthost/host"
 )
 
 // sseWriter writes Server-Sent Events into the response, whose own buffer
 // collects them until a flush; each event goes in with one Write.
+//
+// A stream lasts as long as its turn or its client, beyond the server's
+// read and write timeouts (serve.readTimeout, writeTimeout): its request
+// has been read, so the read deadline is lifted (passing while the server
+// watches for the client leaving, it would end the stream), and each batch
+// of writes gets the write timeout anew (extend), so a stream ends when
+// its client stops reading, not when it has lasted that long.
 type sseWriter struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// writeTimeout is the serving http.Server's WriteTimeout (0: none).
+	writeTimeout time.Duration
 }
 
-func startSSE(w http.ResponseWriter, status int) *sseWriter {
+func startSSE(w http.ResponseWriter, r *http.Request, status int) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: serverWriteTimeout(r)}
+	liftReadDeadline(sw.rc)
+	sw.extend()
 	w.WriteHeader(status)
-	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+	return sw
 }
+
+// extend gives the writes that follow the server's write timeout from now.
+func (s *sseWriter) extend() { extendWriteDeadline(s.rc, s.writeTimeout) }
+
+// serverWriteTimeout is the WriteTimeout of the http.Server serving r.
+func serverWriteTimeout(r *http.Request) time.Duration {
+	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
+		return hs.WriteTimeout
+	}
+	return 0
+}
+
+func liftReadDeadline(rc *http.ResponseController) { _ = rc.SetReadDeadline(time.Time{}) }
+
+func extendWriteDeadline(rc *http.ResponseController, d time.Duration) {
+	if d > 0 {
+		_ = rc.SetWriteDeadline(time.Now().Add(d))
+	}
+}
+
+// streamThrough makes w an answer that streams as long as it is read (a
+// forwarded event stream): like an sseWriter, the read deadline is lifted
+// and each write and flush gets the server's write timeout anew.
+func streamThrough(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	d := serverWriteTimeout(r)
+	if d <= 0 {
+		return w
+	}
+	rc := http.NewResponseController(w)
+	liftReadDeadline(rc)
+	return &extendingWriter{ResponseWriter: w, rc: rc, d: d}
+}
+
+type extendingWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *extendingWriter) Write(b []byte) (int, error) {
+	extendWriteDeadline(w.rc, w.d)
+	return w.ResponseWriter.Write(b)
+}
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *extendingWriter) FlushError() error {
+	extendWriteDeadline(w.rc, w.d)
+	return w.rc.Flush()
+}
+
+func (w *extendingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // event writes one event; id 0 writes none. data must be one line (it is
 // compact JSON).
@@ -43,16 +107,19 @@ func (s *sseWriter) event(id int64, typ string, data []byte) error {
 	buf = append(buf, "data: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)
+	s.extend()
 	_, err := s.w.Write(buf)
 	return err
 }
 
 func (s *sseWriter) comment(text string) error {
+	s.extend()
 	_, err := s.w.Write([]byte(": " + text + "\n\n"))
 	return err
 }
 
 func (s *sseWriter) flush() error {
+	s.extend()
 	return s.rc.Flush()
 }
 
@@ -76,6 +143,7 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 			return sw.flush()
 		}
 		if len(evs) > 0 {
+			sw.extend()
 			for _, e := range evs {
 				if _, err := sw.w.Write(e.frame); err != nil {
 					return err
@@ -86,6 +154,7 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 			continue // more may have come meanwhile
 		}
 		if done {
+			sw.extend()
 			return nil // net/http writes the rest with the end of the response
 		}
 		if pending {
