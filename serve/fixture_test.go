@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -102,6 +103,10 @@ func testServeConfig() config.Serve {
 	}}
 }
 
+// fixtureTransports, when set, are more servers of the fixture's host (a
+// test adds their config entries with newFixtureWith).
+var fixtureTransports map[string]host.TransportFactory
+
 func newFixture(t testing.TB, mod func(*config.Serve)) *fixture {
 	t.Helper()
 	return newFixtureWith(t, mod, nil)
@@ -141,8 +146,10 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 	cfg.Serve = sc
 	audit := NewAuditLog(0)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	transports := map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}
+	maps.Copy(transports, fixtureTransports)
 	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Databases: stores.Databases{},
-		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}})
+		Transports: transports})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,7 @@ type Server struct {
 	approver approvals.Approver
 	hooks    *notifier
 	watch    *broadcaster
+	events   *eventBudget
 	client   *http.Client
 	peers    map[string]string
 	turnOp   host.TurnOptions
@@ -116,6 +117,7 @@ func New(opts Options) (*Server, error) {
 		sessions: map[string]*servedSession{},
 		watch:    newBroadcaster(),
 	}
+	s.events = newEventBudget(s.lim.events)
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)

@@ -153,8 +153,11 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	ss.mu.Lock()
 	ss.deleted = true
-	if ss.turn != nil && ss.turn.running {
-		ss.turn.cancel()
+	if ss.turn != nil {
+		if ss.turn.running {
+			ss.turn.cancel()
+		}
+		ss.turn.log.release()
 	}
 	ss.mu.Unlock()
 	ss.sess.Close()
@@ -223,7 +226,10 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: newEventLog(), cancel: cancel, running: true}
+	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: s.events.newLog(), cancel: cancel, running: true}
+	if ss.turn != nil {
+		ss.turn.log.release() // only the latest turn is kept
+	}
 	ss.turn = t
 	opts := s.turnOp
 	if req.MaxSteps > 0 {
@@ -238,7 +244,7 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest) (*servedTurn, err
 		id := int64(0)
 		for e := range ss.sess.Turn(ctx, req.Message, opts) {
 			id++
-			t.log.append(frames.frame(id, &e))
+			t.log.append(frames.frame(id, boundResult(&e, s.lim.events.maxResult)))
 		}
 		ss.mu.Lock()
 		t.running = false
@@ -276,7 +282,7 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	if _, _, _, _, gone := t.log.since(after); gone {
-		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
+		writeError(w, http.StatusGone, "gone", "events after this id were dropped (serve.events bounds what a turn keeps)")
 		return
 	}
 	sw := startSSE(w, r, http.StatusOK)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -139,7 +140,7 @@ func streamLog(ctx context.Context, sw *sseWriter, l *eventLog, after int64, sto
 	for {
 		evs, _, done, changed, gone := l.since(after)
 		if gone {
-			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (the turn kept the last 10000)"}`))
+			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (serve.events bounds what a turn keeps)"}`))
 			return sw.flush()
 		}
 		if len(evs) > 0 {
@@ -211,7 +212,14 @@ func (a *frameArena) frame(id int64, e *host.Event) []byte {
 	if cap(a.buf)-len(a.buf) < minFrameRoom {
 		a.buf = make([]byte, 0, frameChunk)
 	}
-	start := len(a.buf)
+	start, room := len(a.buf), cap(a.buf)
 	a.buf = appendFrame(a.buf, id, e)
-	return a.buf[start:len(a.buf):len(a.buf)]
+	f := a.buf[start:len(a.buf):len(a.buf)]
+	if cap(a.buf) != room {
+		// The frame outgrew the chunk, and appending moved all to an
+		// array up to twice the frame's size: the log keeps a copy of
+		// just the frame, and the next frame starts a new chunk.
+		f, a.buf = slices.Clip(slices.Clone(f)), nil
+	}
+	return f
 }
