@@ -78,6 +78,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*servedSession
+	owned    map[string]int // sessions by the identity that created them
 	closing  bool
 
 	handler http.Handler
@@ -115,6 +116,7 @@ func New(opts Options) (*Server, error) {
 		life:     life,
 		cancel:   cancel,
 		sessions: map[string]*servedSession{},
+		owned:    map[string]int{},
 		watch:    newBroadcaster(),
 	}
 	s.events = newEventBudget(s.lim.events)
@@ -160,6 +162,7 @@ func (s *Server) Close() error {
 	s.closing = true
 	sessions := s.sessions
 	s.sessions = map[string]*servedSession{}
+	s.owned = map[string]int{}
 	s.mu.Unlock()
 	s.cancel()
 	s.watch.close()

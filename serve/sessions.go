@@ -19,6 +19,7 @@ import (
 // servedSession is one session created through the API.
 type servedSession struct {
 	sess       *host.Session
+	owner      string // the identity that created it (serve.maxSessionsPerIdentity)
 	subject    string
 	trust      int
 	valueNames []string
@@ -101,7 +102,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	max := s.lim.maxSessions
+	owner := identityOf(r.Context()).name
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -109,15 +110,20 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 		return
-	case len(s.sessions) >= max:
+	case s.owned[owner] >= s.lim.maxSessionsPerIdentity:
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this identity holds serve.maxSessionsPerIdentity sessions on this replica; delete some first")
+		return
+	case len(s.sessions) >= s.lim.maxSessions:
 		s.mu.Unlock()
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
 		return
 	}
 	sess := s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
 		Approver: s.approver})
-	ss := &servedSession{sess: sess, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
+	ss := &servedSession{sess: sess, owner: owner, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
 	s.sessions[id] = ss
+	s.owned[owner]++
 	s.mu.Unlock()
 	w.Header().Set("Location", "/v1/sessions/"+id)
 	writeJSON(w, http.StatusCreated, s.info(id, ss))
@@ -149,7 +155,12 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	delete(s.sessions, id)
+	if s.sessions[id] == ss {
+		delete(s.sessions, id)
+		if s.owned[ss.owner]--; s.owned[ss.owner] == 0 {
+			delete(s.owned, ss.owner)
+		}
+	}
 	s.mu.Unlock()
 	ss.mu.Lock()
 	ss.deleted = true
