@@ -294,7 +294,7 @@ func (f *fixture) startTurn(sessionID, message string) *http.Response {
 // waitPending waits (bounded by the test's deadline) for one pending approval.
 func (f *fixture) waitPending() approvalView {
 	f.t.Helper()
-	ch, stop := f.srv.watch.subscribe()
+	ch, stop, _ := f.srv.watch.subscribe("test")
 	defer stop()
 	for {
 		if list := f.open(); len(list) > 0 {
@@ -329,7 +329,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 // waitOther waits for a pending approval other than id.
 func (f *fixture) waitOther(id string) approvalView {
 	f.t.Helper()
-	ch, stop := f.srv.watch.subscribe()
+	ch, stop, _ := f.srv.watch.subscribe("test")
 	defer stop()
 	for {
 		for _, p := range f.open() {

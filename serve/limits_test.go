@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 
@@ -83,5 +85,68 @@ func TestReadinessHidesCountsFromOthers(t *testing.T) {
 				t.Fatalf("sessions %s, want %d: %s", n, *tc.want, body)
 			}
 		})
+	}
+}
+
+// TestApprovalStreamsPerIdentity: past serve.maxApprovalStreamsPerIdentity
+// an approver's new streams are refused with 429; another approver's
+// streams are neither refused nor closed, and every open stream still gets
+// the notices; a stream that ends frees its identity's share.
+func TestApprovalStreamsPerIdentity(t *testing.T) {
+	f := newFixture(t, func(c *config.Serve) { c.MaxApprovalStreamsPerIdentity = 2 })
+	open := func(token string) (*http.Response, int) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", f.ts.URL+"/v1/approvals/events", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			f.record("GET", "/v1/approvals/events", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			return nil, resp.StatusCode
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp, resp.StatusCode
+	}
+	steps := []struct {
+		name, token string
+		want        int
+	}{
+		{"alice's first", aliceToken, 200},
+		{"alice's second", aliceToken, 200},
+		{"alice's third is past her share", aliceToken, 429},
+		{"bob's first", bobToken, 200},
+		{"bob's second", bobToken, 200},
+	}
+	var streams []*bufio.Reader
+	for _, st := range steps {
+		resp, status := open(st.token)
+		if status != st.want {
+			t.Fatalf("%s: %d, want %d", st.name, status, st.want)
+		}
+		if resp != nil {
+			streams = append(streams, bufio.NewReader(resp.Body))
+		}
+	}
+	f.srv.watch.publish("pending", "apr_x")
+	for i, br := range streams {
+		evs, err := readSSE(br, func(parsedEvent) bool { return true })
+		if err != nil || len(evs) != 1 || evs[0].name != "pending" {
+			t.Fatalf("stream %d: %v, %v; want the pending notice", i, evs, err)
+		}
+	}
+	f.srv.watch.mu.Lock()
+	for ch, who := range f.srv.watch.subs {
+		if who == "alice" {
+			f.srv.watch.dropLocked(ch) // as when the stream ends
+			break
+		}
+	}
+	f.srv.watch.mu.Unlock()
+	if _, status := open(aliceToken); status != 200 {
+		t.Fatalf("after one of alice's streams ended: %d, want 200", status)
 	}
 }

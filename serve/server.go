@@ -103,10 +103,11 @@ func New(opts Options) (*Server, error) {
 		client = &http.Client{}
 	}
 	life, cancel := context.WithCancel(context.Background())
+	lim := resolveLimits(&opts.Config, opts.Host.Config().Limits.MaxModelResultBytes)
 	s := &Server{
 		host:     opts.Host,
 		cfg:      opts.Config,
-		lim:      resolveLimits(&opts.Config, opts.Host.Config().Limits.MaxModelResultBytes),
+		lim:      lim,
 		auth:     newAuthenticator(&opts.Config),
 		audit:    audit,
 		logger:   logger,
@@ -117,9 +118,9 @@ func New(opts Options) (*Server, error) {
 		cancel:   cancel,
 		sessions: map[string]*servedSession{},
 		owned:    map[string]int{},
-		watch:    newBroadcaster(),
+		watch:    newBroadcaster(lim.maxApprovalStreams),
+		events:   newEventBudget(lim.events),
 	}
-	s.events = newEventBudget(s.lim.events)
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)
