@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -92,7 +93,23 @@ func TestMutualTLS(t *testing.T) {
 		c.Identities = append(c.Identities, config.Identity{Name: "dora", Roles: []string{config.RoleApprover}})
 		c.Listen = "127.0.0.1:0"
 	})
-	base := "https://" + f.listen()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- f.srv.ListenAndServe(ctx, func(a net.Addr) { addrc <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	var base string
+	select {
+	case a := <-addrc:
+		base = "https://" + a.String()
+	case err := <-done:
+		t.Fatalf("ListenAndServe: %v", err)
+	}
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.cert)
 	client := func(certPEM, keyPEM []byte) *http.Client {
