@@ -78,7 +78,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*servedSession
-	owned    map[string]int // sessions by the identity that created them
+	creators map[string]int // sessions by the name of the identity that created them
 	closing  bool
 
 	handler http.Handler
@@ -117,7 +117,7 @@ func New(opts Options) (*Server, error) {
 		life:     life,
 		cancel:   cancel,
 		sessions: map[string]*servedSession{},
-		owned:    map[string]int{},
+		creators: map[string]int{},
 		watch:    newBroadcaster(lim.maxApprovalStreams),
 		events:   newEventBudget(lim.events),
 	}
@@ -163,7 +163,7 @@ func (s *Server) Close() error {
 	s.closing = true
 	sessions := s.sessions
 	s.sessions = map[string]*servedSession{}
-	s.owned = map[string]int{}
+	s.creators = map[string]int{}
 	s.mu.Unlock()
 	s.cancel()
 	s.watch.close()

@@ -19,7 +19,7 @@ import (
 // servedSession is one session created through the API.
 type servedSession struct {
 	sess       *host.Session
-	owner      string // the identity that created it (serve.maxSessionsPerIdentity)
+	creator    string // the name of the identity that created it (serve.maxSessionsPerIdentity)
 	subject    string
 	trust      int
 	valueNames []string
@@ -102,7 +102,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	owner := identityOf(r.Context()).name
+	creator := identityOf(r.Context()).name
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -110,7 +110,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 		return
-	case s.owned[owner] >= s.lim.maxSessionsPerIdentity:
+	case s.creators[creator] >= s.lim.maxSessionsPerIdentity:
 		s.mu.Unlock()
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this identity holds serve.maxSessionsPerIdentity sessions on this replica; delete some first")
 		return
@@ -121,9 +121,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sess := s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
 		Approver: s.approver})
-	ss := &servedSession{sess: sess, owner: owner, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
+	ss := &servedSession{sess: sess, creator: creator, subject: req.Subject, trust: sess.TrustLevel(), valueNames: names, created: time.Now().UTC()}
 	s.sessions[id] = ss
-	s.owned[owner]++
+	s.creators[creator]++
 	s.mu.Unlock()
 	w.Header().Set("Location", "/v1/sessions/"+id)
 	writeJSON(w, http.StatusCreated, s.info(id, ss))
@@ -157,8 +157,8 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.sessions[id] == ss {
 		delete(s.sessions, id)
-		if s.owned[ss.owner]--; s.owned[ss.owner] == 0 {
-			delete(s.owned, ss.owner)
+		if s.creators[ss.creator]--; s.creators[ss.creator] == 0 {
+			delete(s.creators, ss.creator)
 		}
 	}
 	s.mu.Unlock()
