@@ -208,6 +208,16 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// CloseWrite half-closes a TCP connection: net/http does so before closing
+// after an answer it must not follow with a reset (it looks for the
+// method, which embedding the net.Conn would hide).
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // open reports the connections counted (tests).
 func (l *connLimiter) open() int {
 	l.mu.Lock()
