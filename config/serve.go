@@ -27,9 +27,49 @@ type Serve struct {
 	Webhooks []Webhook `json:"webhooks" yaml:"webhooks"`
 	// MaxSessions bounds the sessions one replica holds (default 10000).
 	MaxSessions int `json:"maxSessions" yaml:"maxSessions"`
+	// MaxSessionsPerIdentity bounds the sessions one api identity holds on
+	// one replica (default 1000, at most MaxSessions), so that one caller
+	// cannot take every other caller's share.
+	MaxSessionsPerIdentity int `json:"maxSessionsPerIdentity" yaml:"maxSessionsPerIdentity"`
+	// MaxApprovalStreamsPerIdentity bounds the open GET
+	// /v1/approvals/events streams of one approver identity (default 100);
+	// past it that identity's new streams are refused with 429.
+	MaxApprovalStreamsPerIdentity int `json:"maxApprovalStreamsPerIdentity" yaml:"maxApprovalStreamsPerIdentity"`
+	// ReadTimeout bounds reading one request, head and body (default 30s).
+	ReadTimeout time.Duration `json:"readTimeout" yaml:"readTimeout"`
+	// WriteTimeout bounds writing one answer (default 60s); an event stream
+	// instead gets it anew for each write, so a stream lives as long as its
+	// client reads it.
+	WriteTimeout time.Duration `json:"writeTimeout" yaml:"writeTimeout"`
+	// IdleTimeout closes a kept-alive connection that sends no request for
+	// this long (default 30s).
+	IdleTimeout time.Duration `json:"idleTimeout" yaml:"idleTimeout"`
+	// MaxConnections bounds the open connections (default 4096) and
+	// MaxConnectionsPerClient those from one client IP address (default
+	// 256, at most MaxConnections). At either bound the connection that
+	// has waited longest for a request is closed to make room.
+	MaxConnections          int `json:"maxConnections" yaml:"maxConnections"`
+	MaxConnectionsPerClient int `json:"maxConnectionsPerClient" yaml:"maxConnectionsPerClient"`
+	// Events bound what served sessions keep of their turns' events.
+	Events ServeEvents `json:"events" yaml:"events"`
 	// Replica names this replica and its peers, for many replicas behind
 	// one address (docs/config.md, "serve.replica").
 	Replica Replica `json:"replica" yaml:"replica"`
+}
+
+// ServeEvents bounds the events a served session keeps for its event
+// stream and for clients that reconnect (docs/config.md, "serve").
+type ServeEvents struct {
+	// MaxResultBytes bounds the content of one tool_result event (default
+	// limits.maxModelResultBytes): a larger one is kept as the text the
+	// model was given, cut with a note.
+	MaxResultBytes int64 `json:"maxResultBytes" yaml:"maxResultBytes"`
+	// MaxSessionBytes bounds the events one session keeps of its latest
+	// turn (default 16 MiB); past it the oldest are dropped.
+	MaxSessionBytes int64 `json:"maxSessionBytes" yaml:"maxSessionBytes"`
+	// MaxTotalBytes bounds the events all sessions keep (default 512 MiB);
+	// past it ended turns lose theirs first, oldest first.
+	MaxTotalBytes int64 `json:"maxTotalBytes" yaml:"maxTotalBytes"`
 }
 
 // Identity is one named caller of the serve API.
@@ -162,8 +202,34 @@ func validateServe(p *problems, s *Serve) {
 			p.add(childKey(key, "maxAttempts"), "must be positive")
 		}
 	}
-	if s.MaxSessions < 0 {
-		p.add("serve.maxSessions", "must be positive")
+	for _, n := range []struct {
+		key string
+		v   int64
+	}{
+		{"serve.maxSessions", int64(s.MaxSessions)},
+		{"serve.maxSessionsPerIdentity", int64(s.MaxSessionsPerIdentity)},
+		{"serve.maxApprovalStreamsPerIdentity", int64(s.MaxApprovalStreamsPerIdentity)},
+		{"serve.readTimeout", int64(s.ReadTimeout)},
+		{"serve.writeTimeout", int64(s.WriteTimeout)},
+		{"serve.idleTimeout", int64(s.IdleTimeout)},
+		{"serve.maxConnections", int64(s.MaxConnections)},
+		{"serve.maxConnectionsPerClient", int64(s.MaxConnectionsPerClient)},
+	} {
+		if n.v < 0 {
+			p.add(n.key, "must be positive")
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int64
+	}{
+		{"serve.events.maxResultBytes", s.Events.MaxResultBytes},
+		{"serve.events.maxSessionBytes", s.Events.MaxSessionBytes},
+		{"serve.events.maxTotalBytes", s.Events.MaxTotalBytes},
+	} {
+		if n.v != 0 && n.v < MinLimitBytes {
+			p.addf(n.key, "must be at least %d bytes (0 or absent: the default)", MinLimitBytes)
+		}
 	}
 	if len(s.Replica.Peers) > 0 && s.Replica.ID == "" {
 		p.add("serve.replica.id", "is required when serve.replica.peers is set")

@@ -47,6 +47,14 @@ func TestServeValidation(t *testing.T) {
 			[]string{"cfg.yaml: serve.replica.id: is required when serve.replica.peers is set"}},
 		{"replica id with dash", "serve: {replica: {id: a-b}}\n",
 			[]string{"cfg.yaml: serve.replica.id: must not contain '-', '/' or spaces (it prefixes ids)"}},
+		{"negative limits", "serve: {maxSessionsPerIdentity: -1, maxApprovalStreamsPerIdentity: -1, idleTimeout: -1s, maxConnectionsPerClient: -2}\n", []string{
+			"cfg.yaml: serve.maxSessionsPerIdentity: must be positive",
+			"cfg.yaml: serve.maxApprovalStreamsPerIdentity: must be positive",
+			"cfg.yaml: serve.idleTimeout: must be positive",
+			"cfg.yaml: serve.maxConnectionsPerClient: must be positive"}},
+		{"tiny event limits", "serve: {events: {maxResultBytes: 10, maxTotalBytes: 1023}}\n", []string{
+			"cfg.yaml: serve.events.maxResultBytes: must be at least 1024 bytes (0 or absent: the default)",
+			"cfg.yaml: serve.events.maxTotalBytes: must be at least 1024 bytes (0 or absent: the default)"}},
 		{"unknown serve key", "serve: {listn: ':1'}\n", []string{`cfg.yaml: serve.listn: unknown key (did you mean "listen"?)`}},
 	}
 	for _, tc := range tests {

@@ -76,6 +76,14 @@ func decodedLen(b64 string) int {
 // request of the session; an unbounded one would crowd out the rest of the
 // context or make every request fail. max <= 0 means no cap.
 func modelResultText(s string, max int64) string {
+	return CutResultText(s, max, "limits.maxModelResultBytes")
+}
+
+// CutResultText cuts the text of a tool result at max bytes, at a character
+// boundary, and says after the cut how many bytes were left out and which
+// setting (named by setting) bounds it. The text returned does not share
+// memory with s when it was cut. max <= 0 means no cap.
+func CutResultText(s string, max int64, setting string) string {
 	if max <= 0 || int64(len(s)) <= max {
 		return s
 	}
@@ -83,6 +91,6 @@ func modelResultText(s string, max int64) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf("\n[agenthost: the tool result was cut here: %d of its %d bytes were left out (limits.maxModelResultBytes is %d)]",
-		len(s)-cut, len(s), max)
+	return s[:cut] + fmt.Sprintf("\n[agenthost: the tool result was cut here: %d of its %d bytes were left out (%s is %d)]",
+		len(s)-cut, len(s), setting, max)
 }

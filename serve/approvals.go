@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -258,9 +257,13 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 // approvalEvents streams "pending" and "settled" events (data: the
 // approval id) so the approvals page updates when anyone decides.
 func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
-	ch, stop := s.watch.subscribe()
+	ch, stop, err := s.watch.subscribe(identityOf(r.Context()).name)
+	if err != nil {
+		writeError(w, http.StatusTooManyRequests, "too_many_streams", err.Error())
+		return
+	}
 	defer stop()
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = sw.comment("approvals")
 	if sw.flush() != nil {
 		return
@@ -284,63 +287,6 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-	}
-}
-
-// broadcaster fans approval changes out to the page's streams. A slow
-// subscriber loses events rather than slowing the queue (the page
-// re-reads the list on each event, so one that arrives is enough).
-type broadcaster struct {
-	mu     sync.Mutex
-	subs   map[chan watchEvent]struct{}
-	closed bool
-}
-
-type watchEvent struct{ typ, id string }
-
-// maxWatchers bounds the open approvals streams.
-const maxWatchers = 1000
-
-func newBroadcaster() *broadcaster { return &broadcaster{subs: map[chan watchEvent]struct{}{}} }
-
-func (b *broadcaster) subscribe() (<-chan watchEvent, func()) {
-	ch := make(chan watchEvent, 16)
-	b.mu.Lock()
-	if b.closed || len(b.subs) >= maxWatchers {
-		b.mu.Unlock()
-		close(ch)
-		return ch, func() {}
-	}
-	b.subs[ch] = struct{}{}
-	b.mu.Unlock()
-	return ch, func() {
-		b.mu.Lock()
-		if _, ok := b.subs[ch]; ok {
-			delete(b.subs, ch)
-			close(ch)
-		}
-		b.mu.Unlock()
-	}
-}
-
-func (b *broadcaster) publish(typ, id string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for ch := range b.subs {
-		select {
-		case ch <- watchEvent{typ, id}:
-		default:
-		}
-	}
-}
-
-func (b *broadcaster) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	for ch := range b.subs {
-		delete(b.subs, ch)
-		close(ch)
 	}
 }
 

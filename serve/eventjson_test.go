@@ -147,14 +147,22 @@ func TestAppendFrame(t *testing.T) {
 }
 
 // Frames stay as they were handed out while later ones are cut, in the
-// same chunk or in new ones.
+// same chunk or in new ones; one larger than a chunk is kept at its size.
 func TestFrameArenaKeepsFrames(t *testing.T) {
 	var a frameArena
 	var frames [][]byte
 	var want []string
 	for i := range 50 {
-		e := host.Event{Type: host.EventAssistant, Text: string(bytes.Repeat([]byte{'a' + byte(i%26)}, i*37))}
+		size := i * 37
+		if i%7 == 6 {
+			size = i * frameChunk / 4 // beyond a chunk
+		}
+		e := host.Event{Type: host.EventAssistant, Text: string(bytes.Repeat([]byte{'a' + byte(i%26)}, size))}
 		f := a.frame(int64(i+1), &e)
+		if cap(a.buf) > frameChunk {
+			// The frame shares it: a log would keep up to twice its size.
+			t.Fatalf("frame %d (%d bytes) left the arena holding a %d-byte array", i+1, len(f), cap(a.buf))
+		}
 		frames = append(frames, f)
 		want = append(want, string(appendFrame(nil, int64(i+1), &e)))
 	}

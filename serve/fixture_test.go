@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -102,6 +103,10 @@ func testServeConfig() config.Serve {
 	}}
 }
 
+// fixtureTransports, when set, are more servers of the fixture's host (a
+// test adds their config entries with newFixtureWith).
+var fixtureTransports map[string]host.TransportFactory
+
 func newFixture(t testing.TB, mod func(*config.Serve)) *fixture {
 	t.Helper()
 	return newFixtureWith(t, mod, nil)
@@ -141,8 +146,10 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 	cfg.Serve = sc
 	audit := NewAuditLog(0)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	transports := map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}
+	maps.Copy(transports, fixtureTransports)
 	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Databases: stores.Databases{},
-		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}})
+		Transports: transports})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +314,7 @@ func (f *fixture) startTurnAs(token, sessionID, message string) *http.Response {
 // waitPending waits (bounded by the test's deadline) for one pending approval.
 func (f *fixture) waitPending() approvalView {
 	f.t.Helper()
-	ch, stop := f.srv.watch.subscribe()
+	ch, stop, _ := f.srv.watch.subscribe("test")
 	defer stop()
 	for {
 		if list := f.open(); len(list) > 0 {
@@ -342,7 +349,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 // waitOther waits for a pending approval other than id.
 func (f *fixture) waitOther(id string) approvalView {
 	f.t.Helper()
-	ch, stop := f.srv.watch.subscribe()
+	ch, stop, _ := f.srv.watch.subscribe("test")
 	defer stop()
 	for {
 		for _, p := range f.open() {

@@ -68,7 +68,7 @@ func (s *Server) forwardSession(w http.ResponseWriter, r *http.Request, id strin
 			writeError(w, http.StatusBadGateway, "unavailable", "the replica that owns this id cannot be reached")
 		},
 	}
-	rp.ServeHTTP(w, r)
+	rp.ServeHTTP(streamThrough(w, r), r)
 	return true
 }
 

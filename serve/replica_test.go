@@ -79,7 +79,7 @@ func TestReplicasShareThePostgreSQLStore(t *testing.T) {
 	if !a.srv.shared || !b.srv.shared {
 		t.Fatal("the replicas do not use the configured store")
 	}
-	changed, stop := a.srv.watch.subscribe()
+	changed, stop, _ := a.srv.watch.subscribe("test")
 	defer stop()
 
 	s := b.createSession(map[string]string{"token": "t"})

@@ -79,8 +79,10 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 }
 
 type readiness struct {
-	Status   string         `json:"status"`
-	Sessions int            `json:"sessions"`
+	Status string `json:"status"`
+	// Sessions is given to api callers only: the count tells others how
+	// full the replica is.
+	Sessions *int           `json:"sessions,omitempty"`
 	Servers  []serverStatus `json:"servers"`
 }
 
@@ -92,11 +94,15 @@ type serverStatus struct {
 // ready is 200 while the server accepts sessions (not shutting down); it
 // lists the MCP servers' statuses for operators without failing on them:
 // a replica whose MCP server is down still serves sessions that use others.
-func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
+// The number of sessions is for callers with the api role.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	closing, n := s.closing, len(s.sessions)
 	s.mu.Unlock()
-	out := readiness{Status: "ready", Sessions: n, Servers: []serverStatus{}}
+	out := readiness{Status: "ready", Servers: []serverStatus{}}
+	if s.auth.authenticate(r).has(config.RoleAPI) {
+		out.Sessions = &n
+	}
 	for _, snap := range s.host.Servers() {
 		out.Servers = append(out.Servers, serverStatus{Name: snap.Name, Status: string(snap.Status)})
 	}

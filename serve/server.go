@@ -56,6 +56,7 @@ type Options struct {
 type Server struct {
 	host   *host.Host
 	cfg    config.Serve
+	lim    limits
 	auth   *authenticator
 	audit  *AuditLog
 	logger *slog.Logger
@@ -68,6 +69,7 @@ type Server struct {
 	approver approvals.Approver
 	hooks    *notifier
 	watch    *broadcaster
+	events   *eventBudget
 	client   *http.Client
 	peers    map[string]string
 	turnOp   host.TurnOptions
@@ -78,6 +80,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*servedSession
+	creators map[string]int // sessions by the name of the identity that created them
 	closing  bool
 
 	handler http.Handler
@@ -106,9 +109,11 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	life, cancel := context.WithCancel(context.Background())
+	lim := resolveLimits(&opts.Config, opts.Host.Config().Limits.MaxModelResultBytes)
 	s := &Server{
 		host:     opts.Host,
 		cfg:      opts.Config,
+		lim:      lim,
 		auth:     auth,
 		audit:    audit,
 		logger:   logger,
@@ -118,7 +123,9 @@ func New(opts Options) (*Server, error) {
 		life:     life,
 		cancel:   cancel,
 		sessions: map[string]*servedSession{},
-		watch:    newBroadcaster(),
+		creators: map[string]int{},
+		watch:    newBroadcaster(lim.maxApprovalStreams),
+		events:   newEventBudget(lim.events),
 	}
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
@@ -162,6 +169,7 @@ func (s *Server) Close() error {
 	s.closing = true
 	sessions := s.sessions
 	s.sessions = map[string]*servedSession{}
+	s.creators = map[string]int{}
 	s.mu.Unlock()
 	s.cancel()
 	s.watch.close()
@@ -176,6 +184,11 @@ func (s *Server) Close() error {
 // (and client certificates) when configured, until ctx ends; then it stops
 // accepting, lets requests in flight finish for up to 10 s and closes the
 // server. ready, when not nil, is called with the bound address first.
+//
+// The connections are bounded (in all and per client address, connLimiter)
+// and so is the time a request may take to arrive, an answer to leave and
+// a connection to sit idle (serve.readTimeout, writeTimeout, idleTimeout);
+// event streams extend their deadlines as they go (sseWriter).
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
 	addr := s.cfg.Listen
 	if addr == "" {
@@ -185,14 +198,20 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve.listen: %w", err)
 	}
+	// Counted below TLS: a handshake that never ends holds a slot only
+	// until the handshake timeout.
+	limited := newConnLimiter(raw, s.lim.maxConns, s.lim.maxConnsPerClient)
+	var ln net.Listener = limited
 	if tlsConf != nil {
 		ln = tls.NewListener(ln, tlsConf)
 	}
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: min(readHeaderTimeout, s.lim.readTimeout),
+		ReadTimeout: s.lim.readTimeout, WriteTimeout: s.lim.writeTimeout, IdleTimeout: s.lim.idleTimeout,
+		ConnState: limited.connState, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 	if ready != nil {
 		ready(ln.Addr())
 	}

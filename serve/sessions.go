@@ -16,10 +16,6 @@ import (
 	"github.com/agenthost/agenthost/host"
 )
 
-// defaultMaxSessions bounds the sessions of one replica when
-// serve.maxSessions is not set.
-const defaultMaxSessions = 10_000
-
 // servedSession is one session created through the API.
 type servedSession struct {
 	sess       *host.Session
@@ -30,7 +26,8 @@ type servedSession struct {
 	// owner is whose the session is (identity.owner of its creator):
 	// another identity gets 404 for it on every route.
 	owner string
-	// creator is the name of the identity that created it.
+	// creator is the name of the identity that created it (also what
+	// serve.maxSessionsPerIdentity counts).
 	creator string
 
 	mu      sync.Mutex
@@ -126,10 +123,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	max := s.cfg.MaxSessions
-	if max == 0 {
-		max = defaultMaxSessions
-	}
+	creator := who.name
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -137,7 +131,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 		return
-	case len(s.sessions) >= max:
+	case s.creators[creator] >= s.lim.maxSessionsPerIdentity:
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this identity holds serve.maxSessionsPerIdentity sessions on this replica; delete some first")
+		return
+	case len(s.sessions) >= s.lim.maxSessions:
 		s.mu.Unlock()
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
 		return
@@ -147,6 +145,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		Approver: sessionApprover{base: s.approver, ss: ss}})
 	ss.trust = ss.sess.TrustLevel()
 	s.sessions[id] = ss
+	s.creators[creator]++
 	s.mu.Unlock()
 	s.audit.own(id, ss.owner)
 	w.Header().Set("Location", "/v1/sessions/"+id)
@@ -181,12 +180,20 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	delete(s.sessions, id)
+	if s.sessions[id] == ss {
+		delete(s.sessions, id)
+		if s.creators[ss.creator]--; s.creators[ss.creator] == 0 {
+			delete(s.creators, ss.creator)
+		}
+	}
 	s.mu.Unlock()
 	ss.mu.Lock()
 	ss.deleted = true
-	if ss.turn != nil && ss.turn.running {
-		ss.turn.cancel()
+	if ss.turn != nil {
+		if ss.turn.running {
+			ss.turn.cancel()
+		}
+		ss.turn.log.release()
 	}
 	ss.mu.Unlock()
 	ss.sess.Close()
@@ -237,7 +244,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", eventsPath(sid, t.id))
 	w.Header().Set("Agenthost-Turn-Id", t.id)
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
@@ -255,7 +262,10 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: newEventLog(), cancel: cancel, running: true, by: by}
+	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: s.events.newLog(), cancel: cancel, running: true, by: by}
+	if ss.turn != nil {
+		ss.turn.log.release() // only the latest turn is kept
+	}
 	ss.turn = t
 	opts := s.turnOp
 	if req.MaxSteps > 0 {
@@ -270,7 +280,7 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 		id := int64(0)
 		for e := range ss.sess.Turn(ctx, req.Message, opts) {
 			id++
-			t.log.append(frames.frame(id, &e))
+			t.log.append(frames.frame(id, boundResult(&e, s.lim.events.maxResult)))
 		}
 		ss.mu.Lock()
 		t.running = false
@@ -319,9 +329,9 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	if _, _, _, _, gone := t.log.since(after); gone {
-		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
+		writeError(w, http.StatusGone, "gone", "events after this id were dropped (serve.events bounds what a turn keeps)")
 		return
 	}
-	sw := startSSE(w, http.StatusOK)
+	sw := startSSE(w, r, http.StatusOK)
 	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestStreamHoldsHeadersForTheFirstEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newEventLog()
 			rec := &flushRecorder{header: http.Header{}}
-			sw := startSSE(rec, http.StatusOK)
+			sw := startSSE(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK)
 			done := make(chan error, 1)
 			go func() {
 				done <- streamLog(context.Background(), sw, l, 0, nil, tc.holdHeaders)
