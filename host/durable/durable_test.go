@@ -215,3 +215,37 @@ func TestCrashWindows(t *testing.T) {
 		}
 	})
 }
+
+// An approval binds to the policy revision (and the tool definition and
+// arguments) it was asked under: a process that resumes the call under a
+// changed policy asks again, under another request, and the approval
+// given for the old one lets nothing run.
+func TestApprovalUnderAnotherPolicyIsAskedAgain(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		srv := newServer(t)
+		m := &scriptModel{plan: calls("delete_order", "5")}
+		store := b.openApprovals(t)
+		raised := make(chan approvals.Approval, 4)
+		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
+		first := askAndKill(t, p, raised, "s5", "delete order 5")
+		if _, err := store.Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
+			t.Fatal(err)
+		}
+		// The operator changed the policy meanwhile (the ask's timeout).
+		p2 := start(t, b, srv, m, store, 2*time.Hour, "", func(a approvals.Approval) {
+			raised <- a
+			if _, err := store.Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Note: "no longer", Allow: false}); err != nil {
+				t.Error(err)
+			}
+		})
+		events := drain(t, p2.session("s5").Resume(context.Background()))
+		lastEnd(t, events)
+		again := waitFor(t, raised, "the new approval request")
+		if again.ID == first.ID {
+			t.Fatal("the call resumed under the approval asked for the old policy")
+		}
+		if n := srv.count("delete_order"); n != 0 {
+			t.Fatalf("delete_order ran %d times", n)
+		}
+	})
+}
