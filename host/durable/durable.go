@@ -43,6 +43,14 @@ type Options struct {
 	// ShutdownTimeout bounds Close's wait for running turns to stop
 	// (default 10 s).
 	ShutdownTimeout time.Duration
+	// AsyncCommit (PostgreSQL) commits checkpoints without waiting for
+	// the database's WAL flush (synchronous_commit off): a step costs a
+	// round trip instead of a disk flush. A crash of the database server
+	// (not of agenthost) may then lose its last checkpoints, and the turn
+	// runs those steps again (a model answer asked again); the send ledger
+	// still commits synchronously, so a call whose send was recorded is
+	// never sent again silently.
+	AsyncCommit bool
 	// MaxRecoveryAttempts is how often an unfinished turn is taken up
 	// again before the engine gives up on it (default 1,000: a turn that
 	// waits for approval in human time is taken up at every restart).
@@ -108,7 +116,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		cfg.SQLiteSystemDB = db
 		d = sqliteDialect
 	} else {
-		pool, err := pgxpool.New(ctx, dsn)
+		pcfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("durable: PostgreSQL DSN: %w", redactDSNError(err, dsn))
+		}
+		if opts.AsyncCommit {
+			pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("durable: open PostgreSQL: %w", redactDSNError(err, dsn))
 		}

@@ -186,11 +186,26 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 // sent counts one more send of the call key and returns how many there
 // were before.
 func (s *Store) sent(ctx context.Context, key string) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("durable: record the send: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if s.d.name == "postgres" {
+		// Flushed before the call leaves, whatever the pool's commits do
+		// (Options.AsyncCommit).
+		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO on`); err != nil {
+			return 0, fmt.Errorf("durable: record the send: %w", err)
+		}
+	}
 	var n int64
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`INSERT INTO agenthost_call_sends (call_key, sends, updated_ms) VALUES ($1, 1, $2)
+	err = tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO agenthost_call_sends (call_key, sends, updated_ms) VALUES ($1, 1, $2)
 		ON CONFLICT (call_key) DO UPDATE SET sends = agenthost_call_sends.sends + 1, updated_ms = excluded.updated_ms
 		RETURNING sends`), key, nowMs()).Scan(&n)
 	if err != nil {
+		return 0, fmt.Errorf("durable: record the send: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("durable: record the send: %w", err)
 	}
 	return int(n - 1), nil
