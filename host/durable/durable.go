@@ -141,6 +141,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		e.closeDB(db)
 		return nil, err
 	}
+	store.asyncCommit = opts.AsyncCommit && d.name == "postgres"
 	e.store = store
 	dctx, err := dbos.NewContext(context.Background(), cfg)
 	if err != nil {

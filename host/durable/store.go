@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/host"
@@ -22,6 +23,12 @@ import (
 type Store struct {
 	db *sql.DB
 	d  dialect
+
+	// asyncCommit: the pool commits without waiting for the flush.
+	asyncCommit bool
+	// appends are the prepared append statements by message count.
+	mu      sync.Mutex
+	appends map[int]*sql.Stmt
 }
 
 var _ host.SequencedHistory = (*Store)(nil)
@@ -69,7 +76,7 @@ func newStore(ctx context.Context, db *sql.DB, d dialect) (*Store, error) {
 			return nil, fmt.Errorf("durable: create the session store: %w", err)
 		}
 	}
-	return &Store{db: db, d: d}, nil
+	return &Store{db: db, d: d, appends: map[int]*sql.Stmt{}}, nil
 }
 
 // openSQLite opens the SQLite file at path (creating its folder, mode
@@ -136,73 +143,114 @@ func (s *Store) AppendAt(ctx context.Context, sessionID string, at int, msgs ...
 	return s.append(ctx, sessionID, at, msgs)
 }
 
-// append stores msgs from position at (-1: the end) in one transaction;
-// positions already stored are kept.
+// append stores msgs from position at (-1: the end) in one statement:
+// positions already stored are kept, and an append that would leave a gap
+// stores nothing (and is refused).
 func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []model.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	texts := make([]string, len(msgs))
-	for i, m := range msgs {
+	now := nowMs()
+	args := make([]any, 0, 3+2*len(msgs))
+	args = append(args, sessionID, at, now)
+	for _, m := range msgs {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("durable: append: %w", err)
 		}
-		texts[i] = string(b)
+		args = append(args, string(b))
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	stmt, err := s.appendStmt(ctx, len(msgs))
 	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	now := nowMs()
-	if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, $2, $2)
-		ON CONFLICT (session_id) DO UPDATE SET updated_ms = excluded.updated_ms`), sessionID, now); err != nil {
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
 	}
-	var next int64
-	if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COALESCE(MAX(seq) + 1, 0) FROM agenthost_messages WHERE session_id = $1`), sessionID).Scan(&next); err != nil {
-		return fmt.Errorf("durable: append: %w", err)
+	if n, _ := res.RowsAffected(); n == 0 && at > 0 {
+		// Nothing new: a replay of stored messages, or a gap.
+		var next int64
+		if err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT COALESCE(MAX(seq) + 1, 0) FROM agenthost_messages WHERE session_id = $1`), sessionID).Scan(&next); err != nil {
+			return fmt.Errorf("durable: append: %w", err)
+		}
+		if int64(at) > next {
+			return fmt.Errorf("durable: append at %d, but the conversation has %d messages", at, next)
+		}
 	}
-	start := int64(at)
-	switch {
-	case at < 0:
-		start = next
-	case start > next:
-		return fmt.Errorf("durable: append at %d, but the conversation has %d messages", at, next)
-	}
-	for i, text := range texts {
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO agenthost_messages (session_id, seq, message, created_ms) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (session_id, seq) DO NOTHING`), sessionID, start+int64(i), text, now); err != nil {
+	if at <= 0 {
+		// The session's line, written with its first message.
+		if _, err := s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, $2, $2)
+			ON CONFLICT (session_id) DO NOTHING`), sessionID, now); err != nil {
 			return fmt.Errorf("durable: append: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("durable: append: %w", err)
-	}
 	return nil
+}
+
+// maxPreparedAppend bounds the append statements kept prepared (one per
+// message count).
+const maxPreparedAppend = 16
+
+// appendStmt is the statement appending n messages: $1 the session, $2
+// the position (-1: the end), $3 the time, $4... the messages. It inserts
+// them at their positions from the start, unless that leaves a gap after
+// the conversation's last message.
+func (s *Store) appendStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.appends[n]; ok {
+		return st, nil
+	}
+	var rows []string
+	for i := range n {
+		rows = append(rows, fmt.Sprintf("(%d, $%d)", i, 4+i))
+	}
+	start := `(CASE WHEN $2 < 0 THEN (SELECT COALESCE(MAX(seq) + 1, 0) FROM agenthost_messages WHERE session_id = $1) ELSE $2 END)`
+	q := `INSERT INTO agenthost_messages (session_id, seq, message, created_ms)
+		SELECT $1, ` + start + ` + v.k, v.m, $3 FROM (VALUES ` + strings.Join(rows, ", ") + `) AS v(k, m)
+		WHERE $2 <= 0 OR EXISTS (SELECT 1 FROM agenthost_messages WHERE session_id = $1 AND seq = $2 - 1)
+		ON CONFLICT (session_id, seq) DO NOTHING`
+	if s.d.name == "postgres" {
+		q = strings.NewReplacer("$2", "$2::bigint", "$3", "$3::bigint", "v.m", "v.m::text").Replace(q)
+	} else {
+		// SQLite names VALUES columns column1, column2.
+		q = strings.NewReplacer("AS v(k, m)", "AS v", "v.k", "v.column1", "v.m", "v.column2").Replace(q)
+	}
+	st, err := s.db.PrepareContext(ctx, s.d.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if len(s.appends) < maxPreparedAppend {
+		s.appends[n] = st
+	}
+	return st, nil
 }
 
 // sent counts one more send of the call key and returns how many there
 // were before.
 func (s *Store) sent(ctx context.Context, key string) (int, error) {
+	q := s.d.rebind(`INSERT INTO agenthost_call_sends (call_key, sends, updated_ms) VALUES ($1, 1, $2)
+		ON CONFLICT (call_key) DO UPDATE SET sends = agenthost_call_sends.sends + 1, updated_ms = excluded.updated_ms
+		RETURNING sends`)
+	var n int64
+	if !s.asyncCommit {
+		if err := s.db.QueryRowContext(ctx, q, key, nowMs()).Scan(&n); err != nil {
+			return 0, fmt.Errorf("durable: record the send: %w", err)
+		}
+		return int(n - 1), nil
+	}
+	// The pool's commits do not wait for the flush (Options.AsyncCommit):
+	// this one must, before the call leaves.
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("durable: record the send: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if s.d.name == "postgres" {
-		// Flushed before the call leaves, whatever the pool's commits do
-		// (Options.AsyncCommit).
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO on`); err != nil {
-			return 0, fmt.Errorf("durable: record the send: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO on`); err != nil {
+		return 0, fmt.Errorf("durable: record the send: %w", err)
 	}
-	var n int64
-	err = tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO agenthost_call_sends (call_key, sends, updated_ms) VALUES ($1, 1, $2)
-		ON CONFLICT (call_key) DO UPDATE SET sends = agenthost_call_sends.sends + 1, updated_ms = excluded.updated_ms
-		RETURNING sends`), key, nowMs()).Scan(&n)
-	if err != nil {
+	if err := tx.QueryRowContext(ctx, q, key, nowMs()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("durable: record the send: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -255,7 +303,8 @@ func (s *Store) Sessions(ctx context.Context, opts ListOptions) ([]SessionInfo, 
 	if limit <= 0 {
 		limit = 1000
 	}
-	q := `SELECT s.session_id, s.subject, s.dir, s.title, s.created_ms, s.updated_ms,
+	q := `SELECT s.session_id, s.subject, s.dir, s.title, s.created_ms,
+		COALESCE((SELECT MAX(m.created_ms) FROM agenthost_messages m WHERE m.session_id = s.session_id), s.updated_ms),
 		(SELECT COUNT(*) FROM agenthost_messages m WHERE m.session_id = s.session_id)
 		FROM agenthost_sessions s`
 	args := []any{}
@@ -263,7 +312,7 @@ func (s *Store) Sessions(ctx context.Context, opts ListOptions) ([]SessionInfo, 
 		q += ` WHERE s.dir = $1`
 		args = append(args, opts.Dir)
 	}
-	q += fmt.Sprintf(` ORDER BY s.updated_ms DESC, s.session_id LIMIT %d`, limit)
+	q += fmt.Sprintf(` ORDER BY 6 DESC, s.session_id LIMIT %d`, limit)
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("durable: list sessions: %w", err)
@@ -297,7 +346,8 @@ func (s *Store) Session(ctx context.Context, id string) (SessionInfo, error) {
 func (s *Store) sessionsWhere(ctx context.Context, id string) ([]SessionInfo, error) {
 	var si SessionInfo
 	var created, updated int64
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT s.session_id, s.subject, s.dir, s.title, s.created_ms, s.updated_ms,
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT s.session_id, s.subject, s.dir, s.title, s.created_ms,
+		COALESCE((SELECT MAX(m.created_ms) FROM agenthost_messages m WHERE m.session_id = s.session_id), s.updated_ms),
 		(SELECT COUNT(*) FROM agenthost_messages m WHERE m.session_id = s.session_id)
 		FROM agenthost_sessions s WHERE s.session_id = $1`), id).Scan(&si.ID, &si.Subject, &si.Dir, &si.Title, &created, &updated, &si.Messages)
 	if errors.Is(err, sql.ErrNoRows) {
