@@ -10,12 +10,16 @@ package durable
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -377,4 +381,29 @@ func (e *Engine) DeleteSession(ctx context.Context, id string) error {
 		return nil
 	}
 	return err
+}
+
+// DefaultPath is where the CLI keeps its sessions: sessions.db under
+// $XDG_STATE_HOME/agenthost, else ~/.local/state/agenthost (beside the
+// OAuth tokens).
+func DefaultPath(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agenthost", "sessions.db"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("durable: no state directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "agenthost", "sessions.db"), nil
+}
+
+// NewSessionID is a new random session id.
+func NewSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

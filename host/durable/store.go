@@ -393,3 +393,22 @@ func (s *Store) forgetSends(ctx context.Context, turnIDs []string) error {
 	}
 	return nil
 }
+
+// OpenStore opens the session store alone (no engine) in the SQLite file
+// at path: for listing, showing and looking sessions up. Close it.
+func OpenStore(ctx context.Context, path string) (*Store, error) {
+	db, err := openSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStore(ctx, db, sqliteDialect)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes a store opened with OpenStore (an engine's store closes
+// with the engine).
+func (s *Store) Close() error { return s.db.Close() }
