@@ -100,10 +100,12 @@ type turn struct {
 	finish   string
 	last     model.Usage
 
-	// cp is the durable turn's checkpoint log (nil: a turn in memory);
-	// ended is set once session_end was emitted.
-	cp    Steps
-	ended bool
+	// cp is the durable turn's checkpoint log (nil: a turn in memory),
+	// engine the engine's context for the turn (done once the engine
+	// stops); ended is set once session_end was emitted.
+	cp     Steps
+	engine context.Context
+	ended  bool
 }
 
 func (t *turn) end(reason string) {
@@ -165,7 +167,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.fail(KindInternal, err)
 		return
 	}
-	if err := s.transcript.append(ctx, s.id, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
+	if err := t.appendMsgs(ctx, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
 		t.fail(KindInternal, err)
 		return
 	}
@@ -225,7 +227,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		// to the session's History): what the model said is kept with
 		// protected values masked. Its tool calls run from the original
 		// arguments, and are refused when they hold such a value.
-		if err := s.transcript.append(ctx, s.id, redacted); err != nil {
+		if err := t.appendMsgs(ctx, redacted); err != nil {
 			t.fail(KindInternal, err)
 			return
 		}
@@ -245,7 +247,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		for i, tc := range msg.ToolCalls {
 			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
 		}
-		if err := s.transcript.append(ctx, s.id, results...); err != nil {
+		if err := t.appendMsgs(ctx, results...); err != nil {
 			t.fail(KindInternal, err)
 			return
 		}

@@ -253,7 +253,7 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 	defer stopCaller()
 	stopEngine := context.AfterFunc(wctx, func() { cancel(approvals.ErrDetached) })
 	defer stopEngine()
-	t.cp = steps
+	t.cp, t.engine = steps, wctx
 	if rec.MaxSteps > 0 || rec.MaxRepeatedFailures > 0 {
 		t.opts.MaxSteps, t.opts.MaxRepeatedFailures = rec.MaxSteps, rec.MaxRepeatedFailures
 	}
@@ -362,6 +362,19 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 // time and a random part (so a session's turns sort by start).
 func newTurnID(sessionID string) string {
 	return fmt.Sprintf("%s.%016x.%s", sessionID, time.Now().UnixNano(), newID()[:8])
+}
+
+// errEngineStopped refuses a durable turn's append once the engine
+// stopped: what the turn did after that was not checkpointed, and the
+// conversation must hold only what the replay will find again.
+var errEngineStopped = errors.New("the durable engine stopped; the turn resumes later")
+
+// appendMsgs adds messages to the conversation (see errEngineStopped).
+func (t *turn) appendMsgs(ctx context.Context, msgs ...model.Message) error {
+	if t.engine != nil && t.engine.Err() != nil {
+		return errEngineStopped
+	}
+	return t.s.transcript.append(ctx, t.s.id, msgs...)
 }
 
 // loadTranscript loads the session's conversation before the turn's first

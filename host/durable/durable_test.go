@@ -97,6 +97,21 @@ func TestApprovedWhileGoneRunsOnceOnResume(t *testing.T) {
 		if got := m.asked.Load(); got != 2 {
 			t.Fatalf("the model was asked %d times, want 2 (the call, then the answer)", got)
 		}
+		// The conversation in the database holds the call's real result
+		// once: nothing the killed run did after the kill reached it.
+		stored, err := p2.engine.Store().Load(context.Background(), "s2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tools []string
+		for _, msg := range stored {
+			if msg.Role == model.RoleTool {
+				tools = append(tools, msg.Content)
+			}
+		}
+		if len(tools) != 1 || !strings.Contains(tools[0], "delete_order") {
+			t.Fatalf("stored tool results %q, want the call's one result", tools)
+		}
 		// A second resume finds nothing to do.
 		if more := drain(t, p2.session("s2").Resume(context.Background())); len(more) != 0 {
 			t.Fatalf("second resume: %s", describe(more))
