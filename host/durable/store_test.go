@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/host"
@@ -39,4 +40,22 @@ func (p prefixed) Append(ctx context.Context, id string, msgs ...model.Message) 
 
 func (p prefixed) AppendAt(ctx context.Context, id string, at int, msgs ...model.Message) error {
 	return p.Store.AppendAt(ctx, p.prefix+"/"+id, at, msgs...)
+}
+
+// An engine that cannot reach its database never repeats the DSN's
+// password in its error (URL and key/value DSNs).
+func TestOpenErrorHidesThePassword(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://agenthost:pw-canary-91@127.0.0.1:1/agenthost?connect_timeout=2",
+		"host=127.0.0.1 port=1 user=agenthost password=pw-canary-91 dbname=agenthost connect_timeout=2",
+		"postgres://agenthost:pw-canary-91@127.0.0.1:1/agenthost?sslmode=bogus",
+	} {
+		_, err := durable.Open(context.Background(), dsn, durable.Options{})
+		if err == nil {
+			t.Fatalf("%s: opened", dsn)
+		}
+		if strings.Contains(err.Error(), "pw-canary-91") {
+			t.Fatalf("the error repeats the password: %v", err)
+		}
+	}
 }
