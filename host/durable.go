@@ -341,6 +341,13 @@ func (h *Host) Durable() bool { return h.durable != nil }
 // startDurableTurn runs a new turn of the session durably.
 func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) {
 	h := s.host
+	if s.transcript.seq == nil {
+		// A replay appends again what the interrupted run appended: only
+		// a History that appends at positions keeps one copy.
+		t.fail(KindConfig, errors.New("durable turns need the session's History to append at positions (host.SequencedHistory); "+
+			"leave SessionOptions.History nil to keep the conversation in the durable store"))
+		return
+	}
 	if !s.transcript.loaded {
 		// A session re-created with its id: an unfinished turn comes first.
 		ids, err := h.durable.PendingTurns(ctx, s.id)

@@ -264,3 +264,18 @@ func TestApprovalUnderAnotherPolicyIsAskedAgain(t *testing.T) {
 		}
 	})
 }
+
+// A durable session whose History cannot append at positions is refused
+// before anything runs: a replay would store its messages twice.
+func TestDurableTurnNeedsASequencedHistory(t *testing.T) {
+	b := backend{name: "sqlite", dsn: "sqlite:" + t.TempDir() + "/durable.db", approvalsDSN: t.TempDir() + "/approvals.db"}
+	srv := newServer(t)
+	m := &scriptModel{plan: calls("lookup", "1")}
+	p := start(t, b, srv, m, b.openApprovals(t), time.Minute, "", nil)
+	s := p.host.NewSession(host.SessionOptions{ID: "plain", History: host.NewMemoryHistory()})
+	events := drain(t, s.Turn(context.Background(), "go", host.TurnOptions{}))
+	end := lastEnd(t, events)
+	if end.Reason != host.EndError || m.asked.Load() != 0 || srv.count("lookup") != 0 {
+		t.Fatalf("end %+v, model asked %d times\n%s", end, m.asked.Load(), describe(events))
+	}
+}
