@@ -138,14 +138,14 @@ func idempotencyKey(turnID, callID string) string { return turnID + "/" + callID
 
 // requestID is the approval request id a durable call asks under: it
 // binds the approval to the call (its idempotency key, hence session and
-// turn), to its arguments, to the tool's definition and to the policy
-// revision. The same call taken up again after a restart asks under the
-// same id and finds its request and the votes cast meanwhile; a call whose
+// turn), to its arguments, to the tool's definition (its pin hash, as
+// `agenthost pins` records it) and to the policy revision. The same call
+// taken up again after a restart asks under the same id and finds its request and the votes cast meanwhile; a call whose
 // arguments, tool definition or policy changed asks under another id, so
 // an approval is never used for anything but what was approved.
-func requestID(key, args, defHash, policyRev string) string {
+func requestID(key, args, pinHash, policyRev string) string {
 	h := sha256.New()
-	for _, part := range []string{key, canonicalJSON(args), defHash, policyRev} {
+	for _, part := range []string{key, canonicalJSON(args), pinHash, policyRev} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -177,7 +177,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		SecureParams: ct.Tool.SecureParams,
 	}
 	if dc := info.durable; dc != nil {
-		check.RequestID = requestID(dc.key, string(args), ct.Tool.DefHash(), h.policy.Revision())
+		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
 	}
 	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
 	// A sink that already failed refuses the call before anyone is asked
