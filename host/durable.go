@@ -247,7 +247,9 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 	// as such) and when the engine stops (the process is going: the turn
 	// is left unfinished for the next run, and an approval it waits for
 	// stays pending: approvals.ErrDetached).
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(wctx))
+	// The caller's values (its trace, its turn span) come first, then the
+	// engine's (the workflow's state).
+	ctx, cancel := context.WithCancelCause(callerValues{Context: context.WithoutCancel(wctx), caller: att.ctx})
 	defer cancel(nil)
 	stopCaller := context.AfterFunc(att.ctx, func() { cancel(context.Canceled) })
 	defer stopCaller()
@@ -262,6 +264,20 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 		return context.Cause(wctx) // not finished: the engine keeps it pending
 	}
 	return nil
+}
+
+// callerValues is the engine's context with the values of the turn's
+// caller in front of its own.
+type callerValues struct {
+	context.Context
+	caller context.Context
+}
+
+func (c callerValues) Value(key any) any {
+	if v := c.caller.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
 }
 
 // durableTurn runs a turn of a durable session through the engine, and
