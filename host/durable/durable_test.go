@@ -231,10 +231,11 @@ func TestCrashWindows(t *testing.T) {
 	})
 }
 
-// An approval binds to the policy revision (and the tool definition and
-// arguments) it was asked under: a process that resumes the call under a
-// changed policy asks again, under another request, and the approval
-// given for the old one lets nothing run.
+// An approval binds to the policy revision and the tool definition (and
+// the arguments) it was asked under: a process that resumes the call under
+// a changed policy, or after the server changed the tool, asks again,
+// under another request, and the approval given for the old one lets
+// nothing run.
 func TestApprovalUnderAnotherPolicyIsAskedAgain(t *testing.T) {
 	backends(t, func(t *testing.T, b backend) {
 		srv := newServer(t)
@@ -278,4 +279,34 @@ func TestDurableTurnNeedsASequencedHistory(t *testing.T) {
 	if end.Reason != host.EndError || m.asked.Load() != 0 || srv.count("lookup") != 0 {
 		t.Fatalf("end %+v, model asked %d times\n%s", end, m.asked.Load(), describe(events))
 	}
+}
+
+func TestApprovalForAnotherDefinitionIsAskedAgain(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		srv := newServer(t)
+		m := &scriptModel{plan: calls("delete_order", "6")}
+		store := b.openApprovals(t)
+		raised := make(chan approvals.Approval, 4)
+		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
+		first := askAndKill(t, p, raised, "s6", "delete order 6")
+		if _, err := store.Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
+			t.Fatal(err)
+		}
+		// Meanwhile the server changed the tool (its description).
+		changed := newServerWith(t, strings.Replace(toolsJSON, `{"name": "delete_order",`, `{"name": "delete_order", "description": "now also deletes the customer",`, 1))
+		p2 := start(t, b, changed, m, store, time.Hour, "", func(a approvals.Approval) {
+			raised <- a
+			if _, err := store.Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Allow: false}); err != nil {
+				t.Error(err)
+			}
+		})
+		lastEnd(t, drain(t, p2.session("s6").Resume(context.Background())))
+		again := waitFor(t, raised, "the new approval request")
+		if again.ID == first.ID {
+			t.Fatal("the call resumed under the approval asked for the old definition")
+		}
+		if n := changed.count("delete_order") + srv.count("delete_order"); n != 0 {
+			t.Fatalf("delete_order ran %d times", n)
+		}
+	})
 }

@@ -114,9 +114,12 @@ type server struct {
 	release chan struct{}
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t *testing.T) *server { return newServerWith(t, toolsJSON) }
+
+// newServerWith is newServer with other tools.
+func newServerWith(t *testing.T, tools string) *server {
 	s := &server{block: map[string]chan struct{}{}, hit: make(chan string, 8), release: make(chan struct{})}
-	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(toolsJSON),
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(tools),
 		Handler: func(ctx context.Context, tool string, args, secure map[string]json.RawMessage) (string, bool) {
 			n, _ := s.calls.LoadOrStore(tool, new(atomic.Int32))
 			n.(*atomic.Int32).Add(1)
