@@ -218,3 +218,11 @@ func numberInt(s string) (int64, bool) {
 	}
 	return floatInt(f)
 }
+
+// DeclaresIdempotent reports whether the annotations declare
+// idempotentHint: true. It is the server's word: act on it only for a
+// server whose annotations the operator trusts.
+func DeclaresIdempotent(raw json.RawMessage) bool {
+	a, err := parseAnnotations(raw)
+	return err == nil && a.IdempotentHint != nil && *a.IdempotentHint
+}

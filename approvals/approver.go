@@ -43,6 +43,11 @@ type Request struct {
 	// are the server's own declarations about it, untrusted.
 	Unclassified bool
 	Hints        []string
+	// Resumable: the id is the asking call's durable one (Check.RequestID).
+	// A StoreApprover takes up a request already raised under it, when it
+	// asks the same thing (ErrRequestMismatch otherwise), and waits for it
+	// until the deadline it was raised with, not a new one.
+	Resumable bool
 }
 
 // VoteDecision is one approver's answer.

@@ -232,6 +232,10 @@ const (
 	ResultToolError   ResultKind = "tool_error"
 	ResultServerError ResultKind = "server_error"
 	ResultNotExecuted ResultKind = "not_executed"
+	// ResultUnknown is the result of a durable call that was sent before
+	// its process stopped and whose result was lost: it may or may not
+	// have run, and it was not sent again.
+	ResultUnknown ResultKind = "unknown"
 	// ResultPending is the result of a decision record whose call is about
 	// to be sent; the call's result record (same callId) follows.
 	ResultPending ResultKind = "pending"

@@ -66,6 +66,11 @@ type Check struct {
 	// record; the Gate does not use them.
 	ExposedName  string
 	SecureParams []string
+	// RequestID, when set, is the id of the approval request an ask
+	// raises (instead of a fresh one): a durable call's own id, so that the
+	// call taken up again after a restart finds the request it raised, and
+	// the votes cast meanwhile (see Request.Resumable).
+	RequestID string
 }
 
 // Result is the Gate's answer.
@@ -164,8 +169,13 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 
 	now := g.now()
+	id := c.RequestID
+	if id == "" {
+		id = newID("apr_")
+	}
 	req := &Request{
-		ID:               newID("apr_"),
+		ID:               id,
+		Resumable:        c.RequestID != "",
 		SessionID:        c.SessionID,
 		CallID:           c.CallID,
 		Requester:        c.Subject,

@@ -3,6 +3,8 @@ package approvals
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -29,6 +31,8 @@ type Policy struct {
 	// trustCeiling caps sessions' trust levels (a managed policy's
 	// maxTrustLevel); 0 means no cap.
 	trustCeiling int
+	// revision identifies the effective configuration (see Revision).
+	revision string
 
 	// evaluations memoises evaluate by the set of matching rules: the
 	// decision's texts are built once, not on every call.
@@ -92,6 +96,10 @@ func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 		}
 	}
 	cfg, ceiling := merged(cfg, managed)
+	revision, err := policyRevision(cfg, ceiling)
+	if err != nil {
+		return nil, fmt.Errorf("invalid approvals config: %w", err)
+	}
 	inferrer, err := newInferrer(cfg.ExtraVerbs)
 	if err != nil {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
@@ -103,6 +111,7 @@ func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 		maxApprovers: cfg.maxApprovers(),
 		inferrer:     inferrer,
 		trustCeiling: ceiling,
+		revision:     revision,
 	}
 	if p.unclassified == "" {
 		p.unclassified = UnclassifiedAsk
@@ -940,4 +949,24 @@ func (p *Policy) NeverAllowed(server, tool string, eff Effective, trust int) (ne
 		fix += " (the tool is unclassified, so rules see the fail-closed values: classify it with `agenthost policy init`)"
 	}
 	return true, reason + fix
+}
+
+// Revision identifies the policy: "sha256:" and the hash of the effective
+// configuration (the config merged with the managed policy, as JSON). Two
+// policies built from the same configuration have the same revision; any
+// change to a rule, the catalogue, a default or the managed policy gives
+// another. A durable approval is bound to the revision it was asked
+// under, and is void under another.
+func (p *Policy) Revision() string { return p.revision }
+
+func policyRevision(cfg Config, ceiling int) (string, error) {
+	b, err := json.Marshal(struct {
+		Config  Config `json:"config"`
+		Ceiling int    `json:"ceiling"`
+	}{cfg, ceiling})
+	if err != nil {
+		return "", fmt.Errorf("policy revision: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }

@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,29 +241,95 @@ const expireTimeout = 5 * time.Second
 // votes gathered.
 func (s StoreApprover) Approve(ctx context.Context, req *Request) (Verdict, error) {
 	a, err := s.Store.Raise(ctx, req)
+	resumed := false
+	if err != nil && req.Resumable && errors.Is(err, ErrDuplicateRequest) {
+		a, err = s.resume(ctx, req)
+		resumed = true
+	}
 	if err != nil {
 		return Verdict{}, fmt.Errorf("raise approval request: %w", err)
 	}
 	if s.OnRaised != nil {
 		s.OnRaised(a.Clone())
 	}
-	settled, err := s.Store.Wait(ctx, a.ID)
+	// A request taken up again keeps the deadline it was raised with.
+	wctx := ctx
+	if resumed && !a.Request.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, a.Request.Deadline)
+		defer cancel()
+	}
+	settled, err := s.Store.Wait(wctx, a.ID)
 	if err == nil {
 		return settled.Verdict(), nil
 	}
-	if ctx.Err() == nil {
+	if wctx.Err() == nil {
 		return Verdict{}, fmt.Errorf("wait for approval %s: %w", a.ID, err)
+	}
+	if errors.Is(context.Cause(ctx), ErrDetached) {
+		return Verdict{}, context.Cause(ctx)
 	}
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), expireTimeout)
 	defer cancel()
 	final, eerr := s.Store.Expire(ectx, a.ID)
 	if eerr != nil {
-		return Verdict{Expired: true}, errors.Join(ctx.Err(), fmt.Errorf("record approval %s as expired: %w", a.ID, eerr))
+		return Verdict{Expired: true}, errors.Join(wctx.Err(), fmt.Errorf("record approval %s as expired: %w", a.ID, eerr))
 	}
 	if final.State != StateExpired {
 		return final.Verdict(), nil // a vote settled it while we were timing out: it won
 	}
+	if ctx.Err() == nil {
+		return final.Verdict(), nil // the request's own deadline passed
+	}
 	return final.Verdict(), ctx.Err()
+}
+
+// ErrDetached is the cause a durable caller cancels an approval wait with
+// when its process is going but the call is to be taken up again later:
+// StoreApprover then leaves the request pending (it is not expired), so
+// votes cast meanwhile count when the call resumes.
+var ErrDetached = errors.New("the waiting call was detached; it resumes later")
+
+// ErrRequestMismatch: a resumable request's id is known to the store for
+// another call (another session, subject, server, tool or arguments).
+var ErrRequestMismatch = errors.New("the approval request stored under this id asks for another call")
+
+// resume takes up the request raised before under req's id: the stored
+// request must ask for the same call (session, subject, server, tool, and
+// the same arguments, compared canonically).
+func (s StoreApprover) resume(ctx context.Context, req *Request) (Approval, error) {
+	a, err := s.Store.Get(ctx, req.ID)
+	if err != nil {
+		return Approval{}, err
+	}
+	r := &a.Request
+	if r.SessionID != req.SessionID || r.Requester != req.Requester || r.Server != req.Server || r.Tool != req.Tool ||
+		!sameJSON(r.Arguments, req.Arguments) {
+		return Approval{}, fmt.Errorf("%w: %s", ErrRequestMismatch, req.ID)
+	}
+	return a, nil
+}
+
+// decodeNumbers decodes b keeping numbers as written.
+func decodeNumbers(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+// sameJSON reports whether a and b are the same JSON value (object keys in
+// any order); two texts that are not JSON compare as bytes.
+func sameJSON(a, b json.RawMessage) bool {
+	x, errA := decodeNumbers(a)
+	y, errB := decodeNumbers(b)
+	if errA != nil || errB != nil {
+		return string(a) == string(b)
+	}
+	ca, _ := json.Marshal(x)
+	cb, _ := json.Marshal(y)
+	return string(ca) == string(cb)
 }
 
 // approvalJSON is the wire and storage form of an Approval; its keys are

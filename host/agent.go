@@ -47,28 +47,40 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 	return func(yield func(Event) bool) {
 		s.turnMu.Lock()
 		defer s.turnMu.Unlock()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-
 		stopped := false
-		emit := func(e Event) {
-			if stopped {
+		s.turnEvents(ctx, opts, yield, &stopped, func(ctx context.Context, t *turn) {
+			if s.host.durable == nil {
+				t.run(ctx, prompt)
 				return
 			}
-			e.SessionID = s.id
-			s.host.redactEvent(&e)
-			if !yield(e) {
-				stopped = true
-				cancel()
-			}
-		}
-		t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
-		if obs := s.host.obs; obs != nil {
-			ctx, t.observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
-				TraceParent: opts.TraceParent, TraceState: opts.TraceState})
-		}
-		t.run(ctx, prompt)
+			s.startDurableTurn(ctx, t, prompt)
+		})
 	}
+}
+
+// turnEvents runs body with a new turn whose events go to yield (redacted,
+// with the session id); a yield that returns false sets *stopped and
+// cancels the turn.
+func (s *Session) turnEvents(ctx context.Context, opts TurnOptions, yield func(Event) bool, stopped *bool, body func(context.Context, *turn)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	emit := func(e Event) {
+		if *stopped {
+			return
+		}
+		e.SessionID = s.id
+		s.host.redactEvent(&e)
+		if !yield(e) {
+			*stopped = true
+			cancel()
+		}
+	}
+	t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
+	if obs := s.host.obs; obs != nil {
+		ctx, t.observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
+			TraceParent: opts.TraceParent, TraceState: opts.TraceState})
+	}
+	body(ctx, t)
 }
 
 type turn struct {
@@ -88,9 +100,17 @@ type turn struct {
 	kind     Kind
 	finish   string
 	last     model.Usage
+
+	// cp is the durable turn's checkpoint log (nil: a turn in memory),
+	// engine the engine's context for the turn (done once the engine
+	// stops); ended is set once session_end was emitted.
+	cp     Steps
+	engine context.Context
+	ended  bool
 }
 
 func (t *turn) end(reason string) {
+	t.ended = true
 	u := t.usage
 	if t.observed != nil {
 		t.observed(TurnEnd{Reason: reason, Steps: t.steps, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, Kind: t.kind})
@@ -144,11 +164,11 @@ func (t *turn) run(ctx context.Context, prompt string) {
 	if maxRepeats <= 0 {
 		maxRepeats = 3
 	}
-	if err := s.transcript.load(ctx, s.id); err != nil {
+	if err := t.loadTranscript(ctx); err != nil {
 		t.fail(KindInternal, err)
 		return
 	}
-	if err := s.transcript.append(ctx, s.id, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
+	if err := t.appendMsgs(ctx, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
 		t.fail(KindInternal, err)
 		return
 	}
@@ -162,44 +182,73 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.steps++
 		h.connectPending(ctx)
 		view := s.View(ctx).Model
-		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
-		if err != nil {
-			if ctx.Err() != nil {
-				t.end(EndInterrupted)
+		var msg, redacted model.Message
+		var tainted []bool
+		replayed := false
+		if t.cp == nil {
+			var err error
+			msg, err = t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
+			if err != nil {
+				if ctx.Err() != nil {
+					t.end(EndInterrupted)
+					return
+				}
+				t.fail(KindInternal, fmt.Errorf("model: %w", err))
 				return
 			}
-			t.fail(KindInternal, fmt.Errorf("model: %w", err))
-			return
-		}
-		msg.Role = model.RoleAssistant
-		for i := range msg.ToolCalls {
-			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = newCallID()
+			msg.Role = model.RoleAssistant
+			for i := range msg.ToolCalls {
+				if msg.ToolCalls[i].ID == "" {
+					msg.ToolCalls[i].ID = newCallID()
+				}
+			}
+			redacted = h.redactMessage(msg)
+		} else {
+			ms, ran, err := t.modelStep(ctx, view)
+			switch {
+			case err != nil:
+				t.fail(KindInternal, err)
+				return
+			case ms.Interrupted:
+				t.end(EndInterrupted)
+				return
+			case ms.Error != "":
+				t.fail(KindInternal, errors.New(ms.Error))
+				return
+			}
+			msg, redacted, replayed = ms.original, ms.Message, !ran
+			if replayed {
+				// The calls run from the checkpoint: the masked arguments,
+				// with the calls whose own arguments held a protected value
+				// marked to be refused as they were at first.
+				msg, tainted = ms.Message, ms.Tainted
 			}
 		}
 		// The conversation is sent again with every request (and handed
 		// to the session's History): what the model said is kept with
 		// protected values masked. Its tool calls run from the original
 		// arguments, and are refused when they hold such a value.
-		if err := s.transcript.append(ctx, s.id, h.redactMessage(msg)); err != nil {
+		if err := t.appendMsgs(ctx, redacted); err != nil {
 			t.fail(KindInternal, err)
 			return
 		}
 		if msg.Content != "" {
 			t.result = msg.Content
-			t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
+			if !replayed {
+				t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
+			}
 		}
 		if len(msg.ToolCalls) == 0 {
 			t.end(EndDone)
 			return
 		}
 
-		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls)
+		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted)
 		results := make([]model.Message, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
 			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
 		}
-		if err := s.transcript.append(ctx, s.id, results...); err != nil {
+		if err := t.appendMsgs(ctx, results...); err != nil {
 			t.fail(KindInternal, err)
 			return
 		}
@@ -281,7 +330,7 @@ type callOutcome struct {
 // tool_call event of the step is handled (printed by the CLI) before any
 // of the step's approvers is asked, and an event is not lost when the turn
 // is cancelled (this loop takes every event until the calls end).
-func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall) []callOutcome {
+func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall, tainted []bool) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
 	type delivery struct {
 		e    Event
@@ -292,11 +341,10 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 	announced.Add(len(calls))
 	for i, tc := range calls {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		run := func(ctx context.Context, dc *durableCall) callOutcome {
 			done := make(chan struct{}, 1)
 			first := true // runToolCall's first event is its tool_call
-			outcomes[i] = t.s.runToolCall(ctx, view, tc, t.steps, func(e Event) {
+			out := t.s.runToolCall(ctx, view, tc, t.steps, dc, func(e Event) {
 				events <- delivery{e, done}
 				<-done
 				if first {
@@ -308,6 +356,40 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			if first {
 				announced.Done()
 			}
+			return out
+		}
+		if t.cp == nil {
+			go func() {
+				defer wg.Done()
+				outcomes[i] = run(ctx, nil)
+			}()
+			continue
+		}
+		// Durable: each call is a step, started in the calls' order (the
+		// order the checkpoints are matched in on a replay).
+		dc := &durableCall{key: idempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
+		ran := false
+		ch, err := t.cp.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
+			ran = true
+			o := run(ctx, dc)
+			return json.Marshal(stepOutcome{Text: o.text, Failed: o.failed})
+		})
+		go func() {
+			defer wg.Done()
+			if err != nil {
+				announced.Done()
+				outcomes[i] = callOutcome{text: modelMsgOperatorFailure.text, failed: true}
+				return
+			}
+			r := <-ch
+			if !ran {
+				announced.Done() // replayed: it announces nothing
+			}
+			var o stepOutcome
+			if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
+				o = stepOutcome{Text: modelMsgOperatorFailure.text, Failed: true}
+			}
+			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
 		}()
 	}
 	go func() {
@@ -324,7 +406,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 // runToolCall executes one model tool call and returns what the model is
 // told. Garbage from the model (unknown name, invalid JSON, arguments that
 // fail inputSchema) comes back as a tool error it can correct.
-func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, emit func(Event)) callOutcome {
+func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, dc *durableCall, emit func(Event)) callOutcome {
 	h := s.host
 	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
 	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
@@ -355,9 +437,14 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(h.redactor.Redact(tc.Name), 80)))
 	}
+	if dc != nil && dc.tainted {
+		// Replayed from the checkpoint, which holds the arguments masked:
+		// the model's own held a protected value, refused as at first.
+		return modelError(modelMsgSecretInArgs.text)
+	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
-		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true})
+		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc})
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure.text

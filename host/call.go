@@ -68,6 +68,8 @@ type callInfo struct {
 	fromModel bool
 	// tighten is the PreToolUse hooks' word on the call (host/hooks.go).
 	tighten callTighten
+	// durable is the call's part in a durable turn (nil: none).
+	durable *durableCall
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
@@ -129,6 +131,12 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	start := time.Now()
 	t := d.tool.Tool
 	creq := mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)}
+	if dc := info.durable; dc != nil {
+		if out, err, stop := s.durableSend(ctx, server, tool, d, dc, start); stop {
+			return out, err
+		}
+		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
+	}
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)
 	}
@@ -261,6 +269,12 @@ func (s *Session) auditDecision(ctx context.Context, server, tool string, rec *a
 // the model; a failed write withholds the result (and the sink refuses
 // later calls).
 func (s *Session) auditResult(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error) (*CallResult, error) {
+	return s.auditResultAs(ctx, server, tool, d, start, result, err, "")
+}
+
+// auditResultAs is auditResult with the record's result given (empty:
+// from the outcome).
+func (s *Session) auditResultAs(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error, kind approvals.ResultKind) (*CallResult, error) {
 	h := s.host
 	// The result record is a copy: the sink may keep the decision record.
 	done := *d.rec
@@ -280,6 +294,9 @@ func (s *Session) auditResult(ctx context.Context, server, tool string, d decide
 		done.Result = approvals.ResultToolError
 	default:
 		done.Result = approvals.ResultOK
+	}
+	if kind != "" {
+		done.Result = kind
 	}
 	if werr := h.writeAudit(ctx, &done); werr != nil {
 		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)

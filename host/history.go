@@ -95,11 +95,32 @@ func repairTranscript(msgs []model.Message) []model.Message {
 }
 
 // transcript is a session's conversation: the working copy, and the History
-// it is kept in (nil: memory only).
+// it is kept in (nil: memory only). seq is set for the turns of a durable
+// host: appends go to their position (a replay's appends change nothing).
 type transcript struct {
 	history History
+	seq     SequencedHistory
 	loaded  bool
 	msgs    []model.Message
+}
+
+// reload reads the conversation again and keeps its first n messages: a
+// replayed durable turn starts from the conversation as its first run saw
+// it.
+func (t *transcript) reload(ctx context.Context, sessionID string, n int) error {
+	if t.history == nil {
+		t.msgs, t.loaded = t.msgs[:min(n, len(t.msgs))], true
+		return nil
+	}
+	msgs, err := t.history.Load(ctx, sessionID)
+	if err != nil {
+		return fmt.Errorf("loading the conversation: %w", err)
+	}
+	if len(msgs) < n {
+		return fmt.Errorf("loading the conversation: %d messages stored, the turn began after %d", len(msgs), n)
+	}
+	t.msgs, t.loaded = msgs[:n:n], true
+	return nil
 }
 
 // load reads the conversation from the History once, answering calls left
@@ -123,6 +144,7 @@ func (t *transcript) load(ctx context.Context, sessionID string) error {
 
 // append adds messages to the working copy and the History.
 func (t *transcript) append(ctx context.Context, sessionID string, msgs ...model.Message) error {
+	at := len(t.msgs)
 	t.msgs = append(t.msgs, msgs...)
 	if t.history == nil {
 		return nil
@@ -131,7 +153,13 @@ func (t *transcript) append(ctx context.Context, sessionID string, msgs ...model
 	// bound of its own.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historyTimeout)
 	defer cancel()
-	if err := t.history.Append(ctx, sessionID, msgs...); err != nil {
+	var err error
+	if t.seq != nil {
+		err = t.seq.AppendAt(ctx, sessionID, at, msgs...)
+	} else {
+		err = t.history.Append(ctx, sessionID, msgs...)
+	}
+	if err != nil {
 		return fmt.Errorf("saving the conversation: %w", err)
 	}
 	return nil

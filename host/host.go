@@ -102,6 +102,14 @@ type Options struct {
 	// the default, observes nothing at no cost. Package host/otelobs
 	// implements it with OpenTelemetry.
 	Observer Observer
+	// Durability runs turns as durable workflows whose steps are
+	// checkpointed in a database, so that a turn, and an approval it
+	// waits for, survive a restart (Session.Resume takes them up); sessions
+	// without a History keep their conversation in its History. Nil, the
+	// default, runs turns in memory. Package host/durable/dbosdurable
+	// implements it with DBOS Transact on PostgreSQL or SQLite. The host
+	// never closes it: close it after the host. docs/durable.md.
+	Durability Durability
 }
 
 // TransportFactory makes a new, unstarted transport to one server.
@@ -132,6 +140,11 @@ type Host struct {
 	systemPrompt string
 
 	obs Observer // nil: no telemetry
+
+	// durable runs turns durably (nil: in memory); attached are its
+	// turns that have a caller in this process.
+	durable  Durability
+	attached attachments
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -301,6 +314,7 @@ func New(opts Options) (*Host, error) {
 		modelName:    opts.ModelName,
 		systemPrompt: opts.SystemPrompt,
 		obs:          opts.Observer,
+		durable:      opts.Durability,
 	}
 	if h.modelName == "" {
 		h.modelName = cfg.LLM.Model
@@ -348,6 +362,12 @@ func New(opts Options) (*Host, error) {
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)
+	if h.durable != nil {
+		if err := h.durable.Start(h.runDurableTurn); err != nil {
+			_ = h.Close()
+			return nil, fmt.Errorf("host: durability: %w", err)
+		}
+	}
 	return h, nil
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -186,6 +187,9 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		ExposedName:  info.exposedName,
 		SecureParams: ct.Tool.SecureParams,
 	}
+	if dc := info.durable; dc != nil {
+		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
+	}
 	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
 	// A sink that already failed refuses the call before anyone is asked
 	// to approve it (the decision record could not be written anyway).
@@ -215,6 +219,11 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 			Explanation: res.Explanation})
 	}
 	rec := approvals.NewRecord(check, res, time.Now())
+	if gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached) {
+		// The process is going and the durable call resumes later: its
+		// request stays pending, and its decision is recorded then.
+		return nil, decision, newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, ct.Tool.Name)
+	}
 	if gateErr != nil || !res.Allowed() {
 		if err := h.writeAudit(ctx, rec); err != nil {
 			h.logger.Error("audit write failed", "err", err)

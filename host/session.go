@@ -84,8 +84,16 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	approver = h.withPermissionHooks(approver)
 	// NewGate fails only without a Policy, which a Host always has.
 	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver, Grants: h.grantStore()})
+	history := opts.History
+	if history == nil && h.durable != nil {
+		history = h.durable.History()
+	}
+	tr := transcript{history: history}
+	if h.durable != nil {
+		tr.seq, _ = history.(SequencedHistory)
+	}
 	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
-		transcript: transcript{history: opts.History}}
+		transcript: tr}
 }
 
 // Close ends the session: its cached credential values are dropped.

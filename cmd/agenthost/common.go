@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/otelobs"
 )
 
@@ -43,8 +44,11 @@ type app struct {
 	sessionID string
 	subject   string
 
-	redactor  *bindings.Redactor
-	host      *host.Host
+	redactor *bindings.Redactor
+	host     *host.Host
+	// durable runs run's turns durably and keeps its sessions (nil: in
+	// memory, --no-save, and every other command).
+	durable   *durable.Engine
 	telemetry *otelobs.Telemetry
 	// auditAlso also receives every audit record (serve's index).
 	auditAlso approvals.Sink
@@ -99,6 +103,9 @@ func (a *app) interruptTurn() bool {
 func (a *app) close() {
 	if a.host != nil {
 		closeWithin(a.stderr, closeTimeout, a.host.Close)
+	}
+	if a.durable != nil {
+		closeWithin(a.stderr, closeTimeout, a.durable.Close)
 	}
 	if a.telemetry != nil {
 		// Flush the spans and metrics still buffered, within a bound: an
@@ -223,6 +230,9 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	opts := host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
 		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso, Databases: stores.Databases{ChainKey: chainKey},
 		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
+	if a.durable != nil {
+		opts.Durability = a.durable
+	}
 	if tel != nil {
 		a.telemetry = tel
 		opts.Observer = tel.Observer

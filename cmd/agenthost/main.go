@@ -172,6 +172,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.authCommand(),
 		a.pinsCommand(),
 		a.approvalsCommand(),
+		a.sessionsCommand(),
 		a.auditCommand(),
 	)
 	return root

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 
@@ -22,6 +23,7 @@ func (a *app) runCommand() *cobra.Command {
 		maxSteps     int
 		print        bool
 		systemPrompt string
+		saved        sessionFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
@@ -48,6 +50,10 @@ func (a *app) runCommand() *cobra.Command {
 					a.replPromptOpts.Always = a.replLocal.always
 				}
 			}
+			resuming, err := a.openSessions(cmd.Context(), &saved)
+			if err != nil {
+				return err
+			}
 			h, err := a.newHost(cfg)
 			if err != nil {
 				return err
@@ -58,6 +64,23 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			defer sess.Close()
 			ctx := cmd.Context()
+			title := ""
+			if len(args) == 1 {
+				title = args[0]
+			}
+			a.describeSession(ctx, sess, title)
+			if resuming {
+				if err := a.resumeTurns(ctx, sess, format); err != nil {
+					return err
+				}
+				if len(args) == 0 && !interactive {
+					data, _ := io.ReadAll(a.stdin)
+					if strings.TrimSpace(string(data)) == "" {
+						return nil // resumed, and nothing more to say
+					}
+					args = []string{strings.TrimSpace(string(data))}
+				}
+			}
 			h.Connect(ctx)
 			if err := needsLogin(h); err != nil {
 				return err
@@ -97,6 +120,7 @@ func (a *app) runCommand() *cobra.Command {
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
 	a.addSessionFlags(cmd)
+	saved.add(cmd)
 	return cmd
 }
 
@@ -150,12 +174,18 @@ func turnExit(end host.Event, lastErr *host.Event) error {
 // printTurn runs a turn, printing its events in the chosen format. It
 // returns the session_end event and the last error event.
 func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions) (host.Event, *host.Event) {
-	var end host.Event
-	var lastErr *host.Event
+	end, lastErr, _ := a.printEvents(sess.Turn(ctx, prompt, opts), format)
+	return end, lastErr
+}
+
+// printEvents prints a turn's events in the chosen format; seen reports
+// whether there was one.
+func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end host.Event, lastErr *host.Event, seen bool) {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
 	p := &textPrinter{stdout: a.stdout, stderr: a.stderr, calls: map[string]int{}}
-	for e := range sess.Turn(ctx, prompt, opts) {
+	for e := range events {
+		seen = true
 		switch e.Type {
 		case host.EventSessionEnd:
 			end = e
@@ -172,7 +202,7 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 			p.print(e)
 		}
 	}
-	if format == formatJSON {
+	if format == formatJSON && seen {
 		// result is always present in json output, even when empty.
 		out := struct {
 			host.Event
@@ -180,7 +210,7 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 		}{end, end.Result}
 		_ = enc.Encode(out)
 	}
-	return end, lastErr
+	return end, lastErr, seen
 }
 
 // textPrinter shows a person the turn: assistant text on stdout, tool

@@ -270,6 +270,31 @@ func evaluate(r results, checks map[string]error) []row {
 		}
 	}
 	rows = append(rows, dbAppends)
+
+	pgStep := row{figure: "checkpoint overhead per durable step on PostgreSQL (flushed commit)", target: "p50 ≤ 1 ms", status: noData}
+	if v, ok := r.median("BenchmarkCheckpointStep/postgres", "p50-ms"); ok {
+		pgStep.measured = duration(v * 1e6)
+		pgStep.status = status(v <= 1)
+		var detail []string
+		if c, ok := r.median("BenchmarkCheckpointStep/postgres_commit", "p50-ms"); ok {
+			detail = append(detail, "a bare committed INSERT p50 "+duration(c*1e6))
+		}
+		if a, ok := r.median("BenchmarkCheckpointStep/postgres_async", "p50-ms"); ok {
+			detail = append(detail, "AsyncCommit p50 "+duration(a*1e6))
+		}
+		pgStep.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, pgStep)
+
+	liteStep := row{figure: "checkpoint overhead per durable step on SQLite", target: "p50 ≤ 0.3 ms", status: noData}
+	if v, ok := r.median("BenchmarkCheckpointStep/sqlite", "p50-ms"); ok {
+		liteStep.measured = duration(v * 1e6)
+		liteStep.status = status(v <= 0.3)
+		if p99, ok := r.median("BenchmarkCheckpointStep/sqlite", "p99-ms"); ok {
+			liteStep.detail = "p99 " + duration(p99*1e6)
+		}
+	}
+	rows = append(rows, liteStep)
 	return rows
 }
 

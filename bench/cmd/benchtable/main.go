@@ -222,6 +222,9 @@ var groups = []group{
 		"BenchmarkApprovalRoundTrip/memory", "BenchmarkApprovalRoundTrip/postgres", "BenchmarkApprovalRoundTrip/sqlite"}},
 	{name: "audit-db", benchtime: "3s", benches: []string{
 		"BenchmarkAuditAppend/postgres", "BenchmarkAuditAppend/sqlite"}},
+	{name: "checkpoint", benchtime: "2000x", benches: []string{
+		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_async",
+		"BenchmarkCheckpointStep/postgres_commit", "BenchmarkCheckpointStep/sqlite"}},
 }
 
 // benchPattern is the -test.bench expression matching exactly these

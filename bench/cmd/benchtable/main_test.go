@@ -121,6 +121,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 2.5, "p99-ms": 20}},
 		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 6000}},
 		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 500, "p99-µs": 9000}},
+		"BenchmarkCheckpointStep/postgres":             {{"ns/op": 1, "p50-ms": 0.9}},
+		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.25}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -157,6 +159,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkApprovalRoundTrip/postgres":          {{"ns/op": 1, "p50-ms": 5.1}},
 		"BenchmarkAuditAppend/postgres":                {{"ns/op": 1, "records/s": 4999}},
 		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 2001}},
+		"BenchmarkCheckpointStep/postgres":             {{"ns/op": 1, "p50-ms": 1.1}},
+		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.31}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -35,6 +36,9 @@ type CallRequest struct {
 	// is mutated), and a function called with the attempt's outcome (its
 	// error is a *CallError).
 	Observe func(ctx context.Context, a Attempt) (context.Context, map[string]any, func(*mcp.CallToolResult, error))
+	// Meta are _meta fields sent with every attempt (the idempotency key
+	// of a durable call), beside the observer's.
+	Meta map[string]any
 }
 
 // Attempt describes one tools/call attempt to its observer.
@@ -251,6 +255,12 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 	call := mcp.CallToolRequest{}
 	call.Params.Name = req.Tool.Name
 	call.Params.Arguments = req.Arguments
+	if len(req.Meta) > 0 {
+		merged := make(map[string]any, len(meta)+len(req.Meta))
+		maps.Copy(merged, meta)
+		maps.Copy(merged, req.Meta)
+		meta = merged
+	}
 	if len(meta) > 0 {
 		call.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/durable"
+)
+
+// sessionFlags are run's flags for saved sessions.
+type sessionFlags struct {
+	resume string
+	cont   bool
+	noSave bool
+}
+
+func (f *sessionFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the saved session ID: its unfinished turn first (an approval given meanwhile lets its call run), then the conversation")
+	cmd.Flags().BoolVar(&f.cont, "continue", false, "continue the last session run in this folder (as --resume)")
+	cmd.Flags().BoolVar(&f.noSave, "no-save", false, "keep the session in memory only: nothing is saved, and it cannot be resumed")
+}
+
+// openSessions opens the saved sessions for run (unless --no-save) and
+// settles the session id: --resume's, the folder's last with --continue,
+// else --session-id or a new one. resuming reports that the session's
+// unfinished turns are taken up first.
+func (a *app) openSessions(ctx context.Context, f *sessionFlags) (resuming bool, err error) {
+	if f.noSave {
+		if f.resume != "" || f.cont {
+			return false, usageErr(errors.New("--no-save: cannot be combined with --resume or --continue"))
+		}
+		return false, nil
+	}
+	if f.resume != "" && f.cont {
+		return false, usageErr(errors.New("--resume and --continue: give one"))
+	}
+	path, err := durable.DefaultPath(os.Getenv)
+	if err != nil {
+		return false, err
+	}
+	store, err := durable.OpenStore(ctx, path)
+	if err != nil {
+		return false, fmt.Errorf("saved sessions: %w", err)
+	}
+	defer store.Close()
+	switch {
+	case f.resume != "":
+		if _, err := store.Session(ctx, f.resume); err != nil {
+			return false, usageErr(fmt.Errorf("--resume: %w", err))
+		}
+		a.sessionID = f.resume
+		resuming = true
+	case f.cont:
+		dir, _ := os.Getwd()
+		list, err := store.Sessions(ctx, durable.ListOptions{Dir: dir, Limit: 1})
+		if err != nil {
+			return false, err
+		}
+		if len(list) == 0 {
+			return false, usageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
+		}
+		a.sessionID = list[0].ID
+		resuming = true
+	case a.sessionID == "":
+		a.sessionID = durable.NewSessionID()
+	}
+	// One executor per session: a restarted run takes up this session's
+	// unfinished turns, and no other's.
+	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.sessionID})
+	if err != nil {
+		return false, fmt.Errorf("saved sessions: %w", err)
+	}
+	a.durable = e
+	return resuming, nil
+}
+
+// describeSession records the session's subject, folder and title.
+func (a *app) describeSession(ctx context.Context, sess *host.Session, title string) {
+	if a.durable == nil {
+		return
+	}
+	dir, _ := os.Getwd()
+	if err := a.durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: truncateText(title, 80)}); err != nil {
+		fmt.Fprintf(a.stderr, "agenthost: warning: the session's line was not saved: %v\n", err)
+	}
+}
+
+// resumeTurns takes up the session's unfinished turns, printing them as a
+// turn is printed.
+func (a *app) resumeTurns(ctx context.Context, sess *host.Session, format outputFormat) error {
+	end, lastErr, seen := a.printEvents(sess.Resume(ctx), format)
+	if !seen {
+		return nil
+	}
+	return turnExit(end, lastErr)
+}
+
+func (a *app) sessionsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show and delete the saved sessions of `run` (--resume, --continue)",
+	}
+	var asJSON, here bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "The saved sessions, the most recent first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := a.sessionStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			opts := durable.ListOptions{}
+			if here {
+				opts.Dir, _ = os.Getwd()
+			}
+			list, err := store.Sessions(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if list == nil {
+					list = []durable.SessionInfo{}
+				}
+				return json.NewEncoder(a.stdout).Encode(list)
+			}
+			for _, s := range list {
+				fmt.Fprintf(a.stdout, "%s  %s  %3d messages  %s  %s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Messages,
+					shown(a.stdout, s.Dir), shown(a.stdout, s.Title))
+			}
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&here, "here", false, "only the sessions run in this folder")
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "A saved session's conversation (what the model saw and said)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := a.sessionStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			info, err := store.Session(cmd.Context(), args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			msgs, err := store.Load(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if showJSON {
+				return json.NewEncoder(a.stdout).Encode(struct {
+					durable.SessionInfo
+					Conversation any `json:"conversation"`
+				}{info, msgs})
+			}
+			for _, m := range msgs {
+				line := m.Content
+				for _, tc := range m.ToolCalls {
+					line = strings.TrimSpace(line + " " + tc.Name + " " + tc.Arguments)
+				}
+				fmt.Fprintf(a.stdout, "%s: %s\n", m.Role, shown(a.stdout, line))
+			}
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
+	del := &cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete a saved session: its conversation and its turns (an unfinished one never resumes)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := durable.DefaultPath(os.Getenv)
+			if err != nil {
+				return err
+			}
+			e, err := durable.Open(cmd.Context(), "sqlite:"+path, durable.Options{ExecutorID: "cli-delete"})
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			if err := e.DeleteSession(cmd.Context(), args[0]); err != nil {
+				if errors.Is(err, durable.ErrUnknownSession) {
+					return usageErr(err)
+				}
+				return err
+			}
+			fmt.Fprintf(a.stdout, "deleted %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show, del)
+	return cmd
+}
+
+func (a *app) sessionStore(ctx context.Context) (*durable.Store, error) {
+	path, err := durable.DefaultPath(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return durable.OpenStore(ctx, path)
+}

@@ -1,0 +1,409 @@
+// Package durable owns agenthost's durable execution engine: the
+// host.Durability that runs turns as DBOS Transact workflows on
+// PostgreSQL or SQLite (pure Go), and the durable session store beside it
+// (conversations, the ledger of durable calls' sends). A program that does
+// not import it links neither DBOS nor a database driver for it.
+//
+// What is stored, what never is, and how a turn is taken up again are in
+// docs/durable.md.
+package durable
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite" // SQLite system databases
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agenthost/agenthost/host"
+)
+
+// Options configure Open.
+type Options struct {
+	// ExecutorID names this process to the engine: at start it takes up
+	// the unfinished turns that an executor of the same id left (a
+	// restarted process, a rolling deploy). Empty is "local".
+	ExecutorID string
+	// AppVersion is the engine's application version: turns are taken up
+	// only by a process of the same version. Empty is Version.
+	AppVersion string
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds Close's wait for running turns to stop
+	// (default 10 s).
+	ShutdownTimeout time.Duration
+	// AsyncCommit (PostgreSQL) commits checkpoints without waiting for
+	// the database's WAL flush (synchronous_commit off): a step costs a
+	// round trip instead of a disk flush. A crash of the database server
+	// (not of agenthost) may then lose its last checkpoints, and the turn
+	// runs those steps again (a model answer asked again); the send ledger
+	// still commits synchronously, so a call whose send was recorded is
+	// never sent again silently.
+	AsyncCommit bool
+	// MaxRecoveryAttempts is how often an unfinished turn is taken up
+	// again before the engine gives up on it (default 1,000: a turn that
+	// waits for approval in human time is taken up at every restart).
+	MaxRecoveryAttempts int
+}
+
+// Version is the default application version of durable turns. It changes
+// when a turn's checkpoints change shape, so that a process never replays
+// checkpoints written by an incompatible one.
+const Version = "agenthost-turn-1"
+
+// workflowName is the turn workflow's registered name.
+const workflowName = "agenthost.turn"
+
+// Engine is a host.Durability on DBOS Transact, with the durable session
+// store in the same database. Open it, pass it as host.Options.Durability,
+// and Close it after the host.
+type Engine struct {
+	dbos    dbos.Context
+	store   *Store
+	pool    *pgxpool.Pool // PostgreSQL only
+	timeout time.Duration
+	retries int
+
+	mu      sync.Mutex
+	run     host.DurableTurnFunc
+	started bool
+	closed  bool
+}
+
+var _ host.Durability = (*Engine)(nil)
+
+// Open opens the engine on the database dsn names: "sqlite:PATH" (or a
+// path ending in .db) for one node, or a postgres:// URL (or key=value
+// DSN). It creates the engine's tables and the store's when they are
+// missing. Errors never repeat the DSN's password.
+func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	version := opts.AppVersion
+	if version == "" {
+		version = Version
+	}
+	cfg := dbos.Config{AppName: "agenthost", Logger: logger, ApplicationVersion: version, ExecutorID: opts.ExecutorID,
+		SystemDBStartupTimeout: time.Minute}
+	e := &Engine{timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts}
+	if e.timeout <= 0 {
+		e.timeout = 10 * time.Second
+	}
+	if e.retries <= 0 {
+		e.retries = 1000
+	}
+	var db *sql.DB
+	var d dialect
+	if path, ok := sqlitePath(dsn); ok {
+		var err error
+		db, err = openSQLite(path)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SQLiteSystemDB = db
+		d = sqliteDialect
+	} else {
+		pcfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("durable: PostgreSQL DSN: %w", redactDSNError(err, dsn))
+		}
+		if opts.AsyncCommit {
+			pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+		if err != nil {
+			return nil, fmt.Errorf("durable: open PostgreSQL: %w", redactDSNError(err, dsn))
+		}
+		if err := pool.Ping(ctx); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("durable: connect to PostgreSQL: %w", redactDSNError(err, dsn))
+		}
+		e.pool = pool
+		cfg.SystemDBPool = pool
+		db = stdlib.OpenDBFromPool(pool)
+		d = postgresDialect
+	}
+	store, err := newStore(ctx, db, d)
+	if err != nil {
+		e.closeDB(db)
+		return nil, err
+	}
+	store.asyncCommit = opts.AsyncCommit && d.name == "postgres"
+	e.store = store
+	dctx, err := dbos.NewContext(context.Background(), cfg)
+	if err != nil {
+		e.closeDB(db)
+		return nil, fmt.Errorf("durable: start the engine: %w", redactDSNError(err, dsn))
+	}
+	e.dbos = dctx
+	return e, nil
+}
+
+func (e *Engine) closeDB(db *sql.DB) {
+	_ = db.Close()
+	if e.pool != nil {
+		e.pool.Close()
+	}
+}
+
+// Store is the engine's session store (conversations, the send ledger).
+func (e *Engine) Store() *Store { return e.store }
+
+// History implements host.Durability: the store's conversations.
+func (e *Engine) History() host.History { return e.store }
+
+// Start implements host.Durability: it registers the turn workflow and
+// launches the engine, which takes up the unfinished turns of this
+// executor (they wait for their session to be resumed).
+func (e *Engine) Start(run host.DurableTurnFunc) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("durable: the engine is started already (one host per engine)")
+	}
+	if e.closed {
+		return errors.New("durable: the engine is closed")
+	}
+	e.run = run
+	dbos.RegisterWorkflow(e.dbos, e.turnWorkflow, dbos.WithWorkflowName(workflowName), dbos.WithMaxRecoveryAttempts(e.retries))
+	if err := dbos.Launch(e.dbos); err != nil {
+		return fmt.Errorf("durable: launch: %w", err)
+	}
+	e.started = true
+	return nil
+}
+
+// turnResult is what a finished turn workflow records.
+type turnResult struct {
+	Done bool `json:"done"`
+}
+
+func (e *Engine) turnWorkflow(ctx dbos.Context, rec host.TurnRecord) (turnResult, error) {
+	id, err := ctx.GetWorkflowID()
+	if err != nil {
+		return turnResult{}, err
+	}
+	if err := e.run(ctx, &steps{wf: ctx, id: id, store: e.store}, rec); err != nil {
+		return turnResult{}, err
+	}
+	return turnResult{Done: true}, nil
+}
+
+// RunTurn implements host.Durability.
+func (e *Engine) RunTurn(ctx context.Context, id string, rec host.TurnRecord) error {
+	h, err := dbos.RunWorkflow(e.dbos, e.turnWorkflow, rec, dbos.WithWorkflowID(id))
+	if err != nil {
+		return fmt.Errorf("durable: start turn: %w", err)
+	}
+	_, err = h.GetResult()
+	return err
+}
+
+// AwaitTurn implements host.Durability.
+func (e *Engine) AwaitTurn(ctx context.Context, id string) error {
+	h, err := dbos.RetrieveWorkflow[turnResult](e.dbos, id)
+	if err != nil {
+		return fmt.Errorf("durable: turn %s: %w", id, err)
+	}
+	_, err = h.GetResult(dbos.WithHandlePollingInterval(100 * time.Millisecond))
+	return err
+}
+
+// PendingTurns implements host.Durability.
+func (e *Engine) PendingTurns(ctx context.Context, sessionID string) ([]string, error) {
+	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(workflowName), dbos.WithFilterWorkflowIDPrefix(sessionID+"."),
+		dbos.WithFilterStatus(dbos.WorkflowStatusPending, dbos.WorkflowStatusEnqueued), dbos.WithFilterLoadInput(true))
+	if err != nil {
+		return nil, fmt.Errorf("durable: list turns: %w", err)
+	}
+	var ids []string
+	for _, w := range list {
+		var rec host.TurnRecord
+		if decodeInput(w.Input, &rec) != nil || rec.SessionID != sessionID {
+			continue // another session whose id begins the same way
+		}
+		ids = append(ids, w.ID)
+	}
+	return ids, nil // ListWorkflows answers oldest first
+}
+
+// decodeInput decodes a listed workflow's input (the engine hands it back
+// decoded into a generic value, or as its JSON text).
+func decodeInput(in any, rec *host.TurnRecord) error {
+	var b []byte
+	switch v := in.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	return json.Unmarshal(b, rec)
+}
+
+// Close stops the engine: running turns stop where they are and stay
+// unfinished (they are taken up by the next process of this executor id),
+// and an approval a turn waits for stays pending. Then it closes the
+// database.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	err := dbos.Shutdown(e.dbos, e.timeout)
+	e.closeDB(e.store.db)
+	return err
+}
+
+// steps is a turn's host.Steps on DBOS: Step is RunAsStep, Go is DBOS's
+// Go, Sent is the store's ledger.
+type steps struct {
+	wf    dbos.Context
+	id    string
+	store *Store
+}
+
+func (s *steps) TurnID() string { return s.id }
+
+func (s *steps) Step(ctx context.Context, name string, fn host.StepFunc) (json.RawMessage, bool, error) {
+	ran := false
+	out, err := dbos.RunAsStep(dbos.From(s.wf, ctx), func(ctx context.Context) (json.RawMessage, error) {
+		ran = true
+		return fn(ctx)
+	}, dbos.WithStepName(name))
+	return out, ran, err
+}
+
+func (s *steps) Go(ctx context.Context, name string, fn host.StepFunc) (<-chan host.StepOutcome, error) {
+	ch, err := dbos.Go(dbos.From(s.wf, ctx), dbos.Step[json.RawMessage](fn), dbos.WithStepName(name))
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan host.StepOutcome, 1)
+	go func() {
+		r := <-ch
+		out <- host.StepOutcome{Out: r.Result, Err: r.Err}
+	}()
+	return out, nil
+}
+
+func (s *steps) Sent(ctx context.Context, key string) (int, error) {
+	return s.store.sent(ctx, key)
+}
+
+// sqlitePath reports the file of a SQLite DSN ("sqlite:PATH", or a path
+// ending in .db, .sqlite or .sqlite3).
+func sqlitePath(dsn string) (string, bool) {
+	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		return strings.TrimPrefix(p, "//"), true
+	}
+	if strings.Contains(dsn, "://") || strings.Contains(dsn, "=") {
+		return "", false
+	}
+	for _, ext := range []string{".db", ".sqlite", ".sqlite3"} {
+		if strings.HasSuffix(dsn, ext) {
+			return dsn, true
+		}
+	}
+	return "", false
+}
+
+// redactDSNError keeps a DSN's password out of an error's text.
+func redactDSNError(err error, dsn string) error {
+	pw := dsnPassword(dsn)
+	if pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+}
+
+func dsnPassword(dsn string) string {
+	if cfg, err := pgxpool.ParseConfig(dsn); err == nil {
+		return cfg.ConnConfig.Password
+	}
+	return ""
+}
+
+// DeleteSession removes a session: its conversation, its line, its turns'
+// checkpoints and its calls' send ledger (ErrUnknownSession when the
+// store holds none of it). An unfinished turn of the session is deleted
+// too and never resumes.
+func (e *Engine) DeleteSession(ctx context.Context, id string) error {
+	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(workflowName), dbos.WithFilterWorkflowIDPrefix(id+"."),
+		dbos.WithFilterLoadInput(true))
+	if err != nil {
+		return fmt.Errorf("durable: list turns: %w", err)
+	}
+	var ids []string
+	for _, w := range list {
+		var rec host.TurnRecord
+		if decodeInput(w.Input, &rec) == nil && rec.SessionID == id {
+			ids = append(ids, w.ID)
+		}
+	}
+	if len(ids) > 0 {
+		if err := dbos.CancelWorkflows(e.dbos, ids); err != nil {
+			return fmt.Errorf("durable: cancel turns: %w", err)
+		}
+		if err := dbos.DeleteWorkflows(e.dbos, ids); err != nil {
+			return fmt.Errorf("durable: delete turns: %w", err)
+		}
+		if err := e.store.forgetSends(ctx, ids); err != nil {
+			return err
+		}
+	}
+	err = e.store.DeleteSession(ctx, id)
+	if errors.Is(err, ErrUnknownSession) && len(ids) > 0 {
+		return nil
+	}
+	return err
+}
+
+// DefaultPath is where the CLI keeps its sessions: sessions.db under
+// $XDG_STATE_HOME/agenthost, else ~/.local/state/agenthost (beside the
+// OAuth tokens).
+func DefaultPath(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agenthost", "sessions.db"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("durable: no state directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "agenthost", "sessions.db"), nil
+}
+
+// NewSessionID is a new random session id.
+func NewSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
