@@ -50,7 +50,7 @@ func (a *app) runCommand() *cobra.Command {
 					a.replPromptOpts.Always = a.replLocal.always
 				}
 			}
-			resuming, err := a.openSessions(cmd.Context(), &saved)
+			resuming, err := a.openSessions(cmd.Context(), &saved, interactive)
 			if err != nil {
 				return err
 			}

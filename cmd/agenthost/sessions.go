@@ -19,24 +19,38 @@ import (
 type sessionFlags struct {
 	resume string
 	cont   bool
+	save   bool
 	noSave bool
+}
+
+// saving reports whether a run keeps its session in the saved sessions:
+// a REPL does, and so does a run that resumes, waits for votes from
+// elsewhere (--approve wait: its call must survive the process) or is
+// told to (--save). A one-shot run otherwise stays in memory, so that a
+// script's run costs no more than it did before sessions were saved.
+func (f *sessionFlags) saving(interactive bool, approve string) bool {
+	if f.noSave {
+		return false
+	}
+	return interactive || f.save || f.resume != "" || f.cont || approve == "wait"
 }
 
 func (f *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the saved session ID: its unfinished turn first (an approval given meanwhile lets its call run), then the conversation")
 	cmd.Flags().BoolVar(&f.cont, "continue", false, "continue the last session run in this folder (as --resume)")
+	cmd.Flags().BoolVar(&f.save, "save", false, "save a one-shot run's session so that --resume or --continue can take it up (a REPL, --resume, --continue and --approve wait save without it)")
 	cmd.Flags().BoolVar(&f.noSave, "no-save", false, "keep the session in memory only: nothing is saved, and it cannot be resumed")
 }
 
-// openSessions opens the saved sessions for run (unless --no-save) and
+// openSessions opens the saved sessions for a run that saves (see saving) and
 // settles the session id: --resume's, the folder's last with --continue,
 // else --session-id or a new one. resuming reports that the session's
 // unfinished turns are taken up first.
-func (a *app) openSessions(ctx context.Context, f *sessionFlags) (resuming bool, err error) {
-	if f.noSave {
-		if f.resume != "" || f.cont {
-			return false, usageErr(errors.New("--no-save: cannot be combined with --resume or --continue"))
-		}
+func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive bool) (resuming bool, err error) {
+	if f.noSave && (f.resume != "" || f.cont || f.save) {
+		return false, usageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
+	}
+	if !f.saving(interactive, a.approve) {
 		return false, nil
 	}
 	if f.resume != "" && f.cont {
