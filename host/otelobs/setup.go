@@ -231,7 +231,11 @@ func newTraceExporter(ctx context.Context, cfg config.Observability, lookup func
 		}
 		return exp, nil
 	}
-	var opts []otlptracehttp.Option
+	hc, err := otlpHTTPClient(lookup, "TRACES")
+	if err != nil {
+		return nil, err
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithHTTPClient(hc)}
 	if cfg.Endpoint != "" {
 		hp, path, insecure, err := endpoint(cfg.Endpoint)
 		if err != nil {
@@ -278,7 +282,11 @@ func newMetricExporter(ctx context.Context, cfg config.Observability, lookup fun
 		}
 		return exp, nil
 	}
-	var opts []otlpmetrichttp.Option
+	hc, err := otlpHTTPClient(lookup, "METRICS")
+	if err != nil {
+		return nil, err
+	}
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithHTTPClient(hc)}
 	if cfg.Endpoint != "" {
 		hp, path, insecure, err := endpoint(cfg.Endpoint)
 		if err != nil {
