@@ -55,11 +55,12 @@ func signalTree(sid, _ int, sig syscall.Signal) int {
 // signalSupervised sends sig to the tree of the supervisor self: its
 // children (the supervised child, and every orphan of the child's tree,
 // which the kernel reparents to the supervisor, a child subreaper), the
-// members of its session when it leads one, and every descendant of
-// theirs, and returns how many it found. child is unused on Linux (the
-// children cover it).
-func signalSupervised(self, _ int, sig syscall.Signal) int {
-	return signalMembers(func(st stat) bool { return st.ppid == self || st.sid == self }, sig)
+// members of its session when it leads one and of the child's process
+// group (which cover the tree where the supervisor could not become a
+// subreaper), and every descendant of theirs, and returns how many it
+// found.
+func signalSupervised(self, child int, sig syscall.Signal) int {
+	return signalMembers(func(st stat) bool { return st.ppid == self || st.sid == self || st.pgrp == child }, sig)
 }
 
 // becomeSubreaper makes this process (the supervisor) the child subreaper

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agenthost/agenthost/childproc"
@@ -24,6 +26,13 @@ type Options struct {
 	// Getenv reads the host's environment for the basic variables a hook
 	// inherits; nil means os.Getenv.
 	Getenv func(string) string
+	// Supervisor, when set, runs every hook under a supervisor process
+	// (childproc.Supervisor) that ends the hook's whole tree when the hook
+	// exits and when the host dies, even by SIGKILL, including what called
+	// setsid and lost its parent. Without it the hook's tree is killed by
+	// the host (childproc.KillGroupTree), which cannot find such an
+	// orphan, nor act once the host is killed.
+	Supervisor *childproc.Supervisor
 }
 
 // Runner runs configured hooks. Safe for concurrent use.
@@ -32,6 +41,7 @@ type Runner struct {
 	dir                   string
 	cwd                   string
 	getenv                func(string) string
+	supervisor            *childproc.Supervisor
 }
 
 type group struct {
@@ -45,6 +55,8 @@ type hook struct {
 	timeout time.Duration
 	env     []string
 	sum     []byte // the decoded SHA256 pin, nil when none
+	// supervisor, when set, runs the hook (Options.Supervisor).
+	supervisor *childproc.Supervisor
 }
 
 // New compiles cfg. It fails when cfg does not validate.
@@ -52,7 +64,7 @@ func New(cfg Config, opts Options) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
-	r := &Runner{dir: opts.Dir, getenv: opts.Getenv}
+	r := &Runner{dir: opts.Dir, getenv: opts.Getenv, supervisor: opts.Supervisor}
 	if r.getenv == nil {
 		r.getenv = os.Getenv
 	}
@@ -75,7 +87,7 @@ func (r *Runner) compile(groups []Group) []group {
 		m, _ := compileMatcher(g.Matcher) // validated
 		cg := group{match: m}
 		for _, h := range g.Hooks {
-			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second))}
+			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second)), supervisor: r.supervisor}
 			if h.SHA256 != "" {
 				ch.sum, _ = hex.DecodeString(h.SHA256) // validated
 			}
@@ -212,6 +224,12 @@ type result struct {
 }
 
 // run runs one hook with stdin and waits for it, at most its timeout.
+// Under a supervisor, the supervisor is the process started here (in the
+// hook's process group, which it leads); it starts the hook in a group of
+// its own, passes the pinned copy on as the hook's fd 3, ends the hook's
+// tree when the hook exits, and exits with the hook's status (128+signal
+// for a hook killed by a signal). The host's kills below reach the hook's
+// tree through the supervisor's group and its descendants.
 func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error) {
 	cmd, pinned, err := h.command(dir)
 	if err != nil {
@@ -220,13 +238,26 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 	defer pinned.Close()
 	cmd.Dir = dir
 	cmd.Env = h.env
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = procAttr(syscall.SIGKILL)
+	// The pinned copy's path (/proc/self/fd/3) means something only in the
+	// child; the copy itself was checked to be executable.
+	if h.supervisor != nil && (pinned != nil || childproc.Runnable(cmd)) {
+		// The supervisor gets SIGTERM when the host dies, and then ends
+		// the hook's tree.
+		cmd.SysProcAttr = procAttr(syscall.SIGTERM)
+		h.supervisor.Wrap(cmd)
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &limitedBuffer{max: maxOutput}
 	stderr := &limitedBuffer{max: maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the call.
 	cmd.WaitDelay = 100 * time.Millisecond
+	// The parent-death signal follows the thread that forks the child: the
+	// thread stays this goroutine's until the hook has been reaped, so the
+	// runtime cannot retire it (and kill the hook) while the hook runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return result{}, fmt.Errorf("%w: cannot start: %w", ErrFailed, err)
 	}

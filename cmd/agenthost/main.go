@@ -58,7 +58,7 @@ func (e *exitErr) Unwrap() error { return e.err }
 const shutdownGrace = 5 * time.Second
 
 func main() {
-	// Started as the supervisor of a stdio server or plugin (see
+	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor): that is all this process does.
 	childproc.MaybeSupervise()
 	ctx, cancel := context.WithCancel(context.Background())
