@@ -67,6 +67,9 @@ func (c *Config) resolvePaths(dir string) {
 	for _, src := range c.Sources {
 		if src != nil {
 			src.Plugin = rel(src.Plugin)
+			if src.Sandbox != nil {
+				src.Sandbox.resolvePaths(rel)
+			}
 		}
 	}
 	c.Serve.TLS.Cert, c.Serve.TLS.Key, c.Serve.TLS.ClientCA = rel(c.Serve.TLS.Cert), rel(c.Serve.TLS.Key), rel(c.Serve.TLS.ClientCA)

@@ -111,6 +111,17 @@ func (c *Config) ServerSandbox(name string) Sandbox {
 	return out
 }
 
+// SourceSandbox is the sandbox of the named plugin source: its own block
+// only (off when it has none). The top-level sandbox is the stdio servers'
+// default and does not apply: a credential plugin needs its secret store's
+// path (and often the network), which a server's default would refuse.
+func (c *Config) SourceSandbox(name string) Sandbox {
+	if src := c.Sources[name]; src != nil && src.Sandbox != nil {
+		return *src.Sandbox
+	}
+	return Sandbox{}
+}
+
 // Enforced reports whether the sandbox is on.
 func (s Sandbox) Enforced() bool { return s.Mode == SandboxEnforce }
 
@@ -243,11 +254,25 @@ func (c *Config) validateSandboxes(p *problems) {
 		if srv == nil || srv.Command == "" {
 			continue
 		}
-		s := c.ServerSandbox(name)
-		if s.Enforced() && s.Network == SandboxNetworkLoopback && len(s.Connect) == 0 {
-			p.add(childKey(childKey(childKey("mcpServers", name), "sandbox"), "connect"),
-				"network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)")
+		validateLoopback(p, childKey(childKey("mcpServers", name), "sandbox"), c.ServerSandbox(name))
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		src := c.Sources[name]
+		if src == nil || src.Sandbox == nil {
+			continue
 		}
+		key := childKey(childKey("sources", name), "sandbox")
+		validateSandbox(p, key, src.Sandbox)
+		validateLoopback(p, key, *src.Sandbox)
+	}
+}
+
+// validateLoopback checks what a sandbox that applies to a child makes
+// together: network loopback needs its destinations.
+func validateLoopback(p *problems, key string, s Sandbox) {
+	if s.Enforced() && s.Network == SandboxNetworkLoopback && len(s.Connect) == 0 {
+		p.add(childKey(key, "connect"),
+			"network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)")
 	}
 }
 
