@@ -60,15 +60,15 @@ func (c *Config) resolvePaths(dir string) {
 		}
 		s.Cwd = rel(s.Cwd)
 		if s.Sandbox != nil {
-			s.Sandbox.resolvePaths(rel)
+			s.Sandbox.ResolvePaths(rel)
 		}
 	}
-	c.Sandbox.resolvePaths(rel)
+	c.Sandbox.ResolvePaths(rel)
 	for _, src := range c.Sources {
 		if src != nil {
 			src.Plugin = rel(src.Plugin)
 			if src.Sandbox != nil {
-				src.Sandbox.resolvePaths(rel)
+				src.Sandbox.ResolvePaths(rel)
 			}
 		}
 	}
