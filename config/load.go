@@ -64,6 +64,7 @@ func (c *Config) resolvePaths(dir string) {
 		}
 	}
 	c.Sandbox.ResolvePaths(rel)
+	hookSandboxes(&c.Hooks, func(_ string, sb *Sandbox) { sb.ResolvePaths(rel) })
 	for _, src := range c.Sources {
 		if src != nil {
 			src.Plugin = rel(src.Plugin)

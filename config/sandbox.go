@@ -1,10 +1,12 @@
 package config
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/hooks"
 )
 
 // Sandbox confines the stdio servers it applies to: the top-level sandbox
@@ -171,6 +173,27 @@ func (c *Config) validateSandboxes(p *problems) {
 		key := childKey(childKey("sources", name), "sandbox")
 		validateSandbox(p, key, src.Sandbox)
 		validateLoopback(p, key, *src.Sandbox)
+	}
+	hookSandboxes(&c.Hooks, func(key string, sb *Sandbox) {
+		validateSandbox(p, key, sb)
+		validateLoopback(p, key, *sb)
+	})
+}
+
+// hookSandboxes calls fn with the key and block of every hook that has a
+// sandbox block ("hooks.PreToolUse[0].hooks[1].sandbox").
+func hookSandboxes(cfg *hooks.Config, fn func(key string, sb *Sandbox)) {
+	for _, ev := range []struct {
+		name   string
+		groups []hooks.Group
+	}{{hooks.EventPreToolUse, cfg.PreToolUse}, {hooks.EventPostToolUse, cfg.PostToolUse}, {hooks.EventPermissionRequest, cfg.PermissionRequest}} {
+		for gi, g := range ev.groups {
+			for hi, h := range g.Hooks {
+				if h.Sandbox != nil {
+					fn(fmt.Sprintf("hooks.%s[%d].hooks[%d].sandbox", ev.name, gi, hi), h.Sandbox)
+				}
+			}
+		}
 	}
 }
 

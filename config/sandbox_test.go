@@ -48,6 +48,9 @@ func TestSandboxValidation(t *testing.T) {
 			"cfg.yaml: sources.vault.sandbox.filesystem.read[0]: must be a path",
 			"cfg.yaml: sources.vault.sandbox.connect: network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)",
 		}},
+		{"hook", "hooks:\n  PreToolUse:\n    - hooks: [{type: command, command: x, sandbox: {mode: on, network: loopback}}]\n", []string{
+			"cfg.yaml: hooks.PreToolUse[0].hooks[0].sandbox.mode: must be enforce or off",
+		}},
 		{"unknown key", "sandbox: {filesystem: {exec: [a]}}\n", []string{
 			"cfg.yaml: sandbox.filesystem.exec: unknown key (valid keys: read, write)",
 		}},

@@ -57,6 +57,8 @@ type hook struct {
 	sum     []byte // the decoded SHA256 pin, nil when none
 	// supervisor, when set, runs the hook (Options.Supervisor).
 	supervisor *childproc.Supervisor
+	// sandbox, when set, confines the hook (Hook.Sandbox).
+	sandbox *childproc.Sandbox
 }
 
 // New compiles cfg. It fails when cfg does not validate.
@@ -75,13 +77,20 @@ func New(cfg Config, opts Options) (*Runner, error) {
 	if abs, err := filepath.Abs(r.cwd); err == nil {
 		r.cwd = abs
 	}
-	r.pre = r.compile(cfg.PreToolUse)
-	r.post = r.compile(cfg.PostToolUse)
-	r.permission = r.compile(cfg.PermissionRequest)
+	var err error
+	if r.pre, err = r.compile(cfg.PreToolUse); err != nil {
+		return nil, err
+	}
+	if r.post, err = r.compile(cfg.PostToolUse); err != nil {
+		return nil, err
+	}
+	if r.permission, err = r.compile(cfg.PermissionRequest); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-func (r *Runner) compile(groups []Group) []group {
+func (r *Runner) compile(groups []Group) ([]group, error) {
 	out := make([]group, 0, len(groups))
 	for _, g := range groups {
 		m, _ := compileMatcher(g.Matcher) // validated
@@ -93,6 +102,13 @@ func (r *Runner) compile(groups []Group) []group {
 			}
 			if ch.id == "" {
 				ch.id = defaultID(h.Command)
+			}
+			if h.Sandbox != nil {
+				sb, err := h.Sandbox.Child("")
+				if err != nil {
+					return nil, fmt.Errorf("hooks: hook %s: sandbox: %w", ch.id, err)
+				}
+				ch.sandbox = sb
 			}
 			if ch.timeout <= 0 {
 				ch.timeout = DefaultTimeout
@@ -107,7 +123,7 @@ func (r *Runner) compile(groups []Group) []group {
 		}
 		out = append(out, cg)
 	}
-	return out
+	return out, nil
 }
 
 // defaultID is the base name of the command's first word.
@@ -241,7 +257,19 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 	cmd.SysProcAttr = procAttr(syscall.SIGKILL)
 	// The pinned copy's path (/proc/self/fd/3) means something only in the
 	// child; the copy itself was checked to be executable.
-	if h.supervisor != nil && (pinned != nil || childproc.Runnable(cmd)) {
+	runnable := pinned != nil || childproc.Runnable(cmd)
+	switch {
+	case h.sandbox != nil:
+		// A sandboxed hook never runs unsandboxed: no supervisor, or a
+		// kernel that cannot apply the sandbox, fails the hook.
+		if !runnable {
+			return result{}, fmt.Errorf("%w: cannot start: %q is not an executable file", ErrFailed, h.Command)
+		}
+		cmd.SysProcAttr = procAttr(syscall.SIGTERM)
+		if _, err := h.supervisor.WrapSandboxed(cmd, h.sandbox); err != nil {
+			return result{}, fmt.Errorf("%w: not started: %w", ErrFailed, err)
+		}
+	case h.supervisor != nil && runnable:
 		// The supervisor gets SIGTERM when the host dies, and then ends
 		// the hook's tree.
 		cmd.SysProcAttr = procAttr(syscall.SIGTERM)
