@@ -28,8 +28,9 @@ func supervise(extra int, path string, argv []string, sb *Sandbox) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// Without it (a kernel older than 3.4) the sweep still finds every
-	// descendant whose parent is in the tree, as before.
-	_ = becomeSubreaper()
+	// descendant whose parent is in the tree, as before, and runs after
+	// every child: what is left cannot be told from the children here.
+	subreaper := becomeSubreaper() == nil
 
 	files := make([]*os.File, extra)
 	for i := range files {
@@ -74,7 +75,7 @@ func supervise(extra int, path string, argv []string, sb *Sandbox) int {
 		// Nothing left (the common case for a hook) costs no sweep. (The
 		// child's group is probed too: where there is no subreaper, its
 		// members are orphaned to init, not to the supervisor.)
-		if end.left || syscall.Kill(-child, 0) == nil {
+		if !subreaper || end.left || syscall.Kill(-child, 0) == nil {
 			terminateBy(sweep, Grace)
 		}
 		return end.status
