@@ -33,7 +33,10 @@
 // would outlive a SIGKILLed host. A Supervisor closes that gap: the child is
 // started through a small supervisor process (the host binary re-executed,
 // see MaybeSupervise) that gets SIGTERM when the host dies and then ends
-// the child's whole tree. Library users get the tree kill on Close; a
+// the child's whole tree. The supervisor is the child subreaper of that
+// tree (Linux): a descendant that started a session of its own and whose
+// parent exited is reparented to it rather than to init, so the tree it
+// ends, when the child exits and when the host dies, is every descendant. Library users get the tree kill on Close; a
 // program that calls MaybeSupervise first thing in main can use Self as
 // its supervisor too.
 package childproc

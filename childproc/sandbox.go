@@ -254,11 +254,15 @@ func measureSandbox(sb *Sandbox) int {
 // commandPaths are the paths a command needs to read to run: its
 // executable (as found and with links resolved) with its installation, and
 // each argument that names an existing file (a script) with its package.
+// A pinned copy passed as a descriptor (/proc/self/fd/N, OpenPinned's
+// memfd) gets nothing: the name means the child's descriptor, not what
+// this process's descriptor N resolves to, and the kernel does not check
+// a memfd against path rules.
 func commandPaths(cmd *exec.Cmd) []string {
 	var out []string
 	add := func(p string, installed func(string) []string) {
 		p = absUnder(cmd.Dir, p)
-		if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(p) || strings.HasPrefix(p, "/proc/self/fd/") {
 			return
 		}
 		for _, q := range []string{p, resolved(p)} {

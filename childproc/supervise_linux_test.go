@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/proctest"
 )
 
 func TestRunnable(t *testing.T) {
@@ -83,35 +85,44 @@ func TestSuperviseArgsRejects(t *testing.T) {
 	}
 }
 
-// TestSuperviseEndsLeftovers runs the supervisor in-process on a shell that
-// leaves a background sleep behind: the sleep must be gone when supervise
-// returns, and the shell's exit status comes back.
+// TestSuperviseEndsLeftovers runs the supervisor on a shell that leaves a
+// process behind: the process must be gone when the supervisor exits, and
+// the shell's exit status comes back. The orphan in a session of its own
+// (its parent, a subshell, exited before the shell) is found only because
+// the supervisor is its subreaper: a sweep of the supervisor's session
+// and of its members' descendants missed it.
 func TestSuperviseEndsLeftovers(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	script := "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > " + pidfile + "; exit 3"
-	// The test process is not a session leader, so the sweep by session
-	// would not find the sleep: run the supervisor as its own process.
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "CHILDPROC_SUPERVISE_HELPER=1", "CHILDPROC_SCRIPT="+script)
-	cmd.SysProcAttr = Attr(9)
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
-		t.Fatalf("supervisor: %v, want exit status 3", err)
+	tests := []struct {
+		name   string
+		script string // leaves a process behind, writes its pid to $PIDFILE
+		setsid bool
+	}{
+		{"background job", `sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE"; exit 3`, false},
+		{"orphan in a session of its own",
+			`( setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE" ); exit 3`, true},
 	}
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Reaping is not the supervisor's job (the orphan's new parent does
-	// it): a zombie is gone.
-	if _, state, ok := procSession(pid); ok && state != 'Z' {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("the shell's background sleep (pid %d) outlived the supervisor", pid)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath("setsid"); tt.setsid && err != nil {
+				t.Skip("no setsid program (util-linux)")
+			}
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			// The test process is not a session leader, so the sweep by
+			// session would not find the sleep: run the supervisor as its
+			// own process.
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "CHILDPROC_SUPERVISE_HELPER=1", "CHILDPROC_SCRIPT="+tt.script, "PIDFILE="+pidfile)
+			cmd.SysProcAttr = Attr(9)
+			err := cmd.Run()
+			var exitErr *exec.ExitError
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+				t.Fatalf("supervisor: %v, want exit status 3", err)
+			}
+			pid := proctest.ReadPid(t, pidfile)
+			// The supervisor ended the tree before it exited: the SIGKILL
+			// may still be on its way, hence the short bounded wait.
+			proctest.WaitGone(t, "the shell's leftover", pid, 2*time.Second)
+		})
 	}
 }
 

@@ -22,18 +22,25 @@ func TerminateTree(pid int, grace time.Duration) {
 // cannot be listed), polls until it is empty or grace passes, and then
 // SIGKILLs whatever is left.
 func terminate(sid, pgid int, grace time.Duration) {
-	if signalTree(sid, pgid, syscall.SIGTERM) == 0 {
+	terminateBy(func(sig syscall.Signal) int { return signalTree(sid, pgid, sig) }, grace)
+}
+
+// terminateBy ends the tree that signal reaches (it sends sig to every
+// member and returns how many it found): SIGTERM, up to grace for the tree
+// to empty, then SIGKILL.
+func terminateBy(signal func(syscall.Signal) int, grace time.Duration) {
+	if signal(syscall.SIGTERM) == 0 {
 		return
 	}
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		if signalTree(sid, pgid, 0) == 0 {
+		if signal(0) == 0 {
 			return
 		}
 	}
 	for pass := 0; pass < 10; pass++ {
-		if signalTree(sid, pgid, syscall.SIGKILL) == 0 {
+		if signal(syscall.SIGKILL) == 0 {
 			return
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Attr is the SysProcAttr of a child the host owns: a session of its own
@@ -48,6 +50,25 @@ func KillTree(pid int) {
 // session covers it).
 func signalTree(sid, _ int, sig syscall.Signal) int {
 	return signalMembers(func(st stat) bool { return st.sid == sid }, sig)
+}
+
+// signalSupervised sends sig to the tree of the supervisor self: its
+// children (the supervised child, and every orphan of the child's tree,
+// which the kernel reparents to the supervisor, a child subreaper), the
+// members of its session when it leads one and of the child's process
+// group (which cover the tree where the supervisor could not become a
+// subreaper), and every descendant of theirs, and returns how many it
+// found.
+func signalSupervised(self, child int, sig syscall.Signal) int {
+	return signalMembers(func(st stat) bool { return st.ppid == self || st.sid == self || st.pgrp == child }, sig)
+}
+
+// becomeSubreaper makes this process (the supervisor) the child subreaper
+// of its tree: a descendant orphaned there (one that started a session of
+// its own and whose parent exited) is reparented to it instead of init, so
+// it stays in the tree the supervisor ends.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // signalGroupTree is signalTree for the members of process group pgid.

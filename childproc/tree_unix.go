@@ -22,6 +22,13 @@ func signalTree(_, pgid int, sig syscall.Signal) int {
 	return 1
 }
 
+// signalSupervised sends sig to the supervised child's process group: a
+// descendant that left it is not found here.
+func signalSupervised(_, child int, sig syscall.Signal) int { return signalTree(0, child, sig) }
+
+// becomeSubreaper: there are no child subreapers here.
+func becomeSubreaper() error { return nil }
+
 // signalGroupTree sends sig to process group pgid and reports whether it
 // had members.
 func signalGroupTree(pgid int, sig syscall.Signal) int { return signalTree(0, pgid, sig) }

@@ -180,6 +180,12 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 	}
 	cfg.expandServe(field)
 	expandSandbox("sandbox", &cfg.Sandbox, field)
+	hookSandboxes(&cfg.Hooks, func(key string, sb *Sandbox) { expandSandbox(key, sb, field) })
+	for _, name := range sortedKeys(cfg.Sources) {
+		if src := cfg.Sources[name]; src != nil && src.Sandbox != nil {
+			expandSandbox(childKey(childKey("sources", name), "sandbox"), src.Sandbox, field)
+		}
+	}
 	field("observability.endpoint", &cfg.Observability.Endpoint)
 	expandMapValues("observability.headers", cfg.Observability.Headers, field)
 }

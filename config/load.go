@@ -60,13 +60,17 @@ func (c *Config) resolvePaths(dir string) {
 		}
 		s.Cwd = rel(s.Cwd)
 		if s.Sandbox != nil {
-			s.Sandbox.resolvePaths(rel)
+			s.Sandbox.ResolvePaths(rel)
 		}
 	}
-	c.Sandbox.resolvePaths(rel)
+	c.Sandbox.ResolvePaths(rel)
+	hookSandboxes(&c.Hooks, func(_ string, sb *Sandbox) { sb.ResolvePaths(rel) })
 	for _, src := range c.Sources {
 		if src != nil {
 			src.Plugin = rel(src.Plugin)
+			if src.Sandbox != nil {
+				src.Sandbox.ResolvePaths(rel)
+			}
 		}
 	}
 	c.Serve.TLS.Cert, c.Serve.TLS.Key, c.Serve.TLS.ClientCA = rel(c.Serve.TLS.Cert), rel(c.Serve.TLS.Key), rel(c.Serve.TLS.ClientCA)

@@ -2,58 +2,23 @@ package config
 
 import (
 	"fmt"
-	"math"
-	"net"
 	"net/netip"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/hooks"
 )
 
 // Sandbox confines the stdio servers it applies to: the top-level sandbox
 // is every stdio server's default, and a server's own sandbox block
-// replaces the settings it names (docs/config.md, "sandbox"). Off unless
-// Mode is enforce.
-type Sandbox struct {
-	// Mode is enforce or off (the default).
-	Mode string `json:"mode" yaml:"mode"`
-	// Filesystem grants paths beyond what every server gets (the
-	// system's libraries and configuration, the server's own command and
-	// its package, its cwd for writing).
-	Filesystem SandboxFilesystem `json:"filesystem" yaml:"filesystem"`
-	// Network is none (the default under enforce), loopback or allow.
-	Network string `json:"network" yaml:"network"`
-	// Connect lists host:port destinations: required under loopback
-	// (loopback hosts only), optional under allow. The kernel enforces the
-	// ports (Landlock), not the hosts.
-	Connect []string `json:"connect" yaml:"connect"`
-	// Limits are resource limits; zero means not limited.
-	Limits SandboxLimits `json:"limits" yaml:"limits"`
-}
-
-// SandboxFilesystem lists paths (files or folders: a folder grants its
-// whole tree), with ${VAR} expanded and relative paths taken from the
-// configuration file's folder.
-type SandboxFilesystem struct {
-	Read  []string `json:"read" yaml:"read"`
-	Write []string `json:"write" yaml:"write"`
-}
-
-// SandboxLimits are per-process resource limits.
-type SandboxLimits struct {
-	// AddressSpace is a size such as "4GiB" (RLIMIT_AS).
-	AddressSpace string `json:"addressSpace" yaml:"addressSpace"`
-	// OpenFiles bounds open descriptors per process (RLIMIT_NOFILE).
-	OpenFiles int64 `json:"openFiles" yaml:"openFiles"`
-	// Processes bounds processes and threads (RLIMIT_NPROC; as root a
-	// pids cgroup of the server's tree).
-	Processes int64 `json:"processes" yaml:"processes"`
-	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU).
-	CPUSeconds int64 `json:"cpuSeconds" yaml:"cpuSeconds"`
-}
+// replaces the settings it names (docs/config.md, "sandbox"). A plugin
+// source's and a hook's own block confine that child. Off unless Mode is
+// enforce. The schema is childproc's, so that package hooks can carry it.
+type (
+	Sandbox           = childproc.SandboxConfig
+	SandboxFilesystem = childproc.SandboxFilesystem
+	SandboxLimits     = childproc.SandboxLimits
+)
 
 // Sandbox modes and networks.
 const (
@@ -111,60 +76,15 @@ func (c *Config) ServerSandbox(name string) Sandbox {
 	return out
 }
 
-// Enforced reports whether the sandbox is on.
-func (s Sandbox) Enforced() bool { return s.Mode == SandboxEnforce }
-
-// Child is the kernel sandbox of a server whose working folder is cwd (""
-// when it has none): nil when the mode is off. Write gains cwd. The
-// sandbox must have been validated.
-func (s Sandbox) Child(cwd string) (*childproc.Sandbox, error) {
-	if !s.Enforced() {
-		return nil, nil
+// SourceSandbox is the sandbox of the named plugin source: its own block
+// only (off when it has none). The top-level sandbox is the stdio servers'
+// default and does not apply: a credential plugin needs its secret store's
+// path (and often the network), which a server's default would refuse.
+func (c *Config) SourceSandbox(name string) Sandbox {
+	if src := c.Sources[name]; src != nil && src.Sandbox != nil {
+		return *src.Sandbox
 	}
-	out := &childproc.Sandbox{Network: childproc.Network(s.Network)}
-	if out.Network == "" {
-		out.Network = childproc.NetworkNone
-	}
-	abs := func(list []string) ([]string, error) {
-		res := make([]string, 0, len(list))
-		for _, p := range list {
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return nil, fmt.Errorf("sandbox path %q: %w", p, err)
-			}
-			res = append(res, a)
-		}
-		return res, nil
-	}
-	var err error
-	if out.Read, err = abs(s.Filesystem.Read); err != nil {
-		return nil, err
-	}
-	write := s.Filesystem.Write
-	if cwd != "" {
-		write = append(slices.Clone(write), cwd)
-	}
-	if out.Write, err = abs(write); err != nil {
-		return nil, err
-	}
-	for _, c := range s.Connect {
-		_, port, err := parseConnect(c)
-		if err != nil {
-			return nil, err
-		}
-		out.Ports = append(out.Ports, port)
-	}
-	slices.Sort(out.Ports)
-	out.Ports = slices.Compact(out.Ports)
-	if s.Limits.AddressSpace != "" {
-		if out.Limits.AddressSpace, err = ParseSize(s.Limits.AddressSpace); err != nil {
-			return nil, err
-		}
-	}
-	out.Limits.OpenFiles = uint64(max(0, s.Limits.OpenFiles))
-	out.Limits.Processes = uint64(max(0, s.Limits.Processes))
-	out.Limits.CPUSeconds = uint64(max(0, s.Limits.CPUSeconds))
-	return out, nil
+	return Sandbox{}
 }
 
 // validateSandbox checks one sandbox block (key is its path).
@@ -181,7 +101,7 @@ func validateSandbox(p *problems, key string, s *Sandbox) {
 	}
 	for i, c := range s.Connect {
 		ckey := indexKey(childKey(key, "connect"), i)
-		host, _, err := parseConnect(c)
+		host, _, err := childproc.ParseConnect(c)
 		if err != nil {
 			p.add(ckey, err.Error())
 			continue
@@ -243,25 +163,47 @@ func (c *Config) validateSandboxes(p *problems) {
 		if srv == nil || srv.Command == "" {
 			continue
 		}
-		s := c.ServerSandbox(name)
-		if s.Enforced() && s.Network == SandboxNetworkLoopback && len(s.Connect) == 0 {
-			p.add(childKey(childKey(childKey("mcpServers", name), "sandbox"), "connect"),
-				"network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)")
+		validateLoopback(p, childKey(childKey("mcpServers", name), "sandbox"), c.ServerSandbox(name))
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		src := c.Sources[name]
+		if src == nil || src.Sandbox == nil {
+			continue
+		}
+		key := childKey(childKey("sources", name), "sandbox")
+		validateSandbox(p, key, src.Sandbox)
+		validateLoopback(p, key, *src.Sandbox)
+	}
+	hookSandboxes(&c.Hooks, func(key string, sb *Sandbox) {
+		validateSandbox(p, key, sb)
+		validateLoopback(p, key, *sb)
+	})
+}
+
+// hookSandboxes calls fn with the key and block of every hook that has a
+// sandbox block ("hooks.PreToolUse[0].hooks[1].sandbox").
+func hookSandboxes(cfg *hooks.Config, fn func(key string, sb *Sandbox)) {
+	for _, ev := range []struct {
+		name   string
+		groups []hooks.Group
+	}{{hooks.EventPreToolUse, cfg.PreToolUse}, {hooks.EventPostToolUse, cfg.PostToolUse}, {hooks.EventPermissionRequest, cfg.PermissionRequest}} {
+		for gi, g := range ev.groups {
+			for hi, h := range g.Hooks {
+				if h.Sandbox != nil {
+					fn(fmt.Sprintf("hooks.%s[%d].hooks[%d].sandbox", ev.name, gi, hi), h.Sandbox)
+				}
+			}
 		}
 	}
 }
 
-// parseConnect splits a host:port destination.
-func parseConnect(s string) (string, uint16, error) {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" {
-		return "", 0, fmt.Errorf("want host:port, such as 127.0.0.1:5432")
+// validateLoopback checks what a sandbox that applies to a child makes
+// together: network loopback needs its destinations.
+func validateLoopback(p *problems, key string, s Sandbox) {
+	if s.Enforced() && s.Network == SandboxNetworkLoopback && len(s.Connect) == 0 {
+		p.add(childKey(key, "connect"),
+			"network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)")
 	}
-	n, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || n == 0 {
-		return "", 0, fmt.Errorf("port must be between 1 and 65535")
-	}
-	return host, uint16(n), nil
 }
 
 func isLoopbackHost(h string) bool {
@@ -272,47 +214,5 @@ func isLoopbackHost(h string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-// sizeUnits are ParseSize's units, as powers of two.
-var sizeUnits = map[string]uint{
-	"": 0, "b": 0,
-	"k": 10, "kb": 10, "kib": 10,
-	"m": 20, "mb": 20, "mib": 20,
-	"g": 30, "gb": 30, "gib": 30,
-	"t": 40, "tb": 40, "tib": 40,
-}
-
-// ParseSize reads a byte count: a whole number with an optional unit, B,
-// KiB, MiB, GiB, TiB (powers of 1024; K, M, G, T and KB, MB, GB, TB are
-// read as the same), case-insensitive, spaces allowed before the unit.
-func ParseSize(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("want a size such as 512MiB or 4GiB")
-	}
-	n, err := strconv.ParseUint(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size is too large")
-	}
-	sh, ok := sizeUnits[strings.ToLower(strings.TrimSpace(t[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("unknown size unit (use B, KiB, MiB, GiB or TiB)")
-	}
-	if n > math.MaxUint64>>sh {
-		return 0, fmt.Errorf("size is too large")
-	}
-	return n << sh, nil
-}
-
-// resolvePaths makes the sandbox's relative paths relative to the
-// configuration file's folder (rel).
-func (s *Sandbox) resolvePaths(rel func(string) string) {
-	for _, list := range [][]string{s.Filesystem.Read, s.Filesystem.Write} {
-		for i := range list {
-			list[i] = rel(list[i])
-		}
-	}
-}
+// ParseSize reads a byte count (childproc.ParseSize).
+func ParseSize(s string) (uint64, error) { return childproc.ParseSize(s) }

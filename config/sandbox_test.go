@@ -44,6 +44,13 @@ func TestSandboxValidation(t *testing.T) {
 		{"url server", "mcpServers:\n  s: {url: 'https://example.com/mcp', sandbox: {mode: enforce}}\n", []string{
 			"cfg.yaml: mcpServers.s.sandbox: only applies to servers started with command",
 		}},
+		{"source", "sources:\n  vault: {plugin: ./p, sha256: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, sandbox: {mode: enforce, network: loopback, filesystem: {read: ['']}}}\n", []string{
+			"cfg.yaml: sources.vault.sandbox.filesystem.read[0]: must be a path",
+			"cfg.yaml: sources.vault.sandbox.connect: network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)",
+		}},
+		{"hook", "hooks:\n  PreToolUse:\n    - hooks: [{type: command, command: x, sandbox: {mode: on, network: loopback}}]\n", []string{
+			"cfg.yaml: hooks.PreToolUse[0].hooks[0].sandbox.mode: must be enforce or off",
+		}},
 		{"unknown key", "sandbox: {filesystem: {exec: [a]}}\n", []string{
 			"cfg.yaml: sandbox.filesystem.exec: unknown key (valid keys: read, write)",
 		}},
@@ -81,6 +88,12 @@ mcpServers:
       filesystem: {read: ['${DATA}/in']}
       limits: {openFiles: 64}
   off: {command: c, sandbox: {mode: off}}
+sources:
+  plain: {plugin: ./p, sha256: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}
+  vault:
+    plugin: ./p
+    sha256: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+    sandbox: {mode: enforce, filesystem: {read: ['${DATA}/secrets', store]}}
 `)
 	cfg, err := Load(path)
 	if err != nil {
@@ -109,10 +122,25 @@ mcpServers:
 	if !sandboxEqual(own, want) {
 		t.Errorf("own: %+v, want %+v", own, want)
 	}
+	// Sources: their own block only, never the servers' default.
+	if sb, err := cfg.SourceSandbox("plain").Child(""); err != nil || sb != nil {
+		t.Errorf("source without a block: %+v, %v; want no sandbox", sb, err)
+	}
+	vault, err := cfg.SourceSandbox("vault").Child("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = &childproc.Sandbox{Read: []string{"/srv/data/secrets", filepath.Join(dir, "store")}, Write: []string{}, Network: childproc.NetworkNone}
+	if !sandboxEqual(vault, want) {
+		t.Errorf("vault: %+v, want %+v", vault, want)
+	}
 	if off, err := cfg.ServerSandbox("off").Child(""); err != nil || off != nil {
 		t.Errorf("off: %+v, %v; want no sandbox", off, err)
 	}
 	// Nothing configured: off.
+	if sb, err := (&Config{}).SourceSandbox("x").Child(""); err != nil || sb != nil {
+		t.Errorf("source default: %+v, %v; want no sandbox", sb, err)
+	}
 	if sb, err := (&Config{}).ServerSandbox("x").Child(""); err != nil || sb != nil {
 		t.Errorf("default: %+v, %v; want no sandbox", sb, err)
 	}

@@ -237,6 +237,10 @@ type Source struct {
 	// Timeouts; zero means the default.
 	StartTimeout time.Duration `json:"startTimeout" yaml:"startTimeout"`
 	CallTimeout  time.Duration `json:"callTimeout" yaml:"callTimeout"`
+	// Sandbox confines the plugin process (and whatever it runs) when its
+	// mode is enforce; the top-level sandbox, the stdio servers' default,
+	// does not apply to plugins (see Config.SourceSandbox).
+	Sandbox *Sandbox `json:"sandbox" yaml:"sandbox"`
 }
 
 // Binding says which value fills which secure parameter of which tools.

@@ -19,11 +19,12 @@ import (
 // TestChildrenOfChildrenDieWithHost: a stdio server, or a credential
 // plugin's command, that starts a process of its own (sh -c 'sleep 300 &
 // ...') leaves nothing behind, whether agenthost exits normally or is
-// SIGKILLed. The test never kills agenthost's process group itself, so
+// SIGKILLed; nor does a hook whose child calls setsid (and, on a normal
+// exit, is left running when the hook exits). The test never kills agenthost's process group itself, so
 // nothing but agenthost (and its supervisor) can end the grandchild.
 func TestChildrenOfChildrenDieWithHost(t *testing.T) {
 	t.Parallel()
-	for _, owner := range []string{"stdio server", "plugin"} {
+	for _, owner := range []string{"stdio server", "plugin", "hook"} {
 		for _, kill := range []bool{false, true} {
 			name := owner + "/normal exit"
 			if kill {
@@ -31,16 +32,17 @@ func TestChildrenOfChildrenDieWithHost(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				orphanRun(t, owner == "plugin", kill)
+				orphanRun(t, owner, kill)
 			})
 		}
 	}
 }
 
 // orphanRun runs one call through agenthost whose server (or plugin
-// command) has started a background sleep, ends agenthost normally or by
-// SIGKILL, and waits for the sleep to be gone.
-func orphanRun(t *testing.T, plugin, kill bool) {
+// command, or PreToolUse hook) has started a background sleep, ends
+// agenthost normally or by SIGKILL, and waits for the sleep to be gone.
+func orphanRun(t *testing.T, owner string, kill bool) {
+	plugin := owner == "plugin"
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "grandchild.pid")
 	record := filepath.Join(dir, "record.jsonl")
@@ -53,7 +55,21 @@ func orphanRun(t *testing.T, plugin, kill bool) {
 	})
 	cfg := obj{}
 	tool := "fine"
-	if plugin {
+	switch {
+	case owner == "hook":
+		if _, err := exec.LookPath("setsid"); err != nil {
+			t.Skip("no setsid program (util-linux)")
+		}
+		// The sleep leads a session of its own; on a normal exit the hook
+		// leaves it running, orphaned.
+		answer := `echo '{}'`
+		if kill {
+			answer = "exec sleep 60" // the call waits for the hook
+		}
+		script := ftScript(t, dir, "hook.sh", "setsid "+spawnSleep+"\n"+answer+"\n")
+		cfg["mcpServers"] = obj{"srv": stdioServer(tools, record)}
+		cfg["hooks"] = obj{"PreToolUse": []obj{{"matcher": "mcp__srv__.*", "hooks": []obj{{"type": "command", "command": script}}}}}
+	case plugin:
 		tool = "secure"
 		answer := `echo '{"Version": 1, "Value": "plugin-token"}'`
 		if kill {
@@ -63,7 +79,7 @@ func orphanRun(t *testing.T, plugin, kill bool) {
 		cfg["mcpServers"] = obj{"srv": stdioServer(tools, record)}
 		cfg["sources"] = obj{"vault": ftPluginSource(t, ftBins(t).credExec, obj{"command": []string{script}, "timeout": "1m"})}
 		cfg["bindings"] = []obj{{"server": "srv", "params": obj{"token": obj{"source": "vault", "ref": "orders/token"}}}}
-	} else {
+	default:
 		if kill {
 			tool = "stall"
 		}
@@ -91,7 +107,7 @@ func orphanRun(t *testing.T, plugin, kill bool) {
 	pid := waitPidfile(t, pidfile, exited)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if kill {
-		if !plugin {
+		if owner == "stdio server" {
 			// The call is in flight once the server has recorded it.
 			waitFor(t, 20*time.Second, "the server to receive the call", func() bool {
 				b, _ := os.ReadFile(record)
@@ -159,4 +175,28 @@ func processAlive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// TestSupervisorSkipsTheCLIInitializers: agenthost started as a supervisor
+// (once per hook call) runs its child before the CLI's heavy packages
+// initialize (package childproc/supervisor): the JSON Schema compiler's
+// initializer alone took several milliseconds on every hook call.
+func TestSupervisorSkipsTheCLIInitializers(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(agenthostBin, "__agenthost-supervise", "0", "/bin/sh", "sh", "-c", "exit 7")
+	cmd.Env = append(baseEnv(t), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
+		t.Fatalf("supervisor: %v, want exit status 7\n%s", err, &stderr)
+	}
+	if !strings.Contains(stderr.String(), "init runtime @") {
+		t.Fatalf("no init trace (GODEBUG=inittrace=1 ignored?):\n%s", &stderr)
+	}
+	for _, heavy := range []string{"github.com/santhosh-tekuri/jsonschema", "github.com/agenthost/agenthost/host"} {
+		if strings.Contains(stderr.String(), "init "+heavy) {
+			t.Errorf("the supervisor initialized %s before it ran its child", heavy)
+		}
+	}
 }

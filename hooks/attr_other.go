@@ -4,4 +4,4 @@ package hooks
 
 import "syscall"
 
-func procAttr() *syscall.SysProcAttr { return nil }
+func procAttr(syscall.Signal) *syscall.SysProcAttr { return nil }

@@ -7,9 +7,12 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/childproc"
 )
 
 // BenchmarkPreTrivialHook is the overhead a trivial PreToolUse hook adds
@@ -66,6 +69,38 @@ func BenchmarkPreTrivialHook(b *testing.B) {
 			}
 		})
 	})
+	// "supervised" and "supervised-pinned": the same two hooks under a
+	// supervisor, as the agenthost CLI runs them: one more process start
+	// per call (the supervisor), which starts the hook and ends its tree.
+	// The supervisor is the agenthost binary in $AGENTHOST_BENCH_BIN when
+	// that is set (as package bench's benchmarks take it), else this test
+	// binary.
+	sup := testSupervisor
+	if dir := os.Getenv("AGENTHOST_BENCH_BIN"); dir != "" {
+		sup = &childproc.Supervisor{Path: filepath.Join(dir, "agenthost")}
+	}
+	for _, tc := range []struct {
+		name string
+		hook Hook
+	}{
+		{"supervised", Hook{Type: "command", Command: p}},
+		{"supervised-pinned", Hook{Type: "command", Command: p, SHA256: hex.EncodeToString(sum[:])}},
+	} {
+		supervised, err := New(Config{PreToolUse: []Group{{Matcher: "mcp__.*", Hooks: []Hook{tc.hook}}}}, Options{Dir: dir, Supervisor: sup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			if sup == nil {
+				b.Skip("no supervisor on this system")
+			}
+			median(b, func() {
+				if v := supervised.Pre(ctx, call); v.Decision != DecisionAllow {
+					b.Fatalf("verdict %+v", v)
+				}
+			})
+		})
+	}
 	b.Run("bare", func(b *testing.B) {
 		median(b, func() {
 			cmd := exec.Command(p)

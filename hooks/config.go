@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/childproc"
 )
 
 // Config is the hooks section of the configuration, in the shape of Claude
@@ -59,6 +61,12 @@ type Hook struct {
 	// Approver is the identity a PermissionRequest hook votes as
 	// (required there, unused elsewhere). agenthost addition.
 	Approver string `json:"approver" yaml:"approver"`
+	// Sandbox confines the hook and everything it starts, in the schema of
+	// a server's sandbox block, when its mode is enforce; it needs a
+	// supervisor (Options.Supervisor), and a hook whose sandbox cannot be
+	// applied fails (and denies). The top-level sandbox does not apply to
+	// hooks. agenthost addition.
+	Sandbox *childproc.SandboxConfig `json:"sandbox" yaml:"sandbox"`
 }
 
 // DefaultTimeout bounds a hook without a timeout (Claude Code's default).

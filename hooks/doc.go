@@ -16,7 +16,12 @@
 // Hooks run as child processes with the child environment of package
 // childproc (the host's API keys never reach them), in a process group of
 // their own; their whole tree (childproc.KillGroupTree) is killed on
-// timeout, and after they exit when anything of their group is left. A
+// timeout, and after they exit when anything of their group is left. With
+// a supervisor (Options.Supervisor, the agenthost CLI's) a hook runs under
+// it, which ends the hook's whole tree when the hook exits and when the
+// host dies, also what called setsid and lost its parent. A hook with a
+// sandbox block (Hook.Sandbox) runs only under a supervisor, which applies
+// the sandbox before it starts the hook (childproc.Supervisor.WrapSandboxed). A
 // command run directly is resolved once (childproc.LookPath), and a pinned
 // one runs from the sealed copy of the bytes that were hashed
 // (childproc.OpenPinned).

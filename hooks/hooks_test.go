@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/childproc"
 )
 
 func TestMatcher(t *testing.T) {
@@ -299,9 +301,17 @@ func script(t testing.TB, dir, name, body string) string {
 	return p
 }
 
+// newRunner compiles cfg with the tests' supervisor (testSupervisor).
 func newRunner(t *testing.T, cfg Config, dir string) *Runner {
 	t.Helper()
-	r, err := New(cfg, Options{Dir: dir, Getenv: func(k string) string {
+	return newRunnerWith(t, cfg, dir, testSupervisor)
+}
+
+// newRunnerWith compiles cfg with supervisor (nil: none, as for an
+// embedder without one).
+func newRunnerWith(t *testing.T, cfg Config, dir string, supervisor *childproc.Supervisor) *Runner {
+	t.Helper()
+	r, err := New(cfg, Options{Dir: dir, Supervisor: supervisor, Getenv: func(k string) string {
 		return map[string]string{"PATH": os.Getenv("PATH"), "OPENAI_API_KEY": "sk-canary-host-secret"}[k]
 	}})
 	if err != nil {
@@ -347,16 +357,25 @@ func TestPreRuns(t *testing.T) {
 		{"pin ok", pre(pinned, func(h *Hook) { h.SHA256 = pin }), call, DecisionDeny, "pinned says no", nil},
 		{"pin mismatch", pre(pinned, func(h *Hook) { h.SHA256 = strings.Repeat("0", 64) }), call, DecisionDeny, "", ErrPinMismatch},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v := newRunner(t, tt.cfg, dir).Pre(context.Background(), tt.call)
-			if !errors.Is(v.Failure, tt.wantErr) || (tt.wantErr == nil) != (v.Failure == nil) {
-				t.Fatalf("failure = %v, want %v", v.Failure, tt.wantErr)
-			}
-			if v.Decision != tt.want || v.Reason != tt.reason {
-				t.Fatalf("got (%q, %q), want (%q, %q)", v.Decision, v.Reason, tt.want, tt.reason)
-			}
-		})
+	// The same answers with and without a supervisor.
+	for _, mode := range []struct {
+		name       string
+		supervisor *childproc.Supervisor
+	}{{"supervised", testSupervisor}, {"unsupervised", nil}} {
+		if mode.supervisor == nil && mode.name == "supervised" {
+			continue // no supervisor on this system
+		}
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				v := newRunnerWith(t, tt.cfg, dir, mode.supervisor).Pre(context.Background(), tt.call)
+				if !errors.Is(v.Failure, tt.wantErr) || (tt.wantErr == nil) != (v.Failure == nil) {
+					t.Fatalf("failure = %v, want %v", v.Failure, tt.wantErr)
+				}
+				if v.Decision != tt.want || v.Reason != tt.reason {
+					t.Fatalf("got (%q, %q), want (%q, %q)", v.Decision, v.Reason, tt.want, tt.reason)
+				}
+			})
+		}
 	}
 
 	// What the ask hook read: Claude Code's input, secure names only, and

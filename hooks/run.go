@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agenthost/agenthost/childproc"
@@ -24,6 +26,13 @@ type Options struct {
 	// Getenv reads the host's environment for the basic variables a hook
 	// inherits; nil means os.Getenv.
 	Getenv func(string) string
+	// Supervisor, when set, runs every hook under a supervisor process
+	// (childproc.Supervisor) that ends the hook's whole tree when the hook
+	// exits and when the host dies, even by SIGKILL, including what called
+	// setsid and lost its parent. Without it the hook's tree is killed by
+	// the host (childproc.KillGroupTree), which cannot find such an
+	// orphan, nor act once the host is killed.
+	Supervisor *childproc.Supervisor
 }
 
 // Runner runs configured hooks. Safe for concurrent use.
@@ -32,6 +41,7 @@ type Runner struct {
 	dir                   string
 	cwd                   string
 	getenv                func(string) string
+	supervisor            *childproc.Supervisor
 }
 
 type group struct {
@@ -45,6 +55,10 @@ type hook struct {
 	timeout time.Duration
 	env     []string
 	sum     []byte // the decoded SHA256 pin, nil when none
+	// supervisor, when set, runs the hook (Options.Supervisor).
+	supervisor *childproc.Supervisor
+	// sandbox, when set, confines the hook (Hook.Sandbox).
+	sandbox *childproc.Sandbox
 }
 
 // New compiles cfg. It fails when cfg does not validate.
@@ -52,7 +66,7 @@ func New(cfg Config, opts Options) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
-	r := &Runner{dir: opts.Dir, getenv: opts.Getenv}
+	r := &Runner{dir: opts.Dir, getenv: opts.Getenv, supervisor: opts.Supervisor}
 	if r.getenv == nil {
 		r.getenv = os.Getenv
 	}
@@ -63,24 +77,38 @@ func New(cfg Config, opts Options) (*Runner, error) {
 	if abs, err := filepath.Abs(r.cwd); err == nil {
 		r.cwd = abs
 	}
-	r.pre = r.compile(cfg.PreToolUse)
-	r.post = r.compile(cfg.PostToolUse)
-	r.permission = r.compile(cfg.PermissionRequest)
+	var err error
+	if r.pre, err = r.compile(cfg.PreToolUse); err != nil {
+		return nil, err
+	}
+	if r.post, err = r.compile(cfg.PostToolUse); err != nil {
+		return nil, err
+	}
+	if r.permission, err = r.compile(cfg.PermissionRequest); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-func (r *Runner) compile(groups []Group) []group {
+func (r *Runner) compile(groups []Group) ([]group, error) {
 	out := make([]group, 0, len(groups))
 	for _, g := range groups {
 		m, _ := compileMatcher(g.Matcher) // validated
 		cg := group{match: m}
 		for _, h := range g.Hooks {
-			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second))}
+			ch := &hook{Hook: h, id: h.ID, timeout: time.Duration(h.Timeout * float64(time.Second)), supervisor: r.supervisor}
 			if h.SHA256 != "" {
 				ch.sum, _ = hex.DecodeString(h.SHA256) // validated
 			}
 			if ch.id == "" {
 				ch.id = defaultID(h.Command)
+			}
+			if h.Sandbox != nil {
+				sb, err := h.Sandbox.Child("")
+				if err != nil {
+					return nil, fmt.Errorf("hooks: hook %s: sandbox: %w", ch.id, err)
+				}
+				ch.sandbox = sb
 			}
 			if ch.timeout <= 0 {
 				ch.timeout = DefaultTimeout
@@ -95,7 +123,7 @@ func (r *Runner) compile(groups []Group) []group {
 		}
 		out = append(out, cg)
 	}
-	return out
+	return out, nil
 }
 
 // defaultID is the base name of the command's first word.
@@ -212,6 +240,12 @@ type result struct {
 }
 
 // run runs one hook with stdin and waits for it, at most its timeout.
+// Under a supervisor, the supervisor is the process started here (in the
+// hook's process group, which it leads); it starts the hook in a group of
+// its own, passes the pinned copy on as the hook's fd 3, ends the hook's
+// tree when the hook exits, and exits with the hook's status (128+signal
+// for a hook killed by a signal). The host's kills below reach the hook's
+// tree through the supervisor's group and its descendants.
 func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error) {
 	cmd, pinned, err := h.command(dir)
 	if err != nil {
@@ -220,13 +254,38 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 	defer pinned.Close()
 	cmd.Dir = dir
 	cmd.Env = h.env
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = procAttr(syscall.SIGKILL)
+	// The pinned copy's path (/proc/self/fd/3) means something only in the
+	// child; the copy itself was checked to be executable.
+	runnable := pinned != nil || childproc.Runnable(cmd)
+	switch {
+	case h.sandbox != nil:
+		// A sandboxed hook never runs unsandboxed: no supervisor, or a
+		// kernel that cannot apply the sandbox, fails the hook.
+		if !runnable {
+			return result{}, fmt.Errorf("%w: cannot start: %q is not an executable file", ErrFailed, h.Command)
+		}
+		cmd.SysProcAttr = procAttr(syscall.SIGTERM)
+		if _, err := h.supervisor.WrapSandboxed(cmd, h.sandbox); err != nil {
+			return result{}, fmt.Errorf("%w: not started: %w", ErrFailed, err)
+		}
+	case h.supervisor != nil && runnable:
+		// The supervisor gets SIGTERM when the host dies, and then ends
+		// the hook's tree.
+		cmd.SysProcAttr = procAttr(syscall.SIGTERM)
+		h.supervisor.Wrap(cmd)
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &limitedBuffer{max: maxOutput}
 	stderr := &limitedBuffer{max: maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the call.
 	cmd.WaitDelay = 100 * time.Millisecond
+	// The parent-death signal follows the thread that forks the child: the
+	// thread stays this goroutine's until the hook has been reaped, so the
+	// runtime cannot retire it (and kill the hook) while the hook runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return result{}, fmt.Errorf("%w: cannot start: %w", ErrFailed, err)
 	}

@@ -6,11 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/proctest"
 )
 
 // TestHookTreeEnds: what a hook starts ends with it, also a process that
@@ -36,6 +37,13 @@ func TestHookTreeEnds(t *testing.T) {
 while [ ! -s "$PIDFILE" ]; do sleep 0.01; done
 echo '{}'`,
 			10, nil},
+		// Its parent, the hook, exited: the orphan was reparented to init,
+		// out of any tree the host could find, until the supervisor became
+		// the hook's subreaper.
+		{"finished, its child in a session of its own orphaned",
+			`setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE.tmp"; mv "$PIDFILE.tmp" "$PIDFILE"
+echo '{}'`,
+			10, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,36 +57,46 @@ echo '{}'`,
 			if !errors.Is(v.Failure, tt.wantErr) || (tt.wantErr == nil) != (v.Failure == nil) {
 				t.Fatalf("failure = %v, want %v", v.Failure, tt.wantErr)
 			}
-			b, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(pid) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the hook's descendant in a session of its own (pid %d) outlived it by 5s", pid)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			pid := proctest.ReadPid(t, pidFile)
+			proctest.WaitGone(t, "the hook's descendant in a session of its own", pid, 5*time.Second)
 		})
 	}
 }
 
-// alive reports a process that exists (kill(pid, 0)) and is not a zombie
-// waiting for its new parent to reap it.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
+// TestHookTreeDiesWithTheHost SIGKILLs a host (this test binary, see
+// hostHelper) while its hook runs: the hook and its child in a session of
+// its own must go too. The hook died with the host (its parent-death
+// signal), but its child did not, until hooks ran under the supervisor,
+// which learns of the host's death and ends the tree.
+func TestHookTreeDiesWithTheHost(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid program (util-linux) to start a session with")
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+	dir := t.TempDir()
+	hookPid, childPid := filepath.Join(dir, "hook.pid"), filepath.Join(dir, "child.pid")
+	command := `echo $$ > "` + hookPid + `.tmp"; mv "` + hookPid + `.tmp" "` + hookPid + `"
+setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "` + childPid + `.tmp"; mv "` + childPid + `.tmp" "` + childPid + `"
+wait`
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), hostHelperEnv+"="+command)
+	var stderr strings.Builder
+	host.Stderr = &stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+	hook := proctest.ReadPid(t, hookPid)
+	child := proctest.ReadPid(t, childPid)
+	t.Cleanup(func() {
+		_ = syscall.Kill(hook, syscall.SIGKILL)
+		_ = syscall.Kill(child, syscall.SIGKILL)
+	})
+	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = host.Wait()
+	if strings.Contains(stderr.String(), "the hook ended") {
+		t.Fatalf("the hook ended before the host was killed: %s", stderr.String())
+	}
+	proctest.WaitGone(t, "the killed host's hook", hook, 5*time.Second)
+	proctest.WaitGone(t, "the killed host's hook's child in a session of its own", child, 5*time.Second)
 }

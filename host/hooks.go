@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/hooks"
 )
 
@@ -24,7 +25,8 @@ import (
 // after the result was redacted.
 
 // newHookRunner compiles the configured hooks; nil when there are none.
-func newHookRunner(cfg hooks.Config, file string) (*hooks.Runner, error) {
+// With a supervisor, every hook runs under it (hooks.Options.Supervisor).
+func newHookRunner(cfg hooks.Config, file string, supervisor *childproc.Supervisor) (*hooks.Runner, error) {
 	if cfg.Empty() {
 		return nil, nil
 	}
@@ -32,7 +34,7 @@ func newHookRunner(cfg hooks.Config, file string) (*hooks.Runner, error) {
 	if file != "" {
 		dir = filepath.Dir(file)
 	}
-	return hooks.New(cfg, hooks.Options{Dir: dir})
+	return hooks.New(cfg, hooks.Options{Dir: dir, Supervisor: supervisor})
 }
 
 // hookCall is what hooks are told of a call.

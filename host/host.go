@@ -85,11 +85,12 @@ type Options struct {
 	// must name one to validate). The factory is called on every
 	// (re)connect and must return a fresh, unstarted transport.
 	Transports map[string]TransportFactory
-	// ChildSupervisor, when set, runs every stdio server and plugin under a
-	// supervisor process that ends the child's whole process tree when the
-	// child exits, when it is stopped, and when the host dies (even by
-	// SIGKILL). Without it, Close ends each child's tree, and on Linux a
-	// child dies with the host but the processes it started may not. The
+	// ChildSupervisor, when set, runs every stdio server, plugin and hook
+	// under a supervisor process that ends the child's whole process tree
+	// when the child exits, when it is stopped, and when the host dies
+	// (even by SIGKILL). Without it, Close ends each child's tree (a hook's
+	// when the hook exits), and on Linux a child dies with the host but the
+	// processes it started may not. The
 	// agenthost CLI sets childproc.Self() (it calls childproc.MaybeSupervise
 	// first thing in main); a program embedding the host can do the same.
 	ChildSupervisor *childproc.Supervisor
@@ -245,7 +246,7 @@ func New(opts Options) (*Host, error) {
 		closeAll(plugins)
 		return nil, fmt.Errorf("host: approvals: %w", err)
 	}
-	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File)
+	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File, opts.ChildSupervisor)
 	if err != nil {
 		_ = binder.Close()
 		closeAll(plugins)

@@ -40,6 +40,13 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 			closeAll(started)
 			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
 		}
+		// A sandboxed plugin without a supervisor (or on a kernel that
+		// cannot apply it) fails to start: it never runs unsandboxed.
+		sandbox, err := cfg.SourceSandbox(name).Child("")
+		if err != nil {
+			closeAll(started)
+			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.sandbox: %v", name, err), Err: err}
+		}
 		src, err := plugins.NewSource(plugins.Options{
 			Name:         name,
 			Path:         sc.Plugin,
@@ -51,6 +58,7 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 			StartTimeout: sc.StartTimeout,
 			CallTimeout:  sc.CallTimeout,
 			Supervisor:   supervisor,
+			Sandbox:      sandbox,
 			OnRestart:    restartHook(lifecycle, name),
 		})
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -29,6 +30,8 @@ var bin struct {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary is the supervisor of the sandboxed plugins' tests.
+	childproc.MaybeSupervise()
 	os.Exit(runMain(m))
 }
 

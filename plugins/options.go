@@ -79,6 +79,16 @@ type Options struct {
 	// Linux) but the processes it started may not. See package childproc.
 	Supervisor *childproc.Supervisor
 
+	// Sandbox, when set, confines the plugin process and everything it
+	// starts (childproc.Supervisor.WrapSandboxed): it needs Supervisor, and
+	// a plugin whose sandbox cannot be applied does not start (the error
+	// wraps childproc.ErrNoSupervisor or childproc.ErrSandboxUnavailable).
+	// Its Write gains the plugin's socket directory (go-plugin's unix
+	// socket). A plugin that runs commands (agenthost-cred-exec) passes
+	// the sandbox on to them: a child inherits Landlock, seccomp and the
+	// limits.
+	Sandbox *childproc.Sandbox
+
 	// OnRestart, when set, is called (on a background goroutine, without
 	// arguments that could hold anything secret) each time the plugin is
 	// running again after a crash or a failed start: a restart. The first

@@ -43,17 +43,26 @@ var _ runner.Runner = (*processRunner)(nil)
 
 // newProcessRunner prepares cmd: no stdin, a session of its own, death
 // with the host; with a supervisor, the supervisor leads the session and
-// gets SIGTERM when the host dies, to end the plugin's whole tree.
-func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), supervisor *childproc.Supervisor) (*processRunner, error) {
+// gets SIGTERM when the host dies, to end the plugin's whole tree. With a
+// sandbox, the supervisor applies it before it starts the plugin; a
+// sandbox that cannot be applied (or no supervisor) is an error: a
+// sandboxed plugin never runs unsandboxed.
+func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), supervisor *childproc.Supervisor, sb *childproc.Sandbox) (*processRunner, error) {
 	cmd.Stdin = nil
 	// The name go-plugin logs the plugin under (and names the stderr
 	// sub-logger the Source mutes after): the configured path, not the
 	// pinned copy's or the supervisor's.
 	name := cmd.Args[0]
-	if supervisor != nil {
+	switch {
+	case sb != nil:
+		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
+		if _, err := supervisor.WrapSandboxed(cmd, sb); err != nil {
+			return nil, fmt.Errorf("plugin not started: %w", err)
+		}
+	case supervisor != nil:
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 		supervisor.Wrap(cmd)
-	} else {
+	default:
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
 	}
 	stdout, err := cmd.StdoutPipe()

@@ -29,7 +29,7 @@ func TestKillBeforePidIsKnown(t *testing.T) {
 					_ = r.Kill(context.Background())
 				}
 			}
-			r, err := newProcessRunner(exec.Command("sleep", "3600"), "", started, nil)
+			r, err := newProcessRunner(exec.Command("sleep", "3600"), "", started, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -538,7 +539,7 @@ func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, 
 	// spec.Env holds only go-plugin's variables (cookie, protocol versions,
 	// client certificate, socket dir): SkipHostEnv keeps the host's out.
 	cmd.Env = append(append([]string(nil), s.opts.Env...), spec.Env...)
-	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.Close, s.opts.Supervisor)
+	r, err := newProcessRunner(cmd, handshakeDiagnosis, exe.Close, s.opts.Supervisor, s.sandbox())
 	if err != nil {
 		exe.Close()
 		return nil, err
@@ -552,6 +553,17 @@ func (s *Source) newRunner(spec *exec.Cmd, out **processRunner) (runner.Runner, 
 	s.launching = r
 	*out = r
 	return r, nil
+}
+
+// sandbox is the plugin's sandbox with its socket directory writable (nil
+// when it has none).
+func (s *Source) sandbox() *childproc.Sandbox {
+	if s.opts.Sandbox == nil {
+		return nil
+	}
+	sb := *s.opts.Sandbox
+	sb.Write = append(slices.Clone(sb.Write), s.socketDir)
+	return &sb
 }
 
 // usePrivateCopy makes newRunner skip the memfd (tests of the portable
@@ -626,6 +638,11 @@ func (s *Source) startError(err error, tail *stderrTail) error {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		se.Reason = ErrStartTimeout
 		se.Detail = fmt.Sprintf("no handshake within %s", s.opts.StartTimeout)
+	case sandboxRefusal(err, msg) != nil:
+		// The sandbox could not be applied (no supervisor, or a kernel
+		// without what it asks for): the plugin was not started.
+		se.Reason = fmt.Errorf("%w: %w", ErrStart, sandboxRefusal(err, msg))
+		se.Detail = s.redactMessage(msg)
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		se.Reason = ErrStart
 		se.Detail = "the plugin exited before completing the go-plugin handshake"
@@ -634,6 +651,18 @@ func (s *Source) startError(err error, tail *stderrTail) error {
 		se.Detail = s.redactMessage(msg)
 	}
 	return se
+}
+
+// sandboxRefusal is the childproc sentinel of a start refused because the
+// plugin's sandbox cannot be applied, or nil. go-plugin passes the runner's
+// error on as text, so the message is checked too.
+func sandboxRefusal(err error, msg string) error {
+	for _, sentinel := range []error{childproc.ErrNoSupervisor, childproc.ErrSandboxUnavailable} {
+		if errors.Is(err, sentinel) || strings.Contains(msg, sentinel.Error()) {
+			return sentinel
+		}
+	}
+	return nil
 }
 
 // mutingLogger silences the one sub-logger go-plugin uses to forward

@@ -15,6 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/childproc"
+	// Started as the supervisor of a stdio server, plugin or hook (see
+	// host.Options.ChildSupervisor), the program is only that, from before
+	// the other packages initialize.
+	_ "github.com/agenthost/agenthost/childproc/supervisor"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -58,7 +62,7 @@ func (e *exitErr) Unwrap() error { return e.err }
 const shutdownGrace = 5 * time.Second
 
 func main() {
-	// Started as the supervisor of a stdio server or plugin (see
+	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor): that is all this process does.
 	childproc.MaybeSupervise()
 	ctx, cancel := context.WithCancel(context.Background())
