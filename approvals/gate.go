@@ -66,6 +66,10 @@ type Check struct {
 	// record; the Gate does not use them.
 	ExposedName  string
 	SecureParams []string
+	// Asking, when set, is called with the request just before the
+	// approver is asked (a frontend renders the question from it); it must
+	// not block.
+	Asking func(*Request)
 }
 
 // Result is the Gate's answer.
@@ -183,6 +187,9 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		Hints:            slices.Clone(d.Risk.Hints),
 	}
 	res.RequestID = req.ID
+	if c.Asking != nil {
+		c.Asking(req)
+	}
 	actx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
 	v, err := g.approver.Approve(actx, req)
