@@ -118,6 +118,30 @@ type LLM struct {
 	Timeout time.Duration `json:"timeout" yaml:"timeout"`
 	// SystemPrompt is sent first in every model request (optional).
 	SystemPrompt string `json:"systemPrompt" yaml:"systemPrompt"`
+	// Prices are each model's token prices, for the cost a run reports
+	// (`run --output-format stream-json`'s total_cost_usd); a model
+	// without one costs 0.
+	Prices map[string]Price `json:"prices" yaml:"prices"`
+}
+
+// Price is one model's token prices in USD per million tokens. CachedInput
+// is the price of prompt tokens read from the provider's cache (0: the
+// Input price).
+type Price struct {
+	Input       float64 `json:"input" yaml:"input"`
+	Output      float64 `json:"output" yaml:"output"`
+	CachedInput float64 `json:"cachedInput" yaml:"cachedInput"`
+}
+
+// Cost is what the token counts cost at p, in USD: prompt tokens of which
+// cached were read from the cache, and completion tokens.
+func (p Price) Cost(prompt, cached, completion int) float64 {
+	cachedPrice := p.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = p.Input
+	}
+	uncached := max(prompt-cached, 0)
+	return (float64(uncached)*p.Input + float64(min(cached, prompt))*cachedPrice + float64(completion)*p.Output) / 1e6
 }
 
 // Transport names how agenthost reaches an MCP server.

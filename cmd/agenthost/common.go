@@ -43,6 +43,9 @@ type app struct {
 	sessionID string
 	subject   string
 
+	// headless holds run's Claude Code flags.
+	headless headlessFlags
+
 	redactor  *bindings.Redactor
 	host      *host.Host
 	telemetry *otelobs.Telemetry

@@ -41,6 +41,7 @@ func (a *app) runCommand() *cobra.Command {
 			if cfg.LLM.Model == "" {
 				return usageErr(errNoModel)
 			}
+			a.headless.prices = cfg.LLM.Prices
 			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
 			if interactive {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
@@ -90,7 +91,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().Var(&format, "output-format", "text, json or stream-json (the events are described in docs/events.md)")
+	cmd.Flags().Var(&format, "output-format", "text, json, stream-json (Claude Code's lines) or agenthost-stream-json (agenthost's events); both are described in docs/events.md")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
@@ -153,6 +154,7 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
 	p := &textPrinter{stdout: a.stdout, stderr: a.stderr, calls: map[string]int{}}
+	cc := a.claudeStream(a.stdout, format)
 	for e := range sess.Turn(ctx, prompt, opts) {
 		switch e.Type {
 		case host.EventSessionEnd:
@@ -163,6 +165,8 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 		}
 		switch format {
 		case formatStreamJSON:
+			_ = cc.Event(e)
+		case formatAgentStreamJSON:
 			if e.Type != host.EventAssistantDelta {
 				_ = enc.Encode(e)
 			}
