@@ -29,6 +29,13 @@ type Config struct {
 	// Code's shape (docs/config.md).
 	Hooks hooks.Config `json:"hooks" yaml:"hooks"`
 	Serve Serve        `json:"serve" yaml:"serve"`
+	// Permissions are Claude Code's settings.json lists (allow, ask,
+	// deny of mcp__SERVER__TOOL patterns), loaded as approvals rules with
+	// ids "permissions/allow[i]" and so on (see PermissionRules).
+	Permissions PermissionLists `json:"permissions" yaml:"permissions"`
+	// IgnoredPermissions are the patterns of Permissions that name no MCP
+	// tool (Claude Code's own tools), which agenthost cannot apply.
+	IgnoredPermissions []string `json:"-" yaml:"-"`
 
 	// Managed is the administrator's managed policy that applies to this
 	// configuration (nil: none). It is never read from the configuration

@@ -246,7 +246,7 @@ func TestCcStreamJSON(t *testing.T) {
 		t.Errorf("system/init: %s", init.raw)
 	}
 	uses := map[string]string{}
-	results := map[string]bool{}
+	results := ccResults(lines)
 	var texts []string
 	msgIDs := map[string]bool{}
 	for _, l := range lines {
@@ -257,8 +257,6 @@ func TestCcStreamJSON(t *testing.T) {
 				msgIDs[l.Message.ID] = true
 			case l.Type == "assistant" && c.Type == "text":
 				texts = append(texts, c.Text)
-			case l.Type == "user" && c.Type == "tool_result":
-				results[c.ToolUseID] = c.IsError
 			}
 		}
 		if l.SessionID == "" && !slices.Contains(ccExtraTypes, l.Type) {
@@ -310,6 +308,12 @@ func TestCcStreamJSON(t *testing.T) {
 // rtWithPrices adds llm.prices to the config at path.
 func rtWithPrices(t *testing.T, path string, prices obj) string {
 	t.Helper()
+	return rtEditLLM(t, path, "prices", prices)
+}
+
+// rtEditLLM sets llm.KEY in the config at path.
+func rtEditLLM(t *testing.T, path, key string, value any) string {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +326,7 @@ func rtWithPrices(t *testing.T, path string, prices obj) string {
 	if !ok {
 		t.Fatalf("the config has no llm section:\n%s", data)
 	}
-	llm["prices"] = prices
+	llm[key] = value
 	if data, err = yaml.Marshal(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -546,7 +546,7 @@ func (m *replModel) View() tea.View {
 func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions, done chan struct{}, local *localAlways) {
 	defer close(done)
 	w := &uiWriter{ui: ui}
-	p := &textPrinter{stdout: w, stderr: w, calls: map[string]int{}}
+	p := newTextPrinter(w, w)
 	var end host.Event
 	cc := a.claudeStream(w, format)
 	for e := range sess.Turn(ctx, prompt, opts) {

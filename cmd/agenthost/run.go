@@ -38,11 +38,17 @@ func (a *app) runCommand() *cobra.Command {
 			if systemPrompt != "" {
 				cfg.LLM.SystemPrompt = systemPrompt
 			}
+			if err := a.applyHeadless(cmd, cfg, &maxSteps, format); err != nil {
+				return err
+			}
 			if cfg.LLM.Model == "" {
 				return usageErr(errNoModel)
 			}
-			a.headless.prices = cfg.LLM.Prices
-			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
+			streamInput := a.headless.inputFormat == "stream-json"
+			if streamInput && len(args) == 1 {
+				return usageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
+			}
+			interactive := len(args) == 0 && !print && !streamInput && a.stdinIsTerminal()
 			if interactive {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
 				a.replElicitation = newTerminalElicitation(a.replUI).ask
@@ -72,6 +78,8 @@ func (a *app) runCommand() *cobra.Command {
 			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
 
 			switch {
+			case streamInput:
+				return a.streamTurns(ctx, sess, format, opts)
 			case len(args) == 1:
 				return a.oneTurn(ctx, sess, args[0], format, opts)
 			case !interactive:
@@ -96,6 +104,7 @@ func (a *app) runCommand() *cobra.Command {
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
 	a.addSessionFlags(cmd)
+	a.addHeadlessFlags(cmd)
 	return cmd
 }
 
@@ -153,7 +162,7 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 	var lastErr *host.Event
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	p := &textPrinter{stdout: a.stdout, stderr: a.stderr, calls: map[string]int{}}
+	p := newTextPrinter(a.stdout, a.stderr)
 	cc := a.claudeStream(a.stdout, format)
 	for e := range sess.Turn(ctx, prompt, opts) {
 		switch e.Type {
@@ -193,6 +202,21 @@ type textPrinter struct {
 	stdout, stderr io.Writer
 	midLine        bool
 	calls          map[string]int // call id -> number
+	// explained: the fix an approval_requested event printed, by call id
+	// (its approval event does not repeat it).
+	explained map[string]string
+}
+
+// approversOf is how many approvers an approval_requested event needs.
+func approversOf(e host.Event) int {
+	if e.Approvers == nil {
+		return 0
+	}
+	return *e.Approvers
+}
+
+func newTextPrinter(stdout, stderr io.Writer) *textPrinter {
+	return &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
 }
 
 func (p *textPrinter) callLabel(e host.Event) string {
@@ -223,9 +247,20 @@ func (p *textPrinter) print(e host.Event) {
 	switch e.Type {
 	case host.EventToolCall:
 		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), shown(p.stderr, truncateText(string(e.Arguments), 200)))
+	case host.EventApprovalRequested:
+		if e.ApprovalID != "" {
+			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.callLabel(e), shown(p.stderr, e.ApprovalID),
+				shown(p.stderr, e.RiskLevel), plural(approversOf(e), "approver"), shown(p.stderr, e.Deadline))
+			return
+		}
+		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.callLabel(e), shown(p.stderr, e.Explanation))
+		if p.explained == nil {
+			p.explained = map[string]string{}
+		}
+		p.explained[e.CallID] = e.Explanation
 	case host.EventApproval:
 		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
-		if e.Explanation != "" {
+		if e.Explanation != "" && e.Explanation != p.explained[e.CallID] {
 			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
 		}
 	case host.EventToolResult:

@@ -228,10 +228,12 @@ func (w *Writer) result(e host.Event) resultMessage {
 		r.Result = &e.Result
 	case host.EndMaxSteps:
 		r.Subtype, r.IsError = "error_max_turns", true
-		r.Errors = nonNil(w.errors)
+		errs := nonNil(w.errors)
+		r.Errors = &errs
 	default:
 		r.Subtype, r.IsError = "error_during_execution", true
-		r.Errors = nonNil(w.errors)
+		errs := nonNil(w.errors)
+		r.Errors = &errs
 	}
 	return r
 }

@@ -169,7 +169,7 @@ type resultMessage struct {
 	Usage             usage                 `json:"usage"`
 	ModelUsage        map[string]modelUsage `json:"modelUsage"`
 	PermissionDenials []Denial              `json:"permission_denials"`
-	Errors            []string              `json:"errors,omitempty"`
+	Errors            *[]string             `json:"errors,omitempty"` // the error subtypes only
 	UUID              string                `json:"uuid"`
 }
 
@@ -210,9 +210,10 @@ type blockStop struct {
 }
 
 type messageDelta struct {
-	Type  string           `json:"type"`
-	Delta messageDeltaBody `json:"delta"`
-	Usage deltaUsage       `json:"usage"`
+	Type              string           `json:"type"`
+	ContextManagement json.RawMessage  `json:"context_management"`
+	Delta             messageDeltaBody `json:"delta"`
+	Usage             deltaUsage       `json:"usage"`
 }
 
 type messageDeltaBody struct {
@@ -225,6 +226,7 @@ type messageDeltaBody struct {
 type deltaUsage struct {
 	CacheCreationInputTokens *int            `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int            `json:"cache_read_input_tokens"`
+	FallbackCredit           json.RawMessage `json:"fallback_credit"`
 	InputTokens              *int            `json:"input_tokens"`
 	Iterations               json.RawMessage `json:"iterations"`
 	OutputTokens             int             `json:"output_tokens"`
