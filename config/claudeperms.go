@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/agenthost/agenthost/approvals"
 )
@@ -37,7 +38,7 @@ func SplitToolList(s string) []string {
 			depth++
 		case r == ')' && depth > 0:
 			depth--
-		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'):
+		case depth == 0 && (r == ',' || unicode.IsSpace(r)):
 			flush(i)
 			continue
 		}
