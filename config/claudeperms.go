@@ -15,9 +15,14 @@ import (
 
 // PermissionLists are Claude Code's allow, ask and deny lists.
 type PermissionLists struct {
-	Allow []string `json:"allow"`
-	Ask   []string `json:"ask"`
-	Deny  []string `json:"deny"`
+	Allow []string `json:"allow" yaml:"allow"`
+	Ask   []string `json:"ask" yaml:"ask"`
+	Deny  []string `json:"deny" yaml:"deny"`
+	// DefaultMode and AdditionalDirectories are read so that a
+	// settings.json loads as it is; agenthost has no use for them (the
+	// mode is run's --permission-mode).
+	DefaultMode           string   `json:"defaultMode" yaml:"defaultMode"`
+	AdditionalDirectories []string `json:"additionalDirectories" yaml:"additionalDirectories"`
 }
 
 // SplitToolList splits one --allowedTools value as Claude Code does: names

@@ -72,7 +72,7 @@ func TestPermissionRules(t *testing.T) {
 // A settings.json with permissions loads them as approvals rules that
 // validate; an unknown list is refused like any unknown key.
 func TestParsePermissions(t *testing.T) {
-	cfg, err := Parse([]byte(`{"permissions":{"allow":["mcp__srv__read"],"deny":["mcp__srv__drop","Bash"]}}`), "json", "settings.json")
+	cfg, err := Parse([]byte(`{"permissions":{"allow":["mcp__srv__read"],"deny":["mcp__srv__drop","Bash"],"defaultMode":"acceptEdits","additionalDirectories":["../x"]}}`), "json", "settings.json")
 	if err != nil {
 		t.Fatal(err)
 	}
