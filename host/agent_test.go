@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -472,4 +473,23 @@ func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
 			t.Errorf("%s: events %v, want %v", id, types, want)
 		}
 	}
+}
+
+// session_end says how much of the turn was spent in model requests: at
+// least the model's own delay, at most the turn's wall time.
+func TestTurnReportsModelTime(t *testing.T) {
+	h, _, model, _ := agentHost(t, modeltest.Script{{Delay: 200 * time.Millisecond, Text: "slow answer"}})
+	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "go", TurnOptions{})
+	model.AssertNoFailures(t)
+	end := events[len(events)-1]
+	if end.APIDurationMs == nil || end.DurationMs == nil || *end.APIDurationMs < 200 || *end.APIDurationMs > *end.DurationMs {
+		t.Errorf("session_end durationMs %v apiDurationMs %v, want the model's 200 ms within the turn's", ptrText(end.DurationMs), ptrText(end.APIDurationMs))
+	}
+}
+
+func ptrText(p *int64) string {
+	if p == nil {
+		return "absent"
+	}
+	return strconv.FormatInt(*p, 10)
 }
