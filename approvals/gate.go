@@ -71,6 +71,10 @@ type Check struct {
 	// call taken up again after a restart finds the request it raised, and
 	// the votes cast meanwhile (see Request.Resumable).
 	RequestID string
+	// Asking, when set, is called with the request just before the
+	// approver is asked (a frontend renders the question from it); it must
+	// not block.
+	Asking func(*Request)
 }
 
 // Result is the Gate's answer.
@@ -193,6 +197,9 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		Hints:            slices.Clone(d.Risk.Hints),
 	}
 	res.RequestID = req.ID
+	if c.Asking != nil {
+		c.Asking(req)
+	}
 	actx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
 	v, err := g.approver.Approve(actx, req)

@@ -185,8 +185,16 @@ func build(data []byte, format, file string, withEnv bool) (*Config, error) {
 		applyConventionalEnv(cfg, os.LookupEnv)
 	}
 	cfg.ApplyDefaults()
+	cfg.applyPermissions()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// applyPermissions adds the rules of Claude Code's permission lists.
+func (c *Config) applyPermissions() {
+	rules, ignored := PermissionRules("permissions", c.Permissions)
+	c.Approvals.Rules = append(c.Approvals.Rules, rules...)
+	c.IgnoredPermissions = ignored
 }

@@ -29,6 +29,13 @@ type Config struct {
 	// Code's shape (docs/config.md).
 	Hooks hooks.Config `json:"hooks" yaml:"hooks"`
 	Serve Serve        `json:"serve" yaml:"serve"`
+	// Permissions are Claude Code's settings.json lists (allow, ask,
+	// deny of mcp__SERVER__TOOL patterns), loaded as approvals rules with
+	// ids "permissions/allow[i]" and so on (see PermissionRules).
+	Permissions PermissionLists `json:"permissions" yaml:"permissions"`
+	// IgnoredPermissions are the patterns of Permissions that name no MCP
+	// tool (Claude Code's own tools), which agenthost cannot apply.
+	IgnoredPermissions []string `json:"-" yaml:"-"`
 
 	// Managed is the administrator's managed policy that applies to this
 	// configuration (nil: none). It is never read from the configuration
@@ -118,6 +125,30 @@ type LLM struct {
 	Timeout time.Duration `json:"timeout" yaml:"timeout"`
 	// SystemPrompt is sent first in every model request (optional).
 	SystemPrompt string `json:"systemPrompt" yaml:"systemPrompt"`
+	// Prices are each model's token prices, for the cost a run reports
+	// (`run --output-format stream-json`'s total_cost_usd); a model
+	// without one costs 0.
+	Prices map[string]Price `json:"prices" yaml:"prices"`
+}
+
+// Price is one model's token prices in USD per million tokens. CachedInput
+// is the price of prompt tokens read from the provider's cache (0: the
+// Input price).
+type Price struct {
+	Input       float64 `json:"input" yaml:"input"`
+	Output      float64 `json:"output" yaml:"output"`
+	CachedInput float64 `json:"cachedInput" yaml:"cachedInput"`
+}
+
+// Cost is what the token counts cost at p, in USD: prompt tokens of which
+// cached were read from the cache, and completion tokens.
+func (p Price) Cost(prompt, cached, completion int) float64 {
+	cachedPrice := p.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = p.Input
+	}
+	uncached := max(prompt-cached, 0)
+	return (float64(uncached)*p.Input + float64(min(cached, prompt))*cachedPrice + float64(completion)*p.Output) / 1e6
 }
 
 // Transport names how agenthost reaches an MCP server.

@@ -25,6 +25,11 @@ const (
 // built in Go validates before or after ApplyDefaults.
 func (c *Config) Validate() error {
 	p := &problems{file: c.File}
+	for _, name := range sortedKeys(c.LLM.Prices) {
+		if pr := c.LLM.Prices[name]; pr.Input < 0 || pr.Output < 0 || pr.CachedInput < 0 {
+			p.add(childKey("llm.prices", name), "prices must not be negative")
+		}
+	}
 	if c.LLM.Timeout < 0 {
 		p.add("llm.timeout", "must be positive")
 	}

@@ -17,7 +17,7 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", "mcpServer: {}\n", []string{`cfg.yaml: mcpServer: unknown key (did you mean "mcpServers"?)`}},
-		{"unknown top-level key far from any", "plugins: {}\n", []string{"cfg.yaml: plugins: unknown key (valid keys: llm, mcpServers, sources, bindings, session, approvals, audit, limits, hooks, serve, pins, observability, sandbox)"}},
+		{"unknown top-level key far from any", "plugins: {}\n", []string{"cfg.yaml: plugins: unknown key (valid keys: llm, mcpServers, sources, bindings, session, approvals, audit, limits, hooks, serve, permissions, pins, observability, sandbox)"}},
 		{"unknown server key", "mcpServers:\n  orders: {command: x, comand: y}\n", []string{`cfg.yaml: mcpServers.orders.comand: unknown key (did you mean "command"?)`}},
 		{"unknown nested key", "llm: {modle: x}\napprovals: {rules: [{id: a, decide: allow, wehn: {}}]}\n", []string{
 			`cfg.yaml: llm.modle: unknown key (did you mean "model"?)`,

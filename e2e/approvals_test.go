@@ -109,7 +109,7 @@ func TestRtApprovalsNonInteractive(t *testing.T) {
 			rtText("Done."),
 		})
 		s := rtNewShop(t, model)
-		r := run(t, nil, "--config", s.cfg, "run", "clean up", "--output-format", "stream-json", "--approve", "deny")
+		r := run(t, nil, "--config", s.cfg, "run", "clean up", "--output-format", "agenthost-stream-json", "--approve", "deny")
 		wantCode(t, r, 0)
 		wantNoCanary(t, r, s.tenantValue)
 		events := rtEvents(t, r)
@@ -181,7 +181,7 @@ func TestRtApprovalsNonInteractive(t *testing.T) {
 			rtText("Done."),
 		})
 		s := rtNewShop(t, model)
-		r := run(t, nil, "--config", s.cfg, "run", "clean up", "--output-format", "stream-json", "--approve", "auto")
+		r := run(t, nil, "--config", s.cfg, "run", "clean up", "--output-format", "agenthost-stream-json", "--approve", "auto")
 		wantCode(t, r, 0)
 		events := rtEvents(t, r)
 		rtEnd(t, events, "done", 2)
@@ -515,7 +515,7 @@ func TestRtEverythingPolicy(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("the probes cover explain exits %v; want allow, ask and deny so the comparison means something", seen)
 	}
-	r = run(t, nil, "--config", cfg, "run", "probe", "--output-format", "stream-json", "--approve", "auto")
+	r = run(t, nil, "--config", cfg, "run", "probe", "--output-format", "agenthost-stream-json", "--approve", "auto")
 	wantCode(t, r, 0)
 	events := rtEvents(t, r)
 	rtEnd(t, events, "done", 2)

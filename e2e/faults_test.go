@@ -41,7 +41,7 @@ func TestFtHangingServerCallTimeout(t *testing.T) {
 			})
 			cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": entry}})
 
-			r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+			r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 			wantCode(t, r, 0)
 			s := ftParseSession(t, r)
 			if end := s.end(t); end.Reason != "done" || end.Steps != 3 {
@@ -153,7 +153,7 @@ func TestFtFlappingHTTPServer(t *testing.T) {
 	})
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"flaky": obj{"url": first.url}}})
 
-	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	waitFor(t, 15*time.Second, "the first call", func() bool {
 		_, names := ftToolCalls(t, first.record)
 		return len(names) > 0 || p.exited()
@@ -231,7 +231,7 @@ func TestFtStdioServerDiesEveryCall(t *testing.T) {
 	})
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": entry}})
 
-	r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	wantCode(t, r, 0)
 	s := ftParseSession(t, r)
 	if end := s.end(t); end.Reason != "done" {
@@ -324,7 +324,7 @@ func TestFtAuditUnwritable(t *testing.T) {
 		entry, record := serverFor(t, "stdio", tools, "")
 		model := ftStartModel(t, ftAuditScript())
 		cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": entry}, "audit": obj{"path": "/dev/full"}})
-		r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+		r := runWithTimeout(t, 20*time.Second, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 		calls, _ := ftToolCalls(t, record)
 		check(t, r, model, len(calls), 1)
 		if len(calls) != 0 {
@@ -378,7 +378,7 @@ func TestFtAuditUnwritable(t *testing.T) {
 			t.Fatal(err)
 		}
 		wrapper := ftScript(t, dir, "limited", fmt.Sprintf("trap '' XFSZ\nulimit -f %d || exit 99\nexec '%s' \"$@\"\n", blocks, agenthostBin))
-		r := ftStartBinary(t, wrapper, nil, "--config", cfg, "run", "go", "--output-format", "stream-json").wait(t, 20*time.Second)
+		r := ftStartBinary(t, wrapper, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json").wait(t, 20*time.Second)
 
 		calls := withMethod(readRecord(t, server.record), "tools/call")[serverCallsBefore:]
 		data, err := os.ReadFile(audit)
@@ -423,7 +423,7 @@ func TestFtAuditFileDeletedMidRun(t *testing.T) {
 	})
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": entry}, "audit": obj{"path": audit}})
-	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	p := ftStart(t, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	waitFor(t, 20*time.Second, "the model request after the first call", func() bool { return len(model.recording(t)) >= 2 })
 	before, err := os.ReadFile(audit)
 	if err != nil {

@@ -71,7 +71,7 @@ func TestFirstRunWithAClaudeDesktopConfig(t *testing.T) {
 	t.Run("nobody to ask: denied, naming the fix", func(t *testing.T) {
 		t.Parallel()
 		model := rtStartModel(t, script)
-		r := run(t, nil, "--config", claudeDesktopConfig(t, model, root), "run", "what is in the directory?", "--output-format", "stream-json")
+		r := run(t, nil, "--config", claudeDesktopConfig(t, model, root), "run", "what is in the directory?", "--output-format", "agenthost-stream-json")
 		wantCode(t, r, 0)
 		events := rtEvents(t, r)
 		var approval map[string]any

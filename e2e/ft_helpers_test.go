@@ -277,14 +277,14 @@ func (p *ftProc) exited() bool {
 }
 
 // ---------------------------------------------------------------------------
-// stream-json events
+// agenthost-stream-json events
 
-// ftSession is a parsed stream-json run.
+// ftSession is a parsed agenthost-stream-json run.
 type ftSession struct {
 	events []streamEvent
 }
 
-// ftParseSession decodes every stdout line of a stream-json run.
+// ftParseSession decodes every stdout line of an agenthost-stream-json run.
 func ftParseSession(t *testing.T, r result) ftSession {
 	t.Helper()
 	var s ftSession

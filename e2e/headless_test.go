@@ -59,10 +59,10 @@ func TestHeadlessOutput(t *testing.T) {
 		return writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": stdioServer(tools, "")}, "approvals": allowAll()})
 	}
 
-	t.Run("stream-json", func(t *testing.T) {
+	t.Run("agenthost-stream-json", func(t *testing.T) {
 		t.Parallel()
 		model := rtStartModel(t, script)
-		r := run(t, nil, "--config", config(t, model), "run", "what is it?", "--output-format", "stream-json")
+		r := run(t, nil, "--config", config(t, model), "run", "what is it?", "--output-format", "agenthost-stream-json")
 		wantCode(t, r, 0)
 		events := headlessEvents(t, r)
 		start, end := events[0], events[len(events)-1]

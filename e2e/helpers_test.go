@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -129,12 +130,18 @@ func run(t *testing.T, env []string, args ...string) result {
 
 func runWithTimeout(t *testing.T, timeout time.Duration, env []string, args ...string) result {
 	t.Helper()
+	return runWithStdin(t, timeout, nil, env, args...)
+}
+
+// runWithStdin is runWithTimeout with stdin (nil: none).
+func runWithStdin(t *testing.T, timeout time.Duration, stdin io.Reader, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agenthostBin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(baseEnv(t), env...)
-	cmd.Stdin = nil // not a terminal: asks are denied unless --approve says otherwise
+	cmd.Stdin = stdin // not a terminal: asks are denied unless --approve says otherwise
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	inOwnProcessGroup(cmd)

@@ -156,7 +156,7 @@ func ftLeakScript() modeltest.Script {
 // log.
 func TestFtLeakSessions(t *testing.T) {
 	t.Parallel()
-	for _, format := range []string{"stream-json", "json", "text"} {
+	for _, format := range []string{"agenthost-stream-json", "stream-json", "json", "text"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			l := ftNewLeakSetup(t)
@@ -165,7 +165,7 @@ func TestFtLeakSessions(t *testing.T) {
 			args := append([]string{"--config", cfg, "--log-level", "debug", "run", "use every tool", "--output-format", format}, l.bind...)
 			r := runWithTimeout(t, 30*time.Second, l.env, args...)
 			wantCode(t, r, 0)
-			if format == "stream-json" {
+			if format == "agenthost-stream-json" {
 				s := ftParseSession(t, r)
 				if end := s.end(t); end.Reason != "done" || end.Steps != 8 {
 					t.Fatalf("session ended %q after %d steps, want done after 8\n%s", end.Reason, end.Steps, r)
@@ -323,7 +323,7 @@ func TestFtLeakHostileServer(t *testing.T) {
 		}, Expect: &modeltest.Expect{BodyExcludes: excludes}},
 		{Text: "Done; it was " + canary, Expect: &modeltest.Expect{BodyExcludes: excludes, LastToolResultContains: "value the host protects"}},
 	}
-	for _, format := range []string{"stream-json", "json"} {
+	for _, format := range []string{"agenthost-stream-json", "stream-json", "json"} {
 		t.Run(format, func(t *testing.T) {
 			model := ftStartModel(t, script)
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -355,7 +355,7 @@ func TestFtLeakHostileServer(t *testing.T) {
 			if n := strings.Count(string(data), `"outcome":"injection_blocked"`); n != 2 {
 				t.Errorf("%d audit records say injection_blocked, want 2:\n%s", n, data)
 			}
-			if format == "stream-json" {
+			if format == "agenthost-stream-json" {
 				s := ftParseSession(t, r)
 				if !strings.Contains(s.result(t, ftCallID(2, 0)).text(), "[REDACTED]") {
 					t.Errorf("the media result was not masked: %s", r.stdout)

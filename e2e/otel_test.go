@@ -41,7 +41,7 @@ func TestOtelRunExportsTheTurnTree(t *testing.T) {
 			env := append(append([]string(nil), l.env...),
 				"OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol,
 				"TRACEPARENT=00-"+otelIncomingTrace+"-"+otelIncomingParent+"-01")
-			args := append([]string{"--config", cfg, "--log-level", "debug", "run", "use every tool", "--output-format", "stream-json"}, l.bind...)
+			args := append([]string{"--config", cfg, "--log-level", "debug", "run", "use every tool", "--output-format", "agenthost-stream-json"}, l.bind...)
 			r := runWithTimeout(t, 60*time.Second, env, args...)
 			wantCode(t, r, 0)
 			l.wantClean(t, r)

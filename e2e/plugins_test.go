@@ -232,7 +232,7 @@ func TestFtPluginKilledBetweenCalls(t *testing.T) {
 	})
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": entries, "sources": sources, "bindings": bindings})
 
-	p := ftStart(t, nil, "--config", cfg, "--log-level", "debug", "run", "use the tools", "--output-format", "stream-json")
+	p := ftStart(t, nil, "--config", cfg, "--log-level", "debug", "run", "use the tools", "--output-format", "agenthost-stream-json")
 	waitFor(t, 15*time.Second, "the first calls to reach the servers", func() bool {
 		for i := 1; i <= plugins; i++ {
 			if _, names := ftToolCalls(t, records[fmt.Sprintf("s%d", i)]); !slices.Contains(names, "a") && !p.exited() {
@@ -320,7 +320,7 @@ printf '{"Version":1,"Value":"exec-%s"}' "$AGENTHOST_TOOL"
 	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
 		ftPluginSource(t, bins.credExec, obj{"command": []string{script}}), obj{"llm": model.llm()})
 
-	r := runWithTimeout(t, 25*time.Second, nil, "--config", cfg, "run", "use the tools", "--output-format", "stream-json")
+	r := runWithTimeout(t, 25*time.Second, nil, "--config", cfg, "run", "use the tools", "--output-format", "agenthost-stream-json")
 	wantCode(t, r, 0)
 	s := ftParseSession(t, r)
 	if end := s.end(t); end.Reason != "done" {

@@ -167,7 +167,7 @@ func rtName(t *testing.T, label string) string {
 }
 
 // ---------------------------------------------------------------------------
-// stream-json events (docs/events.md)
+// agenthost-stream-json events (docs/events.md)
 
 type streamUsage struct {
 	PromptTokens     int `json:"promptTokens"`
@@ -207,9 +207,9 @@ func (e streamEvent) text() string {
 	return strings.Join(parts, "\n")
 }
 
-var rtEventTypes = []string{"session_start", "assistant", "tool_call", "approval", "tool_result", "error", "session_end"}
+var rtEventTypes = []string{"session_start", "assistant", "tool_call", "approval_requested", "approval", "tool_result", "error", "session_end"}
 
-// rtEvents parses stream-json output: every stdout line must be one JSON
+// rtEvents parses agenthost-stream-json output: every stdout line must be one JSON
 // object of a known type, session_start first and session_end last, all of
 // one session.
 func rtEvents(t *testing.T, r result) []streamEvent {
@@ -307,6 +307,14 @@ func rtWantCall(t *testing.T, events []streamEvent, callID, server, tool, outcom
 	evs := rtOfCall(events, callID)
 	// error events may accompany a failed call; they are checked apart.
 	evs = slices.DeleteFunc(evs, func(e streamEvent) bool { return e.Type == "error" })
+	// An ask is announced (approval_requested) right before its decision;
+	// nothing else is.
+	for i, e := range evs {
+		if e.Type == "approval_requested" && (i+1 == len(evs) || evs[i+1].Type != "approval" || evs[i+1].Decision != "ask") {
+			t.Fatalf("call %s: approval_requested not followed by the ask's approval: %v", callID, rtTypes(evs))
+		}
+	}
+	evs = slices.DeleteFunc(evs, func(e streamEvent) bool { return e.Type == "approval_requested" })
 	want := []string{"tool_call", "approval", "tool_result"}
 	if outcome == "" {
 		want = []string{"tool_call", "tool_result"}

@@ -122,7 +122,7 @@ func TestRtStreamJSONAcrossServers(t *testing.T) {
 		}
 	}
 
-	r := run(t, nil, "--config", cfg, "run", "look it up", "--output-format", "stream-json", "--bind", bind, "--approve", "auto")
+	r := run(t, nil, "--config", cfg, "run", "look it up", "--output-format", "agenthost-stream-json", "--bind", bind, "--approve", "auto")
 	wantCode(t, r, 0)
 	wantNoCanary(t, r, tenantValue, projectValue)
 	events := rtEvents(t, r)
@@ -289,7 +289,7 @@ func TestRtInjectionTurn(t *testing.T) {
 		}}},
 	})
 
-	r := run(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	r := run(t, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	wantCode(t, r, 0)
 	wantNoCanary(t, r, tenantValue)
 	events := rtEvents(t, r)
@@ -412,7 +412,7 @@ func TestRtMaxSteps(t *testing.T) {
 	model := rtStartModel(t, script)
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": stdioServer(tools, record)}})
 
-	r := run(t, nil, "--config", cfg, "run", "loop", "--max-steps", "2", "--output-format", "stream-json")
+	r := run(t, nil, "--config", cfg, "run", "loop", "--max-steps", "2", "--output-format", "agenthost-stream-json")
 	wantCode(t, r, 7)
 	events := rtEvents(t, r)
 	rtEnd(t, events, "max_steps", 2)
@@ -460,7 +460,7 @@ func TestRtModelFaults(t *testing.T) {
 		llm := model.llm()
 		llm["apiKey"] = apiKey
 		cfg := writeConfig(t, obj{"llm": llm})
-		r := run(t, nil, "--config", cfg, "run", "hi", "--output-format", "stream-json")
+		r := run(t, nil, "--config", cfg, "run", "hi", "--output-format", "agenthost-stream-json")
 		wantCode(t, r, 1)
 		rtNoCrash(t, r)
 		wantNoCanary(t, r, apiKey)
@@ -494,7 +494,7 @@ func TestRtServerDiesMidTurn(t *testing.T) {
 	})
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"svc": stdioServer(tools, record)}})
 
-	r := run(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	r := run(t, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	wantCode(t, r, 0)
 	rtNoCrash(t, r)
 	events := rtEvents(t, r)
@@ -556,7 +556,7 @@ func TestRtInterrupt(t *testing.T) {
 			model := rtStartModel(t, script)
 			cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"svc": stdioServer(tools, record)}})
 
-			p := rtStart(t, "--config", cfg, "run", "go", "--output-format", "stream-json")
+			p := rtStart(t, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 			if hangIn == "model" {
 				waitFor(t, 20*time.Second, "the second model request", func() bool { return len(model.recording(t)) >= 2 })
 			} else {

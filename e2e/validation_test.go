@@ -76,7 +76,7 @@ func TestRtHostileValidation(t *testing.T) {
 		}
 	}
 
-	r = run(t, nil, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	r = run(t, nil, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	rtNoCrash(t, r)
 	wantCode(t, r, 0)
 	events := rtEvents(t, r)
@@ -109,7 +109,7 @@ func TestRtSigterm(t *testing.T) {
 	model := rtStartModel(t, modeltest.Script{rtCalls(rtCall("c1", "svc__status", obj{})), modeltest.Step{Hang: true}})
 	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"svc": stdioServer(tools, "")}})
 
-	p := rtStart(t, "--config", cfg, "run", "go", "--output-format", "stream-json")
+	p := rtStart(t, "--config", cfg, "run", "go", "--output-format", "agenthost-stream-json")
 	waitFor(t, 20*time.Second, "the second model request", func() bool { return len(model.recording(t)) >= 2 })
 	signalled := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -107,6 +107,8 @@ type turn struct {
 	cp     Steps
 	engine context.Context
 	ended  bool
+	// api is the time spent in model requests.
+	api time.Duration
 }
 
 func (t *turn) end(reason string) {
@@ -115,8 +117,8 @@ func (t *turn) end(reason string) {
 	if t.observed != nil {
 		t.observed(TurnEnd{Reason: reason, Steps: t.steps, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, Kind: t.kind})
 	}
-	ms := time.Since(t.start).Milliseconds()
-	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms})
+	ms, api := time.Since(t.start).Milliseconds(), t.api.Milliseconds()
+	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms, APIDurationMs: &api})
 }
 
 // started emits session_start with what the model is offered.
@@ -276,6 +278,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 // Streamed text passes a stream redactor: a protected value the model
 // repeats is masked even when it arrives in pieces.
 func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
+	defer func(start time.Time) { t.api += time.Since(start) }(time.Now())
 	obs := t.s.host.obs
 	if obs == nil {
 		return t.stream(ctx, req)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -405,12 +406,20 @@ func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
 // A call's approver is asked only once the consumer has handled the
 // tool_call events of every call of the step (the CLI prints the tool-call
 // lines before the prompt),
-// and a turn cancelled at the question still delivers the call's approval
-// and result events.
+// and the call's approval_requested event, naming the request the approver
+// gets, has been handled too; a turn cancelled at the question still
+// delivers the call's approval and result events.
 func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
-	var handled sync.Map // call id -> tool_call event handled
+	var handled sync.Map   // call id -> tool_call event handled
+	var requested sync.Map // call id -> approval_requested event handled
 	var cancelTurn context.CancelFunc
 	approver := approvals.ApproverFunc(func(_ context.Context, req *approvals.Request) (approvals.Verdict, error) {
+		if e, ok := requested.Load(req.CallID); !ok {
+			t.Errorf("approver asked about %s before its approval_requested event was handled", req.CallID)
+		} else if e := e.(Event); e.ApprovalID != req.ID || e.Deadline != req.Deadline.UTC().Format(time.RFC3339Nano) ||
+			e.RiskLevel != string(req.Risk.RiskLevel) || e.Approvers == nil || *e.Approvers != req.Approvers || e.Explanation != "" {
+			t.Errorf("approval_requested %+v does not describe the request %+v", e, req)
+		}
 		step := []string{"c1", "c2"} // the calls of the step
 		if req.CallID == "c3" {
 			step = []string{"c3"}
@@ -446,6 +455,9 @@ func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // a slow terminal: the approver must wait for it
 			handled.Store(e.CallID, true)
 		}
+		if e.Type == EventApprovalRequested {
+			requested.Store(e.CallID, e)
+		}
 	}
 	if end := events[len(events)-1]; end.Reason != EndInterrupted {
 		t.Fatalf("turn ended %q, want interrupted", end.Reason)
@@ -457,8 +469,27 @@ func TestCallEventsReachTheConsumerBeforeTheApprover(t *testing.T) {
 				types = append(types, e.Type)
 			}
 		}
-		if want := []EventType{EventToolCall, EventApproval, EventToolResult}; !slices.Equal(types, want) {
+		if want := []EventType{EventToolCall, EventApprovalRequested, EventApproval, EventToolResult}; !slices.Equal(types, want) {
 			t.Errorf("%s: events %v, want %v", id, types, want)
 		}
 	}
+}
+
+// session_end says how much of the turn was spent in model requests: at
+// least the model's own delay, at most the turn's wall time.
+func TestTurnReportsModelTime(t *testing.T) {
+	h, _, model, _ := agentHost(t, modeltest.Script{{Delay: 200 * time.Millisecond, Text: "slow answer"}})
+	events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "go", TurnOptions{})
+	model.AssertNoFailures(t)
+	end := events[len(events)-1]
+	if end.APIDurationMs == nil || end.DurationMs == nil || *end.APIDurationMs < 200 || *end.APIDurationMs > *end.DurationMs {
+		t.Errorf("session_end durationMs %v apiDurationMs %v, want the model's 200 ms within the turn's", ptrText(end.DurationMs), ptrText(end.APIDurationMs))
+	}
+}
+
+func ptrText(p *int64) string {
+	if p == nil {
+		return "absent"
+	}
+	return strconv.FormatInt(*p, 10)
 }

@@ -19,9 +19,12 @@ const (
 	EventAssistant      EventType = "assistant"       // a complete assistant text
 	EventToolCall       EventType = "tool_call"
 	EventApproval       EventType = "approval"
-	EventToolResult     EventType = "tool_result"
-	EventError          EventType = "error"
-	EventSessionEnd     EventType = "session_end"
+	// EventApprovalRequested: a call needs a person's approval, sent
+	// before the decision (the approval event follows).
+	EventApprovalRequested EventType = "approval_requested"
+	EventToolResult        EventType = "tool_result"
+	EventError             EventType = "error"
+	EventSessionEnd        EventType = "session_end"
 	// EventAuthorization: the session's subject must authorize agenthost
 	// for a server (OAuth); AuthURL is where to send that end user
 	// (host.OAuthOptions.RedirectURI).
@@ -62,6 +65,14 @@ type Event struct {
 	// asking anyone and what to change (never sent to the model).
 	Explanation string `json:"explanation,omitempty"`
 
+	// approval_requested: the pending approval's id (the one
+	// `agenthost approvals` and serve's approvals API vote on), when it
+	// expires (RFC 3339, UTC) and the tool's effective risk level. Without
+	// an id nobody can be asked, and Explanation says what to change.
+	ApprovalID string `json:"approvalId,omitempty"`
+	Deadline   string `json:"deadline,omitempty"`
+	RiskLevel  string `json:"riskLevel,omitempty"`
+
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`
 	Content []mcp.Content `json:"content,omitempty"`
@@ -86,8 +97,10 @@ type Event struct {
 	Reason     string `json:"reason,omitempty"`
 	Result     string `json:"result,omitempty"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
-	Steps      int    `json:"steps,omitempty"`
-	Usage      *Usage `json:"usage,omitempty"`
+	// APIDurationMs is the part of DurationMs spent in model requests.
+	APIDurationMs *int64 `json:"apiDurationMs,omitempty"`
+	Steps         int    `json:"steps,omitempty"`
+	Usage         *Usage `json:"usage,omitempty"`
 }
 
 // EventServer is one configured server in a session_start event.

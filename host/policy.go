@@ -199,11 +199,23 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
 		}
 	}
+	if info.emit != nil {
+		check.Asking = func(req *approvals.Request) {
+			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk.RiskLevel, req.ID, req.Deadline, req.Approvers, ""))
+		}
+	}
 	var asked time.Time
 	if h.obs != nil {
 		asked = time.Now()
 	}
 	res, gateErr := s.gate.Check(ctx, check)
+	if info.emit != nil && nobodyAsked(res) {
+		fix := res.Explanation
+		if fix == "" {
+			fix = noApproverFix
+		}
+		info.emit(approvalRequested(info, server, ct.Tool.Name, res.Decision.Risk.RiskLevel, "", time.Time{}, res.Decision.Approvers, fix))
+	}
 	if h.obs != nil {
 		h.obs.Decision(ctx, DecisionInfo{Server: server, Tool: ct.Tool.Name, Result: res, Wait: time.Since(asked)})
 	}
@@ -237,6 +249,29 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
 	}
 	return rec, decision, nil
+}
+
+// noApproverFix is what an approval_requested event says when an ask found
+// nobody to answer it and the gate gave no more specific explanation.
+const noApproverFix = "nobody can answer an approval here (no terminal, --approve deny, or too few approvers for this call); " +
+	"answer asks with --approve prompt on a terminal, or --approve wait with approvals.store so approvers can vote (`agenthost approvals`), or change the rule that asks (docs/config.md)"
+
+// nobodyAsked reports an ask the gate refused because nobody could answer
+// it, without asking anyone (not a remembered denial).
+func nobodyAsked(res approvals.Result) bool {
+	return res.Decision.Action == approvals.ActionAsk && res.RequestID == "" && !res.Remembered &&
+		res.Reason == approvals.ReasonNoApprover
+}
+
+// approvalRequested is the approval_requested event of a call: with an id
+// and a deadline when a person is asked, else with the fix (nobody can be).
+func approvalRequested(info callInfo, server, tool string, risk approvals.RiskLevel, id string, deadline time.Time, approvers int, fix string) Event {
+	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
+		Server: server, Tool: tool, RiskLevel: string(risk), ApprovalID: id, Approvers: &approvers, Explanation: fix}
+	if !deadline.IsZero() {
+		e.Deadline = deadline.UTC().Format(time.RFC3339Nano)
+	}
+	return e
 }
 
 func outcomeText(res approvals.Result) string {

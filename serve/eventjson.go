@@ -46,6 +46,9 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 		dst = strconv.AppendInt(dst, int64(*e.Approvers), 10)
 	}
 	dst = appendStringField(dst, `,"explanation":`, e.Explanation)
+	dst = appendStringField(dst, `,"approvalId":`, e.ApprovalID)
+	dst = appendStringField(dst, `,"deadline":`, e.Deadline)
+	dst = appendStringField(dst, `,"riskLevel":`, e.RiskLevel)
 	if e.IsError != nil {
 		dst = append(dst, `,"isError":`...)
 		dst = strconv.AppendBool(dst, *e.IsError)
@@ -99,6 +102,10 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 	if e.DurationMs != nil {
 		dst = append(dst, `,"durationMs":`...)
 		dst = strconv.AppendInt(dst, *e.DurationMs, 10)
+	}
+	if e.APIDurationMs != nil {
+		dst = append(dst, `,"apiDurationMs":`...)
+		dst = strconv.AppendInt(dst, *e.APIDurationMs, 10)
 	}
 	dst = appendIntField(dst, `,"steps":`, e.Steps)
 	if u := e.Usage; u != nil {

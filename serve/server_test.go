@@ -114,6 +114,12 @@ type wireEvent struct {
 	Reason  string          `json:"reason"`
 	IsError *bool           `json:"isError"`
 	Content json.RawMessage `json:"content"`
+	// approval_requested
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	ApprovalID string `json:"approvalId"`
+	Deadline   string `json:"deadline"`
+	RiskLevel  string `json:"riskLevel"`
 }
 
 func (e wireEvent) Failed() bool { return e.IsError != nil && *e.IsError }
@@ -190,12 +196,16 @@ func TestTurnWithApproval(t *testing.T) {
 	for _, e := range evs {
 		types = append(types, string(e.Type))
 	}
-	want := []string{"session_start", "tool_call", "approval", "tool_result", "assistant", "session_end"}
+	want := []string{"session_start", "tool_call", "approval_requested", "approval", "tool_result", "assistant", "session_end"}
 	if !slices.Equal(types, want) {
 		t.Fatalf("events %v, want %v", types, want)
 	}
-	if evs[2].Outcome != string(approvals.OutcomeApproved) || evs[5].Result != "done: delete_rows ran" {
-		t.Errorf("approval %+v, end %+v", evs[2], evs[5])
+	// The question, before its answer: the pending approval to vote on.
+	if asked := evs[2]; asked.ApprovalID != p.ID || asked.Deadline == "" || asked.RiskLevel == "" || asked.Server != "db" || asked.Tool != "delete_rows" {
+		t.Errorf("approval_requested %+v does not name the pending approval %s", asked, p.ID)
+	}
+	if evs[3].Outcome != string(approvals.OutcomeApproved) || evs[6].Result != "done: delete_rows ran" {
+		t.Errorf("approval %+v, end %+v", evs[3], evs[6])
 	}
 	if got := f.calls.String(); got != "delete_rows \""+canary+"\"\n" {
 		t.Errorf("the server got %q; want the call with the session's token", got)

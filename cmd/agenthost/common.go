@@ -44,6 +44,9 @@ type app struct {
 	sessionID string
 	subject   string
 
+	// headless holds run's Claude Code flags.
+	headless headlessFlags
+
 	redactor *bindings.Redactor
 	host     *host.Host
 	// durable runs run's turns durably and keeps its sessions (nil: in

@@ -16,15 +16,21 @@ const (
 	// formatJSON: one object at the end, the session_end event plus the
 	// final assistant text in "result".
 	formatJSON
-	// formatStreamJSON: one JSON event per line as the turn runs.
+	// formatStreamJSON: Claude Code's stream-json lines as the turn runs
+	// (internal/ccstream).
 	formatStreamJSON
+	// formatAgentStreamJSON: one agenthost event (host.Event) per line as
+	// the turn runs, what stream-json printed before it took Claude
+	// Code's shape.
+	formatAgentStreamJSON
 )
 
 // outputFormatNames are the flag's values, indexed by outputFormat.
 var outputFormatNames = [...]string{
-	formatText:       "text",
-	formatJSON:       "json",
-	formatStreamJSON: "stream-json",
+	formatText:            "text",
+	formatJSON:            "json",
+	formatStreamJSON:      "stream-json",
+	formatAgentStreamJSON: "agenthost-stream-json",
 }
 
 // parseOutputFormat reads a --output-format value; the error lists the

@@ -546,14 +546,19 @@ func (m *replModel) View() tea.View {
 func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions, done chan struct{}, local *localAlways) {
 	defer close(done)
 	w := &uiWriter{ui: ui}
-	p := &textPrinter{stdout: w, stderr: w, calls: map[string]int{}}
+	p := newTextPrinter(w, w)
 	var end host.Event
+	cc := a.claudeStream(w, format)
 	for e := range sess.Turn(ctx, prompt, opts) {
 		if e.Type == host.EventSessionEnd {
 			end = e
 		}
+		if format == formatStreamJSON {
+			_ = cc.Event(e)
+			continue
+		}
 		if format != formatText {
-			if e.Type != host.EventAssistantDelta || format == formatStreamJSON {
+			if e.Type != host.EventAssistantDelta || format == formatAgentStreamJSON {
 				printJSONEvent(w, e, format)
 			}
 			continue

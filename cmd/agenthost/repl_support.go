@@ -211,7 +211,7 @@ func readSmallFile(path string) (string, error) {
 	return string(data), nil
 }
 
-// printJSONEvent prints an event in --output-format json or stream-json.
+// printJSONEvent prints an event in --output-format json or agenthost-stream-json.
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
 	if format == formatJSON && e.Type != host.EventSessionEnd {
 		return

@@ -40,7 +40,14 @@ func (a *app) runCommand() *cobra.Command {
 			if systemPrompt != "" {
 				cfg.LLM.SystemPrompt = systemPrompt
 			}
-			interactive := len(args) == 0 && !print && a.stdinIsTerminal()
+			if err := a.applyHeadless(cmd, cfg, &maxSteps, format); err != nil {
+				return err
+			}
+			streamInput := a.headless.inputFormat == "stream-json"
+			if streamInput && len(args) == 1 {
+				return usageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
+			}
+			interactive := len(args) == 0 && !print && !streamInput && a.stdinIsTerminal()
 			if interactive {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
 				a.replElicitation = newTerminalElicitation(a.replUI).ask
@@ -96,6 +103,8 @@ func (a *app) runCommand() *cobra.Command {
 			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
 
 			switch {
+			case streamInput:
+				return a.streamTurns(ctx, sess, format, opts)
 			case len(args) == 1:
 				return a.oneTurn(ctx, sess, args[0], format, opts)
 			case !interactive:
@@ -115,12 +124,13 @@ func (a *app) runCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().Var(&format, "output-format", "text, json or stream-json (the events are described in docs/events.md)")
+	cmd.Flags().Var(&format, "output-format", "text, json, stream-json (Claude Code's lines) or agenthost-stream-json (agenthost's events); both are described in docs/events.md")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
 	a.addSessionFlags(cmd)
 	saved.add(cmd)
+	a.addHeadlessFlags(cmd)
 	return cmd
 }
 
@@ -183,7 +193,8 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end host.Event, lastErr *host.Event, seen bool) {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	p := &textPrinter{stdout: a.stdout, stderr: a.stderr, calls: map[string]int{}}
+	p := newTextPrinter(a.stdout, a.stderr)
+	cc := a.claudeStream(a.stdout, format)
 	for e := range events {
 		seen = true
 		switch e.Type {
@@ -195,6 +206,8 @@ func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end
 		}
 		switch format {
 		case formatStreamJSON:
+			_ = cc.Event(e)
+		case formatAgentStreamJSON:
 			if e.Type != host.EventAssistantDelta {
 				_ = enc.Encode(e)
 			}
@@ -221,6 +234,21 @@ type textPrinter struct {
 	stdout, stderr io.Writer
 	midLine        bool
 	calls          map[string]int // call id -> number
+	// explained: the fix an approval_requested event printed, by call id
+	// (its approval event does not repeat it).
+	explained map[string]string
+}
+
+// approversOf is how many approvers an approval_requested event needs.
+func approversOf(e host.Event) int {
+	if e.Approvers == nil {
+		return 0
+	}
+	return *e.Approvers
+}
+
+func newTextPrinter(stdout, stderr io.Writer) *textPrinter {
+	return &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
 }
 
 func (p *textPrinter) callLabel(e host.Event) string {
@@ -251,9 +279,20 @@ func (p *textPrinter) print(e host.Event) {
 	switch e.Type {
 	case host.EventToolCall:
 		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), shown(p.stderr, truncateText(string(e.Arguments), 200)))
+	case host.EventApprovalRequested:
+		if e.ApprovalID != "" {
+			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.callLabel(e), shown(p.stderr, e.ApprovalID),
+				shown(p.stderr, e.RiskLevel), plural(approversOf(e), "approver"), shown(p.stderr, e.Deadline))
+			return
+		}
+		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.callLabel(e), shown(p.stderr, e.Explanation))
+		if p.explained == nil {
+			p.explained = map[string]string{}
+		}
+		p.explained[e.CallID] = e.Explanation
 	case host.EventApproval:
 		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
-		if e.Explanation != "" {
+		if e.Explanation != "" && e.Explanation != p.explained[e.CallID] {
 			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
 		}
 	case host.EventToolResult:

@@ -42,6 +42,8 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 		{Type: host.EventToolCall, Server: "s", Tool: "t\x1b[1m", Arguments: json.RawMessage(`{"q":"` + "\x1b[2J" + `\r"}`)},
 		{Type: host.EventToolResult, Content: []mcp.Content{mcp.NewTextContent(hostile)}},
 		{Type: host.EventError, Error: hostile},
+		{Type: host.EventApprovalRequested, CallID: "c1", ApprovalID: hostile, RiskLevel: hostile, Deadline: hostile},
+		{Type: host.EventApprovalRequested, CallID: "c2", Explanation: hostile},
 	}
 	stdout, stderr := &screen{}, &screen{}
 	p := &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}

@@ -1,0 +1,89 @@
+package ccstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+)
+
+func TestParseUserMessage(t *testing.T) {
+	tests := []struct {
+		line, want, err string
+	}{
+		{`{"type":"user","message":{"role":"user","content":"hello"}}`, "hello", ""},
+		{`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"session_id":"x","parent_tool_use_id":null}`, "a\nb", ""},
+		{`{"type":"user","message":{"role":"user","content":[{"type":"image","source":{}}]}}`, "", "only text"},
+		{`{"type":"assistant","message":{"role":"assistant","content":"x"}}`, "", "want a user message"},
+		{`{"type":"user","message":{"role":"user","content":"  "}}`, "", "no text"},
+		{`{"type":"user","message":{"role":"user","content":7}}`, "", "neither a string"},
+		{`not json`, "", "not a JSON object"},
+	}
+	for _, tc := range tests {
+		got, err := ParseUserMessage([]byte(tc.line))
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("ParseUserMessage(%s) = %q, %v; want %q, error %q", tc.line, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func FuzzParseUserMessage(f *testing.F) {
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":"hello"}}`))
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"}]}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if got, err := ParseUserMessage(line); err == nil && strings.TrimSpace(got) == "" {
+			t.Fatalf("an empty prompt from %q", line)
+		}
+	})
+}
+
+// The result of a turn counts its denials (refused approvals only), its
+// cost at the model's price, and maps each end reason to its subtype.
+func TestWriterResult(t *testing.T) {
+	one, ms := 1, int64(5)
+	events := []host.Event{
+		{Type: host.EventSessionStart, SessionID: "s", Model: "m", Tools: []string{"srv__a"}},
+		{Type: host.EventToolCall, SessionID: "s", Step: 1, CallID: "c1", Server: "srv", Tool: "a", Arguments: json.RawMessage(`{"x":1}`)},
+		{Type: host.EventToolCall, SessionID: "s", Step: 1, CallID: "c2", Server: "srv", Tool: "b", Arguments: json.RawMessage(`[1]`)},
+		{Type: host.EventApproval, SessionID: "s", Step: 1, CallID: "c1", Server: "srv", Tool: "a", Decision: "ask", Outcome: "approved", Approvers: &one},
+		{Type: host.EventApproval, SessionID: "s", Step: 1, CallID: "c2", Server: "srv", Tool: "b", Decision: "deny", Outcome: "denied_by_rule"},
+		{Type: host.EventToolResult, SessionID: "s", Step: 1, CallID: "c1", Content: []mcp.Content{mcp.NewTextContent("ok")}},
+	}
+	for _, tc := range []struct {
+		reason, subtype string
+		isError         bool
+	}{{host.EndDone, "success", false}, {host.EndMaxSteps, "error_max_turns", true}, {host.EndError, "error_during_execution", true}, {host.EndInterrupted, "error_during_execution", true}} {
+		var out bytes.Buffer
+		w := New(&out, Options{Prices: map[string]config.Price{"m": {Input: 1, Output: 2, CachedInput: 0.5}}})
+		end := host.Event{Type: host.EventSessionEnd, SessionID: "s", Reason: tc.reason, Steps: 1, DurationMs: &ms, APIDurationMs: &ms,
+			Usage: &host.Usage{PromptTokens: 1_000_000, CompletionTokens: 500_000}}
+		for _, e := range append(events, end) {
+			if err := w.Event(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var res struct {
+			Subtype           string   `json:"subtype"`
+			IsError           bool     `json:"is_error"`
+			TotalCostUSD      float64  `json:"total_cost_usd"`
+			Result            *string  `json:"result"`
+			Errors            []string `json:"errors"`
+			PermissionDenials []Denial `json:"permission_denials"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Subtype != tc.subtype || res.IsError != tc.isError || res.TotalCostUSD != 2 || (res.Result != nil) == tc.isError || (res.Errors != nil) != tc.isError {
+			t.Errorf("%s: result %s", tc.reason, lines[len(lines)-1])
+		}
+		if len(res.PermissionDenials) != 1 || res.PermissionDenials[0].ToolName != "mcp__srv__b" || string(res.PermissionDenials[0].ToolInput) != `{"arguments":[1]}` {
+			t.Errorf("%s: denials %+v, want c2 with its arguments wrapped in an object", tc.reason, res.PermissionDenials)
+		}
+	}
+}
