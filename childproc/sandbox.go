@@ -140,10 +140,9 @@ func (sb *Sandbox) check(abi int) (Enforcement, error) {
 	if sb.Limits.Processes > 0 && isRoot() && !pidsCgroupAvailable() {
 		return e, fmt.Errorf("%w: sandbox.limits.processes: Linux exempts root from RLIMIT_NPROC and no pids cgroup can be made here; remove sandbox.limits.processes, or run agenthost as another user", ErrSandboxUnavailable)
 	}
-	mech := []string{"landlock"}
-	if sb.needsSeccomp() {
-		mech = append(mech, "seccomp")
-	}
+	// Every enforced sandbox loads a seccomp filter (io_uring, which would
+	// bypass the socket checks, is refused in all of them).
+	mech := []string{"landlock", "seccomp"}
 	if sb.Limits != (Limits{}) {
 		mech = append(mech, "rlimit")
 	}
@@ -167,11 +166,6 @@ func (sb *Sandbox) needsLandlockNet() bool {
 	n := sb.network()
 	return n == NetworkLoopback || (n == NetworkAllow && len(sb.Ports) > 0)
 }
-
-// needsSeccomp: every enforced sandbox loads a filter (io_uring, which
-// would bypass the socket checks, is refused in all of them), so this is
-// always true; it is a function so the mechanism list has one owner.
-func (sb *Sandbox) needsSeccomp() bool { return true }
 
 // WrapSandboxed is Wrap with a sandbox: the supervisor applies sb to
 // itself (Landlock, seccomp, rlimits) and then starts the command, which
@@ -198,7 +192,7 @@ func (s *Supervisor) WrapSandboxed(cmd *exec.Cmd, sb *Sandbox) (Enforcement, err
 		return e, err
 	}
 	full := *sb
-	full.Read = slices.Concat(systemReadPaths(), commandPaths(cmd), sb.Read)
+	full.Read = slices.Concat(systemReadPaths(), commandPaths(cmd, sb.Write), sb.Read)
 	b, err := json.Marshal(&full)
 	if err != nil {
 		return e, fmt.Errorf("encoding the sandbox: %w", err)
@@ -257,12 +251,15 @@ func measureSandbox(sb *Sandbox) int {
 // A pinned copy passed as a descriptor (/proc/self/fd/N, OpenPinned's
 // memfd) gets nothing: the name means the child's descriptor, not what
 // this process's descriptor N resolves to, and the kernel does not check
-// a memfd against path rules.
-func commandPaths(cmd *exec.Cmd) []string {
+// a memfd against path rules. Nor does a path under writable (the
+// sandbox's Write, readable already): the child could have made it a link
+// to anything, and its next start would grant the link's target (and that
+// target's package) for reading.
+func commandPaths(cmd *exec.Cmd, writable []string) []string {
 	var out []string
 	add := func(p string, installed func(string) []string) {
 		p = absUnder(cmd.Dir, p)
-		if !filepath.IsAbs(p) || strings.HasPrefix(p, "/proc/self/fd/") {
+		if !filepath.IsAbs(p) || strings.HasPrefix(p, "/proc/self/fd/") || underAny(p, writable) {
 			return
 		}
 		for _, q := range []string{p, resolved(p)} {
@@ -282,6 +279,32 @@ func commandPaths(cmd *exec.Cmd) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// underAny reports whether p is one of dirs or lies beneath one, as
+// written or with the links of either resolved.
+func underAny(p string, dirs []string) bool {
+	cands := []string{filepath.Clean(p)}
+	if r := resolved(p); r != "" {
+		cands = append(cands, r)
+	}
+	if r := resolved(filepath.Dir(p)); r != "" {
+		cands = append(cands, filepath.Join(r, filepath.Base(p)))
+	}
+	for _, d := range dirs {
+		ds := []string{filepath.Clean(d)}
+		if r := resolved(d); r != "" {
+			ds = append(ds, r)
+		}
+		for _, c := range cands {
+			for _, d := range ds {
+				if c == d || strings.HasPrefix(c, strings.TrimSuffix(d, "/")+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func absUnder(dir, p string) string {

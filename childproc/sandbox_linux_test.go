@@ -209,7 +209,7 @@ func TestCommandPaths(t *testing.T) {
 	plain := mk("home/server.py")
 	tool := mk("home/tool")
 	cmd := exec.Command(node, script, "--flag", plain, "not-a-file")
-	got := commandPaths(cmd)
+	got := commandPaths(cmd, nil)
 	want := []string{
 		filepath.Join(dir, "home/.nvm/v22/bin"), filepath.Join(dir, "home/.nvm/v22/lib"),
 		filepath.Join(dir, "home/.nvm/v22/lib64"), filepath.Join(dir, "home/.nvm/v22/libexec"),
@@ -221,7 +221,25 @@ func TestCommandPaths(t *testing.T) {
 	}
 	// An executable outside a bin folder grants itself, not its folder
 	// (which may be the home folder).
-	if got := commandPaths(exec.Command(tool)); !slices.Equal(got, []string{tool}) {
+	if got := commandPaths(exec.Command(tool), nil); !slices.Equal(got, []string{tool}) {
 		t.Fatalf("commandPaths = %q, want just %q", got, tool)
+	}
+	// A script argument in a writable folder (the server's cwd) grants
+	// nothing: the child could have replaced it with a link to a secret,
+	// whose target its next start would otherwise be granted.
+	work := filepath.Join(dir, "work")
+	secret := mk("home/.ssh/id_ed25519")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(work, "data.json")); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(node, "data.json")
+	cmd.Dir = work
+	for _, p := range commandPaths(cmd, []string{work}) {
+		if strings.HasPrefix(p, filepath.Join(dir, "home/.ssh")) || strings.HasPrefix(p, work) {
+			t.Errorf("a link in the writable folder granted %s", p)
+		}
 	}
 }
