@@ -83,7 +83,8 @@ func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 			Reason: "redirects are followed within the origin (scheme, host and port) of the request only"}
 	case p.Admit != nil:
 		if err := p.Admit(req.URL); err != nil {
-			return &Error{From: Origin(first), To: Origin(req.URL) + req.URL.EscapedPath(), Reason: "the target is not admitted", Err: err}
+			// The origin only: a path may carry a token, as a query may.
+			return &Error{From: Origin(first), To: Origin(req.URL), Reason: "the target's path is not admitted", Err: err}
 		}
 	}
 	return nil

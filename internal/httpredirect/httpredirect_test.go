@@ -77,6 +77,15 @@ func TestRedirects(t *testing.T) {
 				}
 				return nil
 			}, "not admitted: not on the list"},
+		// A path may carry a token (webhook and chat URLs do): a refusal
+		// names the target's origin only.
+		{"same origin, not admitted, a token in the path", func(a, _ string) string { return a + "/hooks/CANARY-PATH-TOKEN/end" }, http.StatusTemporaryRedirect,
+			func(u *url.URL) error {
+				if strings.Contains(u.Path, "CANARY") {
+					return errors.New("not on the list")
+				}
+				return nil
+			}, "not admitted: not on the list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
