@@ -120,7 +120,21 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	if s.forwardSession(w, r, id) {
 		return
 	}
-	recs, ok := s.audit.sessionOf(id, identityOf(r.Context()).owner)
+	// A live session's owner is the session's; the log's own note of it
+	// is for sessions already deleted (and it forgets the oldest).
+	owner := identityOf(r.Context()).owner
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	var recs []approvals.Record
+	ok := false
+	if ss != nil {
+		if ok = ss.owner == owner; ok {
+			recs = s.audit.Session(id)
+		}
+	} else {
+		recs, ok = s.audit.sessionOf(id, owner)
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 		return

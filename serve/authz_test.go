@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 )
 
@@ -187,5 +190,24 @@ func TestSubjectIsLimitedToTheIdentity(t *testing.T) {
 				t.Errorf("the host session's subject is %q, want %q", got, tc.gotSubject)
 			}
 		})
+	}
+}
+
+// TestLiveSessionKeepsItsAudit: the audit log forgets the oldest of
+// 10,000 sessions it has seen; a session still alive is its owner's to
+// read all the same (its owner is the session's, not the log's note).
+func TestLiveSessionKeepsItsAudit(t *testing.T) {
+	f := newFixture(t, moreIdentities)
+	s := f.createSession(nil)
+	for i := range defaultAuditSessions + 1 {
+		_ = f.srv.audit.Write(context.Background(), &approvals.Record{SessionID: fmt.Sprintf("ses_other%d", i)})
+	}
+	_ = f.srv.audit.Write(context.Background(), &approvals.Record{SessionID: s.ID, Tool: "lookup"})
+	status, body, _ := f.do("GET", "/v1/audit?sessionId="+s.ID, apiToken, nil)
+	if status != 200 || !strings.Contains(string(body), `"lookup"`) {
+		t.Fatalf("the owner reading a live session's audit: %d %s", status, body)
+	}
+	if status, _, _ := f.do("GET", "/v1/audit?sessionId="+s.ID, otherToken, nil); status != 404 {
+		t.Errorf("another identity: %d, want 404", status)
 	}
 }
