@@ -159,7 +159,10 @@ func (s *serverRequests) ended() {
 // sees it: for a request of the server it waits while
 // maxServerRequestsLive requests are live, or until ctx ends.
 func (s *serverRequests) admit(ctx context.Context, msg []byte) {
-	if s == nil || !looksLikeServerRequest(msg) {
+	if s == nil || !s.saturated() || !looksLikeServerRequest(msg) {
+		// The message is looked at only when readers may have to wait:
+		// most messages are answers, and decoding each (up to
+		// maxResponseBytes) would be paid on every call.
 		return
 	}
 	for {
@@ -179,6 +182,13 @@ func (s *serverRequests) admit(ctx context.Context, msg []byte) {
 			return
 		}
 	}
+}
+
+// saturated reports that maxServerRequestsLive requests are live.
+func (s *serverRequests) saturated() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live >= maxServerRequestsLive
 }
 
 // looksLikeServerRequest: msg has a method and an id (not a notification,
