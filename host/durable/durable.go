@@ -122,7 +122,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	} else {
 		pcfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("durable: PostgreSQL DSN: %w", redactDSNError(err, dsn))
+			// pgx's parse errors can quote the DSN, password included,
+			// and a DSN that does not parse yields no password to mask:
+			// say nothing of it (as approvals/pgstore does).
+			return nil, errors.New("durable: the PostgreSQL DSN is not a valid postgres:// URL or key=value string")
 		}
 		if opts.AsyncCommit {
 			pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"

@@ -49,6 +49,9 @@ func TestOpenErrorHidesThePassword(t *testing.T) {
 		"postgres://agenthost:pw-canary-91@127.0.0.1:1/agenthost?connect_timeout=2",
 		"host=127.0.0.1 port=1 user=agenthost password=pw-canary-91 dbname=agenthost connect_timeout=2",
 		"postgres://agenthost:pw-canary-91@127.0.0.1:1/agenthost?sslmode=bogus",
+		// Does not parse at all: no password can be taken out to mask.
+		"postgres://agenthost:pw-canary-91@127.0.0.1:notaport/agenthost",
+		"host=127.0.0.1 password='pw-canary-91",
 	} {
 		_, err := durable.Open(context.Background(), dsn, durable.Options{})
 		if err == nil {
