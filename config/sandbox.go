@@ -125,7 +125,7 @@ func validateSandbox(p *problems, key string, s *Sandbox) {
 	}
 	lkey := childKey(key, "limits")
 	if s.Limits.AddressSpace != "" {
-		if n, err := ParseSize(s.Limits.AddressSpace); err != nil {
+		if n, err := childproc.ParseSize(s.Limits.AddressSpace); err != nil {
 			p.add(childKey(lkey, "addressSpace"), err.Error())
 		} else if n < minSandboxAddressSpace {
 			p.add(childKey(lkey, "addressSpace"), "must be at least 64MiB")
@@ -213,6 +213,3 @@ func isLoopbackHost(h string) bool {
 	a, err := netip.ParseAddr(h)
 	return err == nil && a.IsLoopback()
 }
-
-// ParseSize reads a byte count (childproc.ParseSize).
-func ParseSize(s string) (uint64, error) { return childproc.ParseSize(s) }
