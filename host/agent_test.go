@@ -493,3 +493,33 @@ func ptrText(p *int64) string {
 	}
 	return strconv.FormatInt(*p, 10)
 }
+
+// An ask that nobody can answer (no approver) is still announced: an
+// approval_requested event with no request id and the fix, between the
+// call's tool_call and its approval.
+func TestApprovalRequestedWhenNobodyCanAnswer(t *testing.T) {
+	h, _ := policyHost(t, nil, &recordSink{})
+	scripted := modeltest.New(modeltest.Script{
+		{ToolCalls: []modeltest.ToolCall{{ID: "c1", Name: "shop__delete_order", Arguments: `{"id":1}`}}},
+		{Text: "could not"},
+	})
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: scripted.Start(t), APIKey: "sk-test", MaxRetryWait: time.Second})
+	h.modelName = "scripted"
+	s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 2})
+	var types []EventType
+	var requested *Event
+	for e := range s.Turn(context.Background(), "delete order 1", TurnOptions{}) {
+		if e.CallID == "c1" {
+			types = append(types, e.Type)
+		}
+		if e.Type == EventApprovalRequested {
+			requested = &e
+		}
+	}
+	if want := []EventType{EventToolCall, EventApprovalRequested, EventApproval, EventToolResult}; !slices.Equal(types, want) {
+		t.Fatalf("events %v, want %v", types, want)
+	}
+	if requested.ApprovalID != "" || requested.Explanation == "" || requested.Deadline != "" {
+		t.Errorf("approval_requested when nobody can answer: %+v, want no id or deadline and the fix", *requested)
+	}
+}
