@@ -129,12 +129,43 @@ func OpenPinned(path string, sum []byte, opts PinOptions) (*Pinned, error) {
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0 {
 		return nil, &os.PathError{Op: "exec", Path: path, Err: syscall.EACCES}
 	}
+	if st.Size() > MaxPinnedBytes {
+		return nil, &PinReadError{Err: fmt.Errorf("%s is larger than %d bytes, the most a pinned file is copied", path, int64(MaxPinnedBytes))}
+	}
+	// Bounded again while copying: the file may grow after the Stat.
+	r := &boundedReader{r: src, left: MaxPinnedBytes}
 	if !opts.Portable {
-		if p, err := openMemfd(src, st.Mode().Perm(), path, sum); p != nil || err != nil {
+		if p, err := openMemfd(r, st.Mode().Perm(), path, sum); p != nil || err != nil {
 			return p, err
 		}
 	}
-	return openCopy(src, st.Mode().Perm(), path, sum, opts.TmpDir)
+	return openCopy(r, st.Mode().Perm(), path, sum, opts.TmpDir)
+}
+
+// MaxPinnedBytes bounds the file OpenPinned copies (a hook, a plugin
+// binary): what runs is copied whole into memory or a private file, so a
+// file swapped for a huge one must not fill either.
+const MaxPinnedBytes = 1 << 30
+
+// boundedReader fails once more than left bytes are read.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, fmt.Errorf("the file grew past %d bytes while it was copied", int64(MaxPinnedBytes))
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, fmt.Errorf("the file grew past %d bytes while it was copied", int64(MaxPinnedBytes))
+	}
+	return n, err
 }
 
 // Apply points cmd, which must not have extra files, at the copy: its

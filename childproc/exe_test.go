@@ -5,9 +5,11 @@ package childproc
 import (
 	"crypto/sha256"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +89,20 @@ func TestOpenPinned(t *testing.T) {
 				t.Fatalf("a directory: %v, want a PinReadError", err)
 			}
 		})
+	}
+}
+
+// A pinned file is copied whole, so its size is bounded, also when it
+// grows while it is read.
+func TestBoundedReader(t *testing.T) {
+	src := strings.NewReader(strings.Repeat("x", 10))
+	b := &boundedReader{r: src, left: 4}
+	data, err := io.ReadAll(b)
+	if err == nil || len(data) > 5 {
+		t.Fatalf("read %d bytes past a bound of 4, err %v", len(data), err)
+	}
+	ok := &boundedReader{r: strings.NewReader("abcd"), left: 4}
+	if data, err := io.ReadAll(ok); err != nil || string(data) != "abcd" {
+		t.Fatalf("a file of exactly the bound: %q, %v", data, err)
 	}
 }
