@@ -50,4 +50,4 @@ include plugins/proto.mk
 # targets. A report, not a gate: it exits 0 whether targets are met or not.
 # BENCHFLAGS passes options, e.g. BENCHFLAGS="-rounds 3 -profile prof".
 bench: sysdeps
-	$(GO) run ./bench/cmd/benchtable $(BENCHFLAGS)
+	$(GO) run ./internal/bench/cmd/benchtable $(BENCHFLAGS)

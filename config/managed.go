@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 

@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/agenthost/agenthost/childproc"
-	"github.com/agenthost/agenthost/hooks"
+	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Sandbox confines the stdio servers it applies to: the top-level sandbox

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 func TestSandboxValidation(t *testing.T) {

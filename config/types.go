@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/hooks"
 )
 
 // Config is the whole agenthost configuration after loading, ${VAR}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/hooks"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 

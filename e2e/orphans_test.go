@@ -179,7 +179,7 @@ func processAlive(pid int) bool {
 
 // TestSupervisorSkipsTheCLIInitializers: agenthost started as a supervisor
 // (once per hook call) runs its child before the CLI's heavy packages
-// initialize (package childproc/supervisor): the JSON Schema compiler's
+// initialize (package internal/childproc/supervisor): the JSON Schema compiler's
 // initializer alone took several milliseconds on every hook call.
 func TestSupervisorSkipsTheCLIInitializers(t *testing.T) {
 	t.Parallel()

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // sandboxTools are the test server's probes (host/mcptest, x-test probe)

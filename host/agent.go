@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/llmview"
-	"github.com/agenthost/agenthost/oauth"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 

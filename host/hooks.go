@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/childproc"
-	"github.com/agenthost/agenthost/hooks"
+	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Hooks (package hooks) run at two points of a call: the PreToolUse hooks

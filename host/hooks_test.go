@@ -14,8 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/hooks"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 

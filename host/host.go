@@ -16,16 +16,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/hooks"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
-	"github.com/agenthost/agenthost/oauth"
 	"github.com/agenthost/agenthost/plugins"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 // OAuthEnabled reports whether a server takes part in the MCP

@@ -17,8 +17,8 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 )
 
 // protectedServer is an MCP test server with a whoami tool behind an

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/llmview"
 )
 

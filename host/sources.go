@@ -9,9 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins"
 )
 

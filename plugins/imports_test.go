@@ -27,7 +27,7 @@ func TestLayering(t *testing.T) {
 		}},
 		{"../bindings", nil},
 		{"../bindings/contract", nil},
-		{"../childproc", nil},
+		{"../internal/childproc", nil},
 		{"../llmview", nil}, // the model's tool view is pure: no host package
 	}
 	for _, tt := range tests {

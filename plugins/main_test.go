@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins"
 )
 

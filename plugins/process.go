@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // processRunner is the go-plugin runner.Runner for a plugin executable. It

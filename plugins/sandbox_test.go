@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins"
 )
 

@@ -39,7 +39,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins/internal/wire"
 	"github.com/agenthost/agenthost/plugins/sdk"
 )

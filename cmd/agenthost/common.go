@@ -17,11 +17,11 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/otelobs"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // app holds the CLI's flags and the objects a command builds.

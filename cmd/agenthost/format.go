@@ -17,7 +17,7 @@ const (
 	// final assistant text in "result".
 	formatJSON
 	// formatStreamJSON: Claude Code's stream-json lines as the turn runs
-	// (internal/ccstream).
+	// (host/ccstream).
 	formatStreamJSON
 	// formatAgentStreamJSON: one agenthost event (host.Event) per line as
 	// the turn runs, what stream-json printed before it took Claude

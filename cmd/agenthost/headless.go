@@ -13,7 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/ccstream"
+	"github.com/agenthost/agenthost/host/ccstream"
 )
 
 // headlessFlags are the `run` flags of Claude Code's headless mode

@@ -14,12 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor), the program is only that, from before
 	// the other packages initialize.
-	_ "github.com/agenthost/agenthost/childproc/supervisor"
 	"github.com/agenthost/agenthost/host"
+	_ "github.com/agenthost/agenthost/internal/childproc/supervisor"
 )
 
 // Exit codes (docs/cli.md).

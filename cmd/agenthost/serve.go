@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/serve"
+	"github.com/agenthost/agenthost/host/serve"
 )
 
 func (a *app) serveCommand() *cobra.Command {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // serverJSON is one server in `servers --json` (docs/cli.md).

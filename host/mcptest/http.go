@@ -1,7 +1,7 @@
 package mcptest
 
 import (
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 
 	"context"
 	"encoding/json"

@@ -105,7 +105,7 @@ type Options struct {
 	// StderrNoise writes chatter lines to Stderr at start and per request.
 	StderrNoise bool
 	// OAuth protects the HTTP endpoint with an in-process OAuth
-	// authorization server (oauth/oauthtest): every request needs its
+	// authorization server (host/oauth/oauthtest): every request needs its
 	// Bearer token; the server approves every authorization at once.
 	OAuth bool
 	// Stderr receives noise; default io.Discard.

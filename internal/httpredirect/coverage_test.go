@@ -18,7 +18,7 @@ import (
 var builtElsewhere = map[string]string{
 	// The test kit's browser follows the authorization server's redirect
 	// to the loopback callback, as a person's browser does.
-	"oauth/oauthtest/browser.go": "a test browser",
+	"host/oauth/oauthtest/browser.go": "a test browser",
 	// The test kit's raw POST to the server under test, for tests of
 	// the server's own answers.
 	"host/mcptest/testing.go": "a test kit posting to its own server",

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 // An authorization failure of one request (one session's subject) must not

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
 )

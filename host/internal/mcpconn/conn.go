@@ -22,11 +22,11 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/httpredirect"
-	"github.com/agenthost/agenthost/oauth"
 )
 
 // TransportFactory makes a new, unstarted transport to one server.

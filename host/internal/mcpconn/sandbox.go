@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/agenthost/agenthost/childproc"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // sandboxEnforcement is what a server's snapshots report about its

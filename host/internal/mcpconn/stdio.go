@@ -13,7 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // stdioProcess is the transport of a stdio server. The host starts the

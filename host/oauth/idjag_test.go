@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 )
 
 // The canaries: an ID token the identity provider accepts, and one it

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Options configure a Runner.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 // TestFileStoreProcessesKeepEachOthersTokens: several processes (this test

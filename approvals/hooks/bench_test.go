@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // BenchmarkPreTrivialHook is the overhead a trivial PreToolUse hook adds

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 // fakeAS is a scriptable authorization server and resource on one origin:

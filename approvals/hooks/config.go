@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Config is the hooks section of the configuration, in the shape of Claude

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 	"github.com/agenthost/agenthost/internal/httpredirect/redirecttest"
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
 )
 
 // The protected resource moves from authorization server AS1 to AS2 after

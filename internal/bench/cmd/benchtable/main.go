@@ -12,7 +12,7 @@
 // The table is a report: benchtable exits 0 whether targets are met or
 // not, and 1 only when the suite cannot be built or run at all.
 //
-//	go run ./bench/cmd/benchtable [-rounds 5] [-only REGEXP] [-profile DIR] [-raw FILE]
+//	go run ./internal/bench/cmd/benchtable [-rounds 5] [-only REGEXP] [-profile DIR] [-raw FILE]
 package main
 
 import (
@@ -37,7 +37,7 @@ import (
 
 const (
 	modulePath = "github.com/agenthost/agenthost"
-	benchPkg   = modulePath + "/bench"
+	benchPkg   = modulePath + "/internal/bench"
 	// binDirEnv must match bench.BinDirEnv.
 	binDirEnv = "AGENTHOST_BENCH_BIN"
 )

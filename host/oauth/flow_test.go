@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 )
 
 // resource is an MCP-like endpoint at /mcp protected by an oauthtest

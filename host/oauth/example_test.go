@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 )
 
 // A chat backend authorizes each end user separately: a request of a

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/agenthost/oauth"
-	"github.com/agenthost/agenthost/oauth/oauthtest"
+	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 )
 
 // claimTransport tells the resource which subject a request was meant for,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 // An authorization server's error that quotes what the client sent (its

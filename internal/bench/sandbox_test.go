@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // BenchmarkSandboxSetup: what the sandbox adds to a stdio server's start,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/oauth"
+	"github.com/agenthost/agenthost/host/oauth"
 )
 
 const canaryAccess, canaryRefresh, canarySecret = "CANARY-ACCESS-7f3a", "CANARY-REFRESH-91bd", "CANARY-SECRET-c0de"

@@ -13,6 +13,6 @@
 // ("A trivial hook's overhead") has the figures.
 package supervisor
 
-import "github.com/agenthost/agenthost/childproc"
+import "github.com/agenthost/agenthost/internal/childproc"
 
 func init() { childproc.MaybeSupervise() }

@@ -28,7 +28,7 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
-	"github.com/agenthost/agenthost/serve"
+	"github.com/agenthost/agenthost/host/serve"
 )
 
 // The serve benchmark: 1,000 sessions at once, each running scripted

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agenthost/agenthost/childproc"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // testSupervisor runs the tests' hooks as the agenthost CLI runs them:

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/internal/httpredirect"
 	"github.com/agenthost/agenthost/internal/httpredirect/redirecttest"
-	"github.com/agenthost/agenthost/oauth"
 )
 
 const canaryClientSecret = "CANARY-CLIENT-SECRET-d4c1"

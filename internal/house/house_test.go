@@ -1,0 +1,185 @@
+package house_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agenthost/agenthost"
+
+// topLevel are the folders of the design's top level that may hold Go
+// code (docs/ and build files sit beside them).
+var topLevel = map[string]bool{
+	"cmd": true, "host": true, "llmview": true, "bindings": true, "approvals": true,
+	"plugins": true, "config": true, "e2e": true, "internal": true,
+}
+
+// rooms ranks the module's rooms: a package may import its own room, or a
+// room of lower rank. The longest matching prefix names a package's room;
+// each internal/<name> is a room of its own (a leaf).
+var rooms = []struct {
+	prefix string
+	rank   int
+}{
+	{"cmd", 100}, {"e2e", 100}, {"internal/bench", 100},
+	// Built on host: they import it, host never imports them.
+	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60}, {"host/demo", 60},
+	{"host/historytest", 60}, {"host/ccstream", 60},
+	{"host", 50},
+	{"host/internal", 45},
+	{"host/mcptest", 42},
+	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
+	{"config", 30},
+	{"approvals/stores", 26},
+	{"approvals/pgstore", 24}, {"approvals/sqlitestore", 24},
+	{"approvals/internal", 22}, {"approvals/storetest", 22},
+	{"approvals", 20}, {"approvals/hooks", 21},
+	{"plugins", 20},
+	{"llmview", 10}, {"bindings", 10},
+	{"internal", 0},
+}
+
+// roomOf returns the room of a module-relative package path and its rank.
+func roomOf(pkg string) (string, int, bool) {
+	best, rank, found := "", 0, false
+	for _, r := range rooms {
+		if (pkg == r.prefix || strings.HasPrefix(pkg, r.prefix+"/")) && len(r.prefix) > len(best) {
+			best, rank, found = r.prefix, r.rank, true
+		}
+	}
+	if best == "internal" { // internal/<name>: a leaf room of its own
+		parts := strings.SplitN(pkg, "/", 3)
+		if len(parts) >= 2 {
+			best = parts[0] + "/" + parts[1]
+		}
+	}
+	return best, rank, found
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+}
+
+func modulePackages(t *testing.T) []listed {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages; the module has more", len(pkgs))
+	}
+	return pkgs
+}
+
+// TestTopLevelFolders fails when a folder outside the design's top level
+// holds Go code.
+func TestTopLevelFolders(t *testing.T) {
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || topLevel[e.Name()] {
+			continue
+		}
+		var goFile string
+		_ = filepath.WalkDir(filepath.Join("../..", e.Name()), func(path string, d os.DirEntry, err error) error {
+			if err != nil || goFile != "" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".go") {
+				goFile = path
+			}
+			return nil
+		})
+		if goFile != "" {
+			t.Errorf("top-level folder %s/ holds Go code (%s): the design's top level is %v; move it under the room it belongs to", e.Name(), goFile, keys(topLevel))
+		}
+	}
+}
+
+// TestImportsGoDown fails when a package imports a room above its own, or
+// when a package has no room in the table. Tests may reach up (an
+// approvals test may load a config); what a package links may not.
+func TestImportsGoDown(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		from := strings.TrimPrefix(p.ImportPath, module+"/")
+		fromRoom, fromRank, ok := roomOf(from)
+		if !ok {
+			t.Errorf("package %s has no room in the layers table", from)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(imp, module+"/")
+			toRoom, toRank, ok := roomOf(to)
+			if !ok || toRoom == fromRoom || strings.HasPrefix(to, fromRoom+"/") {
+				continue
+			}
+			if toRank >= fromRank {
+				t.Errorf("%s (%s, rank %d) imports %s (%s, rank %d): imports go down the layers", from, fromRoom, fromRank, to, toRoom, toRank)
+			}
+		}
+	}
+}
+
+// TestRoomOf pins the table's reading, so a typo in it cannot make every
+// import pass.
+func TestRoomOf(t *testing.T) {
+	tests := []struct {
+		pkg  string
+		room string
+		rank int
+	}{
+		{"host", "host", 50},
+		{"host/serve", "host/serve", 60},
+		{"host/internal/mcpconn", "host/internal", 45},
+		{"internal/childproc/supervisor", "internal/childproc", 0},
+		{"approvals/hooks", "approvals/hooks", 21},
+		{"cmd/agenthost", "cmd", 100},
+	}
+	for _, tt := range tests {
+		room, rank, ok := roomOf(tt.pkg)
+		if !ok || room != tt.room || rank != tt.rank {
+			t.Errorf("roomOf(%q) = %q, %d, %v; want %q, %d", tt.pkg, room, rank, ok, tt.room, tt.rank)
+		}
+	}
+	if _, _, ok := roomOf("serve"); ok {
+		t.Error("a top-level serve/ has a room: the table admits a folder the design does not")
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
