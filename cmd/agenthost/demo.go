@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/host/demo"
+	"github.com/agenthost/agenthost/internal/demo"
 )
 
 func (a *app) demoCommand() *cobra.Command {
