@@ -239,6 +239,7 @@ var conformanceScenarios2026 = slices.Concat([]conformanceScenario{
 	{
 		name: "json-schema-ref-no-deref",
 		args: []string{"tools", "--json", "--url"},
+		want: []string{"sep-2106-no-network-ref-deref"},
 	},
 	// Extension scenarios (run, not scored), as on 0.1.16
 	// (clientCredentialsScenarios); this one is 0.1.16's
@@ -250,7 +251,10 @@ var conformanceScenarios2026 = slices.Concat([]conformanceScenario{
 	// passed back to the echo tool unchanged.
 	eachTool("--schema-to", "json_schema_echo=json_schema_2020_12_tool",
 		"--args", `json_schema_2020_12_tool={"name":"Ada","contactMethod":"email","email":"ada@example.com"}`).
-		named("json-schema-2020-12-preservation", "json-schema-2020-12-client-echo-completed"),
+		named("json-schema-2020-12-preservation", "json-schema-2020-12-client-echo-completed",
+			"json-schema-2020-12-client-$schema-preserved", "json-schema-2020-12-client-$defs-preserved",
+			"json-schema-2020-12-client-additionalProperties-preserved", "sep-2106-client-anchor-keyword-preserved",
+			"sep-2106-client-composition-keywords-preserved", "sep-2106-client-conditional-keywords-preserved"),
 }, authScenarios(sep837), clientCredentialsScenarios())
 
 // conformanceNotRun2026 are the scenarios of the 2026-07-28 client
