@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 
@@ -26,8 +27,12 @@ import (
 type argSchemas struct{}
 
 // compiledSchema is one compiled inputSchema; s is nil when it is not
-// checkable.
-type compiledSchema struct{ s *jsonschema.Schema }
+// checkable. optional are the top-level properties the schema declares and
+// does not require.
+type compiledSchema struct {
+	s        *jsonschema.Schema
+	optional map[string]bool
+}
 
 // Bounds on what a refusal quotes back: the validator's own output lists
 // every failing branch, which for a large anyOf is unbounded.
@@ -41,20 +46,67 @@ var argErrorPrinter = message.NewPrinter(language.English)
 // get is the compiled schema held in slot, compiling it first when the
 // slot is empty; a nil slot (a definition outside a listing) compiles it
 // for this call only.
-func (a *argSchemas) get(slot *atomic.Pointer[compiledSchema], schema json.RawMessage) *jsonschema.Schema {
+func (a *argSchemas) get(slot *atomic.Pointer[compiledSchema], schema json.RawMessage) *compiledSchema {
 	if slot != nil {
 		if c := slot.Load(); c != nil {
-			return c.s
+			return c
 		}
 	}
 	c := &compiledSchema{}
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema)); err == nil {
 		c.s, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
+		c.optional = optionalProperties(doc)
 	}
 	if slot != nil && !slot.CompareAndSwap(nil, c) {
-		return slot.Load().s
+		return slot.Load()
 	}
-	return c.s
+	return c
+}
+
+// optionalProperties are the names of a schema's top-level properties that
+// its top-level required does not list.
+func optionalProperties(schema any) map[string]bool {
+	obj, _ := schema.(map[string]any)
+	props, _ := obj["properties"].(map[string]any)
+	if len(props) == 0 {
+		return nil
+	}
+	optional := make(map[string]bool, len(props))
+	for name := range props {
+		optional[name] = true
+	}
+	required, _ := obj["required"].([]any)
+	for _, r := range required {
+		if name, ok := r.(string); ok {
+			delete(optional, name)
+		}
+	}
+	return optional
+}
+
+// withoutOptionalNulls is the arguments object without its top-level null
+// values of optional properties: for the host's check such a null is an
+// omitted argument, as SEP-2243 has it (no Mcp-Param-* header for a null
+// or omitted value). Clients and models send null for "not given"; the
+// arguments go to the server as they were, and the server validates them.
+func withoutOptionalNulls(doc any, optional map[string]bool) any {
+	obj, ok := doc.(map[string]any)
+	if !ok || len(optional) == 0 {
+		return doc
+	}
+	var out map[string]any
+	for name, v := range obj {
+		if v == nil && optional[name] {
+			if out == nil {
+				out = maps.Clone(obj)
+			}
+			delete(out, name)
+		}
+	}
+	if out == nil {
+		return doc
+	}
+	return out
 }
 
 // validate checks model arguments against a tool's inputSchema; the message
@@ -62,8 +114,8 @@ func (a *argSchemas) get(slot *atomic.Pointer[compiledSchema], schema json.RawMe
 // tool's secureparams ValidationCost: arguments whose JSON values times cost
 // exceed secureparams.MaxValidationWork are refused unvalidated.
 func (a *argSchemas) validate(slot *atomic.Pointer[compiledSchema], schema json.RawMessage, cost int64, args json.RawMessage) error {
-	s := a.get(slot, schema)
-	if s == nil {
+	c := a.get(slot, schema)
+	if c.s == nil {
 		return nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
@@ -77,7 +129,7 @@ func (a *argSchemas) validate(slot *atomic.Pointer[compiledSchema], schema json.
 	if int64(values)*max(cost, 1) > secureparams.MaxValidationWork {
 		return fmt.Errorf("arguments are too large to check against the tool's inputSchema (%d JSON values, each costing up to %d subschema checks, exceed the limit of %d checks per call)", values, cost, secureparams.MaxValidationWork)
 	}
-	if err := safeschema.Validate(s, doc); err != nil {
+	if err := safeschema.Validate(c.s, withoutOptionalNulls(doc, c.optional)); err != nil {
 		var verr *jsonschema.ValidationError
 		if errors.As(err, &verr) {
 			return fmt.Errorf("arguments do not match the tool's inputSchema: %s", argErrorText(verr))

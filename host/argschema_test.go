@@ -115,3 +115,31 @@ func TestArgSchemaMessagesQuoteNoSchemaValue(t *testing.T) {
 		})
 	}
 }
+
+// TestArgSchemaOptionalNull: a null for a declared property the schema
+// does not require is an omitted argument (SEP-2243 sends no header for
+// it); a null anywhere else is checked as the value it is.
+func TestArgSchemaOptionalNull(t *testing.T) {
+	const schema = `{"type":"object","properties":{"region":{"type":"string"},"verbose":{"type":"boolean"},` +
+		`"nested":{"type":"object","properties":{"flag":{"type":"boolean"}}}},"required":["region"],"additionalProperties":false}`
+	tests := []struct {
+		name, args string
+		ok         bool
+	}{
+		{"optional null", `{"region":"us-east1","verbose":null}`, true},
+		{"optional omitted", `{"region":"us-east1"}`, true},
+		{"optional wrong type", `{"region":"us-east1","verbose":"yes"}`, false},
+		{"required null", `{"region":null}`, false},
+		{"undeclared null", `{"region":"us-east1","other":null}`, false},
+		{"nested null", `{"region":"us-east1","nested":{"flag":null}}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var a argSchemas
+			err := a.validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			if (err == nil) != tc.ok {
+				t.Fatalf("validate(%s) = %v, want ok %v", tc.args, err, tc.ok)
+			}
+		})
+	}
+}

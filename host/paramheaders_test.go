@@ -51,6 +51,12 @@ func TestInputSchemaHeaders(t *testing.T) {
 			}{
 				{"routed", `{"zone":"eu-west-9","shard":42,"q":"x"}`, map[string]string{"Mcp-Param-Zone": "eu-west-9", "Mcp-Param-Shard": "42"}},
 				{"routed", `{"q":"only the body"}`, map[string]string{"Mcp-Param-Zone": "", "Mcp-Param-Shard": ""}},
+				// SEP-2243: a null value is not mirrored (and the call is
+				// made: null for an optional property is an omitted one);
+				// a value a header cannot carry as it is goes base64-encoded.
+				{"routed", `{"zone":null,"shard":7,"q":"x"}`, map[string]string{"Mcp-Param-Zone": "", "Mcp-Param-Shard": "7"}},
+				{"routed", `{"zone":" padded ","q":"x"}`, map[string]string{"Mcp-Param-Zone": "=?base64?IHBhZGRlZCA=?="}},
+				{"routed", `{"zone":"Hello, 世界","q":"x"}`, map[string]string{"Mcp-Param-Zone": "=?base64?SGVsbG8sIOS4lueVjA==?="}},
 				{"plain", `{"zone":"eu-west-9"}`, map[string]string{"Mcp-Param-Zone": ""}},
 			} {
 				srv.Recording().Reset()

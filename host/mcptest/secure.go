@@ -149,7 +149,8 @@ func jsonHasType(raw json.RawMessage, schemaType string) bool {
 // validateParamHeaders checks SEP-2243 x-mcp-header mirroring on modern HTTP
 // requests: for every annotated property of inputSchema (from arguments) and
 // secureInputSchema (from secureArguments), the Mcp-Param-* header must be
-// present exactly when the value is, and carry the same value.
+// present exactly when the value is (and is not null), and carry the same
+// value.
 func validateParamHeaders(t *tool, header http.Header, args, secureArgs map[string]json.RawMessage) *RPCError {
 	check := func(props map[string]secureProperty, values map[string]json.RawMessage) *RPCError {
 		for _, name := range sortedKeys(props) {
@@ -160,6 +161,7 @@ func validateParamHeaders(t *tool, header http.Header, args, secureArgs map[stri
 			headerKey := headerParamPrefix + prop.header
 			got, present := header.Get(headerKey), len(header.Values(headerKey)) > 0
 			value, has := values[name]
+			has = has && string(bytes.TrimSpace(value)) != "null" // SEP-2243: a null value has no header
 			switch {
 			case !has && present:
 				return newError(CodeHeaderMismatch, "header %s is present but parameter %q is not", headerKey, name)

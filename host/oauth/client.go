@@ -266,6 +266,14 @@ func (c *Client) discover(ctx context.Context) (*discovery, error) {
 	return d, nil
 }
 
+// forgetDiscovery drops the discovered metadata: the next discover reads
+// it again.
+func (c *Client) forgetDiscovery() {
+	c.mu.Lock()
+	c.disc = nil
+	c.mu.Unlock()
+}
+
 func (c *Client) fetchDiscovery(ctx context.Context, rmURL string) (*discovery, error) {
 	candidates, err := resourceMetadataURLs(c.cfg.ServerURL)
 	if err != nil {
@@ -464,6 +472,7 @@ func (c *Client) register(ctx context.Context, d *discovery, redirectURI string)
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": method,
+		"application_type":           applicationType(redirectURI),
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
@@ -497,6 +506,24 @@ func (c *Client) register(ctx context.Context, d *discovery, redirectURI string)
 		reg.method = c.authMethod(d.as, "", AuthNone)
 	}
 	return reg, nil
+}
+
+// applicationType is the application_type a registration declares (SEP-837,
+// OpenID Connect Dynamic Client Registration §2): "native" for a client
+// whose redirect URI is on a loopback host (the CLI's local listener) or
+// uses a private-use scheme, "web" for one redirected to a remote host
+// (agenthost serve behind its public URL). Authorization servers that
+// follow OpenID Connect default to "web" and refuse a loopback redirect
+// URI for it, so the field is always sent.
+func applicationType(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return "web"
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || isLoopback(u.Hostname()) {
+		return "native"
+	}
+	return "web"
 }
 
 // AuthRequest starts an authorization code flow.

@@ -165,9 +165,15 @@ func serverMetadataURLs(issuer string) ([]string, error) {
 	}, nil
 }
 
-// sameIssuer compares issuer identifiers, tolerating one trailing slash.
+// sameIssuer compares issuer identifiers by simple string comparison, the
+// one rule for the metadata's issuer (RFC 8414 §3.3: identical to the
+// identifier the well-known URL was built from), the authorization
+// response's iss (RFC 9207 §2.4) and the issuer a stored token belongs to.
+// No URL normalisation: a trailing slash, a case-folded scheme or host, an
+// elided default port or a percent-encoded character makes a different
+// issuer (SEP-2468), as a mix-up attacker's look-alike would.
 func sameIssuer(a, b string) bool {
-	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+	return a == b
 }
 
 // resourceCovers reports whether the resource identifier in metadata names

@@ -170,6 +170,12 @@ func (t *authTransport) authorize(ctx context.Context, subject string, failed *T
 		(failed == nil || cur.AccessToken != failed.AccessToken) && !cur.expired(c.now()) {
 		return nil
 	}
+	if failed != nil && !stepUp {
+		// A refused token may mean that the resource moved to another
+		// authorization server (SEP-2352): its metadata is read afresh,
+		// so the client registers and logs in where it now points.
+		c.forgetDiscovery()
+	}
 	d, err := c.discover(ctx)
 	if err != nil {
 		return err

@@ -2,18 +2,19 @@
 // MCP conformance suite (e2e/conformance_test.go). The suite runs
 //
 //	confclient AGENTHOST ARGS... URL
+//	confclient AGENTHOST --each-tool [--args TOOL=JSON | --schema-to TOOL=LISTED]... URL
 //
 // with the scenario's client credentials, where it hands the client some,
 // in MCP_CONFORMANCE_CONTEXT (a JSON object). confclient passes them to
 // agenthost as the AGENTHOST_OAUTH_* variables of an ad-hoc server
 // (docs/config.md), runs AGENTHOST ARGS... URL, and exits with its exit
-// code. It implements no protocol behaviour: everything on the wire is
-// agenthost's.
+// code. With --each-tool it lists the server's tools and calls each, as an
+// operator would (operate.go). It implements no protocol behaviour:
+// everything on the wire is agenthost's.
 package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,19 +42,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "confclient:", err)
 		os.Exit(2)
 	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		os.Exit(exitErr.ExitCode())
-	default:
+	var code int
+	if len(os.Args) >= 4 && os.Args[2] == "--each-tool" {
+		last := len(os.Args) - 1
+		code, err = operate(os.Args[1], os.Args[last], os.Args[3:last], env, os.Getenv("MCP_CONFORMANCE_CONTEXT"), os.Stdout, os.Stderr)
+	} else {
+		cmd := exec.Command(os.Args[1], os.Args[2:]...)
+		cmd.Env = env
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		code, err = exitCode(cmd.Run())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "confclient:", err)
 		os.Exit(1)
 	}
+	os.Exit(code)
 }
 
 // environment is env with the credentials of the scenario's context added.

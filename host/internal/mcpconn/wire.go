@@ -322,6 +322,13 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		defer w.pending.done(id, cancel)
 	}
 	response, err := w.inner.SendRequest(ctx, request)
+	if err == nil && request.Method == string(mcp.MethodServerDiscover) && rejectsOwnVersion(request.Params, response) {
+		// The server refused the version it names as supported: mcp-go
+		// retries only at a different version, and would fall back to
+		// the initialize handshake, which such a server does not speak.
+		// The probe is sent once more, as it was (SEP-2575).
+		response, err = w.inner.SendRequest(ctx, request)
+	}
 	if err != nil {
 		if perr := protocolCause(ctx); perr != nil {
 			return nil, perr
@@ -352,6 +359,30 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 	}
 	return response, nil
+}
+
+// rejectsOwnVersion reports whether a response to a request is an
+// UnsupportedProtocolVersion error (-32022) whose supported versions include
+// the one the request declared in its _meta.
+func rejectsOwnVersion(params any, response *transport.JSONRPCResponse) bool {
+	if response == nil || response.Error == nil || response.Error.Code != mcp.UNSUPPORTED_PROTOCOL_VERSION {
+		return false
+	}
+	fields, ok := params.(map[string]json.RawMessage)
+	if !ok {
+		return false
+	}
+	var meta map[string]json.RawMessage
+	var declared string
+	if json.Unmarshal(fields["_meta"], &meta) != nil || json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &declared) != nil || declared == "" {
+		return false
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	encoded, err := json.Marshal(response.Error.Data)
+	if err != nil || json.Unmarshal(encoded, &data) != nil {
+		return false
+	}
+	return slices.Contains(data.Supported, declared)
 }
 
 // attachSecureArguments returns a copy of a tools/call request whose params

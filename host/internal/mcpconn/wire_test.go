@@ -1,6 +1,7 @@
 package mcpconn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -265,4 +266,65 @@ func (errorTransport) SendNotification(context.Context, mcp.JSONRPCNotification)
 func (errorTransport) SetNotificationHandler(func(mcp.JSONRPCNotification)) {}
 func (e errorTransport) SendRequest(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	return &transport.JSONRPCResponse{Error: e.e}, nil
+}
+
+// A server that refuses the version a server/discover declared while
+// naming it as supported gets the probe once more, unchanged; any other
+// refusal is mcp-go's to negotiate (SEP-2575).
+func TestDiscoverRetriedAtItsOwnVersion(t *testing.T) {
+	const version = "2026-07-28"
+	meta := json.RawMessage(`{"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","io.agenthost/idempotency-key":"k"}`)
+	rejected := func(supported ...string) *transport.JSONRPCResponse {
+		return &transport.JSONRPCResponse{Error: &mcp.JSONRPCErrorDetails{Code: mcp.UNSUPPORTED_PROTOCOL_VERSION, Message: "unsupported",
+			Data: map[string]any{"supported": supported, "requested": version}}}
+	}
+	discovered := &transport.JSONRPCResponse{Result: json.RawMessage(`{"supportedVersions":["` + version + `"],"capabilities":{}}`)}
+	tests := []struct {
+		name      string
+		method    string
+		first     *transport.JSONRPCResponse
+		wantSends int
+		wantError bool
+	}{
+		{"own version supported", "server/discover", rejected(version), 2, false},
+		{"own version among others", "server/discover", rejected("2099-01-01", version), 2, false},
+		{"another version", "server/discover", rejected("2099-01-01"), 1, true},
+		{"no supported list", "server/discover", rejected(), 1, true},
+		{"accepted", "server/discover", discovered, 1, false},
+		{"other method", "tools/list", rejected(version), 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inner := &scriptTransport{answers: []*transport.JSONRPCResponse{tt.first, discovered}}
+			seam, _ := newWire(inner, nil, nil, nil)
+			params := map[string]json.RawMessage{"_meta": meta}
+			resp, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: tt.method, Params: params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(inner.sent) != tt.wantSends {
+				t.Errorf("sent %d requests, want %d", len(inner.sent), tt.wantSends)
+			}
+			for _, r := range inner.sent {
+				if got := r.Params.(map[string]json.RawMessage)["_meta"]; !bytes.Equal(got, meta) {
+					t.Errorf("resent with _meta %s, want %s", got, meta)
+				}
+			}
+			if (resp.Error != nil) != tt.wantError {
+				t.Errorf("answer %+v, want an error: %v", resp, tt.wantError)
+			}
+		})
+	}
+}
+
+// scriptTransport answers requests with answers in turn and records them.
+type scriptTransport struct {
+	errorTransport
+	answers []*transport.JSONRPCResponse
+	sent    []transport.JSONRPCRequest
+}
+
+func (s *scriptTransport) SendRequest(_ context.Context, r transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	s.sent = append(s.sent, r)
+	return s.answers[len(s.sent)-1], nil
 }
