@@ -22,6 +22,9 @@ type Effective struct {
 	// "default") under approvals.unclassified ask or infer: it is offered,
 	// and every call to it asks one person (see UnclassifiedAsk).
 	Unclassified bool `json:"unclassified,omitempty"`
+	// ResultLabels are the labels (LabelSensitive, LabelUntrusted) the
+	// tool's action-metadata returnMetadata gives every result of it.
+	ResultLabels []string `json:"resultLabels,omitempty"`
 	// Hints are the server's own declarations of an unclassified tool, for
 	// approvers: shown as untrusted evidence, never acted on.
 	Hints []string `json:"-"`
@@ -91,6 +94,7 @@ func (e Effective) clone() Effective {
 	e.SideEffects = cloneStrings(e.SideEffects)
 	e.Notes = cloneStrings(e.Notes)
 	e.Hints = cloneStrings(e.Hints)
+	e.ResultLabels = cloneStrings(e.ResultLabels)
 	return e
 }
 
@@ -119,7 +123,7 @@ func (e Effective) normalize() Effective {
 	for _, s := range []*Source{&e.Source.Category, &e.Source.RiskLevel, &e.Source.BlastRadius,
 		&e.Source.Reversibility, &e.Source.SideEffects, &e.Source.ApprovalRecommendation, &e.Source.MinTrustLevel} {
 		switch *s {
-		case SourceCatalogue, SourceDeclared, SourceInferred, SourceDefault:
+		case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
 		default:
 			*s = SourceDefault
 		}
