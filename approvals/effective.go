@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Effective is the metadata the policy decides on: every SEP-2793 field
@@ -224,4 +225,24 @@ func (e Effective) quorumFloor() int {
 		return max(1, e.ApprovalRecommendation.minApprovers())
 	}
 	return e.ApprovalRecommendation.minApprovers()
+}
+
+// FromSource lists the fields whose value came from src, as "name value"
+// (sideEffects as a bracketed list), in the risk object's order.
+func (e Effective) FromSource(src Source) []string {
+	var out []string
+	add := func(name string, s Source, v string) {
+		if s == src {
+			out = append(out, name+" "+v)
+		}
+	}
+	s := e.Source
+	add("category", s.Category, string(e.Category))
+	add("riskLevel", s.RiskLevel, string(e.RiskLevel))
+	add("blastRadius", s.BlastRadius, string(e.BlastRadius))
+	add("reversibility", s.Reversibility, string(e.Reversibility))
+	add("sideEffects", s.SideEffects, "["+strings.Join(e.SideEffects, ", ")+"]")
+	add("approvalRecommendation", s.ApprovalRecommendation, string(e.ApprovalRecommendation))
+	add("minTrustLevel", s.MinTrustLevel, fmt.Sprint(e.MinTrustLevel))
+	return out
 }

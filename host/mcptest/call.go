@@ -203,6 +203,13 @@ func toolResult(t *tool, args, secureArgs map[string]json.RawMessage) map[string
 	if b.IsError {
 		result["isError"] = true
 	}
+	if len(b.Meta) > 0 {
+		// A map, so that the modern era's serverInfo joins it.
+		var meta map[string]any
+		if json.Unmarshal(b.Meta, &meta) == nil {
+			result["_meta"] = meta
+		}
+	}
 	return result
 }
 

@@ -29,6 +29,8 @@ type Behaviour struct {
 	ErrorData     json.RawMessage `json:"errorData,omitempty"`
 	Structured    json.RawMessage `json:"structured,omitempty"`
 	Content       json.RawMessage `json:"content,omitempty"`
+	// Meta is the result's _meta object (trust-annotations labels, say).
+	Meta json.RawMessage `json:"meta,omitempty"`
 	// Garbage is written in place of the JSON-RPC answer (raw text).
 	Garbage string `json:"garbage,omitempty"`
 	// Probe runs one of the probes (ProbeDial, ProbeSpawn,
@@ -54,6 +56,9 @@ func (b *Behaviour) validate() error {
 	}
 	if len(b.Content) > 0 && !bytes.HasPrefix(bytes.TrimSpace(b.Content), []byte("[")) {
 		return errors.New("content must be an array")
+	}
+	if len(b.Meta) > 0 && !bytes.HasPrefix(bytes.TrimSpace(b.Meta), []byte("{")) {
+		return errors.New("meta must be an object")
 	}
 	return nil
 }
