@@ -403,7 +403,7 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
 	}
 	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
-	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), t.SecureRequired)
+	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), secureRequired(h.Server(server), t))
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}

@@ -185,9 +185,12 @@ func (t *tool) viewWithoutExtension() json.RawMessage {
 }
 
 // visibleTools is what a client sees in tools/list.
-func (ts *toolSet) visibleTools(negotiated bool) []json.RawMessage {
+func (ts *toolSet) visibleTools(negotiated, toolbox bool) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(ts.tools))
 	for _, t := range ts.tools {
+		if toolbox && !negotiated && t.secure != nil {
+			continue // Toolbox filters them out
+		}
 		if negotiated {
 			out = append(out, t.raw)
 		} else if v := t.viewWithoutExtension(); v != nil {
