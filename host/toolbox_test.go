@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +151,21 @@ func mapsKeys(m map[string]any) func(func(string) bool) {
 				return
 			}
 		}
+	}
+}
+
+// Toolbox answers a call from a client that did not declare its id with
+// -32021 and no data; the operator's error still names the id to add.
+func TestToolboxMissingCapabilityNamesItsID(t *testing.T) {
+	tools := `[{"name": "q", "inputSchema": {"type": "object"},
+	  "x-test": {"errorCode": -32021, "errorMessage": "missing required client capability: tool \"q\" requires com.google.cloud/toolbox.v1 extension which is not supported by the client", "errorData": null}}]`
+	h, _, _ := testHost(t, "", mcptest.Options{ToolsJSON: []byte(tools), ErrorStatus: mcptest.ErrorStatus200})
+	_, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "q", json.RawMessage(`{}`))
+	var he *Error
+	if !errors.As(err, &he) || he.Kind != KindBinding {
+		t.Fatalf("err = %v, want a binding error", err)
+	}
+	if !strings.Contains(he.Message, "the server requires the extension "+toolboxID+": add it to mcpServers.db.secureParams.extensions") {
+		t.Errorf("the error does not name the id to configure: %s", he.Message)
 	}
 }

@@ -317,7 +317,9 @@ func toolboxCall(x *exchange, t *tool, negotiatedHere bool, args, secureArgs map
 	case !x.modern:
 		return reply{err: newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.name), toolError: true}, true
 	case !negotiatedHere:
-		return reply{err: missingCapabilityError(advertised), toolError: true}, true
+		// Toolbox names its id in the message and sends no data.
+		return reply{err: newError(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
+			t.name, strings.Join(advertised, ", ")), toolError: true}, true
 	}
 	for _, name := range sortedKeys(args) {
 		if _, isSecure := t.secure.properties[name]; isSecure {
