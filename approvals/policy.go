@@ -356,7 +356,7 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 	}
 	if p.unclassified != UnclassifiedStrict && classifiedBy(e.Source, SourceDefault) {
 		e.Unclassified = true
-		e.Hints = declaredHints(tr.declared)
+		e.Hints = append(declaredHints(tr.declared), tr.action.hints()...)
 		m.note("unclassified (approvals.unclassified: %s): offered, and every call asks one person", p.unclassified)
 	}
 	e.ResultLabels = act.labels

@@ -287,3 +287,26 @@ func (am actionMetadata) implied() implied {
 // every value but the few that claim nothing (pii, credentials,
 // regulated, sensitive, confidential ... all count).
 func sensitiveValue(s string) bool { return s != "" && !notSensitive[s] }
+
+// hints are the declaration's values for approvers of an unclassified tool
+// (untrusted evidence, as the SEP-2793 hints are).
+func (am actionMetadata) hints() []string {
+	if !am.present {
+		return nil
+	}
+	var out []string
+	list := func(name string, values []string) {
+		if len(values) > 0 {
+			out = append(out, "action-metadata "+name+"="+oneLine(strings.Join(values, ","), 60))
+		}
+	}
+	list("outcomes", am.outcomes)
+	list("destination", am.destinations)
+	list("inputSensitivity", am.inputSensitivity)
+	list("returnSource", am.sources)
+	list("returnSensitivity", am.returnSensitivity)
+	if am.requiresReview {
+		out = append(out, "action-metadata requiresReview=true")
+	}
+	return out
+}

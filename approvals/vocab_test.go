@@ -272,3 +272,18 @@ func FuzzParseActionMetadata(f *testing.F) {
 		}
 	})
 }
+
+// An unclassified tool's approvers see its action-metadata among the
+// server's hints.
+func TestActionMetadataHintsForApprovers(t *testing.T) {
+	p, _ := NewPolicy(Config{}) // ask: the tool stays unclassified
+	e := p.Effective("s", false, ToolInfo{Name: "zork", Annotations: json.RawMessage(`{"readOnlyHint":true,"` + ActionMetadataKey +
+		`":{"outcome":"irreversible","requiresReview":true,"returnMetadata":{"source":"untrustedPublic"}}}`)})
+	if !e.Unclassified {
+		t.Fatalf("classified: %+v", e)
+	}
+	want := []string{"readOnlyHint=true", "action-metadata outcomes=irreversible", "action-metadata returnSource=untrustedpublic", "action-metadata requiresReview=true"}
+	if !slices.Equal(e.Hints, want) {
+		t.Errorf("hints %q, want %q", e.Hints, want)
+	}
+}
