@@ -203,6 +203,10 @@ type trace struct {
 //     only when it is more restrictive. Under "strict" the step-3 value is
 //     already the most restrictive one, so an untrusted server's
 //     declarations change nothing there except adding side effects.
+//  5. the tool's action-metadata (vocab.go) where it implies a value: for
+//     a trusted server in place of an absent step-2 declaration, for any
+//     other only when it is more restrictive than the step-4 value
+//     (source "action-metadata").
 //
 // The old hints count as declarations of the fields they imply when the
 // SEP-2793 field is absent: destructiveHint true means riskLevel high and
