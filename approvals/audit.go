@@ -38,6 +38,10 @@ type Record struct {
 	Approvers    []Vote     `json:"approvers"`
 	Result       ResultKind `json:"result"`
 	DurationMs   int64      `json:"durationMs"`
+	// ResultLabels are the labels of the call's result (result records
+	// only; omitted when it has none): sensitive or untrusted, each with
+	// what set it (trust-annotations or action-metadata).
+	ResultLabels []ResultLabel `json:"resultLabels,omitempty"`
 }
 
 type recordJSON Record

@@ -7,7 +7,10 @@
 //     normalisation, and the effective metadata of a tool with per-field
 //     provenance ([Policy.Effective]): operator catalogue, then trusted
 //     declarations, then inference ([Inferrer]), then the fail-closed bucket
-//     ([FailClosed]); untrusted declarations may only raise risk;
+//     ([FailClosed]); untrusted declarations may only raise risk; the
+//     Tool Annotations working group's action-metadata maps into the same
+//     fields (source [SourceActionMetadata]) and trust-annotations labels
+//     results ([ResultLabelsOf]), both read in vocab.go and labels.go;
 //   - policy: rules combined deny > ask > allow, trust gating, call-time
 //     escalators that only raise ([Policy.Decide], [Policy.NeverAllowed],
 //     [Policy.Explain]) and an inferred, reviewable catalogue
@@ -42,6 +45,11 @@
 //     readOnlyHint true (without destructiveHint) declares read, low, auto;
 //     both only where the SEP-2793 field is absent, and for untrusted
 //     servers only as raises.
+//   - action-metadata (vocab.go): for a trusted server it stands in for the
+//     SEP-2793 fields left out; for any other each implied value raises
+//     only, after the SEP-2793 declaration's raise. Unknown classifier
+//     values map to nothing; labels (trust-annotations, returnMetadata) are
+//     taken from every server, since they only add caution.
 //   - Inference: destroy, drop, purge, truncate and wipe mean
 //     destroy/critical; a name with non-ASCII characters or without a known
 //     verb is not inferred; single-letter flags (-f, -r) are not risky

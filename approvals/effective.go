@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Effective is the metadata the policy decides on: every SEP-2793 field
@@ -22,6 +23,9 @@ type Effective struct {
 	// "default") under approvals.unclassified ask or infer: it is offered,
 	// and every call to it asks one person (see UnclassifiedAsk).
 	Unclassified bool `json:"unclassified,omitempty"`
+	// ResultLabels are the labels (LabelSensitive, LabelUntrusted) the
+	// tool's action-metadata returnMetadata gives every result of it.
+	ResultLabels []string `json:"resultLabels,omitempty"`
 	// Hints are the server's own declarations of an unclassified tool, for
 	// approvers: shown as untrusted evidence, never acted on.
 	Hints []string `json:"-"`
@@ -91,6 +95,7 @@ func (e Effective) clone() Effective {
 	e.SideEffects = cloneStrings(e.SideEffects)
 	e.Notes = cloneStrings(e.Notes)
 	e.Hints = cloneStrings(e.Hints)
+	e.ResultLabels = cloneStrings(e.ResultLabels)
 	return e
 }
 
@@ -119,7 +124,7 @@ func (e Effective) normalize() Effective {
 	for _, s := range []*Source{&e.Source.Category, &e.Source.RiskLevel, &e.Source.BlastRadius,
 		&e.Source.Reversibility, &e.Source.SideEffects, &e.Source.ApprovalRecommendation, &e.Source.MinTrustLevel} {
 		switch *s {
-		case SourceCatalogue, SourceDeclared, SourceInferred, SourceDefault:
+		case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
 		default:
 			*s = SourceDefault
 		}
@@ -220,4 +225,24 @@ func (e Effective) quorumFloor() int {
 		return max(1, e.ApprovalRecommendation.minApprovers())
 	}
 	return e.ApprovalRecommendation.minApprovers()
+}
+
+// FromSource lists the fields whose value came from src, as "name value"
+// (sideEffects as a bracketed list), in the risk object's order.
+func (e Effective) FromSource(src Source) []string {
+	var out []string
+	add := func(name string, s Source, v string) {
+		if s == src {
+			out = append(out, name+" "+v)
+		}
+	}
+	s := e.Source
+	add("category", s.Category, string(e.Category))
+	add("riskLevel", s.RiskLevel, string(e.RiskLevel))
+	add("blastRadius", s.BlastRadius, string(e.BlastRadius))
+	add("reversibility", s.Reversibility, string(e.Reversibility))
+	add("sideEffects", s.SideEffects, "["+strings.Join(e.SideEffects, ", ")+"]")
+	add("approvalRecommendation", s.ApprovalRecommendation, string(e.ApprovalRecommendation))
+	add("minTrustLevel", s.MinTrustLevel, fmt.Sprint(e.MinTrustLevel))
+	return out
 }

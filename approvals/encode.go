@@ -52,6 +52,19 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = appendField(b, "result", string(r.Result))
 	b = append(b, `,"durationMs":`...)
 	b = strconv.AppendInt(b, r.DurationMs, 10)
+	if len(r.ResultLabels) > 0 {
+		b = append(b, `,"resultLabels":[`...)
+		for i, l := range r.ResultLabels {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"label":`...)
+			b = appendString(b, l.Label)
+			b = appendField(b, "source", l.Source)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -75,7 +88,15 @@ func (e *Effective) appendJSON(b []byte) []byte {
 	b = appendField(b, "sideEffects", string(s.SideEffects))
 	b = appendField(b, "approvalRecommendation", string(s.ApprovalRecommendation))
 	b = appendField(b, "minTrustLevel", string(s.MinTrustLevel))
-	return append(b, "}}"...)
+	b = append(b, '}')
+	if e.Unclassified {
+		b = append(b, `,"unclassified":true`...)
+	}
+	if len(e.ResultLabels) > 0 {
+		b = append(b, `,"resultLabels":`...)
+		b = appendStrings(b, e.ResultLabels)
+	}
+	return append(b, '}')
 }
 
 func appendField(b []byte, key, value string) []byte {

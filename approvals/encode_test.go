@@ -13,6 +13,9 @@ func TestRecordEncodingMatchesEncodingJSON(t *testing.T) {
 	ts := time.Date(2026, 11, 29, 22, 1, 2, 345678900, time.UTC)
 	risk := FailClosed()
 	risk.SideEffects = []string{"state_loss", "cost"}
+	labelled := FailClosed()
+	labelled.Unclassified = true
+	labelled.ResultLabels = []string{LabelSensitive, LabelUntrusted}
 	records := []*Record{
 		{TS: ts, SessionID: "s", CallID: "c", Server: "srv", Tool: "t", ToolDefHash: "h", ExposedName: "srv__t",
 			Arguments: json.RawMessage(`{"q":"a\"b\\c\n\u2028 <>&"}`), SecureParams: []string{"instance"}, Risk: &risk,
@@ -21,6 +24,8 @@ func TestRecordEncodingMatchesEncodingJSON(t *testing.T) {
 		{TS: ts, Arguments: json.RawMessage("not json \xff\x01"), Tool: "ctl\x00\x1f\u2029 é", Decision: ActionDeny,
 			Outcome: OutcomeInjectionBlocked, Result: ResultNotExecuted},
 		{TS: ts},
+		{TS: ts, Risk: &labelled, Phase: PhaseResult, Result: ResultOK,
+			ResultLabels: []ResultLabel{{Label: LabelUntrusted, Source: LabelFromTrustAnnotations}, {Label: "é\u2028\"", Source: LabelFromActionMetadata}}},
 	}
 	for i, r := range records {
 		want, err := json.Marshal(r)

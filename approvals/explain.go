@@ -25,6 +25,10 @@ type Explanation struct {
 	// string when it was not valid JSON, null when absent).
 	Declared      json.RawMessage `json:"declared"`
 	DeclaredError string          `json:"declaredError,omitempty"`
+	// ActionMetadata is the tool's action-metadata as the server sent it,
+	// under "annotations" and "_meta" (where it was found); omitted when
+	// the tool has none.
+	ActionMetadata json.RawMessage `json:"actionMetadata,omitempty"`
 	// Inferred is what the heuristic gives, shown even when inference is
 	// off; InferenceUsed says whether it counted.
 	Inferred      Inference       `json:"inferred"`
@@ -98,6 +102,9 @@ func (p *Policy) Explain(server string, trusted bool, tool ToolInfo, c Call) Exp
 	}
 	if tr.declaredErr != nil {
 		x.DeclaredError = tr.declaredErr.Error()
+	}
+	if tr.action.present {
+		x.ActionMetadata = actionMetadataRaw(tool.Annotations, tool.Meta)
 	}
 	if t := p.clampTrust(c.TrustLevel); t < c.TrustLevel && t == p.trustCeiling {
 		x.Notes = append(x.Notes, fmt.Sprintf("session trust level %d is capped at %d by the managed policy (maxTrustLevel)", c.TrustLevel, t))
@@ -181,6 +188,9 @@ func (x Explanation) WriteText(w io.Writer) error {
 	if x.DeclaredError != "" {
 		fmt.Fprintf(&b, "            (%s)\n", x.DeclaredError)
 	}
+	if len(x.ActionMetadata) > 0 {
+		fmt.Fprintf(&b, "action-metadata: %s\n", oneLine(string(x.ActionMetadata), 300))
+	}
 	if x.Inferred.OK {
 		used := "used"
 		if !x.InferenceUsed {
@@ -209,6 +219,9 @@ func (x Explanation) WriteText(w io.Writer) error {
 		{"sideEffects", "[" + strings.Join(e.SideEffects, ", ") + "]", string(s.SideEffects)},
 		{"approvalRecommendation", string(e.ApprovalRecommendation), string(s.ApprovalRecommendation)},
 		{"minTrustLevel", fmt.Sprint(e.MinTrustLevel), string(s.MinTrustLevel)},
+	}
+	if len(e.ResultLabels) > 0 {
+		rows = append(rows, [3]string{"resultLabels", "[" + strings.Join(e.ResultLabels, ", ") + "]", string(SourceActionMetadata)})
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
@@ -264,4 +277,17 @@ func (x Explanation) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// actionMetadataRaw is the action-metadata objects of a tool, keyed by
+// where they were found.
+func actionMetadataRaw(annotations, meta json.RawMessage) json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for where, raw := range map[string]json.RawMessage{"annotations": annotations, "_meta": meta} {
+		if v, ok := objectFields(raw)[ActionMetadataKey]; ok {
+			out[where] = jsonOrString(v)
+		}
+	}
+	b, _ := json.Marshal(out) // every part is valid JSON by construction
+	return b
 }

@@ -64,6 +64,7 @@ const (
 	exprSessionSubject    = "session.subject"
 	exprSessionTrust      = "session.trustLevel"
 	exprSessionValues     = "session.values"
+	exprSessionLabels     = "session.resultLabels"
 	exprNow               = "now"
 )
 
@@ -87,6 +88,7 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable(exprSessionSubject, str),
 		cel.Variable(exprSessionTrust, cel.IntType),
 		cel.Variable(exprSessionValues, strList),
+		cel.Variable(exprSessionLabels, strList),
 		cel.Variable(exprNow, cel.TimestampType),
 		ext.Strings(),
 		ext.Network(),
@@ -266,6 +268,8 @@ func (in *exprInput) ResolveName(name string) (any, bool) {
 		return types.Int(in.trust), true
 	case exprSessionValues:
 		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.call.SessionValues)), true
+	case exprSessionLabels:
+		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.call.ResultLabels)), true
 	case exprNow:
 		return types.Timestamp{Time: in.now}, true
 	}

@@ -19,6 +19,9 @@ type ToolInfo struct {
 	Description string
 	InputSchema json.RawMessage
 	Annotations json.RawMessage
+	// Meta is the definition's _meta object (nil when absent), read for
+	// the action-metadata vocabulary.
+	Meta json.RawMessage
 }
 
 // Inference is what the heuristic read from a tool's name, description and

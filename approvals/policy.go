@@ -188,6 +188,7 @@ type trace struct {
 	declaredErr error
 	inference   Inference
 	catalogue   *CatalogueMatch
+	action      actionMetadata
 }
 
 // Effective computes a tool's effective metadata, field by field:
@@ -202,6 +203,10 @@ type trace struct {
 //     only when it is more restrictive. Under "strict" the step-3 value is
 //     already the most restrictive one, so an untrusted server's
 //     declarations change nothing there except adding side effects.
+//  5. the tool's action-metadata (vocab.go) where it implies a value: for
+//     a trusted server in place of an absent step-2 declaration, for any
+//     other only when it is more restrictive than the step-4 value
+//     (source "action-metadata").
 //
 // The old hints count as declarations of the fields they imply when the
 // SEP-2793 field is absent: destructiveHint true means riskLevel high and
@@ -232,7 +237,7 @@ func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective
 		e, _ := p.effective(server, trusted, tool, false)
 		return e
 	}
-	key := effectiveKey{catalogue: idx, annotations: string(bytes.TrimSpace(tool.Annotations)), trusted: trusted}
+	key := effectiveKey{catalogue: idx, annotations: string(bytes.TrimSpace(tool.Annotations)), meta: string(bytes.TrimSpace(tool.Meta)), trusted: trusted}
 	p.effMu.RLock()
 	e, ok := p.effectives[key]
 	p.effMu.RUnlock()
@@ -255,6 +260,7 @@ func (p *Policy) Effective(server string, trusted bool, tool ToolInfo) Effective
 type effectiveKey struct {
 	catalogue   int // index of the matching entry, -1 for none
 	annotations string
+	meta        string
 	trusted     bool
 }
 
@@ -306,6 +312,9 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 		m.note("catalogue[%d] (server %q, tool %q) matched", tr.catalogue.Index, tr.catalogue.Entry.Server, tr.catalogue.Entry.Tool)
 	}
 	decl := m.declaredView(tr.declared)
+	tr.action = parseActionMetadata(tool.Annotations, tool.Meta)
+	act := tr.action.implied()
+	m.notes = append(m.notes, act.notes...)
 	inf := tr.inference
 	useInference := p.unclassified == UnclassifiedInfer && inf.OK
 	switch {
@@ -328,10 +337,10 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 	}
 
 	var e Effective
-	e.Category, e.Source.Category = mergeEnum(&m, "category", categoryOrder, cat.Category, decl.Category, inf.Category, CategoryDestroy)
-	e.RiskLevel, e.Source.RiskLevel = mergeEnum(&m, "riskLevel", riskOrder, cat.RiskLevel, decl.RiskLevel, inf.RiskLevel, RiskCritical)
-	e.BlastRadius, e.Source.BlastRadius = mergeEnum(&m, "blastRadius", blastOrder, cat.BlastRadius, decl.BlastRadius, inf.BlastRadius, BlastGlobal)
-	e.SideEffects, e.Source.SideEffects = m.sideEffects(cat.SideEffects, decl.SideEffects, inf.SideEffects, useInference)
+	e.Category, e.Source.Category = mergeEnum(&m, "category", categoryOrder, cat.Category, decl.Category, nil, inf.Category, CategoryDestroy)
+	e.RiskLevel, e.Source.RiskLevel = mergeEnum(&m, "riskLevel", riskOrder, cat.RiskLevel, decl.RiskLevel, act.meta.RiskLevel, inf.RiskLevel, RiskCritical)
+	e.BlastRadius, e.Source.BlastRadius = mergeEnum(&m, "blastRadius", blastOrder, cat.BlastRadius, decl.BlastRadius, nil, inf.BlastRadius, BlastGlobal)
+	e.SideEffects, e.Source.SideEffects = m.sideEffects(cat.SideEffects, decl.SideEffects, act.meta.SideEffects, inf.SideEffects, useInference)
 	m.notes = append(m.notes, applyFloors(&e)...)
 
 	var infRev Reversibility
@@ -343,17 +352,18 @@ func (p *Policy) effective(server string, trusted bool, tool ToolInfo, explain b
 		infTrust = trustFor(e.RiskLevel)
 		e.InferenceVersion = inf.Version
 	}
-	e.Reversibility, e.Source.Reversibility = mergeEnum(&m, "reversibility", reversibilityOrder, cat.Reversibility, decl.Reversibility, infRev, ReversibleNone)
-	e.ApprovalRecommendation, e.Source.ApprovalRecommendation = mergeEnum(&m, "approvalRecommendation", approvalOrder, cat.ApprovalRecommendation, decl.ApprovalRecommendation, infApproval, ApprovalMulti)
+	e.Reversibility, e.Source.Reversibility = mergeEnum(&m, "reversibility", reversibilityOrder, cat.Reversibility, decl.Reversibility, act.meta.Reversibility, infRev, ReversibleNone)
+	e.ApprovalRecommendation, e.Source.ApprovalRecommendation = mergeEnum(&m, "approvalRecommendation", approvalOrder, cat.ApprovalRecommendation, decl.ApprovalRecommendation, act.meta.ApprovalRecommendation, infApproval, ApprovalMulti)
 	e.MinTrustLevel, e.Source.MinTrustLevel = m.trust(cat.MinTrustLevel, decl.MinTrustLevel, infTrust)
 	if !usesSource(e.Source, SourceInferred) {
 		e.InferenceVersion = ""
 	}
 	if p.unclassified != UnclassifiedStrict && classifiedBy(e.Source, SourceDefault) {
 		e.Unclassified = true
-		e.Hints = declaredHints(tr.declared)
+		e.Hints = append(declaredHints(tr.declared), tr.action.hints()...)
 		m.note("unclassified (approvals.unclassified: %s): offered, and every call asks one person", p.unclassified)
 	}
+	e.ResultLabels = act.labels
 	e.Notes = m.notes
 	return e, tr
 }
@@ -434,7 +444,11 @@ func (m *merger) declaredView(a annotations) RawMetadata {
 	return d
 }
 
-func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl *string, inferred T, fallback T) (T, Source) {
+// mergeEnum picks one field's value. act is what the tool's
+// action-metadata implies for it (nil: nothing): for a trusted server it
+// stands in for an absent SEP-2793 declaration, for any other it can only
+// raise, like the declaration.
+func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl, act *string, inferred T, fallback T) (T, Source) {
 	if cat != nil {
 		return normEnum(order, T(*cat)), SourceCatalogue
 	}
@@ -448,6 +462,10 @@ func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl *string, 
 	if decl != nil && m.trusted {
 		return declared, SourceDeclared
 	}
+	if act != nil && m.trusted {
+		m.note("action-metadata: %s taken as %s (server trusted, no SEP-2793 %s declared)", name, normEnum(order, T(*act)), name)
+		return normEnum(order, T(*act)), SourceActionMetadata
+	}
 	base, src := fallback, SourceDefault
 	if inferred != "" {
 		base, src = inferred, SourceInferred
@@ -455,33 +473,51 @@ func mergeEnum[T ~string](m *merger, name string, order []T, cat, decl *string, 
 	if decl != nil {
 		if rank(order, declared) > rank(order, base) {
 			m.note("declared %s %s raises the %s %s (server not trusted)", name, declared, src, base)
-			return declared, SourceDeclared
-		}
-		if rank(order, declared) < rank(order, base) {
+			base, src = declared, SourceDeclared
+		} else if rank(order, declared) < rank(order, base) {
 			m.note("declared %s %s ignored: the server is not trusted and it would lower the %s %s", name, declared, src, base)
+		}
+	}
+	if act != nil {
+		implied := normEnum(order, T(*act))
+		if rank(order, implied) > rank(order, base) {
+			m.note("action-metadata %s %s raises the %s %s (server not trusted)", name, implied, src, base)
+			base, src = implied, SourceActionMetadata
+		} else if rank(order, implied) < rank(order, base) {
+			m.note("action-metadata %s %s ignored: the server is not trusted and it would lower the %s %s", name, implied, src, base)
 		}
 	}
 	return base, src
 }
 
-func (m *merger) sideEffects(cat, decl, inferred []string, useInference bool) ([]string, Source) {
+func (m *merger) sideEffects(cat, decl, act, inferred []string, useInference bool) ([]string, Source) {
 	if len(cat) > 0 {
 		return normalizeSideEffects(cat), SourceCatalogue
 	}
 	if decl != nil && m.trusted {
 		return normalizeSideEffects(decl), SourceDeclared
 	}
+	if act != nil && m.trusted {
+		m.note("action-metadata: sideEffects taken as %s (server trusted, no SEP-2793 sideEffects declared)", strings.Join(act, ", "))
+		return normalizeSideEffects(act), SourceActionMetadata
+	}
 	base, src := []string{}, SourceDefault
 	if useInference {
 		base, src = normalizeSideEffects(inferred), SourceInferred
 	}
-	if decl == nil {
-		return base, src
+	if decl != nil {
+		union := normalizeSideEffects(append(slices.Clone(base), decl...))
+		if len(union) > len(base) {
+			m.note("declared sideEffects add to the %s ones (server not trusted)", src)
+			base, src = union, SourceDeclared
+		}
 	}
-	union := normalizeSideEffects(append(slices.Clone(base), decl...))
-	if len(union) > len(base) {
-		m.note("declared sideEffects add to the %s ones (server not trusted)", src)
-		return union, SourceDeclared
+	if act != nil {
+		union := normalizeSideEffects(append(slices.Clone(base), act...))
+		if len(union) > len(base) {
+			m.note("action-metadata sideEffects %s add to the %s ones (server not trusted)", strings.Join(act, ", "), src)
+			base, src = union, SourceActionMetadata
+		}
 	}
 	return base, src
 }
@@ -536,6 +572,10 @@ type Call struct {
 	// SessionValues are the NAMES of the session's values (never the
 	// values), for rule expressions (session.values).
 	SessionValues []string
+	// ResultLabels are the distinct labels (LabelSensitive,
+	// LabelUntrusted) of the session's earlier results, sorted, for rule
+	// expressions (session.resultLabels).
+	ResultLabels []string
 	// Now is the time rule expressions see (now); zero means time.Now().
 	Now time.Time
 	// Tighten is an outside check's verdict on the call (a PreToolUse

@@ -171,6 +171,18 @@ const (
 // DefaultSecureParamsExtension is the SEP-3221 extension identifier.
 const DefaultSecureParamsExtension = "io.modelcontextprotocol/secure-params"
 
+// ToolboxSecureParamsExtension is the id under which Google's MCP Toolbox
+// specifies secure parameters (same wire shape as SEP-3221; Toolbox hides
+// tools with secure parameters from clients that do not declare it, offers
+// them only on protocol 2026-07-28, and makes every secure parameter
+// required).
+const ToolboxSecureParamsExtension = "com.google.cloud/toolbox.v1"
+
+// KnownSecureParamsExtensions are the secure-parameter extension ids the
+// host recognises when a server advertises one it was not configured to
+// declare.
+var KnownSecureParamsExtensions = []string{DefaultSecureParamsExtension, ToolboxSecureParamsExtension}
+
 // Server is one entry of mcpServers. Exactly one of Command (stdio) or URL
 // (http/sse) is set after validation; Type is always filled in.
 type Server struct {

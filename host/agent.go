@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/llmview"
@@ -473,10 +474,12 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	isErr := res.IsError()
 	e.IsError = &isErr
 	e.Content = res.Result.Content
+	e.Labels = approvals.LabelNames(res.Labels)
 	emit(e)
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
+	text = labelNotice(res.Labels) + text
 	return callOutcome{text: modelResultText(text, h.maxModelResult), failed: isErr}
 }
 

@@ -31,6 +31,12 @@ type CallResult struct {
 	// Decision is the approval decision that let the call run (nil when no
 	// approval workflow is configured).
 	Decision *CallDecision
+	// Labels are the result's labels (sensitive, untrusted) and what set
+	// each: the server on the result (trust-annotations) or the tool's
+	// declaration (action-metadata). The model is told them, the result's
+	// audit record holds them, and the session's later rule expressions
+	// read them (session.resultLabels).
+	Labels []approvals.ResultLabel
 }
 
 // CallDecision is the approval decision of one call, for output and audit.
@@ -142,6 +148,11 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	}
 	result, sent, err := c.Call(ctx, creq)
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
+	if err == nil && out != nil {
+		// Read from the result as the server sent it: redaction may
+		// withhold a _meta, never a label.
+		out.Labels = resultLabels(h.effective(server, d.tool), result)
+	}
 	if err == nil && out != nil {
 		// PostToolUse hooks see the redacted result; what they leave is
 		// what the model gets, and the result record says what they did.
@@ -298,6 +309,9 @@ func (s *Session) auditResultAs(ctx context.Context, server, tool string, d deci
 	if kind != "" {
 		done.Result = kind
 	}
+	if result != nil {
+		done.ResultLabels = result.Labels
+	}
 	if werr := h.writeAudit(ctx, &done); werr != nil {
 		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)
 		if err == nil {
@@ -309,6 +323,7 @@ func (s *Session) auditResultAs(ctx context.Context, server, tool string, d deci
 		return nil, err
 	}
 	result.Decision = d.decision
+	s.noteLabels(result.Labels)
 	return result, nil
 }
 
@@ -388,7 +403,7 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
 	}
 	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
-	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), t.SecureRequired)
+	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), secureRequired(h.Server(server), t))
 	if err != nil {
 		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}

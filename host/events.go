@@ -76,6 +76,9 @@ type Event struct {
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`
 	Content []mcp.Content `json:"content,omitempty"`
+	// Labels are the result's labels (sensitive, untrusted), sorted; the
+	// model was told them (docs/events.md).
+	Labels []string `json:"labels,omitempty"`
 
 	// authorization: the URL for the session's end user (never sent to
 	// the model), and the session's subject.

@@ -20,6 +20,7 @@ func toolInfo(ct *CatalogTool) approvals.ToolInfo {
 		Description: ct.Tool.Description,
 		InputSchema: ct.Tool.InputSchema,
 		Annotations: ct.Tool.Annotations,
+		Meta:        ct.Tool.Meta,
 	}
 }
 
@@ -167,6 +168,7 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) approval
 		for name := range s.values {
 			c.SessionValues = append(c.SessionValues, name)
 		}
+		c.ResultLabels = slices.Clone(s.labels)
 		s.mu.RUnlock()
 		slices.Sort(c.SessionValues)
 	}

@@ -49,6 +49,9 @@ type Session struct {
 	mu          sync.RWMutex
 	values      bindings.MapValues
 	valuesEpoch atomic.Uint64
+	// labels are the distinct labels of the session's results (at most
+	// the two there are), sorted (labels.go).
+	labels []string
 
 	viewMu    sync.Mutex
 	viewCache map[string]*serverView

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -210,7 +212,7 @@ func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen ui
 	for i, ct := range snap.Tools {
 		tv := &ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
 		if tv.Status == ToolActive {
-			if missing := s.unbindable(ctx, snap.Name, ct); len(missing) > 0 {
+			if missing := s.unbindable(ctx, snap, ct); len(missing) > 0 {
 				tv.Status = ToolHidden
 				tv.Reason = "required secure parameters cannot be bound in this session: " + strings.Join(missing, ", ") +
 					" (add a bindings entry for them, or give the session the values its session bindings read: --bind NAME=VALUE; docs/config.md)"
@@ -255,14 +257,25 @@ func sameBytes(a, b []byte) bool {
 
 // unbindable lists the tool's required secure parameters that no binding can
 // fill for this session.
-func (s *Session) unbindable(ctx context.Context, server string, ct *CatalogTool) []string {
+func (s *Session) unbindable(ctx context.Context, snap *ServerSnapshot, ct *CatalogTool) []string {
 	var missing []string
-	for _, p := range ct.Tool.SecureRequired {
-		if !s.host.binder.CanBind(ctx, server, ct.Tool.Name, p) {
+	for _, p := range secureRequired(snap, ct.Tool) {
+		if !s.host.binder.CanBind(ctx, snap.Name, ct.Tool.Name, p) {
 			missing = append(missing, p)
 		}
 	}
 	return missing
+}
+
+// secureRequired are the secure names every call of t must carry: under
+// Toolbox's extension every secure parameter (Toolbox makes each one
+// required whatever secureInputSchema says, and answers a call without one
+// with a tool error), otherwise secureInputSchema's required ones.
+func secureRequired(snap *ServerSnapshot, t *secureparams.Tool) []string {
+	if snap != nil && snap.Extension == config.ToolboxSecureParamsExtension {
+		return t.SecureParams
+	}
+	return t.SecureRequired
 }
 
 // syncNames brings the host's exposed names up to date with the servers'

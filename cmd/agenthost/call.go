@@ -99,17 +99,24 @@ func (a *app) callCommand() *cobra.Command {
 				if content == nil {
 					content = []mcp.Content{}
 				}
-				if err := writeJSON(a.stdout, map[string]any{
+				doc := map[string]any{
 					"server":            res.Server,
 					"tool":              res.Tool,
 					"isError":           res.IsError(),
 					"content":           content,
 					"structuredContent": res.Result.StructuredContent,
 					"decision":          res.Decision,
-				}); err != nil {
+				}
+				if len(res.Labels) > 0 {
+					doc["labels"] = res.Labels
+				}
+				if err := writeJSON(a.stdout, doc); err != nil {
 					return err
 				}
 			} else {
+				for _, l := range res.Labels {
+					fmt.Fprintf(a.stderr, "agenthost: the result is labelled %s (%s)\n", l.Label, l.Source)
+				}
 				printContent(a, res.Result)
 			}
 			if res.IsError() {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -98,6 +100,9 @@ func (a *app) toolsCommand() *cobra.Command {
 					for _, w := range t.Warnings {
 						fmt.Fprintf(a.stdout, "            warning: %s\n", shown(a.stdout, w))
 					}
+					if line := vocabularyLine(t.Risk); line != "" {
+						fmt.Fprintf(a.stdout, "            %s\n", shown(a.stdout, line))
+					}
 				}
 			}
 			if len(report.Servers) > 0 {
@@ -142,4 +147,22 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// vocabularyLine says what a tool's risk took from the action-metadata
+// vocabulary ("" for nothing): the fields it set and the labels it gives
+// every result.
+func vocabularyLine(risk json.RawMessage) string {
+	var eff approvals.Effective
+	if len(risk) == 0 || json.Unmarshal(risk, &eff) != nil {
+		return ""
+	}
+	parts := eff.FromSource(approvals.SourceActionMetadata)
+	if len(eff.ResultLabels) > 0 {
+		parts = append(parts, "results labelled "+strings.Join(eff.ResultLabels, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "from action-metadata: " + strings.Join(parts, "; ")
 }

@@ -44,7 +44,11 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	if rpcErr != nil {
 		return reply{err: rpcErr, toolError: true}
 	}
-	if t.secure != nil {
+	if t.secure != nil && s.opts.Toolbox {
+		if rep, done := toolboxCall(x, t, negotiatedHere, args, secureArgs, s.opts.Extensions); done {
+			return rep
+		}
+	} else if t.secure != nil {
 		if !negotiatedHere {
 			return reply{err: missingCapabilityError(s.opts.Extensions), toolError: true}
 		}
@@ -203,6 +207,13 @@ func toolResult(t *tool, args, secureArgs map[string]json.RawMessage) map[string
 	if b.IsError {
 		result["isError"] = true
 	}
+	if len(b.Meta) > 0 {
+		// A map, so that the modern era's serverInfo joins it.
+		var meta map[string]any
+		if json.Unmarshal(b.Meta, &meta) == nil {
+			result["_meta"] = meta
+		}
+	}
 	return result
 }
 
@@ -297,4 +308,34 @@ func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.Ra
 		},
 		"requestState": state,
 	}}, true
+}
+
+// toolboxCall applies Toolbox's rules to a call of a tool with secure
+// parameters (Options.Toolbox); done reports an answer that ends the call.
+func toolboxCall(x *exchange, t *tool, negotiatedHere bool, args, secureArgs map[string]json.RawMessage, advertised []string) (reply, bool) {
+	switch {
+	case !x.modern:
+		return reply{err: newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.name), toolError: true}, true
+	case !negotiatedHere:
+		// Toolbox names its id in the message and sends no data.
+		return reply{err: newError(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
+			t.name, strings.Join(advertised, ", ")), toolError: true}, true
+	}
+	for _, name := range sortedKeys(args) {
+		if _, isSecure := t.secure.properties[name]; isSecure {
+			return reply{err: newError(CodeInvalidParams, "parameter %q is secure and must not be passed in standard arguments", name), toolError: true}, true
+		}
+	}
+	for _, name := range sortedKeys(secureArgs) {
+		if _, isSecure := t.secure.properties[name]; !isSecure {
+			return reply{err: newError(CodeInvalidParams, "parameter %q is not secure and must not be passed in secureArguments", name), toolError: true}, true
+		}
+	}
+	for _, name := range sortedKeys(t.secure.properties) {
+		if _, ok := secureArgs[name]; !ok {
+			return reply{result: map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+				"text": fmt.Sprintf("provided parameters were invalid: parameter %q is required", name)}}}}, true
+		}
+	}
+	return reply{}, false
 }

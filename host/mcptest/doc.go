@@ -14,7 +14,8 @@
 // A tool may carry an "x-test" object, stripped before serving (unknown
 // fields are a load error): inputRequired N, isError, text, echoSecure,
 // sleep "2s", die, hang, listChanged "FILE" (relative to the tools file),
-// errorCode/errorMessage/errorData, structured, content. Entries that are not
+// errorCode/errorMessage/errorData, structured, content, meta (the result's
+// _meta). Entries that are not
 // objects, lack a name or repeat one are served verbatim.
 //
 // # Recording

@@ -80,6 +80,15 @@ type Options struct {
 	Name    string
 	Version string
 
+	// Toolbox serves secure parameters as Google's MCP Toolbox specifies
+	// them (id com.google.cloud/toolbox.v1): a tool with a
+	// secureInputSchema is listed only to a 2026-07-28 client that
+	// declares an advertised extension, and called over an older protocol
+	// it does not exist (-32602); every secure parameter is required (one
+	// missing is a tool error); a name secureInputSchema does not declare
+	// in secureArguments is -32602.
+	Toolbox bool
+
 	// UnknownToolCode answers tools/call of an unknown tool: CodeMethodNotFound
 	// (default, SEP table) or CodeInvalidParams (Toolbox wording).
 	UnknownToolCode int
@@ -232,6 +241,7 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs.IntVar(&o.PageSize, "page-size", 0, "tools/list page size (0: no pagination)")
 	fs.StringVar(&o.Name, "name", "mcptestserver", "server name")
 	fs.StringVar(&o.Version, "version", "1.0.0", "server version")
+	fs.BoolVar(&o.Toolbox, "toolbox", false, "serve secure parameters as Google's MCP Toolbox does (see Options.Toolbox)")
 	fs.IntVar(&o.UnknownToolCode, "unknown-tool-code", CodeMethodNotFound, "error code for an unknown tool: -32601 or -32602")
 	fs.StringVar(&o.ErrorStatus, "error-status", ErrorStatusSEP, "HTTP status for JSON-RPC errors: sep, modern or 200")
 	errors200 := fs.Bool("errors-http-200", false, "same as --error-status 200")

@@ -109,7 +109,7 @@ func TestParseTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			for _, tool := range ts.visibleTools(true) {
+			for _, tool := range ts.visibleTools(true, false) {
 				var entry struct {
 					Name   string          `json:"name"`
 					XTest  json.RawMessage `json:"x-test"`
@@ -140,7 +140,7 @@ func TestFallbackView(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, raw := range ts.visibleTools(false) {
+	for _, raw := range ts.visibleTools(false, false) {
 		got = append(got, string(raw))
 	}
 	want := []string{`{"name":"optional"}`, `{"name":"null","secureInputSchema":null}`, `{"name":"plain"}`}

@@ -319,7 +319,8 @@ func (s *Server) handleLegacy(x *exchange) reply {
 	case "ping":
 		return reply{result: map[string]any{}}
 	case "tools/list":
-		return s.listTools(x, negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+		// Toolbox lists secure tools on 2026-07-28 only.
+		return s.listTools(x, !s.opts.Toolbox && negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tools/call":
 		return s.callTool(x, negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	default:
@@ -416,7 +417,7 @@ func (s *Server) listTools(x *exchange, negotiatedHere bool) reply {
 		return reply{garbage: []byte(deep)}
 	}
 	ts := s.currentTools()
-	items, next, pageNumber, err := page(ts.visibleTools(negotiatedHere), s.opts.PageSize, p.Cursor, ts.generation)
+	items, next, pageNumber, err := page(ts.visibleTools(negotiatedHere, s.opts.Toolbox), s.opts.PageSize, p.Cursor, ts.generation)
 	if err != nil {
 		return errorReply(newError(CodeInvalidParams, "Invalid cursor: %v", err))
 	}

@@ -29,6 +29,8 @@ type Behaviour struct {
 	ErrorData     json.RawMessage `json:"errorData,omitempty"`
 	Structured    json.RawMessage `json:"structured,omitempty"`
 	Content       json.RawMessage `json:"content,omitempty"`
+	// Meta is the result's _meta object (trust-annotations labels, say).
+	Meta json.RawMessage `json:"meta,omitempty"`
 	// Garbage is written in place of the JSON-RPC answer (raw text).
 	Garbage string `json:"garbage,omitempty"`
 	// Probe runs one of the probes (ProbeDial, ProbeSpawn,
@@ -54,6 +56,9 @@ func (b *Behaviour) validate() error {
 	}
 	if len(b.Content) > 0 && !bytes.HasPrefix(bytes.TrimSpace(b.Content), []byte("[")) {
 		return errors.New("content must be an array")
+	}
+	if len(b.Meta) > 0 && !bytes.HasPrefix(bytes.TrimSpace(b.Meta), []byte("{")) {
+		return errors.New("meta must be an object")
 	}
 	return nil
 }
@@ -180,9 +185,12 @@ func (t *tool) viewWithoutExtension() json.RawMessage {
 }
 
 // visibleTools is what a client sees in tools/list.
-func (ts *toolSet) visibleTools(negotiated bool) []json.RawMessage {
+func (ts *toolSet) visibleTools(negotiated, toolbox bool) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(ts.tools))
 	for _, t := range ts.tools {
+		if toolbox && !negotiated && t.secure != nil {
+			continue // Toolbox filters them out
+		}
 		if negotiated {
 			out = append(out, t.raw)
 		} else if v := t.viewWithoutExtension(); v != nil {

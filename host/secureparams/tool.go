@@ -53,6 +53,9 @@ type Tool struct {
 	// Annotations is the raw annotations object (nil when absent), including
 	// fields mcp-go does not model (SEP-2793 risk metadata).
 	Annotations json.RawMessage
+	// Meta is the raw _meta object (nil when absent), where some servers
+	// put the action-metadata vocabulary.
+	Meta json.RawMessage
 
 	// Raw is the whole definition exactly as received.
 	Raw json.RawMessage
@@ -160,6 +163,9 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	}
 	if ann := fields.get("annotations"); ann != nil {
 		t.Annotations = ann
+	}
+	if meta := fields.get("_meta"); meta != nil {
+		t.Meta = meta
 	}
 
 	var err error

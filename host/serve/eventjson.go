@@ -66,6 +66,7 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 		}
 		dst = append(dst, ']')
 	}
+	dst = appendStrings(dst, `,"labels":`, e.Labels)
 	dst = appendStringField(dst, `,"authUrl":`, e.AuthURL)
 	dst = appendStringField(dst, `,"subject":`, e.Subject)
 	dst = appendStringField(dst, `,"kind":`, string(e.Kind))
@@ -87,16 +88,7 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 		}
 		dst = append(dst, ']')
 	}
-	if len(e.Tools) > 0 {
-		dst = append(dst, `,"tools":[`...)
-		for i, t := range e.Tools {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, t)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendStrings(dst, `,"tools":`, e.Tools)
 	dst = appendStringField(dst, `,"reason":`, e.Reason)
 	dst = appendStringField(dst, `,"result":`, e.Result)
 	if e.DurationMs != nil {
@@ -200,3 +192,19 @@ func htmlEscapeFrom(dst []byte, i int) []byte {
 // appendJSONString appends s as a JSON string as json.Marshal writes it
 // (HTML escaping on).
 func appendJSONString(dst []byte, s string) []byte { return jsonenc.AppendString(dst, s, true) }
+
+// appendStrings appends key and a non-empty list of strings (omitempty).
+func appendStrings(dst []byte, key string, list []string) []byte {
+	if len(list) == 0 {
+		return dst
+	}
+	dst = append(dst, key...)
+	dst = append(dst, '[')
+	for i, t := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, t)
+	}
+	return append(dst, ']')
+}

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -122,10 +124,22 @@ func (e *RPCError) Unwrap() error {
 
 // RequiredExtensions are the extension ids a -32021 answer's data says the
 // server requires (SEP-3221: data.requiredCapabilities.extensions), at
-// most five, each cut to 100 bytes, sorted; nil when there are none.
+// most five, each cut to 100 bytes, sorted; nil when there are none. An
+// answer without that data (Toolbox's names its id in the message only)
+// gives the known secure-parameter ids its message names.
 func (e *RPCError) RequiredExtensions() []string {
-	if e == nil || e.Data == nil {
+	if e == nil {
 		return nil
+	}
+	if e.Data == nil {
+		var ids []string
+		for _, id := range config.KnownSecureParamsExtensions {
+			if strings.Contains(e.Message, id) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
 	}
 	b, err := json.Marshal(e.Data)
 	if err != nil {

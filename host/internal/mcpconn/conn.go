@@ -612,10 +612,8 @@ func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*
 	ext := c.negotiatedExtension(cl)
 	snap := c.snapshotOf(listed, cl.ProtocolVersion(), ext)
 	snap.listing = seq
-	if id := c.undeclaredExtension(cl); id != "" {
-		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the server supports secure parameters (%s), but no binding names server %q, "+
-			"so agenthost did not declare the extension and the server's tools that take secure values are not offered; "+
-			"add a bindings entry for the server (docs/config.md)", id, c.name))
+	snap.Warnings = append(snap.Warnings, c.secureWarnings(cl, ext)...)
+	if c.undeclaredExtension(cl) != "" {
 		for _, ct := range snap.Tools {
 			if ct.Reason == reasonSecureNotNegotiated {
 				ct.Reason += " (no binding names this server: add a bindings entry for it)"
@@ -631,15 +629,33 @@ const reasonSecureNotNegotiated = "declares secureInputSchema but the secure-par
 
 // undeclaredExtension is the secure-params extension id the server
 // advertises while the host did not declare the extension (no binding
-// names the server); "" otherwise.
+// names the server); "" otherwise. The ids looked for are the configured
+// ones and the known ones (config.KnownSecureParamsExtensions): a Toolbox
+// server hides its tools that take secure values from a client that does
+// not declare its id, so they would vanish without a word.
 func (c *Conn) undeclaredExtension(cl *client.Client) string {
 	if c.declareSecure {
 		return ""
 	}
-	ids := c.cfg.SecureParams.Extensions
+	return advertisedOf(cl, c.secureIDsKnown())
+}
+
+// secureIDsKnown are the configured extension ids, then the known ones.
+func (c *Conn) secureIDsKnown() []string {
+	ids := slices.Clone(c.cfg.SecureParams.Extensions)
 	if len(ids) == 0 {
 		ids = []string{config.DefaultSecureParamsExtension}
 	}
+	for _, id := range config.KnownSecureParamsExtensions {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// advertisedOf is the first of ids the server advertises, "" for none.
+func advertisedOf(cl *client.Client, ids []string) string {
 	advertised := cl.GetServerCapabilities().Extensions
 	for _, id := range ids {
 		if _, ok := advertised[id]; ok {
@@ -647,6 +663,39 @@ func (c *Conn) undeclaredExtension(cl *client.Client) string {
 		}
 	}
 	return ""
+}
+
+// secureWarnings are the operator warnings about the secure-params
+// extension of a listing: an id the server advertises that the host does
+// not declare, and Toolbox's on a connection older than 2026-07-28, where
+// Toolbox offers no tool that takes secure values.
+func (c *Conn) secureWarnings(cl *client.Client, negotiated string) []string {
+	var out []string
+	configured := c.cfg.SecureParams.Extensions
+	if len(configured) == 0 {
+		configured = []string{config.DefaultSecureParamsExtension}
+	}
+	if id := c.undeclaredExtension(cl); id != "" {
+		w := fmt.Sprintf("the server supports secure parameters (%s), but no binding names server %q, "+
+			"so agenthost did not declare the extension and the server's tools that take secure values are not offered; "+
+			"add a bindings entry for the server (docs/config.md)", id, c.name)
+		if !slices.Contains(configured, id) {
+			w += fmt.Sprintf(" and add %s to mcpServers.%s.secureParams.extensions", id, c.name)
+		}
+		out = append(out, w)
+	} else if c.declareSecure && negotiated == "" {
+		if id := advertisedOf(cl, c.secureIDsKnown()); id != "" && !slices.Contains(configured, id) {
+			out = append(out, fmt.Sprintf("the server supports secure parameters as %s, which agenthost does not declare to it "+
+				"(mcpServers.%s.secureParams.extensions is %s), so the server's tools that take secure values are not offered; "+
+				"add %s to that list (docs/config.md)", id, c.name, strings.Join(configured, ", "), id))
+		}
+	}
+	if id := advertisedOf(cl, []string{config.ToolboxSecureParamsExtension}); id != "" && !mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		out = append(out, fmt.Sprintf("the server advertises %s, which offers tools that take secure values only on protocol %s; "+
+			"this connection speaks %s, so those tools are not listed (set mcpServers.%s.protocolVersion to auto or %s)",
+			id, config.ProtocolModern, cl.ProtocolVersion(), c.name, config.ProtocolModern))
+	}
+	return out
 }
 
 // Refresh re-lists tools on the live connection, connecting first when
