@@ -93,6 +93,72 @@ func TestFtPluginCredFile(t *testing.T) {
 	}
 }
 
+// TestFtPluginBadConfigAtStart: a plugin config the plugin rejects (a
+// misspelt key) is a configuration error at start, for every command and
+// before any call: exit 2, one line naming the file, sources.NAME.config
+// and the keys, and none of the plugin's debug lines.
+func TestFtPluginBadConfigAtStart(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	secrets := writeFile(t, t.TempDir(), "secrets.json", []byte(`{"orders/token": "v"}`))
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credFile, obj{"pathx": secrets}), nil)
+	for _, args := range [][]string{
+		{"--config", cfg, "servers"},
+		{"--config", cfg, "call", "srv", "a"},
+	} {
+		r := run(t, nil, args...)
+		wantCode(t, r, 2)
+		msg := strings.TrimSpace(r.stderr)
+		for _, want := range []string{filepath.Base(cfg), "sources.vault.config", "missing required key(s) path", "unknown key(s) pathx"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%v: the error does not say %q:\n%s", args[2:], want, r)
+			}
+		}
+		if strings.Contains(msg, "\n") || strings.Contains(msg, "@level") {
+			t.Errorf("%v: the error is not one line, or quotes the plugin's log:\n%s", args[2:], r)
+		}
+	}
+	if _, names := ftToolCalls(t, record); len(names) > 0 {
+		t.Errorf("a call reached the server although the configuration was refused: %v", names)
+	}
+}
+
+// TestFtPluginSensitivityIsTheStricter: `sensitivity: public` on a
+// binding does not unmask a value its plugin returned as secret (the
+// plugin's Source registers it with the redactor as it arrives), so a tool
+// that echoes the value shows it masked; the same tool bound to a public
+// literal shows it. docs/config.md (bindings) says so.
+func TestFtPluginSensitivityIsTheStricter(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	const secret = "plugin-secret-value-81f"
+	secrets := writeFile(t, dir, "secrets.json", []byte(`{"orders/token": "`+secret+`"}`))
+	tools := writeJSON(t, dir, "tools.json", []obj{ftSecureTool("echo", obj{"echoSecure": true}, "token")})
+	for _, c := range []struct {
+		name    string
+		binding obj
+		shown   string
+	}{
+		{"secret from the plugin, public binding", obj{"source": "vault", "ref": "orders/token", "sensitivity": "public"}, "[REDACTED]"},
+		{"public literal", obj{"value": "a-public-literal", "sensitivity": "public"}, "a-public-literal"},
+	} {
+		cfg := writeConfig(t, obj{
+			"mcpServers": obj{"srv": stdioServer(tools, filepath.Join(t.TempDir(), "record.jsonl"))},
+			"sources":    obj{"vault": ftPluginSource(t, bins.credFile, obj{"path": secrets})},
+			"bindings":   []obj{{"server": "srv", "params": obj{"token": c.binding}}},
+		})
+		r := run(t, nil, "--config", cfg, "call", "srv", "echo", "--json")
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, `"token":"`+c.shown+`"`) && !strings.Contains(r.stdout, `\"token\":\"`+c.shown+`\"`) {
+			t.Errorf("%s: the echoed token is not %q:\n%s", c.name, c.shown, r)
+		}
+		wantNoCanary(t, r, secret)
+	}
+}
+
 // TestFtPluginCredExec: the cred-exec plugin runs a command per value with
 // the ref as its last argument and only PATH plus the call's scope in its
 // environment; what it prints is the value sent.

@@ -468,8 +468,13 @@ func (s *Source) launch() (*instance, error) {
 	deadline := time.Now().Add(s.opts.StartTimeout)
 	tail := &stderrTail{}
 	stderr := &lineWriter{line: func(line string) {
-		tail.add(line)
 		level, msg, args := parseLogLine(line)
+		// A failed start quotes the tail to the operator: the plugin's
+		// own structured debug lines (go-plugin's mTLS and address chatter
+		// among them) are no explanation, and stay in the log only.
+		if !strings.HasPrefix(line, "{") || level > hclog.Debug {
+			tail.add(line)
+		}
 		s.pluginLog.Log(level, msg, args...)
 	}}
 	syncStderr := &lineWriter{line: func(line string) {

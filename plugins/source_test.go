@@ -259,6 +259,13 @@ func TestStartFailures(t *testing.T) {
 			if tt.wantTail != "" && !strings.Contains(err.Error(), tt.wantTail) {
 				t.Errorf("error does not include the plugin's stderr tail %q:\n%v", tt.wantTail, err)
 			}
+			// The SDK logs go-plugin's start-up at debug level: no
+			// explanation of anything, so never quoted in the error.
+			for _, line := range se.StderrTail {
+				if strings.Contains(line, `"@level":"debug"`) || strings.Contains(line, `"@level":"trace"`) {
+					t.Errorf("the error quotes the plugin's debug line %s", line)
+				}
+			}
 		})
 	}
 }
