@@ -39,7 +39,7 @@ unit:
 # -buildvcs=auto stamps the commit that `agenthost --version` prints, even
 # where GOFLAGS turns VCS stamping off.
 build:
-	$(GO) build -buildvcs=auto -o bin/ ./cmd/agenthost ./plugins/cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/... ./plugins/cmd/...
 
 demo:
 	$(GO) run ./cmd/agenthost demo

@@ -159,6 +159,57 @@ func TestFtPluginSensitivityIsTheStricter(t *testing.T) {
 	}
 }
 
+// TestFtTestServerForPluginAuthors walks the README's "Trying a plugin
+// against the test server": agenthost-testserver --example with a plugin
+// bound to its secure parameter token; whoami's answer shows the value
+// masked, the server's record holds the plugin's value (per subject), and
+// an unknown ref says so once.
+func TestFtTestServerForPluginAuthors(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	secrets := writeFile(t, dir, "secrets.yaml", []byte("orders/token:\n  value: default-token-5e\n  tenants:\n    acme: acme-token-5e\n"))
+	record := filepath.Join(dir, "received.jsonl")
+	cfg := func(ref string) string {
+		return writeConfig(t, obj{
+			"mcpServers": obj{"test": obj{"command": testServerBin, "args": []string{"--example", "--record", record}, "trustAnnotations": true}},
+			"sources":    obj{"static": ftPluginSource(t, bins.credFile, obj{"path": secrets})},
+			"bindings":   []obj{{"server": "test", "params": obj{"token": obj{"source": "static", "ref": ref}}}},
+			"approvals":  obj{"rules": []obj{{"id": "reads", "when": obj{"category": []string{"read"}}, "decide": "allow"}}},
+		})
+	}
+	good := cfg("orders/token")
+	r := run(t, nil, "--config", good, "tools")
+	wantCode(t, r, 0)
+	for _, want := range []string{"test__whoami  [secure: token]  decision: allow", "test__delete_item  [secure: token]  decision: ask"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools does not list %q:\n%s", want, r)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "default-token-5e"},
+		{[]string{"--subject", "acme"}, "acme-token-5e"},
+	} {
+		r := run(t, nil, append([]string{"--config", good, "call", "test", "whoami"}, c.args...)...)
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, `"secureArguments":{"token":"[REDACTED]"}`) {
+			t.Errorf("whoami does not show the token masked:\n%s", r)
+		}
+		wantNoCanary(t, r, c.want)
+		if got := ftSecureArgs(t, record, "whoami")["token"]; got != c.want {
+			t.Errorf("%v: the server received token %v, want %q", c.args, got, c.want)
+		}
+	}
+	r = run(t, nil, "--config", cfg("nope"), "call", "test", "whoami")
+	wantCode(t, r, 4)
+	if !strings.Contains(r.stderr, `plugin static: resolve "nope": unknown ref`) || strings.Contains(r.stderr, "unknown ref: unknown ref") {
+		t.Errorf("the unknown ref is not said once:\n%s", r)
+	}
+}
+
 // TestFtPluginCredExec: the cred-exec plugin runs a command per value with
 // the ref as its last argument and only PATH plus the call's scope in its
 // environment; what it prints is the value sent.
