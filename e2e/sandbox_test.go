@@ -412,3 +412,64 @@ func TestSandboxBubblewrap(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxHookAndPluginFromConfig: a hook and an exec credential plugin
+// sandboxed by their own blocks in a config file, run by the real binary
+// with a temporary home folder holding a canary: the hook (a PreToolUse
+// script that writes what `cat` said of the canary to a file in the folder
+// its sandbox lets it write) and the command the plugin runs (which prints
+// what `cat` said as the value) are refused the file, while the same hook
+// and plugin without a sandbox read it.
+func TestSandboxHookAndPluginFromConfig(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canary = "CANARY-home-secret-93ad"
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := writeFile(t, filepath.Join(home, ".ssh"), "id_ed25519", []byte(canary+"\n"))
+	dir := t.TempDir()
+	tools := writeJSON(t, dir, "tools.json", []obj{ftSecureTool("a", obj{"text": "a ran"}, "token")})
+	getter := ftScript(t, dir, "read-key-value.sh", `said=$(cat '`+key+`' 2>&1 | tr -d '"\\')
+printf '{"Version":1,"Value":"cat said: %s"}' "$said"
+`)
+	env := []string{"HOME=" + home}
+
+	for _, sandboxed := range []bool{true, false} {
+		out := t.TempDir()
+		hook := ftScript(t, dir, "read-key-hook-"+strconv.FormatBool(sandboxed)+".sh", `cat >/dev/null
+cat '`+key+`' > '`+out+`/hook-read' 2>&1
+exit 0
+`)
+		hookEntry := obj{"type": "command", "command": hook, "timeout": 10}
+		source := ftPluginSource(t, bins.credExec, obj{"command": []string{getter}, "timeout": "5s"})
+		if sandboxed {
+			hookEntry["sandbox"] = obj{"mode": "enforce", "filesystem": obj{"read": []string{dir}, "write": []string{out}}}
+			source["sandbox"] = obj{"mode": "enforce", "filesystem": obj{"read": []string{dir}}}
+		}
+		record := filepath.Join(t.TempDir(), "record.jsonl")
+		cfg := writeConfig(t, obj{
+			"mcpServers": obj{"srv": stdioServer(tools, record)},
+			"hooks":      obj{"PreToolUse": []obj{{"matcher": "mcp__.*", "hooks": []obj{hookEntry}}}},
+			"sources":    obj{"vault": source},
+			"bindings":   []obj{{"server": "srv", "params": obj{"token": obj{"source": "vault", "ref": "k"}}}},
+		})
+		r := run(t, env, "--config", cfg, "call", "srv", "a", "--json")
+		wantCode(t, r, 0)
+		said, err := os.ReadFile(filepath.Join(out, "hook-read"))
+		if err != nil {
+			t.Fatalf("sandboxed %v: the hook did not run: %v\n%s", sandboxed, err, r)
+		}
+		if sandboxed != !strings.Contains(string(said), canary) || sandboxed != strings.Contains(string(said), "Permission denied") {
+			t.Errorf("sandboxed %v: the hook's cat said %q", sandboxed, said)
+		}
+		got, _ := ftSecureArgs(t, record, "a")["token"].(string)
+		if sandboxed != !strings.Contains(got, canary) || sandboxed != strings.Contains(got, "Permission denied") {
+			t.Errorf("sandboxed %v: the plugin's command gave the value %q", sandboxed, got)
+		}
+	}
+}
