@@ -12,8 +12,9 @@ test: sysdeps peers vet
 # installs PACKAGE when COMMAND is found neither on the PATH nor in
 # /usr/lib/postgresql/*/bin (where Debian keeps initdb and pg_ctl).
 # The PostgreSQL tests start their own throwaway cluster (internal/pgtest);
-# the approvals-page tests (serve, e2e) drive a headless chromium.
-SYSDEPS = initdb:postgresql chromium:chromium
+# the approvals-page tests (serve, e2e) drive a headless chromium; the
+# sandbox e2e runs servers under bubblewrap (sandbox.mechanism).
+SYSDEPS = initdb:postgresql chromium:chromium bwrap:bubblewrap
 
 sysdeps:
 	@need=""; for p in $(SYSDEPS); do cmd=$${p%%:*}; pkg=$${p#*:}; \
@@ -39,7 +40,7 @@ unit:
 # -buildvcs=auto stamps the commit that `agenthost --version` prints, even
 # where GOFLAGS turns VCS stamping off.
 build:
-	$(GO) build -buildvcs=auto -o bin/ ./cmd/agenthost ./plugins/cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/... ./plugins/cmd/...
 
 demo:
 	$(GO) run ./cmd/agenthost demo

@@ -43,11 +43,34 @@ type Request struct {
 	// are the server's own declarations about it, untrusted.
 	Unclassified bool
 	Hints        []string
+	// Conversation is where the call came from, as the model saw it, for
+	// approvers (see Conversation); empty for a call made outside a turn.
+	Conversation Conversation
 	// Resumable: the id is the asking call's durable one (Check.RequestID).
 	// A StoreApprover takes up a request already raised under it, when it
 	// asks the same thing (ErrRequestMismatch otherwise), and waits for it
 	// until the deadline it was raised with, not a new one.
 	Resumable bool
+}
+
+// Conversation is the context of a model's call for its approvers: the
+// user's last message and the model's text before the call, as the model
+// saw them, with protected values masked. The host fills it; each text is
+// at most MaxConversationText bytes (longer ones are cut, marked "…").
+type Conversation struct {
+	UserMessage string `json:"userMessage,omitempty"`
+	ModelText   string `json:"modelText,omitempty"`
+}
+
+// MaxConversationText bounds each text of a Conversation.
+const MaxConversationText = 4000
+
+// MayVote reports whether approverID may vote on the request: a valid id
+// that is neither the requester nor the identity that started the turn
+// (the rule CastVote applies).
+func (r *Request) MayVote(approverID string) bool {
+	_, err := voterKey(approverID, r.Requester, r.RequestedBy)
+	return err == nil
 }
 
 // VoteDecision is one approver's answer.

@@ -71,6 +71,9 @@ type Check struct {
 	// call taken up again after a restart finds the request it raised, and
 	// the votes cast meanwhile (see Request.Resumable).
 	RequestID string
+	// Conversation is carried into the request approvers see
+	// (Request.Conversation); the Gate does not use it.
+	Conversation Conversation
 	// Asking, when set, is called with the request just before the
 	// approver is asked (a frontend renders the question from it); it must
 	// not block.
@@ -195,6 +198,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		SessionGrantable: grantable,
 		Unclassified:     d.Unclassified,
 		Hints:            slices.Clone(d.Risk.Hints),
+		Conversation:     c.Conversation,
 	}
 	res.RequestID = req.ID
 	if c.Asking != nil {

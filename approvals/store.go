@@ -356,6 +356,7 @@ type approvalJSON struct {
 	SessionGrantable bool            `json:"sessionGrantable"`
 	Unclassified     bool            `json:"unclassified"`
 	Hints            []string        `json:"hints"`
+	Conversation     Conversation    `json:"conversation,omitzero"`
 }
 
 type voteJSON struct {
@@ -371,7 +372,8 @@ type voteJSON struct {
 // empty), arguments, risk, rules, message,
 // reason, approvers (how many must allow), votes ([{id, decision, ts,
 // note, forSession}]), createdAt, expiresAt, settledAt, sessionGrantable,
-// unclassified and hints. Lists are [] when empty; absent times are null.
+// unclassified, hints and conversation ({userMessage, modelText}, left
+// out when empty). Lists are [] when empty; absent times are null.
 func (a Approval) MarshalJSON() ([]byte, error) {
 	r := &a.Request
 	j := approvalJSON{
@@ -379,6 +381,7 @@ func (a Approval) MarshalJSON() ([]byte, error) {
 		Subject: r.Requester, RequestedBy: r.RequestedBy, Arguments: jsonOrString(r.Arguments), Risk: r.Risk, Rules: r.Rules,
 		Message: r.Message, Reason: r.Reason, Approvers: a.Needed, Votes: make([]voteJSON, 0, len(a.Votes)),
 		CreatedAt: a.Created, SessionGrantable: r.SessionGrantable, Unclassified: r.Unclassified, Hints: r.Hints,
+		Conversation: r.Conversation,
 	}
 	if len(j.Arguments) == 0 {
 		j.Arguments = json.RawMessage("null")
@@ -414,6 +417,7 @@ func (a *Approval) UnmarshalJSON(b []byte) error {
 			ID: j.ID, SessionID: j.Session, CallID: j.CallID, Requester: j.Subject, RequestedBy: j.RequestedBy, Server: j.Server, Tool: j.Tool,
 			Arguments: j.Arguments, Risk: j.Risk, Rules: j.Rules, Message: j.Message, Reason: j.Reason,
 			Approvers: j.Approvers, SessionGrantable: j.SessionGrantable, Unclassified: j.Unclassified, Hints: j.Hints,
+			Conversation: j.Conversation,
 		}},
 		State: j.State,
 	}

@@ -49,6 +49,9 @@ func (c *Config) ServerSandbox(name string) Sandbox {
 	if s.Mode != "" {
 		out.Mode = s.Mode
 	}
+	if s.Mechanism != "" {
+		out.Mechanism = s.Mechanism
+	}
 	if s.Filesystem.Read != nil {
 		out.Filesystem.Read = s.Filesystem.Read
 	}
@@ -98,6 +101,15 @@ func validateSandbox(p *problems, key string, s *Sandbox) {
 	case "", SandboxNetworkNone, SandboxNetworkLoopback, SandboxNetworkAllow:
 	default:
 		p.add(childKey(key, "network"), "must be none, loopback or allow")
+	}
+	switch s.Mechanism {
+	case "", childproc.MechanismLandlock, childproc.MechanismAuto:
+	case childproc.MechanismBubblewrap:
+		if s.Network == SandboxNetworkLoopback || len(s.Connect) > 0 {
+			p.add(childKey(key, "mechanism"), "bubblewrap gives a server the whole network or none of it (network none or allow, without connect): network loopback and connect need landlock")
+		}
+	default:
+		p.add(childKey(key, "mechanism"), "must be landlock, bubblewrap or auto")
 	}
 	for i, c := range s.Connect {
 		ckey := indexKey(childKey(key, "connect"), i)

@@ -18,6 +18,10 @@ func TestSandboxValidation(t *testing.T) {
 			"cfg.yaml: sandbox.mode: must be enforce or off",
 			"cfg.yaml: sandbox.network: must be none, loopback or allow",
 		}},
+		{"mechanism", "sandbox: {mechanism: firejail}\nmcpServers:\n  s: {command: x, sandbox: {mechanism: bubblewrap, network: loopback, connect: ['127.0.0.1:80']}}\n", []string{
+			"cfg.yaml: sandbox.mechanism: must be landlock, bubblewrap or auto",
+			"cfg.yaml: mcpServers.s.sandbox.mechanism: bubblewrap gives a server the whole network or none of it (network none or allow, without connect): network loopback and connect need landlock",
+		}},
 		{"connect", "sandbox: {network: allow, connect: ['example.com', 'h:0', 'h:70000']}\n", []string{
 			"cfg.yaml: sandbox.connect[0]: want host:port, such as 127.0.0.1:5432",
 			"cfg.yaml: sandbox.connect[1]: port must be between 1 and 65535",
@@ -79,6 +83,7 @@ sandbox:
   limits: {addressSpace: 4GiB, openFiles: 256}
 mcpServers:
   plain: {command: a}
+  wrapped: {command: d, sandbox: {mechanism: bubblewrap}}
   own:
     command: b
     cwd: work
@@ -109,6 +114,10 @@ sources:
 	}
 	if !sandboxEqual(plain, want) {
 		t.Errorf("plain: %+v, want %+v", plain, want)
+	}
+	// A server's mechanism replaces the default's (landlock).
+	if sb, err := cfg.ServerSandbox("wrapped").Child(""); err != nil || sb.Mechanism != childproc.MechanismBubblewrap || len(sb.Write) != 1 {
+		t.Errorf("wrapped: %+v, %v; want the default's sandbox under bubblewrap", sb, err)
 	}
 	own, err := cfg.ServerSandbox("own").Child(cfg.MCPServers["own"].Cwd)
 	if err != nil {

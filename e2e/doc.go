@@ -1,5 +1,5 @@
 // Package e2e holds tests that run the real agenthost binary against real
-// processes: the secure-params MCP test server (e2e/cmd/mcptestserver, over
+// processes: the secure-params MCP test server (cmd/agenthost-testserver, over
 // stdio and streamable HTTP) and pinned npm peer servers such as
 // @modelcontextprotocol/server-everything (installed by `make peers` into
 // e2e/peers/node_modules). TestMain builds the binaries; every test writes

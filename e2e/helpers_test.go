@@ -28,7 +28,7 @@ import (
 var (
 	moduleRoot    string // the repository root (the parent of e2e/)
 	agenthostBin  string // ./cmd/agenthost
-	testServerBin string // ./e2e/cmd/mcptestserver
+	testServerBin string // ./cmd/agenthost-testserver
 	confClientBin string // ./e2e/cmd/confclient
 )
 
@@ -69,7 +69,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	agenthostBin = filepath.Join(bin, exe("agenthost"))
-	testServerBin = filepath.Join(bin, exe("mcptestserver"))
+	testServerBin = filepath.Join(bin, exe("agenthost-testserver"))
 	confClientBin = filepath.Join(bin, exe("confclient"))
 	return m.Run()
 }
@@ -96,10 +96,10 @@ func buildBinaries(root, out string) error {
 	goTool := goCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./e2e/cmd/mcptestserver", "./e2e/cmd/confclient")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost-testserver", "./e2e/cmd/confclient")
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agenthost ./e2e/cmd/mcptestserver ./e2e/cmd/confclient: %w\n%s", err, output)
+		return fmt.Errorf("go build ./cmd/agenthost ./cmd/agenthost-testserver ./e2e/cmd/confclient: %w\n%s", err, output)
 	}
 	return nil
 }

@@ -93,6 +93,123 @@ func TestFtPluginCredFile(t *testing.T) {
 	}
 }
 
+// TestFtPluginBadConfigAtStart: a plugin config the plugin rejects (a
+// misspelt key) is a configuration error at start, for every command and
+// before any call: exit 2, one line naming the file, sources.NAME.config
+// and the keys, and none of the plugin's debug lines.
+func TestFtPluginBadConfigAtStart(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	secrets := writeFile(t, t.TempDir(), "secrets.json", []byte(`{"orders/token": "v"}`))
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	cfg := ftPluginConfig(t, stdioServer(ftPluginTools(t), record),
+		ftPluginSource(t, bins.credFile, obj{"pathx": secrets}), nil)
+	for _, args := range [][]string{
+		{"--config", cfg, "servers"},
+		{"--config", cfg, "call", "srv", "a"},
+	} {
+		r := run(t, nil, args...)
+		wantCode(t, r, 2)
+		msg := strings.TrimSpace(r.stderr)
+		for _, want := range []string{filepath.Base(cfg), "sources.vault.config", "missing required key(s) path", "unknown key(s) pathx"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%v: the error does not say %q:\n%s", args[2:], want, r)
+			}
+		}
+		if strings.Contains(msg, "\n") || strings.Contains(msg, "@level") {
+			t.Errorf("%v: the error is not one line, or quotes the plugin's log:\n%s", args[2:], r)
+		}
+	}
+	if _, names := ftToolCalls(t, record); len(names) > 0 {
+		t.Errorf("a call reached the server although the configuration was refused: %v", names)
+	}
+}
+
+// TestFtPluginSensitivityIsTheStricter: `sensitivity: public` on a
+// binding does not unmask a value its plugin returned as secret (the
+// plugin's Source registers it with the redactor as it arrives), so a tool
+// that echoes the value shows it masked; the same tool bound to a public
+// literal shows it. docs/config.md (bindings) says so.
+func TestFtPluginSensitivityIsTheStricter(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	const secret = "plugin-secret-value-81f"
+	secrets := writeFile(t, dir, "secrets.json", []byte(`{"orders/token": "`+secret+`"}`))
+	tools := writeJSON(t, dir, "tools.json", []obj{ftSecureTool("echo", obj{"echoSecure": true}, "token")})
+	for _, c := range []struct {
+		name    string
+		binding obj
+		shown   string
+	}{
+		{"secret from the plugin, public binding", obj{"source": "vault", "ref": "orders/token", "sensitivity": "public"}, "[REDACTED]"},
+		{"public literal", obj{"value": "a-public-literal", "sensitivity": "public"}, "a-public-literal"},
+	} {
+		cfg := writeConfig(t, obj{
+			"mcpServers": obj{"srv": stdioServer(tools, filepath.Join(t.TempDir(), "record.jsonl"))},
+			"sources":    obj{"vault": ftPluginSource(t, bins.credFile, obj{"path": secrets})},
+			"bindings":   []obj{{"server": "srv", "params": obj{"token": c.binding}}},
+		})
+		r := run(t, nil, "--config", cfg, "call", "srv", "echo", "--json")
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, `"token":"`+c.shown+`"`) && !strings.Contains(r.stdout, `\"token\":\"`+c.shown+`\"`) {
+			t.Errorf("%s: the echoed token is not %q:\n%s", c.name, c.shown, r)
+		}
+		wantNoCanary(t, r, secret)
+	}
+}
+
+// TestFtTestServerForPluginAuthors walks the README's "Trying a plugin
+// against the test server": agenthost-testserver --example with a plugin
+// bound to its secure parameter token; whoami's answer shows the value
+// masked, the server's record holds the plugin's value (per subject), and
+// an unknown ref says so once.
+func TestFtTestServerForPluginAuthors(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	dir := t.TempDir()
+	secrets := writeFile(t, dir, "secrets.yaml", []byte("orders/token:\n  value: default-token-5e\n  tenants:\n    acme: acme-token-5e\n"))
+	record := filepath.Join(dir, "received.jsonl")
+	cfg := func(ref string) string {
+		return writeConfig(t, obj{
+			"mcpServers": obj{"test": obj{"command": testServerBin, "args": []string{"--example", "--record", record}, "trustAnnotations": true}},
+			"sources":    obj{"static": ftPluginSource(t, bins.credFile, obj{"path": secrets})},
+			"bindings":   []obj{{"server": "test", "params": obj{"token": obj{"source": "static", "ref": ref}}}},
+			"approvals":  obj{"rules": []obj{{"id": "reads", "when": obj{"category": []string{"read"}}, "decide": "allow"}}},
+		})
+	}
+	good := cfg("orders/token")
+	r := run(t, nil, "--config", good, "tools")
+	wantCode(t, r, 0)
+	for _, want := range []string{"test__whoami  [secure: token]  decision: allow", "test__delete_item  [secure: token]  decision: ask"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools does not list %q:\n%s", want, r)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "default-token-5e"},
+		{[]string{"--subject", "acme"}, "acme-token-5e"},
+	} {
+		r := run(t, nil, append([]string{"--config", good, "call", "test", "whoami"}, c.args...)...)
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, `"secureArguments":{"token":"[REDACTED]"}`) {
+			t.Errorf("whoami does not show the token masked:\n%s", r)
+		}
+		wantNoCanary(t, r, c.want)
+		if got := ftSecureArgs(t, record, "whoami")["token"]; got != c.want {
+			t.Errorf("%v: the server received token %v, want %q", c.args, got, c.want)
+		}
+	}
+	r = run(t, nil, "--config", cfg("nope"), "call", "test", "whoami")
+	wantCode(t, r, 4)
+	if !strings.Contains(r.stderr, `plugin static: resolve "nope": unknown ref`) || strings.Contains(r.stderr, "unknown ref: unknown ref") {
+		t.Errorf("the unknown ref is not said once:\n%s", r)
+	}
+}
+
 // TestFtPluginCredExec: the cred-exec plugin runs a command per value with
 // the ref as its last argument and only PATH plus the call's scope in its
 // environment; what it prints is the value sent.

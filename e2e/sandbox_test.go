@@ -311,3 +311,165 @@ func TestSandboxUnavailableRefuses(t *testing.T) {
 		t.Fatal("the server started although its sandbox could not be applied")
 	}
 }
+
+// TestSandboxBubblewrap: under sandbox.mechanism bubblewrap the server runs
+// inside bwrap: it cannot read a canary under the (temporary) home folder,
+// reads what the sandbox grants, and has no network under network none;
+// servers --json reports bubblewrap and the bwrap it runs. Where bwrap
+// cannot make a sandbox (a stand-in bwrap that fails as one does without
+// user namespaces) or is not installed, the server does not start, and the
+// error says why and which setting does without it. bwrap itself is
+// Debian's bubblewrap (`make sysdeps`): this machine must be able to run
+// it, which the test checks first rather than skipping.
+func TestSandboxBubblewrap(t *testing.T) {
+	t.Parallel()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal("bwrap is not installed: this test needs Debian's bubblewrap package (run `make sysdeps`)")
+	}
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canary = "CANARY-bwrap-ssh-key-7c2e"
+	for _, d := range []string{".ssh", "work"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := writeFile(t, filepath.Join(home, ".ssh"), "id_ed25519", []byte(canary+"\n"))
+	granted := writeFile(t, filepath.Join(home, "work"), "notes.txt", []byte("granted says hello\n"))
+	addr, _ := loopbackListener(t)
+	dir := t.TempDir()
+	tools := writeFile(t, dir, "tools.json", []byte(`[
+ {"name": "read", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}, "x-test": {"probe": "read"}},
+ {"name": "dial", "inputSchema": {"type": "object", "properties": {"addr": {"type": "string"}}}, "x-test": {"probe": "dial"}}]`))
+	srv := stdioServer(tools, filepath.Join(dir, "record.jsonl"))
+	srv["sandbox"] = obj{"mechanism": "bubblewrap", "network": "none",
+		"filesystem": obj{"read": []string{"${HOME}/work"}, "write": []string{dir}}}
+	cfg := writeConfig(t, obj{"sandbox": obj{"mode": "enforce"}, "mcpServers": obj{"t": srv}, "approvals": allowAll()})
+	path := "PATH=" + os.Getenv("PATH")
+	env := []string{"HOME=" + home, path}
+
+	r := run(t, env, "--config", cfg, "servers", "--json")
+	wantCode(t, r, 0)
+	rep := decodeStdout[sandboxReport](t, r)
+	want, _ := filepath.EvalSymlinks(bwrap)
+	if len(rep.Servers) != 1 || rep.Servers[0].Sandbox == nil || !strings.HasPrefix(rep.Servers[0].Sandbox.Mechanism, "bubblewrap+seccomp") ||
+		rep.Servers[0].Sandbox.Bubblewrap != want || rep.Servers[0].Sandbox.Network != "none" {
+		t.Fatalf("servers --json: want the bubblewrap mechanism with %s, network none\n%s", want, r)
+	}
+	call := func(env []string, tool string, args obj) result {
+		return run(t, env, "--config", cfg, "call", "t", tool, "--args", mustJSON(args), "--json")
+	}
+	r = call(env, "read", obj{"path": granted})
+	wantCode(t, r, 0)
+	if doc := decodeStdout[callDoc](t, r); doc.IsError || !strings.Contains(doc.text(), "granted says hello") {
+		t.Errorf("reading the granted folder under bubblewrap failed\n%s", r)
+	}
+	r = call(env, "read", obj{"path": key})
+	if strings.Contains(r.stdout+r.stderr, canary) {
+		t.Fatalf("the server under bubblewrap read the canary\n%s", r)
+	}
+	if doc := decodeStdout[callDoc](t, r); !doc.IsError || !strings.Contains(doc.text(), "no such file or directory") {
+		t.Errorf("reading the canary: want it absent from the sandbox\n%s", r)
+	}
+	r = call(env, "dial", obj{"addr": addr})
+	if doc := decodeStdout[callDoc](t, r); !doc.IsError || strings.Contains(doc.text(), "connected") {
+		t.Errorf("dial under bubblewrap with network none: want a refusal\n%s", r)
+	}
+
+	// A bwrap that cannot make a sandbox here, first on the PATH; then no
+	// bwrap at all.
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noBwrap := t.TempDir()
+	for _, name := range []string{"true", "sh"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(noBwrap, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, path, want string
+	}{
+		{"bwrap cannot run", "PATH=" + fake + ":" + os.Getenv("PATH"), "cannot make a sandbox here (bwrap: No permissions to create new namespace"},
+		{"bwrap missing", "PATH=" + noBwrap, "bwrap is not installed"},
+	} {
+		r := run(t, []string{"HOME=" + home, c.path}, "--config", cfg, "servers", "--json")
+		wantCode(t, r, 6)
+		rep := decodeStdout[sandboxReport](t, r)
+		if len(rep.Servers) != 1 || rep.Servers[0].Status != "error" || rep.Servers[0].Error == nil {
+			t.Fatalf("%s: want the server in error\n%s", c.name, r)
+		}
+		if msg := *rep.Servers[0].Error; !strings.Contains(msg, c.want) || !strings.Contains(msg, "sandbox.mechanism: landlock") {
+			t.Errorf("%s: error %q: want %q and the setting that does without it", c.name, msg, c.want)
+		}
+	}
+}
+
+// TestSandboxHookAndPluginFromConfig: a hook and an exec credential plugin
+// sandboxed by their own blocks in a config file, run by the real binary
+// with a temporary home folder holding a canary: the hook (a PreToolUse
+// script that writes what `cat` said of the canary to a file in the folder
+// its sandbox lets it write) and the command the plugin runs (which prints
+// what `cat` said as the value) are refused the file, while the same hook
+// and plugin without a sandbox read it.
+func TestSandboxHookAndPluginFromConfig(t *testing.T) {
+	t.Parallel()
+	bins := ftBins(t)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canary = "CANARY-home-secret-93ad"
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := writeFile(t, filepath.Join(home, ".ssh"), "id_ed25519", []byte(canary+"\n"))
+	dir := t.TempDir()
+	tools := writeJSON(t, dir, "tools.json", []obj{ftSecureTool("a", obj{"text": "a ran"}, "token")})
+	getter := ftScript(t, dir, "read-key-value.sh", `said=$(cat '`+key+`' 2>&1 | tr -d '"\\')
+printf '{"Version":1,"Value":"cat said: %s"}' "$said"
+`)
+	env := []string{"HOME=" + home}
+
+	for _, sandboxed := range []bool{true, false} {
+		out := t.TempDir()
+		hook := ftScript(t, dir, "read-key-hook-"+strconv.FormatBool(sandboxed)+".sh", `cat >/dev/null
+cat '`+key+`' > '`+out+`/hook-read' 2>&1
+exit 0
+`)
+		hookEntry := obj{"type": "command", "command": hook, "timeout": 10}
+		source := ftPluginSource(t, bins.credExec, obj{"command": []string{getter}, "timeout": "5s"})
+		if sandboxed {
+			hookEntry["sandbox"] = obj{"mode": "enforce", "filesystem": obj{"read": []string{dir}, "write": []string{out}}}
+			source["sandbox"] = obj{"mode": "enforce", "filesystem": obj{"read": []string{dir}}}
+		}
+		record := filepath.Join(t.TempDir(), "record.jsonl")
+		cfg := writeConfig(t, obj{
+			"mcpServers": obj{"srv": stdioServer(tools, record)},
+			"hooks":      obj{"PreToolUse": []obj{{"matcher": "mcp__.*", "hooks": []obj{hookEntry}}}},
+			"sources":    obj{"vault": source},
+			"bindings":   []obj{{"server": "srv", "params": obj{"token": obj{"source": "vault", "ref": "k"}}}},
+		})
+		r := run(t, env, "--config", cfg, "call", "srv", "a", "--json")
+		wantCode(t, r, 0)
+		said, err := os.ReadFile(filepath.Join(out, "hook-read"))
+		if err != nil {
+			t.Fatalf("sandboxed %v: the hook did not run: %v\n%s", sandboxed, err, r)
+		}
+		if sandboxed != !strings.Contains(string(said), canary) || sandboxed != strings.Contains(string(said), "Permission denied") {
+			t.Errorf("sandboxed %v: the hook's cat said %q", sandboxed, said)
+		}
+		got, _ := ftSecureArgs(t, record, "a")["token"].(string)
+		if sandboxed != !strings.Contains(got, canary) || sandboxed != strings.Contains(got, "Permission denied") {
+			t.Errorf("sandboxed %v: the plugin's command gave the value %q", sandboxed, got)
+		}
+	}
+}

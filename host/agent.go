@@ -246,7 +246,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			return
 		}
 
-		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted)
+		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted, t.conversation(redacted.Content))
 		results := make([]model.Message, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
 			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
@@ -334,7 +334,7 @@ type callOutcome struct {
 // tool_call event of the step is handled (printed by the CLI) before any
 // of the step's approvers is asked, and an event is not lost when the turn
 // is cancelled (this loop takes every event until the calls end).
-func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall, tainted []bool) []callOutcome {
+func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall, tainted []bool, conv approvals.Conversation) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
 	type delivery struct {
 		e    Event
@@ -348,7 +348,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		run := func(ctx context.Context, dc *durableCall) callOutcome {
 			done := make(chan struct{}, 1)
 			first := true // runToolCall's first event is its tool_call
-			out := t.s.runToolCall(ctx, view, tc, t.steps, dc, func(e Event) {
+			out := t.s.runToolCall(ctx, view, tc, t.steps, dc, conv, func(e Event) {
 				events <- delivery{e, done}
 				<-done
 				if first {
@@ -410,7 +410,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 // runToolCall executes one model tool call and returns what the model is
 // told. Garbage from the model (unknown name, invalid JSON, arguments that
 // fail inputSchema) comes back as a tool error it can correct.
-func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, dc *durableCall, emit func(Event)) callOutcome {
+func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, dc *durableCall, conv approvals.Conversation, emit func(Event)) callOutcome {
 	h := s.host
 	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
 	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
@@ -448,7 +448,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
-		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc})
+		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc, conversation: conv})
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure.text
@@ -543,6 +543,26 @@ func resultText(r *mcp.CallToolResult) string {
 		}
 	}
 	return "(no output)"
+}
+
+// conversation is what approvers of the step's calls are shown of the
+// conversation: the last user message and the model's text of the step
+// (modelText, already masked), as the model saw them, with every protected
+// value masked and each text bounded.
+func (t *turn) conversation(modelText string) approvals.Conversation {
+	r := t.s.host.redactor
+	var user string
+	msgs := t.s.transcript.msgs
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			user = msgs[i].Content
+			break
+		}
+	}
+	return approvals.Conversation{
+		UserMessage: truncate(r.Redact(user), approvals.MaxConversationText),
+		ModelText:   truncate(r.Redact(modelText), approvals.MaxConversationText),
+	}
 }
 
 // requestMessages is the conversation as sent to the model.

@@ -76,6 +76,9 @@ type callInfo struct {
 	tighten callTighten
 	// durable is the call's part in a durable turn (nil: none).
 	durable *durableCall
+	// conversation is what the call's approvers are shown of the turn
+	// (turn.conversation); empty outside a turn.
+	conversation approvals.Conversation
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {

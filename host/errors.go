@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
@@ -151,10 +152,14 @@ func modelMsgFromApprovals(text string) modelMsg {
 	return modelMsg{text}
 }
 
-// truncate cuts s to n bytes, marking the cut.
+// truncate cuts s to at most n bytes at a character boundary, marking the
+// cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -188,6 +188,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		ToolDefHash:  ct.Tool.DefHash(),
 		ExposedName:  info.exposedName,
 		SecureParams: ct.Tool.SecureParams,
+		Conversation: info.conversation,
 	}
 	if dc := info.durable; dc != nil {
 		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())

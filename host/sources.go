@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -68,7 +70,29 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 		started = append(started, src)
 		all[name] = src
 	}
+	if err := configurePlugins(started); err != nil {
+		closeAll(started)
+		return nil, nil, err
+	}
 	return all, started, nil
+}
+
+// configurePlugins starts every plugin (each start sends it its config,
+// which it validates against its own schema and checks in Configure), so
+// that a config it rejects fails host.New as a configuration error naming
+// sources.NAME.config and the plugin's reason, on one line and without its
+// stderr, rather than the first call that needs a value. A plugin that
+// fails to start for another reason (it crashed, timed out) is left to the
+// calls, which report it and start it again as before.
+func configurePlugins(started []*plugins.Source) error {
+	for _, src := range started {
+		_, err := src.Describe(context.Background())
+		var se *plugins.StartError
+		if errors.As(err, &se) && errors.Is(se.Reason, plugins.ErrConfigure) {
+			return &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.config: the plugin rejects it: %s", src.Name(), se.Detail), Err: err}
+		}
+	}
+	return nil
 }
 
 func closeAll(sources []*plugins.Source) {

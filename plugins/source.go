@@ -407,11 +407,30 @@ func (s *Source) callError(ctx, callCtx context.Context, inst *instance, ref str
 	switch st.Code() {
 	case codes.NotFound:
 		s.callSucceeded()
-		return fmt.Errorf("%s: %w: %s", prefix, ErrUnknownRef, msg)
+		if detail := unknownRefDetail(msg, ref); detail != "" {
+			return fmt.Errorf("%s: %w: %s", prefix, ErrUnknownRef, detail)
+		}
+		return fmt.Errorf("%s: %w", prefix, ErrUnknownRef)
 	default:
 		s.callSucceeded()
 		return fmt.Errorf("%s: %w: %s (%s)", prefix, ErrPlugin, msg, st.Code())
 	}
+}
+
+// unknownRefDetail is what a plugin's unknown-ref message adds to the
+// host's own "resolve REF: unknown ref": the SDK's message wraps
+// sdk.ErrUnknownRef, so it starts with the sentinel's text and often the
+// quoted ref, which would otherwise be said twice ("unknown ref: unknown
+// ref ...").
+func unknownRefDetail(msg, ref string) string {
+	rest := strings.TrimSpace(msg)
+	if after, ok := strings.CutPrefix(rest, ErrUnknownRef.Error()); ok {
+		rest = strings.TrimSpace(after)
+	}
+	if after, ok := strings.CutPrefix(rest, fmt.Sprintf("%q", ref)); ok {
+		rest = strings.TrimSpace(after)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(rest, ":"))
 }
 
 func deadlinePassed(ctx context.Context) bool {
@@ -449,8 +468,13 @@ func (s *Source) launch() (*instance, error) {
 	deadline := time.Now().Add(s.opts.StartTimeout)
 	tail := &stderrTail{}
 	stderr := &lineWriter{line: func(line string) {
-		tail.add(line)
 		level, msg, args := parseLogLine(line)
+		// A failed start quotes the tail to the operator: the plugin's
+		// own structured debug lines (go-plugin's mTLS and address chatter
+		// among them) are no explanation, and stay in the log only.
+		if !strings.HasPrefix(line, "{") || level > hclog.Debug {
+			tail.add(line)
+		}
 		s.pluginLog.Log(level, msg, args...)
 	}}
 	syncStderr := &lineWriter{line: func(line string) {

@@ -92,11 +92,22 @@ func TestPluginGetsOnlyExplicitEnv(t *testing.T) {
 	}
 }
 
+// TestUnknownRef: an unknown ref is ErrUnknownRef, said once: the plugin's
+// message (which wraps the SDK's sentinel, and names the ref) adds only
+// what the host does not say itself.
 func TestUnknownRef(t *testing.T) {
 	h := newHarness(t, bin.testPlugin, nil)
-	_, err := h.src.Resolve(context.Background(), bindings.Request{Ref: "nope"})
-	if !errors.Is(err, plugins.ErrUnknownRef) {
-		t.Fatalf("err = %v, want ErrUnknownRef", err)
+	for _, c := range []struct{ ref, want string }{
+		{"nope", `plugin testplugin: resolve "nope": unknown ref`},
+		{"env/AGENTHOST_NOT_SET", `plugin testplugin: resolve "env/AGENTHOST_NOT_SET": unknown ref: $AGENTHOST_NOT_SET is not set`},
+	} {
+		_, err := h.src.Resolve(context.Background(), bindings.Request{Ref: c.ref})
+		if !errors.Is(err, plugins.ErrUnknownRef) {
+			t.Fatalf("err = %v, want ErrUnknownRef", err)
+		}
+		if err.Error() != c.want {
+			t.Errorf("ref %q: error %q, want %q", c.ref, err, c.want)
+		}
 	}
 }
 
@@ -247,6 +258,13 @@ func TestStartFailures(t *testing.T) {
 			}
 			if tt.wantTail != "" && !strings.Contains(err.Error(), tt.wantTail) {
 				t.Errorf("error does not include the plugin's stderr tail %q:\n%v", tt.wantTail, err)
+			}
+			// The SDK logs go-plugin's start-up at debug level: no
+			// explanation of anything, so never quoted in the error.
+			for _, line := range se.StderrTail {
+				if strings.Contains(line, `"@level":"debug"`) || strings.Contains(line, `"@level":"trace"`) {
+					t.Errorf("the error quotes the plugin's debug line %s", line)
+				}
 			}
 		})
 	}

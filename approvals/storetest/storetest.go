@@ -99,6 +99,7 @@ func request(n int) *approvals.Request {
 		Deadline:         time.Now().Add(time.Hour).UTC(),
 		SessionGrantable: n < 2,
 		Hints:            []string{"destructiveHint"},
+		Conversation:     approvals.Conversation{UserMessage: "delete order 42", ModelText: "Deleting order 42 as asked."},
 	}
 }
 
@@ -149,7 +150,8 @@ func testRoundTrip(t *testing.T, a, b approvals.Store) {
 	r := got.Request
 	if r.Server != req.Server || r.Tool != req.Tool || r.SessionID != req.SessionID || r.Requester != req.Requester || r.RequestedBy != req.RequestedBy ||
 		string(r.Arguments) != string(req.Arguments) || !r.Deadline.Equal(req.Deadline) || r.Risk.Category != req.Risk.Category ||
-		len(r.Rules) != 1 || r.Message != req.Message || !got.Created.Equal(raised.Created) || got.Settled != (time.Time{}) {
+		len(r.Rules) != 1 || r.Message != req.Message || !got.Created.Equal(raised.Created) || got.Settled != (time.Time{}) ||
+		r.Conversation != req.Conversation {
 		t.Errorf("round trip lost fields: got %+v, raised %+v", got, raised)
 	}
 

@@ -3,7 +3,7 @@
 // both protocol eras - 2025-11-25 (initialize handshake, Mcp-Session-Id over
 // HTTP) and 2026-07-28 (server/discover, per-request _meta, Mcp-* headers,
 // resultType) - over newline-delimited stdio and streamable HTTP. The binary
-// wrapper is e2e/cmd/mcptestserver; its flags mirror Options (ParseFlags).
+// wrapper is cmd/agenthost-testserver; its flags mirror Options (ParseFlags).
 //
 // The JSON-RPC layer is written by hand because mcp-go's server cannot emit
 // secureInputSchema, cannot read secureArguments, and turns every handler

@@ -43,16 +43,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds e2e/cmd/mcptestserver once per test run.
+// binary builds cmd/agenthost-testserver once per test run.
 func binary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "mcptestserver-bin-")
+		buildDir, buildErr = os.MkdirTemp("", "agenthost-testserver-bin-")
 		if buildErr != nil {
 			return
 		}
-		binPath = filepath.Join(buildDir, "mcptestserver")
-		cmd := exec.Command("go", "build", "-o", binPath, "../../e2e/cmd/mcptestserver")
+		binPath = filepath.Join(buildDir, "agenthost-testserver")
+		cmd := exec.Command("go", "build", "-o", binPath, "../../cmd/agenthost-testserver")
 		var out []byte
 		if out, buildErr = cmd.CombinedOutput(); buildErr != nil {
 			buildErr = errors.New(buildErr.Error() + ": " + string(out))

@@ -225,9 +225,10 @@ func (l *listFlag) Set(v string) error {
 // ParseFlags parses the binary's command line into Options.
 func ParseFlags(args []string, output io.Writer) (Options, error) {
 	var o Options
-	fs := flag.NewFlagSet("mcptestserver", flag.ContinueOnError)
+	fs := flag.NewFlagSet("agenthost-testserver", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.StringVar(&o.ToolsFile, "tools", "", "tools JSON file")
+	example := fs.Bool("example", false, "serve the example tools (ExampleTools: whoami, delete_item) instead of a --tools file")
 	fs.StringVar(&o.Transport, "transport", "stdio", "stdio or http")
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "HTTP listen address")
 	fs.StringVar(&o.AddrFile, "addr-file", "", "write the HTTP URL here instead of printing LISTENING on stdout")
@@ -262,5 +263,32 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	if *errors200 {
 		o.ErrorStatus = ErrorStatus200
 	}
+	if *example {
+		if o.ToolsFile != "" {
+			return Options{}, errors.New("--example and --tools are exclusive")
+		}
+		o.ToolsJSON = []byte(ExampleTools)
+	}
 	return o, nil
 }
+
+// ExampleTools is the tool set of --example, for trying agenthost (a
+// credential plugin, a binding, an approval rule) against a server with
+// secure parameters: both tools take the secure parameter "token" and
+// declare their risk. whoami (read, low) answers with the secure arguments
+// it received, values included, so that what a binding or plugin supplied
+// can be seen (agenthost masks a secret value in what it shows; the
+// --record file keeps it); delete_item (delete, high) is one an approval
+// rule would ask for.
+const ExampleTools = `[
+ {"name": "whoami", "description": "Answers with the secure arguments it received, values included.",
+  "inputSchema": {"type": "object"},
+  "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]},
+  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1},
+  "x-test": {"echoSecure": true}},
+ {"name": "delete_item", "description": "Deletes the item with the given id (it only says so).",
+  "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+  "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]},
+  "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 1},
+  "x-test": {"text": "deleted"}}
+]`

@@ -46,6 +46,33 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("%+v", o)
 			}
 		}, ""},
+		{"example tools", []string{"--example"}, func(t *testing.T, o Options) {
+			srv, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			var names []string
+			for _, raw := range srv.currentTools().visibleTools(true) {
+				var tool struct {
+					Name   string `json:"name"`
+					Secure struct {
+						Required []string `json:"required"`
+					} `json:"secureInputSchema"`
+				}
+				if err := json.Unmarshal(raw, &tool); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(tool.Secure.Required, []string{"token"}) {
+					t.Errorf("example tool %s does not take the secure parameter token: %s", tool.Name, raw)
+				}
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, []string{"whoami", "delete_item"}) {
+				t.Errorf("example tools %v", names)
+			}
+		}, ""},
+		{"example and a tools file", []string{"--example", "--tools", "t.json"}, nil, "exclusive"},
 		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
 		{"bad era", []string{"--eras", "future"}, nil, `unknown era "future"`},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,6 +23,8 @@ const (
 	ProbeSpawn = "spawn"
 	// ProbeAllocate allocates and touches arguments.mib MiB.
 	ProbeAllocate = "allocate"
+	// ProbeRead reads the file arguments.path and answers its content.
+	ProbeRead = "read"
 )
 
 var probes = map[string]func(ctx context.Context, args map[string]any) (string, bool){
@@ -52,6 +55,14 @@ var probes = map[string]func(ctx context.Context, args map[string]any) (string, 
 		}
 		return fmt.Sprintf("started %s of %d", started, int(n)), false
 	},
+	ProbeRead: func(_ context.Context, args map[string]any) (string, bool) {
+		path, _ := args["path"].(string)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "read: " + err.Error(), true
+		}
+		return string(b), false
+	},
 	ProbeAllocate: func(_ context.Context, args map[string]any) (string, bool) {
 		n, _ := args["mib"].(float64)
 		b := make([]byte, int(n)<<20)
@@ -64,7 +75,7 @@ var probes = map[string]func(ctx context.Context, args map[string]any) (string, 
 
 func (b *Behaviour) validateProbe() error {
 	if _, ok := probes[b.Probe]; b.Probe != "" && !ok {
-		return fmt.Errorf("unknown probe %q (dial, spawn or allocate)", b.Probe)
+		return fmt.Errorf("unknown probe %q (dial, spawn, allocate or read)", b.Probe)
 	}
 	return nil
 }

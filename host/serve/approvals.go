@@ -62,8 +62,9 @@ func (s *Server) approvalPrefix() string {
 }
 
 // approvalView is a pending approval as approvers see it: the model's
-// arguments, the secure parameters by name only, the effective risk and
-// why approval is needed.
+// arguments, the secure parameters by name only, the tool's description,
+// the effective risk and why approval is needed; and, for an identity
+// that may vote on it only, the conversation the call came from.
 type approvalView struct {
 	ID               string              `json:"id"`
 	SessionID        string              `json:"sessionId"`
@@ -72,6 +73,7 @@ type approvalView struct {
 	RequestedBy      string              `json:"requestedBy"`
 	Server           string              `json:"server"`
 	Tool             string              `json:"tool"`
+	Description      string              `json:"description"`
 	Arguments        json.RawMessage     `json:"arguments"`
 	SecureParams     []string            `json:"secureParams"`
 	Risk             approvals.Effective `json:"risk"`
@@ -83,14 +85,21 @@ type approvalView struct {
 	Needed           int                 `json:"needed"`
 	Votes            []approvals.Vote    `json:"votes"`
 	SessionGrantable bool                `json:"sessionGrantable"`
-	CreatedAt        time.Time           `json:"createdAt"`
-	Deadline         *time.Time          `json:"deadline"`
+	// MayVote: the identity reading the view may vote on the request
+	// (approvals.Request.MayVote); Conversation is given to it only, nil
+	// (null) otherwise and for calls made outside a model turn.
+	MayVote      bool                    `json:"mayVote"`
+	Conversation *approvals.Conversation `json:"conversation"`
+	CreatedAt    time.Time               `json:"createdAt"`
+	Deadline     *time.Time              `json:"deadline"`
 	// State is pending, approved, rejected or expired.
 	State     approvals.State `json:"state"`
 	SettledAt *time.Time      `json:"settledAt"`
 }
 
-func (s *Server) approvalView(a approvals.Approval) approvalView {
+// approvalView renders a for viewer (nil: no identity, as for webhooks,
+// which then get no conversation).
+func (s *Server) approvalView(a approvals.Approval, viewer *identity) approvalView {
 	a = a.View(time.Now())
 	p := a.Pending
 	req := p.Request
@@ -122,6 +131,13 @@ func (s *Server) approvalView(a approvals.Approval) approvalView {
 	if snap := s.host.Server(req.Server); snap != nil {
 		if ct := snap.Tool(req.Tool); ct != nil && ct.Tool != nil {
 			v.SecureParams = nonNil(ct.Tool.SecureParams)
+			v.Description = ct.Tool.Description
+		}
+	}
+	if viewer != nil && req.MayVote(viewer.name) {
+		v.MayVote = true
+		if c := req.Conversation; c != (approvals.Conversation{}) {
+			v.Conversation = &c
 		}
 	}
 	// Every text passes the redactor: a server may have planted a
@@ -133,7 +149,10 @@ func (s *Server) approvalView(a approvals.Approval) approvalView {
 			v.Arguments = json.RawMessage(`{}`)
 		}
 	}
-	v.Reason, v.Message = red.Redact(v.Reason), red.Redact(v.Message)
+	v.Reason, v.Message, v.Description = red.Redact(v.Reason), red.Redact(v.Message), red.Redact(v.Description)
+	if c := v.Conversation; c != nil {
+		c.UserMessage, c.ModelText = red.Redact(c.UserMessage), red.Redact(c.ModelText)
+	}
 	for i := range v.Hints {
 		v.Hints[i] = red.Redact(v.Hints[i])
 	}
@@ -148,6 +167,8 @@ func nonNil(s []string) []string {
 }
 
 type approvalList struct {
+	// Approver is the identity the list was read as (who is signed in).
+	Approver  string         `json:"approver"`
 	Approvals []approvalView `json:"approvals"`
 }
 
@@ -160,11 +181,12 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	out := approvalList{Approvals: []approvalView{}}
+	who := identityOf(r.Context())
+	out := approvalList{Approver: who.name, Approvals: []approvalView{}}
 	now := time.Now()
 	for i := range list {
 		if list[i].Open(now) {
-			out.Approvals = append(out.Approvals, s.approvalView(list[i]))
+			out.Approvals = append(out.Approvals, s.approvalView(list[i], who))
 		}
 	}
 	if !s.shared && r.Header.Get(forwardedHeader) == "" {
@@ -186,7 +208,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.approvalView(a))
+	writeJSON(w, http.StatusOK, s.approvalView(a, identityOf(r.Context())))
 }
 
 type voteRequest struct {

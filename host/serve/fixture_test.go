@@ -45,7 +45,7 @@ const testTools = `[
  {"name": "lookup", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
   "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]},
   "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}},
- {"name": "delete_rows", "inputSchema": {"type": "object", "properties": {"where": {"type": "string"}}},
+ {"name": "delete_rows", "description": "Deletes the rows that match where.", "inputSchema": {"type": "object", "properties": {"where": {"type": "string"}}},
   "secureInputSchema": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]},
   "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 1}},
  {"name": "drop_table", "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}},
@@ -53,16 +53,21 @@ const testTools = `[
 ]`
 
 // scriptedModel calls the tool named by the user message ("call NAME
-// ARGS"), then answers with the tool's result text; any other message is
-// answered with itself.
+// ARGS", or "say TEXT then call NAME ARGS" to write TEXT before the call),
+// then answers with the tool's result text; any other message is answered
+// with itself.
 func scriptedModel() model.LLM {
 	return model.Func(func(_ context.Context, req *model.Request) (model.Message, model.Usage, error) {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == model.RoleTool {
 			return model.Message{Content: "done: " + last.Content}, model.Usage{TotalTokens: 1}, nil
 		}
-		if name, args, ok := strings.Cut(strings.TrimPrefix(last.Content, "call "), " "); ok && strings.HasPrefix(last.Content, "call ") {
-			return model.Message{ToolCalls: []model.ToolCall{{ID: "call_1", Name: name, Arguments: args}}}, model.Usage{TotalTokens: 1}, nil
+		said, command := "", last.Content
+		if text, rest, ok := strings.Cut(strings.TrimPrefix(command, "say "), " then "); ok && strings.HasPrefix(command, "say ") {
+			said, command = text, rest
+		}
+		if name, args, ok := strings.Cut(strings.TrimPrefix(command, "call "), " "); ok && strings.HasPrefix(command, "call ") {
+			return model.Message{Content: said, ToolCalls: []model.ToolCall{{ID: "call_1", Name: name, Arguments: args}}}, model.Usage{TotalTokens: 1}, nil
 		}
 		return model.Message{Content: last.Content}, model.Usage{TotalTokens: 1}, nil
 	})
@@ -318,7 +323,7 @@ func (f *fixture) waitPending() approvalView {
 	defer stop()
 	for {
 		if list := f.open(); len(list) > 0 {
-			return f.srv.approvalView(list[0])
+			return f.srv.approvalView(list[0], nil)
 		}
 		if !f.anyTurnRunning() {
 			f.t.Fatal("no turn is running and nothing waits for approval")
@@ -354,7 +359,7 @@ func (f *fixture) waitOther(id string) approvalView {
 	for {
 		for _, p := range f.open() {
 			if p.ID != id {
-				return f.srv.approvalView(p)
+				return f.srv.approvalView(p, nil)
 			}
 		}
 		if !f.anyTurnRunning() {

@@ -130,7 +130,7 @@ func New(opts Options) (*Server, error) {
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)
-		s.hooks.notify(s.approvalView(a))
+		s.hooks.notify(s.approvalView(a, nil))
 	}
 	if st := opts.Host.ApprovalStore(); st != nil {
 		// Every replica raises in, lists from and votes on the one store;

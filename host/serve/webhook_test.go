@@ -86,7 +86,7 @@ func TestWebhookSignedAndRetried(t *testing.T) {
 		c.Webhooks = []config.Webhook{{URL: hs.URL + "/hook", Secret: secret, MaxAttempts: 4}}
 	})
 	s := f.createSession(map[string]string{"token": "CANARY-hook-value"})
-	resp := f.startTurn(s.ID, `call db__delete_rows {"where":"id = 3"}`)
+	resp := f.startTurn(s.ID, `say webhooks never read this then call db__delete_rows {"where":"id = 3"}`)
 	defer resp.Body.Close()
 	p := f.waitPending()
 	for {
@@ -107,6 +107,10 @@ func TestWebhookSignedAndRetried(t *testing.T) {
 	if got.Type != "approval.pending" || got.Approval.ID != p.ID || got.Approval.Tool != "delete_rows" ||
 		got.URL != "https://approvals.example/approvals#"+p.ID || len(got.Approval.SecureParams) != 1 {
 		t.Errorf("payload = %+v", got)
+	}
+	// A webhook is no approver: the conversation stays on the page.
+	if got.Approval.Conversation != nil || got.Approval.MayVote {
+		t.Errorf("the webhook got the conversation: %+v", got.Approval)
 	}
 	f.do("POST", "/v1/approvals/"+p.ID+"/votes", aliceToken, map[string]any{"decision": "allow"})
 	mustSSE(t, resp.Body)

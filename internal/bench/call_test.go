@@ -147,7 +147,7 @@ func BenchmarkCallHTTP(b *testing.B) {
 	benchCalls(b, f)
 }
 
-// BenchmarkCallStdio: the mcptestserver binary as a child process; only
+// BenchmarkCallStdio: the agenthost-testserver binary as a child process; only
 // this process's allocations are counted.
 func BenchmarkCallStdio(b *testing.B) {
 	f := stdioFixture(b)

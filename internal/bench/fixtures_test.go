@@ -28,7 +28,7 @@ import (
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
-// BinDirEnv names a directory holding prebuilt agenthost, mcptestserver and
+// BinDirEnv names a directory holding prebuilt agenthost, agenthost-testserver and
 // agenthost-cred-file executables (benchtable builds them once for all of
 // its runs). Without it the executables are built on first use.
 const BinDirEnv = "AGENTHOST_BENCH_BIN"
@@ -43,9 +43,9 @@ func TestMain(m *testing.M) {
 // --- executables -----------------------------------------------------------
 
 var executables = map[string]string{
-	"agenthost":           "github.com/agenthost/agenthost/cmd/agenthost",
-	"mcptestserver":       "github.com/agenthost/agenthost/e2e/cmd/mcptestserver",
-	"agenthost-cred-file": "github.com/agenthost/agenthost/plugins/cmd/agenthost-cred-file",
+	"agenthost":            "github.com/agenthost/agenthost/cmd/agenthost",
+	"agenthost-testserver": "github.com/agenthost/agenthost/cmd/agenthost-testserver",
+	"agenthost-cred-file":  "github.com/agenthost/agenthost/plugins/cmd/agenthost-cred-file",
 }
 
 var built struct {
@@ -550,10 +550,10 @@ func httpFixture(tb testing.TB) *callFixture {
 	})
 }
 
-// stdioFixture: the mcptestserver binary as a child process, one for the
+// stdioFixture: the agenthost-testserver binary as a child process, one for the
 // host and one for the bare client.
 func stdioFixture(tb testing.TB) *callFixture {
-	bin := binary(tb, "mcptestserver")
+	bin := binary(tb, "agenthost-testserver")
 	return sharedFixture(tb, "call/stdio", func() (*callFixture, error) {
 		dir, err := tempDir("agenthost-bench-stdio-")
 		if err != nil {

@@ -18,10 +18,10 @@ const (
 )
 
 // startupConfigs writes two agenthost configs: one stdio server, and ten.
-// Every server is the mcptestserver binary sleeping startupDelay before it
+// Every server is the agenthost-testserver binary sleeping startupDelay before it
 // serves.
 func startupConfigs(tb testing.TB) map[int]string {
-	server := binary(tb, "mcptestserver")
+	server := binary(tb, "agenthost-testserver")
 	return sharedFixture(tb, "startup", func() (map[int]string, error) {
 		dir, err := tempDir("agenthost-bench-startup-")
 		if err != nil {

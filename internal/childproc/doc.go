@@ -16,8 +16,10 @@
 // child inherits all of it across exec. The supervisor is the fork point
 // agenthost owns: Go's os/exec has no hook between fork and exec in the
 // child (Go 1.28 adds Landlock to SysProcAttr), and the supervisor costs no
-// extra exec. A sandbox that cannot be applied as
-// configured is an error, never a weaker sandbox (Check).
+// extra exec. Under the bubblewrap mechanism the supervisor runs the child
+// inside bwrap instead of applying Landlock (bubblewrap.go). A sandbox
+// that cannot be applied as configured is an error, never a weaker
+// sandbox (Check).
 //
 // Trees. Every child runs in a session of its own (Attr), so its
 // descendants can be found and killed together (KillTree, TerminateTree),

@@ -49,7 +49,25 @@ type Sandbox struct {
 	Ports []uint16 `json:"ports,omitempty"`
 	// Limits are resource limits (zero: not limited).
 	Limits Limits `json:"limits"`
+	// Mechanism is how files and the network are confined: landlock (""
+	// too: Landlock and seccomp applied by the supervisor to itself),
+	// bubblewrap (the child runs inside bwrap's namespaces: read-only binds
+	// of Read, binds of Write, --unshare-net under network none; seccomp
+	// and the limits as for landlock), or auto (landlock where this kernel
+	// can apply the sandbox as configured, else bubblewrap where it runs).
+	// Check resolves auto; the supervisor gets landlock or bubblewrap.
+	Mechanism string `json:"mechanism,omitempty"`
+	// Bubblewrap is the bwrap executable the supervisor runs (absolute,
+	// links resolved), set by WrapSandboxed under bubblewrap.
+	Bubblewrap string `json:"bubblewrap,omitempty"`
 }
+
+// Sandbox mechanisms (Sandbox.Mechanism).
+const (
+	MechanismLandlock   = "landlock"
+	MechanismBubblewrap = "bubblewrap"
+	MechanismAuto       = "auto"
+)
 
 // Limits are per-process resource limits (setrlimit), inherited by every
 // process the child starts.
@@ -75,8 +93,12 @@ type Enforcement struct {
 	// Mode is enforce or off.
 	Mode string `json:"mode"`
 	// Mechanism names the kernel mechanisms applied, joined by "+":
-	// landlock, seccomp, rlimit, pids-cgroup; "none" when off.
+	// landlock or bubblewrap, seccomp, rlimit, pids-cgroup; "none" when
+	// off.
 	Mechanism string `json:"mechanism"`
+	// Bubblewrap is the bwrap executable that confines the child (empty
+	// unless the mechanism is bubblewrap).
+	Bubblewrap string `json:"bubblewrap,omitempty"`
 	// LandlockABI is the Landlock ABI version the rules were built for (0
 	// when off).
 	LandlockABI int `json:"landlockABI"`
@@ -129,7 +151,30 @@ func Probe() int {
 	return kernelLandlockABI()
 }
 
+// check reports what sb gets with mechanism resolved: under auto,
+// landlock when it can be applied, else bubblewrap when it runs here, else
+// the refusal of both.
 func (sb *Sandbox) check(abi int) (Enforcement, error) {
+	switch sb.Mechanism {
+	case MechanismBubblewrap:
+		return sb.checkBubblewrap()
+	case MechanismAuto:
+		e, err := sb.checkLandlock(abi)
+		if err == nil {
+			return e, nil
+		}
+		eb, errb := sb.checkBubblewrap()
+		if errb == nil {
+			return eb, nil
+		}
+		return e, fmt.Errorf("%w; and sandbox.mechanism auto found no bubblewrap to use instead: %s", err,
+			strings.TrimPrefix(errb.Error(), ErrSandboxUnavailable.Error()+": "))
+	}
+	return sb.checkLandlock(abi)
+}
+
+// checkLandlock is check under the landlock mechanism.
+func (sb *Sandbox) checkLandlock(abi int) (Enforcement, error) {
 	e := Enforcement{Mode: ModeEnforce, LandlockABI: abi, Network: sb.network()}
 	if abi < abiFilesystem {
 		return e, fmt.Errorf("%w: this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list); sandbox.mode: off runs the server unsandboxed", ErrSandboxUnavailable)
@@ -137,20 +182,33 @@ func (sb *Sandbox) check(abi int) (Enforcement, error) {
 	if sb.needsLandlockNet() && abi < abiNetwork {
 		return e, fmt.Errorf("%w: sandbox.network %s with ports needs Landlock ABI %d (Linux 6.7+), this kernel has ABI %d; sandbox.network: allow without ports (or none) relaxes it", ErrSandboxUnavailable, sb.network(), abiNetwork, abi)
 	}
-	if sb.Limits.Processes > 0 && isRoot() && !pidsCgroupAvailable() {
-		return e, fmt.Errorf("%w: sandbox.limits.processes: Linux exempts root from RLIMIT_NPROC and no pids cgroup can be made here; remove sandbox.limits.processes, or run agenthost as another user", ErrSandboxUnavailable)
+	if err := sb.checkProcesses(); err != nil {
+		return e, err
 	}
-	// Every enforced sandbox loads a seccomp filter (io_uring, which would
-	// bypass the socket checks, is refused in all of them).
-	mech := []string{"landlock", "seccomp"}
+	e.Mechanism = sb.mechanisms(MechanismLandlock)
+	return e, nil
+}
+
+// checkProcesses: a process limit for root needs a pids cgroup.
+func (sb *Sandbox) checkProcesses() error {
+	if sb.Limits.Processes > 0 && isRoot() && !pidsCgroupAvailable() {
+		return fmt.Errorf("%w: sandbox.limits.processes: Linux exempts root from RLIMIT_NPROC and no pids cgroup can be made here; remove sandbox.limits.processes, or run agenthost as another user", ErrSandboxUnavailable)
+	}
+	return nil
+}
+
+// mechanisms names what is applied besides first (landlock or
+// bubblewrap). Every enforced sandbox loads a seccomp filter (io_uring,
+// which would bypass the socket checks, is refused in all of them).
+func (sb *Sandbox) mechanisms(first string) string {
+	mech := []string{first, "seccomp"}
 	if sb.Limits != (Limits{}) {
 		mech = append(mech, "rlimit")
 	}
 	if sb.Limits.Processes > 0 && isRoot() {
 		mech = append(mech, "pids-cgroup")
 	}
-	e.Mechanism = strings.Join(mech, "+")
-	return e, nil
+	return strings.Join(mech, "+")
 }
 
 func (sb *Sandbox) network() Network {
@@ -193,6 +251,10 @@ func (s *Supervisor) WrapSandboxed(cmd *exec.Cmd, sb *Sandbox) (Enforcement, err
 	}
 	full := *sb
 	full.Read = slices.Concat(systemReadPaths(), commandPaths(cmd, sb.Write), sb.Read)
+	full.Mechanism, full.Bubblewrap = MechanismLandlock, ""
+	if e.Bubblewrap != "" {
+		full.Mechanism, full.Bubblewrap = MechanismBubblewrap, e.Bubblewrap
+	}
 	b, err := json.Marshal(&full)
 	if err != nil {
 		return e, fmt.Errorf("encoding the sandbox: %w", err)

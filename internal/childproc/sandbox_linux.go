@@ -59,10 +59,23 @@ type applied struct {
 // inherits sb: rlimits, a pids cgroup (root with a process limit), the
 // capability to raise limits dropped, then Landlock, then seccomp. Any
 // failure is returned and the child must not start.
+//
+// Under bubblewrap (the child is then bwrap, see bubblewrapArgs) there is
+// no Landlock: bwrap makes its mounts, which a Landlock domain forbids.
 func applySandbox(sb *Sandbox) (*applied, error) {
 	abi := kernelLandlockABI()
-	if _, err := sb.check(abi); err != nil {
-		return nil, err
+	bubblewrap := sb.Mechanism == MechanismBubblewrap
+	switch {
+	case bubblewrap && !filepath.IsAbs(sb.Bubblewrap):
+		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, errNoBubblewrap)
+	case bubblewrap:
+		if err := sb.checkProcesses(); err != nil {
+			return nil, err
+		}
+	default:
+		if _, err := sb.checkLandlock(abi); err != nil {
+			return nil, err
+		}
 	}
 	a := &applied{}
 	if sb.Limits.Processes > 0 && isRoot() {
@@ -75,8 +88,10 @@ func applySandbox(sb *Sandbox) (*applied, error) {
 	if err := setLimits(sb.Limits); err != nil {
 		return nil, err
 	}
-	if err := restrictLandlock(sb, abi); err != nil {
-		return nil, fmt.Errorf("%w: landlock: %v", ErrSandboxUnavailable, err)
+	if !bubblewrap {
+		if err := restrictLandlock(sb, abi); err != nil {
+			return nil, fmt.Errorf("%w: landlock: %v", ErrSandboxUnavailable, err)
+		}
 	}
 	if err := loadSeccomp(sb); err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %v", ErrSandboxUnavailable, err)

@@ -17,6 +17,9 @@ import (
 type SandboxConfig struct {
 	// Mode is enforce or off (the default).
 	Mode string `json:"mode" yaml:"mode"`
+	// Mechanism is landlock (the default), bubblewrap or auto (see
+	// Sandbox.Mechanism).
+	Mechanism string `json:"mechanism" yaml:"mechanism"`
 	// Filesystem grants paths beyond what every server gets (the
 	// system's libraries and configuration, the server's own command and
 	// its package, its cwd for writing).
@@ -62,7 +65,7 @@ func (s SandboxConfig) Child(cwd string) (*Sandbox, error) {
 	if !s.Enforced() {
 		return nil, nil
 	}
-	out := &Sandbox{Network: Network(s.Network)}
+	out := &Sandbox{Network: Network(s.Network), Mechanism: s.Mechanism}
 	if out.Network == "" {
 		out.Network = NetworkNone
 	}

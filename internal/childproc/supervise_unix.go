@@ -45,6 +45,11 @@ func supervise(extra int, path string, argv []string, sb *Sandbox) int {
 		ExtraFiles:  files,
 		SysProcAttr: supervisedAttr(),
 	}
+	if sb != nil && sb.Mechanism == MechanismBubblewrap {
+		dir, _ := os.Getwd()
+		cmd.Path = sb.Bubblewrap
+		cmd.Args = bubblewrapArgs(sb, path, argv, dir, os.Geteuid() == 0)
+	}
 	var sandboxed *applied
 	if sb != nil {
 		a, err := applySandbox(sb)

@@ -78,7 +78,9 @@ type Result struct {
 	Value string
 	// Expiry is when the value stops being valid; zero means never.
 	Expiry time.Time
-	// Sensitivity defaults to Secret.
+	// Sensitivity defaults to Secret. The host masks the value when this or
+	// the operator's binding says Internal or Secret: a binding's
+	// `sensitivity: public` does not unmask a value returned as Secret.
 	Sensitivity Sensitivity
 }
 

@@ -3,7 +3,7 @@
 // its target and PASS or FAIL, then the median of every benchmark.
 //
 // It builds the test binary and the executables the benchmarks start
-// (agenthost, mcptestserver, agenthost-cred-file) once, then runs each
+// (agenthost, agenthost-testserver, agenthost-cred-file) once, then runs each
 // group of benchmarks for several rounds. Benchmarks that form a ratio run
 // in separate processes, interleaved, their order reversed every other
 // round, so both sides of a ratio see the same machine conditions; the
@@ -44,7 +44,7 @@ const (
 
 var executables = []string{
 	modulePath + "/cmd/agenthost",
-	modulePath + "/e2e/cmd/mcptestserver",
+	modulePath + "/cmd/agenthost-testserver",
 	modulePath + "/plugins/cmd/agenthost-cred-file",
 }
 
