@@ -162,22 +162,24 @@ func TestDPoPKeyKeptWithTheToken(t *testing.T) {
 
 func TestDPoPModes(t *testing.T) {
 	tests := []struct {
-		name    string
-		dpop    bool // the servers support DPoP
-		mode    oauth.DPoPMode
-		bound   bool
-		wantErr error
+		name          string
+		dpop, unbound bool // the servers support DPoP; the token endpoint issues bearer tokens anyway
+		mode          oauth.DPoPMode
+		proofs, bound bool
+		wantErr       error
 	}{
-		{"auto, DPoP server", true, oauth.DPoPAuto, true, nil},
-		{"default, DPoP server", true, "", true, nil},
-		{"auto, bearer server", false, oauth.DPoPAuto, false, nil},
-		{"off, DPoP server", true, oauth.DPoPOff, false, nil},
-		{"required, DPoP server", true, oauth.DPoPRequired, true, nil},
-		{"required, bearer server", false, oauth.DPoPRequired, false, oauth.ErrDPoPUnsupported},
+		{"auto, DPoP server", true, false, oauth.DPoPAuto, true, true, nil},
+		{"default, DPoP server", true, false, "", true, true, nil},
+		{"auto, bearer server", false, false, oauth.DPoPAuto, false, false, nil},
+		{"auto, server issuing bearer tokens to a proof", true, true, oauth.DPoPAuto, true, false, nil},
+		{"off, DPoP server", true, false, oauth.DPoPOff, false, false, nil},
+		{"required, DPoP server", true, false, oauth.DPoPRequired, true, true, nil},
+		{"required, bearer server", false, false, oauth.DPoPRequired, false, false, oauth.ErrDPoPUnsupported},
+		{"required, server issuing bearer tokens to a proof", true, true, oauth.DPoPRequired, true, false, oauth.ErrDPoPUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newResource(t, oauthtest.Options{DPoP: tt.dpop, Clients: map[string]string{"m2m": "sec"}})
+			r := newResource(t, oauthtest.Options{DPoP: tt.dpop, DPoPUnbound: tt.unbound, Clients: map[string]string{"m2m": "sec"}})
 			c, err := oauth.NewClient(oauth.Config{ServerURL: r.url, Grant: oauth.GrantClientCredentials, ClientID: "m2m", ClientSecret: "sec", DPoP: tt.mode})
 			if err != nil {
 				t.Fatal(err)
@@ -193,8 +195,8 @@ func TestDPoPModes(t *testing.T) {
 			if err != nil || (tok.DPoPKey != nil) != tt.bound {
 				t.Fatalf("stored %v, %v; want bound %t", tok, err, tt.bound)
 			}
-			if got := len(r.as.Proofs()) > 0; got != tt.bound {
-				t.Errorf("proofs sent %t, want %t", got, tt.bound)
+			if got := len(r.as.Proofs()) > 0; got != tt.proofs {
+				t.Errorf("proofs sent %t, want %t", got, tt.proofs)
 			}
 		})
 	}

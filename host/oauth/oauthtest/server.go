@@ -72,6 +72,9 @@ type Options struct {
 	// DPoPNonce makes both servers demand a nonce in the proofs (ASNonce,
 	// RSNonce), with a use_dpop_nonce answer to a proof without it.
 	DPoPNonce bool
+	// DPoPUnbound makes the authorization server check proofs but issue
+	// bearer tokens all the same (RFC 9449 §5 allows it).
+	DPoPUnbound bool
 	// Assertions are the workload assertions the token endpoint accepts
 	// with the JWT bearer grant (workload identity federation), assertion
 	// -> workload; no client authentication is needed with one.
@@ -321,7 +324,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "use_dpop_nonce"})
 			return
 		}
-		jkt = k
+		if !s.opts.DPoPUnbound {
+			jkt = k
+		}
 	}
 	workload, wif := "", false
 	if gt == GrantJWTBearer {
