@@ -333,7 +333,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		workload, wif = s.opts.Assertions[r.PostForm.Get("assertion")]
 	}
 	client, ok := s.clientAuth(r)
-	if !ok && !wif {
+	// A workload without a client id is judged by its assertion alone.
+	if !ok && !wif && (gt != GrantJWTBearer || client != "") {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
