@@ -129,6 +129,7 @@ type Client struct {
 	challenge Challenge // the last Bearer challenge the server sent
 	pending   map[string]*pending
 	reg       map[string]clientReg // dynamic registrations by redirect URI
+	refusals  map[string]refusal   // refused jwt-bearer assertions by subject
 
 	locks [64]sync.Mutex
 }
@@ -982,7 +983,7 @@ func (c *Client) unattended(ctx context.Context, subject string, scopes []string
 	case GrantIDJAG:
 		tok, err = c.idJAG(ctx, d, scopes)
 	case GrantJWTBearer:
-		tok, err = c.jwtBearer(ctx, d, scopes)
+		tok, err = c.jwtBearer(ctx, subject, d, scopes)
 	default:
 		tok, err = c.clientCredentials(ctx, d, scopes)
 	}

@@ -65,6 +65,8 @@ func TestJWTBearerGrant(t *testing.T) {
 // A refused assertion fails the request: one token request, no retry, no
 // other grant (no authorization request, no registration, no login hook),
 // and the error does not show the assertion even when the server quotes it.
+// Later requests do not send the refused assertion again; a new one from
+// the source is tried.
 func TestJWTBearerRefusalIsFinal(t *testing.T) {
 	var tokenRequests atomic.Int32
 	as := fakeIssuer(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -77,8 +79,10 @@ func TestJWTBearerRefusalIsFinal(t *testing.T) {
 	}))
 	res := protectedResource(t, func() string { return as.URL })
 	var logins atomic.Int32
+	var current atomic.Value
+	current.Store(refusedAssertion)
 	c, err := oauth.NewClient(oauth.Config{ServerURL: res.URL + "/mcp", Grant: oauth.GrantJWTBearer,
-		Assertion: func(context.Context) (string, error) { return refusedAssertion, nil }})
+		Assertion: func(context.Context) (string, error) { return current.Load().(string), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +100,19 @@ func TestJWTBearerRefusalIsFinal(t *testing.T) {
 	}
 	if n := tokenRequests.Load(); n != 1 || logins.Load() != 0 {
 		t.Fatalf("token requests %d, login hook calls %d: want one request and no other grant", n, logins.Load())
+	}
+	for range 3 {
+		_, err := get(context.Background(), rt, res.URL+"/mcp")
+		if !errors.As(err, &ae) || ae.Code != "invalid_grant" || strings.Contains(err.Error(), "CANARY") {
+			t.Fatalf("a later request: %v, want the remembered invalid_grant", err)
+		}
+	}
+	if n := tokenRequests.Load(); n != 1 {
+		t.Fatalf("the refused assertion was sent %d times", n)
+	}
+	current.Store("CANARY.ROTATED-ASSERTION.77aa")
+	if _, err := get(context.Background(), rt, res.URL+"/mcp"); err == nil || tokenRequests.Load() != 2 {
+		t.Fatalf("a rotated assertion: %v, %d token requests; want it tried once", err, tokenRequests.Load())
 	}
 }
 
@@ -128,5 +145,32 @@ func TestJWTBearerAssertionSource(t *testing.T) {
 	}
 	if _, err := oauth.NewClient(oauth.Config{ServerURL: "https://mcp.example.com/mcp", Grant: oauth.GrantJWTBearer}); err == nil {
 		t.Error("the jwt-bearer grant was accepted without an assertion source")
+	}
+}
+
+// A server error (5xx) is not a judgement of the assertion: the next
+// request tries it again.
+func TestJWTBearerServerErrorIsNotARefusal(t *testing.T) {
+	var tokenRequests atomic.Int32
+	as := fakeIssuer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		tokenRequests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"temporarily_unavailable"}`))
+	}))
+	res := protectedResource(t, func() string { return as.URL })
+	c, err := oauth.NewClient(oauth.Config{ServerURL: res.URL + "/mcp", Grant: oauth.GrantJWTBearer,
+		Assertion: func(context.Context) (string, error) { return canaryAssertion, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := c.Transport(nil, oauth.TransportOptions{})
+	for range 2 {
+		if _, err := get(context.Background(), rt, res.URL+"/mcp"); err == nil {
+			t.Fatal("a 503 token answer gave a token")
+		}
+	}
+	if n := tokenRequests.Load(); n != 2 {
+		t.Fatalf("%d token requests for two requests, want 2", n)
 	}
 }
