@@ -13,7 +13,8 @@ import (
 // browser, the assertion coming from a command; the stored token (with its
 // key) then serves `call --url`, both servers' nonces honoured. A refused
 // assertion fails the login with exit 8 and no browser login in its place.
-// The assertion and the DPoP key never show in any output.
+// The assertion and the DPoP key never show in any output, debug logs
+// included.
 func TestOAuthWorkloadIdentity(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the assertion command is a shell script")
@@ -45,7 +46,7 @@ func TestOAuthWorkloadIdentity(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"dpop_key"`) {
 		t.Fatalf("the token file keeps no DPoP key (%v)", err)
 	}
-	c := run(t, env(state, good), "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
+	c := run(t, env(state, good), "--log-level", "debug", "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
 	wantCode(t, c, 0)
 	tokens, _ := storedAccessTokens(t, state)
 	for _, out := range []result{r, c} {
