@@ -176,6 +176,8 @@ func expandConfig(cfg *Config, lookup func(string) (string, bool), skip map[stri
 			field(childKey(okey, "idpClientSecret"), &o.IdPClientSecret)
 			field(childKey(okey, "idToken"), &o.IDToken)
 			field(childKey(okey, "idTokenFile"), &o.IDTokenFile)
+			field(childKey(okey, "assertionFile"), &o.AssertionFile)
+			field(childKey(okey, "assertionCommand"), &o.AssertionCommand)
 		}
 	}
 	cfg.expandServe(field)

@@ -216,6 +216,14 @@ const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
 	GrantIDJAG             = "id-jag"
+	GrantJWTBearer         = "jwt-bearer"
+)
+
+// DPoP modes for OAuth.DPoP.
+const (
+	DPoPAuto     = "auto"
+	DPoPRequired = "required"
+	DPoPOff      = "off"
 )
 
 // OAuth configures a server's MCP authorization client. Tokens are never
@@ -237,9 +245,22 @@ type OAuth struct {
 	// TokenEndpointAuthMethod forces client_secret_basic,
 	// client_secret_post, none or private_key_jwt.
 	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod" yaml:"tokenEndpointAuthMethod"`
-	// Grant is authorization_code (default), client_credentials or id-jag
-	// (enterprise-managed authorization, SEP-990).
+	// Grant is authorization_code (default), client_credentials, id-jag
+	// (enterprise-managed authorization, SEP-990) or jwt-bearer (workload
+	// identity federation, SEP-1933).
 	Grant string `json:"grant" yaml:"grant"`
+	// AssertionFile (read each time a token is needed) or AssertionCommand
+	// (an executable run directly with AssertionArgs, never through a
+	// shell; its standard output is the assertion) gives the workload's
+	// assertion for grant: jwt-bearer. AssertionSHA256 pins the
+	// command's content (hex), as hooks' sha256 does.
+	AssertionFile    string   `json:"assertionFile" yaml:"assertionFile"`
+	AssertionCommand string   `json:"assertionCommand" yaml:"assertionCommand"`
+	AssertionArgs    []string `json:"assertionArgs" yaml:"assertionArgs"`
+	AssertionSHA256  string   `json:"assertionSha256" yaml:"assertionSha256"`
+	// DPoP is auto (default: DPoP-bound tokens where the servers offer
+	// them), required or off (RFC 9449).
+	DPoP string `json:"dpop" yaml:"dpop"`
 	// IdPTokenEndpoint, IdPClientID and IdPClientSecret (usually ${VAR})
 	// are the enterprise identity provider of the id-jag grant and this
 	// client's registration there.

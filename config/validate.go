@@ -403,8 +403,34 @@ func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
 		if o.IDToken == "" && o.IDTokenFile == "" {
 			p.add(key, "grant: id-jag needs idToken or idTokenFile")
 		}
+	case GrantJWTBearer:
+		if (o.AssertionFile == "") == (o.AssertionCommand == "") {
+			p.add(key, "grant: jwt-bearer needs assertionFile or assertionCommand (one of them)")
+		}
 	default:
-		p.add(childKey(key, "grant"), "must be authorization_code, client_credentials or id-jag")
+		p.add(childKey(key, "grant"), "must be authorization_code, client_credentials, id-jag or jwt-bearer")
+	}
+	if o.Grant != GrantJWTBearer {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"assertionFile", o.AssertionFile != ""}, {"assertionCommand", o.AssertionCommand != ""},
+			{"assertionArgs", len(o.AssertionArgs) > 0}, {"assertionSha256", o.AssertionSHA256 != ""}} {
+			if f.set {
+				p.add(childKey(key, f.name), "only applies to grant: jwt-bearer")
+			}
+		}
+	}
+	if (len(o.AssertionArgs) > 0 || o.AssertionSHA256 != "") && o.AssertionCommand == "" {
+		p.add(childKey(key, "assertionCommand"), "is required with assertionArgs or assertionSha256")
+	}
+	if o.AssertionSHA256 != "" && !sha256Hex.MatchString(o.AssertionSHA256) {
+		p.add(childKey(key, "assertionSha256"), "must be 64 hex digits")
+	}
+	switch o.DPoP {
+	case "", DPoPAuto, DPoPRequired, DPoPOff:
+	default:
+		p.add(childKey(key, "dpop"), "must be auto, required or off")
 	}
 	if o.IDToken != "" && o.IDTokenFile != "" {
 		p.add(childKey(key, "idToken"), "set idToken or idTokenFile, not both")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 
 	"github.com/agenthost/agenthost/config"
@@ -44,7 +45,15 @@ func NewOAuthClient(sc *config.Server, store oauth.TokenStore) (*oauth.Client, e
 		cfg.Grant = oauth.Grant(o.Grant)
 		cfg.IdPTokenEndpoint, cfg.IdPClientID, cfg.IdPClientSecret = o.IdPTokenEndpoint, o.IdPClientID, o.IdPClientSecret
 		if o.IDToken != "" || o.IDTokenFile != "" {
-			cfg.IDToken = idTokenSource(o.IDToken, o.IDTokenFile)
+			cfg.IDToken = credentialSource("oauth.idTokenFile", o.IDToken, o.IDTokenFile)
+		}
+		cfg.DPoP = oauth.DPoPMode(o.DPoP)
+		if o.AssertionFile != "" || o.AssertionCommand != "" {
+			src, err := assertionSource(o)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Assertion = src
 		}
 		pem := []byte(o.PrivateKey)
 		if o.PrivateKeyFile != "" {
@@ -87,26 +96,32 @@ func OAuthFromEnv(getenv func(string) string) *config.OAuth {
 		IdPClientSecret:         getenv("AGENTHOST_OAUTH_IDP_CLIENT_SECRET"),
 		IDToken:                 getenv("AGENTHOST_OAUTH_ID_TOKEN"),
 		IDTokenFile:             getenv("AGENTHOST_OAUTH_ID_TOKEN_FILE"),
+		AssertionFile:           getenv("AGENTHOST_OAUTH_ASSERTION_FILE"),
+		AssertionCommand:        getenv("AGENTHOST_OAUTH_ASSERTION_COMMAND"),
+		AssertionSHA256:         getenv("AGENTHOST_OAUTH_ASSERTION_SHA256"),
+		DPoP:                    getenv("AGENTHOST_OAUTH_DPOP"),
 	}
-	if o.ClientID == "" && o.ClientSecret == "" && o.ClientMetadataURL == "" && len(o.Scopes) == 0 &&
-		o.TokenEndpointAuthMethod == "" && o.Grant == "" && o.PrivateKey == "" && o.PrivateKeyFile == "" &&
-		o.IdPTokenEndpoint == "" && o.IdPClientID == "" && o.IdPClientSecret == "" && o.IDToken == "" && o.IDTokenFile == "" {
+	if len(o.Scopes) == 0 {
+		o.Scopes = nil
+	}
+	if reflect.ValueOf(*o).IsZero() {
 		return nil
 	}
 	return o
 }
 
-// idTokenSource is the ID token of the id-jag grant: the configured value,
-// else the file's content (trimmed), read each time so a rotated token is
-// picked up. Its errors name the file, never the token.
-func idTokenSource(value, file string) func(context.Context) (string, error) {
+// credentialSource is a credential of a grant (the ID token of id-jag, the
+// assertion of jwt-bearer): the configured value, else the file's content
+// (trimmed), read each time so a rotated credential is picked up. Its
+// errors name the setting (key) and the file, never the credential.
+func credentialSource(key, value, file string) func(context.Context) (string, error) {
 	return func(context.Context) (string, error) {
 		if file == "" {
 			return value, nil
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("oauth.idTokenFile: %w", err)
+			return "", fmt.Errorf("%s: %w", key, err)
 		}
 		return strings.TrimSpace(string(data)), nil
 	}

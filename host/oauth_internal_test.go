@@ -26,6 +26,12 @@ func TestOAuthFromEnv(t *testing.T) {
 	if o == nil || o.IdPTokenEndpoint != "https://idp.example.com/token" || o.IdPClientID != "icid" || o.IdPClientSecret != "isec" || o.IDToken != "idt" || o.IDTokenFile != "f" {
 		t.Fatalf("OAuthFromEnv = %+v", o)
 	}
+	env = map[string]string{"AGENTHOST_OAUTH_ASSERTION_FILE": "af", "AGENTHOST_OAUTH_ASSERTION_COMMAND": "ac",
+		"AGENTHOST_OAUTH_ASSERTION_SHA256": "00", "AGENTHOST_OAUTH_DPOP": "required"}
+	o = OAuthFromEnv(func(k string) string { return env[k] })
+	if o == nil || o.AssertionFile != "af" || o.AssertionCommand != "ac" || o.AssertionSHA256 != "00" || o.DPoP != config.DPoPRequired {
+		t.Fatalf("OAuthFromEnv = %+v", o)
+	}
 	for k := range env {
 		if OAuthFromEnv(func(name string) string { return map[string]string{k: env[k]}[name] }) == nil {
 			t.Errorf("OAuthFromEnv ignores %s alone", k)
@@ -35,14 +41,14 @@ func TestOAuthFromEnv(t *testing.T) {
 
 func TestIDTokenSource(t *testing.T) {
 	const canary = "CANARY-ID-TOKEN"
-	if got, err := idTokenSource(canary, "")(context.Background()); err != nil || got != canary {
+	if got, err := credentialSource("oauth.idTokenFile", canary, "")(context.Background()); err != nil || got != canary {
 		t.Fatalf("value source = %q, %v", got, err)
 	}
 	file := filepath.Join(t.TempDir(), "id_token")
 	if err := os.WriteFile(file, []byte(canary+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src := idTokenSource("", file)
+	src := credentialSource("oauth.idTokenFile", "", file)
 	if got, err := src(context.Background()); err != nil || got != canary {
 		t.Fatalf("file source = %q, %v", got, err)
 	}
@@ -53,7 +59,7 @@ func TestIDTokenSource(t *testing.T) {
 	if got, _ := src(context.Background()); got != "rotated" {
 		t.Fatalf("after rotation = %q", got)
 	}
-	if _, err := idTokenSource("", file+".missing")(context.Background()); err == nil || !strings.Contains(err.Error(), "oauth.idTokenFile") {
+	if _, err := credentialSource("oauth.idTokenFile", "", file+".missing")(context.Background()); err == nil || !strings.Contains(err.Error(), "oauth.idTokenFile") {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -221,5 +223,65 @@ func TestTurnAuthorizationEvent(t *testing.T) {
 		if strings.Contains(text, "authorize?") || strings.Contains(text, "state=") {
 			t.Fatalf("the model was sent the authorization URL: %q", text)
 		}
+	}
+}
+
+// A server reached with workload identity federation and DPoP: the
+// assertion comes from a command (a real child process), every request
+// carries a fresh proof, and both servers' nonces are honoured; the
+// assertion never reaches the audit log.
+func TestHostJWTBearerWithDPoP(t *testing.T) {
+	const assertion = "CANARY.WORKLOAD-ASSERTION.5e2a"
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "whoami", "inputSchema": {"type": "object"},
+	  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}}]`),
+		Handler: func(context.Context, string, map[string]json.RawMessage, map[string]json.RawMessage) (string, bool) {
+			return "ok", false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := oauthtest.New(oauthtest.Options{DPoP: true, DPoPNonce: true, Assertions: map[string]string{assertion: "workload"}})
+	var url string
+	ts := httptest.NewServer(as.Protect(func() string { return url }, srv.HTTPHandler()))
+	url = ts.URL + "/mcp"
+	t.Cleanup(func() { ts.Close(); _ = srv.Close(); as.Close() })
+	dir := t.TempDir()
+	cmd := filepath.Join(dir, "workload-token")
+	if err := os.WriteFile(cmd, []byte("#!/bin/sh\necho '"+assertion+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true,
+			OAuth: &config.OAuth{Grant: config.GrantJWTBearer, AssertionCommand: cmd, DPoP: config.DPoPRequired}}},
+		Approvals: approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+		Audit:     config.Audit{Path: auditPath},
+	}
+	cfg.ApplyDefaults()
+	h, err := host.New(host.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	h.Connect(ctx)
+	s := h.NewSession(host.SessionOptions{Subject: "svc"})
+	defer s.Close()
+	if _, err := s.CallTool(ctx, "remote", "whoami", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if as.Requests("token:urn:ietf:params:oauth:grant-type:jwt-bearer") == 0 || as.Requests("dpop:nonce-as") != 1 || as.Requests("dpop:nonce-rs") != 1 || as.Requests("dpop:replay") != 0 {
+		t.Errorf("jwt-bearer grants %d, nonce challenges %d/%d, replays %d", as.Requests("token:urn:ietf:params:oauth:grant-type:jwt-bearer"),
+			as.Requests("dpop:nonce-as"), as.Requests("dpop:nonce-rs"), as.Requests("dpop:replay"))
+	}
+	for _, u := range as.Uses() {
+		if u.User != "workload" {
+			t.Errorf("a request went out as %q", u.User)
+		}
+	}
+	h.Close()
+	audit, _ := os.ReadFile(auditPath)
+	if len(audit) == 0 || strings.Contains(string(audit), "CANARY") {
+		t.Errorf("the audit log is empty or shows the assertion")
 	}
 }

@@ -276,8 +276,8 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 		h.supervisor.Wrap(cmd)
 	}
 	cmd.Stdin = bytes.NewReader(stdin)
-	stdout := &limitedBuffer{max: maxOutput}
-	stderr := &limitedBuffer{max: maxOutput}
+	stdout := &childproc.CappedBuffer{Max: maxOutput}
+	stderr := &childproc.CappedBuffer{Max: maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the call.
 	cmd.WaitDelay = 100 * time.Millisecond
@@ -308,7 +308,7 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 		return result{}, fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
 	}
 	res := result{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
-	if stdout.over || stderr.over {
+	if stdout.Over() || stderr.Over() {
 		return res, fmt.Errorf("%w: more than %d bytes of output", ErrBadOutput, maxOutput)
 	}
 	var exitErr *exec.ExitError
@@ -388,27 +388,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-
-// limitedBuffer keeps at most max bytes and notes whether more came. It
-// must not embed bytes.Buffer: io.Copy would use the promoted ReadFrom
-// and read past the limit.
-type limitedBuffer struct {
-	buf  []byte
-	max  int
-	over bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - len(b.buf); len(p) > room {
-		b.over = true
-		if room > 0 {
-			b.buf = append(b.buf, p[:room]...)
-		}
-		return len(p), nil
-	}
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-// Bytes returns what was kept.
-func (b *limitedBuffer) Bytes() []byte { return b.buf }

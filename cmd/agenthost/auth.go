@@ -85,7 +85,7 @@ func (a *app) authLoginCommand() *cobra.Command {
 			if _, err := c.Probe(ctx); err != nil {
 				return &exitErr{code: exitUnavailable, err: err}
 			}
-			if sc.OAuth != nil && (sc.OAuth.Grant == config.GrantClientCredentials || sc.OAuth.Grant == config.GrantIDJAG) {
+			if c.Unattended() {
 				if _, err := c.Token(ctx, a.subject); err != nil {
 					return &exitErr{code: exitAuthorization, err: err}
 				}

@@ -296,7 +296,11 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(url string) erro
 	handler := s.HTTPHandler()
 	closeAS := func() {}
 	if s.opts.OAuth {
-		as := oauthtest.New(oauthtest.Options{})
+		opts := oauthtest.Options{DPoP: s.opts.OAuthDPoP, DPoPNonce: s.opts.OAuthDPoP}
+		if s.opts.OAuthAssertion != "" {
+			opts.Assertions = map[string]string{s.opts.OAuthAssertion: "e2e-workload"}
+		}
+		as := oauthtest.New(opts)
 		handler, closeAS = as.Protect(func() string { return url }, handler), as.Close
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}

@@ -117,6 +117,13 @@ type Options struct {
 	// authorization server (host/oauth/oauthtest): every request needs its
 	// Bearer token; the server approves every authorization at once.
 	OAuth bool
+	// OAuthDPoP makes that authorization server and the endpoint
+	// DPoP-capable, both demanding a nonce (oauthtest's DPoP and
+	// DPoPNonce).
+	OAuthDPoP bool
+	// OAuthAssertion is a workload assertion the authorization server
+	// accepts with the JWT bearer grant (oauthtest's Assertions).
+	OAuthAssertion string
 	// Stderr receives noise; default io.Discard.
 	Stderr io.Writer
 
@@ -254,6 +261,8 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs.DurationVar(&o.StartDelay, "start-delay", 0, "sleep before serving")
 	fs.BoolVar(&o.StderrNoise, "stderr-noise", false, "write chatter to stderr")
 	fs.BoolVar(&o.OAuth, "oauth", false, "http: require OAuth tokens from an in-process authorization server")
+	fs.BoolVar(&o.OAuthDPoP, "oauth-dpop", false, "with --oauth: DPoP-bound tokens, both servers demanding a nonce")
+	fs.StringVar(&o.OAuthAssertion, "oauth-assertion", "", "with --oauth: a workload assertion the JWT bearer grant accepts")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, fmt.Errorf("parsing flags: %w", err)
 	}

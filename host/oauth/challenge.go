@@ -59,6 +59,28 @@ func BearerChallenge(h http.Header) (Challenge, bool) {
 	return Challenge{}, false
 }
 
+// AuthChallenge returns the challenge of a response's headers that
+// concerns an OAuth access token: the first DPoP challenge when preferDPoP
+// (the request presented a DPoP-bound token), else the first Bearer one;
+// failing that, the first of either scheme.
+func AuthChallenge(h http.Header, preferDPoP bool) (Challenge, bool) {
+	want := "Bearer"
+	if preferDPoP {
+		want = "DPoP"
+	}
+	var other Challenge
+	found := false
+	for _, c := range ParseChallenges(h.Values("WWW-Authenticate")) {
+		if strings.EqualFold(c.Scheme, want) {
+			return c, true
+		}
+		if !found && (strings.EqualFold(c.Scheme, "Bearer") || strings.EqualFold(c.Scheme, "DPoP")) {
+			other, found = c, true
+		}
+	}
+	return other, found
+}
+
 type challengeParser struct {
 	s string
 	i int

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -39,6 +40,11 @@ const (
 	// authorization server with the JWT bearer grant (RFC 7523). No
 	// browser.
 	GrantIDJAG Grant = "id-jag"
+	// GrantJWTBearer is workload identity federation (SEP-1933): the
+	// workload presents an assertion its platform issued (a JWT whose
+	// audience is the authorization server) with the JWT bearer grant
+	// (RFC 7523). No browser, and no other grant after a refusal.
+	GrantJWTBearer Grant = "jwt-bearer"
 )
 
 // Token endpoint authentication methods.
@@ -71,9 +77,15 @@ type Config struct {
 	// TokenEndpointAuthMethod forces the token endpoint authentication
 	// method; by default it follows registration and the server metadata.
 	TokenEndpointAuthMethod string
-	// Grant is GrantAuthorizationCode (default), GrantClientCredentials
-	// or GrantIDJAG.
+	// Grant is GrantAuthorizationCode (default), GrantClientCredentials,
+	// GrantIDJAG or GrantJWTBearer.
 	Grant Grant
+	// Assertion returns the workload's assertion (GrantJWTBearer), read
+	// each time a token is needed. Its errors must not contain it.
+	Assertion func(context.Context) (string, error)
+	// DPoP says when tokens are DPoP-bound (RFC 9449): DPoPAuto (default),
+	// DPoPRequired or DPoPOff.
+	DPoP DPoPMode
 	// IdPTokenEndpoint, IdPClientID and IdPClientSecret are the enterprise
 	// identity provider's token endpoint and this client's registration
 	// there (GrantIDJAG; without a secret the client id is sent in the
@@ -110,11 +122,14 @@ type Client struct {
 	store    TokenStore
 	now      func() time.Time
 
+	nonces dpopNonces // DPoP nonces the servers asked for
+
 	mu        sync.Mutex
 	disc      *discovery
 	challenge Challenge // the last Bearer challenge the server sent
 	pending   map[string]*pending
 	reg       map[string]clientReg // dynamic registrations by redirect URI
+	refusals  map[string]refusal   // refused jwt-bearer assertions by subject
 
 	locks [64]sync.Mutex
 }
@@ -137,6 +152,7 @@ type pending struct {
 	scopes                                           []string
 	reg                                              clientReg
 	tokenEndpoint                                    string
+	dpopKey                                          *ecdsa.PrivateKey
 	created                                          time.Time
 }
 
@@ -172,8 +188,19 @@ func NewClient(cfg Config) (*Client, error) {
 		if cfg.IDToken == nil {
 			return nil, errors.New("oauth: the id-jag grant needs an ID token source")
 		}
+	case GrantJWTBearer:
+		if cfg.Assertion == nil {
+			return nil, errors.New("oauth: the jwt-bearer grant needs an assertion source")
+		}
 	default:
-		return nil, fmt.Errorf("oauth: unknown grant %q (authorization_code, client_credentials or id-jag)", cfg.Grant)
+		return nil, fmt.Errorf("oauth: unknown grant %q (authorization_code, client_credentials, id-jag or jwt-bearer)", cfg.Grant)
+	}
+	switch cfg.DPoP {
+	case "":
+		cfg.DPoP = DPoPAuto
+	case DPoPAuto, DPoPRequired, DPoPOff:
+	default:
+		return nil, fmt.Errorf("oauth: unknown dpop mode %q (auto, required or off)", cfg.DPoP)
 	}
 	switch cfg.TokenEndpointAuthMethod {
 	case "", AuthClientSecretBasic, AuthClientSecretPost, AuthNone:
@@ -561,6 +588,10 @@ func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL
 	if err != nil {
 		return "", "", err
 	}
+	key, err := c.grantKey(d)
+	if err != nil {
+		return "", "", err
+	}
 	scopes := r.Scopes
 	if scopes == nil {
 		scopes = c.challengeScopes(d)
@@ -591,7 +622,7 @@ func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL
 	u.RawQuery = orig.Encode()
 	p := &pending{subject: r.Subject, verifier: verifier, redirectURI: r.RedirectURI, issuer: d.issuer,
 		issRequired: d.as.AuthorizationResponseIssParamSupported, resource: d.resource, scopes: scopes,
-		reg: reg, tokenEndpoint: d.as.TokenEndpoint, created: c.now()}
+		reg: reg, tokenEndpoint: d.as.TokenEndpoint, dpopKey: key, created: c.now()}
 	if err := c.addPending(state, p); err != nil {
 		return "", "", err
 	}
@@ -684,22 +715,18 @@ func (c *Client) CompleteAuthorization(ctx context.Context, query url.Values) (s
 		"code_verifier": {p.verifier},
 		"resource":      {p.resource},
 	}
-	tok, err := c.tokenRequest(ctx, p.tokenEndpoint, p.issuer, p.reg, form)
+	tok, err := c.tokenRequest(ctx, p.tokenEndpoint, p.issuer, p.reg, form, p.dpopKey)
 	if err != nil {
 		return p.subject, err
 	}
-	if len(tok.Scopes) == 0 {
-		tok.Scopes = slices.Clone(p.scopes)
-	}
-	if err := c.store.Put(ctx, Key{Subject: p.subject, Resource: c.resource, Issuer: p.issuer}, tok); err != nil {
-		return p.subject, fmt.Errorf("oauth: storing the token: %w", err)
-	}
-	return p.subject, nil
+	return p.subject, c.keepToken(ctx, p.subject, p.issuer, tok, p.scopes)
 }
 
 // tokenRequest posts to the token endpoint with the client's
-// authentication and reads the token.
-func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg clientReg, form url.Values) (*Token, error) {
+// authentication and reads the token. With a DPoP key the request carries
+// a proof (RFC 9449 §5), retried once with the server's nonce on a
+// use_dpop_nonce answer, and the token issued is bound to the key.
+func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg clientReg, form url.Values, key *ecdsa.PrivateKey) (*Token, error) {
 	header := http.Header{}
 	var basic string
 	switch reg.method {
@@ -721,28 +748,53 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		form.Set("client_assertion_type", clientAssertionType)
 		form.Set("client_assertion", a)
 	default:
-		form.Set("client_id", reg.id)
+		if reg.id != "" {
+			form.Set("client_id", reg.id)
+		}
 	}
 	// What the answer must not repeat in an error: the grant's secrets
 	// (refresh token, code, verifier, assertions) and the client's.
 	sent := sentSecrets(form, reg.secret, basic)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	eu, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("oauth: token request: %w", err)
+		return nil, fmt.Errorf("oauth: token endpoint: %w", err)
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: token request to %s: %w", endpoint, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
-	if err != nil {
-		return nil, fmt.Errorf("oauth: reading the token endpoint's answer: %w", err)
+	var resp *http.Response
+	var data []byte
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, fmt.Errorf("oauth: token request: %w", err)
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "application/json")
+		if key != nil {
+			proof, err := dpopProof(key, http.MethodPost, eu, "", c.nonces.get(eu), c.now())
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("DPoP", proof)
+			sent = append(sent, proof)
+		}
+		resp, err = c.hc.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: token request to %s: %w", endpoint, err)
+		}
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("oauth: reading the token endpoint's answer: %w", err)
+		}
+		newNonce := key != nil && c.nonces.note(eu, resp.Header)
+		// RFC 9449 §8: a use_dpop_nonce answer names the nonce the next
+		// proof must carry; one retry with a fresh proof.
+		if resp.StatusCode == http.StatusBadRequest && newNonce && try == 0 && errorCode(data) == "use_dpop_nonce" {
+			continue
+		}
+		break
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, parseErrorBody(resp.StatusCode, data, sent)
@@ -760,15 +812,40 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 	if out.AccessToken == "" {
 		return nil, errors.New("oauth: the token endpoint's answer has no access_token")
 	}
-	if !strings.EqualFold(out.TokenType, "bearer") {
-		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not Bearer", clip(redactSent(out.TokenType, sent), 32))
-	}
 	tok := &Token{AccessToken: out.AccessToken, RefreshToken: out.RefreshToken, Scopes: strings.Fields(out.Scope),
 		ClientID: reg.id, ClientSecret: reg.secret, AuthMethod: reg.method}
+	switch {
+	case strings.EqualFold(out.TokenType, tokenTypeDPoP) && key != nil:
+		tok.DPoPKey = key
+	case strings.EqualFold(out.TokenType, tokenTypeBearer) && key != nil && c.cfg.DPoP == DPoPRequired:
+		return nil, fmt.Errorf("%w (it issued a Bearer token in answer to a DPoP proof)", ErrDPoPUnsupported)
+	case strings.EqualFold(out.TokenType, tokenTypeBearer):
+		// A server may issue a bearer token despite the proof (RFC 9449
+		// §5): the key is then of no use.
+	default:
+		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not %s", clip(redactSent(out.TokenType, sent), 32), expectedType(key))
+	}
 	if secs, ok := expiresIn(out.ExpiresIn); ok {
 		tok.Expiry = c.now().Add(time.Duration(secs) * time.Second)
 	}
 	return tok, nil
+}
+
+// expectedType names the token types a token request accepts.
+func expectedType(key *ecdsa.PrivateKey) string {
+	if key != nil {
+		return "DPoP or Bearer"
+	}
+	return "Bearer"
+}
+
+// errorCode is the OAuth error code of an error answer ("" when none).
+func errorCode(data []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(data, &e)
+	return e.Error
 }
 
 // expiresIn reads expires_in, a number (some servers send a string).
@@ -912,17 +989,50 @@ func (c *Client) Token(ctx context.Context, subject string) (*Token, error) {
 }
 
 // Unattended reports whether the Client's grant gets tokens without a
-// person's login (client_credentials, id-jag).
+// person's login (client_credentials, id-jag, jwt-bearer).
 func (c *Client) Unattended() bool {
-	return c.cfg.Grant == GrantClientCredentials || c.cfg.Grant == GrantIDJAG
+	return c.cfg.Grant == GrantClientCredentials || c.cfg.Grant == GrantIDJAG || c.cfg.Grant == GrantJWTBearer
 }
 
-// unattended gets a new token with the Client's unattended grant.
+// unattended gets a new token with the Client's unattended grant (the
+// scopes asked for, else those of the server's last challenge) and stores
+// it.
 func (c *Client) unattended(ctx context.Context, subject string, scopes []string) (*Token, error) {
-	if c.cfg.Grant == GrantIDJAG {
-		return c.idJAG(ctx, subject, scopes)
+	d, err := c.discover(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return c.clientCredentials(ctx, subject, scopes)
+	if scopes == nil {
+		scopes = c.challengeScopes(d)
+	}
+	var tok *Token
+	switch c.cfg.Grant {
+	case GrantIDJAG:
+		tok, err = c.idJAG(ctx, d, scopes)
+	case GrantJWTBearer:
+		tok, err = c.jwtBearer(ctx, subject, d, scopes)
+	default:
+		tok, err = c.clientCredentials(ctx, d, scopes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.keepToken(ctx, subject, d.issuer, tok, scopes); err != nil {
+		return nil, err
+	}
+	return tok, nil
+}
+
+// keepToken stores a new token of the subject issued by issuer; without
+// scopes in the answer it is taken to have those requested.
+func (c *Client) keepToken(ctx context.Context, subject, issuer string, tok *Token, requested []string) error {
+	if len(tok.Scopes) == 0 {
+		tok.Scopes = slices.Clone(requested)
+	}
+	if err := c.store.Put(ctx, Key{Subject: subject, Resource: c.resource, Issuer: issuer}, tok); err != nil {
+		return fmt.Errorf("oauth: storing the token: %w", err)
+	}
+	return nil
 }
 
 // refresh renews tok with its refresh token and stores the result. A
@@ -949,7 +1059,9 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 		reg = clientReg{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: c.authMethod(d.as, c.cfg.ClientSecret, "")}
 	}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "resource": {d.resource}}
-	nt, err := c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form)
+	// A DPoP-bound refresh token is renewed with its own key (RFC 9449
+	// §5.0); a bearer one stays bearer.
+	nt, err := c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form, tok.DPoPKey)
 	if err != nil {
 		var ae *AuthorizationError
 		if errors.As(err, &ae) && ae.Code == "invalid_grant" {
@@ -976,30 +1088,17 @@ func (c *Client) refresh(ctx context.Context, key Key, tok *Token) (*Token, erro
 }
 
 // clientCredentials gets a token with the client credentials grant.
-func (c *Client) clientCredentials(ctx context.Context, subject string, scopes []string) (*Token, error) {
-	d, err := c.discover(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if scopes == nil {
-		scopes = c.challengeScopes(d)
-	}
+func (c *Client) clientCredentials(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	reg := clientReg{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: c.authMethod(d.as, c.cfg.ClientSecret, "")}
 	form := url.Values{"grant_type": {"client_credentials"}, "resource": {d.resource}}
 	if len(scopes) > 0 {
 		form.Set("scope", scopeString(scopes))
 	}
-	tok, err := c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form)
+	key, err := c.grantKey(d)
 	if err != nil {
 		return nil, err
 	}
-	if len(tok.Scopes) == 0 {
-		tok.Scopes = slices.Clone(scopes)
-	}
-	if err := c.store.Put(ctx, Key{Subject: subject, Resource: c.resource, Issuer: d.issuer}, tok); err != nil {
-		return nil, fmt.Errorf("oauth: storing the token: %w", err)
-	}
-	return tok, nil
+	return c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form, key)
 }
 
 // Logout deletes the subject's tokens for this server.
@@ -1008,7 +1107,7 @@ func (c *Client) Logout(ctx context.Context, subject string) error {
 }
 
 // Probe sends the server an unauthenticated MCP initialize request and
-// remembers the Bearer challenge of a 401 or 403 answer (its
+// remembers the Bearer (or DPoP) challenge of a 401 or 403 answer (its
 // resource_metadata and scope guide discovery). It reports whether the
 // server asked for authorization.
 func (c *Client) Probe(ctx context.Context) (bool, error) {
@@ -1030,7 +1129,7 @@ func (c *Client) Probe(ctx context.Context) (bool, error) {
 	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		return false, nil
 	}
-	if ch, ok := BearerChallenge(resp.Header); ok {
+	if ch, ok := AuthChallenge(resp.Header, false); ok {
 		c.noteChallenge(ch)
 	}
 	return true, nil

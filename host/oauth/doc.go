@@ -10,11 +10,17 @@
 // indicator (RFC 8707) and the iss check (RFC 9207), scope selection and
 // step-up on 403 insufficient_scope, token endpoint authentication
 // (client_secret_basic, client_secret_post, none, private_key_jwt), refresh
-// with rotation, and the client credentials grant.
+// with rotation, the client credentials grant, enterprise-managed
+// authorization (id-jag), workload identity federation (jwt-bearer: an
+// assertion from the workload's platform), and DPoP (RFC 9449): tokens
+// bound to a key pair of the subject's, made for the grant and kept with
+// the token, with a fresh proof on every token and resource request and
+// the servers' nonces honoured.
 //
 // Tokens are credentials. They are kept per (subject, resource, issuer)
-// behind the TokenStore interface, so sessions of different subjects never
-// share one; a Token never prints its secrets (String, GoString, Format and
+// behind the TokenStore interface, with the DPoP private key they are
+// bound to, so sessions of different subjects never share one, nor a key;
+// a Token never prints its secrets (String, GoString, Format and
 // LogValue redact them), and errors of this package never carry them.
 //
 // A Client serves one resource (one MCP server URL). Its Transport wraps an

@@ -73,6 +73,7 @@ type fileToken struct {
 	ClientID     string    `json:"client_id,omitempty"`
 	ClientSecret string    `json:"client_secret,omitempty"`
 	AuthMethod   string    `json:"token_endpoint_auth_method,omitempty"`
+	DPoPKey      string    `json:"dpop_key,omitempty"`
 	Saved        time.Time `json:"saved"`
 }
 
@@ -110,10 +111,14 @@ func (s *FileStore) read() ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(doc.Tokens))
 	for _, t := range doc.Tokens {
+		key, err := parseDPoPKey(t.DPoPKey)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: the token file %s: %w", s.path, err)
+		}
 		out = append(out, Entry{
 			Key: Key{Subject: t.Subject, Resource: t.Resource, Issuer: t.Issuer},
 			Token: &Token{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry,
-				Scopes: t.Scopes, ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod},
+				Scopes: t.Scopes, ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod, DPoPKey: key},
 			Saved: t.Saved,
 		})
 	}
@@ -135,10 +140,14 @@ func (s *FileStore) save(entries []Entry) error {
 	doc := fileDoc{Version: 1, Tokens: make([]fileToken, 0, len(entries))}
 	for _, e := range entries {
 		t := e.Token
+		key, err := marshalDPoPKey(t.DPoPKey)
+		if err != nil {
+			return err
+		}
 		doc.Tokens = append(doc.Tokens, fileToken{
 			Subject: e.Key.Subject, Resource: e.Key.Resource, Issuer: e.Key.Issuer,
 			AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: t.Scopes,
-			ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod, Saved: e.Saved,
+			ClientID: t.ClientID, ClientSecret: t.ClientSecret, AuthMethod: t.AuthMethod, DPoPKey: key, Saved: e.Saved,
 		})
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")

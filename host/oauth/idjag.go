@@ -30,14 +30,7 @@ var ErrNoIDToken = errors.New("oauth: the id-jag grant has no ID token")
 // identity provider for an ID-JAG naming the authorization server and the
 // resource, then the JWT bearer grant at the authorization server. The ID
 // token and the ID-JAG never appear in an error.
-func (c *Client) idJAG(ctx context.Context, subject string, scopes []string) (*Token, error) {
-	d, err := c.discover(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if scopes == nil {
-		scopes = c.challengeScopes(d)
-	}
+func (c *Client) idJAG(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	idToken, err := c.cfg.IDToken(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: reading the ID token: %w", err)
@@ -54,19 +47,17 @@ func (c *Client) idJAG(ctx context.Context, subject string, scopes []string) (*T
 	if len(scopes) > 0 {
 		form.Set("scope", scopeString(scopes))
 	}
-	tok, err := c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form)
+	key, err := c.grantKey(d)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := c.tokenRequest(ctx, d.as.TokenEndpoint, d.issuer, reg, form, key)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the JWT bearer grant with the ID-JAG: %w", err)
 	}
 	// An ID-JAG is single-use and short-lived: renewing means a new
 	// exchange, never a refresh token of this grant.
 	tok.RefreshToken = ""
-	if len(tok.Scopes) == 0 {
-		tok.Scopes = append([]string(nil), scopes...)
-	}
-	if err := c.store.Put(ctx, Key{Subject: subject, Resource: c.resource, Issuer: d.issuer}, tok); err != nil {
-		return nil, fmt.Errorf("oauth: storing the token: %w", err)
-	}
 	return tok, nil
 }
 

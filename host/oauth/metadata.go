@@ -20,6 +20,9 @@ type ResourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers"`
 	ScopesSupported      []string `json:"scopes_supported"`
+	// DPoPBoundAccessTokensRequired says the resource accepts DPoP-bound
+	// tokens only (RFC 9728 §2).
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required"`
 }
 
 // ServerMetadata is OAuth 2.0 Authorization Server Metadata (RFC 8414) or
@@ -36,6 +39,9 @@ type ServerMetadata struct {
 	CodeChallengeMethodsSupported          []string `json:"code_challenge_methods_supported"`
 	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported"`
 	AuthorizationResponseIssParamSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	// DPoPSigningAlgValuesSupported are the DPoP proof algorithms the
+	// server accepts (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
 }
 
 // maxMetadataBytes bounds a metadata document or token endpoint answer.

@@ -3,9 +3,13 @@ package oauth_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,8 +24,13 @@ const canaryAccess, canaryRefresh, canarySecret = "CANARY-ACCESS-7f3a", "CANARY-
 
 // A token never prints its secrets, whatever the verb or logger.
 func TestTokenRedaction(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := key.Bytes()
 	tok := &oauth.Token{AccessToken: canaryAccess, RefreshToken: canaryRefresh, ClientSecret: canarySecret,
-		Scopes: []string{"read"}, Expiry: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		Scopes: []string{"read"}, Expiry: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), DPoPKey: key}
 	var logs bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("token", "tok", tok)
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("token", "tok", tok)
@@ -30,7 +39,8 @@ func TestTokenRedaction(t *testing.T) {
 		fmt.Sprintf("%+v", oauth.Entry{Token: tok}), fmt.Sprintf("%#v", []*oauth.Token{tok}),
 	}
 	for _, out := range outputs {
-		for _, c := range []string{canaryAccess, canaryRefresh, canarySecret} {
+		// The DPoP private key, in the forms fmt would print it.
+		for _, c := range []string{canaryAccess, canaryRefresh, canarySecret, new(big.Int).SetBytes(d).String(), fmt.Sprintf("%x", d)} {
 			if strings.Contains(out, c) {
 				t.Fatalf("output leaks %s: %s", c, out)
 			}

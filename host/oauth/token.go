@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +30,19 @@ type Token struct {
 	ClientID     string
 	ClientSecret string
 	AuthMethod   string
+	// DPoPKey, when set, is the key pair the token is bound to (RFC
+	// 9449): the access token is presented with the DPoP scheme and a
+	// proof signed with it, and the refresh token is only usable with it.
+	// It is one subject's, made for the grant, and kept with the token.
+	DPoPKey *ecdsa.PrivateKey
+}
+
+// scheme is the Authorization scheme the token is presented with.
+func (t *Token) scheme() string {
+	if t.DPoPKey != nil {
+		return tokenTypeDPoP
+	}
+	return tokenTypeBearer
 }
 
 // expired reports whether the token is expired at now, with a margin.
@@ -47,7 +61,7 @@ func (t *Token) String() string {
 	if !t.Expiry.IsZero() {
 		exp = "expires " + t.Expiry.UTC().Format(time.RFC3339)
 	}
-	return fmt.Sprintf("oauth.Token{[redacted], %s, scopes %q, refresh %t}", exp, t.Scopes, t.RefreshToken != "")
+	return fmt.Sprintf("oauth.Token{[redacted], %s, scopes %q, refresh %t, dpop %t}", exp, t.Scopes, t.RefreshToken != "", t.DPoPKey != nil)
 }
 
 // GoString redacts like String.

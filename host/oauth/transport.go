@@ -114,17 +114,19 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c := t.c
 	refreshed := false
-	for attempt := 0; ; attempt++ {
+	resend := false // the request went out once: a retry clones it again
+	nonceRetried := false
+	for attempt := 0; ; {
 		tok, err := c.Token(ctx, subject)
 		if err != nil && !errors.Is(err, ErrNoToken) {
 			closeBody(req)
 			return nil, err
 		}
 		r := req
-		if tok != nil || attempt > 0 {
+		if tok != nil || resend {
 			r = req.Clone(ctx)
 		}
-		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+		if resend && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, errors.New("oauth: cannot resend the request after authorization (its body cannot be replayed)")
 			}
@@ -134,14 +136,34 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = body
 		}
+		dpop := tok != nil && tok.DPoPKey != nil
 		if tok != nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			r.Header.Set("Authorization", tok.scheme()+" "+tok.AccessToken)
+		}
+		if dpop {
+			// A fresh proof for every request sent, retries included.
+			proof, err := dpopProof(tok.DPoPKey, r.Method, r.URL, tok.AccessToken, c.nonces.get(r.URL), c.now())
+			if err != nil {
+				closeBody(r)
+				return nil, err
+			}
+			r.Header.Set("DPoP", proof)
 		}
 		resp, err := t.base.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
-		ch, _ := BearerChallenge(resp.Header)
+		resend = true
+		newNonce := dpop && c.nonces.note(r.URL, resp.Header)
+		ch, _ := AuthChallenge(resp.Header, dpop)
+		if resp.StatusCode == http.StatusUnauthorized && dpop && isNonceChallenge(ch) && newNonce && !nonceRetried {
+			// RFC 9449 §9: the resource asks for its nonce in the proof.
+			// One retry with a new proof; the token itself was not refused.
+			nonceRetried = true
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			continue
+		}
 		stepUp := resp.StatusCode == http.StatusForbidden && strings.EqualFold(ch.Param("error"), "insufficient_scope")
 		if resp.StatusCode != http.StatusUnauthorized && !stepUp {
 			return resp, nil
@@ -151,6 +173,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt >= c.cfg.MaxAttempts {
 			return nil, fmt.Errorf("%w (%d; HTTP %d)", ErrTooManyAttempts, c.cfg.MaxAttempts, resp.StatusCode)
 		}
+		attempt++
 		c.noteChallenge(ch)
 		if err := t.authorize(ctx, subject, tok, ch, stepUp, &refreshed); err != nil {
 			return nil, err

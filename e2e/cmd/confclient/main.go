@@ -9,8 +9,11 @@
 // agenthost as the AGENTHOST_OAUTH_* variables of an ad-hoc server
 // (docs/config.md), runs AGENTHOST ARGS... URL, and exits with its exit
 // code. With --each-tool it lists the server's tools and calls each, as an
-// operator would (operate.go). It implements no protocol behaviour:
-// everything on the wire is agenthost's.
+// operator would (operate.go). A workload assertion (valid_jwt, workload
+// identity federation) is written to a private file named by
+// AGENTHOST_OAUTH_ASSERTION_FILE, as a platform would project it, and
+// removed afterwards. It implements no protocol behaviour: everything on
+// the wire is agenthost's.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 )
 
 // contextVars maps the keys of MCP_CONFORMANCE_CONTEXT to agenthost's
@@ -37,8 +41,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: confclient AGENTHOST ARGS... URL")
 		os.Exit(2)
 	}
-	env, err := environment(os.Environ(), os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	dir, err := os.MkdirTemp("", "confclient-")
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "confclient:", err)
+		os.Exit(1)
+	}
+	env, err := environment(os.Environ(), os.Getenv("MCP_CONFORMANCE_CONTEXT"), dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
 		fmt.Fprintln(os.Stderr, "confclient:", err)
 		os.Exit(2)
 	}
@@ -52,6 +62,7 @@ func main() {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		code, err = exitCode(cmd.Run())
 	}
+	_ = os.RemoveAll(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "confclient:", err)
 		os.Exit(1)
@@ -59,8 +70,12 @@ func main() {
 	os.Exit(code)
 }
 
-// environment is env with the credentials of the scenario's context added.
-func environment(env []string, scenarioContext string) ([]string, error) {
+// assertionKey is the context key of the workload's assertion.
+const assertionKey = "valid_jwt"
+
+// environment is env with the credentials of the scenario's context added;
+// the assertion goes to a file in dir.
+func environment(env []string, scenarioContext, dir string) ([]string, error) {
 	if scenarioContext == "" {
 		return env, nil
 	}
@@ -72,6 +87,13 @@ func environment(env []string, scenarioContext string) ([]string, error) {
 		if v, ok := ctx[key].(string); ok && v != "" {
 			env = append(env, name+"="+v)
 		}
+	}
+	if v, ok := ctx[assertionKey].(string); ok && v != "" {
+		file := filepath.Join(dir, "assertion")
+		if err := os.WriteFile(file, []byte(v), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the assertion: %w", err)
+		}
+		env = append(env, "AGENTHOST_OAUTH_ASSERTION_FILE="+file)
 	}
 	return env, nil
 }

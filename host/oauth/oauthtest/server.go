@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -65,6 +66,19 @@ type Options struct {
 	// with its body (read whole first, then handed on): a test checks
 	// what reached this server.
 	Observe func(r *http.Request, body []byte)
+	// DPoP makes the servers DPoP-capable (RFC 9449, see Proofs): a token
+	// request with a proof gets a token bound to its key.
+	DPoP bool
+	// DPoPNonce makes both servers demand a nonce in the proofs (ASNonce,
+	// RSNonce), with a use_dpop_nonce answer to a proof without it.
+	DPoPNonce bool
+	// DPoPUnbound makes the authorization server check proofs but issue
+	// bearer tokens all the same (RFC 9449 §5 allows it).
+	DPoPUnbound bool
+	// Assertions are the workload assertions the token endpoint accepts
+	// with the JWT bearer grant (workload identity federation), assertion
+	// -> workload; no client authentication is needed with one.
+	Assertions map[string]string
 }
 
 // The token types and grants of enterprise-managed authorization.
@@ -89,10 +103,13 @@ type Server struct {
 	requests map[string]int    // endpoint -> count
 	jags     map[string]*grant // unused ID-JAGs
 	issued   []string          // every ID-JAG issued
+	jtis     map[string]bool   // DPoP proofs seen
+	proofs   []Proof
 }
 
 type grant struct {
 	user, client, resource, challenge, redirectURI string
+	jkt                                            string // the DPoP key the token is bound to
 	scopes                                         []string
 	expiry                                         time.Time
 }
@@ -120,7 +137,7 @@ func New(opts Options) *Server {
 		opts.AuthMethods = []string{"none", "client_secret_basic", "client_secret_post"}
 	}
 	s := &Server{opts: opts, codes: map[string]*grant{}, access: map[string]*grant{}, refresh: map[string]*grant{},
-		clients: map[string]string{}, requests: map[string]int{}, jags: map[string]*grant{}}
+		clients: map[string]string{}, requests: map[string]int{}, jags: map[string]*grant{}, jtis: map[string]bool{}}
 	for id, secret := range opts.Clients {
 		s.clients[id] = secret
 	}
@@ -223,6 +240,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	if s.opts.IssParameter {
 		m["authorization_response_iss_parameter_supported"] = true
 	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
 	writeJSON(w, http.StatusOK, m)
 }
 
@@ -291,8 +311,30 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	gt := r.PostForm.Get("grant_type")
 	s.count("token")
 	s.count("token:" + gt)
+	var jkt string
+	if s.opts.DPoP && r.Header.Get("DPoP") != "" {
+		k, nonce, err := s.checkProof(r, "token", s.as.URL+"/token", "")
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_dpop_proof", "error_description": err.Error()})
+			return
+		}
+		if s.opts.DPoPNonce && nonce != ASNonce {
+			s.count("dpop:nonce-as")
+			w.Header().Set("DPoP-Nonce", ASNonce)
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "use_dpop_nonce"})
+			return
+		}
+		if !s.opts.DPoPUnbound {
+			jkt = k
+		}
+	}
+	workload, wif := "", false
+	if gt == GrantJWTBearer {
+		workload, wif = s.opts.Assertions[r.PostForm.Get("assertion")]
+	}
 	client, ok := s.clientAuth(r)
-	if !ok {
+	// A workload without a client id is judged by its assertion alone.
+	if !ok && !wif && (gt != GrantJWTBearer || client != "") {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
@@ -314,13 +356,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		old := s.refresh[r.PostForm.Get("refresh_token")]
 		delete(s.refresh, r.PostForm.Get("refresh_token")) // rotation: one use
-		if old == nil || old.client != client {
+		// A DPoP-bound refresh token is renewed with its key only.
+		if old == nil || old.client != client || old.jkt != jkt {
 			s.mu.Unlock()
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
 		g = old
 	case GrantJWTBearer:
+		if wif {
+			g = &grant{user: workload, client: client, resource: r.PostForm.Get("resource"), scopes: s.grantable(r.PostForm.Get("scope"))}
+			break
+		}
 		// The ID-JAG is single-use, for this server as audience, and
 		// names the client that presents it.
 		j := s.jags[r.PostForm.Get("assertion")]
@@ -341,13 +388,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	at, rt := random(), random()
 	ng := *g
 	ng.expiry = time.Now().Add(s.opts.TokenTTL)
+	ng.jkt = jkt
 	s.access[at] = &ng
 	refreshable := gt == "authorization_code" || gt == "refresh_token"
 	if refreshable {
 		s.refresh[rt] = &ng
 	}
 	s.mu.Unlock()
-	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TokenTTL / time.Second)}
+	tokenType := "Bearer"
+	if jkt != "" {
+		tokenType = "DPoP"
+	}
+	out := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(s.opts.TokenTTL / time.Second)}
 	if refreshable {
 		out["refresh_token"] = rt
 	}
@@ -465,15 +517,43 @@ func (s *Server) Protect(resourceURL func() string, next http.Handler) http.Hand
 			http.NotFound(w, r)
 			return
 		}
-		challenge := fmt.Sprintf(`Bearer resource_metadata="%s://%s%s"`, u.Scheme, u.Host, prmPath)
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme := "Bearer"
+		if s.opts.DPoP {
+			scheme = "DPoP"
+		}
+		challenge := fmt.Sprintf(`%s resource_metadata="%s://%s%s"`, scheme, u.Scheme, u.Host, prmPath)
+		presented, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		s.mu.Lock()
 		g := s.access[tok]
 		s.mu.Unlock()
-		if !ok || g == nil || time.Now().After(g.expiry) || strings.TrimSuffix(g.resource, "/") != strings.TrimSuffix(res, "/") {
+		// A DPoP-bound token is taken with the DPoP scheme only, a bearer
+		// token with Bearer only (RFC 9449 §7.1).
+		wantScheme := "Bearer"
+		if g != nil && g.jkt != "" {
+			wantScheme = "DPoP"
+		}
+		if g == nil || !strings.EqualFold(presented, wantScheme) || time.Now().After(g.expiry) || strings.TrimSuffix(g.resource, "/") != strings.TrimSuffix(res, "/") {
 			w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
+		}
+		if g.jkt != "" {
+			jkt, nonce, err := s.checkProof(r, "resource", htuOf(r, res), tok)
+			if err == nil && jkt != g.jkt {
+				err = errors.New("the proof's key is not the token's")
+			}
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_dpop_proof", error_description="`+err.Error()+`"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			if s.opts.DPoPNonce && nonce != RSNonce {
+				s.count("dpop:nonce-rs")
+				w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+				w.Header().Set("DPoP-Nonce", RSNonce)
+				http.Error(w, "nonce required", http.StatusUnauthorized)
+				return
+			}
 		}
 		for _, need := range s.opts.RequiredScopes {
 			if !slices.Contains(g.scopes, need) {
