@@ -23,14 +23,16 @@ const maxServerTasks = 1000
 // elicitation at a time, Inputs in all, each answered with tasks/update),
 // and after the last input and Polls more polls it completes with the
 // tool's usual result (or fails with FailCode, or never ends with
-// Forever). A declined input completes the task with isError. A call of a
-// task tool that does not declare the extension answers -32021.
+// Forever). A declined input completes the task with isError. Message,
+// when set, is the statusMessage of the working steps. A call of a task
+// tool that does not declare the extension answers -32021.
 type TaskBehaviour struct {
-	Inputs         int   `json:"inputs,omitempty"`
-	Polls          int   `json:"polls,omitempty"`
-	PollIntervalMs int64 `json:"pollIntervalMs,omitempty"`
-	FailCode       int   `json:"failCode,omitempty"`
-	Forever        bool  `json:"forever,omitempty"`
+	Message        string `json:"message,omitempty"`
+	Inputs         int    `json:"inputs,omitempty"`
+	Polls          int    `json:"polls,omitempty"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+	FailCode       int    `json:"failCode,omitempty"`
+	Forever        bool   `json:"forever,omitempty"`
 }
 
 func (b *TaskBehaviour) validate() error {
@@ -167,7 +169,11 @@ func (st *serverTask) advance() {
 	}
 	st.polls++
 	if st.polls <= st.b.Polls {
-		st.set("working", fmt.Sprintf("step %d", st.polls))
+		msg := fmt.Sprintf("step %d", st.polls)
+		if st.b.Message != "" {
+			msg = st.b.Message
+		}
+		st.set("working", msg)
 		return
 	}
 	st.polls = 0
