@@ -24,10 +24,13 @@ const maxServerTasks = 1000
 // and after the last input and Polls more polls it completes with the
 // tool's usual result (or fails with FailCode, or never ends with
 // Forever). A declined input completes the task with isError. Message,
-// when set, is the statusMessage of the working steps. A call of a task
+// when set, is the statusMessage of the working steps. Lag polls after an
+// answer still show the answered request (an eventually consistent
+// server). A call of a task
 // tool that does not declare the extension answers -32021.
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
+	Lag            int    `json:"lag,omitempty"`
 	Inputs         int    `json:"inputs,omitempty"`
 	Polls          int    `json:"polls,omitempty"`
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
@@ -36,8 +39,8 @@ type TaskBehaviour struct {
 }
 
 func (b *TaskBehaviour) validate() error {
-	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 {
-		return fmt.Errorf("task: inputs, polls and pollIntervalMs must not be negative")
+	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
+		return fmt.Errorf("task: inputs, polls, lag and pollIntervalMs must not be negative")
 	}
 	return nil
 }
@@ -58,8 +61,11 @@ type serverTask struct {
 	polls       int    // polls since the last step
 	outstanding string // the open input request's key
 	answers     []string
-	result      map[string]any
-	err         *RPCError
+	// apply is an answer taken but not yet visible, for lag more polls.
+	apply  func()
+	lag    int
+	result map[string]any
+	err    *RPCError
 }
 
 // taskExtensionServed reports whether a served tool runs as a task, so the
@@ -164,6 +170,16 @@ func (st *serverTask) set(status, message string) {
 
 // advance is one poll's step.
 func (st *serverTask) advance() {
+	if st.apply != nil {
+		if st.lag > 0 {
+			st.lag--
+			return
+		}
+		apply := st.apply
+		st.apply = nil
+		apply()
+		return
+	}
 	if st.terminal() || st.outstanding != "" {
 		return
 	}
@@ -207,17 +223,26 @@ func (st *serverTask) update(raw json.RawMessage) {
 		return
 	}
 	r, ok := responses[st.outstanding]
-	if !ok {
+	if !ok || st.apply != nil {
 		return
 	}
+	if st.b.Lag == 0 {
+		st.answer(r.Action, r.Content)
+		return
+	}
+	st.apply, st.lag = func() { st.answer(r.Action, r.Content) }, st.b.Lag
+}
+
+// answer applies the answer to the outstanding input request.
+func (st *serverTask) answer(action string, content map[string]any) {
 	st.outstanding = ""
-	if r.Action != "accept" {
-		st.result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("input %d %s", st.round+1, r.Action)}}, "isError": true}
-		st.set("completed", "input "+r.Action)
+	if action != "accept" {
+		st.result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("input %d %s", st.round+1, action)}}, "isError": true}
+		st.set("completed", "input "+action)
 		return
 	}
 	st.round++
-	st.answers = append(st.answers, fmt.Sprint(r.Content["answer"]))
+	st.answers = append(st.answers, fmt.Sprint(content["answer"]))
 	st.set("working", fmt.Sprintf("got input %d", st.round))
 }
 

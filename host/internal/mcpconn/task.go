@@ -61,11 +61,11 @@ const (
 	taskCancelTimeout = 5 * time.Second
 )
 
-// Task methods of the extension.
+// Task methods of the extension; mcp-go knows all but tasks/update.
 const (
-	methodTasksGet    = "tasks/get"
+	methodTasksGet    = string(mcp.MethodTasksGet)
 	methodTasksUpdate = "tasks/update"
-	methodTasksCancel = "tasks/cancel"
+	methodTasksCancel = string(mcp.MethodTasksCancel)
 )
 
 // tasksOn reports the server's `tasks: auto`.

@@ -145,6 +145,32 @@ func TestTaskFollowedToItsResult(t *testing.T) {
 	}
 }
 
+// TestTaskInputAskedOnce: a server that still shows an answered request
+// for a few polls (eventually consistent) is not asked, nor answered,
+// twice for it.
+func TestTaskInputAskedOnce(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "lag": 2, "pollIntervalMs": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+	c := taskConn(t, srv, "", config.Server{Tasks: config.TasksAuto}, elicit)
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resultText(result), "answers: a1, a2") {
+		t.Errorf("result %q, want both answers", resultText(result))
+	}
+	if n := elicit.count(); n != 2 {
+		t.Errorf("elicited %d times, want 2", n)
+	}
+	if n := len(srv.Recording().Messages("tasks/update")); n != 2 {
+		t.Errorf("%d tasks/update, want 2", n)
+	}
+}
+
 // TestTaskEndings: the ways a task call ends other than with its result.
 func TestTaskEndings(t *testing.T) {
 	tests := []struct {
