@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,4 +343,54 @@ func FuzzParseTask(f *testing.F) {
 			t.Fatalf("poll interval %v out of bounds", d)
 		}
 	})
+}
+
+// breakingTransport fails its first tasks/get as a broken connection
+// would, once armed.
+type breakingTransport struct {
+	transport.Interface
+	armed *atomic.Bool
+}
+
+func (b *breakingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if req.Method == string(mcp.MethodTasksGet) && b.armed.CompareAndSwap(true, false) {
+		return nil, io.EOF
+	}
+	return b.Interface.SendRequest(ctx, req)
+}
+
+// TestTaskPolledAgainAfterReconnect: the connection breaks while a task
+// is polled; the task lives on the server, so the connection is made
+// again and the same task polled to its end, without calling again.
+func TestTaskPolledAgainAfterReconnect(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"polls": 2, "pollIntervalMs": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	var dials atomic.Int32
+	cfg := config.Server{Tasks: config.TasksAuto}
+	c := New(context.Background(), "srv", Options{Config: &cfg, Transport: func() (transport.Interface, error) {
+		dials.Add(1)
+		return &breakingTransport{Interface: srv.InProcessTransport(), armed: armed}, nil
+	}})
+	defer c.Close()
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.IsError {
+		t.Errorf("result %q is an error", resultText(result))
+	}
+	if armed.Load() {
+		t.Fatal("the connection was never broken")
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (one made again)", n)
+	}
+	if n := len(srv.Recording().Messages("tools/call")); n != 1 {
+		t.Errorf("%d tools/call, want 1", n)
+	}
 }
