@@ -50,8 +50,10 @@ const (
 	// maxTaskInputs bounds the input requests one task may make.
 	maxTaskInputs = 16
 	// maxTaskMessageUpdates bounds the updates that change only the
-	// status message (a chatty server must not flood the turn's events).
+	// status message, maxTaskUpdates all but the last (a chatty server
+	// must not flood the turn's events).
 	maxTaskMessageUpdates = 32
+	maxTaskUpdates        = 128
 	maxTaskMessageBytes   = 500
 	maxTaskIDBytes        = 256
 	// maxTaskReconnects bounds the reconnects while one task is followed.
@@ -147,6 +149,7 @@ type taskFollower struct {
 	req      CallRequest
 	id       string
 	last     TaskUpdate
+	updates  int             // updates reported
 	messages int             // updates that changed only the message
 	answered map[string]bool // inputRequests keys answered
 	inputs   int
@@ -263,12 +266,18 @@ func (f *taskFollower) report(t *wireTask) {
 	if u == f.last {
 		return
 	}
-	if u.Status == f.last.Status {
-		if f.messages >= maxTaskMessageUpdates {
+	if !t.Status.IsTerminal() {
+		if f.updates >= maxTaskUpdates-1 {
 			return
 		}
-		f.messages++
+		if u.Status == f.last.Status {
+			if f.messages >= maxTaskMessageUpdates {
+				return
+			}
+			f.messages++
+		}
 	}
+	f.updates++
 	f.last = u
 	f.c.logger.Debug("task", "task", truncate(f.id, 40), "status", u.Status)
 	if f.req.OnTask != nil {

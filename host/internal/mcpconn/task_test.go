@@ -394,3 +394,38 @@ func TestTaskPolledAgainAfterReconnect(t *testing.T) {
 		t.Errorf("%d tools/call, want 1", n)
 	}
 }
+
+// TestTaskUpdatesBounded: a server that changes its task's message or
+// status at every poll is reported a bounded number of times, and the
+// task's end always.
+func TestTaskUpdatesBounded(t *testing.T) {
+	c := New(context.Background(), "srv", Options{Config: &config.Server{}})
+	defer c.Close()
+	f := &taskFollower{c: c, id: "t1"}
+	var got []TaskUpdate
+	f.req.OnTask = func(u TaskUpdate) { got = append(got, u) }
+	for i := range 1000 {
+		f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusWorking, StatusMessage: fmt.Sprint("step ", i)})
+		status := mcp.TaskStatusInputRequired
+		if i%2 == 0 {
+			status = mcp.TaskStatusWorking
+		}
+		f.report(&wireTask{TaskID: "t1", Status: status})
+	}
+	f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusCompleted})
+	if len(got) != maxTaskUpdates {
+		t.Errorf("%d updates reported, want %d", len(got), maxTaskUpdates)
+	}
+	if last := got[len(got)-1]; last.Status != "completed" {
+		t.Errorf("last update %+v, want the task's end", last)
+	}
+	messages := 0
+	for i := 1; i < len(got); i++ {
+		if got[i].Status == got[i-1].Status {
+			messages++
+		}
+	}
+	if messages > maxTaskMessageUpdates {
+		t.Errorf("%d message-only updates, want at most %d", messages, maxTaskMessageUpdates)
+	}
+}
