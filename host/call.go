@@ -137,12 +137,18 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 			return out, err
 		}
 		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
+		creq.Task, creq.KeepTask = dc.task, true
 	}
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)
 	}
-	if info.emit != nil {
-		creq.OnTask = func(u mcpconn.TaskUpdate) { info.emit(taskEvent(info, server, tool, u)) }
+	creq.OnTask = func(u mcpconn.TaskUpdate) {
+		if dc := info.durable; dc != nil {
+			h.recordTask(ctx, dc, u.TaskID)
+		}
+		if info.emit != nil {
+			info.emit(taskEvent(info, server, tool, u))
+		}
 	}
 	result, sent, err := c.Call(ctx, creq)
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)

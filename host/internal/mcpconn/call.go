@@ -43,6 +43,14 @@ type CallRequest struct {
 	// answered the call with (`tasks: auto`, task.go): its creation and
 	// every change of status or message, at most a bounded number.
 	OnTask func(TaskUpdate)
+	// Task, when set, is the id of a task this call created earlier (a
+	// durable turn resumed after the process stopped): the call is not
+	// sent again, the task is followed.
+	Task string
+	// KeepTask leaves the task running when ctx ends (a durable turn,
+	// which is resumed and follows it then); taskTimeout and a task that
+	// asks too much still cancel it.
+	KeepTask bool
 }
 
 // Attempt describes one tools/call attempt to its observer.
@@ -195,6 +203,13 @@ func (c *Conn) Lookup(ctx context.Context, tool string) (*ServerSnapshot, *Catal
 // the secure ones. It returns the result and the secure values that went
 // with it, or a *CallError.
 func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, *SecureArgs, error) {
+	if req.Task != "" {
+		result, err := c.resumeTask(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return result, req.Secure, nil
+	}
 	retried := false
 	for {
 		cl, w, err := c.connect(ctx)

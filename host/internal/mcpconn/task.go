@@ -175,6 +175,19 @@ func (c *Conn) followTask(ctx context.Context, cl *client.Client, w *wireTranspo
 	return result, nil
 }
 
+// resumeTask follows req.Task, a task an earlier call created.
+func (c *Conn) resumeTask(ctx context.Context, req CallRequest) (*mcp.CallToolResult, error) {
+	cl, w, err := c.connect(ctx)
+	if err != nil {
+		return nil, &CallError{Failure: FailUnavailable, Task: req.Task, Err: err}
+	}
+	created, err := json.Marshal(map[string]string{"taskId": req.Task, "status": string(mcp.TaskStatusWorking), "statusMessage": "resumed"})
+	if err != nil {
+		return nil, &CallError{Failure: FailServerError, Task: req.Task, Err: err}
+	}
+	return c.followTask(ctx, cl, w, req, created)
+}
+
 func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask) (*mcp.CallToolResult, error) {
 	timeout := f.c.taskTimeout()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
@@ -182,7 +195,9 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 	// ended is the error of a call whose context or taskTimeout ended:
 	// the task is cancelled, as the caller no longer waits for it.
 	ended := func() error {
-		f.cancel(ctx, cl, w)
+		if ctx.Err() == nil || !f.req.KeepTask {
+			f.cancel(ctx, cl, w)
+		}
 		if err := ctx.Err(); err != nil {
 			return &CallError{Failure: FailCancelled, Err: err}
 		}
