@@ -137,7 +137,7 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 			return out, err
 		}
 		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
-		creq.Task, creq.KeepTask = dc.task, true
+		creq.Task, creq.KeepTask = dc.task, detached
 	}
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)

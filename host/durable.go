@@ -150,6 +150,13 @@ type durableCall struct {
 	task string
 }
 
+// detached reports a durable call's context ended because the engine
+// stops (the turn is left unfinished, to be resumed), not because its
+// caller went (an interrupted turn, recorded as finished).
+func detached(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), approvals.ErrDetached)
+}
+
 // recordTask keeps the task a durable call's server created (TaskSteps),
 // unless the id holds a protected value: nothing protected is stored.
 func (h *Host) recordTask(ctx context.Context, dc *durableCall, taskID string) {

@@ -57,3 +57,42 @@ func TestTaskOutlivesTheProcess(t *testing.T) {
 		}
 	})
 }
+
+// TestInterruptedTurnCancelsItsTask: a durable turn whose caller goes (an
+// interrupted turn, recorded as finished) cancels its call's task: nobody
+// would follow it.
+func TestInterruptedTurnCancelsItsTask(t *testing.T) {
+	const tools = `[{"name": "write_note", "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+  "secureInputSchema": {"type": "object", "properties": {"instance": {"type": "string"}, "token": {"type": "string"}}, "required": ["instance", "token"]},
+  "x-test": {"task": {"forever": true, "pollIntervalMs": 1}}}]`
+	backends(t, func(t *testing.T, b backend) {
+		srv := newServerWith(t, tools)
+		p := start(t, b, srv, &scriptModel{plan: calls("write_note", "1")}, b.openApprovals(t), time.Minute, "", nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan []host.Event, 1)
+		go func() {
+			var events []host.Event
+			for e := range p.session("interrupted-task").Turn(ctx, "go", host.TurnOptions{}) {
+				events = append(events, e)
+			}
+			done <- events
+		}()
+		rec := srv.srv.Recording()
+		deadline := time.Now().Add(20 * time.Second)
+		for len(rec.Messages("tasks/get")) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the task was never polled")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		events := waitFor(t, done, "the interrupted turn's events")
+		if end := lastEnd(t, events); end.Reason != host.EndInterrupted {
+			t.Errorf("end %+v, want interrupted", end)
+		}
+		if n := len(rec.Messages("tasks/cancel")); n != 1 {
+			t.Errorf("%d tasks/cancel, want 1\n%s", n, describe(events))
+		}
+	})
+}

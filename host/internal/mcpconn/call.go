@@ -47,10 +47,11 @@ type CallRequest struct {
 	// durable turn resumed after the process stopped): the call is not
 	// sent again, the task is followed.
 	Task string
-	// KeepTask leaves the task running when ctx ends (a durable turn,
-	// which is resumed and follows it then); taskTimeout and a task that
-	// asks too much still cancel it.
-	KeepTask bool
+	// KeepTask, when set, is asked when ctx ended whether to leave the
+	// task running rather than cancel it (a durable turn whose process
+	// stops, which is resumed and follows the task then); taskTimeout and
+	// a task that asks too much cancel it regardless.
+	KeepTask func(ctx context.Context) bool
 }
 
 // Attempt describes one tools/call attempt to its observer.

@@ -20,7 +20,9 @@ import (
 // (resultType "task") is followed here to its end: tasks/get every poll
 // interval the server suggests (bounded), the task's inputRequests answered
 // through the connection's elicitation handler and sent with tasks/update,
-// and tasks/cancel when the caller gives up or taskTimeout passes. The
+// and tasks/cancel when the caller gives up (unless CallRequest.KeepTask)
+// or taskTimeout passes; CallRequest.Task follows a task an earlier call
+// created (a resumed durable turn). The
 // caller of Call sees the task's final CallToolResult, or a *CallError that
 // names the task; it never re-sends a call that created a task.
 //
@@ -193,9 +195,11 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// ended is the error of a call whose context or taskTimeout ended:
-	// the task is cancelled, as the caller no longer waits for it.
+	// the task is cancelled, as the caller no longer waits for it (but
+	// for KeepTask, when the caller's context ended: its resumed turn
+	// will).
 	ended := func() error {
-		if ctx.Err() == nil || !f.req.KeepTask {
+		if ctx.Err() == nil || f.req.KeepTask == nil || !f.req.KeepTask(ctx) {
 			f.cancel(ctx, cl, w)
 		}
 		if err := ctx.Err(); err != nil {
