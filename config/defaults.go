@@ -13,8 +13,14 @@ import (
 const (
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
-	DefaultLLMTimeout     = 120 * time.Second
-	DefaultTrustLevel     = 1
+	// DefaultTaskTimeout: a task is work a server runs for longer than a
+	// call; ten minutes covers builds and reports, and a person answering
+	// its questions.
+	DefaultTaskTimeout = 10 * time.Minute
+	// MaxTaskTimeout caps taskTimeout.
+	MaxTaskTimeout    = 24 * time.Hour
+	DefaultLLMTimeout = 120 * time.Second
+	DefaultTrustLevel = 1
 
 	// DefaultMaxResponseBytes: far above any real result (a listing of
 	// thousands of tools is a few MiB), small enough that one message
@@ -67,6 +73,13 @@ func (c *Config) ApplyDefaults() {
 		}
 		if srv.ConnectTimeout == 0 {
 			srv.ConnectTimeout = DefaultConnectTimeout
+		}
+		srv.Tasks = strings.ToLower(srv.Tasks)
+		if srv.Tasks == "" {
+			srv.Tasks = TasksOff
+		}
+		if srv.TaskTimeout == 0 {
+			srv.TaskTimeout = DefaultTaskTimeout
 		}
 	}
 	for name, src := range c.Sources {

@@ -140,7 +140,7 @@ func wantMixedCaseParsed(file string) *Config {
 				Env:             map[string]string{"API_Key": "abc", "lowerCase": "x"},
 				ProtocolVersion: ProtocolAuto,
 				SecureParams:    SecureParams{Extensions: []string{DefaultSecureParamsExtension}},
-				CallTimeout:     10 * time.Second, ConnectTimeout: DefaultConnectTimeout,
+				CallTimeout:     10 * time.Second, ConnectTimeout: DefaultConnectTimeout, Tasks: TasksOff, TaskTimeout: DefaultTaskTimeout,
 			},
 			"Remote.Api": {
 				Name: "Remote.Api", Type: TransportHTTP, URL: "https://example.test/mcp",
@@ -148,7 +148,7 @@ func wantMixedCaseParsed(file string) *Config {
 				ProtocolVersion: ProtocolAuto,
 				SecureParams:    SecureParams{Extensions: []string{DefaultSecureParamsExtension}},
 				Tools:           ToolFilter{Allow: []string{"get_*"}, Deny: []string{"get_Secret"}},
-				CallTimeout:     DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout,
+				CallTimeout:     DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout, Tasks: TasksOff, TaskTimeout: DefaultTaskTimeout,
 			},
 		},
 		Sources: map[string]*Source{
@@ -221,12 +221,12 @@ func TestClaudeDesktopAndCursorFiles(t *testing.T) {
 	stdio := func(name, command string, args []string, env map[string]string) *Server {
 		return &Server{Name: name, Type: TransportStdio, Command: command, Args: args, Env: env,
 			ProtocolVersion: ProtocolAuto, SecureParams: SecureParams{Extensions: []string{DefaultSecureParamsExtension}},
-			CallTimeout: DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout}
+			CallTimeout: DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout, Tasks: TasksOff, TaskTimeout: DefaultTaskTimeout}
 	}
 	remote := func(name string, typ Transport, url string, headers map[string]string) *Server {
 		return &Server{Name: name, Type: typ, URL: url, Headers: headers,
 			ProtocolVersion: ProtocolAuto, SecureParams: SecureParams{Extensions: []string{DefaultSecureParamsExtension}},
-			CallTimeout: DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout}
+			CallTimeout: DefaultCallTimeout, ConnectTimeout: DefaultConnectTimeout, Tasks: TasksOff, TaskTimeout: DefaultTaskTimeout}
 	}
 	tests := []struct {
 		name string

@@ -168,6 +168,15 @@ const (
 	ProtocolModern = "2026-07-28"
 )
 
+// Choices for Server.Tasks.
+const (
+	TasksOff  = "off"
+	TasksAuto = "auto"
+)
+
+// TasksExtension is the MCP Tasks extension identifier.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
 // DefaultSecureParamsExtension is the SEP-3221 extension identifier.
 const DefaultSecureParamsExtension = "io.modelcontextprotocol/secure-params"
 
@@ -201,7 +210,14 @@ type Server struct {
 	Tools            ToolFilter    `json:"tools" yaml:"tools"`
 	CallTimeout      time.Duration `json:"callTimeout" yaml:"callTimeout"`
 	ConnectTimeout   time.Duration `json:"connectTimeout" yaml:"connectTimeout"`
-	Disabled         bool          `json:"disabled" yaml:"disabled"`
+	// Tasks is TasksOff (the default) or TasksAuto: declare the MCP Tasks
+	// extension (io.modelcontextprotocol/tasks) on 2026-07-28 connections
+	// and follow the task a call is answered with (docs/config.md).
+	Tasks string `json:"tasks" yaml:"tasks"`
+	// TaskTimeout bounds a call answered with a task, from the call to
+	// the task's end, input rounds included.
+	TaskTimeout time.Duration `json:"taskTimeout" yaml:"taskTimeout"`
+	Disabled    bool          `json:"disabled" yaml:"disabled"`
 	// OAuth configures the MCP authorization flow for a server reached by
 	// url (docs/config.md). Without it the flow still runs, with dynamic
 	// client registration, when the server answers 401.

@@ -158,6 +158,14 @@ func validateServer(p *problems, key, name string, srv *Server) {
 	if srv.ConnectTimeout < 0 {
 		p.add(childKey(key, "connectTimeout"), "must be positive")
 	}
+	switch strings.ToLower(srv.Tasks) {
+	case "", TasksOff, TasksAuto:
+	default:
+		p.add(childKey(key, "tasks"), "must be "+TasksOff+" or "+TasksAuto)
+	}
+	if srv.TaskTimeout < 0 || srv.TaskTimeout > MaxTaskTimeout {
+		p.add(childKey(key, "taskTimeout"), "must be positive and at most 24h")
+	}
 }
 
 func isHTTPURL(s string) bool {

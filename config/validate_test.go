@@ -50,6 +50,11 @@ func TestValidationErrorsNameFileAndKey(t *testing.T) {
 			"cfg.yaml: sources.v.startTimeout: must be positive",
 			"cfg.yaml: sources.v.callTimeout: must be positive",
 		}},
+		{"tasks", "mcpServers:\n  t: {command: x, tasks: on, taskTimeout: 25h}\n  u: {command: x, tasks: AUTO, taskTimeout: -1s}\n", []string{
+			"cfg.yaml: mcpServers.t.tasks: must be off or auto",
+			"cfg.yaml: mcpServers.t.taskTimeout: must be positive and at most 24h",
+			"cfg.yaml: mcpServers.u.taskTimeout: must be positive and at most 24h",
+		}},
 		{"bad duration syntax", "mcpServers:\n  t: {command: x, callTimeout: 10 minutes}\n", []string{`cfg.yaml: mcpServers.t.callTimeout: invalid duration; use Go syntax such as "60s", "1m30s" or "10m"`}},
 		{"duration without unit", "mcpServers:\n  t: {command: x, callTimeout: 60}\n", []string{`cfg.yaml: mcpServers.t.callTimeout: expected a duration such as "60s" or "10m", got a number`}},
 		{"tool globs", "mcpServers:\n  t: {command: x, tools: {allow: ['get_[', ''], deny: ['a\\']}}\n", []string{

@@ -190,6 +190,9 @@ type streamEvent struct {
 	Approvers   int             `json:"approvers"`
 	IsError     *bool           `json:"isError"`
 	Content     []contentItem   `json:"content"`
+	TaskID      string          `json:"taskId"`
+	TaskStatus  string          `json:"taskStatus"`
+	StatusMsg   string          `json:"statusMessage"`
 	Kind        string          `json:"kind"`
 	Error       string          `json:"error"`
 	Reason      string          `json:"reason"`
@@ -207,7 +210,7 @@ func (e streamEvent) text() string {
 	return strings.Join(parts, "\n")
 }
 
-var rtEventTypes = []string{"session_start", "assistant", "tool_call", "approval_requested", "approval", "tool_result", "error", "session_end"}
+var rtEventTypes = []string{"session_start", "assistant", "tool_call", "approval_requested", "approval", "tool_task", "tool_result", "error", "session_end"}
 
 // rtEvents parses agenthost-stream-json output: every stdout line must be one JSON
 // object of a known type, session_start first and session_end last, all of

@@ -501,6 +501,8 @@ func (h *Host) redactEvent(e *Event) {
 	e.Error = r.Redact(e.Error)
 	e.Explanation = r.Redact(e.Explanation)
 	e.Result = r.Redact(e.Result)
+	e.TaskID = r.Redact(e.TaskID)
+	e.StatusMessage = r.Redact(e.StatusMessage)
 	for i, name := range e.Tools {
 		e.Tools[i] = r.Redact(name)
 	}

@@ -23,11 +23,16 @@ import (
 func agentHost(t *testing.T, script modeltest.Script) (*Host, *mcptest.Server, *modeltest.Server, *strings.Builder) {
 	t.Helper()
 	h, srv, logs := testHost(t, "", mcptest.Options{})
+	return h, srv, scriptModel(t, h, script), logs
+}
+
+// scriptModel makes h's model the scripted one.
+func scriptModel(t *testing.T, h *Host, script modeltest.Script) *modeltest.Server {
+	t.Helper()
 	scripted := modeltest.New(script)
-	base := scripted.Start(t)
-	h.model = openaimodel.New(openaimodel.Options{BaseURL: base, APIKey: "sk-test", MaxRetryWait: time.Second})
+	h.model = openaimodel.New(openaimodel.Options{BaseURL: scripted.Start(t), APIKey: "sk-test", MaxRetryWait: time.Second})
 	h.modelName = "scripted"
-	return h, srv, scripted, logs
+	return scripted
 }
 
 func collect(t *testing.T, s *Session, ctx context.Context, prompt string, opts TurnOptions) []Event {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
@@ -145,9 +146,18 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 			return out, err
 		}
 		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
+		creq.Task, creq.KeepTask = dc.task, detached
 	}
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)
+	}
+	creq.OnTask = func(u mcpconn.TaskUpdate) {
+		if dc := info.durable; dc != nil {
+			h.recordTask(ctx, dc, u.TaskID)
+		}
+		if info.emit != nil {
+			info.emit(taskEvent(info, server, tool, u))
+		}
 	}
 	result, sent, err := c.Call(ctx, creq)
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
@@ -162,6 +172,13 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 		out.Result, d.hookRule = s.postHooks(ctx, server, d.tool, arguments, info, out.Result, d.hookContext)
 	}
 	return s.auditResult(ctx, server, tool, d, start, out, err)
+}
+
+// taskEvent is the tool_task event of a call's task update (the turn's
+// emit masks the server's words, redactEvent).
+func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
+	return Event{Type: EventToolTask, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
+		Server: server, Tool: tool, TaskID: u.TaskID, TaskStatus: u.Status, StatusMessage: u.StatusMessage}
 }
 
 // decided is a call that may run: its tool, its decision record (to be
@@ -521,6 +538,10 @@ func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent 
 	case mcpconn.FailCancelled:
 		return nil, newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
 	case mcpconn.FailTimeout:
+		if ce.Task != "" {
+			return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: its task %s did not finish within %s (taskTimeout); it was cancelled",
+				server, tool, h.redactor.Redact(ce.Task), ce.Timeout)
+		}
 		return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
 	case mcpconn.FailProtocol:
 		var perr *ProtocolError
@@ -540,6 +561,10 @@ func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent 
 	case ce.Failure == mcpconn.FailSecureRejected:
 		return nil, newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
 			"%s/%s: the server rejected the call's secure arguments (-32602): %s", server, tool, h.redactor.Redact(message))
+	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY && slices.Contains(ce.RPC.RequiredExtensions(), config.TasksExtension):
+		return nil, newError(KindConfig, modelMsgOperatorFailure, ce.Err,
+			"%s/%s: the server runs the tool as a task and requires the Tasks extension (%s, -32021): set mcpServers.%s.tasks: auto",
+			server, tool, config.TasksExtension, server)
 	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
 		fix := "check secureParams.extensions"
 		if ids := ce.RPC.RequiredExtensions(); len(ids) > 0 {

@@ -85,6 +85,20 @@ type Steps interface {
 	Sent(ctx context.Context, key string) (prior int, err error)
 }
 
+// TaskSteps is a Steps that also keeps the MCP task a call's server
+// answered it with (a server's `tasks: auto`), so that a turn resumed
+// after the process stopped follows that task instead of reporting the
+// call's result lost. The adapter in host/durable implements it.
+type TaskSteps interface {
+	Steps
+	// SentTask records taskID as the task the call with idempotency key
+	// key created; it is called once the server answered with it, before
+	// the task is polled.
+	SentTask(ctx context.Context, key, taskID string) error
+	// TaskOf is the task recorded for key, or "".
+	TaskOf(ctx context.Context, key string) (string, error)
+}
+
 // StepFunc is one step's work; its output is what is checkpointed.
 type StepFunc func(ctx context.Context) (json.RawMessage, error)
 
@@ -131,6 +145,34 @@ type durableCall struct {
 	// tainted: replayed from a checkpoint whose arguments are masked
 	// because the model's held a protected value; refused.
 	tainted bool
+	// task is the MCP task an earlier run of the call created
+	// (TaskSteps): followed instead of sending the call again.
+	task string
+}
+
+// detached reports a durable call's context ended because the engine
+// stops (the turn is left unfinished, to be resumed), not because its
+// caller went (an interrupted turn, recorded as finished).
+func detached(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), approvals.ErrDetached)
+}
+
+// recordTask keeps the task a durable call's server created (TaskSteps),
+// unless the id holds a protected value: nothing protected is stored.
+func (h *Host) recordTask(ctx context.Context, dc *durableCall, taskID string) {
+	ts, ok := dc.steps.(TaskSteps)
+	if !ok || taskID == dc.task {
+		return
+	}
+	if h.redactor.ContainsSecret(taskID) {
+		h.logger.Warn("a task id holds a protected value: not recorded, so a resumed turn cannot follow the task")
+		return
+	}
+	if err := ts.SentTask(ctx, dc.key, taskID); err != nil {
+		h.logger.Warn("the task of a durable call could not be recorded; a resumed turn cannot follow it", "err", err)
+		return
+	}
+	dc.task = taskID
 }
 
 // idempotencyKey is the idempotency key of call callID of turn turnID.
@@ -511,6 +553,18 @@ func (s *Session) durableSend(ctx context.Context, server, tool string, d decide
 	}
 	if prior == 0 {
 		return nil, nil, false
+	}
+	if ts, ok := dc.steps.(TaskSteps); ok {
+		// The call created a task before the process stopped: the task
+		// runs on (or ran) on the server, follow it.
+		task, terr := ts.TaskOf(ctx, dc.key)
+		if terr != nil {
+			h.logger.Warn("the task of a durable call could not be read", "err", terr)
+		} else if task != "" {
+			h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
+			dc.task = task
+			return nil, nil, false
+		}
 	}
 	if prior == 1 && h.idempotentByTrust(server, d.tool) {
 		h.logger.Info("re-sending a durable call whose result was lost (the tool is idempotent)", "server", server, "tool", tool, "session", s.id)

@@ -23,8 +23,13 @@ const (
 	// before the decision (the approval event follows).
 	EventApprovalRequested EventType = "approval_requested"
 	EventToolResult        EventType = "tool_result"
-	EventError             EventType = "error"
-	EventSessionEnd        EventType = "session_end"
+	// EventToolTask: the server answered a call with a task (MCP Tasks,
+	// a server's `tasks: auto`): sent when the task is created and at
+	// each change of its status or message, before the call's
+	// tool_result.
+	EventToolTask   EventType = "tool_task"
+	EventError      EventType = "error"
+	EventSessionEnd EventType = "session_end"
 	// EventAuthorization: the session's subject must authorize agenthost
 	// for a server (OAuth); AuthURL is where to send that end user
 	// (host.OAuthOptions.RedirectURI).
@@ -79,6 +84,12 @@ type Event struct {
 	// Labels are the result's labels (sensitive, untrusted), sorted; the
 	// model was told them (docs/events.md).
 	Labels []string `json:"labels,omitempty"`
+
+	// tool_task: the task's id, its status (working, input_required,
+	// completed, failed, cancelled) and the server's status message.
+	TaskID        string `json:"taskId,omitempty"`
+	TaskStatus    string `json:"taskStatus,omitempty"`
+	StatusMessage string `json:"statusMessage,omitempty"`
 
 	// authorization: the URL for the session's end user (never sent to
 	// the model), and the session's subject.

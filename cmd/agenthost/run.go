@@ -295,6 +295,12 @@ func (p *textPrinter) print(e host.Event) {
 		if e.Explanation != "" && e.Explanation != p.explained[e.CallID] {
 			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
 		}
+	case host.EventToolTask:
+		line := fmt.Sprintf("  %s task %s: %s", p.callLabel(e), shown(p.stderr, truncateText(e.TaskID, 40)), shown(p.stderr, e.TaskStatus))
+		if e.StatusMessage != "" {
+			line += " (" + shown(p.stderr, truncateText(e.StatusMessage, 200)) + ")"
+		}
+		fmt.Fprintln(p.stderr, line)
 	case host.EventToolResult:
 		status := "ok"
 		if e.Failed() {

@@ -44,6 +44,7 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 		{Type: host.EventError, Error: hostile},
 		{Type: host.EventApprovalRequested, CallID: "c1", ApprovalID: hostile, RiskLevel: hostile, Deadline: hostile},
 		{Type: host.EventApprovalRequested, CallID: "c2", Explanation: hostile},
+		{Type: host.EventToolTask, CallID: "c3", TaskID: hostile, TaskStatus: hostile, StatusMessage: hostile},
 	}
 	stdout, stderr := &screen{}, &screen{}
 	p := &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}

@@ -5,7 +5,7 @@
 // mapping is described in docs/events.md.
 //
 // Events without a Claude Code counterpart (approval_requested, approval,
-// error, authorization) are written as agenthost's own event objects, whose
+// error, authorization, tool_task) are written as agenthost's own event objects, whose
 // "type" no Claude Code message uses, so such a consumer skips them.
 package ccstream
 
@@ -135,7 +135,7 @@ func (w *Writer) Event(e host.Event) error {
 		return w.enc.Encode(e)
 	case host.EventSessionEnd:
 		return w.enc.Encode(w.result(e))
-	default: // approval_requested, authorization and any later type
+	default: // approval_requested, authorization, tool_task and any later type
 		return w.enc.Encode(e)
 	}
 }

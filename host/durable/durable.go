@@ -318,6 +318,16 @@ func (s *steps) Sent(ctx context.Context, key string) (int, error) {
 	return s.store.sent(ctx, key)
 }
 
+func (s *steps) SentTask(ctx context.Context, key, taskID string) error {
+	return s.store.sentTask(ctx, key, taskID)
+}
+
+func (s *steps) TaskOf(ctx context.Context, key string) (string, error) {
+	return s.store.taskOf(ctx, key)
+}
+
+var _ host.TaskSteps = (*steps)(nil)
+
 // sqlitePath reports the file of a SQLite DSN ("sqlite:PATH", or a path
 // ending in .db, .sqlite or .sqlite3).
 func sqlitePath(dsn string) (string, bool) {

@@ -185,7 +185,7 @@ func ptr(s string) *string { return &s }
 
 func testConfig(askTimeout time.Duration) *config.Config {
 	cfg := &config.Config{
-		MCPServers: map[string]*config.Server{"db": {}},
+		MCPServers: map[string]*config.Server{"db": {Tasks: config.TasksAuto}},
 		Bindings: []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{
 			"instance": {Session: "instance"},
 			"token":    {Source: "vault", Ref: "db/token"},
@@ -248,8 +248,9 @@ type process struct {
 
 // start opens a process. crashAt names where its turns stop as a killed
 // process would ("" for none): "sent" (after the decision record, before
-// the send is recorded), "append-tool" (after the tool results, before
-// they reach the conversation).
+// the send is recorded), "task" (after the task a call created is
+// recorded), "append-tool" (after the tool results, before they reach the
+// conversation).
 func start(t *testing.T, b backend, srv *server, m *scriptModel, store approvals.Store, askTimeout time.Duration, crashAt string, onRaised func(approvals.Approval)) *process {
 	t.Helper()
 	e, err := durable.Open(context.Background(), b.dsn, durable.Options{ExecutorID: "test-executor", ShutdownTimeout: 5 * time.Second})
@@ -335,6 +336,19 @@ func (s crashSteps) Sent(ctx context.Context, key string) (int, error) {
 		return 0, err
 	}
 	return s.Steps.Sent(ctx, key)
+}
+
+// SentTask records the task, then is the crash point "task": the call's
+// server is running its task when the process stops.
+func (s crashSteps) SentTask(ctx context.Context, key, taskID string) error {
+	if err := s.Steps.(host.TaskSteps).SentTask(ctx, key, taskID); err != nil {
+		return err
+	}
+	return s.c.stopHere("task")
+}
+
+func (s crashSteps) TaskOf(ctx context.Context, key string) (string, error) {
+	return s.Steps.(host.TaskSteps).TaskOf(ctx, key)
 }
 
 type crashHistory struct {

@@ -68,6 +68,11 @@ var schema = []string{
 		sends      BIGINT NOT NULL,
 		updated_ms BIGINT NOT NULL
 	)`,
+	`CREATE TABLE IF NOT EXISTS agenthost_call_tasks (
+		call_key   TEXT PRIMARY KEY,
+		task_id    TEXT NOT NULL,
+		updated_ms BIGINT NOT NULL
+	)`,
 }
 
 func newStore(ctx context.Context, db *sql.DB, d dialect) (*Store, error) {
@@ -383,15 +388,41 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return tx.Commit()
 }
 
-// forgetSends drops the send ledger of the turns' calls (keys are the
-// turn id, a slash and the call id).
+// forgetSends drops the send ledger of the turns' calls and their tasks
+// (keys are the turn id, a slash and the call id).
 func (s *Store) forgetSends(ctx context.Context, turnIDs []string) error {
 	for _, id := range turnIDs {
-		if _, err := s.db.ExecContext(ctx, s.d.rebind(`DELETE FROM agenthost_call_sends WHERE call_key >= $1 AND call_key < $2`), id+"/", id+"0"); err != nil {
-			return fmt.Errorf("durable: delete sends: %w", err)
+		for _, table := range []string{"agenthost_call_sends", "agenthost_call_tasks"} {
+			if _, err := s.db.ExecContext(ctx, s.d.rebind(`DELETE FROM `+table+` WHERE call_key >= $1 AND call_key < $2`), id+"/", id+"0"); err != nil {
+				return fmt.Errorf("durable: delete sends: %w", err)
+			}
 		}
 	}
 	return nil
+}
+
+// sentTask records the MCP task the call key created (the last one, if a
+// resumed call's server answered with another).
+func (s *Store) sentTask(ctx context.Context, key, taskID string) error {
+	q := s.d.rebind(`INSERT INTO agenthost_call_tasks (call_key, task_id, updated_ms) VALUES ($1, $2, $3)
+		ON CONFLICT (call_key) DO UPDATE SET task_id = excluded.task_id, updated_ms = excluded.updated_ms`)
+	if _, err := s.db.ExecContext(ctx, q, key, taskID, nowMs()); err != nil {
+		return fmt.Errorf("durable: record the task: %w", err)
+	}
+	return nil
+}
+
+// taskOf is the task recorded for the call key, or "".
+func (s *Store) taskOf(ctx context.Context, key string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT task_id FROM agenthost_call_tasks WHERE call_key = $1`), key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("durable: read the task: %w", err)
+	}
+	return id, nil
 }
 
 // OpenStore opens the session store alone (no engine) in the SQLite file

@@ -92,6 +92,9 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 			return rep
 		}
 	}
+	if b.Task != nil {
+		return s.createTask(x, t, args, secureArgs)
+	}
 	var before []notification
 	if b.ListChanged != "" {
 		if err := s.switchTools(ts, b.ListChanged); err != nil {

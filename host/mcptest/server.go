@@ -23,6 +23,7 @@ type Server struct {
 	tools    *toolSet
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
+	tasks    map[string]*serverTask // task.go
 
 	requests atomic.Int64
 	noiseMu  sync.Mutex
@@ -139,8 +140,11 @@ func (s *Server) currentTools() *toolSet {
 
 func (s *Server) capabilities() map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
-	if len(s.opts.Extensions) > 0 {
+	if len(s.opts.Extensions) > 0 || s.taskExtensionServed() {
 		exts := map[string]any{}
+		if s.taskExtensionServed() {
+			exts[TasksExtension] = map[string]any{}
+		}
 		for _, id := range s.opts.Extensions {
 			exts[id] = map[string]any{}
 			if s.opts.NullExtensions {
@@ -237,6 +241,8 @@ func (s *Server) handleModern(x *exchange) reply {
 		return s.callTool(x, negotiatedHere)
 	case "subscriptions/listen":
 		return s.listen(x)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return s.handleTask(x)
 	default:
 		return errorReply(newError(CodeMethodNotFound, "Method not found"))
 	}
@@ -279,6 +285,15 @@ func (s *Server) validateModern(x *exchange) *RPCError {
 		_ = json.Unmarshal(x.msg.Params, &p)
 		if values := x.header.Values(headerName); len(values) == 0 || !headerMatches(values[0], p.Name) {
 			return newError(CodeHeaderMismatch, "%s header does not match params.name", headerName)
+		}
+	}
+	if strings.HasPrefix(x.msg.Method, "tasks/") {
+		var p struct {
+			TaskID json.RawMessage `json:"taskId"`
+		}
+		_ = json.Unmarshal(x.msg.Params, &p)
+		if values := x.header.Values(headerName); len(values) == 0 || !headerMatches(values[0], p.TaskID) {
+			return newError(CodeHeaderMismatch, "%s header does not match params.taskId", headerName)
 		}
 	}
 	return nil

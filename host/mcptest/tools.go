@@ -36,6 +36,8 @@ type Behaviour struct {
 	// Probe runs one of the probes (ProbeDial, ProbeSpawn,
 	// ProbeAllocate) with the call's arguments and answers its outcome.
 	Probe string `json:"probe,omitempty"`
+	// Task runs the call as a task of the Tasks extension (task.go).
+	Task *TaskBehaviour `json:"task,omitempty"`
 
 	sleep time.Duration
 }
@@ -50,6 +52,11 @@ func (b *Behaviour) validate() error {
 	}
 	if err := b.validateProbe(); err != nil {
 		return err
+	}
+	if b.Task != nil {
+		if err := b.Task.validate(); err != nil {
+			return err
+		}
 	}
 	if b.InputRequired < 0 {
 		return fmt.Errorf("inputRequired must not be negative, got %d", b.InputRequired)

@@ -67,6 +67,9 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 		dst = append(dst, ']')
 	}
 	dst = appendStrings(dst, `,"labels":`, e.Labels)
+	dst = appendStringField(dst, `,"taskId":`, e.TaskID)
+	dst = appendStringField(dst, `,"taskStatus":`, e.TaskStatus)
+	dst = appendStringField(dst, `,"statusMessage":`, e.StatusMessage)
 	dst = appendStringField(dst, `,"authUrl":`, e.AuthURL)
 	dst = appendStringField(dst, `,"subject":`, e.Subject)
 	dst = appendStringField(dst, `,"kind":`, string(e.Kind))

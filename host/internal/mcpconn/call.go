@@ -41,6 +41,19 @@ type CallRequest struct {
 	// Meta are _meta fields sent with every attempt (the idempotency key
 	// of a durable call), beside the observer's.
 	Meta map[string]any
+	// OnTask, when set, is told each new state of the task a server
+	// answered the call with (`tasks: auto`, task.go): its creation and
+	// every change of status or message, at most a bounded number.
+	OnTask func(TaskUpdate)
+	// Task, when set, is the id of a task this call created earlier (a
+	// durable turn resumed after the process stopped): the call is not
+	// sent again, the task is followed.
+	Task string
+	// KeepTask, when set, is asked when ctx ended whether to leave the
+	// task running rather than cancel it (a durable turn whose process
+	// stops, which is resumed and follows the task then); taskTimeout and
+	// a task that asks too much cancel it regardless.
+	KeepTask func(ctx context.Context) bool
 }
 
 // Attempt describes one tools/call attempt to its observer.
@@ -88,8 +101,12 @@ type CallError struct {
 	Failure Failure
 	// Timeout is the callTimeout that passed (FailTimeout).
 	Timeout time.Duration
-	// RPC is the server's JSON-RPC error, when it answered with one.
+	// RPC is the server's JSON-RPC error, when it answered with one (for
+	// a task: the error its failed status carried).
 	RPC *RPCError
+	// Task is the id of the task the server answered the call with, when
+	// it did: the call ran (or runs) on the server, and is not re-sent.
+	Task string
 	// Err is the cause.
 	Err error
 }
@@ -201,6 +218,13 @@ func (c *Conn) Lookup(ctx context.Context, tool string) (*ServerSnapshot, *Catal
 // the secure ones. It returns the result and the secure values that went
 // with it, or a *CallError.
 func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, *SecureArgs, error) {
+	if req.Task != "" {
+		result, err := c.resumeTask(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return result, req.Secure, nil
+	}
 	retried := false
 	for {
 		cl, w, err := c.connect(ctx)
@@ -215,7 +239,7 @@ func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, 
 		if cerr.Failure == FailConnectionLost {
 			c.dropClient(cl, cerr.Err)
 		}
-		if cerr.RPC == nil {
+		if cerr.RPC == nil || cerr.Task != "" {
 			return nil, nil, cerr
 		}
 		switch code := cerr.RPC.Code; code {
@@ -278,32 +302,47 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 	if len(meta) > 0 {
 		call.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
-	if req.Secure != nil {
-		x := w.exchanges.open(req.Secure)
+	var x *exchange
+	if req.Secure != nil || c.tasksOn() {
+		x = w.exchanges.open(req.Secure)
+		x.tasks = c.tasksOn()
 		defer w.exchanges.close(x)
 		call.Header = x.header
 	}
 	result, err := cl.CallTool(cctx, call)
-	if err == nil {
-		return result, nil
+	if err != nil {
+		return nil, classifyCallError(ctx, cctx, timeout, err)
 	}
+	if x != nil && x.tasks {
+		if created := w.exchanges.pageOf(x); created != nil {
+			// The call's callTimeout bounded its answer; the task has a
+			// bound of its own.
+			return c.followTask(ctx, cl, w, req, created)
+		}
+	}
+	return result, nil
+}
+
+// classifyCallError maps the error of a request sent under cctx (ctx with
+// the timeout) to a *CallError.
+func classifyCallError(ctx, cctx context.Context, timeout time.Duration, err error) *CallError {
 	var (
 		rpc  *RPCError
 		perr *ProtocolError
 	)
 	switch {
 	case ctx.Err() != nil:
-		return nil, &CallError{Failure: FailCancelled, Err: ctx.Err()}
+		return &CallError{Failure: FailCancelled, Err: ctx.Err()}
 	case cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
-		return nil, &CallError{Failure: FailTimeout, Timeout: timeout, Err: err}
+		return &CallError{Failure: FailTimeout, Timeout: timeout, Err: err}
 	case errors.As(err, &perr):
-		return nil, &CallError{Failure: FailProtocol, Err: err}
+		return &CallError{Failure: FailProtocol, Err: err}
 	case errors.As(err, &rpc):
 		// Before the connection check: mcp-go wraps the seam's error in
 		// a transport error.
-		return nil, &CallError{Failure: FailServerError, RPC: rpc, Err: rpc}
+		return &CallError{Failure: FailServerError, RPC: rpc, Err: rpc}
 	case isConnectionFailure(err):
-		return nil, &CallError{Failure: FailConnectionLost, Err: err}
+		return &CallError{Failure: FailConnectionLost, Err: err}
 	}
-	return nil, &CallError{Failure: FailServerError, Err: err}
+	return &CallError{Failure: FailServerError, Err: err}
 }

@@ -50,8 +50,14 @@ type exchange struct {
 	// secure are the call's secureArguments (nil for a listing);
 	// read-only.
 	secure *SecureArgs
-	// page is the raw result of a tools/list, set by the seam.
+	// page is the raw result of a tools/list or a task request, or the
+	// task handle a tools/call was answered with, set by the seam.
 	page json.RawMessage
+	// tasks: the tools/call may be answered with a task handle, which
+	// the seam keeps in page (task.go).
+	tasks bool
+	// task is the request to send in place of mcp-go's tasks/get.
+	task *taskRequest
 }
 
 // exchanges are a connection's open exchanges, by name. Closed ones are
@@ -94,7 +100,7 @@ func (e *exchanges) close(x *exchange) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.m, x.name)
-	x.secure, x.page = nil, nil
+	x.secure, x.page, x.tasks, x.task = nil, nil, false, nil
 	if len(e.free) < maxFreeExchanges {
 		e.free = append(e.free, x)
 	}
@@ -308,6 +314,13 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 	}
 
+	if x != nil && x.task != nil && request.Method == string(mcp.MethodTasksGet) {
+		rewritten, err := withTaskRequest(request, x.task, w.http && w.mirrorParams.Load())
+		if err != nil {
+			return nil, err
+		}
+		request = rewritten
+	}
 	if request.Method == string(mcp.MethodServerDiscover) {
 		ctx = context.WithValue(ctx, discoverProbeKey{}, true)
 	}
@@ -357,6 +370,19 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			// mcp-go would keep the code and message only.
 			return nil, newRPCError(response.Error)
 		}
+		if x != nil && x.tasks && isTaskHandle(response.Result) {
+			w.exchanges.setPage(x, response.Result)
+			stub := *response
+			stub.Result = taskStubResult
+			return &stub, nil
+		}
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		if x != nil && x.task != nil {
+			if response.Error != nil {
+				return nil, newRPCError(response.Error)
+			}
+			w.exchanges.setPage(x, response.Result)
+		}
 	}
 	return response, nil
 }
@@ -383,6 +409,48 @@ func rejectsOwnVersion(params any, response *transport.JSONRPCResponse) bool {
 		return false
 	}
 	return slices.Contains(data.Supported, declared)
+}
+
+// withTaskRequest returns a copy of mcp-go's tasks/get request that sends
+// task's method and params instead, beside the _meta mcp-go added; on
+// 2026-07-28 HTTP (headers) with Mcp-Method and Mcp-Name (the task id)
+// set as the extension requires.
+func withTaskRequest(request transport.JSONRPCRequest, task *taskRequest, headers bool) (transport.JSONRPCRequest, error) {
+	encoded, err := json.Marshal(request.Params)
+	if err != nil {
+		return request, fmt.Errorf("%s params: %w", task.method, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(encoded, &fields); err != nil || fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	params := make(map[string]json.RawMessage, len(task.params)+1)
+	if meta, ok := fields["_meta"]; ok {
+		params["_meta"] = meta
+	}
+	for k, v := range task.params {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return request, fmt.Errorf("%s params: %w", task.method, err)
+		}
+		params[k] = b
+	}
+	request.Method = task.method
+	request.Params = params
+	if headers {
+		h := request.Header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set(mcp.HeaderMethod, task.method)
+		if id, ok := task.params["taskId"].(string); ok {
+			if v, ok := mcp.EncodeHeaderValue(id); ok {
+				h.Set(mcp.HeaderName, v)
+			}
+		}
+		request.Header = h
+	}
+	return request, nil
 }
 
 // attachSecureArguments returns a copy of a tools/call request whose params

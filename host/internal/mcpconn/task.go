@@ -1,0 +1,414 @@
+package mcpconn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+)
+
+// MCP Tasks, the io.modelcontextprotocol/tasks extension of the 2026-07-28
+// protocol. With a server's `tasks: auto` the connection declares the
+// extension, and a tools/call the server answers with a task handle
+// (resultType "task") is followed here to its end: tasks/get every poll
+// interval the server suggests (bounded), the task's inputRequests answered
+// through the connection's elicitation handler and sent with tasks/update,
+// and tasks/cancel when the caller gives up (unless CallRequest.KeepTask)
+// or taskTimeout passes; CallRequest.Task follows a task an earlier call
+// created (a resumed durable turn). The
+// caller of Call sees the task's final CallToolResult, or a *CallError that
+// names the task; it never re-sends a call that created a task.
+//
+// The task requests go through mcp-go's client (its _meta, request ids and
+// cancellation) as a tasks/get of an exchange that names the method and
+// params to send (wireTransport rewrites them), so that tasks/update, which
+// mcp-go does not know, and the extension's result shapes, which it would
+// misread, pass through raw.
+
+// TaskUpdate is a state of the task a call was answered with, as the server
+// reported it: at creation and at every change of status or message.
+type TaskUpdate struct {
+	TaskID string
+	// Status is working, input_required, completed, failed or cancelled.
+	Status string
+	// StatusMessage is the server's message, cut to maxTaskMessageBytes.
+	StatusMessage string
+}
+
+// Bounds of following a task.
+const (
+	// minTaskPoll and maxTaskPoll clamp the server's pollIntervalMs;
+	// defaultTaskPoll stands in when it suggests none.
+	minTaskPoll     = 100 * time.Millisecond
+	maxTaskPoll     = 30 * time.Second
+	defaultTaskPoll = time.Second
+	// maxTaskInputs bounds the input requests one task may make.
+	maxTaskInputs = 16
+	// maxTaskMessageUpdates bounds the updates that change only the
+	// status message, maxTaskUpdates all but the last (a chatty server
+	// must not flood the turn's events).
+	maxTaskMessageUpdates = 32
+	maxTaskUpdates        = 128
+	maxTaskMessageBytes   = 500
+	maxTaskIDBytes        = 256
+	// maxTaskReconnects bounds the reconnects while one task is followed.
+	maxTaskReconnects = 3
+	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
+	// early (its caller's context may be gone already).
+	taskCancelTimeout = 5 * time.Second
+)
+
+// Task methods of the extension; mcp-go knows all but tasks/update.
+const (
+	methodTasksGet    = string(mcp.MethodTasksGet)
+	methodTasksUpdate = "tasks/update"
+	methodTasksCancel = string(mcp.MethodTasksCancel)
+)
+
+// tasksOn reports the server's `tasks: auto`.
+func (c *Conn) tasksOn() bool { return c.cfg.Tasks == config.TasksAuto }
+
+// taskTimeout bounds a call answered with a task.
+func (c *Conn) taskTimeout() time.Duration {
+	if c.cfg.TaskTimeout > 0 {
+		return c.cfg.TaskTimeout
+	}
+	return config.DefaultTaskTimeout
+}
+
+// wireTask is the extension's Task, as CreateTaskResult, tasks/get and
+// notifications/tasks carry it (DetailedTask: result, error and
+// inputRequests by status).
+type wireTask struct {
+	ResultType     string                     `json:"resultType"`
+	TaskID         string                     `json:"taskId"`
+	Status         mcp.TaskStatus             `json:"status"`
+	StatusMessage  string                     `json:"statusMessage"`
+	PollIntervalMs *int64                     `json:"pollIntervalMs"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+	Result         json.RawMessage            `json:"result"`
+	Error          *mcp.JSONRPCErrorDetails   `json:"error"`
+}
+
+// isTaskHandle reports whether a tools/call result is a CreateTaskResult.
+func isTaskHandle(result json.RawMessage) bool {
+	var probe struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(result, &probe) == nil && probe.ResultType == "task"
+}
+
+// taskStubResult is what mcp-go decodes instead of a task handle: the
+// connection follows the task and returns its result instead.
+var taskStubResult = json.RawMessage(`{"content":[]}`)
+
+func taskProblem(format string, args ...any) *ProtocolError {
+	return &ProtocolError{msg: "server sent a task that is not valid: " + fmt.Sprintf(format, args...)}
+}
+
+// parseTask reads a Task; want is the id it must have ("" at creation).
+func parseTask(raw json.RawMessage, want string) (*wireTask, error) {
+	var t wireTask
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, taskProblem("%v", err)
+	}
+	switch {
+	case t.TaskID == "":
+		return nil, taskProblem("no taskId")
+	case len(t.TaskID) > maxTaskIDBytes:
+		return nil, taskProblem("a taskId longer than %d bytes", maxTaskIDBytes)
+	case want != "" && t.TaskID != want:
+		return nil, taskProblem("taskId %q where %q was asked for", truncate(t.TaskID, 40), truncate(want, 40))
+	}
+	switch t.Status {
+	case mcp.TaskStatusWorking, mcp.TaskStatusInputRequired, mcp.TaskStatusCompleted, mcp.TaskStatusFailed, mcp.TaskStatusCancelled:
+	default:
+		return nil, taskProblem("status %q", truncate(string(t.Status), 40))
+	}
+	return &t, nil
+}
+
+// pollInterval is the wait before the next tasks/get: the server's
+// suggestion, within [minTaskPoll, maxTaskPoll].
+func (t *wireTask) pollInterval() time.Duration {
+	if t.PollIntervalMs == nil || *t.PollIntervalMs <= 0 {
+		return defaultTaskPoll
+	}
+	ms := min(*t.PollIntervalMs, int64(maxTaskPoll/time.Millisecond))
+	return max(time.Duration(ms)*time.Millisecond, minTaskPoll)
+}
+
+// taskFollower follows one call's task.
+type taskFollower struct {
+	c        *Conn
+	req      CallRequest
+	id       string
+	last     TaskUpdate
+	updates  int             // updates reported
+	messages int             // updates that changed only the message
+	answered map[string]bool // inputRequests keys answered
+	inputs   int
+}
+
+// followTask follows the task created answers a call with to its end; its
+// error is a *CallError naming the task.
+func (c *Conn) followTask(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest, created json.RawMessage) (*mcp.CallToolResult, error) {
+	t, err := parseTask(created, "")
+	if err != nil {
+		return nil, &CallError{Failure: FailProtocol, Err: err}
+	}
+	f := &taskFollower{c: c, req: req, id: t.TaskID, answered: map[string]bool{}}
+	result, err := f.follow(ctx, cl, w, t)
+	if err != nil {
+		var cerr *CallError
+		if !errors.As(err, &cerr) {
+			cerr = &CallError{Failure: FailServerError, Err: err}
+		}
+		cerr.Task = f.id
+		return nil, cerr
+	}
+	return result, nil
+}
+
+// resumeTask follows req.Task, a task an earlier call created.
+func (c *Conn) resumeTask(ctx context.Context, req CallRequest) (*mcp.CallToolResult, error) {
+	cl, w, err := c.connect(ctx)
+	if err != nil {
+		return nil, &CallError{Failure: FailUnavailable, Task: req.Task, Err: err}
+	}
+	created, err := json.Marshal(map[string]string{"taskId": req.Task, "status": string(mcp.TaskStatusWorking), "statusMessage": "resumed"})
+	if err != nil {
+		return nil, &CallError{Failure: FailServerError, Task: req.Task, Err: err}
+	}
+	return c.followTask(ctx, cl, w, req, created)
+}
+
+func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask) (*mcp.CallToolResult, error) {
+	timeout := f.c.taskTimeout()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// ended is the error of a call whose context or taskTimeout ended:
+	// the task is cancelled, as the caller no longer waits for it (but
+	// for KeepTask, when the caller's context ended: its resumed turn
+	// will).
+	ended := func() error {
+		if ctx.Err() == nil || f.req.KeepTask == nil || !f.req.KeepTask(ctx) {
+			f.cancel(ctx, cl, w)
+		}
+		if err := ctx.Err(); err != nil {
+			return &CallError{Failure: FailCancelled, Err: err}
+		}
+		return &CallError{Failure: FailTimeout, Timeout: timeout,
+			Err: fmt.Errorf("task %s did not finish within %s (taskTimeout)", truncate(f.id, 40), timeout)}
+	}
+	reconnects := 0
+	f.report(t)
+	for {
+		switch t.Status {
+		case mcp.TaskStatusCompleted:
+			return f.result(t)
+		case mcp.TaskStatusFailed:
+			if t.Error == nil {
+				return nil, &CallError{Failure: FailProtocol, Err: taskProblem("status failed without an error")}
+			}
+			rpc := newRPCError(t.Error)
+			return nil, &CallError{Failure: FailServerError, RPC: rpc, Err: fmt.Errorf("task %s failed: %w", truncate(f.id, 40), rpc)}
+		case mcp.TaskStatusCancelled:
+			return nil, &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s was cancelled by the server: %s", truncate(f.id, 40), truncate(t.StatusMessage, maxTaskMessageBytes))}
+		case mcp.TaskStatusInputRequired:
+			if err := f.answer(tctx, cl, w, t); err != nil {
+				if tctx.Err() != nil {
+					return nil, ended()
+				}
+				f.cancel(ctx, cl, w)
+				return nil, err
+			}
+		}
+		timer := time.NewTimer(t.pollInterval())
+		select {
+		case <-tctx.Done():
+			timer.Stop()
+			return nil, ended()
+		case <-timer.C:
+		}
+		raw, err := f.rpc(tctx, cl, w, methodTasksGet, nil)
+		if err != nil {
+			var cerr *CallError
+			switch {
+			case tctx.Err() != nil:
+				return nil, ended()
+			case errors.As(err, &cerr) && cerr.Failure == FailConnectionLost && reconnects < maxTaskReconnects:
+				// The task lives on the server: poll it again on a new
+				// connection rather than call again.
+				reconnects++
+				f.c.dropClient(cl, cerr.Err)
+				ncl, nw, derr := f.c.connect(tctx)
+				if derr != nil {
+					return nil, &CallError{Failure: FailUnavailable, Err: derr}
+				}
+				cl, w = ncl, nw
+				continue
+			}
+			return nil, err
+		}
+		next, err := parseTask(raw, f.id)
+		if err != nil {
+			return nil, &CallError{Failure: FailProtocol, Err: err}
+		}
+		t = next
+		f.report(t)
+	}
+}
+
+// result is a completed task's CallToolResult.
+func (f *taskFollower) result(t *wireTask) (*mcp.CallToolResult, error) {
+	if len(t.Result) == 0 {
+		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("status completed without a result")}
+	}
+	result, err := mcp.ParseCallToolResult(&t.Result)
+	if err != nil {
+		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("result: %v", err)}
+	}
+	return result, nil
+}
+
+// report tells the caller about a new state of the task.
+func (f *taskFollower) report(t *wireTask) {
+	u := TaskUpdate{TaskID: f.id, Status: string(t.Status), StatusMessage: truncate(t.StatusMessage, maxTaskMessageBytes)}
+	if u == f.last {
+		return
+	}
+	if !t.Status.IsTerminal() {
+		if f.updates >= maxTaskUpdates-1 {
+			return
+		}
+		if u.Status == f.last.Status {
+			if f.messages >= maxTaskMessageUpdates {
+				return
+			}
+			f.messages++
+		}
+	}
+	f.updates++
+	f.last = u
+	f.c.logger.Debug("task", "task", truncate(f.id, 40), "status", u.Status)
+	if f.req.OnTask != nil {
+		f.req.OnTask(u)
+	}
+}
+
+// answer fulfils the input requests of t not answered yet and sends the
+// responses with tasks/update. inputRequests is a snapshot of what is
+// outstanding, so a key seen again is not asked again.
+func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask) error {
+	keys := make([]string, 0, len(t.InputRequests))
+	for key := range t.InputRequests {
+		if !f.answered[key] {
+			keys = append(keys, key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	responses := make(mcp.InputResponses, len(keys))
+	for _, key := range keys {
+		if f.inputs >= maxTaskInputs {
+			return &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s asked for more than %d inputs", truncate(f.id, 40), maxTaskInputs)}
+		}
+		f.inputs++
+		var ir mcp.InputRequest
+		if err := json.Unmarshal(t.InputRequests[key], &ir); err != nil {
+			return &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s input request %q: %w", truncate(f.id, 40), truncate(key, 40), err)}
+		}
+		resp, err := f.fulfil(ctx, ir)
+		if err != nil {
+			return err
+		}
+		responses[key] = resp
+	}
+	if _, err := f.rpc(ctx, cl, w, methodTasksUpdate, map[string]any{"inputResponses": responses}); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		f.answered[key] = true
+	}
+	return nil
+}
+
+// fulfil answers one input request: elicitation through the connection's
+// handler (declined without one); agenthost answers no other kind.
+func (f *taskFollower) fulfil(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	if ir.Method != mcp.MethodElicitationCreate || ir.Elicitation == nil {
+		return mcp.InputResponse{}, &CallError{Failure: FailServerError,
+			Err: fmt.Errorf("task %s asks for %s, which agenthost does not answer", truncate(f.id, 40), ir.Method)}
+	}
+	decline := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
+	if f.c.elicitation == nil {
+		return mcp.NewElicitationInputResponse(decline), nil
+	}
+	res, err := f.c.elicitation.Elicit(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params:  *ir.Elicitation,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return mcp.InputResponse{}, ctx.Err()
+		}
+		return mcp.InputResponse{}, &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s: answering its input request: %w", truncate(f.id, 40), err)}
+	}
+	if res == nil {
+		res = &decline
+	}
+	return mcp.NewElicitationInputResponse(*res), nil
+}
+
+// cancel sends tasks/cancel, bounded by taskCancelTimeout also when ctx
+// has ended; a failure is logged (cancellation is cooperative anyway).
+func (f *taskFollower) cancel(ctx context.Context, cl *client.Client, w *wireTransport) {
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
+	defer stop()
+	if _, err := f.rpc(cctx, cl, w, methodTasksCancel, nil); err != nil {
+		f.c.logger.Warn("tasks/cancel failed", "task", truncate(f.id, 40), "err", err)
+	}
+}
+
+// rpc sends one task request (params beside taskId) and returns its raw
+// result; the error is a *CallError. Each request is bounded by the
+// server's callTimeout.
+func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransport, method string, params map[string]any) (json.RawMessage, error) {
+	timeout := f.c.callTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	x := w.exchanges.open(nil)
+	defer w.exchanges.close(x)
+	all := map[string]any{"taskId": f.id}
+	for k, v := range params {
+		all[k] = v
+	}
+	x.task = &taskRequest{method: method, params: all}
+	req := mcp.GetTaskRequest{Header: x.header}
+	req.Params.TaskId = f.id
+	if _, err := cl.GetTask(cctx, req); err != nil {
+		return nil, classifyCallError(ctx, cctx, timeout, err)
+	}
+	raw := w.exchanges.pageOf(x)
+	if raw == nil {
+		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("%s had no result", method)}
+	}
+	return raw, nil
+}
+
+// taskRequest is the method and params the seam sends for a task
+// request mcp-go sends as tasks/get.
+type taskRequest struct {
+	method string
+	params map[string]any
+}

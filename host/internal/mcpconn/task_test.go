@@ -1,0 +1,431 @@
+package mcpconn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/secureparams"
+)
+
+// answering is an elicitation handler that answers with the given action,
+// numbering its answers, and counts what it was asked.
+type answering struct {
+	action mcp.ElicitationResponseAction
+	mu     sync.Mutex
+	asked  []string
+}
+
+func (a *answering) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: a.action, Content: map[string]any{"answer": fmt.Sprintf("a%d", len(a.asked))}}}, nil
+}
+
+func (a *answering) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asked)
+}
+
+// taskTool is a tools JSON with one tool whose x-test task is behaviour.
+func taskTool(behaviour string) []byte {
+	return []byte(`[{"name": "long_job", "inputSchema": {"type": "object"}, "x-test": {"task": ` + behaviour + `}}]`)
+}
+
+// taskConn connects to srv in process (or at url over HTTP) with the
+// given tasks setting.
+func taskConn(t *testing.T, srv *mcptest.Server, url string, cfg config.Server, elicit *answering) *Conn {
+	t.Helper()
+	opts := Options{Config: &cfg}
+	if elicit != nil {
+		opts.Elicitation = elicit
+	}
+	if url == "" {
+		opts.Transport = func() (transport.Interface, error) { return srv.InProcessTransport(), nil }
+	} else {
+		cfg.URL, cfg.Type = url, config.TransportHTTP
+	}
+	c := New(context.Background(), "srv", opts)
+	t.Cleanup(c.Close)
+	return c
+}
+
+func callLongJob(ctx context.Context, c *Conn, updates *[]TaskUpdate) (*mcp.CallToolResult, error) {
+	req := CallRequest{Tool: &secureparams.Tool{Name: "long_job"}, Arguments: json.RawMessage(`{}`)}
+	if updates != nil {
+		req.OnTask = func(u TaskUpdate) { *updates = append(*updates, u) }
+	}
+	result, _, err := c.Call(ctx, req)
+	return result, err
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func statuses(updates []TaskUpdate) []string {
+	var out []string
+	for _, u := range updates {
+		if len(out) == 0 || out[len(out)-1] != u.Status {
+			out = append(out, u.Status)
+		}
+	}
+	return out
+}
+
+// TestTaskFollowedToItsResult: a call answered with a task handle is
+// polled to its end, each of the task's two input requests goes through
+// the elicitation handler once and back with tasks/update, and the caller
+// gets the task's result; over stdio-like in-process and real HTTP (where
+// every task request must carry Mcp-Name, the task id).
+func TestTaskFollowedToItsResult(t *testing.T) {
+	for _, over := range []string{"in-process", "http"} {
+		t.Run(over, func(t *testing.T) {
+			opts := mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "polls": 1, "pollIntervalMs": 1}`)}
+			var (
+				srv *mcptest.Server
+				url string
+				err error
+			)
+			if over == "http" {
+				url, srv = mcptest.StartHTTP(t, opts)
+			} else if srv, err = mcptest.New(opts); err != nil {
+				t.Fatal(err)
+			} else {
+				defer srv.Close()
+			}
+			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto}, elicit)
+			var updates []TaskUpdate
+			result, err := callLongJob(context.Background(), c, &updates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError || !strings.Contains(resultText(result), "answers: a1, a2") {
+				t.Fatalf("result = %q (isError %v), want the task's result with both answers", resultText(result), result.IsError)
+			}
+			if n := elicit.count(); n != 2 {
+				t.Errorf("elicited %d times, want 2 (one per input request, however often it is polled)", n)
+			}
+			rec := srv.Recording()
+			if n := len(rec.Messages("tasks/update")); n != 2 {
+				t.Errorf("%d tasks/update, want 2", n)
+			}
+			if n := len(rec.Messages("tools/call")); n != 1 {
+				t.Errorf("%d tools/call, want 1", n)
+			}
+			want := []string{"working", "input_required", "working", "input_required", "working", "completed"}
+			if got := statuses(updates); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("task statuses reported: %v, want %v", got, want)
+			}
+			if updates[0].TaskID == "" || updates[0].StatusMessage != "started" {
+				t.Errorf("first update = %+v, want the task id and the server's message", updates[0])
+			}
+		})
+	}
+}
+
+// TestTaskInputAskedOnce: a server that still shows an answered request
+// for a few polls (eventually consistent) is not asked, nor answered,
+// twice for it.
+func TestTaskInputAskedOnce(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "lag": 2, "pollIntervalMs": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+	c := taskConn(t, srv, "", config.Server{Tasks: config.TasksAuto}, elicit)
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resultText(result), "answers: a1, a2") {
+		t.Errorf("result %q, want both answers", resultText(result))
+	}
+	if n := elicit.count(); n != 2 {
+		t.Errorf("elicited %d times, want 2", n)
+	}
+	if n := len(srv.Recording().Messages("tasks/update")); n != 2 {
+		t.Errorf("%d tasks/update, want 2", n)
+	}
+}
+
+// TestTaskEndings: the ways a task call ends other than with its result.
+func TestTaskEndings(t *testing.T) {
+	tests := []struct {
+		name      string
+		behaviour string
+		cfg       config.Server
+		elicit    mcp.ElicitationResponseAction
+		ctx       time.Duration // cancel the caller's context after this
+		failure   Failure
+		code      int // the RPC code the error carries
+		isError   bool
+		cancelled bool // a tasks/cancel was sent
+	}{
+		{name: "declined input completes with isError", behaviour: `{"inputs": 1, "pollIntervalMs": 1}`,
+			cfg: config.Server{Tasks: config.TasksAuto}, elicit: mcp.ElicitationResponseActionDecline, isError: true},
+		// The task's error code is one Call would otherwise re-send a
+		// call after: a task that ran is never run again.
+		{name: "failed task is its error, not re-sent", behaviour: `{"failCode": -32601, "pollIntervalMs": 1}`,
+			cfg: config.Server{Tasks: config.TasksAuto}, failure: FailServerError, code: -32601},
+		{name: "caller cancels: tasks/cancel", behaviour: `{"forever": true, "pollIntervalMs": 1}`,
+			cfg: config.Server{Tasks: config.TasksAuto}, ctx: 400 * time.Millisecond, failure: FailCancelled, cancelled: true},
+		{name: "taskTimeout: tasks/cancel", behaviour: `{"forever": true, "pollIntervalMs": 1}`,
+			cfg: config.Server{Tasks: config.TasksAuto, TaskTimeout: 400 * time.Millisecond}, failure: FailTimeout, cancelled: true},
+		{name: "too many inputs: tasks/cancel", behaviour: fmt.Sprintf(`{"inputs": %d, "pollIntervalMs": 1}`, maxTaskInputs+1),
+			cfg: config.Server{Tasks: config.TasksAuto}, elicit: mcp.ElicitationResponseActionAccept, failure: FailServerError, cancelled: true},
+		{name: "tasks off: the extension is not declared", behaviour: `{}`,
+			cfg: config.Server{Tasks: config.TasksOff}, failure: FailServerError, code: -32021},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(tc.behaviour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			var elicit *answering
+			if tc.elicit != "" {
+				elicit = &answering{action: tc.elicit}
+			}
+			c := taskConn(t, srv, "", tc.cfg, elicit)
+			ctx := context.Background()
+			if tc.ctx > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+				defer cancel()
+			}
+			result, err := callLongJob(ctx, c, nil)
+			rec := srv.Recording()
+			if n := len(rec.Messages("tools/call")); n != 1 {
+				t.Errorf("%d tools/call, want 1", n)
+			}
+			if got := len(rec.Messages("tasks/cancel")) > 0; got != tc.cancelled {
+				t.Errorf("tasks/cancel sent: %v, want %v", got, tc.cancelled)
+			}
+			if tc.failure == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if result.IsError != tc.isError {
+					t.Errorf("isError = %v, want %v: %s", result.IsError, tc.isError, resultText(result))
+				}
+				return
+			}
+			var cerr *CallError
+			if !errors.As(err, &cerr) {
+				t.Fatalf("err = %v, want a *CallError", err)
+			}
+			if cerr.Failure != tc.failure {
+				t.Errorf("failure = %v, want %v (%v)", cerr.Failure, tc.failure, err)
+			}
+			if tc.code != 0 && (cerr.RPC == nil || cerr.RPC.Code != tc.code) {
+				t.Errorf("RPC = %+v, want code %d", cerr.RPC, tc.code)
+			}
+			if tc.cfg.Tasks == config.TasksAuto && cerr.Task == "" {
+				t.Errorf("the error names no task: %v", err)
+			}
+		})
+	}
+}
+
+// TestTaskExtensionDeclaredOnlyWhenOn: the client capability goes with
+// requests only for a server with `tasks: auto`.
+func TestTaskExtensionDeclaredOnlyWhenOn(t *testing.T) {
+	for _, mode := range []string{config.TasksOff, config.TasksAuto} {
+		t.Run(mode, func(t *testing.T) {
+			srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "a_tool", "inputSchema": {"type": "object"}}]`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			c := taskConn(t, srv, "", config.Server{Tasks: mode}, nil)
+			if err := c.Connect(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			lists := srv.Recording().Messages("tools/list")
+			if len(lists) == 0 {
+				t.Fatal("no tools/list")
+			}
+			declared := strings.Contains(string(lists[0].Message), config.TasksExtension)
+			if declared != (mode == config.TasksAuto) {
+				t.Errorf("tasks extension declared: %v with tasks %s: %s", declared, mode, lists[0].Message)
+			}
+		})
+	}
+}
+
+func TestTaskPollInterval(t *testing.T) {
+	ms := func(n int64) *int64 { return &n }
+	tests := []struct {
+		suggested *int64
+		want      time.Duration
+	}{
+		{nil, defaultTaskPoll},
+		{ms(0), defaultTaskPoll},
+		{ms(-5), defaultTaskPoll},
+		{ms(1), minTaskPoll},
+		{ms(2500), 2500 * time.Millisecond},
+		{ms(3_600_000), maxTaskPoll},
+		{ms(1 << 62), maxTaskPoll},
+	}
+	for _, tc := range tests {
+		if got := (&wireTask{PollIntervalMs: tc.suggested}).pollInterval(); got != tc.want {
+			t.Errorf("pollInterval(%v) = %v, want %v", tc.suggested, got, tc.want)
+		}
+	}
+}
+
+func TestParseTask(t *testing.T) {
+	long := strings.Repeat("x", maxTaskIDBytes+1)
+	tests := []struct {
+		name, raw, want string
+		ok              bool
+	}{
+		{"working", `{"taskId":"t1","status":"working"}`, "", true},
+		{"the asked id", `{"taskId":"t1","status":"completed","result":{"content":[]}}`, "t1", true},
+		{"another id", `{"taskId":"t2","status":"working"}`, "t1", false},
+		{"no id", `{"status":"working"}`, "", false},
+		{"long id", `{"taskId":"` + long + `","status":"working"}`, "", false},
+		{"unknown status", `{"taskId":"t1","status":"sleeping"}`, "", false},
+		{"not an object", `[1]`, "", false},
+		{"not JSON", `{`, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseTask(json.RawMessage(tc.raw), tc.want)
+			if (err == nil) != tc.ok {
+				t.Fatalf("parseTask = %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, ErrProtocol) {
+				t.Errorf("error %v is not a protocol error", err)
+			}
+		})
+	}
+}
+
+func FuzzParseTask(f *testing.F) {
+	f.Add([]byte(`{"taskId":"t1","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}}}`), "t1")
+	f.Add([]byte(`{"taskId":"t1","status":"failed","error":{"code":-1,"message":"m"}}`), "")
+	f.Fuzz(func(t *testing.T, raw []byte, want string) {
+		task, err := parseTask(raw, want)
+		if err != nil {
+			return
+		}
+		if task.TaskID == "" || len(task.TaskID) > maxTaskIDBytes || (want != "" && task.TaskID != want) {
+			t.Fatalf("accepted task id %q (want %q)", task.TaskID, want)
+		}
+		if d := task.pollInterval(); d < minTaskPoll || d > maxTaskPoll {
+			t.Fatalf("poll interval %v out of bounds", d)
+		}
+	})
+}
+
+// breakingTransport fails its first tasks/get as a broken connection
+// would, once armed.
+type breakingTransport struct {
+	transport.Interface
+	armed *atomic.Bool
+}
+
+func (b *breakingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if req.Method == string(mcp.MethodTasksGet) && b.armed.CompareAndSwap(true, false) {
+		return nil, io.EOF
+	}
+	return b.Interface.SendRequest(ctx, req)
+}
+
+// TestTaskPolledAgainAfterReconnect: the connection breaks while a task
+// is polled; the task lives on the server, so the connection is made
+// again and the same task polled to its end, without calling again.
+func TestTaskPolledAgainAfterReconnect(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"polls": 2, "pollIntervalMs": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	var dials atomic.Int32
+	cfg := config.Server{Tasks: config.TasksAuto}
+	c := New(context.Background(), "srv", Options{Config: &cfg, Transport: func() (transport.Interface, error) {
+		dials.Add(1)
+		return &breakingTransport{Interface: srv.InProcessTransport(), armed: armed}, nil
+	}})
+	defer c.Close()
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.IsError {
+		t.Errorf("result %q is an error", resultText(result))
+	}
+	if armed.Load() {
+		t.Fatal("the connection was never broken")
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (one made again)", n)
+	}
+	if n := len(srv.Recording().Messages("tools/call")); n != 1 {
+		t.Errorf("%d tools/call, want 1", n)
+	}
+}
+
+// TestTaskUpdatesBounded: a server that changes its task's message or
+// status at every poll is reported a bounded number of times, and the
+// task's end always.
+func TestTaskUpdatesBounded(t *testing.T) {
+	c := New(context.Background(), "srv", Options{Config: &config.Server{}})
+	defer c.Close()
+	f := &taskFollower{c: c, id: "t1"}
+	var got []TaskUpdate
+	f.req.OnTask = func(u TaskUpdate) { got = append(got, u) }
+	for i := range 1000 {
+		f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusWorking, StatusMessage: fmt.Sprint("step ", i)})
+		status := mcp.TaskStatusInputRequired
+		if i%2 == 0 {
+			status = mcp.TaskStatusWorking
+		}
+		f.report(&wireTask{TaskID: "t1", Status: status})
+	}
+	f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusCompleted})
+	if len(got) != maxTaskUpdates {
+		t.Errorf("%d updates reported, want %d", len(got), maxTaskUpdates)
+	}
+	if last := got[len(got)-1]; last.Status != "completed" {
+		t.Errorf("last update %+v, want the task's end", last)
+	}
+	messages := 0
+	for i := 1; i < len(got); i++ {
+		if got[i].Status == got[i-1].Status {
+			messages++
+		}
+	}
+	if messages > maxTaskMessageUpdates {
+		t.Errorf("%d message-only updates, want at most %d", messages, maxTaskMessageUpdates)
+	}
+}

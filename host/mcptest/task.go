@@ -1,0 +1,281 @@
+package mcptest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TasksExtension is the MCP Tasks extension identifier (2026-07-28).
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// maxServerTasks bounds the tasks one server keeps.
+const maxServerTasks = 1000
+
+// TaskBehaviour is the "task" member of x-test: on a 2026-07-28 request
+// that declares the Tasks extension, tools/call answers with a task handle,
+// and the task advances one step per tasks/get, deterministically:
+// Polls polls answer working, then the task asks for its next input (one
+// elicitation at a time, Inputs in all, each answered with tasks/update),
+// and after the last input and Polls more polls it completes with the
+// tool's usual result (or fails with FailCode, or never ends with
+// Forever). A declined input completes the task with isError. Message,
+// when set, is the statusMessage of the working steps. Lag polls after an
+// answer still show the answered request (an eventually consistent
+// server). A call of a task
+// tool that does not declare the extension answers -32021.
+type TaskBehaviour struct {
+	Message        string `json:"message,omitempty"`
+	Lag            int    `json:"lag,omitempty"`
+	Inputs         int    `json:"inputs,omitempty"`
+	Polls          int    `json:"polls,omitempty"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+	FailCode       int    `json:"failCode,omitempty"`
+	Forever        bool   `json:"forever,omitempty"`
+}
+
+func (b *TaskBehaviour) validate() error {
+	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
+		return fmt.Errorf("task: inputs, polls, lag and pollIntervalMs must not be negative")
+	}
+	return nil
+}
+
+// serverTask is one task's state.
+type serverTask struct {
+	mu          sync.Mutex
+	id          string
+	tool        *tool
+	args        map[string]json.RawMessage
+	secureArgs  map[string]json.RawMessage
+	b           TaskBehaviour
+	created     string
+	updated     string
+	status      string
+	message     string
+	round       int    // inputs answered
+	polls       int    // polls since the last step
+	outstanding string // the open input request's key
+	answers     []string
+	// apply is an answer taken but not yet visible, for lag more polls.
+	apply  func()
+	lag    int
+	result map[string]any
+	err    *RPCError
+}
+
+// taskExtensionServed reports whether a served tool runs as a task, so the
+// server advertises the extension.
+func (s *Server) taskExtensionServed() bool {
+	for _, t := range s.currentTools().tools {
+		if t.test.Task != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func declaresTasks(m requestMeta) bool {
+	v, ok := m.extensions[TasksExtension]
+	return ok && strings.TrimSpace(string(v)) != "null"
+}
+
+func missingTasksError() *RPCError {
+	return newError(CodeMissingCapability, "Missing required client capability: %s", TasksExtension).withData(map[string]any{
+		"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}},
+	})
+}
+
+// createTask answers a task tool's call with a task handle.
+func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]json.RawMessage) reply {
+	if !x.modern || !declaresTasks(x.meta) {
+		return reply{err: missingTasksError(), toolError: true}
+	}
+	id := make([]byte, 12)
+	_, _ = rand.Read(id)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	st := &serverTask{id: "task-" + hex.EncodeToString(id), tool: t, args: args, secureArgs: secureArgs,
+		b: *t.test.Task, created: now, updated: now, status: "working", message: "started"}
+	s.mu.Lock()
+	if s.tasks == nil {
+		s.tasks = map[string]*serverTask{}
+	}
+	if len(s.tasks) >= maxServerTasks {
+		s.mu.Unlock()
+		return errorReply(newError(CodeInternalError, "too many tasks"))
+	}
+	s.tasks[st.id] = st
+	s.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	w := st.wire()
+	w["resultType"] = "task"
+	return reply{result: w}
+}
+
+// findTask resolves a tasks/* request's task.
+func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError) {
+	if !declaresTasks(x.meta) {
+		return nil, nil, missingTasksError()
+	}
+	var p struct {
+		TaskID         string          `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(x.msg.Params, &p); err != nil || p.TaskID == "" {
+		return nil, nil, newError(CodeInvalidParams, "missing taskId")
+	}
+	s.mu.Lock()
+	st := s.tasks[p.TaskID]
+	s.mu.Unlock()
+	if st == nil {
+		return nil, nil, newError(CodeInvalidParams, "Failed to retrieve task: Task not found")
+	}
+	return st, p.InputResponses, nil
+}
+
+func (s *Server) handleTask(x *exchange) reply {
+	st, responses, rpcErr := s.findTask(x)
+	if rpcErr != nil {
+		return errorReply(rpcErr)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch x.msg.Method {
+	case "tasks/get":
+		st.advance()
+		return reply{result: st.wire()}
+	case "tasks/update":
+		st.update(responses)
+	case "tasks/cancel":
+		if !st.terminal() {
+			st.set("cancelled", "cancelled by request")
+		}
+	}
+	return reply{result: map[string]any{}}
+}
+
+func (st *serverTask) terminal() bool {
+	return st.status == "completed" || st.status == "failed" || st.status == "cancelled"
+}
+
+func (st *serverTask) set(status, message string) {
+	st.status, st.message = status, message
+	st.updated = time.Now().UTC().Format(time.RFC3339Nano)
+}
+
+// advance is one poll's step.
+func (st *serverTask) advance() {
+	if st.apply != nil {
+		if st.lag > 0 {
+			st.lag--
+			return
+		}
+		apply := st.apply
+		st.apply = nil
+		apply()
+		return
+	}
+	if st.terminal() || st.outstanding != "" {
+		return
+	}
+	st.polls++
+	if st.polls <= st.b.Polls {
+		msg := fmt.Sprintf("step %d", st.polls)
+		if st.b.Message != "" {
+			msg = st.b.Message
+		}
+		st.set("working", msg)
+		return
+	}
+	st.polls = 0
+	switch {
+	case st.round < st.b.Inputs:
+		st.outstanding = fmt.Sprintf("input-%d", st.round+1)
+		st.set("input_required", fmt.Sprintf("waiting for input %d of %d", st.round+1, st.b.Inputs))
+	case st.b.Forever:
+		st.set("working", "still working")
+	case st.b.FailCode != 0:
+		st.err = newError(st.b.FailCode, "task failed on purpose")
+		st.set("failed", "failed on purpose")
+	default:
+		st.result = toolResult(st.tool, st.args, st.secureArgs)
+		if len(st.answers) > 0 {
+			content, _ := st.result["content"].([]any)
+			st.result["content"] = append(content, map[string]any{"type": "text", "text": "answers: " + strings.Join(st.answers, ", ")})
+		}
+		st.set("completed", "done")
+	}
+}
+
+// update takes the answer to the outstanding input request; other keys
+// are ignored, as the extension asks.
+func (st *serverTask) update(raw json.RawMessage) {
+	var responses map[string]struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if json.Unmarshal(raw, &responses) != nil || st.outstanding == "" {
+		return
+	}
+	r, ok := responses[st.outstanding]
+	if !ok || st.apply != nil {
+		return
+	}
+	if st.b.Lag == 0 {
+		st.answer(r.Action, r.Content)
+		return
+	}
+	st.apply, st.lag = func() { st.answer(r.Action, r.Content) }, st.b.Lag
+}
+
+// answer applies the answer to the outstanding input request.
+func (st *serverTask) answer(action string, content map[string]any) {
+	st.outstanding = ""
+	if action != "accept" {
+		st.result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("input %d %s", st.round+1, action)}}, "isError": true}
+		st.set("completed", "input "+action)
+		return
+	}
+	st.round++
+	st.answers = append(st.answers, fmt.Sprint(content["answer"]))
+	st.set("working", fmt.Sprintf("got input %d", st.round))
+}
+
+// wire is the task as tasks/get returns it.
+func (st *serverTask) wire() map[string]any {
+	w := map[string]any{
+		"taskId":        st.id,
+		"status":        st.status,
+		"statusMessage": st.message,
+		"createdAt":     st.created,
+		"lastUpdatedAt": st.updated,
+		"ttlMs":         int64(time.Hour / time.Millisecond),
+	}
+	if st.b.PollIntervalMs > 0 {
+		w["pollIntervalMs"] = st.b.PollIntervalMs
+	}
+	switch st.status {
+	case "input_required":
+		w["inputRequests"] = map[string]any{st.outstanding: map[string]any{
+			"method": "elicitation/create",
+			"params": map[string]any{
+				"mode":    "form",
+				"message": fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name),
+				"requestedSchema": map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}},
+				},
+			},
+		}}
+	case "completed":
+		w["result"] = st.result
+	case "failed":
+		w["error"] = st.err
+	}
+	return w
+}
