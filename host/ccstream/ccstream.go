@@ -218,10 +218,10 @@ func (w *Writer) result(e host.Event) resultMessage {
 	if w.model != "" {
 		cost := 0.0
 		if p, ok := w.opts.Prices[w.model]; ok && e.Usage != nil {
-			cost = p.Cost(e.Usage.PromptTokens, 0, e.Usage.CompletionTokens)
+			cost = p.Cost(e.Usage.PromptTokens, e.Usage.CachedPromptTokens, e.Usage.CompletionTokens)
 		}
 		r.TotalCostUSD = cost
-		r.ModelUsage[w.model] = modelUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost}
+		r.ModelUsage[w.model] = modelUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadInputTokens: u.CacheReadInputTokens, CostUSD: cost}
 	}
 	switch e.Reason {
 	case host.EndDone:
@@ -238,10 +238,14 @@ func (w *Writer) result(e host.Event) resultMessage {
 	return r
 }
 
+// usageOf is u in the Messages API's terms, where input_tokens leaves out
+// the tokens read from the cache (cache_read_input_tokens) that an
+// OpenAI-compatible prompt_tokens includes.
 func usageOf(u *host.Usage) usage {
 	out := zeroUsage()
 	if u != nil {
-		out.InputTokens, out.OutputTokens = u.PromptTokens, u.CompletionTokens
+		cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+		out.InputTokens, out.CacheReadInputTokens, out.OutputTokens = u.PromptTokens-cached, cached, u.CompletionTokens
 	}
 	return out
 }
