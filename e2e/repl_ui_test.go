@@ -257,3 +257,37 @@ func truncateForError(s string) string {
 	}
 	return s
 }
+
+// TestREPLWarnsOnceThatNothingIsRecorded: with audit.path empty, the
+// warning that decisions are not recorded comes once, before the REPL
+// draws its prompt, and not in the middle of a turn's output when the
+// first call is decided.
+func TestREPLWarnsOnceThatNothingIsRecorded(t *testing.T) {
+	t.Parallel()
+	const warning = "audit.path is empty"
+	model := rtStartModel(t, modeltest.Script{
+		rtCalls(rtCall("c1", "notes__read_note", obj{"query": "a"})),
+		rtText("Read it."),
+	})
+	dir := t.TempDir()
+	tools := writeJSON(t, dir, "tools.json", []obj{
+		{"name": "read_note", "inputSchema": rtQueryInput, "annotations": rtRisk("read", "low", "item", "auto", "none"), "x-test": obj{"text": "a note"}},
+	})
+	entry := stdioServer(tools, "")
+	entry["trustAnnotations"] = true
+	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"notes": entry}, "audit": obj{}})
+	term := rtStartOnTerminalEnv(t, []string{"USER=tester", "XDG_STATE_HOME=" + t.TempDir()}, "--config", cfg, "run")
+	term.waitOutput(t, 20*time.Second, warning)
+	term.waitOutput(t, 20*time.Second, "> ")
+	term.typed(t, "read a note\r")
+	term.waitOutput(t, 20*time.Second, "Read it.")
+	if got := strings.Count(term.output(), warning); got != 1 {
+		t.Errorf("the warning was shown %d times, want once\n%s", got, term.output())
+	}
+	if w, p := strings.Index(term.output(), warning), strings.Index(term.output(), "> "); w > p {
+		t.Errorf("the warning came after the prompt was drawn\n%s", term.output())
+	}
+	term.typed(t, "\x04")
+	term.exitsWith(t, 0)
+	model.wantNoFailures(t)
+}

@@ -98,6 +98,7 @@ func (a *app) runCommand() *cobra.Command {
 				return usageErr(errNoModel)
 			}
 			a.warnAboutTools(sess.View(ctx).Summary())
+			h.WarnUnrecorded()
 			// An incoming trace context, the way OpenTelemetry passes one
 			// to a process (used only with telemetry on; docs/config.md).
 			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
