@@ -291,3 +291,29 @@ func TestREPLWarnsOnceThatNothingIsRecorded(t *testing.T) {
 	term.exitsWith(t, 0)
 	model.wantNoFailures(t)
 }
+
+// TestREPLPlaceholderOnlyWhereItCanBeDrawn: the empty editor's hint is
+// shown on a terminal that can draw it faint, and not under TERM=dumb,
+// where it read as typed text.
+func TestREPLPlaceholderOnlyWhereItCanBeDrawn(t *testing.T) {
+	t.Parallel()
+	const placeholder = "message, /help for commands"
+	for _, tc := range []struct {
+		term string
+		want bool
+	}{{"dumb", false}, {"xterm-256color", true}} {
+		t.Run(tc.term, func(t *testing.T) {
+			t.Parallel()
+			model := rtStartModel(t, modeltest.Script{})
+			n := newReplNotes(t, model)
+			term := rtStartOnTerminalEnv(t, []string{"TERM=" + tc.term, "USER=tester", "XDG_STATE_HOME=" + n.state}, "--config", n.cfg, "run")
+			term.waitOutput(t, 20*time.Second, "> ")
+			time.Sleep(500 * time.Millisecond) // the editor is drawn
+			if got := strings.Contains(term.output(), placeholder); got != tc.want {
+				t.Errorf("TERM=%s: placeholder shown %v, want %v\n%s", tc.term, got, tc.want, term.output())
+			}
+			term.typed(t, "\x04")
+			term.exitsWith(t, 0)
+		})
+	}
+}
