@@ -564,7 +564,7 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 		if e.Type == host.EventSessionEnd {
 			end = e
 		}
-		if format == formatStreamJSON {
+		if cc != nil {
 			_ = cc.Event(e)
 			continue
 		}

@@ -224,13 +224,14 @@ func kernelFile(path string) bool {
 	return false
 }
 
-// printJSONEvent prints an event in --output-format json or agenthost-stream-json.
+// printJSONEvent prints an event in --output-format agenthost-json or
+// agenthost-stream-json.
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
-	if format == formatJSON && e.Type != host.EventSessionEnd {
+	if format == formatAgentJSON && e.Type != host.EventSessionEnd {
 		return
 	}
 	var v any = e
-	if format == formatJSON {
+	if format == formatAgentJSON { // result is always present, even when empty
 		v = struct {
 			host.Event
 			Result string `json:"result"`

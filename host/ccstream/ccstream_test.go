@@ -132,3 +132,37 @@ func TestResultCountsCachedPromptTokens(t *testing.T) {
 		t.Errorf("total_cost_usd %v, want %v", res.TotalCostUSD, cost)
 	}
 }
+
+// ResultOnly writes the result line alone (`--output-format json`), with
+// what the turn's other events told it: the refused call and the model.
+func TestResultOnly(t *testing.T) {
+	var out bytes.Buffer
+	w := New(&out, Options{ResultOnly: true})
+	for _, e := range []host.Event{
+		{Type: host.EventSessionStart, SessionID: "s", Model: "m"},
+		{Type: host.EventAssistant, SessionID: "s", Step: 1, Text: "Looking."},
+		{Type: host.EventToolCall, SessionID: "s", Step: 1, CallID: "c1", Server: "srv", Tool: "drop", Arguments: json.RawMessage(`{"x":1}`)},
+		{Type: host.EventApproval, SessionID: "s", Step: 1, CallID: "c1", Server: "srv", Tool: "drop", Decision: "deny", Outcome: "denied_by_rule"},
+		{Type: host.EventSessionEnd, SessionID: "s", Reason: host.EndDone, Steps: 1, Result: "Done."},
+	} {
+		if err := w.Event(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d lines, want the result alone:\n%s", len(lines), out.String())
+	}
+	var res struct {
+		Type              string                `json:"type"`
+		Result            string                `json:"result"`
+		ModelUsage        map[string]modelUsage `json:"modelUsage"`
+		PermissionDenials []Denial              `json:"permission_denials"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &res); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.ModelUsage["m"]; res.Type != "result" || res.Result != "Done." || !ok || len(res.PermissionDenials) != 1 || string(res.PermissionDenials[0].ToolInput) != `{"x":1}` {
+		t.Errorf("result %s", lines[0])
+	}
+}
