@@ -140,7 +140,14 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)
 	}
+	var progress *progressForwarder
+	if info.emit != nil {
+		progress = startProgress(info.emit, Event{Type: EventToolProgress, Step: info.step, CallID: info.id,
+			ExposedName: info.exposedName, Server: server, Tool: tool}, start)
+		creq.Progress = progress.notify
+	}
 	result, sent, err := c.Call(ctx, creq)
+	progress.stop()
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// PostToolUse hooks see the redacted result; what they leave is

@@ -582,6 +582,9 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 			label := p.callLabel(e)
 			ui.setLabel(e.CallID, label)
 			ui.prog.Send(statusMsg{text: "running " + label})
+		case host.EventToolProgress:
+			ui.prog.Send(statusMsg{text: "running " + ui.label(e.CallID) + ": " + progressText(e)})
+			continue
 		case host.EventToolResult:
 			ui.prog.Send(statusMsg{text: "thinking"})
 		case host.EventApproval:

@@ -224,6 +224,24 @@ func kernelFile(path string) bool {
 	return false
 }
 
+// progressText is a tool_progress event for the spinner line: the
+// server's progress (of its total, when it gave one) and its message, one
+// line of at most 80 characters (escaped where it is drawn).
+func progressText(e host.Event) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	text := ""
+	if e.Progress != nil {
+		text = num(*e.Progress)
+		if e.Total != nil {
+			text += "/" + num(*e.Total)
+		}
+	}
+	if e.Text != "" {
+		text = strings.TrimSpace(text + " " + e.Text)
+	}
+	return truncateText(text, 80)
+}
+
 // printJSONEvent prints an event in --output-format agenthost-json or
 // agenthost-stream-json.
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {

@@ -132,6 +132,15 @@ func (w *Writer) Event(e host.Event) error {
 			SessionID:       e.SessionID,
 			UUID:            newUUID(),
 		})
+	case host.EventToolProgress:
+		// Claude Code's own line for a running tool; the server's
+		// progress and message have no place in it.
+		elapsed := 0.0
+		if e.DurationMs != nil {
+			elapsed = float64(*e.DurationMs) / 1000
+		}
+		return w.enc.Encode(toolProgress{Type: "tool_progress", ToolUseID: e.CallID, ToolName: toolName(e),
+			ParentToolUseID: nil, ElapsedTimeSeconds: elapsed, UUID: newUUID(), SessionID: e.SessionID})
 	case host.EventApproval:
 		if denied(e.Outcome) {
 			c := w.calls[e.CallID]
