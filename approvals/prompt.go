@@ -239,6 +239,42 @@ func GroupDigits(n int) string {
 	return b.String()
 }
 
+// DescribeRisk is the risk line of a request for a person: every field of
+// e. For an unclassified tool it says so instead of showing the fail-closed
+// bucket (critical, destroy, global) as if it were the tool's risk, and
+// shows only the fields that someone did classify (the catalogue, a trusted
+// server or inference). Text from a server is escaped.
+func DescribeRisk(e Effective, unclassified bool) string {
+	known := func(src Source) bool { return !unclassified || src != SourceDefault }
+	var parts []string
+	if known(e.Source.Category) {
+		parts = append(parts, string(e.Category))
+	}
+	if known(e.Source.RiskLevel) {
+		parts = append(parts, string(e.RiskLevel)+" risk")
+	}
+	if known(e.Source.BlastRadius) {
+		parts = append(parts, "blast radius "+string(e.BlastRadius))
+	}
+	if known(e.Source.Reversibility) {
+		parts = append(parts, "reversibility "+string(e.Reversibility))
+	}
+	if known(e.Source.SideEffects) {
+		side := "none"
+		if len(e.SideEffects) > 0 {
+			side = strings.Join(e.SideEffects, ", ")
+		}
+		parts = append(parts, "side effects "+terminalSafe(side, 300))
+	}
+	if !unclassified {
+		return strings.Join(append(parts, fmt.Sprintf("needs trust %d", e.MinTrustLevel)), ", ")
+	}
+	if len(parts) == 0 {
+		return "unclassified (nobody rated this tool's risk)"
+	}
+	return "unclassified (nobody rated the rest of this tool's risk): " + strings.Join(parts, ", ")
+}
+
 // describeRequest renders a request for a terminal; everything that came
 // from a server or the model is escaped so it cannot drive the terminal.
 func describeRequest(req *Request, args string, now time.Time) string {
@@ -254,20 +290,14 @@ func describeRequest(req *Request, args string, now time.Time) string {
 	if n := utf8.RuneCountInString(args); n > maxArgsShown {
 		fmt.Fprintf(&b, "              (%s bytes, first %s characters shown; answer v to view all)\n", GroupDigits(len(args)), GroupDigits(maxArgsShown))
 	}
-	r := req.Risk
-	side := "none"
-	if len(r.SideEffects) > 0 {
-		side = strings.Join(r.SideEffects, ", ")
-	}
-	fmt.Fprintf(&b, "  risk:       %s, %s risk, blast radius %s, reversibility %s, side effects %s, needs trust %d\n",
-		r.Category, r.RiskLevel, r.BlastRadius, r.Reversibility, terminalSafe(side, 300), r.MinTrustLevel)
+	fmt.Fprintf(&b, "  risk:       %s\n", DescribeRisk(req.Risk, req.Unclassified))
 	why := req.Reason
 	if req.Message != "" {
 		why += " — " + req.Message
 	}
 	fmt.Fprintf(&b, "  why:        %s\n", terminalSafe(why, 500))
 	if req.Unclassified {
-		b.WriteString("  unclassified: nobody classified this tool; the risk above is the fail-closed default, and this call is asked, never granted for the session\n")
+		b.WriteString("  unclassified: nobody classified this tool, so this call is asked, never granted for the session\n")
 		hints := "none"
 		if len(req.Hints) > 0 {
 			hints = strings.Join(req.Hints, ", ")

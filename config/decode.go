@@ -54,7 +54,7 @@ func decodeDocument(data []byte, format string) (map[string]any, error) {
 	case FormatYAML:
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) { // EOF: only comments
-			return nil, fmt.Errorf("cannot parse YAML: %w", err)
+			return nil, fmt.Errorf("cannot parse YAML: %w", yamlSyntaxError(err))
 		}
 		var extra any
 		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -95,6 +95,88 @@ func decodeDocument(data []byte, format string) (map[string]any, error) {
 		return nil, fmt.Errorf("the top level must be a mapping, not %s", describe(tree))
 	}
 	return top, nil
+}
+
+// yamlParserProblems are the problems yaml.v3's parser (not its scanner)
+// reports. Their line is the parser's mark, counted from 0, where a scanner
+// error's line is counted from 1; and a mark on the first line is 0, which
+// yaml.v3 leaves out of the message.
+var yamlParserProblems = []string{
+	"did not find expected node content",
+	"did not find expected key",
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected '-' indicator",
+	"did not find expected ',' or '}'",
+	"did not find expected ',' or ']'",
+	"found undefined tag handle",
+	"found incompatible YAML document",
+	"found duplicate %YAML directive",
+	"found duplicate %TAG directive",
+}
+
+// yamlScannerProblems are the scanner's problems whose mark, on the first
+// line, yaml.v3 leaves out of the message.
+var yamlScannerProblems = []string{
+	"block sequence entries are not allowed in this context",
+	"could not find expected ':'",
+	"could not find expected directive name",
+	"did not find URI escaped octet",
+	"did not find expected '!'",
+	"did not find expected alphabetic or numeric character",
+	"did not find expected comment or line break",
+	"did not find expected digit or '.' character",
+	"did not find expected hexdecimal number",
+	"did not find expected tag URI",
+	"did not find expected version number",
+	"did not find expected whitespace or line break",
+	"did not find expected whitespace",
+	"did not find the expected '>'",
+	"found a tab character that violates indentation",
+	"found a tab character where an indentation space is expected",
+	"found an incorrect leading UTF-8 octet",
+	"found an incorrect trailing UTF-8 octet",
+	"found an indentation indicator equal to 0",
+	"found character that cannot start any token",
+	"found extremely long version number",
+	"found invalid Unicode character escape code",
+	"found unexpected document indicator",
+	"found unexpected end of stream",
+	"found unexpected non-alphabetical character",
+	"found unknown directive name",
+	"found unknown escape character",
+	"mapping keys are not allowed in this context",
+	"mapping values are not allowed in this context",
+}
+
+// yamlSyntaxError gives a yaml.v3 syntax error the line it is on, counted
+// from 1 as an editor does: yaml.v3 names the line before it for every
+// parser error ("did not find expected key" under line 3 said line 2) and
+// no line for a problem on the first line. Other errors are returned as
+// they are.
+func yamlSyntaxError(err error) error {
+	msg := err.Error()
+	rest, ok := strings.CutPrefix(msg, "yaml: ")
+	if !ok {
+		return err
+	}
+	line := 0
+	if n, problem, found := strings.Cut(strings.TrimPrefix(rest, "line "), ": "); found && strings.HasPrefix(rest, "line ") {
+		v, convErr := strconv.Atoi(n)
+		if convErr != nil {
+			return err
+		}
+		line, rest = v, problem
+	}
+	switch {
+	case slices.Contains(yamlParserProblems, rest):
+		line++
+	case line == 0 && slices.Contains(yamlScannerProblems, rest):
+		line = 1
+	default:
+		return err
+	}
+	return fmt.Errorf("yaml: line %d: %s", line, rest)
 }
 
 // describeJSONError adds a line number to encoding/json's offsets.

@@ -98,3 +98,37 @@ func TestEditDistanceHints(t *testing.T) {
 		}
 	}
 }
+
+// A YAML syntax error names the line it is on, counted from 1: yaml.v3
+// names the line before it for its parser's errors and none on line 1.
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"unclosed flow sequence", "llm:\n  model: [1\n  baseURL: x\n", "line 2: did not find expected ',' or ']'"},
+		{"unclosed flow mapping, at the end of the file", "llm: {model: x\n", "line 2: did not find expected ',' or '}'"},
+		{"key out of indentation", "llm:\n  model: x\n baseURL: y\n", "line 3: did not find expected key"},
+		{"list item in a mapping", "llm: {}\n- x\n", "line 2: did not find expected key"},
+		{"mapping value on line 1", "llm: model: x\n", "line 1: mapping values are not allowed in this context"},
+		{"mapping value later", "llm:\n  model: x: y\n", "line 2: mapping values are not allowed in this context"},
+		{"tab indentation", "llm: {}\n\tbaseURL: y\n", "line 2: found character that cannot start any token"},
+		{"after a comment header", "# agenthost\n\n# servers\nmcpServers:\n  a:\n    command: x\n    args: [1\n    env: {}\n", "line 7: did not find expected ',' or ']'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), FormatYAML, "cfg.yaml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if want := "cfg.yaml: cannot parse YAML: yaml: " + tc.want; err.Error() != want {
+				t.Errorf("error\n%s\nwant\n%s", err, want)
+			}
+		})
+	}
+}
+
+func TestParseLocalYAMLSyntaxErrorLine(t *testing.T) {
+	_, err := ParseLocal([]byte("approvals:\n  always: [{server: a, tool: b}\n"))
+	if want := "local settings: yaml: line 2: did not find expected ',' or ']'"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

@@ -110,7 +110,7 @@ func ParseLocal(data []byte) (*Local, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(l); err != nil {
-		return nil, fmt.Errorf("local settings: %w", err)
+		return nil, fmt.Errorf("local settings: %w", yamlSyntaxError(err))
 	}
 	seen := map[string]bool{}
 	for i, e := range l.Approvals.Always {

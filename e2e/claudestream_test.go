@@ -74,8 +74,9 @@ type ccLine struct {
 		ToolInput json.RawMessage `json:"tool_input"`
 	} `json:"permission_denials"`
 	Usage struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens          int `json:"input_tokens"`
+		OutputTokens         int `json:"output_tokens"`
+		CacheReadInputTokens int `json:"cache_read_input_tokens"`
 	} `json:"usage"`
 
 	// agenthost's own events
@@ -301,6 +302,51 @@ func TestCcStreamJSON(t *testing.T) {
 	slices.Sort(denied) // the calls of a step run concurrently
 	if want := []string{`c2 mcp__shop__delete_order {"query":"7"}`, `c3 mcp__shop__purge_tenant {"organization":"*"}`}; !slices.Equal(denied, want) {
 		t.Errorf("permission_denials %q, want %q", denied, want)
+	}
+	model.wantNoFailures(t)
+}
+
+// TestCcJSON: `--output-format json` prints one object, Claude Code's
+// result (an SDKResultMessage of the pinned Agent SDK, type-checked as
+// stream-json's lines are), as `claude -p --output-format json` does: the
+// answer, the turns, the tokens with those the endpoint read from its cache
+// (priced at cachedInput) and the refused calls. agenthost's session_end is
+// --output-format agenthost-json (TestRtOutputFormats).
+func TestCcJSON(t *testing.T) {
+	t.Parallel()
+	model := rtStartModel(t, modeltest.Script{
+		{Text: "Let me look.", ToolCalls: []modeltest.ToolCall{
+			rtCall("c1", "shop__get_order", obj{"query": "7"}),
+			rtCall("c2", "shop__delete_order", obj{"query": "7"}),
+		}, Usage: &modeltest.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		{Text: "Done.", Usage: &modeltest.Usage{PromptTokens: 2000, CompletionTokens: 50, CachedTokens: 1000}},
+	})
+	s := rtNewShop(t, model)
+	cfg := rtWithPrices(t, s.cfg, obj{"scripted": obj{"input": 2.0, "output": 8.0, "cachedInput": 0.5}})
+	r := run(t, nil, "--config", cfg, "run", "clean up", "--output-format", "json", "--approve", "deny", "--session-id", "cc-1")
+	wantCode(t, r, 0)
+	wantNoCanary(t, r, s.tenantValue)
+	out := strings.TrimSuffix(r.stdout, "\n")
+	if strings.Contains(out, "\n") {
+		t.Fatalf("json printed more than one line\n%s", r)
+	}
+	var res ccLine
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not a JSON object: %v\n%s", err, r)
+	}
+	ccValidate(t, []string{out})
+	if res.Type != "result" || res.Subtype != "success" || res.IsError || res.Result == nil || *res.Result != "Done." || res.NumTurns != 2 || res.SessionID != "cc-1" {
+		t.Errorf("result: %s", out)
+	}
+	if res.Usage.InputTokens != 2000 || res.Usage.CacheReadInputTokens != 1000 || res.Usage.OutputTokens != 150 {
+		t.Errorf("result usage %+v, want 2000 in, 1000 read from the cache, 150 out", res.Usage)
+	}
+	// 2000 input tokens at 2 USD, 1000 cached at 0.5 USD and 150 output at 8 USD per million.
+	if want := 0.0057; res.TotalCostUSD == nil || fmt.Sprintf("%.6f", *res.TotalCostUSD) != fmt.Sprintf("%.6f", want) {
+		t.Errorf("total_cost_usd %v, want %v", res.TotalCostUSD, want)
+	}
+	if len(res.PermissionDenials) != 1 || res.PermissionDenials[0].ToolUseID != "c2" || res.PermissionDenials[0].ToolName != "mcp__shop__delete_order" {
+		t.Errorf("permission_denials %+v, want c2", res.PermissionDenials)
 	}
 	model.wantNoFailures(t)
 }

@@ -162,6 +162,11 @@ func TestFirstRunWithAClaudeDesktopConfig(t *testing.T) {
 		if !strings.Contains(out, "unclassified: nobody classified this tool") || !strings.Contains(out, "Done.") {
 			t.Errorf("the prompt or the answer is missing:\n%s", out)
 		}
+		// list_directory is unclassified, not destructive: the fail-closed
+		// bucket is not shown as its risk.
+		if !strings.Contains(out, "risk:       unclassified") || strings.Contains(out, "destroy, critical") {
+			t.Errorf("the prompt presents the fail-closed bucket as the tool's risk:\n%s", out)
+		}
 		rec := model.recording(t)
 		if len(rec) != 2 {
 			t.Fatalf("%d model requests, want 2", len(rec))

@@ -156,7 +156,7 @@ func ftLeakScript() modeltest.Script {
 // log.
 func TestFtLeakSessions(t *testing.T) {
 	t.Parallel()
-	for _, format := range []string{"agenthost-stream-json", "stream-json", "json", "text"} {
+	for _, format := range []string{"agenthost-stream-json", "stream-json", "json", "agenthost-json", "text"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			l := ftNewLeakSetup(t)
@@ -323,7 +323,7 @@ func TestFtLeakHostileServer(t *testing.T) {
 		}, Expect: &modeltest.Expect{BodyExcludes: excludes}},
 		{Text: "Done; it was " + canary, Expect: &modeltest.Expect{BodyExcludes: excludes, LastToolResultContains: "value the host protects"}},
 	}
-	for _, format := range []string{"agenthost-stream-json", "stream-json", "json"} {
+	for _, format := range []string{"agenthost-stream-json", "stream-json", "json", "agenthost-json"} {
 		t.Run(format, func(t *testing.T) {
 			model := ftStartModel(t, script)
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,4 +258,161 @@ func truncateForError(s string) string {
 		return s[:60] + "…"
 	}
 	return s
+}
+
+// TestREPLWarnsOnceThatNothingIsRecorded: with audit.path empty, the
+// warning that decisions are not recorded comes once, before the REPL
+// draws its prompt, and not in the middle of a turn's output when the
+// first call is decided.
+func TestREPLWarnsOnceThatNothingIsRecorded(t *testing.T) {
+	t.Parallel()
+	const warning = "audit.path is empty"
+	model := rtStartModel(t, modeltest.Script{
+		rtCalls(rtCall("c1", "notes__read_note", obj{"query": "a"})),
+		rtText("Read it."),
+	})
+	dir := t.TempDir()
+	tools := writeJSON(t, dir, "tools.json", []obj{
+		{"name": "read_note", "inputSchema": rtQueryInput, "annotations": rtRisk("read", "low", "item", "auto", "none"), "x-test": obj{"text": "a note"}},
+	})
+	entry := stdioServer(tools, "")
+	entry["trustAnnotations"] = true
+	cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"notes": entry}, "audit": obj{}})
+	term := rtStartOnTerminalEnv(t, []string{"USER=tester", "XDG_STATE_HOME=" + t.TempDir()}, "--config", cfg, "run")
+	term.waitOutput(t, 20*time.Second, warning)
+	term.waitOutput(t, 20*time.Second, "> ")
+	term.typed(t, "read a note\r")
+	term.waitOutput(t, 20*time.Second, "Read it.")
+	if got := strings.Count(term.output(), warning); got != 1 {
+		t.Errorf("the warning was shown %d times, want once\n%s", got, term.output())
+	}
+	if w, p := strings.Index(term.output(), warning), strings.Index(term.output(), "> "); w > p {
+		t.Errorf("the warning came after the prompt was drawn\n%s", term.output())
+	}
+	term.typed(t, "\x04")
+	term.exitsWith(t, 0)
+	model.wantNoFailures(t)
+}
+
+// TestREPLPlaceholderOnlyWhereItCanBeDrawn: the empty editor's hint is
+// shown on a terminal that can draw it faint, and not under TERM=dumb,
+// where it read as typed text.
+func TestREPLPlaceholderOnlyWhereItCanBeDrawn(t *testing.T) {
+	t.Parallel()
+	const placeholder = "message, /help for commands"
+	for _, tc := range []struct {
+		term string
+		want bool
+	}{{"dumb", false}, {"xterm-256color", true}} {
+		t.Run(tc.term, func(t *testing.T) {
+			t.Parallel()
+			model := rtStartModel(t, modeltest.Script{})
+			n := newReplNotes(t, model)
+			term := rtStartOnTerminalEnv(t, []string{"TERM=" + tc.term, "USER=tester", "XDG_STATE_HOME=" + n.state}, "--config", n.cfg, "run")
+			term.waitOutput(t, 20*time.Second, "> ")
+			time.Sleep(500 * time.Millisecond) // the editor is drawn
+			if got := strings.Contains(term.output(), placeholder); got != tc.want {
+				t.Errorf("TERM=%s: placeholder shown %v, want %v\n%s", tc.term, got, tc.want, term.output())
+			}
+			term.typed(t, "\x04")
+			term.exitsWith(t, 0)
+		})
+	}
+}
+
+// progressTools is a server with one slow tool that reports progress
+// (notifications/progress, as the REPL's spinner and the run events show it).
+func progressTools(t *testing.T, model *rtModel) string {
+	t.Helper()
+	tools := writeJSON(t, t.TempDir(), "tools.json", []obj{
+		{"name": "copy_files", "inputSchema": rtQueryInput, "annotations": rtRisk("read", "low", "item", "auto", "none"),
+			"x-test": obj{"text": "copied", "sleep": "3s", "progress": []obj{
+				{"progress": 1, "total": 3, "message": "copying a.txt"},
+				{"progress": 2, "total": 3, "message": "copying b.txt"},
+			}}},
+	})
+	entry := stdioServer(tools, "")
+	entry["trustAnnotations"] = true
+	return writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"files": entry}})
+}
+
+// TestREPLShowsToolProgress: the spinner of a running call shows the
+// progress its server reports.
+func TestREPLShowsToolProgress(t *testing.T) {
+	t.Parallel()
+	model := rtStartModel(t, modeltest.Script{
+		rtCalls(rtCall("c1", "files__copy_files", obj{"query": "all"})),
+		rtText("Copied."),
+	})
+	cfg := progressTools(t, model)
+	term := rtStartOnTerminalEnv(t, []string{"USER=tester", "XDG_STATE_HOME=" + t.TempDir()}, "--config", cfg, "run")
+	term.waitOutput(t, 20*time.Second, "> ")
+	term.typed(t, "copy the files\r")
+	term.waitOutput(t, 20*time.Second, "running [1] files/copy_files: 1/3 copying a.txt")
+	term.waitOutput(t, 20*time.Second, "running [1] files/copy_files: 2/3 copying b.txt")
+	term.waitOutput(t, 20*time.Second, "Copied.")
+	term.typed(t, "\x04")
+	term.exitsWith(t, 0)
+	model.wantNoFailures(t)
+}
+
+// TestRunToolProgressEvents: agenthost-stream-json has a tool_progress
+// event per progress report, between the call's tool_call and tool_result,
+// with the server's progress, total and message; stream-json has Claude
+// Code's tool_progress lines (the tool and its elapsed time), type-checked.
+func TestRunToolProgressEvents(t *testing.T) {
+	t.Parallel()
+	script := modeltest.Script{
+		rtCalls(rtCall("c1", "files__copy_files", obj{"query": "all"})),
+		rtText("Copied."),
+	}
+	t.Run("agenthost-stream-json", func(t *testing.T) {
+		t.Parallel()
+		model := rtStartModel(t, script)
+		r := run(t, nil, "--config", progressTools(t, model), "run", "copy", "--output-format", "agenthost-stream-json")
+		wantCode(t, r, 0)
+		var types []string
+		var progress []string
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var e struct {
+				Type       string   `json:"type"`
+				CallID     string   `json:"callId"`
+				Tool       string   `json:"tool"`
+				Progress   *float64 `json:"progress"`
+				Total      *float64 `json:"total"`
+				Text       string   `json:"text"`
+				DurationMs *int64   `json:"durationMs"`
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("not a JSON line: %q", line)
+			}
+			types = append(types, e.Type)
+			if e.Type == "tool_progress" {
+				if e.CallID != "c1" || e.Tool != "copy_files" || e.Progress == nil || e.Total == nil || e.DurationMs == nil {
+					t.Errorf("tool_progress %s", line)
+					continue
+				}
+				progress = append(progress, fmt.Sprintf("%g/%g %s", *e.Progress, *e.Total, e.Text))
+			}
+		}
+		if want := []string{"1/3 copying a.txt", "2/3 copying b.txt"}; !slices.Equal(progress, want) {
+			t.Errorf("progress %q, want %q\n%s", progress, want, r.stdout)
+		}
+		joined := strings.Join(types, " ")
+		if !strings.Contains(joined, "tool_call approval tool_progress tool_progress tool_result") {
+			t.Errorf("event order %s", joined)
+		}
+		model.wantNoFailures(t)
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		t.Parallel()
+		model := rtStartModel(t, script)
+		r := run(t, nil, "--config", progressTools(t, model), "run", "copy", "--output-format", "stream-json")
+		wantCode(t, r, 0)
+		lines := ccLines(t, r) // type-checked against the Agent SDK
+		if got := ccOfType(lines, "tool_progress"); len(got) != 2 || !strings.Contains(got[0].raw, `"tool_use_id":"c1","tool_name":"mcp__files__copy_files"`) {
+			t.Errorf("tool_progress lines %v\n%s", got, r.stdout)
+		}
+		model.wantNoFailures(t)
+	})
 }

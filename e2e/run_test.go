@@ -335,8 +335,9 @@ func TestRtInjectionTurn(t *testing.T) {
 	rtWantAudit(t, byCall, "c2", "status", "allow", "auto_allowed", "ok")
 }
 
-// TestRtOutputFormats: json prints one session_end object carrying the
-// final assistant text and nothing else; text prints the assistant text on
+// TestRtOutputFormats: agenthost-json prints one session_end object
+// carrying the final assistant text and nothing else (json prints Claude
+// Code's result instead: TestCcJSON); text prints the assistant text on
 // stdout and tool activity elsewhere.
 func TestRtOutputFormats(t *testing.T) {
 	t.Parallel()
@@ -348,11 +349,11 @@ func TestRtOutputFormats(t *testing.T) {
 		rtText("The answer is 42."),
 	}
 
-	t.Run("json", func(t *testing.T) {
+	t.Run("agenthost-json", func(t *testing.T) {
 		t.Parallel()
 		model := rtStartModel(t, script)
 		cfg := writeConfig(t, obj{"llm": model.llm(), "mcpServers": obj{"srv": stdioServer(tools, "")}})
-		r := run(t, nil, "--config", cfg, "run", "what is it?", "--output-format", "json")
+		r := run(t, nil, "--config", cfg, "run", "what is it?", "--output-format", "agenthost-json")
 		wantCode(t, r, 0)
 		dec := json.NewDecoder(strings.NewReader(r.stdout))
 		var doc map[string]any
@@ -375,7 +376,7 @@ func TestRtOutputFormats(t *testing.T) {
 		if !slices.Contains(texts, "The answer is 42.") {
 			t.Errorf("the object does not carry the final assistant text as a value: %v", doc)
 		}
-		rtWantNoText(t, "json stdout", r.stdout, "Let me check.", "status-tool-output", "tool_call")
+		rtWantNoText(t, "agenthost-json stdout", r.stdout, "Let me check.", "status-tool-output", "tool_call")
 		model.wantNoFailures(t)
 	})
 

@@ -159,7 +159,14 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 			info.emit(taskEvent(info, server, tool, u))
 		}
 	}
+	var progress *progressForwarder
+	if info.emit != nil {
+		progress = startProgress(info.emit, Event{Type: EventToolProgress, Step: info.step, CallID: info.id,
+			ExposedName: info.exposedName, Server: server, Tool: tool}, start)
+		creq.Progress = progress.notify
+	}
 	result, sent, err := c.Call(ctx, creq)
+	progress.stop()
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// Read from the result as the server sent it: redaction may

@@ -22,7 +22,11 @@ const (
 	// EventApprovalRequested: a call needs a person's approval, sent
 	// before the decision (the approval event follows).
 	EventApprovalRequested EventType = "approval_requested"
-	EventToolResult        EventType = "tool_result"
+	// EventToolProgress: a running call's server reported progress
+	// (notifications/progress); sent between its tool_call and its
+	// tool_result, at most the latest one while the consumer is busy.
+	EventToolProgress EventType = "tool_progress"
+	EventToolResult   EventType = "tool_result"
 	// EventToolTask: the server answered a call with a task (MCP Tasks,
 	// a server's `tasks: auto`): sent when the task is created and at
 	// each change of its status or message, before the call's
@@ -77,6 +81,12 @@ type Event struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	Deadline   string `json:"deadline,omitempty"`
 	RiskLevel  string `json:"riskLevel,omitempty"`
+
+	// tool_progress: the server's progress and total (absent when it gave
+	// none), its message in Text, and in DurationMs how long the call has
+	// run. All of it is the server's word, untrusted.
+	Progress *float64 `json:"progress,omitempty"`
+	Total    *float64 `json:"total,omitempty"`
 
 	// tool_result
 	IsError *bool         `json:"isError,omitempty"`

@@ -128,13 +128,16 @@ type Host struct {
 	binder   *bindings.Binder
 	args     argSchemas
 
-	plugins   []*plugins.Source
-	policy    *approvals.Policy
-	approver  approvals.Approver
-	audit     approvals.Sink
-	ownsAudit bool
-	store     approvals.Store
-	ownsStore bool
+	plugins  []*plugins.Source
+	policy   *approvals.Policy
+	approver approvals.Approver
+	audit    approvals.Sink
+	// unrecorded is audit when it records nothing (audit.path and
+	// audit.store empty), else nil.
+	unrecorded *unrecordedSink
+	ownsAudit  bool
+	store      approvals.Store
+	ownsStore  bool
 
 	model        model.LLM
 	modelName    string
@@ -286,6 +289,7 @@ func New(opts Options) (*Host, error) {
 		return nil, err
 	}
 
+	unrecorded, _ := audit.(*unrecordedSink)
 	if opts.AuditAlso != nil {
 		audit = alsoSink{Sink: audit, also: opts.AuditAlso}
 	}
@@ -296,6 +300,7 @@ func New(opts Options) (*Host, error) {
 		policy:         policy,
 		approver:       opts.Approver,
 		audit:          audit,
+		unrecorded:     unrecorded,
 		ownsAudit:      ownsAudit,
 		store:          store,
 		ownsStore:      ownsStore,
@@ -546,10 +551,25 @@ type unrecordedSink struct {
 }
 
 func (u *unrecordedSink) Write(ctx context.Context, r *approvals.Record) error {
+	u.warn()
+	return u.Sink.Write(ctx, r)
+}
+
+func (u *unrecordedSink) warn() {
 	u.once.Do(func() {
 		u.logger.Warn("audit.path is empty: tool-call decisions are not recorded (set audit.path; see docs/config.md)")
 	})
-	return u.Sink.Write(ctx, r)
+}
+
+// WarnUnrecorded logs, when audit.path and audit.store are both empty, the
+// warning that tool-call decisions are not recorded, unless it was logged
+// already: a host logs it once, at the first decision or here, whichever
+// comes first. A program that draws on the terminal calls it before it
+// draws, so that the warning is not written into its output.
+func (h *Host) WarnUnrecorded() {
+	if h.unrecorded != nil {
+		h.unrecorded.warn()
+	}
 }
 
 // alsoSink writes each record to Sink, then to also; Close closes Sink only.

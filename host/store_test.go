@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -119,5 +121,44 @@ func TestHostLinksNoDatabaseDriver(t *testing.T) {
 			strings.HasSuffix(pkg, "/approvals/stores") || strings.HasSuffix(pkg, "/approvals/pgstore") || strings.HasSuffix(pkg, "/approvals/sqlitestore") {
 			t.Errorf("package host links %s", pkg)
 		}
+	}
+}
+
+// With audit.path and audit.store empty the host warns once that nothing
+// is recorded: at WarnUnrecorded (a CLI calls it before it draws), and not
+// again at the first decision; a host that records warns at neither.
+func TestWarnUnrecordedOnce(t *testing.T) {
+	const warning = "audit.path is empty"
+	for _, tc := range []struct {
+		name  string
+		audit config.Audit
+		want  int
+	}{
+		{"nothing recorded", config.Audit{}, 1},
+		{"audit.path", config.Audit{Path: filepath.Join(t.TempDir(), "audit.jsonl")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs strings.Builder
+			cfg := &config.Config{Approvals: readsAllowed(), Audit: tc.audit}
+			cfg.ApplyDefaults()
+			h, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), AuditAlso: approvals.Discard{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			h.WarnUnrecorded()
+			if got := strings.Count(logs.String(), warning); got != tc.want {
+				t.Fatalf("after WarnUnrecorded: %d warnings, want %d\n%s", got, tc.want, logs.String())
+			}
+			for i := range 2 {
+				if err := h.audit.Write(context.Background(), &approvals.Record{SessionID: "s", CallID: fmt.Sprint("c", i), TS: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.WarnUnrecorded()
+			if got := strings.Count(logs.String(), warning); got != tc.want {
+				t.Errorf("after two decisions: %d warnings, want %d\n%s", got, tc.want, logs.String())
+			}
+		})
 	}
 }

@@ -166,15 +166,16 @@ func (a *app) printApproval(w io.Writer, p approvals.Approval) {
 	fmt.Fprintf(w, "id:         %s\nstate:      %s\ntool:       %s/%s\nsession:    %s\nsubject:    %s\n",
 		p.ID, p.State, shown(w, r.Server), shown(w, r.Tool), shown(w, r.SessionID), shown(w, r.Requester))
 	fmt.Fprintf(w, "arguments:  %s\n", shown(w, string(r.Arguments)))
-	fmt.Fprintf(w, "risk:       %s, %s, blast radius %s\n", r.Risk.Category, r.Risk.RiskLevel, r.Risk.BlastRadius)
+	if r.Unclassified {
+		fmt.Fprintf(w, "risk:       %s\n", approvals.DescribeRisk(r.Risk, true))
+	} else {
+		fmt.Fprintf(w, "risk:       %s, %s, blast radius %s\n", r.Risk.Category, r.Risk.RiskLevel, r.Risk.BlastRadius)
+	}
 	if len(r.Rules) > 0 {
 		fmt.Fprintf(w, "rules:      %s\n", shown(w, strings.Join(r.Rules, ", ")))
 	}
 	if r.Message != "" {
 		fmt.Fprintf(w, "message:    %s\n", shown(w, r.Message))
-	}
-	if r.Unclassified {
-		fmt.Fprintln(w, "note:       the tool is unclassified (nobody rated its risk)")
 	}
 	fmt.Fprintf(w, "approvers:  %d needed, %d allowed\ncreated:    %s\nexpires:    %s\n", p.Needed, allowedCount(p), p.Created.UTC().Format(time.RFC3339), expires(p))
 	for _, v := range p.Votes {

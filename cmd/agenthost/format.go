@@ -13,8 +13,8 @@ type outputFormat int
 const (
 	// formatText: assistant text on stdout, tool activity on stderr.
 	formatText outputFormat = iota
-	// formatJSON: one object at the end, the session_end event plus the
-	// final assistant text in "result".
+	// formatJSON: one object at the end, Claude Code's result (the last
+	// stream-json line, host/ccstream).
 	formatJSON
 	// formatStreamJSON: Claude Code's stream-json lines as the turn runs
 	// (host/ccstream).
@@ -23,6 +23,10 @@ const (
 	// the turn runs, what stream-json printed before it took Claude
 	// Code's shape.
 	formatAgentStreamJSON
+	// formatAgentJSON: one object at the end, agenthost's session_end
+	// event with the final assistant text always in "result": what json
+	// printed before it took Claude Code's shape.
+	formatAgentJSON
 )
 
 // outputFormatNames are the flag's values, indexed by outputFormat.
@@ -31,6 +35,7 @@ var outputFormatNames = [...]string{
 	formatJSON:            "json",
 	formatStreamJSON:      "stream-json",
 	formatAgentStreamJSON: "agenthost-stream-json",
+	formatAgentJSON:       "agenthost-json",
 }
 
 // parseOutputFormat reads a --output-format value; the error lists the

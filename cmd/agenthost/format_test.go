@@ -16,6 +16,8 @@ func TestParseOutputFormat(t *testing.T) {
 		{"text", formatText, false},
 		{"json", formatJSON, false},
 		{"stream-json", formatStreamJSON, false},
+		{"agenthost-stream-json", formatAgentStreamJSON, false},
+		{"agenthost-json", formatAgentJSON, false},
 		{"", formatText, true},
 		{"JSON", formatText, true},
 		{"stream_json", formatText, true},

@@ -162,10 +162,10 @@ func (a *app) streamTurns(ctx context.Context, sess *host.Session, format output
 // maxInputLine bounds one stream-json line on stdin.
 const maxInputLine = 16 << 20
 
-// claudeStream is the writer of --output-format stream-json lines on w;
-// nil for any other format.
+// claudeStream is the writer of --output-format stream-json lines, or of
+// json's result object, on w; nil for any other format.
 func (a *app) claudeStream(w io.Writer, format outputFormat) *ccstream.Writer {
-	if format != formatStreamJSON {
+	if format != formatStreamJSON && format != formatJSON {
 		return nil
 	}
 	cwd, _ := os.Getwd()
@@ -178,5 +178,6 @@ func (a *app) claudeStream(w io.Writer, format outputFormat) *ccstream.Writer {
 		PermissionMode: mode,
 		Prices:         a.headless.prices,
 		IncludePartial: a.headless.includePartial,
+		ResultOnly:     format == formatJSON,
 	})
 }

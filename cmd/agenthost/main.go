@@ -178,6 +178,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.approvalsCommand(),
 		a.sessionsCommand(),
 		a.auditCommand(),
+		a.mcpCommand(),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -180,7 +181,7 @@ func newReplModel(ctx context.Context, a *app, h *host.Host, ui *replUI, cfgFile
 	ed := textarea.New()
 	ed.Prompt = "> "
 	ed.ShowLineNumbers = false
-	ed.Placeholder = "message, /help for commands"
+	ed.Placeholder = editorPlaceholder(os.Getenv("TERM"))
 	ed.CharLimit = 0
 	ed.DynamicHeight = true
 	ed.MinHeight = 1
@@ -192,6 +193,16 @@ func newReplModel(ctx context.Context, a *app, h *host.Host, ui *replUI, cfgFile
 	ed.Focus()
 	return &replModel{ctx: ctx, a: a, h: h, ui: ui, sess: a.replSession, local: a.replLocal, format: format, opts: opts,
 		editor: ed, hist: loadHistory(historyPath()), pastes: map[string]string{}}
+}
+
+// editorPlaceholder is the hint an empty editor shows, none on a dumb
+// terminal: there it cannot be drawn faint, so it read as typed text, and
+// the cursor drawn over its first letter showed as a stray character.
+func editorPlaceholder(term string) string {
+	if term == "dumb" {
+		return ""
+	}
+	return "message, /help for commands"
 }
 
 func (m *replModel) Init() tea.Cmd {
@@ -553,7 +564,7 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 		if e.Type == host.EventSessionEnd {
 			end = e
 		}
-		if format == formatStreamJSON {
+		if cc != nil {
 			_ = cc.Event(e)
 			continue
 		}
@@ -571,6 +582,9 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 			label := p.callLabel(e)
 			ui.setLabel(e.CallID, label)
 			ui.prog.Send(statusMsg{text: "running " + label})
+		case host.EventToolProgress:
+			ui.prog.Send(statusMsg{text: "running " + ui.label(e.CallID) + ": " + progressText(e)})
+			continue
 		case host.EventToolResult:
 			ui.prog.Send(statusMsg{text: "thinking"})
 		case host.EventApproval:

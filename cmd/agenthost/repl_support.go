@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +20,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/regularfile"
 	"github.com/agenthost/agenthost/internal/textdiff"
 )
 
@@ -183,41 +186,70 @@ func fileDiff(raw json.RawMessage, cwd string) string {
 	return b.String()
 }
 
-// readSmallFile reads a regular file of at most maxDiffFile bytes; a file
-// that does not exist reads as empty (the call would create it).
+// readSmallFile reads the file a call would write, bounded as
+// regularfile.Read bounds it: the path is the model's choice, so a named
+// pipe, a device or a huge file must not hang the REPL or fill its memory,
+// and nothing but a regular file is opened. A file that does not exist reads
+// as empty (the call would create it). The path is not confined to the
+// server's roots: agenthost does not know them, and the diff is shown only
+// to the person answering, never to the model.
 func readSmallFile(path string) (string, error) {
-	info, err := os.Stat(path)
-	if os.IsNotExist(err) {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && kernelFile(resolved) {
+		return "", fmt.Errorf("%s is a kernel file: no diff shown", path)
+	}
+	data, err := regularfile.Read(path, maxDiffFile)
+	var notRegular *regularfile.NotRegularError
+	switch {
+	case err == nil:
+		return string(data), nil
+	case errors.Is(err, fs.ErrNotExist):
 		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot read the file: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
-	if info.Size() > maxDiffFile {
+	case errors.As(err, &notRegular):
+		return "", fmt.Errorf("%s is not a regular file (%s): no diff shown", path, regularfile.Kind(notRegular.Mode))
+	case errors.Is(err, regularfile.ErrTooLarge):
 		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", approvals.GroupDigits(maxDiffFile))
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	default:
 		return "", fmt.Errorf("cannot read the file: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxDiffFile))
-	if err != nil {
-		return "", fmt.Errorf("cannot read the file: %w", err)
-	}
-	return string(data), nil
 }
 
-// printJSONEvent prints an event in --output-format json or agenthost-stream-json.
+// kernelFile reports a path of the kernel's pseudo file systems, whose
+// files look regular but report no size, may not end and may block a read.
+func kernelFile(path string) bool {
+	for _, dir := range []string{"/proc", "/sys", "/dev"} {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// progressText is a tool_progress event for the spinner line: the
+// server's progress (of its total, when it gave one) and its message, one
+// line of at most 80 characters (escaped where it is drawn).
+func progressText(e host.Event) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	text := ""
+	if e.Progress != nil {
+		text = num(*e.Progress)
+		if e.Total != nil {
+			text += "/" + num(*e.Total)
+		}
+	}
+	if e.Text != "" {
+		text = strings.TrimSpace(text + " " + e.Text)
+	}
+	return truncateText(text, 80)
+}
+
+// printJSONEvent prints an event in --output-format agenthost-json or
+// agenthost-stream-json.
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
-	if format == formatJSON && e.Type != host.EventSessionEnd {
+	if format == formatAgentJSON && e.Type != host.EventSessionEnd {
 		return
 	}
 	var v any = e
-	if format == formatJSON {
+	if format == formatAgentJSON { // result is always present, even when empty
 		v = struct {
 			host.Event
 			Result string `json:"result"`

@@ -98,6 +98,7 @@ func (a *app) runCommand() *cobra.Command {
 				return usageErr(errNoModel)
 			}
 			a.warnAboutTools(sess.View(ctx).Summary())
+			h.WarnUnrecorded()
 			// An incoming trace context, the way OpenTelemetry passes one
 			// to a process (used only with telemetry on; docs/config.md).
 			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
@@ -124,7 +125,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().Var(&format, "output-format", "text, json, stream-json (Claude Code's lines) or agenthost-stream-json (agenthost's events); both are described in docs/events.md")
+	cmd.Flags().Var(&format, "output-format", "text, json (Claude Code's result object), stream-json (Claude Code's lines), agenthost-json (agenthost's session_end) or agenthost-stream-json (agenthost's events); all are described in docs/events.md")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
 	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
 	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
@@ -205,7 +206,7 @@ func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end
 			lastErr = &ev
 		}
 		switch format {
-		case formatStreamJSON:
+		case formatStreamJSON, formatJSON:
 			_ = cc.Event(e)
 		case formatAgentStreamJSON:
 			if e.Type != host.EventAssistantDelta {
@@ -215,8 +216,8 @@ func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end
 			p.print(e)
 		}
 	}
-	if format == formatJSON && seen {
-		// result is always present in json output, even when empty.
+	if format == formatAgentJSON && seen {
+		// result is always present in agenthost-json output, even when empty.
 		out := struct {
 			host.Event
 			Result string `json:"result"`

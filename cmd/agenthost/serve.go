@@ -42,6 +42,7 @@ func (a *app) serveCommand() *cobra.Command {
 			}
 			ctx := cmd.Context()
 			h.Connect(ctx)
+			h.WarnUnrecorded()
 			err = srv.ListenAndServe(ctx, func(addr net.Addr) {
 				fmt.Fprintf(a.stderr, "agenthost: serving on %s\n", addr)
 			})

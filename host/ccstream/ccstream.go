@@ -1,8 +1,9 @@
 // Package ccstream owns the Claude Code shape of a turn's events: it writes
 // host.Event values as the JSON lines `claude -p --output-format
-// stream-json` prints (the SDKMessage types of the Claude Agent SDK), so
-// that scripts written for Claude Code read agenthost's `run` output. The
-// mapping is described in docs/events.md.
+// stream-json` prints (the SDKMessage types of the Claude Agent SDK), or
+// the result alone as `--output-format json` prints it, so that scripts
+// written for Claude Code read agenthost's `run` output. The mapping is
+// described in docs/events.md.
 //
 // Events without a Claude Code counterpart (approval_requested, approval,
 // error, authorization, tool_task) are written as agenthost's own event objects, whose
@@ -36,6 +37,11 @@ type Options struct {
 	// IncludePartial writes stream_event lines for streamed text
 	// (--include-partial-messages).
 	IncludePartial bool
+	// ResultOnly writes the result line alone, as `claude -p
+	// --output-format json` prints it: the turn's other lines are followed
+	// (for the denials, errors and model the result reports) but not
+	// written.
+	ResultOnly bool
 }
 
 // Denial is one call the policy refused, as result.permission_denials
@@ -49,7 +55,8 @@ type Denial struct {
 // Writer writes one session's events. It is not safe for concurrent use
 // (a turn's events arrive one at a time).
 type Writer struct {
-	enc  *json.Encoder
+	enc  *json.Encoder // every line but the result (io.Discard with ResultOnly)
+	res  *json.Encoder // the result line
 	opts Options
 
 	model string
@@ -71,9 +78,13 @@ type call struct {
 
 // New returns a Writer writing to w.
 func New(w io.Writer, opts Options) *Writer {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &Writer{enc: enc, opts: opts, calls: map[string]call{}}
+	res := json.NewEncoder(w)
+	res.SetEscapeHTML(false)
+	enc := res
+	if opts.ResultOnly {
+		enc = json.NewEncoder(io.Discard)
+	}
+	return &Writer{enc: enc, res: res, opts: opts, calls: map[string]call{}}
 }
 
 // ToolName is the name a Claude Code consumer knows an MCP tool by:
@@ -121,6 +132,15 @@ func (w *Writer) Event(e host.Event) error {
 			SessionID:       e.SessionID,
 			UUID:            newUUID(),
 		})
+	case host.EventToolProgress:
+		// Claude Code's own line for a running tool; the server's
+		// progress and message have no place in it.
+		elapsed := 0.0
+		if e.DurationMs != nil {
+			elapsed = float64(*e.DurationMs) / 1000
+		}
+		return w.enc.Encode(toolProgress{Type: "tool_progress", ToolUseID: e.CallID, ToolName: toolName(e),
+			ParentToolUseID: nil, ElapsedTimeSeconds: elapsed, UUID: newUUID(), SessionID: e.SessionID})
 	case host.EventApproval:
 		if denied(e.Outcome) {
 			c := w.calls[e.CallID]
@@ -134,7 +154,7 @@ func (w *Writer) Event(e host.Event) error {
 		w.errors = append(w.errors, e.Error)
 		return w.enc.Encode(e)
 	case host.EventSessionEnd:
-		return w.enc.Encode(w.result(e))
+		return w.res.Encode(w.result(e))
 	default: // approval_requested, authorization, tool_task and any later type
 		return w.enc.Encode(e)
 	}
@@ -218,10 +238,10 @@ func (w *Writer) result(e host.Event) resultMessage {
 	if w.model != "" {
 		cost := 0.0
 		if p, ok := w.opts.Prices[w.model]; ok && e.Usage != nil {
-			cost = p.Cost(e.Usage.PromptTokens, 0, e.Usage.CompletionTokens)
+			cost = p.Cost(e.Usage.PromptTokens, e.Usage.CachedPromptTokens, e.Usage.CompletionTokens)
 		}
 		r.TotalCostUSD = cost
-		r.ModelUsage[w.model] = modelUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost}
+		r.ModelUsage[w.model] = modelUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadInputTokens: u.CacheReadInputTokens, CostUSD: cost}
 	}
 	switch e.Reason {
 	case host.EndDone:
@@ -238,10 +258,14 @@ func (w *Writer) result(e host.Event) resultMessage {
 	return r
 }
 
+// usageOf is u in the Messages API's terms, where input_tokens leaves out
+// the tokens read from the cache (cache_read_input_tokens) that an
+// OpenAI-compatible prompt_tokens includes.
 func usageOf(u *host.Usage) usage {
 	out := zeroUsage()
 	if u != nil {
-		out.InputTokens, out.OutputTokens = u.PromptTokens, u.CompletionTokens
+		cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+		out.InputTokens, out.CacheReadInputTokens, out.OutputTokens = u.PromptTokens-cached, cached, u.CompletionTokens
 	}
 	return out
 }

@@ -239,3 +239,15 @@ func zeroDeltaUsage() deltaUsage { return deltaUsage{} }
 type messageStop struct {
 	Type string `json:"type"`
 }
+
+// toolProgress is a tool_progress line (SDKToolProgressMessage): a running
+// tool's elapsed time.
+type toolProgress struct {
+	Type               string  `json:"type"`
+	ToolUseID          string  `json:"tool_use_id"`
+	ToolName           string  `json:"tool_name"`
+	ParentToolUseID    *string `json:"parent_tool_use_id"`
+	ElapsedTimeSeconds float64 `json:"elapsed_time_seconds"`
+	UUID               string  `json:"uuid"`
+	SessionID          string  `json:"session_id"`
+}

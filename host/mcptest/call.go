@@ -64,14 +64,22 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 
 	b := t.test
 	if b.sleep > 0 {
-		timer := time.NewTimer(b.sleep)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-x.ctx.Done():
-			return reply{silent: true}
-		case <-s.died:
-			return reply{silent: true}
+		parts := max(len(b.Progress), 1)
+		token := progressToken(x.msg.Params)
+		for i := range parts {
+			if i < len(b.Progress) && token != nil && x.send != nil {
+				_ = x.send(newNotification(methodProgress, progressParams(token, b.Progress[i])))
+			}
+			timer := time.NewTimer(b.sleep / time.Duration(parts))
+			select {
+			case <-timer.C:
+			case <-x.ctx.Done():
+				timer.Stop()
+				return reply{silent: true}
+			case <-s.died:
+				timer.Stop()
+				return reply{silent: true}
+			}
 		}
 	}
 	if b.Die {
@@ -341,4 +349,30 @@ func toolboxCall(x *exchange, t *tool, negotiatedHere bool, args, secureArgs map
 		}
 	}
 	return reply{}, false
+}
+
+const methodProgress = "notifications/progress"
+
+// progressToken is the request's _meta.progressToken, nil without one.
+func progressToken(params json.RawMessage) json.RawMessage {
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Meta.ProgressToken) == 0 || string(p.Meta.ProgressToken) == "null" {
+		return nil
+	}
+	return p.Meta.ProgressToken
+}
+
+func progressParams(token json.RawMessage, step ProgressStep) map[string]any {
+	params := map[string]any{"progressToken": token, "progress": step.Progress}
+	if step.Total != nil {
+		params["total"] = *step.Total
+	}
+	if step.Message != "" {
+		params["message"] = step.Message
+	}
+	return params
 }

@@ -15,7 +15,9 @@
 // fields are a load error): inputRequired N, isError, text, echoSecure,
 // sleep "2s", die, hang, listChanged "FILE" (relative to the tools file),
 // errorCode/errorMessage/errorData, structured, content, meta (the result's
-// _meta). Entries that are not
+// _meta), progress (a list of
+// {progress, total, message} sent as notifications/progress over the sleep,
+// on stdio, to a call with a progressToken). Entries that are not
 // objects, lack a name or repeat one are served verbatim.
 //
 // # Recording

@@ -53,7 +53,7 @@ func TestParseFlags(t *testing.T) {
 			}
 			defer srv.Close()
 			var names []string
-			for _, raw := range srv.currentTools().visibleTools(true) {
+			for _, raw := range srv.currentTools().visibleTools(true, false) {
 				var tool struct {
 					Name   string `json:"name"`
 					Secure struct {

@@ -38,8 +38,19 @@ type Behaviour struct {
 	Probe string `json:"probe,omitempty"`
 	// Task runs the call as a task of the Tasks extension (task.go).
 	Task *TaskBehaviour `json:"task,omitempty"`
+	// Progress are notifications/progress sent, on stdio, for a call that
+	// carries a progressToken: spread over Sleep, one at the start of each
+	// of len(Progress) equal parts.
+	Progress []ProgressStep `json:"progress,omitempty"`
 
 	sleep time.Duration
+}
+
+// ProgressStep is one notifications/progress of a Behaviour.
+type ProgressStep struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
 }
 
 func (b *Behaviour) validate() error {

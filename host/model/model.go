@@ -82,6 +82,9 @@ type Usage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	TotalTokens      int `json:"totalTokens"`
+	// CachedPromptTokens are the prompt tokens the provider read from its
+	// prompt cache: a part of PromptTokens, not added to it.
+	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
 }
 
 // Add accumulates u into the receiver.
@@ -89,6 +92,7 @@ func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.TotalTokens += o.TotalTokens
+	u.CachedPromptTokens += o.CachedPromptTokens
 }
 
 // Func adapts a function that returns a whole message at once into an LLM

@@ -39,9 +39,14 @@ type responseFunction struct {
 }
 
 type usageOut struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type choice struct {
@@ -86,6 +91,9 @@ func newCompletion(x *exchange, step Step) completion {
 	}
 	if step.Usage != nil {
 		c.usage = usageOut{PromptTokens: step.Usage.PromptTokens, CompletionTokens: step.Usage.CompletionTokens}
+		if step.Usage.CachedTokens > 0 {
+			c.usage.PromptTokensDetails = &promptDetails{CachedTokens: step.Usage.CachedTokens}
+		}
 	} else {
 		// About four bytes a token, like OpenAI's rule of thumb.
 		c.usage = usageOut{PromptTokens: max(1, len(x.body)/4), CompletionTokens: max(1, size/4)}

@@ -60,6 +60,10 @@ type Expect struct {
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens are the prompt tokens reported as read from the
+	// provider's cache (prompt_tokens_details.cached_tokens; at most
+	// PromptTokens).
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // ErrInvalidScript is wrapped by every script parsing and validation error.
@@ -156,8 +160,10 @@ func (s Step) problem() string {
 		return "retryAfter and body need a status"
 	case s.Delay < 0:
 		return "delay is negative"
-	case s.Usage != nil && (s.Usage.PromptTokens < 0 || s.Usage.CompletionTokens < 0):
+	case s.Usage != nil && (s.Usage.PromptTokens < 0 || s.Usage.CompletionTokens < 0 || s.Usage.CachedTokens < 0):
 		return "usage is negative"
+	case s.Usage != nil && s.Usage.CachedTokens > s.Usage.PromptTokens:
+		return "usage has more cached tokens than prompt tokens"
 	}
 	ids := map[string]bool{}
 	for j, call := range s.ToolCalls {

@@ -69,6 +69,7 @@ func TestParseScriptRejects(t *testing.T) {
 		{"tool call without name", `[{"toolCalls": [{"arguments": "{}"}]}]`, "toolCalls[0] has no name"},
 		{"duplicate ids", `[{"toolCalls": [{"name": "a", "id": "x"}, {"name": "b", "id": "x"}]}]`, `toolCalls[1] repeats id "x"`},
 		{"negative usage", `[{"usage": {"prompt_tokens": -1, "completion_tokens": 0}}]`, "usage is negative"},
+		{"more cached than prompt tokens", `[{"usage": {"prompt_tokens": 1, "completion_tokens": 0, "cached_tokens": 2}}]`, "more cached tokens than prompt tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,24 @@ type CallRequest struct {
 	// stops, which is resumed and follows the task then); taskTimeout and
 	// a task that asks too much cancel it regardless.
 	KeepTask func(ctx context.Context) bool
+	// Progress, when set, asks the server for progress: each attempt is
+	// sent with a progressToken of its own, and the server's
+	// notifications/progress for it are handed to Progress while the
+	// attempt runs, on the connection's reader: it must not block.
+	Progress func(Progress)
 }
+
+// Progress is one notifications/progress of a running call, as the server
+// sent it (untrusted): Total is 0 when the server gave none; Message is
+// capped at maxProgressMessage runes.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// maxProgressMessage bounds the message of a Progress.
+const maxProgressMessage = 200
 
 // Attempt describes one tools/call attempt to its observer.
 type Attempt struct {
@@ -301,6 +318,14 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 	}
 	if len(meta) > 0 {
 		call.Params.Meta = &mcp.Meta{AdditionalFields: meta}
+	}
+	if req.Progress != nil {
+		token, stop := c.progress.add(req.Progress)
+		defer stop()
+		if call.Params.Meta == nil {
+			call.Params.Meta = &mcp.Meta{}
+		}
+		call.Params.Meta.ProgressToken = token
 	}
 	var x *exchange
 	if req.Secure != nil || c.tasksOn() {

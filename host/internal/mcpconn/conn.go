@@ -128,6 +128,9 @@ type Conn struct {
 
 	refreshCh chan struct{}
 
+	// progress routes notifications/progress to the calls that asked.
+	progress progressRoutes
+
 	mu         sync.Mutex
 	client     *client.Client
 	wire       *wireTransport // the seam of client
@@ -759,6 +762,8 @@ func (c *Conn) listenForChanges(cl *client.Client) {
 			c.RequestRefresh()
 		case mcp.MethodNotificationSubscriptionsAcknowledged:
 			ackOnce.Do(func() { close(acked) })
+		case string(mcp.MethodNotificationProgress):
+			c.progress.deliver(n.Params.AdditionalFields)
 		}
 	})
 	caps := cl.GetServerCapabilities()

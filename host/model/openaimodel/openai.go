@@ -120,6 +120,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[*mod
 			}
 			if u := chunk.Usage; u != nil {
 				usage = model.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+				if d := u.PromptTokensDetails; d != nil {
+					usage.CachedPromptTokens = d.CachedTokens
+				}
 			}
 			for _, choice := range chunk.Choices {
 				if choice.FinishReason != "" {

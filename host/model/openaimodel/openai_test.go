@@ -17,7 +17,7 @@ func TestGenerateStreamsTextThenTheWholeMessage(t *testing.T) {
 	srv := modeltest.New(modeltest.Script{{
 		Text:      "Looking it up.",
 		ToolCalls: []modeltest.ToolCall{{ID: "c1", Name: "db__query", Arguments: `{"q":"SELECT 1"}`}},
-		Usage:     &modeltest.Usage{PromptTokens: 7, CompletionTokens: 3},
+		Usage:     &modeltest.Usage{PromptTokens: 7, CompletionTokens: 3, CachedTokens: 5},
 	}}, modeltest.WithChunkRunes(4))
 	m := openaimodel.New(openaimodel.Options{BaseURL: srv.Start(t), APIKey: "sk-test"})
 
@@ -58,8 +58,8 @@ func TestGenerateStreamsTextThenTheWholeMessage(t *testing.T) {
 	if d := cmp.Diff(want, final.Message); d != "" {
 		t.Errorf("final message (-want +got):\n%s", d)
 	}
-	if final.Usage.PromptTokens != 7 || final.Usage.CompletionTokens != 3 {
-		t.Errorf("usage %+v", final.Usage)
+	if want := (model.Usage{PromptTokens: 7, CompletionTokens: 3, TotalTokens: 10, CachedPromptTokens: 5}); final.Usage != want {
+		t.Errorf("usage %+v, want %+v (cached tokens from prompt_tokens_details)", final.Usage, want)
 	}
 
 	// What went on the wire: every message and the tool, in OpenAI's shape.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package config
+package regularfile
 
 // openNonBlocking: opening a named pipe does not block on this platform.
 const openNonBlocking = 0
