@@ -198,12 +198,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				t.fail(KindInternal, fmt.Errorf("model: %w", err))
 				return
 			}
-			msg.Role = model.RoleAssistant
-			for i := range msg.ToolCalls {
-				if msg.ToolCalls[i].ID == "" {
-					msg.ToolCalls[i].ID = newCallID()
-				}
-			}
+			msg = settleAnswer(msg)
 			redacted = h.redactMessage(msg)
 		} else {
 			ms, ran, err := t.modelStep(ctx, view)
@@ -504,6 +499,20 @@ func (h *Host) redactEvent(e *Event) {
 	if len(e.Arguments) > 0 {
 		e.Arguments = r.RedactJSON(e.Arguments)
 	}
+}
+
+// settleAnswer makes the model's answer a message of the conversation, in
+// memory and in a durable turn alike: the assistant's role, and an id for
+// each tool call the model gave none (the call's events, audit records and
+// result message refer to it).
+func settleAnswer(msg model.Message) model.Message {
+	msg.Role = model.RoleAssistant
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].ID == "" {
+			msg.ToolCalls[i].ID = newCallID()
+		}
+	}
+	return msg
 }
 
 // redactMessage returns the model's message with protected values masked

@@ -453,12 +453,7 @@ func (t *turn) modelStep(ctx context.Context, view *llmview.View) (modelAnswer, 
 		case err != nil:
 			ans = modelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
 		default:
-			msg.Role = model.RoleAssistant
-			for i := range msg.ToolCalls {
-				if msg.ToolCalls[i].ID == "" {
-					msg.ToolCalls[i].ID = newCallID()
-				}
-			}
+			msg = settleAnswer(msg)
 			ans = modelAnswer{Message: h.redactMessage(msg), Usage: t.last, Finish: t.finish, original: msg}
 			for i, tc := range msg.ToolCalls {
 				if h.redactor.ContainsSecret(tc.Arguments) {

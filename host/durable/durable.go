@@ -30,6 +30,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/agenthost/agenthost/approvals/pgstore"
+	"github.com/agenthost/agenthost/approvals/sqlitestore"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -87,9 +89,9 @@ type Engine struct {
 
 var _ host.Durability = (*Engine)(nil)
 
-// Open opens the engine on the database dsn names: "sqlite:PATH" (or a
-// path ending in .db) for one node, or a postgres:// URL (or key=value
-// DSN). It creates the engine's tables and the store's when they are
+// Open opens the engine on the database dsn names: "sqlite:PATH" for one
+// node (as approvals.store and audit.store name SQLite), or a postgres://
+// URL (or key=value DSN). It creates the engine's tables and the store's when they are
 // missing. Errors never repeat the DSN's password.
 func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	logger := opts.Logger
@@ -112,6 +114,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	var db *sql.DB
 	var d dialect
 	if path, ok := sqlitePath(dsn); ok {
+		if path == "" {
+			return nil, errors.New("durable: the DSN names no file (want sqlite:PATH)")
+		}
 		var err error
 		db, err = openSQLite(path)
 		if err != nil {
@@ -119,6 +124,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		}
 		cfg.SQLiteSystemDB = db
 		d = sqliteDialect
+	} else if !pgstore.IsDSN(dsn) && !strings.Contains(dsn, "=") {
+		return nil, errNotADSN
 	} else {
 		pcfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {
@@ -318,22 +325,18 @@ func (s *steps) Sent(ctx context.Context, key string) (int, error) {
 	return s.store.sent(ctx, key)
 }
 
-// sqlitePath reports the file of a SQLite DSN ("sqlite:PATH", or a path
-// ending in .db, .sqlite or .sqlite3).
+// sqlitePath reports the file of a SQLite DSN: "sqlite:PATH", the grammar
+// of the approvals and audit stores (approvals/sqlitestore.IsDSN), so one
+// DSN names the same file for all of them.
 func sqlitePath(dsn string) (string, bool) {
-	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
-		return strings.TrimPrefix(p, "//"), true
-	}
-	if strings.Contains(dsn, "://") || strings.Contains(dsn, "=") {
+	if !sqlitestore.IsDSN(dsn) {
 		return "", false
 	}
-	for _, ext := range []string{".db", ".sqlite", ".sqlite3"} {
-		if strings.HasSuffix(dsn, ext) {
-			return dsn, true
-		}
-	}
-	return "", false
+	return strings.TrimPrefix(dsn, sqlitestore.Prefix), true
 }
+
+// errNotADSN: Open was given neither sqlite:PATH nor a PostgreSQL DSN.
+var errNotADSN = errors.New("durable: not a database DSN: want sqlite:PATH or a postgres:// URL (or a key=value PostgreSQL DSN)")
 
 // redactDSNError keeps a DSN's password out of an error's text.
 func redactDSNError(err error, dsn string) error {

@@ -2,9 +2,12 @@ package durable_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/historytest"
@@ -60,5 +63,49 @@ func TestOpenErrorHidesThePassword(t *testing.T) {
 		if strings.Contains(err.Error(), "pw-canary-91") {
 			t.Fatalf("the error repeats the password: %v", err)
 		}
+	}
+}
+
+// The engine reads a SQLite DSN as the approvals and audit stores do
+// (sqlite:PATH, the path as written): one DSN names one file for all of
+// them, and what those stores refuse the engine refuses too.
+func TestOpenSQLiteDSNGrammarIsTheStores(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		dsn    string
+		opens  bool
+		stores bool // approvals/stores opens it
+	}{
+		{dsn: "sqlite:" + filepath.Join(dir, "a.db"), opens: true, stores: true},
+		{dsn: "sqlite:" + filepath.Join(dir, "b.sqlite3"), opens: true, stores: true},
+		{dsn: filepath.Join(dir, "c.db")},
+		{dsn: "sqlite:"},
+	} {
+		t.Run(tc.dsn, func(t *testing.T) {
+			ctx := context.Background()
+			e, err := durable.Open(ctx, tc.dsn, durable.Options{})
+			if (err == nil) != tc.opens {
+				t.Fatalf("durable.Open: %v, want opened %v", err, tc.opens)
+			}
+			if err == nil {
+				_ = e.Close()
+			}
+			s, serr := stores.Open(ctx, tc.dsn)
+			if (serr == nil) != tc.stores {
+				t.Fatalf("stores.Open: %v, want opened %v", serr, tc.stores)
+			}
+			if serr == nil {
+				_ = s.Close()
+			}
+			if !tc.opens {
+				if _, err := os.Stat(tc.dsn); err == nil {
+					t.Fatalf("a refused DSN created %s", tc.dsn)
+				}
+				return
+			}
+			if _, err := os.Stat(strings.TrimPrefix(tc.dsn, "sqlite:")); err != nil {
+				t.Fatalf("the engine did not open the file the stores open: %v", err)
+			}
+		})
 	}
 }
