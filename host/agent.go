@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -244,6 +245,9 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		results := make([]model.Message, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
 			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
+		}
+		if t.cp != nil {
+			failpoint.Hit(failpoint.DurableAfterResult)
 		}
 		if err := t.appendMsgs(ctx, results...); err != nil {
 			t.fail(KindInternal, err)

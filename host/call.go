@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/failpoint"
 )
 
 // CallResult is a tool call's outcome as the server returned it, after
@@ -132,15 +133,20 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	t := d.tool.Tool
 	creq := mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)}
 	if dc := info.durable; dc != nil {
+		failpoint.Hit(failpoint.DurableAfterDecision)
 		if out, err, stop := s.durableSend(ctx, server, tool, d, dc, start); stop {
 			return out, err
 		}
+		failpoint.Hit(failpoint.DurableAfterLedger)
 		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
 	}
 	if h.obs != nil {
 		creq.Observe = h.observeMCPRequest(server, t.Name)
 	}
 	result, sent, err := c.Call(ctx, creq)
+	if info.durable != nil {
+		failpoint.Hit(failpoint.DurableAfterSend)
+	}
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// PostToolUse hooks see the redacted result; what they leave is
