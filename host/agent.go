@@ -48,6 +48,11 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 	return func(yield func(Event) bool) {
 		s.turnMu.Lock()
 		defer s.turnMu.Unlock()
+		// The model is sent the prompt with protected values masked (a
+		// secret resolved earlier, a session value a binding takes), as it
+		// is sent everything else: the conversation, a durable turn's
+		// stored input and the History hold only what the model saw.
+		prompt := s.host.redactor.Redact(prompt)
 		stopped := false
 		s.turnEvents(ctx, opts, yield, &stopped, func(ctx context.Context, t *turn) {
 			if s.host.durable == nil {

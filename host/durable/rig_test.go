@@ -236,10 +236,23 @@ var vault = bindings.SourceFunc(func(context.Context, bindings.Request) (binding
 type scriptModel struct {
 	plan  []model.ToolCall
 	asked atomic.Int32
+
+	mu   sync.Mutex
+	sent strings.Builder // every request's messages, as the model saw them
+}
+
+// seen is every message the model was sent, as text.
+func (m *scriptModel) seen() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sent.String()
 }
 
 func (m *scriptModel) Generate(_ context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
 	m.asked.Add(1)
+	m.mu.Lock()
+	m.sent.WriteString(jsonLines(req.Messages))
+	m.mu.Unlock()
 	last := req.Messages[len(req.Messages)-1]
 	msg := model.Message{Role: model.RoleAssistant}
 	if last.Role == model.RoleUser {
@@ -384,9 +397,12 @@ func lastEnd(t *testing.T, events []host.Event) host.Event {
 	return events[len(events)-1]
 }
 
-func describe(events []host.Event) string {
+func describe(events []host.Event) string { return jsonLines(events) }
+
+// jsonLines renders items as JSON, one a line.
+func jsonLines[T any](items []T) string {
 	var b strings.Builder
-	for _, e := range events {
+	for _, e := range items {
 		j, _ := json.Marshal(e)
 		b.Write(j)
 		b.WriteByte('\n')
