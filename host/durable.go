@@ -382,9 +382,35 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 }
 
 // newTurnID is a new durable turn's id: the session's id, a dot, the
-// time and a random part (so a session's turns sort by start).
+// time and a random part (so a session's turns sort by start):
+// SESSION.<16 hex digits>.<8 hex digits>.
 func newTurnID(sessionID string) string {
 	return fmt.Sprintf("%s.%016x.%s", sessionID, time.Now().UnixNano(), newID()[:8])
+}
+
+// turnIDTail is the length of what newTurnID puts after the session id.
+const turnIDTail = 1 + 16 + 1 + 8
+
+// TurnSession returns the session a durable turn id belongs to (the
+// session id newTurnID began it with), and false for a string that is not
+// a turn id. An engine lists a session's turns by the prefix "SESSION."
+// and keeps those whose TurnSession is the session: the prefix also
+// matches the turns of a session whose own id begins with it.
+func TurnSession(turnID string) (string, bool) {
+	n := len(turnID) - turnIDTail
+	if n < 0 || turnID[n] != '.' || turnID[n+17] != '.' {
+		return "", false
+	}
+	for i := n + 1; i < len(turnID); i++ {
+		c := turnID[i]
+		if i == n+17 {
+			continue
+		}
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return turnID[:n], true
 }
 
 // errEngineStopped refuses a durable turn's append once the engine

@@ -239,37 +239,25 @@ func (e *Engine) AwaitTurn(ctx context.Context, id string) error {
 // PendingTurns implements host.Durability.
 func (e *Engine) PendingTurns(ctx context.Context, sessionID string) ([]string, error) {
 	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(workflowName), dbos.WithFilterWorkflowIDPrefix(sessionID+"."),
-		dbos.WithFilterStatus(dbos.WorkflowStatusPending, dbos.WorkflowStatusEnqueued), dbos.WithFilterLoadInput(true))
+		dbos.WithFilterStatus(dbos.WorkflowStatusPending, dbos.WorkflowStatusEnqueued), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
 	if err != nil {
 		return nil, fmt.Errorf("durable: list turns: %w", err)
 	}
-	var ids []string
-	for _, w := range list {
-		var rec host.TurnRecord
-		if decodeInput(w.Input, &rec) != nil || rec.SessionID != sessionID {
-			continue // another session whose id begins the same way
-		}
-		ids = append(ids, w.ID)
-	}
-	return ids, nil // ListWorkflows answers oldest first
+	return sessionTurns(list, sessionID), nil // ListWorkflows answers oldest first
 }
 
-// decodeInput decodes a listed workflow's input (the engine hands it back
-// decoded into a generic value, or as its JSON text).
-func decodeInput(in any, rec *host.TurnRecord) error {
-	var b []byte
-	switch v := in.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		var err error
-		if b, err = json.Marshal(v); err != nil {
-			return err
+// sessionTurns keeps the ids of the session's turns among those listed by
+// its prefix (another session's id may begin the same way). The turn id
+// says its session (host.TurnSession): the turns' inputs and outputs are
+// not loaded (that was a third of the listing when 1,000 sessions resume).
+func sessionTurns(list []dbos.WorkflowStatus, sessionID string) []string {
+	var ids []string
+	for _, w := range list {
+		if s, ok := host.TurnSession(w.ID); ok && s == sessionID {
+			ids = append(ids, w.ID)
 		}
 	}
-	return json.Unmarshal(b, rec)
+	return ids
 }
 
 // Close stops the engine: running turns stop where they are and stay
@@ -360,17 +348,11 @@ func dsnPassword(dsn string) string {
 // too and never resumes.
 func (e *Engine) DeleteSession(ctx context.Context, id string) error {
 	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(workflowName), dbos.WithFilterWorkflowIDPrefix(id+"."),
-		dbos.WithFilterLoadInput(true))
+		dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
 	if err != nil {
 		return fmt.Errorf("durable: list turns: %w", err)
 	}
-	var ids []string
-	for _, w := range list {
-		var rec host.TurnRecord
-		if decodeInput(w.Input, &rec) == nil && rec.SessionID == id {
-			ids = append(ids, w.ID)
-		}
-	}
+	ids := sessionTurns(list, id)
 	if len(ids) > 0 {
 		if err := dbos.CancelWorkflows(e.dbos, ids); err != nil {
 			return fmt.Errorf("durable: cancel turns: %w", err)

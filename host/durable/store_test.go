@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/host"
@@ -108,4 +109,37 @@ func TestOpenSQLiteDSNGrammarIsTheStores(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A session's unfinished turns are its own: the turns of a session whose
+// id begins with "ID." are listed by the same prefix, and are not taken
+// for the session ID's.
+func TestPendingTurnsAreTheSessionsOwn(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e, err := durable.Open(ctx, b.dsn, durable.Options{ShutdownTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		waiting := make(chan struct{}, 2)
+		if err := e.Start(func(ctx context.Context, _ host.Steps, _ host.TurnRecord) error {
+			waiting <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"p.q.0123456789abcdef.01234567", "p.0123456789abcdef.89abcdef"} {
+			session, _ := host.TurnSession(id)
+			go func() { _ = e.RunTurn(ctx, id, host.TurnRecord{SessionID: session}) }()
+			<-waiting
+		}
+		for session, want := range map[string]string{"p": "p.0123456789abcdef.89abcdef", "p.q": "p.q.0123456789abcdef.01234567"} {
+			ids, err := e.PendingTurns(ctx, session)
+			if err != nil || len(ids) != 1 || ids[0] != want {
+				t.Errorf("PendingTurns(%q) = %q, %v; want [%s]", session, ids, err, want)
+			}
+		}
+	})
 }
