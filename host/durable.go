@@ -176,7 +176,16 @@ func (h *Host) idempotentByTrust(server string, ct *CatalogTool) bool {
 type turnAttachment struct {
 	t   *turn
 	ctx context.Context
+
+	// taken: a run of the turn took the attachment (attachments.wait; under
+	// the attachments' mutex); ran is closed when that run has returned.
+	taken   bool
+	ran     chan struct{}
+	ranOnce sync.Once
 }
+
+// runEnded closes ran, once.
+func (att *turnAttachment) runEnded() { att.ranOnce.Do(func() { close(att.ran) }) }
 
 // attachments are the durable turns of this process that have a caller,
 // by turn id, and the recovered turns waiting for one.
@@ -205,12 +214,26 @@ func (a *attachments) detach(id string) {
 	delete(a.byID, id)
 }
 
+// release detaches att (when it is still id's) and reports whether a run
+// took it: its caller must then wait for att.ran before it lets the turn
+// go, since the run may still be using it (an engine that stopped answers
+// AwaitTurn before the turn's run has returned).
+func (a *attachments) release(id string, att *turnAttachment) (taken bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byID[id] == att {
+		delete(a.byID, id)
+	}
+	return att.taken
+}
+
 // wait returns the turn's attachment, waiting for one while there is none
 // (a turn the engine recovered before its session was resumed here).
 func (a *attachments) wait(ctx context.Context, id string) (*turnAttachment, error) {
 	for {
 		a.mu.Lock()
 		if att, ok := a.byID[id]; ok {
+			att.taken = true
 			a.mu.Unlock()
 			return att, nil
 		}
@@ -239,6 +262,7 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 	if err != nil {
 		return err
 	}
+	defer att.runEnded()
 	t := att.t
 	if t.s.id != rec.SessionID {
 		return fmt.Errorf("durable turn %s belongs to session %s, not %s", steps.TurnID(), rec.SessionID, t.s.id)
@@ -297,15 +321,22 @@ func (s *Session) durableTurn(ctx context.Context, t *turn, id string, rec *Turn
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h.attached.attach(id, &turnAttachment{t: t, ctx: ctx})
+	att := &turnAttachment{t: t, ctx: ctx, ran: make(chan struct{})}
+	h.attached.attach(id, att)
 	defer h.attached.detach(id)
 	var runErr error
 	go func() {
+		// events closes only once no run of the turn can emit any more: a
+		// send on it after would panic, and the turn would be used by two
+		// goroutines.
 		defer close(events)
 		if rec != nil {
 			runErr = h.durable.RunTurn(context.WithoutCancel(ctx), id, *rec)
 		} else {
 			runErr = h.durable.AwaitTurn(context.WithoutCancel(ctx), id)
+		}
+		if h.attached.release(id, att) {
+			<-att.ran
 		}
 	}()
 	for d := range events {
