@@ -341,8 +341,14 @@ func rtStartOnTerminal(t *testing.T, args ...string) *rtTerminal {
 // variables (NAME=VALUE).
 func rtStartOnTerminalEnv(t *testing.T, env []string, args ...string) *rtTerminal {
 	t.Helper()
+	return rtStartOnTerminalIn(t, t.TempDir(), env, args...)
+}
+
+// rtStartOnTerminalIn is rtStartOnTerminalEnv in the folder dir.
+func rtStartOnTerminalIn(t *testing.T, dir string, env []string, args ...string) *rtTerminal {
+	t.Helper()
 	cmd := exec.Command(agenthostBin, args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	cmd.Env = append(append(baseEnv(t), "TERM=dumb"), env...)
 	f, err := pty.Start(cmd) // a new session: the process group is cmd's pid
 	if err != nil {

@@ -226,9 +226,21 @@ func ftStart(t *testing.T, env []string, args ...string) *ftProc {
 // ftStartBinary starts bin (agenthost or a wrapper that execs it).
 func ftStartBinary(t *testing.T, bin string, env []string, args ...string) *ftProc {
 	t.Helper()
+	return ftStartBinaryIn(t, bin, t.TempDir(), env, args...)
+}
+
+// ftStartIn is ftStart in the folder dir.
+func ftStartIn(t *testing.T, dir string, env []string, args ...string) *ftProc {
+	t.Helper()
+	return ftStartBinaryIn(t, agenthostBin, dir, env, args...)
+}
+
+// ftStartBinaryIn is ftStartBinary in the folder dir.
+func ftStartBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *ftProc {
+	t.Helper()
 	p := &ftProc{args: args, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = t.TempDir()
+	p.cmd.Dir = dir
 	p.cmd.Env = append(baseEnv(t), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.start = time.Now()

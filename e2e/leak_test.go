@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/modeltest"
+	"github.com/agenthost/agenthost/internal/dbscan"
 )
 
 // ftLeakParams are the secure parameters of the leak suite's tools, one per
@@ -386,4 +388,62 @@ func TestFtLeakHostileServer(t *testing.T) {
 			t.Errorf("call %s --json: want the echoes masked, got %s", tool, r.stdout)
 		}
 	}
+}
+
+// TestFtLeakDurableRows: the leak suite's session saved (durable, on
+// SQLite): a REPL on a terminal runs every tool with a value from every
+// kind of binding (and the injection attempt), then a prompt repeating
+// every value; another process continues the session with a prompt
+// repeating the session value. No row of any table of sessions.db (the
+// engine's checkpoints and turn inputs decoded from base64, the WAL
+// read as bytes) holds a value, nor does any model request.
+func TestFtLeakDurableRows(t *testing.T) {
+	t.Parallel()
+	l := ftNewLeakSetup(t)
+	script := ftLeakScript()
+	script = append(script, modeltest.Step{Text: "noted"}, modeltest.Step{Text: "bye"})
+	model := ftStartModel(t, script)
+	cfg, audit := l.config(t, model)
+	state := filepath.Join(t.TempDir(), "state")
+	work := t.TempDir()
+	env := append(slices.Clone(l.env), "XDG_STATE_HOME="+state)
+
+	term := rtStartOnTerminalIn(t, work, env, append([]string{"--config", cfg, "run", "--session-id", "leak-rows", "--subject", "alice"}, l.bind...)...)
+	term.waitOutput(t, 20*time.Second, "> ")
+	term.typed(t, "use every tool\r")
+	term.waitOutput(t, 30*time.Second, "all done")
+	var every []string
+	for _, kind := range []string{"value", "env", "file", "session", "credfile", "credexec"} {
+		every = append(every, l.canaries[kind])
+	}
+	term.typed(t, "remember "+strings.Join(every, " and ")+"\r")
+	term.waitOutput(t, 20*time.Second, "noted")
+	term.typed(t, "\x04") // Ctrl-D
+	term.exitsWith(t, 0)
+
+	r := ftStartIn(t, work, env, append([]string{"--config", cfg, "run", "--continue", "and " + l.canaries["session"] + "?", "--subject", "alice"}, l.bind...)...).wait(t, defaultRunTimeout)
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "bye") {
+		t.Fatalf("--continue did not finish:\n%s", r)
+	}
+	l.wantClean(t, r)
+
+	rows, err := dbscan.SQLite(context.Background(), filepath.Join(state, "agenthost", "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scan reads the conversation, the session's line and the
+	// engine's base64 turn inputs.
+	for _, want := range []string{"agenthost_messages", "agenthost_sessions", "use every tool", "remember [REDACTED]", `"trustLevel"`} {
+		if !strings.Contains(rows, want) {
+			t.Fatalf("the scan of sessions.db found no %q: it reads nothing", want)
+		}
+	}
+	ftWantAbsent(t, "a row of sessions.db", rows, l.canaries)
+	ftWantAbsent(t, "the requests to the model", model.recording(t).AllText(), l.canaries)
+	if n := len(model.recording(t)); n != len(script) {
+		t.Fatalf("the model got %d requests, want %d", n, len(script))
+	}
+	l.wantAuditClean(t, audit)
+	l.wantDelivered(t)
 }

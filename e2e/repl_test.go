@@ -16,11 +16,7 @@ import (
 // Ctrl-D leaves with exit 0.
 func TestREPLKeepsTheConversation(t *testing.T) {
 	t.Parallel()
-	model := rtStartModel(t, modeltest.Script{
-		rtText("First answer."),
-		{Text: "Second answer.", Expect: &modeltest.Expect{LastUserContains: "second question"}},
-	})
-	s := rtNewShop(t, model)
+	model, s := rtTwoTurns(t)
 	term := rtStartOnTerminal(t, "--config", s.cfg, "run")
 	term.waitOutput(t, 20*time.Second, "> ")
 	if _, err := term.pty.Write([]byte("first question\r")); err != nil {
@@ -37,6 +33,24 @@ func TestREPLKeepsTheConversation(t *testing.T) {
 	if code := term.wait(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit code %d\n%s", code, term.output())
 	}
+	wantSecondRequestCarries(t, model)
+}
+
+// rtTwoTurns is a model that answers "First answer.", then "Second
+// answer." to a message holding "second question", and a shop using it.
+func rtTwoTurns(t *testing.T) (*rtModel, rtShop) {
+	t.Helper()
+	model := rtStartModel(t, modeltest.Script{
+		rtText("First answer."),
+		{Text: "Second answer.", Expect: &modeltest.Expect{LastUserContains: "second question"}},
+	})
+	return model, rtNewShop(t, model)
+}
+
+// wantSecondRequestCarries checks that rtTwoTurns' model was asked twice,
+// the second time with the first turn and then the second question.
+func wantSecondRequestCarries(t *testing.T, model *rtModel) {
+	t.Helper()
 	model.wantNoFailures(t)
 	rec := model.recording(t)
 	if len(rec) != 2 {

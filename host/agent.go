@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -48,6 +49,11 @@ func (s *Session) Turn(ctx context.Context, prompt string, opts TurnOptions) ite
 	return func(yield func(Event) bool) {
 		s.turnMu.Lock()
 		defer s.turnMu.Unlock()
+		// The model is sent the prompt with protected values masked (a
+		// secret resolved earlier, a session value a binding takes), as it
+		// is sent everything else: the conversation, a durable turn's
+		// stored input and the History hold only what the model saw.
+		prompt := s.host.redactor.Redact(prompt)
 		stopped := false
 		s.turnEvents(ctx, opts, yield, &stopped, func(ctx context.Context, t *turn) {
 			if s.host.durable == nil {
@@ -199,12 +205,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				t.fail(KindInternal, fmt.Errorf("model: %w", err))
 				return
 			}
-			msg.Role = model.RoleAssistant
-			for i := range msg.ToolCalls {
-				if msg.ToolCalls[i].ID == "" {
-					msg.ToolCalls[i].ID = newCallID()
-				}
-			}
+			msg = settleAnswer(msg)
 			redacted = h.redactMessage(msg)
 		} else {
 			ms, ran, err := t.modelStep(ctx, view)
@@ -250,6 +251,9 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		results := make([]model.Message, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
 			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
+		}
+		if t.cp != nil {
+			failpoint.Hit(failpoint.DurableAfterResult)
 		}
 		if err := t.appendMsgs(ctx, results...); err != nil {
 			t.fail(KindInternal, err)
@@ -509,6 +513,20 @@ func (h *Host) redactEvent(e *Event) {
 	if len(e.Arguments) > 0 {
 		e.Arguments = r.RedactJSON(e.Arguments)
 	}
+}
+
+// settleAnswer makes the model's answer a message of the conversation, in
+// memory and in a durable turn alike: the assistant's role, and an id for
+// each tool call the model gave none (the call's events, audit records and
+// result message refer to it).
+func settleAnswer(msg model.Message) model.Message {
+	msg.Role = model.RoleAssistant
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].ID == "" {
+			msg.ToolCalls[i].ID = newCallID()
+		}
+	}
+	return msg
 }
 
 // redactMessage returns the model's message with protected values masked

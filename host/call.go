@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/failpoint"
 )
 
 // CallResult is a tool call's outcome as the server returned it, after
@@ -142,9 +143,11 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	t := d.tool.Tool
 	creq := mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)}
 	if dc := info.durable; dc != nil {
+		failpoint.Hit(failpoint.DurableAfterDecision)
 		if out, err, stop := s.durableSend(ctx, server, tool, d, dc, start); stop {
 			return out, err
 		}
+		failpoint.Hit(failpoint.DurableAfterLedger)
 		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
 		creq.Task, creq.KeepTask = dc.task, detached
 	}
@@ -167,6 +170,9 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 	}
 	result, sent, err := c.Call(ctx, creq)
 	progress.stop()
+	if info.durable != nil {
+		failpoint.Hit(failpoint.DurableAfterSend)
+	}
 	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
 	if err == nil && out != nil {
 		// Read from the result as the server sent it: redaction may

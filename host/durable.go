@@ -218,7 +218,16 @@ func (h *Host) idempotentByTrust(server string, ct *CatalogTool) bool {
 type turnAttachment struct {
 	t   *turn
 	ctx context.Context
+
+	// taken: a run of the turn took the attachment (attachments.wait; under
+	// the attachments' mutex); ran is closed when that run has returned.
+	taken   bool
+	ran     chan struct{}
+	ranOnce sync.Once
 }
+
+// runEnded closes ran, once.
+func (att *turnAttachment) runEnded() { att.ranOnce.Do(func() { close(att.ran) }) }
 
 // attachments are the durable turns of this process that have a caller,
 // by turn id, and the recovered turns waiting for one.
@@ -247,12 +256,26 @@ func (a *attachments) detach(id string) {
 	delete(a.byID, id)
 }
 
+// release detaches att (when it is still id's) and reports whether a run
+// took it: its caller must then wait for att.ran before it lets the turn
+// go, since the run may still be using it (an engine that stopped answers
+// AwaitTurn before the turn's run has returned).
+func (a *attachments) release(id string, att *turnAttachment) (taken bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byID[id] == att {
+		delete(a.byID, id)
+	}
+	return att.taken
+}
+
 // wait returns the turn's attachment, waiting for one while there is none
 // (a turn the engine recovered before its session was resumed here).
 func (a *attachments) wait(ctx context.Context, id string) (*turnAttachment, error) {
 	for {
 		a.mu.Lock()
 		if att, ok := a.byID[id]; ok {
+			att.taken = true
 			a.mu.Unlock()
 			return att, nil
 		}
@@ -281,6 +304,7 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 	if err != nil {
 		return err
 	}
+	defer att.runEnded()
 	t := att.t
 	if t.s.id != rec.SessionID {
 		return fmt.Errorf("durable turn %s belongs to session %s, not %s", steps.TurnID(), rec.SessionID, t.s.id)
@@ -339,15 +363,22 @@ func (s *Session) durableTurn(ctx context.Context, t *turn, id string, rec *Turn
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h.attached.attach(id, &turnAttachment{t: t, ctx: ctx})
+	att := &turnAttachment{t: t, ctx: ctx, ran: make(chan struct{})}
+	h.attached.attach(id, att)
 	defer h.attached.detach(id)
 	var runErr error
 	go func() {
+		// events closes only once no run of the turn can emit any more: a
+		// send on it after would panic, and the turn would be used by two
+		// goroutines.
 		defer close(events)
 		if rec != nil {
 			runErr = h.durable.RunTurn(context.WithoutCancel(ctx), id, *rec)
 		} else {
 			runErr = h.durable.AwaitTurn(context.WithoutCancel(ctx), id)
+		}
+		if h.attached.release(id, att) {
+			<-att.ran
 		}
 	}()
 	for d := range events {
@@ -424,9 +455,35 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 }
 
 // newTurnID is a new durable turn's id: the session's id, a dot, the
-// time and a random part (so a session's turns sort by start).
+// time and a random part (so a session's turns sort by start):
+// SESSION.<16 hex digits>.<8 hex digits>.
 func newTurnID(sessionID string) string {
 	return fmt.Sprintf("%s.%016x.%s", sessionID, time.Now().UnixNano(), newID()[:8])
+}
+
+// turnIDTail is the length of what newTurnID puts after the session id.
+const turnIDTail = 1 + 16 + 1 + 8
+
+// TurnSession returns the session a durable turn id belongs to (the
+// session id newTurnID began it with), and false for a string that is not
+// a turn id. An engine lists a session's turns by the prefix "SESSION."
+// and keeps those whose TurnSession is the session: the prefix also
+// matches the turns of a session whose own id begins with it.
+func TurnSession(turnID string) (string, bool) {
+	n := len(turnID) - turnIDTail
+	if n < 0 || turnID[n] != '.' || turnID[n+17] != '.' {
+		return "", false
+	}
+	for i := n + 1; i < len(turnID); i++ {
+		c := turnID[i]
+		if i == n+17 {
+			continue
+		}
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return turnID[:n], true
 }
 
 // errEngineStopped refuses a durable turn's append once the engine
@@ -495,12 +552,7 @@ func (t *turn) modelStep(ctx context.Context, view *llmview.View) (modelAnswer, 
 		case err != nil:
 			ans = modelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
 		default:
-			msg.Role = model.RoleAssistant
-			for i := range msg.ToolCalls {
-				if msg.ToolCalls[i].ID == "" {
-					msg.ToolCalls[i].ID = newCallID()
-				}
-			}
+			msg = settleAnswer(msg)
 			ans = modelAnswer{Message: h.redactMessage(msg), Usage: t.last, Finish: t.finish, original: msg}
 			for i, tc := range msg.ToolCalls {
 				if h.redactor.ContainsSecret(tc.Arguments) {

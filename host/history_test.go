@@ -109,3 +109,25 @@ func TestHistoryFailureStopsTheTurn(t *testing.T) {
 		t.Errorf("end: %+v", end)
 	}
 }
+
+// In memory as in a durable turn, a prompt holding a protected value is
+// sent to the model masked, and the History keeps what the model saw.
+func TestPromptIsMaskedAsTheModelSeesIt(t *testing.T) {
+	const secret = "tok-CANARY-prompt-31"
+	h, _, _ := testHost(t, "", mcptest.Options{})
+	rec := &recordingModel{}
+	h.model = rec.llm()
+	h.redactor.Add(secret) // resolved earlier in the session
+	hist := NewMemoryHistory()
+	s := h.NewSession(SessionOptions{ID: "s3", History: hist})
+	collect(t, s, context.Background(), "use "+secret+" please", TurnOptions{})
+	if len(rec.seen) != 1 || !strings.Contains(rec.seen[0][0].Content, "please") || strings.Contains(rec.seen[0][0].Content, secret) {
+		t.Fatalf("the model was sent %+v", rec.seen)
+	}
+	stored, _ := hist.Load(context.Background(), "s3")
+	for _, m := range append(stored, s.Transcript()...) {
+		if strings.Contains(m.Content, secret) {
+			t.Fatalf("the conversation holds the value: %+v", m)
+		}
+	}
+}

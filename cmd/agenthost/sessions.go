@@ -102,7 +102,10 @@ func (a *app) describeSession(ctx context.Context, sess *host.Session, title str
 		return
 	}
 	dir, _ := os.Getwd()
-	if err := a.durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: truncateText(title, 80)}); err != nil {
+	// The title is the prompt as the model sees it: protected values
+	// masked (before it is cut, so no value is cut out of reach).
+	title = truncateText(a.host.Redactor().Redact(title), 80)
+	if err := a.durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: title}); err != nil {
 		fmt.Fprintf(a.stderr, "agenthost: warning: the session's line was not saved: %v\n", err)
 	}
 }

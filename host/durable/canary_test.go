@@ -2,19 +2,14 @@ package durable_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/dbscan"
 )
 
 // After a scenario that touches every path that writes (a call whose
@@ -64,7 +59,9 @@ func TestCanariesInNoRow(t *testing.T) {
 			t.Fatal("the canaries never reached the server: the scenario tests nothing")
 		}
 		rows := scanRows(t, b)
-		for _, want := range []string{"delete_order", "investigate order 7"} {
+		// The engine's checkpoints and turn inputs are base64: the scan
+		// decodes them (a key only the turn's input has).
+		for _, want := range []string{"delete_order", "investigate order 7", `"trustLevel"`} {
 			if !strings.Contains(rows, want) {
 				t.Fatalf("the scan read no row holding %q: it reads nothing", want)
 			}
@@ -78,109 +75,63 @@ func TestCanariesInNoRow(t *testing.T) {
 }
 
 // scanRows renders every row of every table of the backend's databases
-// (the engine's and the approvals store's) as text.
+// (the engine's and the approvals store's, and SQLite's WAL files) as
+// text, base64 values decoded (internal/dbscan).
 func scanRows(t *testing.T, b backend) string {
 	t.Helper()
-	var out strings.Builder
+	ctx := context.Background()
 	if b.name == "sqlite" {
+		var out strings.Builder
 		for _, path := range []string{strings.TrimPrefix(b.dsn, "sqlite:"), b.approvalsDSN} {
-			out.WriteString(scanSQLite(t, path))
-		}
-		// WAL files hold pages not yet checkpointed: read them as bytes.
-		for _, path := range []string{strings.TrimPrefix(b.dsn, "sqlite:"), b.approvalsDSN} {
-			for _, suffix := range []string{"", "-wal"} {
-				raw, _ := os.ReadFile(path + suffix)
-				out.Write(raw)
+			text, err := dbscan.SQLite(ctx, path)
+			if err != nil {
+				t.Fatal(err)
 			}
+			out.WriteString(text)
 		}
 		return out.String()
 	}
-	return scanPostgres(t, b.dsn)
+	text, tables, err := dbscan.Postgres(ctx, b.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables < 5 {
+		t.Fatalf("only %d tables", tables)
+	}
+	return text
 }
 
-func scanSQLite(t *testing.T, path string) string {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Clean(path)+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	names, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for names.Next() {
-		var n string
-		_ = names.Scan(&n)
-		tables = append(tables, n)
-	}
-	names.Close()
-	var out strings.Builder
-	for _, table := range tables {
-		rows, err := db.Query(`SELECT * FROM "` + table + `"`)
-		if err != nil {
-			t.Fatal(err)
+// A prompt that holds a protected value (a resolved secret, a session
+// value a binding takes) reaches the model masked, and so the turn's
+// input, the conversation and every row hold it masked: the transcript
+// is what the model saw.
+func TestPromptWithAProtectedValueIsMasked(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		srv := newServer(t)
+		m := &scriptModel{plan: calls("lookup", "7")}
+		p := start(t, b, srv, m, b.openApprovals(t), time.Minute, "", nil)
+		s := p.session("prompted")
+		// The first turn's call resolves the secret.
+		if end := lastEnd(t, drain(t, s.Turn(context.Background(), "look up order 7", host.TurnOptions{}))); end.Reason != host.EndDone {
+			t.Fatalf("end %+v", end)
 		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+		prompt := "my token is " + canarySecret + " on " + canarySession + ", look up order 8"
+		if end := lastEnd(t, drain(t, s.Turn(context.Background(), prompt, host.TurnOptions{}))); end.Reason != host.EndDone {
+			t.Fatalf("end %+v", end)
 		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&out, "%s:", table)
-			for _, v := range vals {
-				if b, ok := v.([]byte); ok {
-					v = string(b)
+		seen := m.seen()
+		if !strings.Contains(seen, "look up order 8") {
+			t.Fatalf("the model never saw the second prompt:\n%s", seen)
+		}
+		transcript := jsonLines(s.Transcript())
+		p.kill()
+		rows := scanRows(t, b)
+		for where, text := range map[string]string{"the model's requests": seen, "the transcript": transcript, "a row": rows} {
+			for _, canary := range []string{canarySession, canarySecret} {
+				if i := strings.Index(text, canary); i >= 0 {
+					t.Errorf("%s holds %s: ...%s...", where, canary, text[max(0, i-200):min(len(text), i+100)])
 				}
-				fmt.Fprintf(&out, " %v", v)
 			}
-			out.WriteByte('\n')
 		}
-		rows.Close()
-	}
-	return out.String()
-}
-
-func scanPostgres(t *testing.T, dsn string) string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT table_schema, table_name FROM information_schema.tables
-		WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var schema, name string
-		_ = rows.Scan(&schema, &name)
-		tables = append(tables, pgx.Identifier{schema, name}.Sanitize())
-	}
-	rows.Close()
-	if len(tables) < 5 {
-		t.Fatalf("only %d tables: %v", len(tables), tables)
-	}
-	var out strings.Builder
-	for _, table := range tables {
-		r, err := conn.Query(ctx, `SELECT t::text FROM `+table+` t`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			var line string
-			_ = r.Scan(&line)
-			out.WriteString(table + ": " + line + "\n")
-		}
-		r.Close()
-	}
-	return out.String()
+	})
 }

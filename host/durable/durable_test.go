@@ -238,32 +238,41 @@ func TestCrashWindows(t *testing.T) {
 // nothing run.
 func TestApprovalUnderAnotherPolicyIsAskedAgain(t *testing.T) {
 	backends(t, func(t *testing.T, b backend) {
-		srv := newServer(t)
-		m := &scriptModel{plan: calls("delete_order", "5")}
-		store := b.openApprovals(t)
-		raised := make(chan approvals.Approval, 4)
-		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
-		first := askAndKill(t, p, raised, "s5", "delete order 5")
-		if _, err := store.Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
-			t.Fatal(err)
-		}
-		// The operator changed the policy meanwhile (the ask's timeout).
-		p2 := start(t, b, srv, m, store, 2*time.Hour, "", func(a approvals.Approval) {
-			raised <- a
-			if _, err := store.Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Note: "no longer", Allow: false}); err != nil {
-				t.Error(err)
-			}
+		askedAgainAfter(t, b, "s5", "5", func(srv *server, m *scriptModel, store approvals.Store, onRaised func(approvals.Approval)) *process {
+			// The operator changed the policy meanwhile (the ask's timeout).
+			return start(t, b, srv, m, store, 2*time.Hour, "", onRaised)
 		})
-		events := drain(t, p2.session("s5").Resume(context.Background()))
-		lastEnd(t, events)
-		again := waitFor(t, raised, "the new approval request")
-		if again.ID == first.ID {
-			t.Fatal("the call resumed under the approval asked for the old policy")
-		}
-		if n := srv.count("delete_order"); n != 0 {
-			t.Fatalf("delete_order ran %d times", n)
+	})
+}
+
+// askedAgainAfter kills a process while its call (delete_order of order)
+// waits, approves the request, and resumes the turn in the process resume
+// starts after changing what the call is decided under: the call must ask
+// again, under another request (which is denied), and run nowhere. It
+// returns the new request.
+func askedAgainAfter(t *testing.T, b backend, session, order string, resume func(srv *server, m *scriptModel, store approvals.Store, onRaised func(approvals.Approval)) *process) approvals.Approval {
+	t.Helper()
+	w := killedWhileAsking(t, b, session, order, time.Hour)
+	srv, m, store, first := w.srv, w.m, w.store, w.first
+	raised := make(chan approvals.Approval, 4)
+	if _, err := store.Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
+		t.Fatal(err)
+	}
+	p2 := resume(srv, m, store, func(a approvals.Approval) {
+		raised <- a
+		if _, err := store.Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Note: "no longer", Allow: false}); err != nil {
+			t.Error(err)
 		}
 	})
+	lastEnd(t, drain(t, p2.session(session).Resume(context.Background())))
+	again := waitFor(t, raised, "the new approval request")
+	if again.ID == first.ID {
+		t.Fatal("the call resumed under the approval asked for what it no longer is")
+	}
+	if n := srv.count("delete_order") + p2.srv.count("delete_order"); n != 0 {
+		t.Fatalf("delete_order ran %d times", n)
+	}
+	return again
 }
 
 // A durable session whose History cannot append at positions is refused
@@ -281,32 +290,13 @@ func TestDurableTurnNeedsASequencedHistory(t *testing.T) {
 	}
 }
 
+// The same for a tool whose definition (its pin hash) changed.
 func TestApprovalForAnotherDefinitionIsAskedAgain(t *testing.T) {
 	backends(t, func(t *testing.T, b backend) {
-		srv := newServer(t)
-		m := &scriptModel{plan: calls("delete_order", "6")}
-		store := b.openApprovals(t)
-		raised := make(chan approvals.Approval, 4)
-		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
-		first := askAndKill(t, p, raised, "s6", "delete order 6")
-		if _, err := store.Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
-			t.Fatal(err)
-		}
-		// Meanwhile the server changed the tool (its description).
-		changed := newServerWith(t, strings.Replace(toolsJSON, `{"name": "delete_order",`, `{"name": "delete_order", "description": "now also deletes the customer",`, 1))
-		p2 := start(t, b, changed, m, store, time.Hour, "", func(a approvals.Approval) {
-			raised <- a
-			if _, err := store.Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Allow: false}); err != nil {
-				t.Error(err)
-			}
+		askedAgainAfter(t, b, "s6", "6", func(_ *server, m *scriptModel, store approvals.Store, onRaised func(approvals.Approval)) *process {
+			// Meanwhile the server changed the tool (its description).
+			changed := newServerWith(t, strings.Replace(toolsJSON, `{"name": "delete_order",`, `{"name": "delete_order", "description": "now also deletes the customer",`, 1))
+			return start(t, b, changed, m, store, time.Hour, "", onRaised)
 		})
-		lastEnd(t, drain(t, p2.session("s6").Resume(context.Background())))
-		again := waitFor(t, raised, "the new approval request")
-		if again.ID == first.ID {
-			t.Fatal("the call resumed under the approval asked for the old definition")
-		}
-		if n := changed.count("delete_order") + srv.count("delete_order"); n != 0 {
-			t.Fatalf("delete_order ran %d times", n)
-		}
 	})
 }

@@ -158,25 +158,39 @@ func (s *server) blockNext(tool string) {
 	s.block[tool] = make(chan struct{})
 }
 
-// idempotencyKeys are the _meta idempotency keys of the calls to tool the
-// server received, in order.
-func (s *server) idempotencyKeys(t *testing.T, tool string) []string {
+// receivedCall is a tools/call request the server received.
+type receivedCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      map[string]any  `json:"_meta"`
+}
+
+// received are the calls to tool the server received, in order.
+func (s *server) received(t *testing.T, tool string) []receivedCall {
 	t.Helper()
-	var keys []string
+	var out []receivedCall
 	for _, m := range s.srv.Recording().Messages("tools/call") {
 		var msg struct {
-			Params struct {
-				Name string         `json:"name"`
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
+			Params receivedCall `json:"params"`
 		}
 		if err := json.Unmarshal(m.Message, &msg); err != nil {
 			t.Fatal(err)
 		}
 		if msg.Params.Name == tool {
-			k, _ := msg.Params.Meta[host.IdempotencyKeyMeta].(string)
-			keys = append(keys, k)
+			out = append(out, msg.Params)
 		}
+	}
+	return out
+}
+
+// idempotencyKeys are the _meta idempotency keys of the calls to tool the
+// server received, in order.
+func (s *server) idempotencyKeys(t *testing.T, tool string) []string {
+	t.Helper()
+	var keys []string
+	for _, c := range s.received(t, tool) {
+		k, _ := c.Meta[host.IdempotencyKeyMeta].(string)
+		keys = append(keys, k)
 	}
 	return keys
 }
@@ -222,10 +236,23 @@ var vault = bindings.SourceFunc(func(context.Context, bindings.Request) (binding
 type scriptModel struct {
 	plan  []model.ToolCall
 	asked atomic.Int32
+
+	mu   sync.Mutex
+	sent strings.Builder // every request's messages, as the model saw them
+}
+
+// seen is every message the model was sent, as text.
+func (m *scriptModel) seen() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sent.String()
 }
 
 func (m *scriptModel) Generate(_ context.Context, req *model.Request) iter.Seq2[*model.Response, error] {
 	m.asked.Add(1)
+	m.mu.Lock()
+	m.sent.WriteString(jsonLines(req.Messages))
+	m.mu.Unlock()
 	last := req.Messages[len(req.Messages)-1]
 	msg := model.Message{Role: model.RoleAssistant}
 	if last.Role == model.RoleUser {
@@ -244,6 +271,7 @@ type process struct {
 	engine *durable.Engine
 	host   *host.Host
 	crash  *crasher
+	srv    *server // the MCP server it calls
 }
 
 // start opens a process. crashAt names where its turns stop as a killed
@@ -271,7 +299,7 @@ func start(t *testing.T, b backend, srv *server, m *scriptModel, store approvals
 		_ = e.Close()
 		t.Fatal(err)
 	}
-	p := &process{engine: e, host: h, crash: c}
+	p := &process{engine: e, host: h, crash: c, srv: srv}
 	t.Cleanup(p.kill)
 	return p
 }
@@ -383,9 +411,12 @@ func lastEnd(t *testing.T, events []host.Event) host.Event {
 	return events[len(events)-1]
 }
 
-func describe(events []host.Event) string {
+func describe(events []host.Event) string { return jsonLines(events) }
+
+// jsonLines renders items as JSON, one a line.
+func jsonLines[T any](items []T) string {
 	var b strings.Builder
-	for _, e := range events {
+	for _, e := range items {
 		j, _ := json.Marshal(e)
 		b.Write(j)
 		b.WriteByte('\n')
@@ -427,4 +458,24 @@ func askAndKill(t *testing.T, p *process, raised <-chan approvals.Approval, sess
 	p.kill()
 	waitFor(t, done, "the killed turn's events")
 	return a
+}
+
+// waitingCall is a durable turn whose call (delete_order of an order)
+// asked for approval in a process that was then killed while it waited.
+type waitingCall struct {
+	srv   *server
+	m     *scriptModel
+	store approvals.Store
+	first approvals.Approval // the request it raised
+}
+
+// killedWhileAsking runs such a turn of session in a first process,
+// whose asks wait until askTimeout.
+func killedWhileAsking(t *testing.T, b backend, session, order string, askTimeout time.Duration) waitingCall {
+	t.Helper()
+	w := waitingCall{srv: newServer(t), m: &scriptModel{plan: calls("delete_order", order)}, store: b.openApprovals(t)}
+	raised := make(chan approvals.Approval, 4)
+	p := start(t, b, w.srv, w.m, w.store, askTimeout, "", func(a approvals.Approval) { raised <- a })
+	w.first = askAndKill(t, p, raised, session, "delete order "+order)
+	return w
 }

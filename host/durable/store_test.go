@@ -2,9 +2,13 @@ package durable_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/historytest"
@@ -61,4 +65,81 @@ func TestOpenErrorHidesThePassword(t *testing.T) {
 			t.Fatalf("the error repeats the password: %v", err)
 		}
 	}
+}
+
+// The engine reads a SQLite DSN as the approvals and audit stores do
+// (sqlite:PATH, the path as written): one DSN names one file for all of
+// them, and what those stores refuse the engine refuses too.
+func TestOpenSQLiteDSNGrammarIsTheStores(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		dsn    string
+		opens  bool
+		stores bool // approvals/stores opens it
+	}{
+		{dsn: "sqlite:" + filepath.Join(dir, "a.db"), opens: true, stores: true},
+		{dsn: "sqlite:" + filepath.Join(dir, "b.sqlite3"), opens: true, stores: true},
+		{dsn: filepath.Join(dir, "c.db")},
+		{dsn: "sqlite:"},
+	} {
+		t.Run(tc.dsn, func(t *testing.T) {
+			ctx := context.Background()
+			e, err := durable.Open(ctx, tc.dsn, durable.Options{})
+			if (err == nil) != tc.opens {
+				t.Fatalf("durable.Open: %v, want opened %v", err, tc.opens)
+			}
+			if err == nil {
+				_ = e.Close()
+			}
+			s, serr := stores.Open(ctx, tc.dsn)
+			if (serr == nil) != tc.stores {
+				t.Fatalf("stores.Open: %v, want opened %v", serr, tc.stores)
+			}
+			if serr == nil {
+				_ = s.Close()
+			}
+			if !tc.opens {
+				if _, err := os.Stat(tc.dsn); err == nil {
+					t.Fatalf("a refused DSN created %s", tc.dsn)
+				}
+				return
+			}
+			if _, err := os.Stat(strings.TrimPrefix(tc.dsn, "sqlite:")); err != nil {
+				t.Fatalf("the engine did not open the file the stores open: %v", err)
+			}
+		})
+	}
+}
+
+// A session's unfinished turns are its own: the turns of a session whose
+// id begins with "ID." are listed by the same prefix, and are not taken
+// for the session ID's.
+func TestPendingTurnsAreTheSessionsOwn(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e, err := durable.Open(ctx, b.dsn, durable.Options{ShutdownTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		waiting := make(chan struct{}, 2)
+		if err := e.Start(func(ctx context.Context, _ host.Steps, _ host.TurnRecord) error {
+			waiting <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"p.q.0123456789abcdef.01234567", "p.0123456789abcdef.89abcdef"} {
+			session, _ := host.TurnSession(id)
+			go func() { _ = e.RunTurn(ctx, id, host.TurnRecord{SessionID: session}) }()
+			<-waiting
+		}
+		for session, want := range map[string]string{"p": "p.0123456789abcdef.89abcdef", "p.q": "p.q.0123456789abcdef.01234567"} {
+			ids, err := e.PendingTurns(ctx, session)
+			if err != nil || len(ids) != 1 || ids[0] != want {
+				t.Errorf("PendingTurns(%q) = %q, %v; want [%s]", session, ids, err, want)
+			}
+		}
+	})
 }

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,15 +28,21 @@ import (
 //   - postgres_commit: one bare INSERT committed, for reference: the
 //     floor a flushed checkpoint cannot go under on this machine.
 //   - sqlite: WAL, synchronous=NORMAL (target ≤ 0.3 ms).
+//   - sqlite_commit: one bare INSERT committed on a file opened as the
+//     engine opens it, for reference: SQLite's floor, like for like.
 func BenchmarkCheckpointStep(b *testing.B) {
-	for _, name := range []string{"postgres", "postgres_async", "postgres_commit", "sqlite"} {
+	for _, name := range []string{"postgres", "postgres_async", "postgres_commit", "sqlite", "sqlite_commit"} {
 		b.Run(name, func(b *testing.B) {
 			dsn := "sqlite:" + filepath.Join(b.TempDir(), "durable.db")
-			if name != "sqlite" {
+			if !strings.HasPrefix(name, "sqlite") {
 				dsn = postgresDSN(b)
 			}
-			if name == "postgres_commit" {
+			switch name {
+			case "postgres_commit":
 				benchBareCommit(b, dsn)
+				return
+			case "sqlite_commit":
+				benchBareSQLiteCommit(b, strings.TrimPrefix(dsn, "sqlite:"))
 				return
 			}
 			e, err := durable.Open(context.Background(), dsn, durable.Options{AsyncCommit: name == "postgres_async"})
@@ -62,11 +70,36 @@ func BenchmarkCheckpointStep(b *testing.B) {
 			if err := e.RunTurn(context.Background(), "bench.1", host.TurnRecord{SessionID: "bench"}); err != nil {
 				b.Fatal(err)
 			}
-			slices.Sort(latencies)
-			b.ReportMetric(float64(percentile(latencies, 50).Nanoseconds())/1e6, "p50-ms")
-			b.ReportMetric(float64(percentile(latencies, 99).Nanoseconds())/1e6, "p99-ms")
+			reportLatencies(b, latencies)
 		})
 	}
+}
+
+// benchBareSQLiteCommit times one INSERT per op, each its own
+// transaction, on a file opened with the engine's settings (WAL,
+// synchronous=NORMAL, immediate transactions: host/durable's openSQLite).
+func benchBareSQLiteCommit(b *testing.B, path string) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE commits (id INTEGER PRIMARY KEY, body TEXT)`); err != nil {
+		b.Fatal(err)
+	}
+	insert, err := db.Prepare(`INSERT INTO commits (body) VALUES (?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	latencies := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		began := time.Now()
+		if _, err := insert.Exec("a tool's result"); err != nil {
+			b.Fatal(err)
+		}
+		latencies = append(latencies, time.Since(began))
+	}
+	reportLatencies(b, latencies)
 }
 
 // benchBareCommit times one INSERT per op, each its own transaction.
@@ -88,6 +121,11 @@ func benchBareCommit(b *testing.B, dsn string) {
 		}
 		latencies = append(latencies, time.Since(began))
 	}
+	reportLatencies(b, latencies)
+}
+
+// reportLatencies reports the p50 and p99 of latencies, in ms.
+func reportLatencies(b *testing.B, latencies []time.Duration) {
 	slices.Sort(latencies)
 	b.ReportMetric(float64(percentile(latencies, 50).Nanoseconds())/1e6, "p50-ms")
 	b.ReportMetric(float64(percentile(latencies, 99).Nanoseconds())/1e6, "p99-ms")

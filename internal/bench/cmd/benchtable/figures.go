@@ -290,11 +290,28 @@ func evaluate(r results, checks map[string]error) []row {
 	if v, ok := r.median("BenchmarkCheckpointStep/sqlite", "p50-ms"); ok {
 		liteStep.measured = duration(v * 1e6)
 		liteStep.status = status(v <= 0.3)
+		var detail []string
 		if p99, ok := r.median("BenchmarkCheckpointStep/sqlite", "p99-ms"); ok {
-			liteStep.detail = "p99 " + duration(p99*1e6)
+			detail = append(detail, "p99 "+duration(p99*1e6))
 		}
+		if c, ok := r.median("BenchmarkCheckpointStep/sqlite_commit", "p50-ms"); ok {
+			detail = append(detail, "a bare committed INSERT p50 "+duration(c*1e6))
+		}
+		liteStep.detail = strings.Join(detail, ", ")
 	}
 	rows = append(rows, liteStep)
+
+	for _, db := range []string{"sqlite", "postgres"} {
+		restart := row{figure: "1,000 sessions resumable after a restart (" + db + ")", target: "≤ 5 s", status: noData}
+		if v, ok := r.median("BenchmarkDurableRestart/"+db, "s/restart"); ok {
+			restart.measured = duration(v * 1e9)
+			restart.status = status(v <= 5)
+			if l, ok := r.median("BenchmarkDurableRestart/"+db, "list-s"); ok {
+				restart.detail = "of which listing each session's turns " + duration(l*1e9)
+			}
+		}
+		rows = append(rows, restart)
+	}
 	return rows
 }
 

@@ -224,7 +224,9 @@ var groups = []group{
 		"BenchmarkAuditAppend/postgres", "BenchmarkAuditAppend/sqlite"}},
 	{name: "checkpoint", benchtime: "2000x", benches: []string{
 		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_async",
-		"BenchmarkCheckpointStep/postgres_commit", "BenchmarkCheckpointStep/sqlite"}},
+		"BenchmarkCheckpointStep/postgres_commit", "BenchmarkCheckpointStep/sqlite", "BenchmarkCheckpointStep/sqlite_commit"}},
+	{name: "restart", benchtime: "2x", benches: []string{
+		"BenchmarkDurableRestart/sqlite", "BenchmarkDurableRestart/postgres"}},
 }
 
 // benchPattern is the -test.bench expression matching exactly these

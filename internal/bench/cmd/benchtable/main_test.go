@@ -123,6 +123,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 500, "p99-µs": 9000}},
 		"BenchmarkCheckpointStep/postgres":             {{"ns/op": 1, "p50-ms": 0.9}},
 		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.25}},
+		"BenchmarkDurableRestart/sqlite":               {{"ns/op": 1, "s/restart": 2.5}},
+		"BenchmarkDurableRestart/postgres":             {{"ns/op": 1, "s/restart": 4.9}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -161,6 +163,8 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkSandboxSetup/network=none":           {{"ns/op": 1, "p50-µs": 2001}},
 		"BenchmarkCheckpointStep/postgres":             {{"ns/op": 1, "p50-ms": 1.1}},
 		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.31}},
+		"BenchmarkDurableRestart/sqlite":               {{"ns/op": 1, "s/restart": 5.1}},
+		"BenchmarkDurableRestart/postgres":             {{"ns/op": 1, "s/restart": 9}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {
