@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,6 +50,8 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 	dst = appendStringField(dst, `,"approvalId":`, e.ApprovalID)
 	dst = appendStringField(dst, `,"deadline":`, e.Deadline)
 	dst = appendStringField(dst, `,"riskLevel":`, e.RiskLevel)
+	dst = appendFloatField(dst, `,"progress":`, e.Progress)
+	dst = appendFloatField(dst, `,"total":`, e.Total)
 	if e.IsError != nil {
 		dst = append(dst, `,"isError":`...)
 		dst = strconv.AppendBool(dst, *e.IsError)
@@ -110,9 +113,30 @@ func appendEventJSON(dst []byte, e *host.Event) ([]byte, error) {
 		dst = strconv.AppendInt(dst, int64(u.CompletionTokens), 10)
 		dst = append(dst, `,"totalTokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+		dst = appendIntField(dst, `,"cachedPromptTokens":`, u.CachedPromptTokens)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
+}
+
+// appendFloatField appends name and *f unless f is nil, spelled as
+// encoding/json spells a float64 (a progress value parsed from JSON is
+// never NaN or infinite).
+func appendFloatField(dst []byte, name string, f *float64) []byte {
+	if f == nil {
+		return dst
+	}
+	dst = append(dst, name...)
+	format := byte('f')
+	if abs := math.Abs(*f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, *f, format, -1, 64)
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		dst[n-2] = dst[n-1] // e-09 → e-9, as encoding/json writes it
+		dst = dst[:n-1]
+	}
+	return dst
 }
 
 // appendStringField appends name and s unless s is empty (omitempty).

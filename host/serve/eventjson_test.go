@@ -195,3 +195,20 @@ func FuzzEventJSON(f *testing.F) {
 		checkSameJSON(t, &e)
 	})
 }
+
+// TestAppendFloatFieldSpellsAsEncodingJSON: a progress value is written
+// byte for byte as json.Marshal writes it, exponents included.
+func TestAppendFloatFieldSpellsAsEncodingJSON(t *testing.T) {
+	for _, f := range []float64{0, 0.5, 1, -3, 42.125, 1e-7, 1.5e-9, 1e21, 123456789012345678, 1e20, -2.5e-7} {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendFloatField(nil, "", &f); string(got) != string(want) {
+			t.Errorf("appendFloatField(%v) = %s, want %s", f, got, want)
+		}
+	}
+	if got := appendFloatField([]byte("x"), `,"p":`, nil); string(got) != "x" {
+		t.Errorf("nil wrote %q", got)
+	}
+}
