@@ -288,7 +288,7 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, errTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
 		// The record says a turn runs, but the engine has no unfinished
 		// turn of the session: its replica stopped between the two.
-		if err = s.db.endTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID)); err == nil {
+		if err = s.db.endTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID), 0, nil); err == nil {
 			err = s.db.startTurn(r.Context(), rec.ID, turnID, by)
 		}
 	}
@@ -361,49 +361,62 @@ func (s *Server) runShared(rec sessionRecord, turnID, by string, values map[stri
 	s.mu.Lock()
 	s.local[rec.ID] = t
 	s.mu.Unlock()
-	stored := make(chan struct{})
-	go func() {
-		defer close(stored)
-		s.storeEvents(rec.ID, t, first-1)
-	}()
+	produced, stored := make(chan struct{}), make(chan bool, 1)
+	go func() { stored <- s.storeEvents(t, first-1, produced) }()
 	go func() {
 		defer cancel()
 		defer sess.Close()
 		var frames frameArena
+		var end []byte
 		id := first - 1
 		for e := range run(ctx, sess) {
 			id++
-			t.log.append(frames.frame(id, boundResult(&e, s.lim.events.maxResult)))
+			f := frames.frame(id, boundResult(&e, s.lim.events.maxResult))
+			if e.Type == host.EventSessionEnd {
+				end = f // held back until the store has the turn's end
+				continue
+			}
+			t.log.append(f)
 		}
-		ss.mu.Lock()
-		t.running = false
-		ss.mu.Unlock()
-		t.log.finish()
-		<-stored
+		close(produced)
+		// session_end reaches this replica's streams once the store says
+		// the turn ended: a client that saw it may start the next turn on
+		// any replica at once.
+		if <-stored && !s.isClosing() {
+			s.retryStore(func() error { return s.db.endTurn(context.Background(), rec.ID, t.id, id, end) })
+		}
+		if end != nil {
+			t.log.append(end)
+		}
 		s.mu.Lock()
 		if s.local[rec.ID] == t {
 			delete(s.local, rec.ID)
 		}
 		s.mu.Unlock()
+		ss.mu.Lock()
+		t.running = false
+		ss.mu.Unlock()
+		t.log.finish()
 		t.log.release()
 	}()
 	return t
 }
 
 // storeEvents writes the turn's events to the store as they come, in
-// batches, and records the turn's end after its last. Once the server is
-// closing it stops writing: the turn is being left unfinished for the
-// engine to take up again, and what it says as it stops is not its end.
-func (s *Server) storeEvents(sessionID string, t *servedTurn, after int64) {
+// batches, until it has written the last (produced closes after it); true
+// then. Once the server is closing it stops writing (false): the turn is
+// being left unfinished for the engine to take up again, and what it says
+// as it stops is not its end.
+func (s *Server) storeEvents(t *servedTurn, after int64, produced <-chan struct{}) bool {
 	ctx := context.Background()
 	for {
-		evs, _, done, changed, gone := t.log.since(after)
+		evs, _, _, changed, gone := t.log.since(after)
 		if gone {
 			after = t.log.firstNumber() - 1
 			continue
 		}
 		if s.isClosing() {
-			return
+			return false
 		}
 		if len(evs) > 0 {
 			frames := make([][]byte, len(evs))
@@ -411,17 +424,22 @@ func (s *Server) storeEvents(sessionID string, t *servedTurn, after int64) {
 				frames[i] = evs[i].frame
 			}
 			if !s.retryStore(func() error { return s.db.appendEvents(ctx, t.id, after+1, frames) }) {
-				return
+				return false
 			}
 			after += int64(len(evs))
 			continue
 		}
-		if done {
-			s.retryStore(func() error { return s.db.endTurn(ctx, sessionID, t.id) })
-			return
+		select {
+		case <-produced:
+			if evs, _, _, _, _ := t.log.since(after); len(evs) > 0 {
+				continue // the last ones came with the end
+			}
+			return true
+		default:
 		}
 		select {
 		case <-changed:
+		case <-produced:
 		case <-s.life.Done():
 		}
 	}

@@ -277,18 +277,19 @@ func (st *sharedStore) startTurn(ctx context.Context, id, turnID, by string) err
 	return nil
 }
 
-// endTurn records that the session's turn turnID has ended.
-func (st *sharedStore) endTurn(ctx context.Context, id, turnID string) error {
-	_, err := st.pool.Exec(ctx, `UPDATE agenthost_served_sessions SET turn_running = false WHERE session_id = $1 AND turn_id = $2`, id, turnID)
-	if err != nil {
+// endTurn records that the session's turn turnID has ended, with its
+// last event (frame, number seq; nil: none), in one round trip.
+func (st *sharedStore) endTurn(ctx context.Context, id, turnID string, seq int64, frame []byte) error {
+	b := &pgx.Batch{}
+	if frame != nil {
+		b.Queue(`INSERT INTO agenthost_turn_events (turn_id, seq, frame) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, turnID, seq, frame)
+	}
+	b.Queue(`UPDATE agenthost_served_sessions SET turn_running = false WHERE session_id = $1 AND turn_id = $2`, id, turnID)
+	b.Queue(`SELECT pg_notify($1, $2)`, eventsChannel, turnID)
+	if err := st.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("serve: end the turn: %w", err)
 	}
-	return st.notify(ctx, turnID)
-}
-
-func (st *sharedStore) notify(ctx context.Context, turnID string) error {
-	_, err := st.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, eventsChannel, turnID)
-	return err
+	return nil
 }
 
 // lastSeq is the number of the turn's last stored event (0: none).
