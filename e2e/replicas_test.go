@@ -551,13 +551,7 @@ func TestServeReplicasShareSessions(t *testing.T) {
 			t.Errorf("session %s: %d messages stored, want 4 (prompt, call, result, answer)", s.id, msgs)
 		}
 	}
-	var dump string
-	if err := conn.QueryRow(ctx, `SELECT string_agg(t::text, E'\n') FROM (
-		SELECT row_to_json(x)::text AS t FROM agenthost_served_sessions x
-		UNION ALL SELECT row_to_json(x)::text FROM agenthost_messages x
-		UNION ALL SELECT encode(frame, 'escape') FROM agenthost_turn_events) t`).Scan(&dump); err != nil {
-		t.Fatal(err)
-	}
+	dump := pgtest.Rows(t, dsn)
 	if strings.Contains(dump, "sealed-token-") {
 		t.Errorf("a session value was stored in the clear")
 	}

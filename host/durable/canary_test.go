@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/pgtest"
 )
 
 // After a scenario that touches every path that writes (a call whose
@@ -148,39 +147,5 @@ func scanSQLite(t *testing.T, path string) string {
 
 func scanPostgres(t *testing.T, dsn string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT table_schema, table_name FROM information_schema.tables
-		WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var schema, name string
-		_ = rows.Scan(&schema, &name)
-		tables = append(tables, pgx.Identifier{schema, name}.Sanitize())
-	}
-	rows.Close()
-	if len(tables) < 5 {
-		t.Fatalf("only %d tables: %v", len(tables), tables)
-	}
-	var out strings.Builder
-	for _, table := range tables {
-		r, err := conn.Query(ctx, `SELECT t::text FROM `+table+` t`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			var line string
-			_ = r.Scan(&line)
-			out.WriteString(table + ": " + line + "\n")
-		}
-		r.Close()
-	}
-	return out.String()
+	return pgtest.Rows(t, dsn)
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
@@ -132,39 +130,9 @@ func TestSharedSessionOnAnyReplica(t *testing.T) {
 	if status, _, _ := a.do("GET", "/v1/sessions/"+s.ID, apiToken, nil); status != http.StatusNotFound {
 		t.Errorf("a deleted session on a: %d, want 404", status)
 	}
-	if rows := dumpRows(t, dsn); strings.Contains(rows, canary) {
+	if rows := pgtest.Rows(t, dsn); strings.Contains(rows, canary) {
 		t.Error("a row holds the session value")
 	}
-}
-
-// dumpRows is every row of every table of the database, as text.
-func dumpRows(t *testing.T, dsn string) string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT table_schema || '.' || table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for _, tb := range tables {
-		var text *string
-		if err := conn.QueryRow(ctx, `SELECT string_agg(row_to_json(x)::text, E'\n') FROM `+pgx.Identifier(strings.Split(tb, ".")).Sanitize()+` x`).Scan(&text); err != nil {
-			t.Fatal(err)
-		}
-		if text != nil {
-			out.WriteString(*text)
-		}
-	}
-	return out.String()
 }
 
 // TestSharedValuesWithoutKey: without a sealing key no replica keeps a
@@ -190,7 +158,7 @@ func TestSharedValuesWithoutKey(t *testing.T) {
 	if !strings.Contains(b.calls.String(), `lookup "given-again"`) {
 		t.Errorf("the server got %q", b.calls.String())
 	}
-	if rows := dumpRows(t, dsn); strings.Contains(rows, "unsealed-canary") || strings.Contains(rows, "given-again") {
+	if rows := pgtest.Rows(t, dsn); strings.Contains(rows, "unsealed-canary") || strings.Contains(rows, "given-again") {
 		t.Error("a row holds a session value")
 	}
 	// The memory mode refuses values in a turn: they are given once.

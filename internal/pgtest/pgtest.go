@@ -199,3 +199,45 @@ func (c *Cluster) NewDatabase(t testing.TB) string {
 	}
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, c.Port, name)
 }
+
+// Rows returns every row of every table of the database at dsn as text,
+// one line per row ("table: row"), for tests that look for a value no
+// table may hold (a canary).
+func Rows(t testing.TB, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_schema, table_name FROM information_schema.tables
+		WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var schema, name string
+		_ = rows.Scan(&schema, &name)
+		tables = append(tables, pgx.Identifier{schema, name}.Sanitize())
+	}
+	rows.Close()
+	if len(tables) < 5 {
+		t.Fatalf("only %d tables: %v", len(tables), tables)
+	}
+	var out bytes.Buffer
+	for _, table := range tables {
+		r, err := conn.Query(ctx, `SELECT t::text FROM `+table+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			var line string
+			_ = r.Scan(&line)
+			out.WriteString(table + ": " + line + "\n")
+		}
+		r.Close()
+	}
+	return out.String()
+}
