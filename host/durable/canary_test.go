@@ -35,10 +35,7 @@ func TestCanariesInNoRow(t *testing.T) {
 		store := b.openApprovals(t)
 		raised := make(chan approvals.Approval, 4)
 		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
-		a := askAndKill(t, p, raised, "leak", "investigate order 7")
-		if _, err := b.openApprovals(t).Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
-			t.Fatal(err)
-		}
+		askKillAndApprove(t, b, p, raised, "leak", "investigate order 7")
 		p2 := start(t, b, srv, m, store, time.Hour, "", nil)
 		events := drain(t, p2.session("leak").Resume(context.Background()))
 		if end := lastEnd(t, events); end.Reason != host.EndDone {

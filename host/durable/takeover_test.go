@@ -31,6 +31,17 @@ func resumeUnattached(t *testing.T, p *process) <-chan resumed {
 	return out
 }
 
+// askKillAndApprove is askAndKill, then bob approves the request from
+// another process.
+func askKillAndApprove(t *testing.T, b backend, p *process, raised <-chan approvals.Approval, session, prompt string) approvals.Approval {
+	t.Helper()
+	a := askAndKill(t, p, raised, session, prompt)
+	if _, err := b.openApprovals(t).Vote(context.Background(), a.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // A turn left by a killed process is handed to the next process's
 // OnUnattachedTurn, even when the engine took it up before the handler
 // was set (at host.New): the handler resumes it, and the approved call
@@ -42,10 +53,7 @@ func TestUnattachedTurnIsHandedOver(t *testing.T) {
 		store := b.openApprovals(t)
 		raised := make(chan approvals.Approval, 4)
 		p := start(t, b, srv, m, store, time.Hour, "", func(a approvals.Approval) { raised <- a })
-		first := askAndKill(t, p, raised, "s3", "delete order 42")
-		if _, err := b.openApprovals(t).Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
-			t.Fatal(err)
-		}
+		askKillAndApprove(t, b, p, raised, "s3", "delete order 42")
 		p2 := start(t, b, srv, m, store, time.Hour, "", nil)
 		time.Sleep(1500 * time.Millisecond) // the engine's queue runs the turn before a handler is set
 		got := waitFor(t, resumeUnattached(t, p2), "the handed-over turn")
@@ -86,10 +94,7 @@ func TestLeaseTakeOver(t *testing.T) {
 		a := startAs(t, "a", b, srv, m, store, time.Hour, "", func(ap approvals.Approval) { raised <- ap })
 		keep(a, lease)
 		time.Sleep(300 * time.Millisecond) // a's lease is written
-		first := askAndKill(t, a, raised, "s4", "delete order 7")
-		if _, err := b.openApprovals(t).Vote(context.Background(), first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
-			t.Fatal(err)
-		}
+		askKillAndApprove(t, b, a, raised, "s4", "delete order 7")
 		var takeovers atomic.Int32
 		taken := make(chan string, 4)
 		survivors := make([]<-chan resumed, 2)
