@@ -106,7 +106,7 @@ func (a *app) openSharedServe(ctx context.Context, cfg *config.Config) (*serve.S
 		return nil, &exitErr{code: exitUsage, err: fmt.Errorf("approvals.store: %w", err)}
 	}
 	a.durable = e
-	return &serve.Shared{Pool: e.Pool(), SealKey: key}, nil
+	return &serve.Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, nil
 }
 
 // sessionKey is the key sealing session values: AGENTHOST_SESSION_KEY,

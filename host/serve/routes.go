@@ -107,6 +107,9 @@ type serverStatus struct {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	closing, n := s.closing, len(s.sessions)
+	if s.db != nil {
+		n = len(s.local) // the shared mode holds sessions only while their turn runs here
+	}
 	s.mu.Unlock()
 	out := readiness{Status: "ready", Servers: []serverStatus{}}
 	if s.auth.authenticate(r).has(config.RoleAPI) {

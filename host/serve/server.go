@@ -82,6 +82,7 @@ type Server struct {
 	// are the turns running on this replica, by session id.
 	db     *sharedStore
 	sealer *sealer
+	forget Shared
 	local  map[string]*servedTurn
 
 	life   context.Context
@@ -201,6 +202,7 @@ func (s *Server) openShared(sh *Shared) error {
 		return err
 	}
 	s.db, s.local, s.peers = db, map[string]*servedTurn{}, nil
+	s.forget = Shared{Forget: sh.Forget, ForgetUnknown: sh.ForgetUnknown}
 	return nil
 }
 

@@ -47,6 +47,15 @@ type Shared struct {
 	// them again. Nil: session values are never stored, and a turn of a
 	// session created with values needs them in its request.
 	SealKey []byte
+	// Forget, when set, removes what the durable engine keeps of a deleted
+	// session: its conversation and its turns (durable.Engine.DeleteSession;
+	// an unfinished turn is cancelled and never resumes). Its error for a
+	// session the engine holds nothing of is ignored (errors.Is with
+	// ForgetUnknown).
+	Forget func(ctx context.Context, sessionID string) error
+	// ForgetUnknown is Forget's error for a session the engine holds
+	// nothing of (durable.ErrUnknownSession).
+	ForgetUnknown error
 }
 
 // ParseSealKey reads a sealing key: 64 hexadecimal digits or the
@@ -192,9 +201,10 @@ func (s *Server) getSharedSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// deleteSharedSession deletes the record and the latest turn's events; a
-// turn of the session running on this replica is interrupted (one running
-// on another replica runs to its end, and its events are not kept).
+// deleteSharedSession deletes the record and the latest turn's events, and
+// (Shared.Forget) the conversation and the turns: a turn of the session
+// running on this replica is interrupted, and one running on another is
+// cancelled by the engine at its next step.
 func (s *Server) deleteSharedSession(w http.ResponseWriter, r *http.Request) {
 	rec, ok := s.sharedSession(w, r)
 	if !ok {
@@ -204,6 +214,11 @@ func (s *Server) deleteSharedSession(w http.ResponseWriter, r *http.Request) {
 		s.logger.Error("serve: deleting a session failed", "error", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be written")
 		return
+	}
+	if f := s.forget; f.Forget != nil {
+		if err := f.Forget(r.Context(), rec.ID); err != nil && (f.ForgetUnknown == nil || !errors.Is(err, f.ForgetUnknown)) {
+			s.logger.Error("serve: deleting a session's conversation failed", "session", rec.ID, "error", err)
+		}
 	}
 	s.mu.Lock()
 	t := s.local[rec.ID]
@@ -524,6 +539,10 @@ func (s *Server) sharedTurnEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if _, _, err := s.db.since(ctx, turnID, after); errors.Is(err, errEventsDropped) {
+		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
+		return
+	}
 	sw := startSSE(w, r, http.StatusOK)
 	if err := sw.flush(); err != nil {
 		return
@@ -531,6 +550,11 @@ func (s *Server) sharedTurnEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		woken, stop := s.db.watch(turnID)
 		frames, last, err := s.db.since(ctx, turnID, after)
+		if errors.Is(err, errEventsDropped) {
+			stop()
+			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (a turn keeps its last 10000)"}`))
+			return
+		}
 		if err != nil {
 			stop()
 			if ctx.Err() == nil {

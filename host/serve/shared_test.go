@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -24,7 +28,7 @@ func sharedReplica(t *testing.T, dsn, id string, key []byte, mod func(*config.Se
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e, &Shared{Pool: e.Pool(), SealKey: key}, func() { _ = e.Close() }
+		return e, &Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, func() { _ = e.Close() }
 	}}
 	return newFixtureShared(t, func(c *config.Serve) {
 		c.Replica.ID = id
@@ -129,6 +133,9 @@ func TestSharedSessionOnAnyReplica(t *testing.T) {
 	}
 	if status, _, _ := a.do("GET", "/v1/sessions/"+s.ID, apiToken, nil); status != http.StatusNotFound {
 		t.Errorf("a deleted session on a: %d, want 404", status)
+	}
+	if rows := pgtest.Rows(t, dsn); strings.Contains(rows, s.ID) {
+		t.Errorf("a row still names the deleted session:\n%s", rows)
 	}
 	if rows := pgtest.Rows(t, dsn); strings.Contains(rows, canary) {
 		t.Error("a row holds the session value")
@@ -255,4 +262,42 @@ func FuzzOpenSealed(f *testing.F) {
 			t.Fatalf("open: %v is not errUnseal", err)
 		}
 	})
+}
+
+// TestSharedEventsBounded: a stored turn keeps its newest 10000 events,
+// as in memory: a replay from before them is refused (410, as
+// errEventsDropped), and one from within them goes on.
+func TestSharedEventsBounded(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	st, err := openSharedStore(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	const n = maxTurnEvents + 5
+	for first := int64(1); first <= n; first += 1000 {
+		var frames [][]byte
+		for i := first; i < first+1000 && i <= n; i++ {
+			frames = append(frames, []byte("event "+strconv.FormatInt(i, 10)))
+		}
+		if err := st.appendEvents(ctx, "turn_x", first, frames); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := st.since(ctx, "turn_x", 4); !errors.Is(err, errEventsDropped) {
+		t.Errorf("a replay from a dropped event: %v, want errEventsDropped", err)
+	}
+	frames, last, err := st.since(ctx, "turn_x", 5)
+	if err != nil || string(frames[0]) != "event 6" || last != 5+maxReplay {
+		t.Errorf("a replay from the oldest kept: %q... to %d, %v", frames[0], last, err)
+	}
+	if got, _ := st.lastSeq(ctx, "turn_x"); got != n {
+		t.Errorf("last event %d, want %d", got, n)
+	}
 }

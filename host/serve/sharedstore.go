@@ -313,6 +313,10 @@ func (st *sharedStore) appendEvents(ctx context.Context, turnID string, first in
 	for i, f := range frames {
 		b.Queue(`INSERT INTO agenthost_turn_events (turn_id, seq, frame) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, turnID, first+int64(i), f)
 	}
+	if last := first + int64(len(frames)) - 1; last > maxTurnEvents {
+		// A turn keeps its newest maxTurnEvents events, as in memory.
+		b.Queue(`DELETE FROM agenthost_turn_events WHERE turn_id = $1 AND seq <= $2`, turnID, last-maxTurnEvents)
+	}
 	b.Queue(`SELECT pg_notify($1, $2)`, eventsChannel, turnID)
 	if err := st.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("serve: store the turn's events: %w", err)
@@ -324,7 +328,8 @@ func (st *sharedStore) appendEvents(ctx context.Context, turnID string, first in
 const maxReplay = 256
 
 // since returns the turn's stored events numbered after `after`, at most
-// maxReplay, in order, with the number of the last.
+// maxReplay, in order, with the number of the last; errEventsDropped when
+// the one after `after` was dropped (maxTurnEvents).
 func (st *sharedStore) since(ctx context.Context, turnID string, after int64) ([][]byte, int64, error) {
 	rows, err := st.pool.Query(ctx, `SELECT seq, frame FROM agenthost_turn_events WHERE turn_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		turnID, after, maxReplay)
@@ -340,10 +345,15 @@ func (st *sharedStore) since(ctx context.Context, turnID string, after int64) ([
 		if err := rows.Scan(&seq, &f); err != nil {
 			return nil, after, fmt.Errorf("serve: read the turn's events: %w", err)
 		}
+		if len(out) == 0 && seq > after+1 {
+			return nil, after, errEventsDropped
+		}
 		out, last = append(out, f), seq
 	}
 	return out, last, rows.Err()
 }
+
+var errEventsDropped = errors.New("events after this id were dropped")
 
 // resumeTurn makes turnID the session's running turn again (a turn taken
 // up after its replica stopped).
