@@ -131,12 +131,22 @@ func (r *replica) start(t *testing.T) {
 // kill sends SIGKILL and waits for the process to be gone.
 func (r *replica) kill(t *testing.T) {
 	t.Helper()
+	r.stop(t, func(cmd *exec.Cmd) { _ = cmd.Process.Kill() })
+}
+
+// stop ends the process with signal and waits for it to be gone.
+func (r *replica) stop(t *testing.T, signal func(*exec.Cmd)) {
+	t.Helper()
 	r.mu.Lock()
 	cmd, sp := r.cmd, r.sp
 	r.base = ""
 	r.mu.Unlock()
-	_ = cmd.Process.Kill()
-	<-sp.done
+	signal(cmd)
+	select {
+	case <-sp.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("replica %s did not stop", r.name)
+	}
 }
 
 func (r *replica) url() string {
@@ -492,10 +502,20 @@ func TestServeReplicasShareSessions(t *testing.T) {
 		checkDone(s, follow(s))
 	}
 
+	// A replica stopped with SIGTERM (a deploy) leaves its waiting turn
+	// unfinished, not ended; restarted, the turn goes on.
+	graceful := newSessions(n, 1, func(int) string { return "delete" })
+	startTurn(replicas[0].url(), graceful[0])
+	listPending(1)
+	replicas[0].stop(t, terminate)
+	replicas[0].start(t)
+	approve(listPending(1))
+	checkDone(graceful[0], follow(graceful[0]))
+
 	// A replica killed for good: a survivor takes its waiting turns over
 	// once its lease (3 s) expires.
 	victim := replicas[2]
-	lost := newSessions(n, extra, func(int) string { return "delete" })
+	lost := newSessions(n+1, extra, func(int) string { return "delete" })
 	for _, s := range lost {
 		startTurn(victim.url(), s)
 	}
@@ -506,7 +526,7 @@ func TestServeReplicasShareSessions(t *testing.T) {
 	for _, s := range lost {
 		checkDone(s, follow(s))
 	}
-	all := append(sessions, lost...)
+	all := append(append(sessions, graceful...), lost...)
 
 	// Each call ran exactly once, with the session's sealed value.
 	runs := map[string]int{}
