@@ -124,7 +124,9 @@ func (s *sealer) open(sessionID, sealed string) (map[string]string, error) {
 	return values, nil
 }
 
-// sharedRoutes are the session routes of the shared mode.
+// sharedSession loads the request's session; it answers 404 for a session
+// of another owner as for one that does not exist (ok false: an answer
+// was written).
 func (s *Server) sharedSession(w http.ResponseWriter, r *http.Request) (sessionRecord, bool) {
 	rec, err := s.db.load(r.Context(), r.PathValue("sessionId"))
 	switch {
@@ -234,7 +236,7 @@ func (s *Server) deleteSharedSession(w http.ResponseWriter, r *http.Request) {
 // sealed ones. ok false: an answer was written.
 func (s *Server) sessionValues(w http.ResponseWriter, rec sessionRecord, given map[string]string) (map[string]string, bool) {
 	if given != nil {
-		if !slices.Equal(slices.Sorted(maps.Keys(given)), rec.ValueNames) && !(len(given) == 0 && len(rec.ValueNames) == 0) {
+		if !slices.Equal(slices.Sorted(maps.Keys(given)), rec.ValueNames) {
 			writeError(w, http.StatusBadRequest, "invalid_request", "values must name the session's values, no more and no fewer (valueNames)")
 			return nil, false
 		}
