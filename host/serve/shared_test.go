@@ -301,3 +301,20 @@ func TestSharedEventsBounded(t *testing.T) {
 		t.Errorf("last event %d, want %d", got, n)
 	}
 }
+
+// TestSharedStaleTurn: a record that says a turn runs while the engine
+// holds no unfinished turn of the session (its replica stopped between
+// writing the one and starting the other) does not block the session: the
+// next turn runs.
+func TestSharedStaleTurn(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	a := sharedReplica(t, dsn, "a", testSealKey, nil)
+	s := a.createSession(map[string]string{"token": "t"})
+	if err := a.srv.db.startTurn(context.Background(), s.ID, "turn_gone", "backend"); err != nil {
+		t.Fatal(err)
+	}
+	status, evs, _ := a.postTurnBody(t, s.ID, map[string]any{"message": "hello"})
+	if status != http.StatusOK || decodeEvents(t, evs)[len(evs)-1].Result != "hello" {
+		t.Fatalf("the next turn: %d", status)
+	}
+}
