@@ -74,6 +74,7 @@ func (c *Config) resolvePaths(dir string) {
 		}
 	}
 	c.Serve.TLS.Cert, c.Serve.TLS.Key, c.Serve.TLS.ClientCA = rel(c.Serve.TLS.Cert), rel(c.Serve.TLS.Key), rel(c.Serve.TLS.ClientCA)
+	c.Serve.Replica.SessionKeyFile = rel(c.Serve.Replica.SessionKeyFile)
 	c.Pins.File = rel(c.Pins.File)
 	for i := range c.Bindings {
 		for name, pb := range c.Bindings[i].Params {

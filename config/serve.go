@@ -121,11 +121,27 @@ type Webhook struct {
 
 // Replica identifies this replica among several (see docs/config.md).
 type Replica struct {
-	// ID prefixes the ids of the sessions and approvals this replica owns.
+	// ID names this replica. With approvals.store on PostgreSQL (the
+	// shared mode) it is the replica's executor identity for durable
+	// turns: a replica restarted with the same id takes up the turns it
+	// left. Otherwise it prefixes the ids of the sessions and approvals
+	// this replica owns.
 	ID string `json:"id" yaml:"id"`
 	// Peers maps the other replicas' ids to their base URLs; a request
 	// for a session or approval another replica owns is forwarded there.
+	// Deprecated: only without a PostgreSQL approvals.store (sessions in
+	// each replica's memory); the shared mode ignores it.
 	Peers map[string]string `json:"peers" yaml:"peers"`
+	// LeaseTimeout (shared mode) is how long a replica may go without
+	// renewing its lease before a surviving replica takes over its
+	// unfinished turns (default 30s; renewed every sixth of it).
+	LeaseTimeout time.Duration `json:"leaseTimeout" yaml:"leaseTimeout"`
+	// SessionKeyFile (shared mode) names a file holding the key that
+	// seals session values into the session store (AES-256-GCM, 32 bytes
+	// as 64 hex digits or base64). The environment variable
+	// AGENTHOST_SESSION_KEY may hold the key instead. Without a key,
+	// session values are never stored.
+	SessionKeyFile string `json:"sessionKeyFile" yaml:"sessionKeyFile"`
 }
 
 func validateServe(p *problems, s *Serve) {
@@ -233,6 +249,9 @@ func validateServe(p *problems, s *Serve) {
 	}
 	if len(s.Replica.Peers) > 0 && s.Replica.ID == "" {
 		p.add("serve.replica.id", "is required when serve.replica.peers is set")
+	}
+	if s.Replica.LeaseTimeout < 0 || (s.Replica.LeaseTimeout > 0 && s.Replica.LeaseTimeout < 2*time.Second) {
+		p.add("serve.replica.leaseTimeout", "must be at least 2s")
 	}
 	if strings.ContainsAny(s.Replica.ID, "-/ ") {
 		p.add("serve.replica.id", "must not contain '-', '/' or spaces (it prefixes ids)")

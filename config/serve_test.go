@@ -1,8 +1,11 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const tokenHash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -47,6 +50,10 @@ func TestServeValidation(t *testing.T) {
 			[]string{"cfg.yaml: serve.replica.id: is required when serve.replica.peers is set"}},
 		{"replica id with dash", "serve: {replica: {id: a-b}}\n",
 			[]string{"cfg.yaml: serve.replica.id: must not contain '-', '/' or spaces (it prefixes ids)"}},
+		{"lease too short", "serve: {replica: {leaseTimeout: 1s}}\n",
+			[]string{"cfg.yaml: serve.replica.leaseTimeout: must be at least 2s"}},
+		{"negative lease", "serve: {replica: {leaseTimeout: -5s}}\n",
+			[]string{"cfg.yaml: serve.replica.leaseTimeout: must be at least 2s"}},
 		{"negative limits", "serve: {maxSessionsPerIdentity: -1, maxApprovalStreamsPerIdentity: -1, idleTimeout: -1s, maxConnectionsPerClient: -2}\n", []string{
 			"cfg.yaml: serve.maxSessionsPerIdentity: must be positive",
 			"cfg.yaml: serve.maxApprovalStreamsPerIdentity: must be positive",
@@ -65,6 +72,24 @@ func TestServeValidation(t *testing.T) {
 				t.Errorf("got %d problems, want %d:\n%v", got, len(tc.want), err)
 			}
 		})
+	}
+}
+
+// The shared mode's replica settings are read: the lease, and the key
+// file's path, relative to the config file.
+func TestServeReplicaSharedSettings(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agenthost.yaml")
+	if err := os.WriteFile(path, []byte("serve: {replica: {id: r1, leaseTimeout: 10s, sessionKeyFile: keys/session}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Serve.Replica
+	if r.ID != "r1" || r.LeaseTimeout != 10*time.Second || r.SessionKeyFile != filepath.Join(dir, "keys", "session") {
+		t.Errorf("replica settings %+v", r)
 	}
 }
 

@@ -235,6 +235,57 @@ type attachments struct {
 	mu      sync.Mutex
 	byID    map[string]*turnAttachment
 	waiting map[string]chan struct{}
+	// onUnattached is told of each turn the engine runs here with no
+	// caller (Host.OnUnattachedTurn); unhanded are those it ran before
+	// one was set.
+	onUnattached func(turnID string, rec TurnRecord)
+	unhanded     map[string]TurnRecord
+}
+
+// unattached tells the handler of a turn the engine runs here with no
+// caller, or keeps it for the handler set later.
+func (a *attachments) unattached(id string, rec TurnRecord) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.byID[id]; ok {
+		return
+	}
+	if a.onUnattached == nil {
+		if a.unhanded == nil {
+			a.unhanded = map[string]TurnRecord{}
+		}
+		if len(a.unhanded) < maxUnhanded {
+			a.unhanded[id] = rec
+		}
+		return
+	}
+	go a.onUnattached(id, rec)
+}
+
+// maxUnhanded bounds the taken-up turns kept for a handler not set yet
+// (past it they wait for Session.Resume alone).
+const maxUnhanded = 10_000
+
+// OnUnattachedTurn sets fn, called in a goroutine of its own for every
+// durable turn the engine runs in this process while no caller here waits
+// for it: a turn taken up after a restart of this executor, or one of
+// another executor that this process took over (a lease that expired, or
+// the engine's queue handing a recovered turn to this process). fn
+// typically re-creates the session (its id, subject, trust level and
+// session values) and calls Session.Resume, which lets the turn go on.
+// Turns the engine ran before fn was set are handed to it at once. A host
+// that never sets it leaves such turns waiting for Resume, as before.
+func (h *Host) OnUnattachedTurn(fn func(turnID string, rec TurnRecord)) {
+	a := &h.attached
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.onUnattached = fn
+	for id, rec := range a.unhanded {
+		if _, ok := a.byID[id]; !ok && fn != nil {
+			go fn(id, rec)
+		}
+	}
+	a.unhanded = nil
 }
 
 func (a *attachments) attach(id string, att *turnAttachment) {
@@ -244,6 +295,7 @@ func (a *attachments) attach(id string, att *turnAttachment) {
 		a.byID, a.waiting = map[string]*turnAttachment{}, map[string]chan struct{}{}
 	}
 	a.byID[id] = att
+	delete(a.unhanded, id)
 	if ch, ok := a.waiting[id]; ok {
 		close(ch)
 		delete(a.waiting, id)
@@ -300,6 +352,7 @@ func (a *attachments) wait(ctx context.Context, id string) (*turnAttachment, err
 // (waiting for one for a recovered turn), and runs the turn with its
 // steps checkpointed.
 func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord) error {
+	h.attached.unattached(steps.TurnID(), rec)
 	att, err := h.attached.wait(wctx, steps.TurnID())
 	if err != nil {
 		return err
@@ -632,3 +685,12 @@ func (s *Session) durableSend(ctx context.Context, server, tool string, d decide
 // ErrMaybeRan: a durable call was sent, and its result lost, before the
 // process stopped; it was not sent again.
 var ErrMaybeRan = errors.New("the call was sent before the session was interrupted and its result was lost: it may or may not have run; it was not sent again")
+
+// UnfinishedTurns returns the ids of the session's durable turns that have
+// not finished, wherever they run (none on a host without Durability).
+func (h *Host) UnfinishedTurns(ctx context.Context, sessionID string) ([]string, error) {
+	if h.durable == nil {
+		return nil, nil
+	}
+	return h.durable.PendingTurns(ctx, sessionID)
+}

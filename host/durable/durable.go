@@ -80,6 +80,8 @@ type Engine struct {
 	pool    *pgxpool.Pool // PostgreSQL only
 	timeout time.Duration
 	retries int
+	// executor and version are the engine's identity (leases).
+	executor, version string
 
 	mu      sync.Mutex
 	run     host.DurableTurnFunc
@@ -104,7 +106,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	}
 	cfg := dbos.Config{AppName: "agenthost", Logger: logger, ApplicationVersion: version, ExecutorID: opts.ExecutorID,
 		SystemDBStartupTimeout: time.Minute}
-	e := &Engine{timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts}
+	e := &Engine{timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts, executor: opts.ExecutorID, version: version}
+	if e.executor == "" {
+		e.executor = "local"
+	}
 	if e.timeout <= 0 {
 		e.timeout = 10 * time.Second
 	}

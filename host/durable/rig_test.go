@@ -53,14 +53,18 @@ func backends(t *testing.T, f func(t *testing.T, b backend)) {
 		dir := t.TempDir()
 		f(t, backend{name: "sqlite", dsn: "sqlite:" + filepath.Join(dir, "durable.db"), approvalsDSN: filepath.Join(dir, "approvals.db")})
 	})
-	t.Run("postgres", func(t *testing.T) {
-		postgres.once.Do(func() { postgres.cluster, postgres.err = pgtest.StartCluster() })
-		if postgres.err != nil {
-			t.Fatalf("start PostgreSQL: %v", postgres.err)
-		}
-		dsn := postgres.cluster.NewDatabase(t)
-		f(t, backend{name: "postgres", dsn: dsn, approvalsDSN: dsn})
-	})
+	t.Run("postgres", func(t *testing.T) { f(t, postgresBackend(t)) })
+}
+
+// postgresBackend is a new database of the tests' PostgreSQL.
+func postgresBackend(t *testing.T) backend {
+	t.Helper()
+	postgres.once.Do(func() { postgres.cluster, postgres.err = pgtest.StartCluster() })
+	if postgres.err != nil {
+		t.Fatalf("start PostgreSQL: %v", postgres.err)
+	}
+	dsn := postgres.cluster.NewDatabase(t)
+	return backend{name: "postgres", dsn: dsn, approvalsDSN: dsn}
 }
 
 type backend struct {
@@ -281,7 +285,13 @@ type process struct {
 // conversation).
 func start(t *testing.T, b backend, srv *server, m *scriptModel, store approvals.Store, askTimeout time.Duration, crashAt string, onRaised func(approvals.Approval)) *process {
 	t.Helper()
-	e, err := durable.Open(context.Background(), b.dsn, durable.Options{ExecutorID: "test-executor", ShutdownTimeout: 5 * time.Second})
+	return startAs(t, "test-executor", b, srv, m, store, askTimeout, crashAt, onRaised)
+}
+
+// startAs is start with the engine's executor id.
+func startAs(t *testing.T, executor string, b backend, srv *server, m *scriptModel, store approvals.Store, askTimeout time.Duration, crashAt string, onRaised func(approvals.Approval)) *process {
+	t.Helper()
+	e, err := durable.Open(context.Background(), b.dsn, durable.Options{ExecutorID: executor, ShutdownTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

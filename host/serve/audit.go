@@ -128,6 +128,13 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	var recs []approvals.Record
 	ok := false
+	if ss == nil && s.db != nil {
+		// The shared mode: the stored session's owner (the records are
+		// the ones this replica wrote; audit.store has every replica's).
+		if rec, err := s.db.load(r.Context(), id); err == nil {
+			ss = &servedSession{owner: rec.Owner}
+		}
+	}
 	if ss != nil {
 		if ok = ss.owner == owner; ok {
 			recs = s.audit.Session(id)

@@ -210,6 +210,13 @@ func (l *eventLog) wake() {
 	}
 }
 
+// firstNumber is the number of the oldest event kept.
+func (l *eventLog) firstNumber() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first
+}
+
 // waiting reports whether a reader holds the channel of the next change
 // (tests use it to know that a stream has caught up).
 func (l *eventLog) waiting() bool {

@@ -120,6 +120,19 @@ func newFixture(t testing.TB, mod func(*config.Serve)) *fixture {
 // newFixtureWith is newFixture with a change to the host's config too.
 func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.Config)) *fixture {
 	t.Helper()
+	return newFixtureShared(t, mod, modCfg, nil)
+}
+
+// sharedFixture puts a fixture in the shared mode: its host runs turns on
+// a durable engine that open opens (on the PostgreSQL of approvals.store),
+// and its server keeps sessions there.
+type sharedFixture struct {
+	open func(t testing.TB) (host.Durability, *Shared, func())
+}
+
+// newFixtureShared is newFixtureWith, in the shared mode when sh is set.
+func newFixtureShared(t testing.TB, mod func(*config.Serve), modCfg func(*config.Config), sh *sharedFixture) *fixture {
+	t.Helper()
 	f := &fixture{t: t, logs: &syncBuffer{}, calls: &syncBuffer{}}
 	mcp, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(testTools),
 		Handler: func(_ context.Context, tool string, args, secure map[string]json.RawMessage) (string, bool) {
@@ -153,13 +166,21 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	transports := map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}
 	maps.Copy(transports, fixtureTransports)
+	var (
+		durability  host.Durability
+		shared      *Shared
+		closeEngine = func() {}
+	)
+	if sh != nil {
+		durability, shared, closeEngine = sh.open(t)
+	}
 	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Databases: stores.Databases{},
-		Transports: transports})
+		Transports: transports, Durability: durability})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Connect(context.Background())
-	srv, err := New(Options{Host: h, Config: cfg.Serve, Audit: audit, Logger: logger, hookBackoff: time.Millisecond})
+	srv, err := New(Options{Host: h, Config: cfg.Serve, Audit: audit, Logger: logger, hookBackoff: time.Millisecond, Shared: shared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +191,7 @@ func newFixtureWith(t testing.TB, mod func(*config.Serve), modCfg func(*config.C
 		f.ts.CloseClientConnections()
 		_ = srv.Close()
 		f.ts.Close()
+		closeEngine()
 		_ = h.Close()
 		_ = mcp.Close()
 	})
@@ -338,6 +360,9 @@ func (f *fixture) waitPending() approvalView {
 func (f *fixture) anyTurnRunning() bool {
 	f.srv.mu.Lock()
 	defer f.srv.mu.Unlock()
+	if len(f.srv.local) > 0 { // the shared mode's turns
+		return true
+	}
 	for _, ss := range f.srv.sessions {
 		ss.mu.Lock()
 		running := ss.turn != nil && ss.turn.running

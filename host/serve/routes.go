@@ -22,12 +22,12 @@ func (s *Server) routeTable() []route {
 		{"GET", "/openapi.yaml", "", s.openapi},
 		{"GET", "/approvals", "", s.approvalsPage},
 
-		{"POST", "/v1/sessions", config.RoleAPI, s.createSession},
-		{"GET", "/v1/sessions/{sessionId}", config.RoleAPI, s.routed(s.getSession)},
-		{"DELETE", "/v1/sessions/{sessionId}", config.RoleAPI, s.routed(s.deleteSession)},
-		{"GET", "/v1/sessions/{sessionId}/tools", config.RoleAPI, s.routed(s.sessionTools)},
-		{"POST", "/v1/sessions/{sessionId}/turns", config.RoleAPI, s.routed(s.postTurn)},
-		{"GET", "/v1/sessions/{sessionId}/turns/{turnId}/events", config.RoleAPI, s.routed(s.turnEvents)},
+		{"POST", "/v1/sessions", config.RoleAPI, s.mode(s.createSession, s.createSharedSession)},
+		{"GET", "/v1/sessions/{sessionId}", config.RoleAPI, s.mode(s.routed(s.getSession), s.getSharedSession)},
+		{"DELETE", "/v1/sessions/{sessionId}", config.RoleAPI, s.mode(s.routed(s.deleteSession), s.deleteSharedSession)},
+		{"GET", "/v1/sessions/{sessionId}/tools", config.RoleAPI, s.mode(s.routed(s.sessionTools), s.sharedTools)},
+		{"POST", "/v1/sessions/{sessionId}/turns", config.RoleAPI, s.mode(s.routed(s.postTurn), s.postSharedTurn)},
+		{"GET", "/v1/sessions/{sessionId}/turns/{turnId}/events", config.RoleAPI, s.mode(s.routed(s.turnEvents), s.sharedTurnEvents)},
 		{"GET", "/v1/audit", config.RoleAPI, s.auditQuery},
 
 		{"GET", "/v1/approvals", config.RoleApprover, s.listApprovals},
@@ -35,6 +35,15 @@ func (s *Server) routeTable() []route {
 		{"GET", "/v1/approvals/{approvalId}", config.RoleApprover, s.routedApproval(s.getApproval)},
 		{"POST", "/v1/approvals/{approvalId}/votes", config.RoleApprover, s.routedApproval(s.vote)},
 	}
+}
+
+// mode picks a session route's handler: memory's, or shared's in the
+// shared mode (Options.Shared).
+func (s *Server) mode(memory, shared http.HandlerFunc) http.HandlerFunc {
+	if s.db != nil {
+		return shared
+	}
+	return memory
 }
 
 func (s *Server) buildRoutes() http.Handler {
@@ -98,6 +107,9 @@ type serverStatus struct {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	closing, n := s.closing, len(s.sessions)
+	if s.db != nil {
+		n = len(s.local) // the shared mode holds sessions only while their turn runs here
+	}
 	s.mu.Unlock()
 	out := readiness{Status: "ready", Servers: []serverStatus{}}
 	if s.auth.authenticate(r).has(config.RoleAPI) {

@@ -47,6 +47,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// TurnOptions apply to every turn.
 	TurnOptions host.TurnOptions
+	// Shared, when set, keeps sessions in PostgreSQL so that every replica
+	// serves every session (the shared mode; docs/config.md,
+	// "serve.replica"). Nil keeps each session in this process's memory.
+	Shared *Shared
 
 	// hookBackoff is the first webhook retry delay (tests shorten it).
 	hookBackoff time.Duration
@@ -73,6 +77,13 @@ type Server struct {
 	client   *http.Client
 	peers    map[string]string
 	turnOp   host.TurnOptions
+	// db, in the shared mode, is where sessions and their turns' events
+	// are kept; sealer seals session values (nil: never stored); local
+	// are the turns running on this replica, by session id.
+	db     *sharedStore
+	sealer *sealer
+	forget Shared
+	local  map[string]*servedTurn
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -127,6 +138,12 @@ func New(opts Options) (*Server, error) {
 		watch:    newBroadcaster(lim.maxApprovalStreams),
 		events:   newEventBudget(lim.events),
 	}
+	if opts.Shared != nil {
+		if err := s.openShared(opts.Shared); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)
@@ -151,7 +168,42 @@ func New(opts Options) (*Server, error) {
 		s.approver = replicaApprover{q: s.queue, prefix: s.approvalPrefix()}
 	}
 	s.handler = s.buildRoutes()
+	if s.db != nil {
+		opts.Host.OnUnattachedTurn(func(id string, rec host.TurnRecord) {
+			if !s.isClosing() {
+				s.takeUp(id, rec)
+			}
+		})
+	}
 	return s, nil
+}
+
+// openShared sets up the shared mode.
+func (s *Server) openShared(sh *Shared) error {
+	switch {
+	case sh.Pool == nil:
+		return errors.New("serve: the shared mode needs the durable engine's PostgreSQL pool")
+	case !s.host.Durable():
+		return errors.New("serve: the shared mode needs a host that runs turns durably (host.Options.Durability)")
+	case s.host.ApprovalStore() == nil:
+		return errors.New("serve: the shared mode needs the shared approvals store (approvals.store)")
+	}
+	if sh.SealKey != nil {
+		sl, err := newSealer(sh.SealKey)
+		if err != nil {
+			return err
+		}
+		s.sealer = sl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := openSharedStore(ctx, sh.Pool)
+	if err != nil {
+		return err
+	}
+	s.db, s.local, s.peers = db, map[string]*servedTurn{}, nil
+	s.forget = Shared{Forget: sh.Forget, ForgetUnknown: sh.ForgetUnknown}
+	return nil
 }
 
 // Handler is the server's HTTP handler (every route of openapi.yaml).
@@ -176,6 +228,11 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	for _, ss := range sessions {
 		ss.sess.Close()
+	}
+	if s.db != nil {
+		// Turns running here are not ended: they stop with the durable
+		// engine, unfinished, and are taken up again.
+		s.db.close()
 	}
 	return nil
 }

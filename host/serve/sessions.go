@@ -97,32 +97,42 @@ func (s *Server) newSessionID() string {
 	return id
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	var req createSessionRequest
+// readCreate reads and checks a create-session request: the subject is
+// the caller's own name unless it names one the caller may act for.
+// names are the values' names, sorted. ok false: an answer was written.
+func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createSessionRequest, who *identity, names []string, ok bool) {
 	if !readJSON(w, r, &req) {
-		return
+		return req, nil, nil, false
 	}
 	if req.TrustLevel != 0 && !approvals.ValidTrustLevel(req.TrustLevel) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
-		return
+		return req, nil, nil, false
 	}
-	who := identityOf(r.Context())
+	who = identityOf(r.Context())
 	if strings.TrimSpace(req.Subject) == "" {
 		req.Subject = who.name // a session acts for its caller unless it names someone it may act for
 	}
 	switch ok, err := who.mayActFor(req.Subject); {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "invalid_request", "subject is not a valid id (it holds an invisible, default-ignorable or otherwise refused character)")
-		return
+		return req, nil, nil, false
 	case !ok:
 		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
-		return
+		return req, nil, nil, false
 	}
-	names := make([]string, 0, len(req.Values))
+	names = make([]string, 0, len(req.Values))
 	for k := range req.Values {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	return req, who, names, true
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	req, who, names, ok := s.readCreate(w, r)
+	if !ok {
+		return
+	}
 	creator := who.name
 	id := s.newSessionID()
 	s.mu.Lock()
@@ -211,6 +221,9 @@ func (s *Server) sessionTools(w http.ResponseWriter, r *http.Request) {
 type turnRequest struct {
 	Message  string `json:"message"`
 	MaxSteps int    `json:"maxSteps"`
+	// Values are the session's values again, for a turn of a session whose
+	// values no replica keeps (the shared mode without a sealing key).
+	Values map[string]string `json:"values"`
 	// traceParent and traceState are the request's W3C trace context
 	// headers: the turn's trace continues it (with telemetry on).
 	traceParent, traceState string
@@ -224,17 +237,12 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	if ss == nil {
 		return
 	}
-	var req turnRequest
-	if !readJSON(w, r, &req) {
+	req, ok := s.readTurn(w, r)
+	if !ok {
 		return
 	}
-	req.traceParent, req.traceState = r.Header.Get("traceparent"), r.Header.Get("tracestate")
-	if strings.TrimSpace(req.Message) == "" {
-		writeError(w, http.StatusBadRequest, "invalid_request", "message must not be empty")
-		return
-	}
-	if req.MaxSteps < 0 || req.MaxSteps > 1000 {
-		writeError(w, http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)")
+	if req.Values != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "values are given when the session is created (a turn carries them only in the shared mode, docs/config.md serve.replica)")
 		return
 	}
 	t, err := s.startTurn(ss, req, identityOf(r.Context()).name)
@@ -248,6 +256,24 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
+// readTurn reads and checks a turn request; ok false: an answer was
+// written.
+func (s *Server) readTurn(w http.ResponseWriter, r *http.Request) (req turnRequest, ok bool) {
+	if !readJSON(w, r, &req) {
+		return req, false
+	}
+	req.traceParent, req.traceState = r.Header.Get("traceparent"), r.Header.Get("tracestate")
+	if strings.TrimSpace(req.Message) == "" {
+		writeError(w, http.StatusBadRequest, "invalid_request", "message must not be empty")
+		return req, false
+	}
+	if req.MaxSteps < 0 || req.MaxSteps > 1000 {
+		writeError(w, http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)")
+		return req, false
+	}
+	return req, true
+}
+
 var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
 
 func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*servedTurn, error) {
@@ -259,10 +285,8 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 	if ss.turn != nil && ss.turn.running {
 		return nil, errTurnRunning
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: "turn_" + hex.EncodeToString(b[:]), log: s.events.newLog(), cancel: cancel, running: true, by: by}
+	t := &servedTurn{id: newServedTurnID(), log: s.events.newLog(), cancel: cancel, running: true, by: by}
 	if ss.turn != nil {
 		ss.turn.log.release() // only the latest turn is kept
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -133,6 +134,20 @@ func Postgres(ctx context.Context, dsn string) (text string, tables int, err err
 		r.Close()
 	}
 	return out.String(), len(names), nil
+}
+
+// MustPostgres is Postgres for a test: a failure, or a database of fewer
+// than five tables (the scan found none of the stores'), fails t.
+func MustPostgres(t testing.TB, dsn string) string {
+	t.Helper()
+	text, tables, err := Postgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("dbscan: %v", err)
+	}
+	if tables < 5 {
+		t.Fatalf("dbscan: only %d tables", tables)
+	}
+	return text
 }
 
 // base64Run is a run of base64 text long enough to hold a value.
