@@ -95,8 +95,8 @@ func TestFileSinkNoticesVanishedFile(t *testing.T) {
 }
 
 // TestFileSinkChecksTheFileOncePerCall: the file is checked before a
-// call's decision record, not again before its result record (one fstat a
-// call, not two). A result record written to a file deleted while the call
+// call's decision record, not again before its result record (where there
+// is no file watch: one fstat a call, not two). A result record written to a file deleted while the call
 // ran is lost with it and counted in the gap line that the next decision
 // record's check writes; that decision record is not lost.
 func TestFileSinkChecksTheFileOncePerCall(t *testing.T) {
