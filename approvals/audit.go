@@ -172,23 +172,33 @@ const (
 // file when it can be, so no torn line precedes later records, and is
 // sticky too.
 //
-// The sink notices when its file is deleted, replaced or moved away: once
-// per call, before writing a record of any phase but result, it checks the
-// open file's link count (one fstat, on Unix), which catches a deleted or
-// replaced file before the next decision record; every sync interval it
-// checks the link count and compares the path's device and inode with the
-// open file's, which also catches a file renamed away. Either way it
-// reopens the path (creating it) and writes a Gap line first; if the path
-// cannot be reopened the sink fails (sticky). A result record is covered
-// by its call's decision record's check and the sync interval's: one
-// written to a file deleted less than a sync interval earlier is lost with
-// it, like every record written before the deletion, and counted in the
-// Gap line's Records.
+// The sink notices when its file is deleted, replaced or moved away. On
+// Linux an inotify watch on the open file (IN_ATTRIB, IN_MOVE_SELF,
+// IN_DELETE_SELF; an owned goroutine reads it and sets a flag) makes the
+// next record of any phase but result check the file: its link count and
+// the path's device and inode against the open file's. A call costs no
+// syscall for this while nothing happens to the file. The kernel queues
+// the event during the unlink or rename itself; the detection window is
+// the time the watch goroutine takes to be scheduled and read it
+// (microseconds; milliseconds on a saturated machine): a decision record
+// written within it goes to the old file. Elsewhere, or when the watch is
+// lost (IN_IGNORED, an overflow), the sink checks the open file's link
+// count (one fstat) before every such record, which catches a deleted or
+// replaced file. Every sync interval it also checks the link count and
+// compares the path's identity with the open file's, which bounds the
+// window and catches a file renamed away. Either way it reopens the path
+// (creating it) and writes a Gap line first; if the path cannot be
+// reopened the sink fails (sticky). A result record is covered by its
+// call's decision record's check and the sync interval's: one written to a
+// file deleted less than a sync interval earlier is lost with it, like
+// every record written before the deletion, and counted in the Gap line's
+// Records.
 type FileSink struct {
 	mu      sync.Mutex
 	f       auditFile
 	osf     *os.File    // f when it is a real file: identity checks
 	info    os.FileInfo // osf's identity when opened
+	watch   *fileWatch  // osf's watch; nil: check before every decision record
 	opened  time.Time
 	records int64 // lines written to f
 	path    string
@@ -225,7 +235,7 @@ func openFileSink(path string, opts FileSinkOptions, interval time.Duration) (*F
 	if err != nil {
 		return nil, err
 	}
-	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.info = f, info })
+	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.info, s.watch = f, info, watchFile(path) })
 	return s, nil
 }
 
@@ -315,8 +325,10 @@ func (s *FileSink) Write(_ context.Context, r *Record) error {
 	// Once per call: the result record follows its decision record, which
 	// was checked (see FileSink).
 	if r.Phase != PhaseResult {
-		if err := s.checkLocked(false); err != nil {
-			return err
+		if check, watched := s.watch.needsCheck(); check {
+			if err := s.checkLocked(watched); err != nil {
+				return err
+			}
 		}
 	}
 	return s.writeLocked(*bp)
@@ -408,7 +420,8 @@ func (s *FileSink) reopenLocked(links uint64, known bool) error {
 	gap := Gap{TS: time.Now().UTC(), Phase: PhaseGap, Reason: reason, Since: s.opened.UTC(), Records: s.records, Path: s.path,
 		Message: fmt.Sprintf("the audit file was %s while agenthost was writing to it; the %d records this process wrote to it since %s are not in this file",
 			reason, s.records, s.opened.UTC().Format(time.RFC3339))}
-	s.f, s.osf, s.info, s.opened, s.records = f, f, info, time.Now(), 0
+	s.watch.close()
+	s.f, s.osf, s.info, s.opened, s.records, s.watch = f, f, info, time.Now(), 0, watchFile(s.path)
 	line, _ := json.Marshal(gap) // plain strings, times and a number always encode
 	if err := s.writeLocked(append(line, '\n')); err != nil {
 		return err
@@ -499,6 +512,7 @@ func (s *FileSink) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.finished
+	s.watch.close() // no Write runs now: closed is set
 	err := s.sync()
 	if cerr := s.f.Close(); err == nil && cerr != nil && s.Err() == nil {
 		err = fmt.Errorf("close audit log %s: %w", s.path, cerr)

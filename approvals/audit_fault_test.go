@@ -51,6 +51,7 @@ func TestFileSinkNoticesVanishedFile(t *testing.T) {
 				must(t, s.Write(context.Background(), sampleRecord(i, 1)))
 			}
 			tc.act(t, path)
+			awaitNotice(t, s)
 			if tc.flush {
 				must(t, s.Flush())
 			}
@@ -83,6 +84,7 @@ func TestFileSinkNoticesVanishedFile(t *testing.T) {
 			// The reopened file is watched like the first: a second
 			// deletion is noticed as well.
 			must(t, os.Remove(path))
+			awaitNotice(t, s)
 			must(t, s.Write(context.Background(), sampleRecord(3, 1)))
 			if got := readLines(t, path); len(got) != 2 || string(got[0]["records"]) != "1" || string(got[1]["callId"]) != `"3"` {
 				t.Errorf("after a second deletion: %v", got)
@@ -93,8 +95,8 @@ func TestFileSinkNoticesVanishedFile(t *testing.T) {
 }
 
 // TestFileSinkChecksTheFileOncePerCall: the file is checked before a
-// call's decision record, not again before its result record (one fstat a
-// call, not two). A result record written to a file deleted while the call
+// call's decision record, not again before its result record (where there
+// is no file watch: one fstat a call, not two). A result record written to a file deleted while the call
 // ran is lost with it and counted in the gap line that the next decision
 // record's check writes; that decision record is not lost.
 func TestFileSinkChecksTheFileOncePerCall(t *testing.T) {
@@ -117,6 +119,7 @@ func TestFileSinkChecksTheFileOncePerCall(t *testing.T) {
 	}
 	must(t, s.Write(context.Background(), decision(1)))
 	must(t, os.Remove(path)) // while call 1 runs
+	awaitNotice(t, s)
 	must(t, s.Write(context.Background(), result(1)))
 	if _, err := os.Stat(path); err == nil {
 		t.Fatal("the result record's write checked the file: the path was reopened")
@@ -143,6 +146,7 @@ func TestFileSinkFailsClosedWhenThePathCannotBeReopened(t *testing.T) {
 	}
 	must(t, s.Write(context.Background(), sampleRecord(1, 1)))
 	must(t, os.RemoveAll(dir))
+	awaitNotice(t, s)
 	if err := s.Write(context.Background(), sampleRecord(2, 1)); err == nil || !strings.Contains(err.Error(), "deleted") {
 		t.Fatalf("write after the file and its directory were removed: %v", err)
 	}
@@ -281,5 +285,23 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// awaitNotice waits out the detection window: until the sink's file watch
+// has seen what the test did to the file (at once where there is no watch:
+// every decision record checks the file then).
+func awaitNotice(t *testing.T, s *FileSink) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		w := s.watch
+		s.mu.Unlock()
+		if w == nil || w.fired.Load() || w.lost.Load() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the file watch saw nothing within 10s")
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // BinDirEnv names a directory holding prebuilt agenthost, agenthost-testserver and
@@ -565,6 +567,20 @@ func stdioFixture(tb testing.TB) *callFixture {
 		}
 		args := []string{"--tools", tools}
 		return newCallFixture(&config.Server{Type: config.TransportStdio, Command: bin, Args: args, CallTimeout: time.Minute}, nil,
-			func() (transport.Interface, error) { return transport.NewStdio(bin, nil, args...), nil }, nil)
+			func() (transport.Interface, error) {
+				// The host starts its server in a session of its own (no
+				// supervisor here: the library host has none), and so does
+				// the bare client: the same process attributes on both sides.
+				return transport.NewStdioWithOptions(bin, nil, args, transport.WithCommandFunc(sameAttrCommand)), nil
+			}, nil)
 	})
+}
+
+// sameAttrCommand starts the bare client's server as the host starts its
+// own: childproc.Attr's session and death signal.
+func sameAttrCommand(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+	cmd := exec.Command(command, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
+	return cmd, nil
 }
