@@ -204,7 +204,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	}
 	if info.emit != nil {
 		check.Asking = func(req *approvals.Request) {
-			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk.RiskLevel, req.ID, req.Deadline, req.Approvers, ""))
+			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, ""))
 		}
 	}
 	var asked time.Time
@@ -217,7 +217,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		if fix == "" {
 			fix = noApproverFix
 		}
-		info.emit(approvalRequested(info, server, ct.Tool.Name, res.Decision.Risk.RiskLevel, "", time.Time{}, res.Decision.Approvers, fix))
+		info.emit(approvalRequested(info, server, ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
 	}
 	if h.obs != nil {
 		h.obs.Decision(ctx, DecisionInfo{Server: server, Tool: ct.Tool.Name, Result: res, Wait: time.Since(asked)})
@@ -268,13 +268,23 @@ func nobodyAsked(res approvals.Result) bool {
 
 // approvalRequested is the approval_requested event of a call: with an id
 // and a deadline when a person is asked, else with the fix (nobody can be).
-func approvalRequested(info callInfo, server, tool string, risk approvals.RiskLevel, id string, deadline time.Time, approvers int, fix string) Event {
+func approvalRequested(info callInfo, server, tool string, risk approvals.Effective, id string, deadline time.Time, approvers int, fix string) Event {
 	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-		Server: server, Tool: tool, RiskLevel: string(risk), ApprovalID: id, Approvers: &approvers, Explanation: fix}
+		Server: server, Tool: tool, RiskLevel: shownRiskLevel(risk), ApprovalID: id, Approvers: &approvers, Explanation: fix}
 	if !deadline.IsZero() {
 		e.Deadline = deadline.UTC().Format(time.RFC3339Nano)
 	}
 	return e
+}
+
+// shownRiskLevel is the risk level a person is shown: "unclassified"
+// where nobody classified it (the fail-closed bucket's "critical" is what
+// rules and the audit see, not what the tool was found to be).
+func shownRiskLevel(risk approvals.Effective) string {
+	if risk.Unclassified && risk.Source.RiskLevel == approvals.SourceDefault {
+		return "unclassified"
+	}
+	return string(risk.RiskLevel)
 }
 
 func outcomeText(res approvals.Result) string {

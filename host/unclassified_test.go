@@ -115,3 +115,31 @@ func TestStrictKeepsTheFailClosedBucket(t *testing.T) {
 		t.Errorf("strict: a call to a hidden unclassified tool: %v", err)
 	}
 }
+
+// TestApprovalRequestedShowsUnclassified: the approval_requested event of
+// an unclassified tool says "unclassified", not the fail-closed bucket's
+// "critical"; a level someone declared is shown as it is.
+func TestApprovalRequestedShowsUnclassified(t *testing.T) {
+	bucket := approvals.Effective{RiskLevel: approvals.RiskCritical, Unclassified: true}
+	bucket.Source.RiskLevel = approvals.SourceDefault
+	declared := bucket
+	declared.RiskLevel, declared.Source.RiskLevel = approvals.RiskLow, approvals.SourceDeclared
+	classified := approvals.Effective{RiskLevel: approvals.RiskHigh}
+	classified.Source.RiskLevel = approvals.SourceCatalogue
+	for _, tt := range []struct {
+		name string
+		risk approvals.Effective
+		want string
+	}{
+		{"nobody classified it", bucket, "unclassified"},
+		{"unclassified, its level declared", declared, "low"},
+		{"classified", classified, "high"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := approvalRequested(callInfo{}, "shop", "mystery", tt.risk, "apr_1", time.Time{}, 1, "")
+			if e.RiskLevel != tt.want {
+				t.Errorf("riskLevel %q, want %q", e.RiskLevel, tt.want)
+			}
+		})
+	}
+}
