@@ -110,18 +110,24 @@ var fanOutKeywords = [][]byte{
 	[]byte(`"contains"`), []byte(`"propertyNames"`), []byte(`\`),
 }
 
-func mayFanOut(raw []byte) bool {
+// fanOut reports whether raw holds a fan-out keyword at all, and whether
+// "$ref" is the only one.
+func fanOut(raw []byte) (may, onlyRef bool) {
 	for _, kw := range fanOutKeywords {
 		if bytes.Contains(raw, kw) {
-			return true
+			if string(kw) != `"$ref"` {
+				return true, false
+			}
+			may = true
 		}
 	}
-	return false
+	return may, may
 }
 
 // refOnlyShortcut lets schemaExpansion measure the schemas refOnlyExpansion
-// accepts without the graph analysis. Only FuzzRefOnlyExpansion turns it
-// off, to compare with the full analysis.
+// accepts without the graph analysis. Only tests and benchmarks turn it
+// off (FuzzLeafShortcut, BenchmarkParseToolDistinct), to compare with the
+// full analysis.
 var refOnlyShortcut = true
 
 // maxRefOnlySchema is the largest schema text refOnlyExpansion measures:
@@ -140,13 +146,17 @@ const maxRefOnlySchema = 256 << 10
 // the same items) returns false and gets the full analysis;
 // FuzzRefOnlyExpansion checks that both agree wherever this one answers.
 func refOnlyExpansion(raw []byte, root any, anchors map[string]string) (int64, bool) {
-	if len(raw) > maxRefOnlySchema {
+	if may, onlyRef := fanOut(raw); may && !onlyRef {
 		return 0, false
 	}
-	for _, kw := range fanOutKeywords {
-		if string(kw) != `"$ref"` && bytes.Contains(raw, kw) {
-			return 0, false
-		}
+	return measureRefOnly(raw, root, anchors)
+}
+
+// measureRefOnly is refOnlyExpansion for a schema text known to hold no
+// fan-out keyword but "$ref".
+func measureRefOnly(raw []byte, root any, anchors map[string]string) (int64, bool) {
+	if len(raw) > maxRefOnlySchema {
+		return 0, false
 	}
 	m := refOnlyMeasure{w: schemaWalker{root: root, anchors: anchors}, cost: 1}
 	if !m.visit(root, 0) {
@@ -285,11 +295,12 @@ func sameItems(obj map[string]any) bool {
 // by text (see expansionMemo): the analysis depends on nothing else, and
 // servers often list the same schema for many tools.
 func schemaExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
-	if !mayFanOut(raw) {
+	may, onlyRef := fanOut(raw)
+	if !may {
 		return 1, nil
 	}
-	if refOnlyShortcut {
-		if cost, ok := refOnlyExpansion(raw, root, anchors); ok {
+	if refOnlyShortcut && onlyRef {
+		if cost, ok := measureRefOnly(raw, root, anchors); ok {
 			return cost, nil
 		}
 	}
