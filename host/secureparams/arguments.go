@@ -279,7 +279,12 @@ func keyMatches(key, secure, normalisedSecure string) bool {
 	if key == secure {
 		return true
 	}
-	nk := normaliseName(key)
+	return normalisedMatch(key, normaliseName(key), secure, normalisedSecure)
+}
+
+// normalisedMatch is keyMatches for two different names whose normalised
+// forms (normaliseName) are known.
+func normalisedMatch(key, nk, secure, normalisedSecure string) bool {
 	if nk == "" || normalisedSecure == "" {
 		return strings.EqualFold(key, secure)
 	}

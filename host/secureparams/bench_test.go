@@ -151,3 +151,38 @@ func TestParseAllocations(t *testing.T) {
 	}
 	t.Logf("%.0f allocations", allocs)
 }
+
+// BenchmarkParseToolDistinct parses definitions that all differ (the
+// $defs entry's name varies, so the expansion memo cannot help, as in a
+// cold catalog), with and without the $ref-only expansion shortcut, side
+// by side in one run: the pair's ratio is the shortcut's gain.
+func BenchmarkParseToolDistinct(b *testing.B) {
+	const n = 1024
+	defs := make([]json.RawMessage, n)
+	for i := range defs {
+		defs[i] = json.RawMessage(strings.ReplaceAll(string(realisticTool), "DateRange", fmt.Sprintf("DateRange%d", i)))
+	}
+	for _, shortcut := range []bool{false, true} {
+		name := "full_expansion"
+		if shortcut {
+			name = "ref_only_shortcut"
+		}
+		b.Run(name, func(b *testing.B) {
+			refOnlyShortcut = shortcut
+			defer func() { refOnlyShortcut = true }()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i%n == 0 {
+					expansionMemo.mu.Lock()
+					expansionMemo.byLabel = nil
+					expansionMemo.mu.Unlock()
+				}
+				if _, err := ParseTool(defs[i%n]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

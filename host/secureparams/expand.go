@@ -110,13 +110,184 @@ var fanOutKeywords = [][]byte{
 	[]byte(`"contains"`), []byte(`"propertyNames"`), []byte(`\`),
 }
 
-func mayFanOut(raw []byte) bool {
+// fanOut reports whether raw holds a fan-out keyword at all, and whether
+// "$ref" is the only one.
+func fanOut(raw []byte) (may, onlyRef bool) {
 	for _, kw := range fanOutKeywords {
 		if bytes.Contains(raw, kw) {
-			return true
+			if string(kw) != `"$ref"` {
+				return true, false
+			}
+			may = true
 		}
 	}
-	return false
+	return may, may
+}
+
+// refOnlyShortcut lets schemaExpansion measure the schemas refOnlyExpansion
+// accepts without the graph analysis. Only tests and benchmarks turn it
+// off (FuzzLeafShortcut, BenchmarkParseToolDistinct), to compare with the
+// full analysis.
+var refOnlyShortcut = true
+
+// maxRefOnlySchema is the largest schema text refOnlyExpansion measures:
+// far below what could take the full analysis maxExpansionSteps steps.
+const maxRefOnlySchema = 256 << 10
+
+// refOnlyExpansion measures, without building the schema graph, the
+// commonest schema that may fan out: one whose only fan-out keyword is
+// $ref, where every $ref reached from the root sits in a schema object
+// holding no other keyword the analysis reads and points at a schema that
+// holds no $ref at all (a $defs entry used by a property, say). No value
+// then has more than the $ref and its target applied to it, so the cost is
+// 2 when such a $ref is reached within MaxArgumentDepth levels of
+// arguments and its target is a schema object, else 1. Any other shape (a
+// cycle, a chain of references, a combinator, two subschemas applying to
+// the same items) returns false and gets the full analysis;
+// FuzzRefOnlyExpansion checks that both agree wherever this one answers.
+func refOnlyExpansion(raw []byte, root any, anchors map[string]string) (int64, bool) {
+	if may, onlyRef := fanOut(raw); may && !onlyRef {
+		return 0, false
+	}
+	return measureRefOnly(raw, root, anchors)
+}
+
+// measureRefOnly is refOnlyExpansion for a schema text known to hold no
+// fan-out keyword but "$ref".
+func measureRefOnly(raw []byte, root any, anchors map[string]string) (int64, bool) {
+	if len(raw) > maxRefOnlySchema {
+		return 0, false
+	}
+	m := refOnlyMeasure{w: schemaWalker{root: root, anchors: anchors}, cost: 1}
+	if !m.visit(root, 0) {
+		return 0, false
+	}
+	return m.cost, true
+}
+
+// refOnlyMeasure is refOnlyExpansion's walk over the subschemas that apply
+// to the values one level down (as expansion.children finds them).
+type refOnlyMeasure struct {
+	w    schemaWalker
+	cost int64
+	// targets are the $ref targets already found free of $ref.
+	targets []map[string]any
+}
+
+func (m *refOnlyMeasure) visit(v any, depth int) bool {
+	obj, ok := v.(map[string]any)
+	if !ok || depth > MaxArgumentDepth {
+		return true
+	}
+	if ref, has := obj["$ref"]; has {
+		return m.ref(obj, ref)
+	}
+	if sameItems(obj) {
+		return false
+	}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		for _, sub := range props {
+			if !m.visit(sub, depth+1) {
+				return false
+			}
+		}
+	}
+	for _, kw := range []string{"additionalProperties", "additionalItems"} {
+		if !m.visit(obj[kw], depth+1) {
+			return false
+		}
+	}
+	for _, kw := range []string{"prefixItems", "items"} {
+		switch sub := obj[kw].(type) {
+		case []any:
+			for _, item := range sub {
+				if !m.visit(item, depth+1) {
+					return false
+				}
+			}
+		default:
+			if kw == "items" && !m.visit(sub, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ref measures a schema object holding $ref: it applies itself and its
+// target to the value, and nothing below but the target's own subschemas,
+// which hold no $ref and so apply one each.
+func (m *refOnlyMeasure) ref(obj map[string]any, ref any) bool {
+	s, ok := ref.(string)
+	if !ok {
+		return false
+	}
+	for k := range obj {
+		switch k {
+		case "$ref", "required", "dependentRequired", "contentSchema", "$defs", "definitions":
+			// Read by the walker only.
+		default:
+			if readsKeyword(k) {
+				return false
+			}
+		}
+	}
+	target, _, p := m.w.resolve(s)
+	if p != nil {
+		return false
+	}
+	tobj, ok := target.(map[string]any)
+	if !ok {
+		return true // no schema object: only the $ref applies
+	}
+	if !slices.ContainsFunc(m.targets, func(t map[string]any) bool { return sameMap(t, tobj) }) {
+		if !plainTarget(tobj) {
+			return false
+		}
+		m.targets = append(m.targets, tobj)
+	}
+	m.cost = 2
+	return true
+}
+
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// plainTarget reports whether a $ref target holds no "$ref" member
+// anywhere (in any position, schema or not) and no object to whose items
+// two subschemas apply.
+func plainTarget(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, has := v["$ref"]; has || sameItems(v) {
+			return false
+		}
+		for _, sub := range v {
+			if !plainTarget(sub) {
+				return false
+			}
+		}
+	case []any:
+		for _, sub := range v {
+			if !plainTarget(sub) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameItems reports a schema object whose array items may get two of its
+// subschemas at once in the analysis: items and additionalItems both
+// schemas (every item past the positional ones), or prefixItems and items
+// both lists (positions that both name).
+func sameItems(obj map[string]any) bool {
+	_, itemsMap := obj["items"].(map[string]any)
+	_, addMap := obj["additionalItems"].(map[string]any)
+	_, itemsList := obj["items"].([]any)
+	_, prefixList := obj["prefixItems"].([]any)
+	return (itemsMap && addMap) || (itemsList && prefixList)
 }
 
 // schemaExpansion measures a schema's expansion (see expansion). Only a
@@ -124,8 +295,14 @@ func mayFanOut(raw []byte) bool {
 // by text (see expansionMemo): the analysis depends on nothing else, and
 // servers often list the same schema for many tools.
 func schemaExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
-	if !mayFanOut(raw) {
+	may, onlyRef := fanOut(raw)
+	if !may {
 		return 1, nil
+	}
+	if refOnlyShortcut && onlyRef {
+		if cost, ok := measureRefOnly(raw, root, anchors); ok {
+			return cost, nil
+		}
 	}
 	if r, ok := expansionMemo.get(label, raw); ok {
 		return r.cost, r.p

@@ -278,7 +278,8 @@ func TestExpansionMemo(t *testing.T) {
 }
 
 // FuzzLeafShortcut: skipping the schema objects that hold none of the
-// keywords the analysis reads (readsNothing) changes no verdict: the same
+// keywords the analysis reads (readsNothing), and measuring the schemas
+// refOnlyExpansion accepts without the expansion graph, change no verdict: the same
 // exclusion rule (and reason, but for the expansion rule, whose reason may
 // name any of several equivalent pointers), the same validation cost, the
 // same secure names and warnings as the analysis that looks every keyword
@@ -305,8 +306,8 @@ func FuzzLeafShortcut(f *testing.F) {
 		Warnings         []string
 	}
 	analyse := func(raw string, shortcut bool) *verdict {
-		leafShortcut = shortcut
-		defer func() { leafShortcut = true }()
+		leafShortcut, refOnlyShortcut = shortcut, shortcut
+		defer func() { leafShortcut, refOnlyShortcut = true, true }()
 		expansionMemo.mu.Lock()
 		expansionMemo.byLabel = nil // each side analyses afresh
 		expansionMemo.mu.Unlock()

@@ -410,12 +410,31 @@ func isHeaderToken(s string) bool {
 // only in case or separators: allowed (JSON names are case-sensitive), but
 // the call-time guard will refuse any call that uses them.
 func nameVariantWarnings(secure []string, input []foundName) []string {
+	if len(secure) == 0 {
+		return nil
+	}
+	// Each name is normalised once, not once per pair.
+	normSecure := make([]string, len(secure))
+	for i, s := range secure {
+		normSecure[i] = normaliseName(s)
+	}
 	var out []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	for _, n := range input {
-		for _, s := range secure {
-			if n.name == s || seen[n.name+"\x00"+s] || !equivalentNames(n.name, s) {
+		var nk string
+		normalised := false
+		for i, s := range secure {
+			if n.name == s || seen[n.name+"\x00"+s] {
 				continue
+			}
+			if !normalised {
+				nk, normalised = normaliseName(n.name), true
+			}
+			if !normalisedMatch(n.name, nk, s, normSecure[i]) {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
 			}
 			seen[n.name+"\x00"+s] = true
 			out = append(out, fmt.Sprintf("inputSchema property %q differs from secure parameter %q only in case or separators; calls whose arguments use it will be refused", n.name, s))

@@ -203,15 +203,24 @@ var leafShortcut = true
 // there, and one pass over its few members spares a lookup of each keyword.
 func readsNothing(obj map[string]any) bool {
 	for k := range obj {
-		switch k {
-		case "$ref", "properties", "required", "dependentRequired", "dependentSchemas", "dependencies",
-			"patternProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-			"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "additionalItems",
-			"contentSchema", "propertyNames", "items", "prefixItems", "$defs", "definitions":
+		if readsKeyword(k) {
 			return false
 		}
 	}
 	return true
+}
+
+// readsKeyword reports whether the walker or the expansion analysis reads
+// a schema object's member k.
+func readsKeyword(k string) bool {
+	switch k {
+	case "$ref", "properties", "required", "dependentRequired", "dependentSchemas", "dependencies",
+		"patternProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+		"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "additionalItems",
+		"contentSchema", "propertyNames", "items", "prefixItems", "$defs", "definitions":
+		return true
+	}
+	return false
 }
 
 // declaredNames records the property names a schema object mentions: properties

@@ -106,6 +106,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkCallHTTP/bare":                       {{"ns/op": 100e3}},
 		"BenchmarkCallHTTP/host":                       {{"ns/op": 190e3}}, // reported only: no target
 		"BenchmarkCatalog/build_cold":                  {{"ns/op": 20e6}},
+		"BenchmarkCatalog/floor_json_valid":            {{"ns/op": 7e6}},
 		"BenchmarkCatalog/rebuild":                     {{"ns/op": 300e6}}, // context only: no target
 		"BenchmarkCatalog/view_after_refresh_one":      {{"ns/op": 0.5e6}},
 		"BenchmarkIdleSessions/opened":                 {{"ns/op": 1, "B/session": 2048}},
@@ -146,6 +147,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkCallStdio/host":                      {{"ns/op": 100e3}},
 		"BenchmarkCallStdio/interleaved":               {{"ns/op": 1, "host/bare": 1.09}},
 		"BenchmarkCatalog/build_cold":                  {{"ns/op": 26e6}},
+		"BenchmarkCatalog/floor_json_valid":            {{"ns/op": 8e6}},   // 3.25 × the floor
 		"BenchmarkCatalog/rebuild":                     {{"ns/op": 1e6}},   // context only: fast, but not the figure
 		"BenchmarkCatalog/view_after_refresh_one":      {{"ns/op": 0.5e6}}, // fast, but the untouched check failed
 		"BenchmarkIdleSessions/opened":                 {{"ns/op": 1, "B/session": 10*1024 + 1}},
@@ -196,6 +198,32 @@ func TestFormatting(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestCatalogTargetIsRelativeToTheFloor: the cold build passes or fails
+// by its ratio to json.Valid of the same bytes in the same run, not by
+// its absolute time, and has no verdict without that floor.
+func TestCatalogTargetIsRelativeToTheFloor(t *testing.T) {
+	tests := []struct {
+		build, valid float64
+		want         string
+	}{
+		{20e6, 5e6, "FAIL"},    // 20 ms, but 4 × the floor
+		{300e6, 110e6, "PASS"}, // 300 ms, 2.7 × the floor
+		{30e6, 10e6, "PASS"},   // exactly 3 ×
+		{20e6, 0, noData},      // no floor measured
+	}
+	for _, tc := range tests {
+		r := results{"BenchmarkCatalog/build_cold": {{"ns/op": tc.build}}}
+		if tc.valid > 0 {
+			r["BenchmarkCatalog/floor_json_valid"] = []sample{{"ns/op": tc.valid}}
+		}
+		for _, x := range evaluate(r, nil) {
+			if strings.HasPrefix(x.figure, "catalog + model view build") && x.status != tc.want {
+				t.Errorf("build %g ns, floor %g ns: %s (%s), want %s", tc.build, tc.valid, x.status, x.measured, tc.want)
+			}
 		}
 	}
 }
