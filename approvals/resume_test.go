@@ -39,6 +39,38 @@ func TestStoreApproverResumesItsRequest(t *testing.T) {
 	}
 }
 
+// A request taken up again is announced as resumed, not raised anew: the
+// people told when it was raised (serve's webhooks) are not told twice.
+func TestStoreApproverAnnouncesAResumeOnce(t *testing.T) {
+	ctx := context.Background()
+	store := approvals.NewMemStore(approvals.MemStoreOptions{})
+	var raised, resumed []string
+	sa := approvals.StoreApprover{Store: store,
+		OnRaised:  func(a approvals.Approval) { raised = append(raised, a.ID) },
+		OnResumed: func(a approvals.Approval) { resumed = append(resumed, a.ID) }}
+	for range 2 { // the call, then the same call taken up again
+		wctx, cancel := context.WithCancelCause(ctx)
+		go func() { time.Sleep(50 * time.Millisecond); cancel(approvals.ErrDetached) }()
+		if _, err := sa.Approve(wctx, resumableRequest("apr_1")); !errors.Is(err, approvals.ErrDetached) {
+			t.Fatalf("detached wait: %v", err)
+		}
+	}
+	if len(raised) != 1 || len(resumed) != 1 {
+		t.Fatalf("raised %v, resumed %v; want one of each", raised, resumed)
+	}
+	// Without OnResumed a resumed request is announced by OnRaised, as before.
+	raised = nil
+	sa.OnResumed = nil
+	wctx, cancel := context.WithCancelCause(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel(approvals.ErrDetached) }()
+	if _, err := sa.Approve(wctx, resumableRequest("apr_1")); !errors.Is(err, approvals.ErrDetached) {
+		t.Fatalf("detached wait: %v", err)
+	}
+	if len(raised) != 1 {
+		t.Fatalf("raised %v without OnResumed", raised)
+	}
+}
+
 // A request stored under the id for another call is never taken as this
 // call's approval.
 func TestStoreApproverRefusesAnotherCallsRequest(t *testing.T) {

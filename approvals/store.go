@@ -226,6 +226,11 @@ type StoreApprover struct {
 	// OnRaised, if set, is called once the request is in the store (the
 	// place to tell people where to vote). It must not block for long.
 	OnRaised func(Approval)
+	// OnResumed, if set, is called instead of OnRaised when the request
+	// was raised before (a durable call taken up again after a restart):
+	// the people told then need not be told twice. Nil: OnRaised is
+	// called for a resumed request too.
+	OnResumed func(Approval)
 }
 
 // MaxApprovers reports no limit.
@@ -249,7 +254,10 @@ func (s StoreApprover) Approve(ctx context.Context, req *Request) (Verdict, erro
 	if err != nil {
 		return Verdict{}, fmt.Errorf("raise approval request: %w", err)
 	}
-	if s.OnRaised != nil {
+	switch {
+	case resumed && s.OnResumed != nil:
+		s.OnResumed(a.Clone())
+	case s.OnRaised != nil:
 		s.OnRaised(a.Clone())
 	}
 	// A request taken up again keeps the deadline it was raised with.

@@ -153,7 +153,11 @@ func New(opts Options) (*Server, error) {
 		// Every replica raises in, lists from and votes on the one store;
 		// a waiting call wakes up whichever replica the vote reached.
 		s.store, s.shared = st, true
-		s.approver = approvals.StoreApprover{Store: st, OnRaised: raised}
+		// A request taken up again (a durable call resumed after a
+		// restart) was announced when it was raised: the page's watchers
+		// refresh, the webhooks are not sent twice.
+		s.approver = approvals.StoreApprover{Store: st, OnRaised: raised,
+			OnResumed: func(a approvals.Approval) { s.watch.publish("pending", a.ID) }}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
