@@ -168,6 +168,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("durable: start the engine: %w", redactDSNError(err, dsn))
 	}
 	e.dbos = dctx
+	// The engine's own reading wins (DBOS__VMID overrides the option):
+	// the lease must name the executor whose workflows DBOS records.
+	if id := dctx.GetExecutorID(); id != "" {
+		e.executor = id
+	}
 	return e, nil
 }
 
