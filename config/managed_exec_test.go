@@ -58,13 +58,13 @@ func TestManagedCommandIsTheFileThatRuns(t *testing.T) {
 		wantExe string // "" when refused
 	}{
 		{"a file in the folder", Server{Command: mt.server}, mt.server},
-		{"out of the folder with ..", Server{Command: filepath.Join(mt.root, "opt/mcp/bin/../../../home/evil")}, ""},
+		{"out of the folder with ..", Server{Command: filepath.Join(mt.root, "opt/mcp/bin/../../../srv/evil")}, ""},
 		{"back into the folder with ..", Server{Command: filepath.Join(mt.root, "opt/mcp/bin/sub/../server")}, mt.server},
 		{"below the folder", Server{Command: mt.sub}, ""},
 		{"a user's symlink to a file in the folder", Server{Command: mt.userLink}, mt.server},
 		{"through a user's symlink to the folder", Server{Command: filepath.Join(mt.userDirLink, "server")}, mt.server},
 		{"relative to its cwd", Server{Command: "./bin/server", Cwd: filepath.Join(mt.root, "opt/mcp")}, mt.server},
-		{"relative to its cwd, out with ..", Server{Command: "./bin/../../../home/evil", Cwd: filepath.Join(mt.root, "opt/mcp")}, ""},
+		{"relative to its cwd, out with ..", Server{Command: "./bin/../../../srv/evil", Cwd: filepath.Join(mt.root, "opt/mcp")}, ""},
 		{"a bare name found in the folder through PATH", Server{Command: "server"}, mt.server},
 		{"a bare name found elsewhere through PATH", Server{Command: "evil"}, ""},
 		{"a user's file", Server{Command: mt.evil}, ""},
@@ -92,7 +92,7 @@ func TestManagedArgsAreCleanPaths(t *testing.T) {
 		want bool
 	}{
 		{"/opt/mcp/server.py", true},
-		{"/opt/mcp/../../home/u/evil.py", false},
+		{"/opt/mcp/../../srv/u/evil.py", false},
 		{"/opt/mcp/sub/x.py", false},
 		{"/opt/mcp//server.py", false},
 		{"/opt/mcp/./server.py", false},
@@ -121,10 +121,10 @@ func TestManagedEnv(t *testing.T) {
 	}{
 		{"no env", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}}, ""},
 		{"listed env", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"MCP_TOKEN": "canary-token-1", "LOG_LEVEL": "canary-level"}}, ""},
-		{"PYTHONPATH", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"MCP_TOKEN": "canary-token-2", "PYTHONPATH": "/home/u/canary-site"}}, "PYTHONPATH"},
-		{"LD_PRELOAD", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"LD_PRELOAD": "/home/u/canary.so"}}, "LD_PRELOAD"},
-		{"an entry without env admits none", Server{Command: "node", Env: map[string]string{"NODE_OPTIONS": "--require /home/u/canary.js"}}, "NODE_OPTIONS"},
-		{"PATH too", Server{Command: "node", Env: map[string]string{"PATH": "/home/u/canary-bin"}}, "PATH"},
+		{"PYTHONPATH", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"MCP_TOKEN": "canary-token-2", "PYTHONPATH": "/srv/u/canary-site"}}, "PYTHONPATH"},
+		{"LD_PRELOAD", Server{Command: "python3", Args: []string{"/opt/mcp/server.py"}, Env: map[string]string{"LD_PRELOAD": "/srv/u/canary.so"}}, "LD_PRELOAD"},
+		{"an entry without env admits none", Server{Command: "node", Env: map[string]string{"NODE_OPTIONS": "--require /srv/u/canary.js"}}, "NODE_OPTIONS"},
+		{"PATH too", Server{Command: "node", Env: map[string]string{"PATH": "/srv/u/canary-bin"}}, "PATH"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestManagedEnvRefusedAtLoad(t *testing.T) {
 	}
 	t.Setenv(ManagedPolicyEnv, managed)
 	cfg := filepath.Join(dir, "agenthost.yaml")
-	if err := os.WriteFile(cfg, []byte("mcpServers:\n  py:\n    command: python3\n    args: [/opt/mcp/server.py]\n    env: {PYTHONPATH: /home/u/site}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("mcpServers:\n  py:\n    command: python3\n    args: [/opt/mcp/server.py]\n    env: {PYTHONPATH: /srv/u/site}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(cfg)
@@ -207,12 +207,12 @@ func TestManagedLoadRefuses(t *testing.T) {
 		refused      bool
 	}{
 		{"admitted", "{command: '" + mt.server + "'}", false},
-		{"out of the folder with ..", "{command: '" + filepath.Join(mt.root, "opt/mcp/bin") + "/../../../home/evil'}", true},
+		{"out of the folder with ..", "{command: '" + filepath.Join(mt.root, "opt/mcp/bin") + "/../../../srv/evil'}", true},
 		{"below the folder", "{command: '" + mt.sub + "'}", true},
 		{"admitted through a user's symlink", "{command: '" + mt.userLink + "'}", false},
-		{"an admitted interpreter with PYTHONPATH", "{command: python3, args: [/opt/mcp/server.py], env: {PYTHONPATH: /tmp/site}}", true},
-		{"an admitted interpreter with LD_PRELOAD", "{command: python3, args: [/opt/mcp/server.py], env: {LD_PRELOAD: /tmp/x.so}}", true},
-		{"an admitted file with NODE_OPTIONS", "{command: '" + mt.server + "', env: {NODE_OPTIONS: '--require /tmp/x.js'}}", true},
+		{"an admitted interpreter with PYTHONPATH", "{command: python3, args: [/opt/mcp/server.py], env: {PYTHONPATH: /srv/site}}", true},
+		{"an admitted interpreter with LD_PRELOAD", "{command: python3, args: [/opt/mcp/server.py], env: {LD_PRELOAD: /srv/x.so}}", true},
+		{"an admitted file with NODE_OPTIONS", "{command: '" + mt.server + "', env: {NODE_OPTIONS: '--require /srv/x.js'}}", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 func TestBubblewrapArgs(t *testing.T) {
 	base := Sandbox{Bubblewrap: "/usr/bin/bwrap", Mechanism: MechanismBubblewrap,
-		Read: []string{"/usr", "/proc", "/dev/null", "/home/u/work"}, Write: []string{"/home/u/work/out"}}
+		Read: []string{"/usr", "/proc", "/dev/null", "/srv/data"}, Write: []string{"/srv/data/out"}}
 	tests := []struct {
 		name    string
 		network Network
@@ -18,17 +18,17 @@ func TestBubblewrapArgs(t *testing.T) {
 		root    bool
 		want    []string
 	}{
-		{"network none, cwd granted", NetworkNone, "/home/u/work/out", false, []string{
+		{"network none, cwd granted", NetworkNone, "/srv/data/out", false, []string{
 			"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net",
 			"--proc", "/proc", "--dev", "/dev",
-			"--ro-bind-try", "/usr", "/usr", "--ro-bind-try", "/home/u/work", "/home/u/work",
-			"--bind-try", "/home/u/work/out", "/home/u/work/out",
-			"--chdir", "/home/u/work/out", "--", "/srv/server", "--flag", "x"}},
+			"--ro-bind-try", "/usr", "/usr", "--ro-bind-try", "/srv/data", "/srv/data",
+			"--bind-try", "/srv/data/out", "/srv/data/out",
+			"--chdir", "/srv/data/out", "--", "/srv/server", "--flag", "x"}},
 		{"network allow, as root, cwd not granted", NetworkAllow, "/root", true, []string{
 			"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
 			"--proc", "/proc", "--dev", "/dev",
-			"--ro-bind-try", "/usr", "/usr", "--ro-bind-try", "/home/u/work", "/home/u/work",
-			"--bind-try", "/home/u/work/out", "/home/u/work/out",
+			"--ro-bind-try", "/usr", "/usr", "--ro-bind-try", "/srv/data", "/srv/data",
+			"--bind-try", "/srv/data/out", "/srv/data/out",
 			"--chdir", "/", "--", "/srv/server", "--flag", "x"}},
 	}
 	for _, tt := range tests {
