@@ -407,8 +407,10 @@ func TestResumeWithLastEventID(t *testing.T) {
 	if status, body, _ := f.do("GET", loc, apiToken, nil); status != 200 || !strings.Contains(string(body), "event: session_end") {
 		t.Errorf("replay of an ended turn: %d %s", status, body)
 	}
-	if status, _, _ := f.do("GET", loc+"?after=x", apiToken, nil); status != 400 {
-		t.Errorf("after=x: %d, want 400", status)
+	for _, bad := range []string{"x", "-1", "9223372036854775807", "99999999999999999999"} {
+		if status, _, _ := f.do("GET", loc+"?after="+bad, apiToken, nil); status != 400 {
+			t.Errorf("after=%s: %d, want 400", bad, status)
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -339,18 +338,9 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such turn in this session (only the latest turn is kept)")
 		return
 	}
-	after := int64(0)
-	last := r.Header.Get("Last-Event-ID")
-	if last == "" {
-		last = r.URL.Query().Get("after")
-	}
-	if last != "" {
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "invalid_request", "Last-Event-ID must be an event id of this turn (a number)")
-			return
-		}
-		after = n
+	after, ok := lastEventID(w, r)
+	if !ok {
+		return
 	}
 	if _, _, _, _, gone := t.log.since(after); gone {
 		writeError(w, http.StatusGone, "gone", "events after this id were dropped (serve.events bounds what a turn keeps)")

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -615,7 +616,7 @@ func lastEventID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 		return 0, true
 	}
 	n, err := strconv.ParseInt(last, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n == math.MaxInt64 { // the next id must exist
 		writeError(w, http.StatusBadRequest, "invalid_request", "Last-Event-ID must be an event id of this turn (a number)")
 		return 0, false
 	}
