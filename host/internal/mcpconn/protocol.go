@@ -52,7 +52,7 @@ func byteSize(n int64) string {
 
 // messageProblem says why one framed message (a stdio line, an SSE event's
 // data) cannot be a JSON-RPC message, or "" when it can. It looks only at
-// the shape mcp-go needs: valid JSON (encoding/json's nesting limit
+// the shape a message needs: valid JSON (encoding/json's nesting limit
 // included) and an object. mcp-go drops such a message without a word, so
 // the request it answered would wait for its timeout.
 func messageProblem(msg []byte) string {

@@ -174,7 +174,7 @@ func (blockingTransport) SendRequest(ctx context.Context, _ transport.JSONRPCReq
 // ends every request in flight with that error, not with its timeout.
 func TestPendingRequestsFailAtOnce(t *testing.T) {
 	pending := &pendingRequests{}
-	w, _ := newWire(blockingTransport{}, nil, pending, nil)
+	w, _ := newWire(blockingTransport{}, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -224,7 +224,7 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ := newWire(inner, nil, pending, nil)
+	w, _ := newWire(inner, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := w.Start(ctx); err != nil {
