@@ -105,7 +105,7 @@ func (p *stdioProcess) Start(ctx context.Context) error {
 // what is left of its process tree gets the same (childproc).
 func (p *stdioProcess) Close() error {
 	p.closeOnce.Do(func() {
-		p.closeErr = p.stdioRPC.close()
+		p.closeErr = p.stdioRPC.Close()
 		if p.cmd == nil {
 			return
 		}

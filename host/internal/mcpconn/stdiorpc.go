@@ -55,6 +55,8 @@ type stdioRPC struct {
 	closeOnce sync.Once
 }
 
+var _ transport.BidirectionalInterface = (*stdioRPC)(nil)
+
 func newStdioRPC(in io.WriteCloser, lines *lineGuard, fail func(*ProtocolError), logger *slog.Logger) *stdioRPC {
 	if logger == nil {
 		logger = slog.Default()
@@ -90,9 +92,9 @@ func (r *stdioRPC) Start(ctx context.Context) error {
 	return nil
 }
 
-// close ends every request waiting for an answer and closes stdin; the
+// Close ends every request waiting for an answer and closes stdin; the
 // reader ends when the child's stdout does.
-func (r *stdioRPC) close() error {
+func (r *stdioRPC) Close() error {
 	r.closeDone()
 	if err := r.in.Close(); err != nil {
 		return fmt.Errorf("failed to close stdin: %w", err)

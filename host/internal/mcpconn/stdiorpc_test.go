@@ -37,7 +37,7 @@ func newFakeChild(t *testing.T, maxLine int64) *fakeChild {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = f.rpc.close()
+		_ = f.rpc.Close()
 		_ = outW.Close()
 		_ = inR.Close()
 	})
@@ -310,3 +310,63 @@ func FuzzStdioRPCLines(f *testing.F) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// BenchmarkStdioAnswer: one request and its answer (a tools/call result of
+// about 1 KB) over pipes, through stdioRPC and through mcp-go's own stdio
+// transport over the same pipes; the server side (the same for both) only
+// echoes a prepared answer with the request's id.
+func BenchmarkStdioAnswer(b *testing.B) {
+	result := `{"content":[{"type":"text","text":"` + strings.Repeat("order 12345 shipped; ", 40) + `"}],"structuredContent":{"order":{"id":"12345","status":"shipped","items":[1,2,3]}}}`
+	for _, tc := range []struct {
+		name string
+		make func(in io.WriteCloser, out io.Reader) transport.Interface
+	}{
+		{"mcp-go", func(in io.WriteCloser, out io.Reader) transport.Interface { return transport.NewIO(out, in, nil) }},
+		{"stdioRPC", func(in io.WriteCloser, out io.Reader) transport.Interface {
+			return newStdioRPC(in, newLineGuard(out, 1<<20, func(*ProtocolError) {}), func(*ProtocolError) {}, nil)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			outR, outW := io.Pipe()
+			inR, inW := io.Pipe()
+			tr := tc.make(inW, outR)
+			if err := tr.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			go echoAnswers(inR, outW, result)
+			defer func() { _ = outW.Close(); _ = inR.Close(); _ = tr.Close() }()
+			params := map[string]json.RawMessage{"name": json.RawMessage(`"lookup_order"`), "arguments": json.RawMessage(`{"order_id":"12345"}`)}
+			b.ReportAllocs()
+			for i := int64(1); b.Loop(); i++ {
+				resp, err := tr.SendRequest(context.Background(), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(i), Method: "tools/call", Params: params})
+				if err != nil || len(resp.Result) != len(result) {
+					b.Fatalf("%v, %d bytes", err, len(resp.Result))
+				}
+			}
+		})
+	}
+}
+
+// echoAnswers answers every request line read from in with result, under
+// the request's id, until in ends.
+func echoAnswers(in io.Reader, out io.Writer, result string) {
+	r := bufio.NewReader(in)
+	var line []byte
+	for {
+		req, err := r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(req, &m) != nil {
+			return
+		}
+		line = append(append(append(append(line[:0], `{"jsonrpc":"2.0","id":`...), m.ID...), `,"result":`...), result...)
+		line = append(line, "}\n"...)
+		if _, err := out.Write(line); err != nil {
+			return
+		}
+	}
+}
