@@ -328,18 +328,16 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 		call.Params.Meta.ProgressToken = token
 	}
 	var x *exchange
-	if req.Secure != nil || c.tasksOn() {
-		x = w.exchanges.open(req.Secure)
-		x.tasks = c.tasksOn()
-		defer w.exchanges.close(x)
-		call.Header = x.header
+	if tasks, headerTool := c.tasksOn(), c.paramHeaderTool(w, req.Tool.Name); req.Secure != nil || tasks || headerTool != nil {
+		x = &exchange{method: string(mcp.MethodToolsCall), secure: req.Secure, headerTool: headerTool, tasks: tasks}
+		cctx = x.bind(cctx)
 	}
 	result, err := cl.CallTool(cctx, call)
 	if err != nil {
 		return nil, classifyCallError(ctx, cctx, timeout, err)
 	}
 	if x != nil && x.tasks {
-		if created := w.exchanges.pageOf(x); created != nil {
+		if created := x.result; created != nil {
 			// The call's callTimeout bounded its answer; the task has a
 			// bound of its own.
 			return c.followTask(ctx, cl, w, req, created)

@@ -504,9 +504,9 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 		opts = append(opts, client.WithProtocolVersion(c.cfg.ProtocolVersion))
 	}
 	if c.elicitation != nil {
-		opts = append(opts, client.WithElicitationHandler(c.elicitation))
+		opts = append(opts, client.WithElicitationHandler(exchangeFreeElicitation{c.elicitation}))
 	}
-	seam, w := newWire(inner, c, pending, requests)
+	seam, w := newWire(inner, pending, requests)
 	cl := client.NewClient(seam, opts...)
 	// The transport lives as long as the connection, not the dial deadline:
 	// a stdio transport keeps the context it was started with.
@@ -578,11 +578,9 @@ func (c *Conn) list(ctx context.Context, cl *client.Client, w *wireTransport) (*
 		}
 		req := mcp.ListToolsRequest{}
 		req.Params.Cursor = cursor
-		x := w.exchanges.open(nil)
-		req.Header = x.header
-		_, err := cl.ListToolsByPage(ctx, req)
-		raw := w.exchanges.pageOf(x)
-		w.exchanges.close(x)
+		x := &exchange{method: string(mcp.MethodToolsList)}
+		_, err := cl.ListToolsByPage(x.bind(ctx), req)
+		raw := x.result
 		if raw == nil {
 			if err == nil {
 				err = errors.New("empty result")

@@ -11,7 +11,7 @@ import (
 
 // limitedTransport bounds what an HTTP server connection reads: a response
 // body to max bytes, an event stream to max bytes per event. It also
-// checks each event of a stream the way lineGuard checks stdio lines: an
+// checks each event of a stream the way stdioRPC checks stdio lines: an
 // event that cannot be a JSON-RPC message fails the request whose response
 // stream it is on, or, on a stream shared by the connection (the SSE
 // transport's, a listening GET), every request in flight.

@@ -13,23 +13,23 @@ import (
 // an Mcp-Param-* header, and excludes a tool whose annotations are invalid.
 // mcp-go does both from the definitions it decoded, but the host lists raw
 // and mcp-go never sees them: the exclusion is secureparams.Validate's
-// (RuleHeader, on every transport) and the mirroring is done here, from the
-// mcp.Tool secureparams builds once per annotated definition, with mcp-go's
-// own GenerateParamHeaders.
+// (RuleHeader, on every transport) and the mirroring is the seam's, from
+// the mcp.Tool secureparams builds once per annotated definition, which the
+// call's exchange carries (exchange.headerTool), with mcp-go's own
+// GenerateParamHeaders.
 
-// paramHeaderSource finds the listed definitions whose arguments travel in
-// headers too.
-type paramHeaderSource interface {
-	// hasInputHeaders is a cheap check that any listed tool has them.
-	hasInputHeaders() bool
-	// inputHeaderTool is the named tool's definition for mirroring, or nil.
-	inputHeaderTool(name string) *mcp.Tool
-}
-
-func (c *Conn) hasInputHeaders() bool { return c.Snapshot().inputHeaders }
-
-func (c *Conn) inputHeaderTool(name string) *mcp.Tool {
-	ct := c.Snapshot().Tool(name)
+// paramHeaderTool is the listed definition of the named tool for
+// mirroring, or nil when no argument of it travels in a header or the
+// seam mirrors nothing (not HTTP in the 2026-07-28 era).
+func (c *Conn) paramHeaderTool(w *wireTransport, name string) *mcp.Tool {
+	if !w.mirrorParams.Load() {
+		return nil
+	}
+	snap := c.Snapshot()
+	if !snap.inputHeaders {
+		return nil
+	}
+	ct := snap.Tool(name)
 	if ct == nil || ct.Status == ToolExcluded {
 		return nil
 	}
@@ -38,11 +38,7 @@ func (c *Conn) inputHeaderTool(name string) *mcp.Tool {
 
 // withParamHeaders returns the request with the Mcp-Param-* headers of its
 // tool's x-mcp-header arguments (on a copy of its headers).
-func withParamHeaders(request transport.JSONRPCRequest, source paramHeaderSource) transport.JSONRPCRequest {
-	tool := source.inputHeaderTool(callName(request.Params))
-	if tool == nil {
-		return request
-	}
+func withParamHeaders(request transport.JSONRPCRequest, tool *mcp.Tool) transport.JSONRPCRequest {
 	var args json.RawMessage
 	switch p := request.Params.(type) {
 	case map[string]json.RawMessage:

@@ -52,7 +52,7 @@ func byteSize(n int64) string {
 
 // messageProblem says why one framed message (a stdio line, an SSE event's
 // data) cannot be a JSON-RPC message, or "" when it can. It looks only at
-// the shape mcp-go needs: valid JSON (encoding/json's nesting limit
+// the shape a message needs: valid JSON (encoding/json's nesting limit
 // included) and an object. mcp-go drops such a message without a word, so
 // the request it answered would wait for its timeout.
 func messageProblem(msg []byte) string {
@@ -133,27 +133,16 @@ func protocolCause(ctx context.Context) error {
 	return nil
 }
 
-// lineGuard sits between a stdio server's stdout and mcp-go's reader. It
-// reads one line at a time, at most max bytes, and passes on only lines
-// that can be JSON-RPC messages. An oversized line is skipped without
-// being held in memory; it and every line that is not a JSON-RPC message
-// are reported to fail. mcp-go would read any line whole and drop a bad
-// one silently.
+// lineGuard reads a stdio server's stdout one line at a time, at most max
+// bytes a line, for stdioRPC. An oversized line is skipped without being
+// held in memory and reported to fail; blank lines are skipped. mcp-go
+// would read any line whole.
 type lineGuard struct {
 	src  *bufio.Reader
 	max  int64
 	fail func(*ProtocolError)
 
-	// requests holds the reader back while the server's requests in
-	// flight are at their bound (serverRequests.admit), until ctx ends;
-	// nil: never.
-	requests *serverRequests
-	ctx      context.Context
-
-	line []byte // the line being handed on: in src's buffer or in buf
-	off  int
-	buf  []byte // a line longer than src's buffer, assembled
-	err  error  // the source's error, once it has ended
+	buf []byte // a line longer than src's buffer, assembled
 }
 
 // bigLine: a line buffer grown past this is dropped once handed on, so a
@@ -164,34 +153,35 @@ func newLineGuard(src io.Reader, max int64, fail func(*ProtocolError)) *lineGuar
 	return &lineGuard{src: bufio.NewReaderSize(src, 64<<10), max: max, fail: fail}
 }
 
-func (g *lineGuard) Read(p []byte) (int, error) {
-	for g.off >= len(g.line) {
-		if g.err != nil {
-			return 0, g.err
+// readLine returns the next line that is not blank and not too long,
+// without its surrounding space, or the source's error once it has ended.
+// A line that fits src's buffer is returned from there, without a copy:
+// it is valid until the next call. An unterminated last line is not a
+// message (mcp-go drops it too).
+func (g *lineGuard) readLine() ([]byte, error) {
+	for {
+		line, err := g.next()
+		if err != nil {
+			return nil, err
 		}
-		g.next()
+		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			return msg, nil
+		}
 	}
-	n := copy(p, g.line[g.off:])
-	g.off += n
-	return n, nil
 }
 
-// next reads the next acceptable line into g.line, or leaves it empty. A
-// line that fits src's buffer is handed on from there, without a copy: src
-// is not read again before the line is consumed.
-func (g *lineGuard) next() {
+// next reads one line, or nil for a line that was too long.
+func (g *lineGuard) next() ([]byte, error) {
 	if cap(g.buf) > bigLine {
 		g.buf = nil
 	}
-	g.line, g.off = nil, 0
 	chunk, err := g.src.ReadSlice('\n')
 	if err == nil {
 		if int64(len(chunk)) > g.max {
 			g.fail(messageTooLarge(g.max))
-			return
+			return nil, nil
 		}
-		g.accept(chunk)
-		return
+		return chunk, nil
 	}
 	// A line longer than src's buffer, or the end of the stream.
 	g.buf = g.buf[:0]
@@ -211,30 +201,12 @@ func (g *lineGuard) next() {
 		chunk, err = g.src.ReadSlice('\n')
 	}
 	if err != nil {
-		// An unterminated last line is not a message (mcp-go drops
-		// it too); the error ends the stream.
-		g.err = err
 		g.buf = g.buf[:0]
-		return
+		return nil, err
 	}
 	if tooLong {
 		g.fail(messageTooLarge(g.max))
-		return
+		return nil, nil
 	}
-	g.accept(g.buf)
-}
-
-// accept hands on line if it can be a JSON-RPC message, and reports it
-// otherwise; a blank line is skipped.
-func (g *lineGuard) accept(line []byte) {
-	msg := bytes.TrimSpace(line)
-	if len(msg) == 0 {
-		return
-	}
-	if problem := messageProblem(msg); problem != "" {
-		g.fail(invalidMessage(problem))
-		return
-	}
-	g.requests.admit(g.ctx, msg)
-	g.line = line
+	return g.buf, nil
 }

@@ -35,18 +35,31 @@ func TestMessageProblem(t *testing.T) {
 	}
 }
 
-// TestLineGuard: only lines that can be JSON-RPC messages reach mcp-go's
-// reader; each other line is reported, with why, and never quoted.
+// readAllLines is every line g hands on, each ended by a newline.
+func readAllLines(g *lineGuard) string {
+	var out strings.Builder
+	for {
+		line, err := g.readLine()
+		if err != nil {
+			return out.String()
+		}
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+}
+
+// TestLineGuard: lines are handed on without their surrounding space,
+// blank ones skipped; an oversized one is reported, and never quoted.
 func TestLineGuard(t *testing.T) {
 	const secret = "sk-do-not-echo"
 	valid := `{"jsonrpc":"2.0","id":1,"result":{}}`
 	input := strings.Join([]string{
 		valid,
 		"",
+		"  \r",
 		"garbage " + secret,
-		`{"jsonrpc":"2.0","id":2,"result":` + nested(20000) + `}`,
-		`{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("x", 70000) + `"}`,
-		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+		`{"jsonrpc":"2.0","id":3,"result":"` + secret + strings.Repeat("x", 70000) + `"}`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}` + "\r",
 		"unterminated",
 	}, "\n")
 	var failures []string
@@ -56,18 +69,10 @@ func TestLineGuard(t *testing.T) {
 		}
 		failures = append(failures, err.Error())
 	})
-	out, err := io.ReadAll(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := valid + "\n" + `{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"; string(out) != want {
+	if out, want := readAllLines(g), valid+"\n"+"garbage "+secret+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n"; out != want {
 		t.Errorf("passed on %q, want %q", out, want)
 	}
-	want := []string{
-		"server sent a response that is not valid JSON-RPC: not JSON (syntax error at byte 1)",
-		"server sent a response that is not valid JSON-RPC: nested too deeply",
-		"server sent a message larger than 64 KiB (limits.maxResponseBytes)",
-	}
+	want := []string{"server sent a message larger than 64 KiB (limits.maxResponseBytes)"}
 	if strings.Join(failures, "|") != strings.Join(want, "|") {
 		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(failures, "\n"), strings.Join(want, "\n"))
 	}
@@ -81,17 +86,13 @@ func FuzzLineGuard(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		failed := 0
-		g := newLineGuard(strings.NewReader(in), 256, func(*ProtocolError) { failed++ })
-		out, err := io.ReadAll(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.SplitAfter(string(out), "\n") {
+		g := newLineGuard(strings.NewReader(in), 256, func(*ProtocolError) {})
+		for _, line := range strings.SplitAfter(readAllLines(g), "\n") {
 			if line == "" {
 				continue
 			}
-			if !strings.HasSuffix(line, "\n") || len(line) > 256 || messageProblem(bytes.TrimSpace([]byte(line))) != "" {
+			msg := strings.TrimSuffix(line, "\n")
+			if len(msg) == 0 || len(msg) > 256 || string(bytes.TrimSpace([]byte(msg))) != msg || !strings.Contains(in, msg) {
 				t.Fatalf("passed on %q", line)
 			}
 		}
@@ -173,7 +174,7 @@ func (blockingTransport) SendRequest(ctx context.Context, _ transport.JSONRPCReq
 // ends every request in flight with that error, not with its timeout.
 func TestPendingRequestsFailAtOnce(t *testing.T) {
 	pending := &pendingRequests{}
-	w, _ := newWire(blockingTransport{}, nil, pending, nil)
+	w, _ := newWire(blockingTransport{}, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -223,7 +224,7 @@ func TestHTTPEventStreamGarbageFailsItsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ := newWire(inner, nil, pending, nil)
+	w, _ := newWire(inner, pending, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := w.Start(ctx); err != nil {
@@ -275,11 +276,8 @@ func TestLineGuardLongLines(t *testing.T) {
 			if strings.HasSuffix(tc.name, "unterminated") {
 				g = newLineGuard(strings.NewReader(strings.Join(tc.lines, "\n")), 256<<10, func(*ProtocolError) { fails++ })
 			}
-			out, err := io.ReadAll(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := strings.Join(tc.want, "\n") + "\n"; string(out) != want {
+			out := readAllLines(g)
+			if want := strings.Join(tc.want, "\n") + "\n"; out != want {
 				t.Errorf("passed on %d bytes, want %d", len(out), len(want))
 			}
 			if fails != tc.fails {

@@ -25,7 +25,7 @@ import (
 //     is answered at once with a JSON-RPC error (codeServerRequestRefused),
 //     counted, and logged (once per call; outside calls at the 1st, 10th,
 //     100th, ... refusal of the connection);
-//   - the streams' readers (eventGuard, lineGuard) stop reading while
+//   - the streams' readers (eventGuard, stdioRPC) stop reading while
 //     maxServerRequestsLive requests are handled or being answered, so the
 //     refusals themselves, each one an HTTP POST on mcp-go's goroutine,
 //     cannot pile up either: the server is held back by its own socket.
@@ -155,8 +155,9 @@ func (s *serverRequests) ended() {
 	s.mu.Unlock()
 }
 
-// admit is called by a stream's reader with each message before mcp-go
-// sees it: for a request of the server it waits while
+// admit is called by a stream's reader with each message (stdioRPC: each
+// request of the server's) before it is handed on: for a request of the
+// server it waits while
 // maxServerRequestsLive requests are live, or until ctx ends.
 func (s *serverRequests) admit(ctx context.Context, msg []byte) {
 	if s == nil || !s.saturated() || !looksLikeServerRequest(msg) {

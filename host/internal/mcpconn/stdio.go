@@ -11,22 +11,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client/transport"
-
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
-// stdioProcess is the transport of a stdio server. The host starts the
-// child itself and hands mcp-go's stdio transport (transport.NewIO) the
-// child's stdout through a lineGuard: mcp-go's own process transport
-// reads each line whole with no bound and drops a line it cannot parse
-// without a word, and it has no option to wrap the stdout it reads.
+// stdioProcess is the transport of a stdio server: the host starts the
+// child itself and speaks JSON-RPC over its stdin and stdout with its own
+// stdioRPC (stdiorpc.go) rather than mcp-go's stdio transport, which reads
+// each line whole with no bound, drops a line it cannot parse without a
+// word, and decodes every line twice.
 type stdioProcess struct {
-	*transport.Stdio
+	*stdioRPC
 	build  func(ctx context.Context) (*exec.Cmd, error)
 	stderr *lineLogger
 	out    *lineGuard
-	in     stdinPipe
+	in     *stdinPipe
 
 	cmd       *exec.Cmd
 	closeOnce sync.Once
@@ -50,9 +48,9 @@ func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError), requests
 		stderr: &lineLogger{logger: c.logger, msg: "server stderr"},
 	}
 	p.out = newLineGuard(nil, maxLine, fail)
-	p.out.requests, p.out.ctx = requests, c.life
-	p.Stdio = transport.NewIO(p.out, &p.in, nil)
-	transport.WithCommandLogger(c.logger)(p.Stdio)
+	p.in = &stdinPipe{}
+	p.stdioRPC = newStdioRPC(p.in, p.out, fail, c.logger)
+	p.requests, p.admitCtx = requests, c.life
 	return p
 }
 
@@ -73,7 +71,7 @@ func (s *stdinPipe) Close() error {
 	return s.w.Close()
 }
 
-// Start starts the child, then mcp-go's reader over its guarded stdout.
+// Start starts the child, then the reader over its stdout.
 func (p *stdioProcess) Start(ctx context.Context) error {
 	cmd, err := p.build(ctx)
 	if err != nil {
@@ -99,15 +97,15 @@ func (p *stdioProcess) Start(ctx context.Context) error {
 	p.cmd = cmd
 	p.in.w = stdin
 	p.out.src.Reset(stdout)
-	return p.Stdio.Start(ctx)
+	return p.stdioRPC.Start(ctx)
 }
 
-// Close ends mcp-go's reader and stdin, then the child: it has
+// Close ends the requests waiting and stdin, then the child: it has
 // stdioGraceful to exit on its own, then gets SIGTERM, then SIGKILL; then
 // what is left of its process tree gets the same (childproc).
 func (p *stdioProcess) Close() error {
 	p.closeOnce.Do(func() {
-		p.closeErr = p.Stdio.Close()
+		p.closeErr = p.stdioRPC.Close()
 		if p.cmd == nil {
 			return
 		}

@@ -387,19 +387,18 @@ func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransp
 	timeout := f.c.callTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	x := w.exchanges.open(nil)
-	defer w.exchanges.close(x)
+	x := &exchange{method: string(mcp.MethodTasksGet)}
 	all := map[string]any{"taskId": f.id}
 	for k, v := range params {
 		all[k] = v
 	}
 	x.task = &taskRequest{method: method, params: all}
-	req := mcp.GetTaskRequest{Header: x.header}
+	req := mcp.GetTaskRequest{}
 	req.Params.TaskId = f.id
-	if _, err := cl.GetTask(cctx, req); err != nil {
+	if _, err := cl.GetTask(x.bind(cctx), req); err != nil {
 		return nil, classifyCallError(ctx, cctx, timeout, err)
 	}
-	raw := w.exchanges.pageOf(x)
+	raw := x.result
 	if raw == nil {
 		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("%s had no result", method)}
 	}

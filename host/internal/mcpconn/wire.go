@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"reflect"
 	"slices"
-	"strconv"
-	"sync"
 	"sync/atomic"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -21,136 +19,80 @@ import (
 // The wire seam. mcp-go decodes tools/list results into mcp.Tool, which drops
 // secureInputSchema and every annotation field it does not model, and it has
 // no way to add secureArguments to tools/call params. wireTransport wraps the
-// real transport: it takes every tools/list page the connection asks for raw
-// and hands mcp-go an empty page instead (decoding thousands of definitions
-// the host parses anyway was most of a listing's cost), mirrors x-mcp-header
-// annotated arguments into Mcp-Param-* headers as mcp-go would have from its
-// own copy of the definitions, adds secureArguments (and their x-mcp-header
-// headers) to the outgoing tools/call of exactly one call, and returns the
-// raw JSON-RPC error of a call (as an *RPCError), whose data mcp-go would
-// lose.
+// real transport (mcp-go's transport.Interface: it sees every JSON-RPC
+// request before it is sent and every response, its result still raw). It
+// keeps the raw tools/list pages the connection asks for and hands mcp-go
+// an empty page instead (decoding thousands of definitions the host parses
+// anyway was most of a listing's cost), adds secureArguments (and their
+// x-mcp-header headers) to the outgoing tools/call of exactly one call,
+// mirrors x-mcp-header annotated arguments into Mcp-Param-* headers as
+// mcp-go would have from its own copy of the definitions (paramheaders.go),
+// and returns the raw JSON-RPC error of a call (as an *RPCError), whose
+// data mcp-go would lose.
 //
-// A request that needs the seam (a secure call, a raw listing) is an
-// exchange: the connection opens it (open), names it in the request's
-// exchangeHeader, and closes it when the request is over (close). The
-// seam strips the header before the inner transport sees the request, so
-// the name never leaves the process. mcp-go sends the same header on every
-// round of a multi-round-trip call, so the secure values go with each
-// round, as SEP-3221 requires, and with no other request.
+// A request that needs the seam is an exchange: the connection makes one
+// for the request and puts it in the request's context (exchange.bind).
+// mcp-go hands the transport that context with every round of the request
+// (a multi-round-trip call is sent again under it), so the secure values go
+// with each round, as SEP-3221 requires, and with no other request: an
+// exchange applies only to requests of its method, the contexts mcp-go
+// gives the server's input requests carry none (exchangeFree), and nothing
+// of it is sent.
 
-// exchangeHeader names a request's exchange; it is never sent.
-const exchangeHeader = "Agenthost-Exchange"
-
-// exchange is what one request needs from the seam.
+// exchange is what one request of the host's needs from the seam. Its
+// fields are set by the connection before the request; result is set by
+// the seam, in the request's goroutine (mcp-go calls the transport in the
+// caller's), and read by the connection once the request has returned.
 type exchange struct {
-	// name is in header, the only key of the request header that names
-	// the exchange; both are made once and reused (see exchanges).
-	name   string
-	header http.Header
-	// secure are the call's secureArguments (nil for a listing);
-	// read-only.
+	// method is the request's: the exchange applies to no other.
+	method string
+	// secure are the call's secureArguments (nil: none); read-only.
 	secure *SecureArgs
-	// page is the raw result of a tools/list or a task request, or the
-	// task handle a tools/call was answered with, set by the seam.
-	page json.RawMessage
+	// headerTool is the call's listed definition when arguments of it
+	// travel in Mcp-Param-* headers too (nil: none).
+	headerTool *mcp.Tool
 	// tasks: the tools/call may be answered with a task handle, which
-	// the seam keeps in page (task.go).
+	// the seam keeps in result (task.go).
 	tasks bool
 	// task is the request to send in place of mcp-go's tasks/get.
 	task *taskRequest
+	// result is the raw result of a tools/list or a task request, or the
+	// task handle a tools/call was answered with.
+	result json.RawMessage
 }
 
-// exchanges are a connection's open exchanges, by name. Closed ones are
-// kept for reuse (at most maxFreeExchanges), name and header included, so
-// opening one allocates nothing: a name is reused only once its exchange
-// is closed, when no request of it is left.
-type exchanges struct {
-	mu   sync.Mutex
-	next uint64
-	m    map[string]*exchange
-	free []*exchange
+type exchangeKey struct{}
+
+// bind returns ctx carrying x, for the request x is for.
+func (x *exchange) bind(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, x)
 }
 
-const maxFreeExchanges = 64
-
-// open registers an exchange for the secure values of one call (nil for a
-// listing) and returns it; its header names it.
-func (e *exchanges) open(secure *SecureArgs) *exchange {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var x *exchange
-	if n := len(e.free); n > 0 {
-		x = e.free[n-1]
-		e.free = e.free[:n-1]
-	} else {
-		e.next++
-		name := strconv.FormatUint(e.next, 36)
-		x = &exchange{name: name, header: http.Header{exchangeHeader: []string{name}}}
+// exchangeFor is the exchange in ctx if it is for method, or nil.
+func exchangeFor(ctx context.Context, method string) *exchange {
+	if x, _ := ctx.Value(exchangeKey{}).(*exchange); x != nil && x.method == method {
+		return x
 	}
-	if e.m == nil {
-		e.m = make(map[string]*exchange)
+	return nil
+}
+
+// exchangeFree returns ctx without an exchange: for work a request's
+// context is handed on to (the host's answers to a server's input
+// requests), whose own requests must not take the exchange up.
+func exchangeFree(ctx context.Context) context.Context {
+	if ctx.Value(exchangeKey{}) == nil {
+		return ctx
 	}
-	x.secure = secure
-	e.m[x.name] = x
-	return x
+	return context.WithValue(ctx, exchangeKey{}, (*exchange)(nil))
 }
 
-// close forgets x.
-func (e *exchanges) close(x *exchange) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.m, x.name)
-	x.secure, x.page, x.tasks, x.task = nil, nil, false, nil
-	if len(e.free) < maxFreeExchanges {
-		e.free = append(e.free, x)
-	}
-}
+// exchangeFreeElicitation is the host's elicitation handler as mcp-go gets
+// it: mcp-go answers a call's input requests (SEP-2322) under a context of
+// the call's, which must not carry the call's exchange to the handler.
+type exchangeFreeElicitation struct{ client.ElicitationHandler }
 
-// take removes the exchange header from a request and returns the
-// exchange it names, or nil. mcp-go hands every round of a request a
-// fresh copy of the caller's headers (client.startSendSpan clones them),
-// which is edited in place; the exchange's own header, should it come
-// here itself, is never modified.
-func (e *exchanges) take(request *transport.JSONRPCRequest) *exchange {
-	names := request.Header[exchangeHeader]
-	if len(names) == 0 {
-		return nil
-	}
-	e.mu.Lock()
-	x := e.m[names[0]]
-	e.mu.Unlock()
-	switch {
-	case len(request.Header) == 1:
-		request.Header = nil
-	case x != nil && sameMap(request.Header, x.header):
-		h := request.Header.Clone()
-		h.Del(exchangeHeader)
-		request.Header = h
-	default:
-		request.Header.Del(exchangeHeader)
-	}
-	return x
-}
-
-// sameMap reports whether a and b are one map.
-func sameMap(a, b http.Header) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-// setPage keeps the raw page of a listing. The transport decoded the
-// response into a fresh buffer, and mcp-go never sees it (it gets
-// emptyToolsPage), so the bytes are kept without a copy.
-func (e *exchanges) setPage(x *exchange, page json.RawMessage) {
-	e.mu.Lock()
-	x.page = page
-	e.mu.Unlock()
-}
-
-// pageOf is the raw page the seam kept for x, or nil.
-func (e *exchanges) pageOf(x *exchange) json.RawMessage {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return x.page
+func (e exchangeFreeElicitation) Elicit(ctx context.Context, request mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return e.ElicitationHandler.Elicit(exchangeFree(ctx), request)
 }
 
 // emptyToolsPage is what mcp-go decodes instead of a page the host reads
@@ -198,21 +140,16 @@ func (s *SecureArgs) Names() []string {
 // wireTransport is the seam around a real mcp-go transport.
 type wireTransport struct {
 	inner transport.Interface
-	// headers finds the listed definitions whose inputSchema routes
-	// arguments to Mcp-Param-* headers; nil mirrors nothing.
-	headers paramHeaderSource
 	// mirrorParams is set on HTTP connections in the 2026-07-28 era, the
 	// only ones on which mcp-go mirrors x-mcp-header arguments.
 	mirrorParams atomic.Bool
 	// http: the inner transport sends request headers at all.
 	http bool
 	// pending are the requests in flight, for protocol failures that
-	// the inner transport's reader reports (see lineGuard, eventGuard);
+	// the inner transport's reader reports (see stdioRPC, eventGuard);
 	// nil for a transport with no such reader (one handed in by the
 	// embedding program), whose requests are not tracked.
 	pending *pendingRequests
-	// exchanges are the requests that need the seam.
-	exchanges exchanges
 	// requests bounds the server's requests to the host (serverreq.go);
 	// nil: unbounded (tests).
 	requests *serverRequests
@@ -234,8 +171,8 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 
 // newWire wraps inner: seam is what mcp-go gets (HTTP-typed exactly when
 // inner is), w its core.
-func newWire(inner transport.Interface, headers paramHeaderSource, pending *pendingRequests, requests *serverRequests) (seam transport.Interface, w *wireTransport) {
-	w = &wireTransport{inner: inner, headers: headers, pending: pending, requests: requests}
+func newWire(inner transport.Interface, pending *pendingRequests, requests *serverRequests) (seam transport.Interface, w *wireTransport) {
+	w = &wireTransport{inner: inner, pending: pending, requests: requests}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
 		return &httpWireTransport{wireTransport: w, http: hc}, w
@@ -290,15 +227,15 @@ func (w *wireTransport) RequiresLegacyProtocol() bool {
 }
 
 func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	x := w.exchanges.take(&request)
+	x := exchangeFor(ctx, request.Method)
 	if request.Method == string(mcp.MethodToolsCall) {
 		if w.requests != nil {
 			var call *callServerRequests
 			ctx, call = w.requests.withCall(ctx)
 			defer w.requests.endCall(call)
 		}
-		if w.mirrorParams.Load() && w.headers != nil && w.headers.hasInputHeaders() {
-			request = withParamHeaders(request, w.headers)
+		if x != nil && x.headerTool != nil && w.mirrorParams.Load() {
+			request = withParamHeaders(request, x.headerTool)
 		}
 		if x != nil && x.secure != nil {
 			augmented, attached, err := attachSecureArguments(request, x.secure)
@@ -314,7 +251,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		}
 	}
 
-	if x != nil && x.task != nil && request.Method == string(mcp.MethodTasksGet) {
+	if x != nil && x.task != nil {
 		rewritten, err := withTaskRequest(request, x.task, w.http && w.mirrorParams.Load())
 		if err != nil {
 			return nil, err
@@ -360,7 +297,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		if x != nil && response.Error == nil {
 			// The host parses the page itself; mcp-go gets an empty one,
 			// so it neither decodes the definitions nor keeps them.
-			w.exchanges.setPage(x, response.Result)
+			x.result = response.Result
 			stripped := *response
 			stripped.Result = emptyToolsPage
 			return &stripped, nil
@@ -371,7 +308,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			return nil, newRPCError(response.Error)
 		}
 		if x != nil && x.tasks && isTaskHandle(response.Result) {
-			w.exchanges.setPage(x, response.Result)
+			x.result = response.Result
 			stub := *response
 			stub.Result = taskStubResult
 			return &stub, nil
@@ -381,7 +318,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			if response.Error != nil {
 				return nil, newRPCError(response.Error)
 			}
-			w.exchanges.setPage(x, response.Result)
+			x.result = response.Result
 		}
 	}
 	return response, nil

@@ -93,6 +93,21 @@ type httpRecordingTransport struct{ *recordingTransport }
 
 func (httpRecordingTransport) SetProtocolVersion(string) {}
 
+// recordingSeam is a seam around a recordingTransport (an HTTP one when
+// http is set) at protocol version.
+func recordingSeam(http bool, version string) (transport.Interface, *recordingTransport) {
+	rec := &recordingTransport{}
+	var inner transport.Interface = rec
+	if http {
+		inner = httpRecordingTransport{rec}
+	}
+	seam, _ := newWire(inner, nil, nil)
+	if v, ok := seam.(interface{ SetProtocolVersion(string) }); ok {
+		v.SetProtocolVersion(version)
+	}
+	return seam, rec
+}
+
 // Secure values' headers go out on HTTP only, in the 2026-07-28 era only,
 // and only with the values.
 // TestSecureArgsNamesAreTheCallersOwn: the names a call result reports
@@ -133,30 +148,18 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 		{"http, another tool", "drop_all", "2026-07-28", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recordingTransport{}
-			var inner transport.Interface = rec
-			if tc.http {
-				inner = httpRecordingTransport{rec}
-			}
-			seam, w := newWire(inner, nil, nil, nil)
-			if v, ok := seam.(interface{ SetProtocolVersion(string) }); ok {
-				v.SetProtocolVersion(tc.version)
-			}
+			seam, rec := recordingSeam(tc.http, tc.version)
 			params := map[string]json.RawMessage{"name": json.RawMessage(`"` + tc.tool + `"`)}
-			x := w.exchanges.open(call)
-			defer w.exchanges.close(x)
-			header := x.header
-			if _, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
+			x := &exchange{method: "tools/call", secure: call}
+			header := http.Header{"X-Keep": {"1"}}
+			if _, err := seam.SendRequest(x.bind(context.Background()), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
 				t.Fatal(err)
 			}
 			if got := rec.last.Header.Get("Mcp-Param-Region") != ""; got != tc.want {
 				t.Errorf("Mcp-Param-Region sent = %v, want %v (headers %v)", got, tc.want, rec.last.Header)
 			}
-			if rec.last.Header.Get(exchangeHeader) != "" {
-				t.Errorf("the exchange header was sent: %v", rec.last.Header)
-			}
-			if _, sent := header[exchangeHeader]; !sent {
-				t.Errorf("the caller's header was modified")
+			if len(header) != 1 {
+				t.Errorf("the caller's header was modified: %v", header)
 			}
 		})
 	}
@@ -168,7 +171,7 @@ func TestSecureHeadersOnlyOverHTTP(t *testing.T) {
 // is never sent.
 func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 	rec := &recordingTransport{}
-	seam, w := newWire(rec, nil, nil, nil)
+	seam, _ := newWire(rec, nil, nil)
 	mine, err := NewSecureArgs("t", map[string]any{"token": "mine"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -177,19 +180,14 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myX := w.exchanges.open(mine)
-	myName, myHeader := myX.name, myX.header
-	theirX := w.exchanges.open(theirs)
-	defer w.exchanges.close(theirX)
-	theirHeader := theirX.header
-	send := func(header http.Header) string {
+	myCtx := (&exchange{method: "tools/call", secure: mine}).bind(context.Background())
+	theirCtx := (&exchange{method: "tools/call", secure: theirs}).bind(context.Background())
+	type spanKey struct{}
+	send := func(ctx context.Context) string {
 		t.Helper()
 		params := mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}
-		if _, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: params, Header: header}); err != nil {
+		if _, err := seam.SendRequest(ctx, transport.JSONRPCRequest{Method: "tools/call", Params: params}); err != nil {
 			t.Fatal(err)
-		}
-		if len(rec.last.Header[exchangeHeader]) != 0 {
-			t.Errorf("the exchange name was sent: %v", rec.last.Header)
 		}
 		encoded, _ := json.Marshal(rec.last.Params)
 		var sent struct {
@@ -201,26 +199,104 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 		return sent.Secure["token"]
 	}
 	for _, tc := range []struct {
-		name   string
-		header func() http.Header
-		want   string
+		name string
+		ctx  context.Context
+		want string
 	}{
-		{"first round", func() http.Header { return myHeader.Clone() }, "mine"},
-		{"second round", func() http.Header { return myHeader.Clone() }, "mine"},
-		{"the exchange's own header", func() http.Header { return myHeader }, "mine"},
-		{"the exchange's own header again", func() http.Header { return myHeader }, "mine"},
-		{"another call", func() http.Header { return theirHeader }, "theirs"},
-		{"no exchange", func() http.Header { return nil }, ""},
-		{"other headers kept", func() http.Header { return http.Header{exchangeHeader: {myName}, "X-Keep": {"1"}} }, "mine"},
-		{"closed", func() http.Header { w.exchanges.close(myX); return http.Header{exchangeHeader: {myName}} }, ""},
+		{"first round", myCtx, "mine"},
+		{"second round", myCtx, "mine"},
+		{"a context mcp-go derived (its span)", context.WithValue(myCtx, spanKey{}, 1), "mine"},
+		{"another call", theirCtx, "theirs"},
+		{"no exchange", context.Background(), ""},
+		{"an exchange for another method", (&exchange{method: "tools/list", secure: mine}).bind(context.Background()), ""},
+		{"the call's input requests' handlers", exchangeFree(myCtx), ""},
+		{"derived from the handlers'", context.WithValue(exchangeFree(myCtx), spanKey{}, 1), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := tc.header()
-			if got := send(h); got != tc.want {
+			if got := send(tc.ctx); got != tc.want {
 				t.Errorf("secureArguments.token = %q, want %q", got, tc.want)
 			}
-			if h.Get("X-Keep") != "" && rec.last.Header.Get("X-Keep") != "1" {
-				t.Errorf("headers: %v", rec.last.Header)
+		})
+	}
+}
+
+// The elicitation handler mcp-go calls for a call's input requests gets a
+// context without the call's exchange.
+func TestElicitationHandlerGetsNoExchange(t *testing.T) {
+	var seen context.Context
+	h := exchangeFreeElicitation{elicitFunc(func(ctx context.Context) { seen = ctx })}
+	x := &exchange{method: "tools/call"}
+	if _, err := h.Elicit(x.bind(context.Background()), mcp.ElicitationRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if exchangeFor(seen, "tools/call") != nil {
+		t.Error("the handler's context carries the call's exchange")
+	}
+}
+
+type elicitFunc func(context.Context)
+
+func (f elicitFunc) Elicit(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	f(ctx)
+	return &mcp.ElicitationResult{}, nil
+}
+
+// A listing's page reaches its exchange as the transport received it, byte
+// for byte, and mcp-go gets an empty page; a listing without an exchange
+// (not the host's) is mcp-go's, unchanged. The transport's response is
+// never modified.
+func TestListingPageReachesItsExchangeRaw(t *testing.T) {
+	page := json.RawMessage(`{"tools":[{"name":"a","inputSchema":{"type":"object"},"secureInputSchema":{"type":"object"}}],"nextCursor":"n"}`)
+	answer := &transport.JSONRPCResponse{Result: page}
+	inner := &scriptTransport{answers: []*transport.JSONRPCResponse{answer, answer}}
+	seam, _ := newWire(inner, nil, nil)
+	x := &exchange{method: "tools/list"}
+	resp, err := seam.SendRequest(x.bind(context.Background()), transport.JSONRPCRequest{Method: "tools/list"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x.result, page) {
+		t.Errorf("the exchange got %s, want the page", x.result)
+	}
+	if string(resp.Result) != string(emptyToolsPage) {
+		t.Errorf("mcp-go got %s, want the empty page", resp.Result)
+	}
+	if !bytes.Equal(answer.Result, page) {
+		t.Errorf("the transport's response was modified: %s", answer.Result)
+	}
+	resp, err = seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/list"})
+	if err != nil || !bytes.Equal(resp.Result, page) {
+		t.Errorf("a listing without an exchange got %s, %v", resp.Result, err)
+	}
+}
+
+// x-mcp-header arguments are mirrored into Mcp-Param-* headers from the
+// call's exchange, on HTTP in the 2026-07-28 era only.
+func TestParamHeadersFromTheExchange(t *testing.T) {
+	tool := &mcp.Tool{Name: "t", InputSchema: mcp.ToolInputSchema{Type: "object",
+		Properties: map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region"}}}}
+	for _, tc := range []struct {
+		name, version string
+		http, tool    bool
+		want          string
+	}{
+		{"http", "2026-07-28", true, true, "eu"},
+		{"http, 2025-11-25", "2025-11-25", true, true, ""},
+		{"stdio", "2026-07-28", false, true, ""},
+		{"no header tool", "2026-07-28", true, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seam, rec := recordingSeam(tc.http, tc.version)
+			x := &exchange{method: "tools/call"}
+			if tc.tool {
+				x.headerTool = tool
+			}
+			params := map[string]json.RawMessage{"name": json.RawMessage(`"t"`), "arguments": json.RawMessage(`{"region":"eu"}`)}
+			if _, err := seam.SendRequest(x.bind(context.Background()), transport.JSONRPCRequest{Method: "tools/call", Params: params}); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.last.Header.Get("Mcp-Param-Region"); got != tc.want {
+				t.Errorf("Mcp-Param-Region = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -231,7 +307,7 @@ func TestExchangeBindsSecureValuesToOneCall(t *testing.T) {
 func TestCallErrorIsRaw(t *testing.T) {
 	inner := errorTransport{&mcp.JSONRPCErrorDetails{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "needs it",
 		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{"b.ext": map[string]any{}, "a.ext": map[string]any{}}}}}}
-	seam, _ := newWire(inner, nil, nil, nil)
+	seam, _ := newWire(inner, nil, nil)
 	_, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: "tools/call", Params: mcp.CallToolParams{Name: "t"}})
 	var rpc *RPCError
 	if !errors.As(err, &rpc) {
@@ -296,7 +372,7 @@ func TestDiscoverRetriedAtItsOwnVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			inner := &scriptTransport{answers: []*transport.JSONRPCResponse{tt.first, discovered}}
-			seam, _ := newWire(inner, nil, nil, nil)
+			seam, _ := newWire(inner, nil, nil)
 			params := map[string]json.RawMessage{"_meta": meta}
 			resp, err := seam.SendRequest(context.Background(), transport.JSONRPCRequest{Method: tt.method, Params: params})
 			if err != nil {
