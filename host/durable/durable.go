@@ -49,13 +49,16 @@ type Options struct {
 	// ShutdownTimeout bounds Close's wait for running turns to stop
 	// (default 10 s).
 	ShutdownTimeout time.Duration
-	// AsyncCommit (PostgreSQL) commits checkpoints without waiting for
-	// the database's WAL flush (synchronous_commit off): a step costs a
-	// round trip instead of a disk flush. A crash of the database server
-	// (not of agenthost) may then lose its last checkpoints, and the turn
-	// runs those steps again (a model answer asked again); the send ledger
-	// still commits synchronously, so a call whose send was recorded is
-	// never sent again silently.
+	// AsyncCommit (PostgreSQL) commits every write of the engine's pool
+	// without waiting for the database's WAL flush (synchronous_commit
+	// off), the model steps' checkpoints and the engine's own records too;
+	// only the send ledger still waits. Without it, only the checkpoints
+	// whose loss a later flushed write covers are lazy (a call's outcome,
+	// the turn's load: commit.go, docs/durable.md). With it, a crash of
+	// the database server (not of agenthost) may lose a model answer whose
+	// calls were already decided and audited, and the turn asks the model
+	// again: a decision may be made twice (the send ledger still keeps an
+	// approved call from being sent twice).
 	AsyncCommit bool
 	// MaxRecoveryAttempts is how often an unfinished turn is taken up
 	// again before the engine gives up on it (default 1,000: a turn that
@@ -141,6 +144,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		}
 		if opts.AsyncCommit {
 			pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		} else {
+			pcfg.PrepareConn = prepareCommitMode // commit.go
+		}
+		if testPoolConfig != nil {
+			testPoolConfig(pcfg)
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
@@ -299,15 +307,26 @@ func (s *steps) TurnID() string { return s.id }
 
 func (s *steps) Step(ctx context.Context, name string, fn host.StepFunc) (json.RawMessage, bool, error) {
 	ran := false
-	out, err := dbos.RunAsStep(dbos.From(s.wf, ctx), func(ctx context.Context) (json.RawMessage, error) {
+	out, err := dbos.RunAsStep(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
 		ran = true
-		return fn(ctx)
+		return fn(flushedCommits(ctx))
 	}, dbos.WithStepName(name))
 	return out, ran, err
 }
 
+// stepCommits is the context the engine checkpoints step name under:
+// lazy commits for the steps lazyStep names (commit.go).
+func stepCommits(ctx context.Context, name string) context.Context {
+	if lazyStep(name) {
+		return lazyCommits(ctx)
+	}
+	return ctx
+}
+
 func (s *steps) Go(ctx context.Context, name string, fn host.StepFunc) (<-chan host.StepOutcome, error) {
-	ch, err := dbos.Go(dbos.From(s.wf, ctx), dbos.Step[json.RawMessage](fn), dbos.WithStepName(name))
+	ch, err := dbos.Go(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
+		return fn(flushedCommits(ctx))
+	}, dbos.WithStepName(name))
 	if err != nil {
 		return nil, err
 	}

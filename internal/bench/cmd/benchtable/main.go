@@ -223,7 +223,7 @@ var groups = []group{
 	{name: "audit-db", benchtime: "3s", benches: []string{
 		"BenchmarkAuditAppend/postgres", "BenchmarkAuditAppend/sqlite"}},
 	{name: "checkpoint", benchtime: "2000x", benches: []string{
-		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_async",
+		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_model", "BenchmarkCheckpointStep/postgres_async",
 		"BenchmarkCheckpointStep/postgres_commit", "BenchmarkCheckpointStep/sqlite", "BenchmarkCheckpointStep/sqlite_commit"}},
 	{name: "restart", benchtime: "2x", benches: []string{
 		"BenchmarkDurableRestart/sqlite", "BenchmarkDurableRestart/postgres"}},
