@@ -101,10 +101,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		}
 	}
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("durable: open SQLite %s: %w", path, err)
-	}
+	db := openCachedSQLite(dsn) // sqlitestmt.go
 	db.SetMaxOpenConns(8)
 	if err := db.Ping(); err != nil {
 		_ = db.Close()
