@@ -49,13 +49,16 @@ type Options struct {
 	// ShutdownTimeout bounds Close's wait for running turns to stop
 	// (default 10 s).
 	ShutdownTimeout time.Duration
-	// AsyncCommit (PostgreSQL) commits checkpoints without waiting for
-	// the database's WAL flush (synchronous_commit off): a step costs a
-	// round trip instead of a disk flush. A crash of the database server
-	// (not of agenthost) may then lose its last checkpoints, and the turn
-	// runs those steps again (a model answer asked again); the send ledger
-	// still commits synchronously, so a call whose send was recorded is
-	// never sent again silently.
+	// AsyncCommit (PostgreSQL) commits every write of the engine's pool
+	// without waiting for the database's WAL flush (synchronous_commit
+	// off), the model steps' checkpoints and the engine's own records too;
+	// only the send ledger still waits. Without it, only the checkpoints
+	// whose loss a later flushed write covers are lazy (a call's outcome,
+	// the turn's load: commit.go, docs/durable.md). With it, a crash of
+	// the database server (not of agenthost) may lose a model answer whose
+	// calls were already decided and audited, and the turn asks the model
+	// again: a decision may be made twice (the send ledger still keeps an
+	// approved call from being sent twice).
 	AsyncCommit bool
 	// MaxRecoveryAttempts is how often an unfinished turn is taken up
 	// again before the engine gives up on it (default 1,000: a turn that
@@ -87,6 +90,11 @@ type Engine struct {
 	run     host.DurableTurnFunc
 	started bool
 	closed  bool
+
+	// running are the turns whose workflow runs in this process now (so
+	// unfinished: PendingTurns need not ask the engine about them).
+	runMu   sync.Mutex
+	running map[string]struct{}
 }
 
 var _ host.Durability = (*Engine)(nil)
@@ -106,7 +114,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	}
 	cfg := dbos.Config{AppName: "agenthost", Logger: logger, ApplicationVersion: version, ExecutorID: opts.ExecutorID,
 		SystemDBStartupTimeout: time.Minute}
-	e := &Engine{timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts, executor: opts.ExecutorID, version: version}
+	e := &Engine{running: map[string]struct{}{}, timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts, executor: opts.ExecutorID, version: version}
 	if e.executor == "" {
 		e.executor = "local"
 	}
@@ -141,6 +149,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		}
 		if opts.AsyncCommit {
 			pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		} else {
+			pcfg.PrepareConn = prepareCommitMode // commit.go
+		}
+		if testPoolConfig != nil {
+			testPoolConfig(pcfg)
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
@@ -207,6 +220,9 @@ func (e *Engine) Start(run host.DurableTurnFunc) error {
 		return fmt.Errorf("durable: launch: %w", err)
 	}
 	e.started = true
+	if err := e.indexPending(context.Background()); err != nil { // turns.go
+		return err
+	}
 	return nil
 }
 
@@ -220,14 +236,28 @@ func (e *Engine) turnWorkflow(ctx dbos.Context, rec host.TurnRecord) (turnResult
 	if err != nil {
 		return turnResult{}, err
 	}
+	e.runMu.Lock()
+	e.running[id] = struct{}{}
+	e.runMu.Unlock()
+	defer func() {
+		e.runMu.Lock()
+		delete(e.running, id)
+		e.runMu.Unlock()
+	}()
 	if err := e.run(ctx, &steps{wf: ctx, id: id, store: e.store}, rec); err != nil {
 		return turnResult{}, err
 	}
+	// Out of the index of unfinished turns; a row left by an error here
+	// is dropped when seen (turns.go).
+	_ = e.store.dropTurns(ctx, id)
 	return turnResult{Done: true}, nil
 }
 
 // RunTurn implements host.Durability.
 func (e *Engine) RunTurn(ctx context.Context, id string, rec host.TurnRecord) error {
+	if err := e.store.addTurn(ctx, id, rec.SessionID); err != nil {
+		return fmt.Errorf("durable: start turn: %w", err)
+	}
 	h, err := dbos.RunWorkflow(e.dbos, e.turnWorkflow, rec, dbos.WithWorkflowID(id))
 	if err != nil {
 		return fmt.Errorf("durable: start turn: %w", err)
@@ -246,20 +276,17 @@ func (e *Engine) AwaitTurn(ctx context.Context, id string) error {
 	return err
 }
 
-// PendingTurns implements host.Durability.
+// PendingTurns implements host.Durability: the session's candidates come
+// from the adapter's index of unfinished turns, and the engine confirms
+// them by id (turns.go).
 func (e *Engine) PendingTurns(ctx context.Context, sessionID string) ([]string, error) {
-	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(workflowName), dbos.WithFilterWorkflowIDPrefix(sessionID+"."),
-		dbos.WithFilterStatus(dbos.WorkflowStatusPending, dbos.WorkflowStatusEnqueued), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
-	if err != nil {
-		return nil, fmt.Errorf("durable: list turns: %w", err)
-	}
-	return sessionTurns(list, sessionID), nil // ListWorkflows answers oldest first
+	return e.pendingTurns(ctx, sessionID)
 }
 
 // sessionTurns keeps the ids of the session's turns among those listed by
-// its prefix (another session's id may begin the same way). The turn id
-// says its session (host.TurnSession): the turns' inputs and outputs are
-// not loaded (that was a third of the listing when 1,000 sessions resume).
+// its prefix (another session's id may begin the same way; DeleteSession).
+// The turn id says its session (host.TurnSession): the turns' inputs and
+// outputs are not loaded.
 func sessionTurns(list []dbos.WorkflowStatus, sessionID string) []string {
 	var ids []string
 	for _, w := range list {
@@ -299,15 +326,26 @@ func (s *steps) TurnID() string { return s.id }
 
 func (s *steps) Step(ctx context.Context, name string, fn host.StepFunc) (json.RawMessage, bool, error) {
 	ran := false
-	out, err := dbos.RunAsStep(dbos.From(s.wf, ctx), func(ctx context.Context) (json.RawMessage, error) {
+	out, err := dbos.RunAsStep(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
 		ran = true
-		return fn(ctx)
+		return fn(flushedCommits(ctx))
 	}, dbos.WithStepName(name))
 	return out, ran, err
 }
 
+// stepCommits is the context the engine checkpoints step name under:
+// lazy commits for the steps lazyStep names (commit.go).
+func stepCommits(ctx context.Context, name string) context.Context {
+	if lazyStep(name) {
+		return lazyCommits(ctx)
+	}
+	return ctx
+}
+
 func (s *steps) Go(ctx context.Context, name string, fn host.StepFunc) (<-chan host.StepOutcome, error) {
-	ch, err := dbos.Go(dbos.From(s.wf, ctx), dbos.Step[json.RawMessage](fn), dbos.WithStepName(name))
+	ch, err := dbos.Go(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
+		return fn(flushedCommits(ctx))
+	}, dbos.WithStepName(name))
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +421,9 @@ func (e *Engine) DeleteSession(ctx context.Context, id string) error {
 		if err := e.store.forgetSends(ctx, ids); err != nil {
 			return err
 		}
+	}
+	if err := e.store.forgetSessionTurns(ctx, id); err != nil {
+		return err
 	}
 	err = e.store.DeleteSession(ctx, id)
 	if errors.Is(err, ErrUnknownSession) && len(ids) > 0 {

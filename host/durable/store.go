@@ -68,6 +68,13 @@ var schema = []string{
 		sends      BIGINT NOT NULL,
 		updated_ms BIGINT NOT NULL
 	)`,
+	// A session's unfinished turns, for listing them by one indexed read
+	// (turns.go); the engine's workflow status says whether each still is.
+	`CREATE TABLE IF NOT EXISTS agenthost_turns (
+		turn_id    TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS agenthost_turns_session ON agenthost_turns (session_id, turn_id)`,
 	`CREATE TABLE IF NOT EXISTS agenthost_call_tasks (
 		call_key   TEXT PRIMARY KEY,
 		task_id    TEXT NOT NULL,
@@ -94,10 +101,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		}
 	}
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("durable: open SQLite %s: %w", path, err)
-	}
+	db := openCachedSQLite(dsn) // sqlitestmt.go
 	db.SetMaxOpenConns(8)
 	if err := db.Ping(); err != nil {
 		_ = db.Close()

@@ -21,17 +21,21 @@ import (
 // (DBOS RunAsStep: look up the step's checkpoint, run, record the
 // output), one after the other within one turn, as a turn's steps run.
 //
-//   - postgres: loopback, fsync on, each checkpoint flushed before the
-//     step returns. p50-ms is the figure (target ≤ 1 ms).
-//   - postgres_async: durable.Options.AsyncCommit (checkpoints not
-//     waiting for the WAL flush; the send ledger still does).
+//   - postgres: loopback, fsync on, a call's step ("tool"), whose
+//     checkpoint does not wait for the WAL flush: the send ledger's row,
+//     flushed before the call leaves, covers its loss (host/durable's
+//     commit.go). p50-ms is the figure (target ≤ 1 ms).
+//   - postgres_model: the same for a model step ("model"), whose
+//     checkpoint is flushed before the step returns.
+//   - postgres_async: durable.Options.AsyncCommit (no checkpoint waits
+//     for the WAL flush; the send ledger still does).
 //   - postgres_commit: one bare INSERT committed, for reference: the
 //     floor a flushed checkpoint cannot go under on this machine.
 //   - sqlite: WAL, synchronous=NORMAL (target ≤ 0.3 ms).
 //   - sqlite_commit: one bare INSERT committed on a file opened as the
 //     engine opens it, for reference: SQLite's floor, like for like.
 func BenchmarkCheckpointStep(b *testing.B) {
-	for _, name := range []string{"postgres", "postgres_async", "postgres_commit", "sqlite", "sqlite_commit"} {
+	for _, name := range []string{"postgres", "postgres_model", "postgres_async", "postgres_commit", "sqlite", "sqlite_commit"} {
 		b.Run(name, func(b *testing.B) {
 			dsn := "sqlite:" + filepath.Join(b.TempDir(), "durable.db")
 			if !strings.HasPrefix(name, "sqlite") {
@@ -51,13 +55,17 @@ func BenchmarkCheckpointStep(b *testing.B) {
 			}
 			defer e.Close()
 			out := json.RawMessage(`{"text":"a tool's result, as the model is told it","failed":false}`)
+			step := "tool"
+			if name == "postgres_model" {
+				step = "model"
+			}
 			latencies := make([]time.Duration, 0, b.N)
 			if err := e.Start(func(ctx context.Context, steps host.Steps, _ host.TurnRecord) error {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
 					began := time.Now()
-					if _, _, err := steps.Step(ctx, "tool", func(context.Context) (json.RawMessage, error) { return out, nil }); err != nil {
+					if _, _, err := steps.Step(ctx, step, func(context.Context) (json.RawMessage, error) { return out, nil }); err != nil {
 						return err
 					}
 					latencies = append(latencies, time.Since(began))

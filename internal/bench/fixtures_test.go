@@ -36,6 +36,9 @@ import (
 const BinDirEnv = "AGENTHOST_BENCH_BIN"
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(serveClientEnv); url != "" {
+		os.Exit(runServeClient(url)) // a client process of BenchmarkServeProcess
+	}
 	code := m.Run()
 	closeShared()
 	stopPostgres()

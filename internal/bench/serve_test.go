@@ -67,6 +67,13 @@ type serveFixture struct {
 	host *host.Host
 	srv  *serve.Server
 	ts   *httptest.Server
+	apiClient
+}
+
+// apiClient is a client of the HTTP API (serve's, or the floor server's
+// that speaks the same requests).
+type apiClient struct {
+	url  string
 	http *http.Client
 }
 
@@ -106,7 +113,7 @@ func newServeFixture(tb testing.TB) *serveFixture {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	tr := &http.Transport{MaxIdleConns: 2 * serveSessions, MaxIdleConnsPerHost: 2 * serveSessions, IdleConnTimeout: time.Minute}
-	f := &serveFixture{host: h, srv: srv, ts: ts, http: &http.Client{Transport: tr}}
+	f := &serveFixture{host: h, srv: srv, ts: ts, apiClient: apiClient{url: ts.URL, http: &http.Client{Transport: tr}}}
 	tb.Cleanup(func() {
 		tr.CloseIdleConnections()
 		ts.CloseClientConnections()
@@ -118,9 +125,9 @@ func newServeFixture(tb testing.TB) *serveFixture {
 	return f
 }
 
-func (f *serveFixture) post(path string, body any) (*http.Response, error) {
+func (f *apiClient) post(path string, body any) (*http.Response, error) {
 	data, _ := json.Marshal(body)
-	req, err := http.NewRequest("POST", f.ts.URL+path, bytes.NewReader(data))
+	req, err := http.NewRequest("POST", f.url+path, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func (f *serveFixture) post(path string, body any) (*http.Response, error) {
 	return f.http.Do(req)
 }
 
-func (f *serveFixture) createSession() (string, error) {
+func (f *apiClient) createSession() (string, error) {
 	resp, err := f.post("/v1/sessions", map[string]any{"subject": "bench"})
 	if err != nil {
 		return "", err
@@ -255,11 +262,7 @@ func serveRound(tb testing.TB, f *serveFixture, lat *latencies) (wall, cpu time.
 	wg.Wait()
 	elapsed, cpu := time.Since(began), cpuTime()-cpu0
 	for _, id := range ids {
-		req, _ := http.NewRequest("DELETE", f.ts.URL+"/v1/sessions/"+id, nil)
-		req.Header.Set("Authorization", "Bearer "+serveToken)
-		if resp, err := f.http.Do(req); err == nil {
-			resp.Body.Close()
-		}
+		f.deleteSession(id)
 	}
 	if n := failed.Load(); n > 0 {
 		tb.Fatalf("%d served turns failed; first: %v", n, firstErr.Load())
@@ -268,7 +271,7 @@ func serveRound(tb testing.TB, f *serveFixture, lat *latencies) (wall, cpu time.
 }
 
 // turn posts one turn and reads its stream, adding event ages.
-func (f *serveFixture) turn(id string, ages *[]time.Duration) (bool, error) {
+func (f *apiClient) turn(id string, ages *[]time.Duration) (bool, error) {
 	resp, err := f.post("/v1/sessions/"+id+"/turns", map[string]any{"message": "look it up"})
 	if err != nil {
 		return false, err
@@ -363,11 +366,7 @@ func BenchmarkServeIdleSessions(b *testing.B) {
 		used := heapInUse()
 		per = (float64(used) - float64(base)) / n
 		for _, id := range ids {
-			req, _ := http.NewRequest("DELETE", f.ts.URL+"/v1/sessions/"+id, nil)
-			req.Header.Set("Authorization", "Bearer "+serveToken)
-			if resp, err := f.http.Do(req); err == nil {
-				resp.Body.Close()
-			}
+			f.deleteSession(id)
 		}
 		runtime.GC()
 		b.StartTimer()

@@ -281,11 +281,14 @@ func evaluate(r results, checks map[string]error) []row {
 	}
 	rows = append(rows, dbAppends)
 
-	pgStep := row{figure: "checkpoint overhead per durable step on PostgreSQL (flushed commit)", target: "p50 ≤ 1 ms", status: noData}
+	pgStep := row{figure: "checkpoint overhead per durable call step on PostgreSQL (covered by the flushed send ledger)", target: "p50 ≤ 1 ms", status: noData}
 	if v, ok := r.median("BenchmarkCheckpointStep/postgres", "p50-ms"); ok {
 		pgStep.measured = duration(v * 1e6)
 		pgStep.status = status(v <= 1)
 		var detail []string
+		if m, ok := r.median("BenchmarkCheckpointStep/postgres_model", "p50-ms"); ok {
+			detail = append(detail, "a model step (flushed) p50 "+duration(m*1e6))
+		}
 		if c, ok := r.median("BenchmarkCheckpointStep/postgres_commit", "p50-ms"); ok {
 			detail = append(detail, "a bare committed INSERT p50 "+duration(c*1e6))
 		}
@@ -310,6 +313,38 @@ func evaluate(r results, checks map[string]error) []row {
 		liteStep.detail = strings.Join(detail, ", ")
 	}
 	rows = append(rows, liteStep)
+
+	turn := row{figure: "a durable turn's CPU ÷ the same turn in memory (library turn, PostgreSQL)", target: "≤ 1.5×", status: noData}
+	mem, okm := r.median("BenchmarkDurableTurn/memory", "cpu-ns/op")
+	pg, okp := r.median("BenchmarkDurableTurn/postgres", "cpu-ns/op")
+	if okm && okp && mem > 0 {
+		turn.measured = fmt.Sprintf("%.1f× (%s against %s)", pg/mem, duration(pg), duration(mem))
+		turn.status = status(pg/mem <= 1.5)
+		var detail []string
+		if f, ok := r.median("BenchmarkDurableTurn/postgres_floor", "cpu-ns/op"); ok {
+			x, _ := r.median("BenchmarkDurableTurn/postgres", "xacts/op")
+			detail = append(detail, fmt.Sprintf("floor: the turn's %.0f transactions as bare commits %s (%.1f× memory)", x, duration(f), f/mem))
+		}
+		if q, ok := r.median("BenchmarkDurableTurn/sqlite", "cpu-ns/op"); ok {
+			detail = append(detail, fmt.Sprintf("SQLite %.1f×", q/mem))
+		}
+		turn.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, turn)
+
+	served := row{figure: "serve's own CPU per turn, the client in another process: (library + floor server) ÷ serve", target: "≥ 0.85 (serve's own ≤ 40 µs a turn)", status: noData}
+	if v, ok := r.median("BenchmarkServeProcess", "(library+floor)/serve"); ok {
+		served.measured = fmt.Sprintf("%.2f", v)
+		served.status = status(v >= 0.85)
+		var detail []string
+		for _, m := range []struct{ unit, name string }{{"serve-own-µs/turn", "serve's own"}, {"serve-cpu-µs/turn", "serve"}, {"library-cpu-µs/turn", "library"}, {"floor-cpu-µs/turn", "floor server"}} {
+			if x, ok := r.median("BenchmarkServeProcess", m.unit); ok {
+				detail = append(detail, fmt.Sprintf("%s %.0f µs", m.name, x))
+			}
+		}
+		served.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, served)
 
 	for _, db := range []string{"sqlite", "postgres"} {
 		restart := row{figure: "1,000 sessions resumable after a restart (" + db + ")", target: "≤ 5 s", status: noData}

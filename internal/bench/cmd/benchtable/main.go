@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 7, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, restart)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -223,8 +223,11 @@ var groups = []group{
 	{name: "audit-db", benchtime: "3s", benches: []string{
 		"BenchmarkAuditAppend/postgres", "BenchmarkAuditAppend/sqlite"}},
 	{name: "checkpoint", benchtime: "2000x", benches: []string{
-		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_async",
+		"BenchmarkCheckpointStep/postgres", "BenchmarkCheckpointStep/postgres_model", "BenchmarkCheckpointStep/postgres_async",
 		"BenchmarkCheckpointStep/postgres_commit", "BenchmarkCheckpointStep/sqlite", "BenchmarkCheckpointStep/sqlite_commit"}},
+	{name: "durable-turn", benchtime: "200x", benches: []string{
+		"BenchmarkDurableTurn/memory", "BenchmarkDurableTurn/sqlite", "BenchmarkDurableTurn/postgres", "BenchmarkDurableTurn/postgres_floor"}},
+	{name: "serve-process", benchtime: "1x", benches: []string{"BenchmarkServeProcess"}},
 	{name: "restart", benchtime: "2x", benches: []string{
 		"BenchmarkDurableRestart/sqlite", "BenchmarkDurableRestart/postgres"}},
 }
@@ -235,8 +238,11 @@ func benchPattern(benches []string) string {
 	var top string
 	var subs []string
 	for _, b := range benches {
-		t, sub, _ := strings.Cut(b, "/")
+		t, sub, hasSub := strings.Cut(b, "/")
 		top = t
+		if !hasSub {
+			return "^" + regexp.QuoteMeta(top) + "$" // a benchmark without sub-benchmarks
+		}
 		subs = append(subs, regexp.QuoteMeta(sub))
 	}
 	return "^" + regexp.QuoteMeta(top) + "$/^(" + strings.Join(subs, "|") + ")$"

@@ -78,6 +78,10 @@ func TestBenchPatternMatchesOnlyTheNamedBenchmarks(t *testing.T) {
 	if !subRe.MatchString("rebuild") || !subRe.MatchString("view_cold") || subRe.MatchString("view_after_refresh_one") {
 		t.Errorf("%s: wrong sub-benchmarks", multi)
 	}
+	// A benchmark without sub-benchmarks (BenchmarkServeProcess).
+	if single := benchPattern([]string{"BenchmarkServeProcess"}); single != "^BenchmarkServeProcess$" {
+		t.Errorf("a benchmark without subs: %s", single)
+	}
 }
 
 func TestInvocationsInterleavePairs(t *testing.T) {
@@ -126,6 +130,9 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.25}},
 		"BenchmarkDurableRestart/sqlite":               {{"ns/op": 1, "s/restart": 2.5}},
 		"BenchmarkDurableRestart/postgres":             {{"ns/op": 1, "s/restart": 4.9}},
+		"BenchmarkDurableTurn/memory":                  {{"ns/op": 1, "cpu-ns/op": 1e6}},
+		"BenchmarkDurableTurn/postgres":                {{"ns/op": 1, "cpu-ns/op": 1.4e6}},
+		"BenchmarkServeProcess":                        {{"ns/op": 1, "(library+floor)/serve": 0.9}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -167,6 +174,9 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkCheckpointStep/sqlite":               {{"ns/op": 1, "p50-ms": 0.31}},
 		"BenchmarkDurableRestart/sqlite":               {{"ns/op": 1, "s/restart": 5.1}},
 		"BenchmarkDurableRestart/postgres":             {{"ns/op": 1, "s/restart": 9}},
+		"BenchmarkDurableTurn/memory":                  {{"ns/op": 1, "cpu-ns/op": 1e6}},
+		"BenchmarkDurableTurn/postgres":                {{"ns/op": 1, "cpu-ns/op": 1.6e6}},
+		"BenchmarkServeProcess":                        {{"ns/op": 1, "(library+floor)/serve": 0.8}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {

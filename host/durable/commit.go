@@ -1,0 +1,87 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// testPoolConfig, when set (by tests), adjusts the engine's pool
+// configuration before the pool is made.
+var testPoolConfig func(*pgxpool.Config)
+
+// Which writes wait for the WAL flush (PostgreSQL).
+//
+// Every write of the engine's pool is a flushed commit (synchronous_commit
+// on), except the checkpoints of the steps that nothing outside the
+// database depends on until a later flushed write of the same turn: a
+// step's checkpoint is committed with synchronous_commit off when
+// lazyStep(name) says so. PostgreSQL writes the WAL in order, so a later
+// flushed commit (the next model step's checkpoint, the send ledger's row,
+// the turn's outcome) flushes every lazy checkpoint before it; a lazy
+// checkpoint can be lost only by a crash of the database server (not of
+// agenthost) within the WAL writer's delay (at most three times
+// wal_writer_delay, 600 ms by default) and before any such later write.
+//
+//   - "tool" (a call's outcome): the call's send was counted by the send
+//     ledger, flushed, before the request left. A lost outcome makes the
+//     replayed call one "recorded as sent but not completed": sent again
+//     only when the tool is idempotent by a trusted source, otherwise
+//     reported as possibly run. An approved call is never sent twice.
+//   - "load" (the conversation's length when the turn began): its output
+//     is computed again from the same rows when lost (whatever the turn
+//     appended after it was lost with it, or was flushed with it).
+//
+// Flushed: "model" (the model's answer decides the calls, their decision
+// records reach the audit log and their approval requests the approvals
+// store, which may be other databases or a file: a replay must find the
+// same answer, never ask again), the send ledger (before the request
+// leaves), the conversation's appends and the session store, and the
+// engine's own writes (a turn's start, its outcome, recovery and queues).
+func lazyStep(name string) bool { return name == "tool" || name == "load" }
+
+// commitKey marks a context whose pool writes need not wait for the flush.
+type commitKey struct{}
+
+// lazyCommits is ctx with the pool's commits not waiting for the flush;
+// flushedCommits undoes it (the work inside a lazy step: its send ledger
+// row, its appends).
+func lazyCommits(ctx context.Context) context.Context {
+	return context.WithValue(ctx, commitKey{}, true)
+}
+
+func flushedCommits(ctx context.Context) context.Context {
+	if lazy, _ := ctx.Value(commitKey{}).(bool); !lazy {
+		return ctx
+	}
+	return context.WithValue(ctx, commitKey{}, false)
+}
+
+// syncCommitData is the key, in a connection's CustomData, of its
+// synchronous_commit as this package last set it (absent: the server's
+// default, on).
+const syncCommitData = "agenthost.synchronous_commit"
+
+// prepareCommitMode is the pool's PrepareConn: it sets the connection's
+// synchronous_commit to what the acquiring context asks (off under
+// lazyCommits, else on), with a round trip only when it changes.
+func prepareCommitMode(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	lazy, _ := ctx.Value(commitKey{}).(bool)
+	data := conn.PgConn().CustomData()
+	cur, _ := data[syncCommitData].(bool) // false: on
+	if cur == lazy {
+		return true, nil
+	}
+	q := "SET synchronous_commit TO on"
+	if lazy {
+		q = "SET synchronous_commit TO off"
+	}
+	if _, err := conn.Exec(ctx, q); err != nil {
+		// The connection's mode is unknown now: drop it.
+		return false, fmt.Errorf("durable: set the commit mode: %w", err)
+	}
+	data[syncCommitData] = lazy
+	return true, nil
+}

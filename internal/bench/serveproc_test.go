@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// serveClientEnv, in a process of the benchmark binary, makes it the HTTP
+// client of BenchmarkServeProcess (TestMain runs runServeClient instead
+// of the tests): the server's URL.
+const serveClientEnv = "AGENTHOST_BENCH_SERVE_CLIENT"
+
+// BenchmarkServeProcess: serve's own CPU per turn, counted fairly. The
+// client (1,000 sessions × 3 turns at once, each turn's SSE stream read to
+// session_end) runs in another process, so this process's CPU is the
+// server's alone. One op is three rounds, each with its own client
+// process:
+//
+//   - library: the same turns through Session.Turn in this process (the
+//     host's work, no HTTP);
+//   - serve: through `agenthost serve`'s handler (the same host);
+//   - floor: through a minimal net/http handler that authenticates the
+//     bearer token, decodes the body and writes the SSE events of a
+//     served turn (the bytes serve wrote for one), flushed one by one:
+//     the least an HTTP front to the library costs.
+//
+// Reported: this process's CPU per turn in each round, serve's own
+// (serve − library − floor, target ≤ 40 µs) and (library + floor) ÷ serve
+// (target ≥ 0.85).
+func BenchmarkServeProcess(b *testing.B) {
+	f := newServeFixture(b)
+	events := servedTurnEvents(b, f)
+	floor := newFloorServer(events)
+	defer floor.Close()
+	var lib, srv, flr time.Duration
+	var lat latencies
+	b.ResetTimer()
+	for range b.N {
+		_, cpu := libraryRound(b, f.host, &lat)
+		lib += cpu
+		srv += clientRound(b, f.ts.URL)
+		flr += clientRound(b, floor.URL)
+	}
+	b.StopTimer()
+	turns := float64(b.N * serveSessions * serveTurnsPerSess)
+	perTurn := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / turns }
+	b.ReportMetric(perTurn(lib), "library-cpu-µs/turn")
+	b.ReportMetric(perTurn(srv), "serve-cpu-µs/turn")
+	b.ReportMetric(perTurn(flr), "floor-cpu-µs/turn")
+	b.ReportMetric(perTurn(srv)-perTurn(lib)-perTurn(flr), "serve-own-µs/turn")
+	b.ReportMetric((perTurn(lib)+perTurn(flr))/perTurn(srv), "(library+floor)/serve")
+}
+
+// servedTurnEvents is the body serve streams for one turn of the fixture.
+func servedTurnEvents(tb testing.TB, f *serveFixture) []byte {
+	tb.Helper()
+	id, err := f.createSession()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := f.post("/v1/sessions/"+id+"/turns", map[string]any{"message": "look it up"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"reason":"done"`)) {
+		tb.Fatalf("a served turn: %d %v: %s", resp.StatusCode, err, body)
+	}
+	f.deleteSession(id)
+	return body
+}
+
+// newFloorServer serves the API's two requests the client makes: it
+// authenticates each (the token's SHA-256 against the identity's, as
+// serve compares them), decodes the body, and answers a session's
+// creation with an id and a turn with events, flushed event by event.
+func newFloorServer(events []byte) *httptest.Server {
+	want := sha256.Sum256([]byte(serveToken))
+	chunks := bytes.SplitAfter(events, []byte("\n\n"))
+	var ids atomic.Int64
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == "/v1/sessions" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"id":"floor-%d"}`, ids.Add(1))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		for _, c := range chunks {
+			_, _ = w.Write(c)
+			fl.Flush()
+		}
+	}))
+}
+
+// clientRound starts a client process against url, lets it create its
+// sessions, and returns this process's CPU from the moment the client
+// starts its turns until they have all ended.
+func clientRound(tb testing.TB, url string) time.Duration {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveClientEnv+"="+url)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	expect := func(want string) string {
+		if !lines.Scan() || !strings.HasPrefix(lines.Text(), want) {
+			_ = cmd.Process.Kill()
+			tb.Fatalf("the client process said %q, want %q (%v)", lines.Text(), want, lines.Err())
+		}
+		return lines.Text()
+	}
+	expect("ready")
+	cpu0 := cpuTime()
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		tb.Fatal(err)
+	}
+	done := expect("done")
+	cpu := cpuTime() - cpu0
+	expect("closed") // its sessions deleted, before the next round
+	_ = stdin.Close()
+	if done != "done 0" {
+		tb.Fatalf("the client process: %s", done)
+	}
+	return cpu
+}
+
+// runServeClient is the client process: it creates the sessions, says
+// "ready", waits for "go", runs every session's turns at once and says
+// "done N" (N turns failed, then the first error).
+func runServeClient(url string) int {
+	tr := &http.Transport{MaxIdleConns: 2 * serveSessions, MaxIdleConnsPerHost: 2 * serveSessions, IdleConnTimeout: time.Minute}
+	c := &apiClient{url: url, http: &http.Client{Transport: tr}}
+	ids := make([]string, serveSessions)
+	for i := range ids {
+		id, err := c.createSession()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve client:", err)
+			return 1
+		}
+		ids[i] = id
+	}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() || in.Text() != "go" {
+		return 1
+	}
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			var ages []time.Duration
+			for range serveTurnsPerSess {
+				if ok, err := c.turn(id, &ages); !ok {
+					failed.Add(1)
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		fmt.Printf("done %d %v\n", n, firstErr.Load())
+	} else {
+		fmt.Println("done 0")
+	}
+	for _, id := range ids {
+		c.deleteSession(id)
+	}
+	fmt.Println("closed")
+	return 0
+}
+
+// deleteSession deletes a session (the floor server answers anything).
+func (f *apiClient) deleteSession(id string) {
+	req, _ := http.NewRequest("DELETE", f.url+"/v1/sessions/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+serveToken)
+	if resp, err := f.http.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
