@@ -214,7 +214,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 	t.SecureRequired = sortedUnique(t.SecureRequired)
 
 	return analyzeWithInput(t, inputScan, sw, declared, func() ([]secureHeaderName, *problem, *problem) {
-		if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan.anchors); p != nil {
+		if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan); p != nil {
 			return nil, nil, p
 		}
 		headerNames, headerProblem := secureHeaderNames(secureRoot, secureScan)
@@ -290,7 +290,7 @@ func checkSchemaNumbers(label string, doc any) *problem {
 
 // inputExpansion bounds inputSchema's validation cost and records it.
 func inputExpansion(t *Tool, scan *scanResult) *problem {
-	cost, p := schemaExpansion("inputSchema", t.InputSchema, t.inputDoc, scan.anchors)
+	cost, p := schemaExpansion("inputSchema", t.InputSchema, t.inputDoc, scan)
 	if p != nil {
 		return p
 	}
