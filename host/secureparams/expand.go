@@ -124,6 +124,13 @@ func fanOut(raw []byte) (may, onlyRef bool) {
 	return may, may
 }
 
+// fanOutByTokens makes schemaExpansion read what may fan out from the
+// member names scanSchema saw (scanResult.refs, fanOut) instead of
+// searching the schema's text for the keywords (fanOut), which also
+// counted a keyword written in a string value and any escape. Only
+// FuzzFanOutByTokens turns it off, to compare the two.
+var fanOutByTokens = true
+
 // refOnlyShortcut lets schemaExpansion measure the schemas refOnlyExpansion
 // accepts without the graph analysis. Only tests and benchmarks turn it
 // off (FuzzLeafShortcut, BenchmarkParseToolDistinct), to compare with the
@@ -294,8 +301,12 @@ func sameItems(obj map[string]any) bool {
 // schema whose text may fan out is analysed, and its result is remembered
 // by text (see expansionMemo): the analysis depends on nothing else, and
 // servers often list the same schema for many tools.
-func schemaExpansion(label string, raw []byte, root any, anchors map[string]string) (int64, *problem) {
-	may, onlyRef := fanOut(raw)
+func schemaExpansion(label string, raw []byte, root any, scan *scanResult) (int64, *problem) {
+	anchors := scan.anchors
+	may, onlyRef := scan.refs || scan.fanOut, scan.refs && !scan.fanOut
+	if !fanOutByTokens {
+		may, onlyRef = fanOut(raw)
+	}
 	if !may {
 		return 1, nil
 	}

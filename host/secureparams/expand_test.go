@@ -248,7 +248,7 @@ func TestExpansionMemo(t *testing.T) {
 		if p != nil {
 			t.Fatal(p.reason)
 		}
-		return schemaExpansion(label, []byte(schema), root, scan.anchors)
+		return schemaExpansion(label, []byte(schema), root, scan)
 	}
 	bomb := defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`)
 	_, first := analyse("inputSchema", bomb)

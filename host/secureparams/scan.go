@@ -43,6 +43,24 @@ type scanResult struct {
 	// headerOwners are the JSON pointers of the objects that carry an
 	// x-mcp-header key.
 	headerOwners []string
+	// refs and fanOut say whether any object has a member named "$ref",
+	// or one named after another keyword through which more than one
+	// subschema can apply to a value (fanOutKeyword): what schemaExpansion
+	// needs to know whether the expansion analysis can be skipped.
+	refs, fanOut bool
+}
+
+// fanOutKeyword reports the keywords through which more than one subschema
+// can apply to one value, "$ref" aside, and the two that give array items
+// two subschemas at once (sameItems).
+func fanOutKeyword(name string) bool {
+	switch name {
+	case "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+		"patternProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "propertyNames",
+		"additionalItems", "prefixItems":
+		return true
+	}
+	return false
 }
 
 // scanSchema makes one streaming pass over a schema document (iterative, so
@@ -72,6 +90,12 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 			return nil
 		}
 		owner := path[:len(path)-1]
+		switch {
+		case key == "$ref":
+			res.refs = true
+		case fanOutKeyword(key):
+			res.fanOut = true
+		}
 		if key == "x-mcp-header" {
 			res.headerOwners = append(res.headerOwners, pointer(owner))
 		}

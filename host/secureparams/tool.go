@@ -85,6 +85,10 @@ type Tool struct {
 	// built otherwise decodes them in analyze.
 	inputDoc, secureDoc any
 	docsDecoded         bool
+	// secureHalf, when ParseTool found secureInputSchema's text in
+	// secureMemo, is its remembered analysis (secureDoc is then not
+	// decoded); analyze drops it.
+	secureHalf *secureHalf
 	// rawValid: Raw (hence every part of it) is known to be valid JSON.
 	rawValid validity
 
@@ -175,8 +179,12 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 	}
 	if t.HasSecureSchema {
-		if t.secureDoc, err = decodeValid(t.SecureInputSchema); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
+		// A secure schema analysed before (another tool of the server)
+		// is not decoded again (secureHalf).
+		if t.secureHalf = secureMemo.get(t.SecureInputSchema); t.secureHalf == nil {
+			if t.secureDoc, err = decodeValid(t.SecureInputSchema); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
+			}
 		}
 	}
 	t.docsDecoded = true

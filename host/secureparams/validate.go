@@ -100,8 +100,14 @@ func analyze(t *Tool) *ExclusionError {
 		t.secureDoc, _ = decodeJSON(t.SecureInputSchema)
 		t.docsDecoded = true
 	}
-	extractSecureBasics(t, t.secureDoc)
-	p := analyzeProblem(t, t.secureDoc)
+	half := t.secureHalf
+	t.secureHalf = nil
+	if half != nil {
+		half.apply(t)
+	} else {
+		extractSecureBasics(t, t.secureDoc)
+	}
+	p := analyzeProblem(t, t.secureDoc, half)
 	// The decoded schemas serve this analysis only (it runs once); a
 	// catalog of thousands of tools would otherwise keep them all.
 	t.inputDoc, t.secureDoc = nil, nil
@@ -127,7 +133,10 @@ func extractSecureBasics(t *Tool, secureRoot any) {
 	}
 }
 
-func analyzeProblem(t *Tool, secureRoot any) *problem {
+// analyzeProblem finds the first problem of t, in the rules' order. half,
+// when set, is t's secureInputSchema analysed before (secureRoot is then
+// nil: ParseTool did not decode it).
+func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 	if len(t.Raw) > 0 {
 		if p := checkDuplicateKeys(t.Raw, "the tool definition", t.rawValid); p != nil {
 			return p
@@ -165,9 +174,18 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 		return inputExpansion(t, inputScan)
 	}
 
+	if half != nil {
+		if budget >= half.nodes {
+			return analyzeWithSecureHalf(t, half, inputScan)
+		}
+		// Too little budget left: the full analysis reports the limit.
+		secureRoot, _ = decodeValid(t.SecureInputSchema)
+	}
+	rootRequired := t.SecureRequired
 	if p := checkSecureRoot(secureRoot); p != nil {
 		return p
 	}
+	before := budget
 	secureScan, p := scanSchema(t.SecureInputSchema, "secureInputSchema", &budget, t.rawValid)
 	if p != nil {
 		return p
@@ -180,10 +198,7 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	if p := sw.walk(secureRoot, "", 0, true, true); p != nil {
 		return p
 	}
-	declared := make(map[string]bool, len(t.SecureParams))
-	for _, n := range t.SecureParams {
-		declared[n] = true
-	}
+	declared := declaredSet(t.SecureParams)
 	for _, n := range sw.names {
 		if declared[n.name] {
 			continue
@@ -198,26 +213,64 @@ func analyzeProblem(t *Tool, secureRoot any) *problem {
 	}
 	t.SecureRequired = sortedUnique(t.SecureRequired)
 
-	inputRoot := t.inputDoc
-	iw := newWalker("inputSchema", inputRoot, inputScan.anchors, true)
-	if p := iw.walk(inputRoot, "", 0, true, true); p != nil {
+	return analyzeWithInput(t, inputScan, sw, declared, func() ([]secureHeaderName, *problem, *problem) {
+		if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan); p != nil {
+			return nil, nil, p
+		}
+		headerNames, headerProblem := secureHeaderNames(secureRoot, secureScan)
+		if headerProblem == nil {
+			// Every step that reads secureInputSchema alone passed.
+			secureMemo.put(t.SecureInputSchema, newSecureHalf(t, rootRequired, before-budget, sw, headerNames))
+		}
+		return headerNames, headerProblem, nil
+	})
+}
+
+// analyzeWithSecureHalf is the rest of analyzeProblem for a tool whose
+// secureInputSchema was analysed before (half): what reads inputSchema too.
+func analyzeWithSecureHalf(t *Tool, half *secureHalf, inputScan *scanResult) *problem {
+	t.SecureRequired = sortedUnique(append(t.SecureRequired, half.walkRequired...))
+	return analyzeWithInput(t, inputScan, half.walker(), declaredSet(t.SecureParams), func() ([]secureHeaderName, *problem, *problem) {
+		return half.headerNames, nil, nil
+	})
+}
+
+// analyzeWithInput ends analyzeProblem for a tool with a secure schema
+// (sw its walk, declared its top-level names) with the steps that read
+// inputSchema, in the rules' order; secureRest runs what is left of the
+// secure schema's own steps after the overlap check (its expansion, the
+// x-mcp-header rules that read it alone), returning the annotated secure
+// parameters, the header problem they stopped at, and any other problem.
+func analyzeWithInput(t *Tool, inputScan *scanResult, sw *schemaWalker, declared map[string]bool, secureRest func() ([]secureHeaderName, *problem, *problem)) *problem {
+	iw := newWalker("inputSchema", t.inputDoc, inputScan.anchors, true)
+	if p := iw.walk(t.inputDoc, "", 0, true, true); p != nil {
 		return p
 	}
 	if p := checkOverlap(t.SecureParams, declared, iw, sw); p != nil {
 		return p
 	}
-	if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan.anchors); p != nil {
+	headerNames, headerProblem, p := secureRest()
+	if p != nil {
 		return p
 	}
 	if p := inputExpansion(t, inputScan); p != nil {
 		return p
 	}
-	if p := checkSecureHeaders(t, secureRoot, secureScan, len(inputScan.headerOwners) > 0); p != nil {
+	if p := checkSecureHeaders(t, headerNames, headerProblem, len(inputScan.headerOwners) > 0); p != nil {
 		return p
 	}
 	t.Warnings = append(t.Warnings, nameVariantWarnings(t.SecureParams, iw.names)...)
 	t.Warnings = append(t.Warnings, secretHeaderWarnings(t)...)
 	return nil
+}
+
+// declaredSet is the set of the secure schema's top-level names.
+func declaredSet(names []string) map[string]bool {
+	declared := make(map[string]bool, len(names))
+	for _, n := range names {
+		declared[n] = true
+	}
+	return declared
 }
 
 // checkSchemaNumbers excludes a schema holding a number the validator
@@ -237,7 +290,7 @@ func checkSchemaNumbers(label string, doc any) *problem {
 
 // inputExpansion bounds inputSchema's validation cost and records it.
 func inputExpansion(t *Tool, scan *scanResult) *problem {
-	cost, p := schemaExpansion("inputSchema", t.InputSchema, t.inputDoc, scan.anchors)
+	cost, p := schemaExpansion("inputSchema", t.InputSchema, t.inputDoc, scan)
 	if p != nil {
 		return p
 	}
@@ -309,11 +362,13 @@ func checkOverlap(secure []string, declared map[string]bool, input, sec *schemaW
 	return nil
 }
 
-// checkSecureHeaders applies the x-mcp-header rules of the 2026-07-28
-// transport (mcp-go's ValidateParamHeaderAnnotations) to secureInputSchema,
-// and adds one of the host's own: the host binds only top-level secure
-// parameters, so an annotation anywhere else could never be honoured.
-func checkSecureHeaders(t *Tool, secureRoot any, scan *scanResult, inputHasHeaders bool) *problem {
+// secureHeaderNames applies the x-mcp-header rules of the 2026-07-28
+// transport (mcp-go's ValidateParamHeaderAnnotations) that read
+// secureInputSchema alone, and one of the host's own: the host binds only
+// top-level secure parameters, so an annotation anywhere else could never
+// be honoured. It returns the annotated parameters in the order the rules
+// take them, up to the first that breaks one, and that problem.
+func secureHeaderNames(secureRoot any, scan *scanResult) ([]secureHeaderName, *problem) {
 	props, _ := secureRoot.(map[string]any)["properties"].(map[string]any)
 	allowed := make(map[string]bool, len(props))
 	for name := range props {
@@ -321,19 +376,14 @@ func checkSecureHeaders(t *Tool, secureRoot any, scan *scanResult, inputHasHeade
 	}
 	for _, owner := range scan.headerOwners {
 		if !allowed[owner] {
-			return newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", at(owner))
+			return nil, newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", at(owner))
 		}
 	}
 
 	if len(scan.headerOwners) == 0 {
-		return nil
+		return nil, nil
 	}
-	inputHeaders := map[string]string{}
-	if inputHasHeaders {
-		for _, b := range mcp.ExtractParamHeaderBindings(&mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema}) {
-			inputHeaders[strings.ToLower(b.Header)] = strings.Join(b.Path, ".")
-		}
-	}
+	var names []secureHeaderName
 	secureHeaders := map[string]string{}
 	for _, name := range sortedKeys(props) {
 		prop, isObject := props[name].(map[string]any)
@@ -346,24 +396,42 @@ func checkSecureHeaders(t *Tool, secureRoot any, scan *scanResult, inputHasHeade
 		}
 		header, isString := raw.(string)
 		if !isString || header == "" {
-			return newProblem(RuleHeader, "secure parameter %q has an x-mcp-header that is not a non-empty string", name)
+			return names, newProblem(RuleHeader, "secure parameter %q has an x-mcp-header that is not a non-empty string", name)
 		}
 		if !isHeaderToken(header) {
-			return newProblem(RuleHeader, "secure parameter %q has x-mcp-header %q, which is not a valid HTTP header name", name, header)
+			return names, newProblem(RuleHeader, "secure parameter %q has x-mcp-header %q, which is not a valid HTTP header name", name, header)
 		}
 		if !isHeaderPrimitive(prop["type"]) {
-			return newProblem(RuleHeader, "secure parameter %q has x-mcp-header but its type is not string, integer or boolean", name)
+			return names, newProblem(RuleHeader, "secure parameter %q has x-mcp-header but its type is not string, integer or boolean", name)
 		}
 		lower := strings.ToLower(header)
 		if other, dup := secureHeaders[lower]; dup {
-			return newProblem(RuleHeader, "secure parameters %q and %q use the same x-mcp-header %q (names compare case-insensitively)", other, name, header)
-		}
-		if other, dup := inputHeaders[lower]; dup {
-			return newProblem(RuleHeader, "secure parameter %q and inputSchema property %q use the same x-mcp-header %q (names compare case-insensitively)", name, other, header)
+			return names, newProblem(RuleHeader, "secure parameters %q and %q use the same x-mcp-header %q (names compare case-insensitively)", other, name, header)
 		}
 		secureHeaders[lower] = name
+		names = append(names, secureHeaderName{name: name, header: header, lower: lower})
 	}
-	return nil
+	return names, nil
+}
+
+// checkSecureHeaders finishes the x-mcp-header rules with the one that
+// reads both schemas: no secure parameter (names, from secureHeaderNames)
+// may use a header an inputSchema property uses. A parameter's conflict
+// comes before secureOnly, the problem secureHeaderNames stopped at, as it
+// came before it in the rules' order.
+func checkSecureHeaders(t *Tool, names []secureHeaderName, secureOnly *problem, inputHasHeaders bool) *problem {
+	if len(names) > 0 && inputHasHeaders {
+		inputHeaders := map[string]string{}
+		for _, b := range mcp.ExtractParamHeaderBindings(&mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema}) {
+			inputHeaders[strings.ToLower(b.Header)] = strings.Join(b.Path, ".")
+		}
+		for _, n := range names {
+			if other, dup := inputHeaders[n.lower]; dup {
+				return newProblem(RuleHeader, "secure parameter %q and inputSchema property %q use the same x-mcp-header %q (names compare case-insensitively)", n.name, other, n.header)
+			}
+		}
+	}
+	return secureOnly
 }
 
 // isHeaderPrimitive mirrors mcp-go: every declared type must be string,

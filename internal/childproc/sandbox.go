@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/childproc/proctree"
 )
 
 // Network is what a sandboxed child may do on the network.
@@ -266,7 +268,7 @@ func (s *Supervisor) WrapSandboxed(cmd *exec.Cmd, sb *Sandbox) (Enforcement, err
 }
 
 // sandboxArg introduces the sandbox in a supervisor's arguments.
-const sandboxArg = "-sandbox"
+const sandboxArg = proctree.SandboxArg
 
 // measureArg, in place of the command after the sandbox, makes the
 // supervisor apply the sandbox, print how long that took (nanoseconds) and

@@ -8,11 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/agenthost/agenthost/internal/childproc/proctree"
 )
 
 // SuperviseArg is the first argument that makes a binary that calls
 // MaybeSupervise act as a supervisor instead of itself.
-const SuperviseArg = "__agenthost-supervise"
+const SuperviseArg = proctree.Arg
 
 // Supervisor runs children under a supervisor process: Path is a binary
 // whose main calls MaybeSupervise before anything else.
@@ -90,17 +92,13 @@ func superviseArgs(args []string) int {
 			return measureSandbox(sb)
 		}
 	}
-	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "agenthost supervisor: want: N PATH ARGV0 [ARGS...]")
+	c, err := proctree.ParseArgs(args)
+	if err != nil {
+		proctree.Complain(err)
 		return exitCannotRun
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 0 || n > 64 {
-		fmt.Fprintf(os.Stderr, "agenthost supervisor: bad descriptor count %q\n", args[0])
-		return exitCannotRun
-	}
-	return supervise(n, args[1], args[2:], sb)
+	return supervise(c, sb)
 }
 
 // exitCannotRun is the shell's "command not found / cannot run" status.
-const exitCannotRun = 127
+const exitCannotRun = proctree.ExitCannotRun

@@ -5,10 +5,12 @@ package childproc
 import (
 	"fmt"
 	"os"
+
+	"github.com/agenthost/agenthost/internal/childproc/proctree"
 )
 
 // supervise: there is no supervisor outside Unix (Self is nil there).
-func supervise(int, string, []string, *Sandbox) int {
+func supervise(proctree.Child, *Sandbox) int {
 	fmt.Fprintln(os.Stderr, "agenthost supervisor: not supported on this system")
 	return exitCannotRun
 }

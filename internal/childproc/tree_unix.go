@@ -8,8 +8,6 @@ import "syscall"
 // group of its own. There is no parent-death signal outside Linux.
 func Attr(syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
-func supervisedAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 // KillTree SIGKILLs the process group of pid.
 func KillTree(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 
@@ -21,13 +19,6 @@ func signalTree(_, pgid int, sig syscall.Signal) int {
 	}
 	return 1
 }
-
-// signalSupervised sends sig to the supervised child's process group: a
-// descendant that left it is not found here.
-func signalSupervised(_, child int, sig syscall.Signal) int { return signalTree(0, child, sig) }
-
-// becomeSubreaper: there are no child subreapers here.
-func becomeSubreaper() error { return nil }
 
 // signalGroupTree sends sig to process group pgid and reports whether it
 // had members.
