@@ -10,6 +10,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/closer"
+	"github.com/agenthost/agenthost/host/model"
 )
 
 // New closes Options.Owned, once, when a step fails (the first step or a
@@ -75,4 +76,47 @@ func TestNewRefusesUnstartedPlugins(t *testing.T) {
 		t.Fatalf("New with the plugin's source given: %v", err)
 	}
 	_ = h.Close()
+}
+
+// A turn runs on the model passed in Options.Model; without one the host
+// builds none, even when llm.model names one (compose.New builds it): the
+// turn fails with ErrNoModel, a configuration error.
+func TestNewUsesTheModelItIsGiven(t *testing.T) {
+	answer := model.Func(func(_ context.Context, req *model.Request) (model.Message, model.Usage, error) {
+		return model.Message{Role: model.RoleAssistant, Content: "answered by the given model"}, model.Usage{}, nil
+	})
+	tests := []struct {
+		name      string
+		model     model.LLM
+		wantText  string
+		wantError string
+	}{
+		{"given", answer, "answered by the given model", ""},
+		{"none, llm.model set", nil, "", ErrNoModel.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &config.Config{Approvals: readsAllowed(), LLM: config.LLM{Model: "gpt-test", BaseURL: "http://127.0.0.1:1/v1"}}
+			cfg.ApplyDefaults()
+			h, err := New(Options{Config: cfg, Model: tt.model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			s := h.NewSession(SessionOptions{ID: "s"})
+			defer s.Close()
+			var text, failed string
+			for e := range s.Turn(context.Background(), "hello", TurnOptions{}) {
+				switch e.Type {
+				case EventAssistant:
+					text = e.Text
+				case EventError:
+					failed = e.Error
+				}
+			}
+			if text != tt.wantText || !strings.Contains(failed, tt.wantError) || (tt.wantError == "") != (failed == "") {
+				t.Errorf("turn: text %q, error %q; want %q, %q", text, failed, tt.wantText, tt.wantError)
+			}
+		})
+	}
 }

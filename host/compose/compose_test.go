@@ -2,20 +2,25 @@ package compose
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/stores"
+	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/host/oauth"
+	"github.com/agenthost/agenthost/plugins"
 )
 
 // counts are the Close calls of what fakeDatabases opened.
@@ -78,6 +83,14 @@ func shaped(shape func(*config.Config)) *config.Config {
 // program passes itself is kept.
 func TestBuildFromConfig(t *testing.T) {
 	var given model.LLM = &fakeModel{}
+	plugin := filepath.Join(t.TempDir(), "vault")
+	script := []byte("#!/bin/sh\nexit 1\n") // a plugin that fails to start: left to the calls
+	if err := os.WriteFile(plugin, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(script)
+	vault := map[string]*config.Source{"vault": {Plugin: plugin, SHA256: hex.EncodeToString(sum[:])}}
+	var givenSource bindings.Source = bindings.SourceFunc(func(context.Context, bindings.Request) (bindings.Resolved, error) { return bindings.Resolved{}, nil })
 	tests := []struct {
 		name  string
 		cfg   func(*config.Config)
@@ -128,6 +141,17 @@ func TestBuildFromConfig(t *testing.T) {
 				t.Error("OAuth.Disabled built an authorizer")
 			}
 		}},
+		{"plugin", func(c *config.Config) { c.Sources = vault }, Options{}, func(t *testing.T, ho host.Options, n *counts) {
+			if _, ok := ho.Sources["vault"].(*plugins.Source); !ok || len(ho.Owned) != 1 {
+				t.Errorf("sources.vault: source %#v, owned %d; want the plugin, closed with the host", ho.Sources["vault"], len(ho.Owned))
+			}
+		}},
+		{"given source for a plugin", func(c *config.Config) { c.Sources = vault },
+			Options{Host: host.Options{Sources: map[string]bindings.Source{"vault": givenSource}}}, func(t *testing.T, ho host.Options, n *counts) {
+				if _, started := ho.Sources["vault"].(*plugins.Source); started || ho.Sources["vault"] == nil || len(ho.Owned) != 0 {
+					t.Error("a plugin was started for a source passed in")
+				}
+			}},
 		{"telemetry", func(c *config.Config) {
 			c.Observability = config.Observability{Enabled: true, Endpoint: "http://127.0.0.1:1"}
 		}, Options{Telemetry: true}, func(t *testing.T, ho host.Options, n *counts) {
@@ -179,6 +203,10 @@ func TestNewClosesWhatItOpened(t *testing.T) {
 		{"bad oauth key, before the stores", func(c *config.Config) {
 			withStores(c)
 			c.MCPServers = map[string]*config.Server{"remote": {URL: "http://127.0.0.1:1/mcp", OAuth: &config.OAuth{PrivateKey: "not a key"}}}
+		}, func(n *counts) Databases { return fakeDatabases{n: n} }, host.Options{}, counts{}, true},
+		{"bad plugin checksum, before the stores", func(c *config.Config) {
+			withStores(c)
+			c.Sources = map[string]*config.Source{"vault": {Plugin: "/srv/plugins/none", SHA256: "xyz"}}
 		}, func(n *counts) Databases { return fakeDatabases{n: n} }, host.Options{}, counts{}, true},
 		{"host.New fails", withStores, func(n *counts) Databases { return fakeDatabases{n: n} },
 			host.Options{Transports: map[string]host.TransportFactory{"nobody": nil}}, counts{store: 1, sink: 1}, true},
