@@ -14,7 +14,6 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host/model"
-	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -456,10 +455,9 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if err != nil {
 		var he *Error
 		msg := modelMsgOperatorFailure.text
-		var are *oauth.AuthorizationRequiredError
-		if errors.As(err, &are) && are.AuthURL != "" {
+		if af, ok := errors.AsType[*AuthorizationFailure](err); ok && af.AuthURL != "" {
 			emit(Event{Type: EventAuthorization, Step: step, CallID: tc.ID, Server: ref.Server, Tool: ref.Tool,
-				AuthURL: are.AuthURL, Subject: are.Subject})
+				AuthURL: af.AuthURL, Subject: af.Subject})
 		}
 		if errors.As(err, &he) {
 			msg = he.ModelMessage

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/internal/benchhooks"
 )
 
 // The catalog types are built by the connections (host/internal/mcpconn)
@@ -42,6 +43,12 @@ type CatalogTool = mcpconn.CatalogTool
 // time.
 type ServerSnapshot = mcpconn.ServerSnapshot
 
+func init() {
+	benchhooks.LoadListing = func(h any, server string, secureParams bool, pages ...json.RawMessage) error {
+		return h.(*Host).loadListing(server, secureParams, pages...)
+	}
+}
+
 // ProtocolError is a server message the host could not take: not JSON-RPC,
 // or larger than limits.maxResponseBytes. Its message says what was wrong
 // and never quotes the message.
@@ -50,7 +57,7 @@ type ProtocolError = mcpconn.ProtocolError
 // ErrProtocol matches every [*ProtocolError]: errors.Is(err, ErrProtocol).
 var ErrProtocol = mcpconn.ErrProtocol
 
-// LoadListing builds a server's catalog from tools/list results received
+// loadListing builds a server's catalog from tools/list results received
 // elsewhere, each page being the raw "result" object of one tools/list
 // response, and installs it as the server's snapshot: the same splitting,
 // limits, parsing and validation as a listing over the connection, with the
@@ -59,9 +66,8 @@ var ErrProtocol = mcpconn.ErrProtocol
 // contacted; a later call connects (and re-lists) as usual.
 //
 // It exists so that catalog building can be measured and inspected without
-// a transport (benchmarks, offline tooling); hosts talking to servers never
-// need it.
-func (h *Host) LoadListing(server string, secureParams bool, pages ...json.RawMessage) error {
+// a transport: the benchmarks reach it through internal/benchhooks.
+func (h *Host) loadListing(server string, secureParams bool, pages ...json.RawMessage) error {
 	c, ok := h.conns[server]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownServer, server)

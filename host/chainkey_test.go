@@ -67,29 +67,36 @@ func TestAuditChainKey(t *testing.T) {
 	}
 }
 
-// A host given a chain key (stores.Databases.ChainKey) writes keyed
-// records to audit.store; VerifyAudit checks them with the key and
-// refuses to judge them without it.
+// A host given a keyed audit database (stores.Databases.ChainKey) writes
+// keyed records to it; the database's VerifyAudit checks them with the
+// key and refuses to judge them without it.
 func TestHostKeyedAuditStore(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	cfg := &config.Config{Approvals: readsAllowed(), Audit: config.Audit{Store: "sqlite:" + filepath.Join(t.TempDir(), "audit.db")}}
 	cfg.ApplyDefaults()
-	h, err := New(Options{Config: cfg, Databases: stores.Databases{ChainKey: key}})
+	ctx := context.Background()
+	db, err := stores.Databases{ChainKey: key}.OpenAuditSink(ctx, cfg.Audit.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	h, err := New(Options{Config: cfg, AuditDatabase: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"c1", "c2"} {
 		if err := h.audit.Write(ctx, &approvals.Record{SessionID: "s", CallID: id, TS: time.Now()}); err != nil {
 			t.Fatalf("audit write: %v", err)
 		}
 	}
 	_ = h.Close()
-	reports, err := VerifyAudit(ctx, cfg, stores.Databases{ChainKey: key})
+	if err := db.Close(); err != nil {
+		t.Fatalf("the host closed the audit database it was given: %v", err)
+	}
+	reports, err := stores.Databases{ChainKey: key}.VerifyAudit(ctx, cfg.Audit.Store)
 	if err != nil || len(reports) != 1 || reports[0].Records != 2 || reports[0].Keyed != 2 || reports[0].Broken != nil {
 		t.Errorf("VerifyAudit with the key: %+v, %v; want 2 intact keyed records", reports, err)
 	}
-	if _, err := VerifyAudit(ctx, cfg, stores.Databases{}); KindOf(err) != KindConfig || !errors.Is(err, approvals.ErrChainKeyRequired) {
-		t.Errorf("VerifyAudit without the key: %v, want a config error (ErrChainKeyRequired)", err)
+	if _, err := (stores.Databases{}).VerifyAudit(ctx, cfg.Audit.Store); !errors.Is(err, approvals.ErrChainKeyRequired) {
+		t.Errorf("VerifyAudit without the key: %v, want ErrChainKeyRequired", err)
 	}
 }

@@ -4,4 +4,10 @@
 // the tool-call pipeline (injection guard, approvals, bindings, call, audit)
 // and the agent loop. It is the public library API that the CLI and chat
 // backends embed.
+//
+// A host is given its parts, and builds none: the model (a model.LLM), the
+// approval and audit stores, the credential sources, the Authorizer of
+// servers reached by url, the Observer. Package host/compose builds them
+// from a config (compose.New); host.New takes them from a program that
+// wires its host by hand (docs/library.md).
 package host

@@ -36,7 +36,7 @@ const (
 	EventSessionEnd EventType = "session_end"
 	// EventAuthorization: the session's subject must authorize agenthost
 	// for a server (OAuth); AuthURL is where to send that end user
-	// (host.OAuthOptions.RedirectURI).
+	// (compose.OAuthOptions.RedirectURI).
 	EventAuthorization EventType = "authorization"
 )
 

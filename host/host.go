@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -19,20 +20,21 @@ import (
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/model"
-	"github.com/agenthost/agenthost/host/model/openaimodel"
-	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 	"github.com/agenthost/agenthost/llmview"
-	"github.com/agenthost/agenthost/plugins"
 )
 
 // Version is agenthost's version, reported to servers as clientInfo.
 var Version = "0.1.0"
 
-// Options configure a Host. Only Config is required.
+// Options configure a Host. Only Config is required. The host builds no
+// model, opens no database, starts no credential plugin, makes no OAuth
+// client and sets up no telemetry: it is given them here. compose.New
+// builds all of them from a config (docs/library.md).
 type Options struct {
 	Config *config.Config
 	// Logger receives operator logs. It is wrapped so that every registered
@@ -40,6 +42,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Sources are credential sources beyond the built-ins, by the name
 	// bindings use in `source:` (plugins, or a backend's own Go code).
+	// Every credential plugin the config's sources section names must be
+	// among them (compose.New starts them): the host starts none.
 	Sources map[string]bindings.Source
 	// Redactor receives every secret/internal value resolved; nil makes a
 	// new one. Share one Redactor with anything else that prints.
@@ -47,8 +51,10 @@ type Options struct {
 	// Elicitation answers servers' elicitation requests (including
 	// input_required rounds). Nil declines them.
 	Elicitation ElicitationFunc
-	// Model is the agent loop's model; nil builds the default go-openai
-	// client from the config's llm section (when it names a model).
+	// Model is the agent loop's model (package host/model/openaimodel
+	// speaks the OpenAI chat completions API; compose.New builds it from
+	// the config's llm section). Nil: a turn fails with ErrNoModel; the
+	// rest of the host (views, calls) works without one.
 	Model model.LLM
 	// ModelName overrides llm.model.
 	ModelName string
@@ -60,22 +66,23 @@ type Options struct {
 	Approver approvals.Approver
 	// Audit receives one record per tool-call decision; nil opens the
 	// config's audit.path (empty path: records are discarded, with a
-	// warning). The host closes a sink it opened, not one passed here.
+	// warning) beside AuditDatabase. The host closes a file it opened,
+	// not a sink passed here.
 	Audit approvals.Sink
+	// AuditDatabase is the sink of audit.store's database, written after
+	// audit.path's file (alone when audit.path is empty); unused when
+	// Audit is set. Nil with audit.store set (and no Audit) is a
+	// configuration error. The host never closes it.
+	AuditDatabase approvals.Sink
 	// AuditAlso, when set, receives every audit record too, after Audit
 	// (or the config's audit.path); a failure stops the call like Audit's.
 	// The host never closes it. agenthost serve indexes records with it.
 	AuditAlso approvals.Sink
 	// ApprovalStore keeps approval requests and session grants where every
-	// replica sees them (`--approve wait`, `agenthost approvals`); nil
-	// opens the config's approvals.store when set. The host closes a
-	// store it opened, not one passed here.
+	// replica sees them (`--approve wait`, `agenthost approvals`). Nil
+	// with approvals.store set is a configuration error. The host never
+	// closes it.
 	ApprovalStore approvals.Store
-	// Databases opens approvals.store and audit.store when the config
-	// names them; approvals/stores.Databases{} opens SQLite and
-	// PostgreSQL. nil links no driver, and a config naming a store is then
-	// a configuration error.
-	Databases Databases
 	// Transports supply the connection of configured servers that live in
 	// the embedding process (for example mcp-go's
 	// transport.NewInProcessTransport over a server.MCPServer), by server
@@ -94,9 +101,10 @@ type Options struct {
 	// agenthost CLI sets childproc.Self() (it calls childproc.MaybeSupervise
 	// first thing in main); a program embedding the host can do the same.
 	ChildSupervisor *childproc.Supervisor
-	// OAuth configures the MCP authorization flow of servers reached by
-	// url (see OAuthOptions).
-	OAuth OAuthOptions
+	// Authorizer authorizes the requests of servers reached by url (the
+	// MCP authorization flow); nil sends them as they are. compose.New
+	// builds one from the servers' oauth blocks (compose.OAuthOptions).
+	Authorizer Authorizer
 	// Observer receives telemetry hooks (turns, model requests, tool
 	// calls, MCP requests, approval decisions, credential resolutions) and
 	// propagates the trace context to servers and the model endpoint; nil,
@@ -111,6 +119,10 @@ type Options struct {
 	// implements it with DBOS Transact on PostgreSQL or SQLite. The host
 	// never closes it: close it after the host. docs/durable.md.
 	Durability Durability
+	// Owned are closed by Close after the host has stopped (and by New
+	// when it fails), last first: what was opened for this host alone.
+	// compose.New hands over the plugins, stores and telemetry it opened.
+	Owned []io.Closer
 }
 
 // TransportFactory makes a new, unstarted transport to one server.
@@ -128,16 +140,13 @@ type Host struct {
 	binder   *bindings.Binder
 	args     argSchemas
 
-	plugins  []*plugins.Source
 	policy   *approvals.Policy
 	approver approvals.Approver
 	audit    approvals.Sink
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
 	unrecorded *unrecordedSink
-	ownsAudit  bool
 	store      approvals.Store
-	ownsStore  bool
 
 	model        model.LLM
 	modelName    string
@@ -155,8 +164,10 @@ type Host struct {
 
 	conns map[string]*mcpconn.Conn
 	names []string
-	// oauth holds the authorization client of each server that uses one.
-	oauth map[string]*oauth.Client
+	// auth authorizes the requests of servers reached by url (nil: none).
+	auth Authorizer
+	// owned is what Close closes after the servers, last first.
+	owned closer.Stack
 
 	// maxModelResult bounds a tool result's text given to the model.
 	maxModelResult int64
@@ -187,171 +198,151 @@ type Host struct {
 }
 
 // New builds a Host from a validated config. It does not connect; call
-// Connect (or let the first call connect lazily).
-func New(opts Options) (*Host, error) {
-	if opts.Config == nil {
-		return nil, fmt.Errorf("host: no config")
+// Connect (or let the first call connect lazily). When it fails it has
+// closed Options.Owned and everything it opened.
+func New(opts Options) (_ *Host, err error) {
+	owned := closer.Stack(slices.Clone(opts.Owned))
+	defer func() {
+		if err != nil {
+			_ = owned.Close()
+		}
+	}()
+	if err := checkOptions(opts); err != nil {
+		return nil, err
 	}
 	cfg := opts.Config
+	redactor := cmp.Or(opts.Redactor, bindings.NewRedactor())
+	logger := redactingLogger(opts.Logger, redactor)
+	binder, err := newBinder(cfg, opts, logger, redactor)
+	if err != nil {
+		return nil, err
+	}
+	owned.Push(binder)
+	policy, err := newPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File, opts.ChildSupervisor)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	pinState, err := newPinState(cfg)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	store, err := approvalStore(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	audit, unrecorded, err := openAudit(cfg, opts, logger, &owned)
+	if err != nil {
+		return nil, err
+	}
+	life, cancel := context.WithCancel(context.Background())
+	h := &Host{cfg: cfg, logger: logger, redactor: redactor, binder: binder,
+		policy: policy, approver: opts.Approver, audit: audit, unrecorded: unrecorded, store: store,
+		model: opts.Model, modelName: cmp.Or(opts.ModelName, cfg.LLM.Model), systemPrompt: cmp.Or(opts.SystemPrompt, cfg.LLM.SystemPrompt),
+		obs: opts.Observer, durable: opts.Durability, auth: opts.Authorizer, life: life, cancel: cancel,
+		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
+	h.owned, owned = owned, nil // Close closes them from here on
+	h.connections(opts)
+	if h.durable != nil {
+		if err := h.durable.Start(h.runDurableTurn); err != nil {
+			_ = h.Close()
+			return nil, fmt.Errorf("host: durability: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// checkOptions checks what New is given: a config whose servers the
+// managed policy admits, transports and sources of configured names, and
+// every configured plugin among the sources.
+func checkOptions(opts Options) error {
+	cfg := opts.Config
+	if cfg == nil {
+		return fmt.Errorf("host: no config")
+	}
 	// The administrator's managed policy decides which servers may be
 	// used at all, however the config was built.
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
 		if sc := cfg.MCPServers[name]; sc != nil && !sc.Disabled {
 			if err := cfg.AdmitServer(name); err != nil {
-				return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+				return configErr(err)
 			}
 		}
 	}
 	for name := range opts.Transports {
 		if _, ok := cfg.MCPServers[name]; !ok {
-			return nil, fmt.Errorf("host: a transport is given for %q, which is not a configured server", name)
+			return fmt.Errorf("host: a transport is given for %q, which is not a configured server", name)
 		}
 	}
-	redactor := opts.Redactor
-	if redactor == nil {
-		redactor = bindings.NewRedactor()
-	}
-	base := opts.Logger
-	if base == nil {
-		base = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	logger := slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
-
 	if err := cfg.CheckSources(slices.Collect(maps.Keys(opts.Sources))...); err != nil {
-		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+		return configErr(err)
 	}
-	oauthClients, err := newOAuthClients(cfg, opts.OAuth)
-	if err != nil {
-		return nil, err
+	for _, name := range slices.Sorted(maps.Keys(cfg.Sources)) {
+		if _, ok := opts.Sources[name]; !ok && cfg.Sources[name] != nil {
+			return configErr(fmt.Errorf("sources.%s: a credential plugin, which host.New does not start: build the host with compose.New, or pass the source in host.Options.Sources", name))
+		}
 	}
-	lifecycle, _ := opts.Observer.(LifecycleObserver)
-	sources, plugins, err := pluginSources(cfg, opts.Sources, logger, redactor, opts.ChildSupervisor, lifecycle)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// redactingLogger wraps base (nil: discard) so that every value the
+// redactor holds is masked.
+func redactingLogger(base *slog.Logger, redactor *bindings.Redactor) *slog.Logger {
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
 	}
+	return slog.New(bindings.NewRedactingHandler(base.Handler(), redactor))
+}
+
+// newBinder builds the binder of the config's bindings over the sources.
+func newBinder(cfg *config.Config, opts Options, logger *slog.Logger, redactor *bindings.Redactor) (*bindings.Binder, error) {
 	binderOpts := []bindings.Option{bindings.WithRedactor(redactor), bindings.WithLogger(logger)}
 	if opts.Observer != nil {
 		binderOpts = append(binderOpts, bindings.WithResolveObserver(opts.Observer.CredentialResolved))
 	}
-	binder, err := bindings.NewBinder(cfg.Bindings, sources, binderOpts...)
+	binder, err := bindings.NewBinder(cfg.Bindings, opts.Sources, binderOpts...)
 	if err != nil {
-		closeAll(plugins)
 		return nil, fmt.Errorf("host: bindings: %w", err)
 	}
+	return binder, nil
+}
 
+// newPolicy is the approvals policy of the config and of the
+// administrator's managed policy.
+func newPolicy(cfg *config.Config) (*approvals.Policy, error) {
 	var managed *approvals.Managed
 	if cfg.Managed != nil {
 		managed = &cfg.Managed.Approvals
 	}
 	policy, err := approvals.NewManagedPolicy(cfg.Approvals, managed)
 	if err != nil {
-		_ = binder.Close()
-		closeAll(plugins)
 		return nil, fmt.Errorf("host: approvals: %w", err)
 	}
-	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File, opts.ChildSupervisor)
-	if err != nil {
-		_ = binder.Close()
-		closeAll(plugins)
-		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
-	}
-	pinState, err := newPinState(cfg)
-	if err != nil {
-		_ = binder.Close()
-		closeAll(plugins)
-		return nil, &Error{Kind: KindConfig, Message: err.Error(), Err: err}
-	}
-	audit, ownsAudit := opts.Audit, false
-	if audit == nil {
-		audit, err = approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
-			logger.Warn("the audit file was "+g.Reason+" while in use; reopened it and recorded the gap",
-				"path", g.Path, "since", g.Since, "records", g.Records)
-		}})
-		if err != nil {
-			_ = binder.Close()
-			closeAll(plugins)
-			return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("audit.path: %v", err), Err: err}
-		}
-		if cfg.Audit.Path == "" {
-			// Said when it matters: at the first decision, so commands
-			// that never call a tool do not warn.
-			audit = &unrecordedSink{Sink: audit, logger: logger}
-		}
-		ownsAudit = true
-	}
-	store, ownsStore, audit, err := attachStores(cfg, opts.Databases, opts.ApprovalStore, audit, ownsAudit)
-	if err != nil {
-		if ownsAudit {
-			_ = audit.Close()
-		}
-		_ = binder.Close()
-		closeAll(plugins)
-		return nil, err
-	}
+	return policy, nil
+}
 
-	unrecorded, _ := audit.(*unrecordedSink)
-	if opts.AuditAlso != nil {
-		audit = alsoSink{Sink: audit, also: opts.AuditAlso}
-	}
-
-	life, cancel := context.WithCancel(context.Background())
-	h := &Host{
-		plugins:        plugins,
-		policy:         policy,
-		approver:       opts.Approver,
-		audit:          audit,
-		unrecorded:     unrecorded,
-		ownsAudit:      ownsAudit,
-		store:          store,
-		ownsStore:      ownsStore,
-		cfg:            cfg,
-		logger:         logger,
-		redactor:       redactor,
-		binder:         binder,
-		life:           life,
-		cancel:         cancel,
-		conns:          map[string]*mcpconn.Conn{},
-		oauth:          oauthClients,
-		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes),
-		hooks:          hookRunner,
-		pins:           pinState,
-
-		model:        opts.Model,
-		modelName:    opts.ModelName,
-		systemPrompt: opts.SystemPrompt,
-		obs:          opts.Observer,
-		durable:      opts.Durability,
-	}
-	if h.modelName == "" {
-		h.modelName = cfg.LLM.Model
-	}
-	if h.systemPrompt == "" {
-		h.systemPrompt = cfg.LLM.SystemPrompt
-	}
-	if h.model == nil && cfg.LLM.Model != "" {
-		mo := openaimodel.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Timeout: cfg.LLM.Timeout}
-		if obs := opts.Observer; obs != nil {
-			mo.Propagate = func(ctx context.Context, header http.Header) {
-				if tp, ts := obs.TraceContext(ctx); tp != "" {
-					header.Set("traceparent", tp)
-					if ts != "" {
-						header.Set("tracestate", ts)
-					}
-				}
-			}
-		}
-		h.model = openaimodel.New(mo)
-	}
+// connections makes (without connecting) the connection of every
+// configured server.
+func (h *Host) connections(opts Options) {
+	cfg := h.cfg
+	lifecycle, _ := opts.Observer.(LifecycleObserver)
+	h.conns = make(map[string]*mcpconn.Conn, len(cfg.MCPServers))
 	for name, sc := range cfg.MCPServers {
-		name := name
 		var admit func(string) (string, error)
 		if cfg.HasServerAllowlist() {
 			admit = func(path string) (string, error) { return cfg.AdmitExecutable(name, path) }
 		}
-		c := mcpconn.New(life, name, mcpconn.Options{
+		var authorize func(http.RoundTripper) http.RoundTripper
+		if h.auth != nil {
+			authorize = h.auth.Transport(name)
+		}
+		h.conns[name] = mcpconn.New(h.life, name, mcpconn.Options{
 			Config:        sc,
 			DeclareSecure: h.hasBindings(name),
-			Logger:        logger,
+			Logger:        h.logger,
 			ClientInfo:    mcp.Implementation{Name: "agenthost", Version: Version},
 			Elicitation:   elicitationAdapter{server: name, fn: opts.Elicitation},
 			Transport:     mcpconn.TransportFactory(opts.Transports[name]),
@@ -360,21 +351,13 @@ func New(opts Options) (*Host, error) {
 			Admit:         admit,
 			Limits:        cfg.Limits,
 
-			HTTPRoundTripper: oauthRoundTripper(name, oauthClients[name], opts.OAuth),
+			HTTPRoundTripper: authorize,
 			AdmitURL:         admitURL(cfg, name),
 			OnReconnect:      reconnectHook(lifecycle, name),
 		})
-		h.conns[name] = c
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)
-	if h.durable != nil {
-		if err := h.durable.Start(h.runDurableTurn); err != nil {
-			_ = h.Close()
-			return nil, fmt.Errorf("host: durability: %w", err)
-		}
-	}
-	return h, nil
 }
 
 // admitURL is the managed policy's check of a server's redirect targets;
@@ -512,16 +495,7 @@ func (h *Host) Close() error {
 			}()
 		}
 		wg.Wait()
-		_ = h.binder.Close()
-		closeAll(h.plugins)
-		if h.ownsAudit {
-			if err := h.audit.Close(); err != nil {
-				h.logger.Error("closing the audit log failed", "err", err)
-			}
-		}
-		if h.ownsStore {
-			_ = h.store.Close()
-		}
+		_ = h.owned.Close()
 	})
 	return nil
 }

@@ -179,15 +179,6 @@ func (h *Host) observeMCPRequest(server, tool string) func(context.Context, mcpc
 	}
 }
 
-// restartHook tells the observer about a plugin's restarts (nil without
-// one).
-func restartHook(o LifecycleObserver, source string) func() {
-	if o == nil {
-		return nil
-	}
-	return func() { o.PluginRestarted(context.Background(), source) }
-}
-
 // reconnectHook tells the observer about a server's reconnects (nil
 // without one).
 func reconnectHook(o LifecycleObserver, server string) func() {

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os/exec"
@@ -16,26 +15,38 @@ import (
 	"github.com/agenthost/agenthost/config"
 )
 
-// A host opened with approvals.store and audit.store keeps approvals in
-// the database, shares grants between hosts (replicas) of one session,
+// A host given an approvals store and an audit database keeps approvals
+// in the database, shares grants between hosts (replicas) of one session,
 // writes audit records to the database (with audit.path empty, without the
-// "not recorded" warning), and closes what it opened.
-func TestHostOpensConfiguredStores(t *testing.T) {
+// "not recorded" warning), and leaves them open: the host closes only what
+// it opened (compose.New hands it what it opened as Options.Owned).
+func TestHostUsesGivenStores(t *testing.T) {
 	dir := t.TempDir()
-	newHost := func() *Host {
-		cfg := &config.Config{Approvals: readsAllowed(), Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}}
-		cfg.Approvals.Store = "sqlite:" + filepath.Join(dir, "approvals.db")
-		cfg.ApplyDefaults()
-		h, err := New(Options{Config: cfg, Databases: stores.Databases{}})
+	ctx := context.Background()
+	cfg := &config.Config{Approvals: readsAllowed(), Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}}
+	cfg.Approvals.Store = "sqlite:" + filepath.Join(dir, "approvals.db")
+	cfg.ApplyDefaults()
+	newHost := func() (*Host, approvals.Store) {
+		store, err := stores.Databases{}.Open(ctx, cfg.Approvals.Store)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h
+		t.Cleanup(func() { _ = store.Close() })
+		db, err := stores.Databases{}.OpenAuditSink(ctx, cfg.Audit.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		h, err := New(Options{Config: cfg, ApprovalStore: store, AuditDatabase: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, store
 	}
-	a, b := newHost(), newHost()
-	ctx := context.Background()
-	if a.ApprovalStore() == nil || b.ApprovalStore() == nil {
-		t.Fatal("no approval store opened")
+	a, store := newHost()
+	b, _ := newHost()
+	if a.ApprovalStore() != store || b.ApprovalStore() == nil {
+		t.Fatal("the host does not keep approvals in the store it was given")
 	}
 	g := approvals.Grant{Server: "orders", Tool: "update", DefHash: "h", Created: time.Now()}
 	if err := a.grantStore().PutGrant(ctx, "sess-1", g); err != nil {
@@ -50,19 +61,10 @@ func TestHostOpensConfiguredStores(t *testing.T) {
 	if err := a.audit.Write(ctx, &approvals.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {
 		t.Fatalf("audit write: %v", err)
 	}
-	store := a.ApprovalStore()
 	_ = a.Close()
 	_ = b.Close()
-	if _, err := store.List(ctx, approvals.ListOptions{}); !errors.Is(err, approvals.ErrStoreClosed) {
-		t.Errorf("the host did not close the store it opened: %v", err)
-	}
-	cfg := &config.Config{File: "agenthost.yaml"}
-	reports, err := VerifyAudit(ctx, &config.Config{Audit: config.Audit{Store: "sqlite:" + filepath.Join(dir, "audit.db")}}, stores.Databases{})
-	if err != nil || len(reports) != 1 || reports[0].Records != 1 || reports[0].Broken != nil {
-		t.Errorf("VerifyAudit: %+v, %v", reports, err)
-	}
-	if _, err := OpenApprovalStore(ctx, cfg, stores.Databases{}); KindOf(err) != KindConfig || !strings.Contains(err.Error(), "approvals.store is not set") {
-		t.Errorf("OpenApprovalStore without approvals.store: %v", err)
+	if _, err := store.List(ctx, approvals.ListOptions{}); err != nil {
+		t.Errorf("the host closed a store it was given: %v", err)
 	}
 }
 
@@ -81,10 +83,9 @@ func TestHostWithoutStore(t *testing.T) {
 	}
 }
 
-// A host given no Databases links no driver, and a config that names a
-// store is a configuration error that says what to pass, never a silent
-// in-memory fallback.
-func TestHostWithoutDatabasesRefusesStores(t *testing.T) {
+// A host given no store, for a config that names one, is a configuration
+// error that says what to pass, never a silent in-memory fallback.
+func TestHostWithoutStoresRefusesStores(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, key string
@@ -100,17 +101,19 @@ func TestHostWithoutDatabasesRefusesStores(t *testing.T) {
 			h, err := New(Options{Config: cfg})
 			if err == nil {
 				h.Close()
-				t.Fatal("a host without Databases opened a configured store")
+				t.Fatal("a host given no store accepted a config naming one")
 			}
-			if KindOf(err) != KindConfig || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), "Options.Databases") {
-				t.Errorf("error %v: want a config error naming %s and Options.Databases", err, tc.key)
+			if KindOf(err) != KindConfig || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), "compose.Options.Databases") {
+				t.Errorf("error %v: want a config error naming %s and compose.Options.Databases", err, tc.key)
 			}
 		})
 	}
 }
 
-// TestHostLinksNoDatabaseDriver: a library user who passes no Databases
-// does not link pgx or the SQLite engine.
+// TestHostLinksNoDatabaseDriver: a program that wires a host by hand links
+// no database driver (pgx, the SQLite engine), no model client
+// (go-openai), no OpenTelemetry and no OAuth client: package compose
+// builds those.
 func TestHostLinksNoDatabaseDriver(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
@@ -118,7 +121,9 @@ func TestHostLinksNoDatabaseDriver(t *testing.T) {
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		if strings.HasPrefix(pkg, "github.com/jackc/") || strings.HasPrefix(pkg, "modernc.org/") ||
-			strings.HasSuffix(pkg, "/approvals/stores") || strings.HasSuffix(pkg, "/approvals/pgstore") || strings.HasSuffix(pkg, "/approvals/sqlitestore") {
+			strings.HasSuffix(pkg, "/approvals/stores") || strings.HasSuffix(pkg, "/approvals/pgstore") || strings.HasSuffix(pkg, "/approvals/sqlitestore") ||
+			strings.Contains(pkg, "openai") || strings.HasPrefix(pkg, "go.opentelemetry.io/") || strings.HasSuffix(pkg, "/host/oauth") ||
+			strings.HasSuffix(pkg, "/host/compose") || strings.HasSuffix(pkg, "/host/otelobs") || strings.HasSuffix(pkg, "/plugins") {
 			t.Errorf("package host links %s", pkg)
 		}
 	}

@@ -48,7 +48,7 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	}
 	load := func(server, description string, tools ...string) {
 		t.Helper()
-		if err := h.LoadListing(server, false, page(description, tools...)); err != nil {
+		if err := h.loadListing(server, false, page(description, tools...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestLoadListingCopiesThePages(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	page := []byte(`{"tools":[{"name":"get_rows","description":"reads rows","inputSchema":{"type":"object","properties":{"table":{"type":"string"}}}}]}`)
-	if err := h.LoadListing("db", false, page); err != nil {
+	if err := h.loadListing("db", false, page); err != nil {
 		t.Fatal(err)
 	}
 	for i := range page { // the caller reuses its buffer

@@ -93,7 +93,7 @@ func Describe(dsn string) string {
 }
 
 // Databases opens SQLite and PostgreSQL stores by DSN for a host
-// (host.Options.Databases); its methods are this package's functions,
+// (compose.Options.Databases); its methods are this package's functions,
 // with ChainKey keying the audit chain.
 type Databases struct {
 	// ChainKey keys the audit chain's links (approvals.ChainMAC) that

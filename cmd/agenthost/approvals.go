@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 )
 
 // Exit codes of the approvals and audit commands (docs/cli.md).
@@ -32,7 +33,7 @@ func (a *app) openApprovalStore(cmd *cobra.Command) (approvals.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := host.OpenApprovalStore(cmd.Context(), cfg, stores.Databases{})
+	s, err := compose.OpenApprovalStore(cmd.Context(), cfg, stores.Databases{})
 	if err != nil {
 		return nil, a.hostErr(cfg.File, err)
 	}
@@ -266,7 +267,7 @@ func (a *app) auditCommand() *cobra.Command {
 			if err != nil {
 				return a.hostErr(cfg.File, err)
 			}
-			reports, err := host.VerifyAudit(cmd.Context(), cfg, stores.Databases{ChainKey: chainKey})
+			reports, err := compose.VerifyAudit(cmd.Context(), cfg, stores.Databases{ChainKey: chainKey})
 			if err != nil {
 				return a.hostErr(cfg.File, err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/oauth"
 )
 
@@ -53,7 +54,7 @@ func (a *app) authServer(args []string, serverURL string) (string, *config.Serve
 			return "", nil, err
 		}
 		sc := cfg.MCPServers[args[0]]
-		if !host.OAuthEnabled(sc) {
+		if !compose.OAuthEnabled(sc) {
 			return "", nil, usageErr(fmt.Errorf("server %q does not use OAuth: it is not reached by url, has oauth.disabled, or sends a static Authorization header", args[0]))
 		}
 		return args[0], sc, nil
@@ -76,7 +77,7 @@ func (a *app) authLoginCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := host.NewOAuthClient(sc, store)
+			c, err := compose.NewOAuthClient(sc, store)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -116,7 +117,7 @@ func subjectNote(subject string) string {
 // when it is set (terminal or not: that is how scripts play the browser),
 // and the URL is printed on stderr either way.
 func (a *app) openBrowser() func(ctx context.Context, authURL string) error {
-	open, ok := host.BrowserOpener(os.Getenv)
+	open, ok := compose.BrowserOpener(os.Getenv)
 	return func(ctx context.Context, authURL string) error {
 		if ok {
 			fmt.Fprintf(a.stderr, "agenthost: opening the browser ($BROWSER) to authorize; if it does not open, visit:\n  %s\n", authURL)
@@ -130,7 +131,7 @@ func (a *app) openBrowser() func(ctx context.Context, authURL string) error {
 // canLogIn reports whether `call`, `run` and the other commands may start
 // a login: a person is at the terminal, or $BROWSER is set.
 func (a *app) canLogIn() bool {
-	if _, ok := host.BrowserOpener(os.Getenv); ok {
+	if _, ok := compose.BrowserOpener(os.Getenv); ok {
 		return true
 	}
 	return a.stdinIsTerminal()

@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 )
 
 func (a *app) callCommand() *cobra.Command {
@@ -164,7 +165,7 @@ func adHocConfig(rawURL, transport string) (*config.Config, error) {
 		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)
 	}
 	cfg := &config.Config{
-		MCPServers: map[string]*config.Server{adHocServer: {URL: rawURL, Type: config.Transport(transport), OAuth: host.OAuthFromEnv(os.Getenv)}},
+		MCPServers: map[string]*config.Server{adHocServer: {URL: rawURL, Type: config.Transport(transport), OAuth: compose.OAuthFromEnv(os.Getenv)}},
 		Approvals:  adHocApprovals(adHocServer),
 	}
 	cfg.ApplyDefaults()

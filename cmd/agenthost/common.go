@@ -19,8 +19,8 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/durable"
-	"github.com/agenthost/agenthost/host/otelobs"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
@@ -51,8 +51,7 @@ type app struct {
 	host     *host.Host
 	// durable runs run's turns durably and keeps its sessions (nil: in
 	// memory, --no-save, and every other command).
-	durable   *durable.Engine
-	telemetry *otelobs.Telemetry
+	durable *durable.Engine
 	// auditAlso also receives every audit record (serve's index).
 	auditAlso approvals.Sink
 	// replElicitation asks servers' questions on the terminal; set for the
@@ -110,15 +109,6 @@ func (a *app) close() {
 	if a.durable != nil {
 		closeWithin(a.stderr, closeTimeout, a.durable.Close)
 	}
-	if a.telemetry != nil {
-		// Flush the spans and metrics still buffered, within a bound: an
-		// unreachable collector must not hold up the exit.
-		closeWithin(a.stderr, telemetryFlushTimeout+time.Second, func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
-			defer cancel()
-			return a.telemetry.Shutdown(ctx)
-		})
-	}
 	if a.input != nil {
 		_ = a.input.Close()
 	}
@@ -129,9 +119,6 @@ func (a *app) close() {
 // process tree); past this the CLI exits anyway, and the child supervisor
 // ends what is left when this process is gone.
 const closeTimeout = 10 * time.Second
-
-// telemetryFlushTimeout bounds the flush of telemetry at exit.
-const telemetryFlushTimeout = 5 * time.Second
 
 // closeWithin runs closeFn, waiting at most d for it to return.
 func closeWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
@@ -219,28 +206,20 @@ func (a *app) newHost(cfg *config.Config) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Telemetry is set up only when the observability section or an
-	// OTEL_EXPORTER_OTLP_*ENDPOINT variable turns it on (docs/config.md).
-	tel, err := otelobs.Setup(context.Background(), cfg.Observability, otelobs.SetupOptions{ServiceVersion: host.Version,
-		Logger: slog.New(bindings.NewRedactingHandler(logger.Handler(), a.redactor))})
-	if err != nil {
-		return nil, &exitErr{code: exitUsage, err: err}
-	}
 	chainKey, err := host.AuditChainKey(cfg, nil)
 	if err != nil {
 		return nil, &exitErr{code: exitUsage, err: err}
 	}
-	opts := host.Options{Config: cfg, Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
-		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso, Databases: stores.Databases{ChainKey: chainKey},
-		OAuth: host.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
+	// Telemetry is set up only when the observability section or an
+	// OTEL_EXPORTER_OTLP_*ENDPOINT variable turns it on (docs/config.md).
+	opts := compose.Options{Host: host.Options{Logger: logger, Redactor: a.redactor, Elicitation: a.elicitation(),
+		ChildSupervisor: childproc.Self(), AuditAlso: a.auditAlso},
+		Databases: stores.Databases{ChainKey: chainKey}, Telemetry: true,
+		OAuth: compose.OAuthOptions{Store: store, Subject: a.subject, Login: a.oauthLogin}}
 	if a.durable != nil {
-		opts.Durability = a.durable
+		opts.Host.Durability = a.durable
 	}
-	if tel != nil {
-		a.telemetry = tel
-		opts.Observer = tel.Observer
-	}
-	h, err := host.New(opts)
+	h, err := compose.New(context.Background(), cfg, opts)
 	if err != nil {
 		// The host names the key (sources.vault.sha256, audit.path); the
 		// message names the file too (docs/config.md).

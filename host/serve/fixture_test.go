@@ -25,6 +25,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -174,8 +175,8 @@ func newFixtureShared(t testing.TB, mod func(*config.Serve), modCfg func(*config
 	if sh != nil {
 		durability, shared, closeEngine = sh.open(t)
 	}
-	h, err := host.New(host.Options{Config: cfg, Model: scriptedModel(), ModelName: "scripted", Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Databases: stores.Databases{},
-		Transports: transports, Durability: durability})
+	h, err := compose.New(context.Background(), cfg, compose.Options{Databases: stores.Databases{}, Host: host.Options{Model: scriptedModel(), ModelName: "scripted",
+		Logger: logger, AuditAlso: audit, Observer: fixtureObserver, Transports: transports, Durability: durability}})
 	if err != nil {
 		t.Fatal(err)
 	}

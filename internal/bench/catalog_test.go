@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/benchhooks"
 )
 
 // catalogFixture is one Host over many mcptest servers on loopback HTTP,
@@ -148,7 +149,7 @@ func (f *catalogFixture) buildCold(b *testing.B, ctx context.Context) {
 	errs := make([]error, len(f.names))
 	var wg sync.WaitGroup
 	for i, name := range f.names {
-		wg.Go(func() { errs[i] = h.LoadListing(name, true, f.pages[i]) })
+		wg.Go(func() { errs[i] = benchhooks.LoadListing(h, name, true, f.pages[i]) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -171,7 +172,7 @@ func (f *catalogFixture) buildCold(b *testing.B, ctx context.Context) {
 //
 //   - build_cold is the "catalog + model view build" figure: a fresh
 //     Host builds all 100 catalogs from tools/list results already
-//     received (Host.LoadListing, servers in parallel: splitting, parsing,
+//     received (benchhooks.LoadListing, servers in parallel: splitting, parsing,
 //     validation, model parameters) and a new session's model view over
 //     the 10,000 tools (verdicts, exposed names, the model's tool list);
 //   - rebuild: the same end to end on the live Host: every server re-listed

@@ -23,6 +23,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 )
 
 // Options configure a demo run.
@@ -82,7 +83,6 @@ func Run(ctx context.Context, opts Options) error {
 		approver = prompt
 	}
 	hopts := host.Options{
-		Config:   cfg,
 		Sources:  map[string]bindings.Source{"vault": vault},
 		Approver: approver,
 		SystemPrompt: "You are a helpful operations assistant with SQL tools. " +
@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 		hopts.Model = scriptedModel{}
 		hopts.ModelName = "scripted"
 	}
-	h, err := host.New(hopts)
+	h, err := compose.New(ctx, cfg, compose.Options{Host: hopts})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

@@ -28,11 +28,14 @@ var rooms = []struct {
 	rank   int
 }{
 	{"cmd", 100}, {"e2e", 100}, {"internal/bench", 100},
+	// The composition root: builds a host from a config with the parts
+	// host is given (model, stores, plugins, OAuth, telemetry); and the
+	// demo command's own package (its SQL engine is no library's), which
+	// builds its host with it.
+	{"internal/demo", 80}, {"host/compose", 70},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},
-	// The demo command's own package (its SQL engine is no library's).
-	{"internal/demo", 60},
 	{"host", 50},
 	{"host/internal", 45},
 	{"host/mcptest", 42},

@@ -7,9 +7,13 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-
-	"github.com/agenthost/agenthost/host/oauth"
 )
+
+// authFailure stands for host.AuthorizationFailure, which an Authorizer's
+// transport wraps a request's failed authorization in.
+type authFailure struct{ error }
+
+func (authFailure) IsAuthorizationFailure() bool { return true }
 
 // An authorization failure of one request (one session's subject) must not
 // drop the connection that every session shares.
@@ -19,9 +23,8 @@ func TestAuthorizationFailureIsNotAConnectionFailure(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"authorization required", transport.NewError(fmt.Errorf("failed to send request: %w", &oauth.AuthorizationRequiredError{Subject: "a"})), false},
-		{"too many attempts", transport.NewError(fmt.Errorf("x: %w", oauth.ErrTooManyAttempts)), false},
-		{"authorization server error", transport.NewError(&oauth.AuthorizationError{Code: "invalid_grant"}), false},
+		{"authorization required", transport.NewError(fmt.Errorf("failed to send request: %w", authFailure{errors.New("authorization required")})), false},
+		{"authorization server error", transport.NewError(authFailure{errors.New("invalid_grant")}), false},
 		{"other transport error", transport.NewError(errors.New("connection reset")), true},
 		{"EOF", io.EOF, true},
 	}

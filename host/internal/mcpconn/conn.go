@@ -23,7 +23,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/host/oauth"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/httpredirect"
@@ -815,12 +814,22 @@ func (c *Conn) dropClient(cl *client.Client, cause error) {
 func isConnectionFailure(err error) bool {
 	// An authorization failure concerns one request's subject, not the
 	// connection that other sessions share.
-	if errors.Is(err, ErrProtocol) || oauth.IsAuthorizationError(err) {
+	if errors.Is(err, ErrProtocol) || isAuthorizationFailure(err) {
 		return false
 	}
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
+}
+
+// isAuthorizationFailure reports the failed authorization of one request
+// (host.AuthorizationFailure, which an Authorizer's transport returns).
+func isAuthorizationFailure(err error) bool {
+	f, ok := errors.AsType[interface {
+		error
+		IsAuthorizationFailure() bool
+	}](err)
+	return ok && f.IsAuthorizationFailure()
 }
 
 // newTransport builds the inner mcp-go transport for the server's config.

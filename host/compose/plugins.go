@@ -1,4 +1,4 @@
-package host
+package compose
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins"
@@ -20,8 +22,8 @@ import (
 // pluginSources starts (lazily: a plugin process starts on its first
 // Resolve) a credential source for every configured plugin that the
 // embedding application did not supply itself, and returns all sources by
-// name.
-func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor, lifecycle LifecycleObserver) (map[string]bindings.Source, []*plugins.Source, error) {
+// name; it pushes each plugin on owned.
+func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor, lifecycle host.LifecycleObserver, owned *closer.Stack) (map[string]bindings.Source, error) {
 	all := make(map[string]bindings.Source, len(given)+len(cfg.Sources))
 	for name, src := range given {
 		all[name] = src
@@ -32,6 +34,11 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 	}
 	sort.Strings(names)
 	var started []*plugins.Source
+	defer func() {
+		for _, src := range started {
+			owned.Push(src)
+		}
+	}()
 	for _, name := range names {
 		sc := cfg.Sources[name]
 		if _, ok := all[name]; ok || sc == nil {
@@ -39,15 +46,13 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 		}
 		sum, err := plugins.ParseChecksum(sc.SHA256)
 		if err != nil {
-			closeAll(started)
-			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
+			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
 		}
 		// A sandboxed plugin without a supervisor (or on a kernel that
 		// cannot apply it) fails to start: it never runs unsandboxed.
 		sandbox, err := cfg.SourceSandbox(name).Child("")
 		if err != nil {
-			closeAll(started)
-			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.sandbox: %v", name, err), Err: err}
+			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sandbox: %v", name, err), Err: err}
 		}
 		src, err := plugins.NewSource(plugins.Options{
 			Name:         name,
@@ -64,22 +69,20 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 			OnRestart:    restartHook(lifecycle, name),
 		})
 		if err != nil {
-			closeAll(started)
-			return nil, nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s: %v", name, err), Err: err}
+			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s: %v", name, err), Err: err}
 		}
 		started = append(started, src)
 		all[name] = src
 	}
 	if err := configurePlugins(started); err != nil {
-		closeAll(started)
-		return nil, nil, err
+		return nil, err
 	}
-	return all, started, nil
+	return all, nil
 }
 
 // configurePlugins starts every plugin (each start sends it its config,
 // which it validates against its own schema and checks in Configure), so
-// that a config it rejects fails host.New as a configuration error naming
+// that a config it rejects fails compose.New as a configuration error naming
 // sources.NAME.config and the plugin's reason, on one line and without its
 // stderr, rather than the first call that needs a value. A plugin that
 // fails to start for another reason (it crashed, timed out) is left to the
@@ -89,16 +92,10 @@ func configurePlugins(started []*plugins.Source) error {
 		_, err := src.Describe(context.Background())
 		var se *plugins.StartError
 		if errors.As(err, &se) && errors.Is(se.Reason, plugins.ErrConfigure) {
-			return &Error{Kind: KindConfig, Message: fmt.Sprintf("sources.%s.config: the plugin rejects it: %s", src.Name(), se.Detail), Err: err}
+			return &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.config: the plugin rejects it: %s", src.Name(), se.Detail), Err: err}
 		}
 	}
 	return nil
-}
-
-func closeAll(sources []*plugins.Source) {
-	for _, s := range sources {
-		_ = s.Close()
-	}
 }
 
 // hclogFor routes a plugin's log lines into the host's (redacting) logger.
@@ -109,4 +106,13 @@ func hclogFor(logger *slog.Logger) hclog.Logger {
 		Output:     mcpconn.NewLineLogger(logger, "plugin"),
 		JSONFormat: false,
 	})
+}
+
+// restartHook tells the observer about a plugin's restarts (nil without
+// one).
+func restartHook(o host.LifecycleObserver, source string) func() {
+	if o == nil {
+		return nil
+	}
+	return func() { o.PluginRestarted(context.Background(), source) }
 }

@@ -1,4 +1,4 @@
-package host_test
+package compose_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/oauth"
@@ -43,18 +44,16 @@ func protectedServer(t *testing.T) (url string, as *oauthtest.Server) {
 	return url, as
 }
 
-// 100 end users of one Host (one shared connection) log in concurrently
-// through the backend's redirect handler; each session's call carries its
-// own subject's token, checked at the server: every tools/call naming a
-// subject came with that subject's token.
-func TestHostOAuthSubjectsIsolated(t *testing.T) {
-	const subjects = 100
-	url, as := protectedServer(t)
+// backendHost is a host of a backend whose one server, reached by url, is
+// protected by OAuth; the backend serves the host's OAuthCallback and its
+// own subject is "backend". The test's end closes it.
+func backendHost(t *testing.T, url string, m model.LLM) *host.Host {
+	t.Helper()
 	var h *host.Host
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.OAuthCallback(nil).ServeHTTP(w, r)
 	}))
-	defer cb.Close()
+	t.Cleanup(cb.Close)
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
 		Approvals: approvals.Config{Rules: []approvals.Rule{
@@ -63,14 +62,26 @@ func TestHostOAuthSubjectsIsolated(t *testing.T) {
 	}
 	cfg.ApplyDefaults()
 	var err error
-	h, err = host.New(host.Options{Config: cfg, OAuth: host.OAuthOptions{Subject: "backend", RedirectURI: cb.URL + "/oauth/callback"}})
+	h, err = compose.New(context.Background(), cfg, compose.Options{Host: host.Options{Model: m},
+		OAuth: compose.OAuthOptions{Subject: "backend", RedirectURI: cb.URL + "/oauth/callback"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// 100 end users of one Host (one shared connection) log in concurrently
+// through the backend's redirect handler; each session's call carries its
+// own subject's token, checked at the server: every tools/call naming a
+// subject came with that subject's token.
+func TestHostOAuthSubjectsIsolated(t *testing.T) {
+	const subjects = 100
+	url, as := protectedServer(t)
+	h := backendHost(t, url, nil)
 	ctx := context.Background()
 	// The backend's own subject lists the tools.
-	c, ok := h.OAuthClient("remote")
+	c, ok := compose.OAuthClient(h, "remote")
 	if !ok {
 		t.Fatal("no OAuth client for the server")
 	}
@@ -161,27 +172,10 @@ func (m *whoamiModel) Generate(_ context.Context, req *model.Request) iter.Seq2[
 // callback completed the login, the next turn's call goes through.
 func TestTurnAuthorizationEvent(t *testing.T) {
 	url, _ := protectedServer(t)
-	var h *host.Host
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.OAuthCallback(nil).ServeHTTP(w, r)
-	}))
-	defer cb.Close()
-	cfg := &config.Config{
-		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-		}},
-	}
-	cfg.ApplyDefaults()
 	m := &whoamiModel{}
-	var err error
-	h, err = host.New(host.Options{Config: cfg, Model: m, OAuth: host.OAuthOptions{Subject: "backend", RedirectURI: cb.URL + "/cb"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := backendHost(t, url, m)
 	ctx := context.Background()
-	c, _ := h.OAuthClient("remote")
+	c, _ := compose.OAuthClient(h, "remote")
 	if err := c.Login(ctx, oauth.LoginOptions{Subject: "backend", Open: oauthtest.Browser("backend")}); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +252,7 @@ func TestHostJWTBearerWithDPoP(t *testing.T) {
 		Audit:     config.Audit{Path: auditPath},
 	}
 	cfg.ApplyDefaults()
-	h, err := host.New(host.Options{Config: cfg})
+	h, err := compose.New(context.Background(), cfg, compose.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
