@@ -16,7 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
@@ -61,11 +63,11 @@ type Options struct {
 	// Audit receives one record per tool-call decision; nil opens the
 	// config's audit.path (empty path: records are discarded, with a
 	// warning). The host closes a sink it opened, not one passed here.
-	Audit approvals.Sink
+	Audit auditlog.Sink
 	// AuditAlso, when set, receives every audit record too, after Audit
 	// (or the config's audit.path); a failure stops the call like Audit's.
 	// The host never closes it. agenthost serve indexes records with it.
-	AuditAlso approvals.Sink
+	AuditAlso auditlog.Sink
 	// ApprovalStore keeps approval requests and session grants where every
 	// replica sees them (`--approve wait`, `agenthost approvals`); nil
 	// opens the config's approvals.store when set. The host closes a
@@ -129,9 +131,9 @@ type Host struct {
 	args     argSchemas
 
 	plugins  []*plugins.Source
-	policy   *approvals.Policy
+	policy   *rules.Policy
 	approver approvals.Approver
-	audit    approvals.Sink
+	audit    auditlog.Sink
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
 	unrecorded *unrecordedSink
@@ -239,11 +241,11 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("host: bindings: %w", err)
 	}
 
-	var managed *approvals.Managed
+	var managed *rules.Managed
 	if cfg.Managed != nil {
 		managed = &cfg.Managed.Approvals
 	}
-	policy, err := approvals.NewManagedPolicy(cfg.Approvals, managed)
+	policy, err := rules.NewManagedPolicy(cfg.Approvals, managed)
 	if err != nil {
 		_ = binder.Close()
 		closeAll(plugins)
@@ -263,7 +265,7 @@ func New(opts Options) (*Host, error) {
 	}
 	audit, ownsAudit := opts.Audit, false
 	if audit == nil {
-		audit, err = approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
+		audit, err = auditlog.OpenSinkWith(cfg.Audit.Path, auditlog.FileSinkOptions{OnGap: func(g auditlog.Gap) {
 			logger.Warn("the audit file was "+g.Reason+" while in use; reopened it and recorded the gap",
 				"path", g.Path, "since", g.Since, "records", g.Records)
 		}})
@@ -545,12 +547,12 @@ func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationReque
 // unrecordedSink stands for an empty audit.path: records are discarded, and
 // the first one warns once that decisions are not recorded.
 type unrecordedSink struct {
-	approvals.Sink
+	auditlog.Sink
 	logger *slog.Logger
 	once   sync.Once
 }
 
-func (u *unrecordedSink) Write(ctx context.Context, r *approvals.Record) error {
+func (u *unrecordedSink) Write(ctx context.Context, r *auditlog.Record) error {
 	u.warn()
 	return u.Sink.Write(ctx, r)
 }
@@ -574,11 +576,11 @@ func (h *Host) WarnUnrecorded() {
 
 // alsoSink writes each record to Sink, then to also; Close closes Sink only.
 type alsoSink struct {
-	approvals.Sink
-	also approvals.Sink
+	auditlog.Sink
+	also auditlog.Sink
 }
 
-func (a alsoSink) Write(ctx context.Context, r *approvals.Record) error {
+func (a alsoSink) Write(ctx context.Context, r *auditlog.Record) error {
 	if err := a.Sink.Write(ctx, r); err != nil {
 		return err
 	}
@@ -587,7 +589,7 @@ func (a alsoSink) Write(ctx context.Context, r *approvals.Record) error {
 
 // Err reports the first sink's sticky failure, as an unwrapped sink would.
 func (a alsoSink) Err() error {
-	if fr, ok := a.Sink.(approvals.FailureReporter); ok {
+	if fr, ok := a.Sink.(auditlog.FailureReporter); ok {
 		return fr.Err()
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
@@ -57,8 +57,8 @@ func TestHostOAuthSubjectsIsolated(t *testing.T) {
 	defer cb.Close()
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -168,8 +168,8 @@ func TestTurnAuthorizationEvent(t *testing.T) {
 	defer cb.Close()
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -254,7 +254,7 @@ func TestHostJWTBearerWithDPoP(t *testing.T) {
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true,
 			OAuth: &config.OAuth{Grant: config.GrantJWTBearer, AssertionCommand: cmd, DPoP: config.DPoPRequired}}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+		Approvals: rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 		Audit:     config.Audit{Path: auditPath},
 	}
 	cfg.ApplyDefaults()

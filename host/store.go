@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/config"
 )
 
@@ -21,9 +22,9 @@ type Databases interface {
 	// Open opens the approvals store at dsn.
 	Open(ctx context.Context, dsn string) (approvals.Store, error)
 	// OpenAuditSink opens the audit database at dsn.
-	OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error)
+	OpenAuditSink(ctx context.Context, dsn string) (auditlog.Sink, error)
 	// VerifyAudit checks every audit chain in the database at dsn.
-	VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error)
+	VerifyAudit(ctx context.Context, dsn string) ([]auditlog.ChainReport, error)
 	// Describe names the kind of store at dsn for messages, without its
 	// password.
 	Describe(dsn string) string
@@ -64,7 +65,7 @@ func OpenApprovalStore(ctx context.Context, cfg *config.Config, db Databases) (a
 
 // VerifyAudit checks the hash chains of the audit database the config
 // names (audit.store).
-func VerifyAudit(ctx context.Context, cfg *config.Config, db Databases) ([]approvals.ChainReport, error) {
+func VerifyAudit(ctx context.Context, cfg *config.Config, db Databases) ([]auditlog.ChainReport, error) {
 	dsn := cfg.Audit.Store
 	if dsn == "" {
 		err := fmt.Errorf("audit.store is not set: only database audit stores are hash-chained; set audit.store to sqlite:PATH or a postgres:// URL (docs/config.md)")
@@ -84,7 +85,7 @@ func VerifyAudit(ctx context.Context, cfg *config.Config, db Databases) ([]appro
 // a store) and adds the audit.store database beside the audit sink the
 // host opened. audit is the sink so far; opened reports that the host
 // opened it from the config (a sink passed in Options is used alone).
-func attachStores(cfg *config.Config, db Databases, given approvals.Store, audit approvals.Sink, opened bool) (approvals.Store, bool, approvals.Sink, error) {
+func attachStores(cfg *config.Config, db Databases, given approvals.Store, audit auditlog.Sink, opened bool) (approvals.Store, bool, auditlog.Sink, error) {
 	store, owns := given, false
 	if store == nil && cfg.Approvals.Store != "" {
 		s, err := OpenApprovalStore(context.Background(), cfg, db)
@@ -115,7 +116,7 @@ func attachStores(cfg *config.Config, db Databases, given approvals.Store, audit
 		_ = u.Close()
 		return store, owns, sink, nil // the database is the record; nothing to warn about
 	}
-	return store, owns, approvals.MultiSink{audit, sink}, nil
+	return store, owns, auditlog.MultiSink{audit, sink}, nil
 }
 
 // ApprovalStore is the store approval requests and session grants are kept
@@ -167,8 +168,8 @@ func AuditChainKey(cfg *config.Config, getenv func(string) string) ([]byte, erro
 	default:
 		return nil, nil
 	}
-	if len(key) < approvals.MinChainKeyBytes {
-		return nil, configErr(fmt.Errorf("the audit chain key in %s is %d bytes, fewer than %d (openssl rand -hex 32 makes one)", from, len(key), approvals.MinChainKeyBytes))
+	if len(key) < auditlog.MinChainKeyBytes {
+		return nil, configErr(fmt.Errorf("the audit chain key in %s is %d bytes, fewer than %d (openssl rand -hex 32 makes one)", from, len(key), auditlog.MinChainKeyBytes))
 	}
 	return key, nil
 }

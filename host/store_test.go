@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 )
@@ -47,7 +48,7 @@ func TestHostOpensConfiguredStores(t *testing.T) {
 	if _, unrecorded := a.audit.(*unrecordedSink); unrecorded {
 		t.Error("audit.store set and audit.path empty: the host still warns that nothing is recorded")
 	}
-	if err := a.audit.Write(ctx, &approvals.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {
+	if err := a.audit.Write(ctx, &auditlog.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {
 		t.Fatalf("audit write: %v", err)
 	}
 	store := a.ApprovalStore()
@@ -141,7 +142,7 @@ func TestWarnUnrecordedOnce(t *testing.T) {
 			var logs strings.Builder
 			cfg := &config.Config{Approvals: readsAllowed(), Audit: tc.audit}
 			cfg.ApplyDefaults()
-			h, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), AuditAlso: approvals.Discard{}})
+			h, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), AuditAlso: auditlog.Discard{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func TestWarnUnrecordedOnce(t *testing.T) {
 				t.Fatalf("after WarnUnrecorded: %d warnings, want %d\n%s", got, tc.want, logs.String())
 			}
 			for i := range 2 {
-				if err := h.audit.Write(context.Background(), &approvals.Record{SessionID: "s", CallID: fmt.Sprint("c", i), TS: time.Now()}); err != nil {
+				if err := h.audit.Write(context.Background(), &auditlog.Record{SessionID: "s", CallID: fmt.Sprint("c", i), TS: time.Now()}); err != nil {
 					t.Fatal(err)
 				}
 			}
