@@ -199,7 +199,7 @@ const (
 // every record written before the deletion, and counted in the Gap line's
 // Records.
 type FileSink struct {
-	mu      sync.Mutex
+	lineWriter
 	f       auditFile
 	osf     *os.File    // f when it is a real file: identity checks
 	info    os.FileInfo // osf's identity when opened
@@ -208,8 +208,6 @@ type FileSink struct {
 	records int64 // lines written to f
 	path    string
 	dirty   bool
-	err     error
-	closed  bool
 	onGap   func(Gap)
 
 	stop     chan struct{}
@@ -287,7 +285,7 @@ func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
 // newFileSinkEvery builds the sink and starts its sync loop; init, when
 // set, completes the sink before the loop can read it.
 func newFileSinkEvery(f auditFile, path string, opts FileSinkOptions, interval time.Duration, init func(*FileSink)) *FileSink {
-	s := &FileSink{f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
+	s := &FileSink{lineWriter: lineWriter{name: "audit log " + path}, f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
 	if init != nil {
 		init(s)
 	}
@@ -313,31 +311,71 @@ func releaseLine(bp *[]byte) {
 	}
 }
 
+// lineWriter is the one write path of the line sinks (FileSink,
+// WriterSink): the record is encoded outside the lock; under it a closed
+// sink refuses, a failed one says why (the failure is sticky), the sink
+// checks its target and writes the whole line with one Write.
+type lineWriter struct {
+	mu     sync.Mutex
+	err    error // sticky: every later Write fails
+	closed bool
+	name   string // what the errors call the target
+}
+
+// lineTarget is what a line sink writes to, called with its lineWriter's
+// lock held.
+type lineTarget interface {
+	// checkBefore runs before r is written.
+	checkBefore(r *Record) error
+	// writeLine writes one whole line, setting the sticky error on failure.
+	writeLine(line []byte) error
+}
+
+func (l *lineWriter) write(t lineTarget, r *Record) error {
+	bp := encodeLine(r)
+	defer releaseLine(bp)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return ErrSinkClosed
+	case l.err != nil:
+		return fmt.Errorf("%s unusable after an earlier failure: %w", l.name, l.err)
+	}
+	if err := t.checkBefore(r); err != nil {
+		return err
+	}
+	return t.writeLine(*bp)
+}
+
+// Err reports the sticky failure, if any: while it is non-nil every Write
+// fails.
+func (l *lineWriter) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
 // Write appends one record.
 func (s *FileSink) Write(_ context.Context, r *Record) error {
 	// The context is not consulted: a decision that was made must be
 	// recorded even if the caller has given up.
-	bp := encodeLine(r)
-	defer releaseLine(bp)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return ErrSinkClosed
-	case s.err != nil:
-		return fmt.Errorf("audit log %s unusable after an earlier failure: %w", s.path, s.err)
-	}
-	// Once per call: the result record follows its decision record, which
-	// was checked (see FileSink).
-	if r.Phase != PhaseResult {
-		if check, watched := s.watch.needsCheck(); check {
-			if err := s.checkLocked(watched); err != nil {
-				return err
-			}
-		}
-	}
-	return s.writeLocked(*bp)
+	return s.write(s, r)
 }
+
+// checkBefore checks the file once per call: the result record follows
+// its decision record, which was checked (see FileSink).
+func (s *FileSink) checkBefore(r *Record) error {
+	if r.Phase == PhaseResult {
+		return nil
+	}
+	if check, watched := s.watch.needsCheck(); check {
+		return s.checkLocked(watched)
+	}
+	return nil
+}
+
+func (s *FileSink) writeLine(line []byte) error { return s.writeLocked(line) }
 
 // writeLocked writes one whole line with one write(2).
 func (s *FileSink) writeLocked(line []byte) error {
@@ -438,14 +476,6 @@ func (s *FileSink) reopenLocked(links uint64, known bool) error {
 	return nil
 }
 
-// Err reports the sticky failure, if any: while it is non-nil every Write
-// fails.
-func (s *FileSink) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
 // Flush checks the file's identity (see FileSink) and fsyncs now.
 func (s *FileSink) Flush() error {
 	s.mu.Lock()
@@ -537,28 +567,22 @@ func (s *FileSink) Close() error {
 // Writes are serialised; a write error is returned and sticky. It does not
 // fsync and Close does not close the writer.
 type WriterSink struct {
-	mu     sync.Mutex
-	w      io.Writer
-	err    error
-	closed bool
+	lineWriter
+	w io.Writer
 }
 
 // NewWriterSink returns a sink writing to w.
-func NewWriterSink(w io.Writer) *WriterSink { return &WriterSink{w: w} }
+func NewWriterSink(w io.Writer) *WriterSink {
+	return &WriterSink{lineWriter: lineWriter{name: "audit writer"}, w: w}
+}
 
 // Write writes one line.
-func (s *WriterSink) Write(_ context.Context, r *Record) error {
-	bp := encodeLine(r)
-	defer releaseLine(bp)
-	line := *bp
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return ErrSinkClosed
-	case s.err != nil:
-		return fmt.Errorf("audit writer unusable after an earlier failure: %w", s.err)
-	}
+func (s *WriterSink) Write(_ context.Context, r *Record) error { return s.write(s, r) }
+
+// checkBefore: a writer has nothing to check.
+func (s *WriterSink) checkBefore(*Record) error { return nil }
+
+func (s *WriterSink) writeLine(line []byte) error {
 	if n, err := s.w.Write(line); err != nil || n != len(line) {
 		if err == nil {
 			err = io.ErrShortWrite
@@ -575,13 +599,6 @@ func (s *WriterSink) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	return nil
-}
-
-// Err reports the sticky failure, if any.
-func (s *WriterSink) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 // SinkFunc adapts a function to Sink (Close does nothing).

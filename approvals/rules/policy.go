@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
@@ -38,12 +37,10 @@ type Policy struct {
 
 	// evaluations memoises evaluate by the set of matching rules: the
 	// decision's texts are built once, not on every call.
-	evalMu      sync.RWMutex
-	evaluations map[evalKey]evaluation
+	evaluations *memo[evalKey, evaluation]
 
 	// effectives memoises Effective when nothing is inferred.
-	effMu      sync.RWMutex
-	effectives map[effectiveKey]risk.Effective
+	effectives *memo[effectiveKey, risk.Effective]
 }
 
 // evalKey is what an evaluation depends on besides the rules themselves.
@@ -107,6 +104,8 @@ func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
 	}
 	p := &Policy{
+		evaluations: newMemo[evalKey, evaluation](maxMemoisedEvaluations),
+		effectives:  newMemo[effectiveKey, risk.Effective](maxMemoisedEffectives),
 		unclassified: cfg.Unclassified,
 		noMatch:      Action(cfg.NoMatch),
 		timeout:      cfg.Timeout,
@@ -240,22 +239,10 @@ func (p *Policy) Effective(server string, trusted bool, tool risk.ToolInfo) risk
 		return e
 	}
 	key := effectiveKey{catalogue: idx, annotations: string(bytes.TrimSpace(tool.Annotations)), meta: string(bytes.TrimSpace(tool.Meta)), trusted: trusted}
-	p.effMu.RLock()
-	e, ok := p.effectives[key]
-	p.effMu.RUnlock()
-	if ok {
+	return p.effectives.get(key, func() risk.Effective {
+		e, _ := p.effective(server, trusted, tool, false)
 		return e
-	}
-	e, _ = p.effective(server, trusted, tool, false)
-	p.effMu.Lock()
-	if p.effectives == nil {
-		p.effectives = map[effectiveKey]risk.Effective{}
-	}
-	if len(p.effectives) < maxMemoisedEffectives {
-		p.effectives[key] = e
-	}
-	p.effMu.Unlock()
-	return e
+	})
 }
 
 // effectiveKey is what Effective depends on when nothing is inferred.
@@ -785,30 +772,17 @@ func (p *Policy) evaluate(server, tool string, e risk.Effective, trust int, in *
 		}
 	}
 	key.minApprovers = e.QuorumFloor()
-	p.evalMu.RLock()
-	ev, ok := p.evaluations[key]
-	p.evalMu.RUnlock()
-	if ok {
-		return ev
-	}
-	ev = p.evaluateRules(func(i int) ruleState {
-		switch {
-		case key.failed&(1<<i) != 0:
-			return ruleFailed
-		case key.matched&(1<<i) != 0:
-			return ruleMatched
-		}
-		return ruleNotMatched
-	}, e)
-	p.evalMu.Lock()
-	if p.evaluations == nil {
-		p.evaluations = map[evalKey]evaluation{}
-	}
-	if len(p.evaluations) < maxMemoisedEvaluations {
-		p.evaluations[key] = ev
-	}
-	p.evalMu.Unlock()
-	return ev
+	return p.evaluations.get(key, func() evaluation {
+		return p.evaluateRules(func(i int) ruleState {
+			switch {
+			case key.failed&(1<<i) != 0:
+				return ruleFailed
+			case key.matched&(1<<i) != 0:
+				return ruleMatched
+			}
+			return ruleNotMatched
+		}, e)
+	})
 }
 
 // ruleState is how one rule stands for one call.

@@ -460,8 +460,8 @@ func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
 			}
 		}
 	}
-	if len(p.evaluations) == 0 || len(p.evaluations) >= cases/2 {
-		t.Errorf("%d memoised evaluations for %d distinct cases: the memo is not used", len(p.evaluations), cases/2)
+	if p.evaluations.len() == 0 || p.evaluations.len() >= cases/2 {
+		t.Errorf("%d memoised evaluations for %d distinct cases: the memo is not used", p.evaluations.len(), cases/2)
 	}
 }
 
@@ -494,7 +494,7 @@ func TestMemoisedEffectiveEqualsFresh(t *testing.T) {
 				}
 			}
 		}
-		if mode == UnclassifiedStrict && len(p.effectives) == 0 {
+		if mode == UnclassifiedStrict && p.effectives.len() == 0 {
 			t.Error("nothing memoised")
 		}
 	}
