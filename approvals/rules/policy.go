@@ -104,8 +104,8 @@ func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 		return nil, fmt.Errorf("invalid approvals config: %w", err)
 	}
 	p := &Policy{
-		evaluations: newMemo[evalKey, evaluation](maxMemoisedEvaluations),
-		effectives:  newMemo[effectiveKey, risk.Effective](maxMemoisedEffectives),
+		evaluations:  newMemo[evalKey, evaluation](maxMemoisedEvaluations),
+		effectives:   newMemo[effectiveKey, risk.Effective](maxMemoisedEffectives),
 		unclassified: cfg.Unclassified,
 		noMatch:      Action(cfg.NoMatch),
 		timeout:      cfg.Timeout,
