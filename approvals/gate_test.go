@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -39,10 +40,10 @@ func check(risk risk.Effective, args string) Check {
 
 func TestGateOutcomes(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	read := approvaltest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
-	del := approvaltest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1)
-	wide := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1)
+	read := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	del := risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1)
+	wide := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1)
 	allow := func(id string) Vote { return Vote{ApproverID: id, Decision: VoteAllow} }
 	deny := func(id, note string) Vote { return Vote{ApproverID: id, Decision: VoteDeny, Note: note} }
 	tests := []struct {
@@ -55,7 +56,7 @@ func TestGateOutcomes(t *testing.T) {
 	}{
 		{"allow rule does not ask", read, func(c *atomic.Int32) Approver { return votes(c) }, rules.OutcomeAutoAllowed, "", 0},
 		{"deny rule does not ask", wide, func(c *atomic.Int32) Approver { return votes(c, allow("a"), allow("b")) }, rules.OutcomeDeniedByRule, rules.ReasonPolicy, 0},
-		{"trust too low does not ask", approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 5), func(c *atomic.Int32) Approver { return votes(c, allow("a")) }, rules.OutcomeTrustDenied, rules.ReasonTrust, 0},
+		{"trust too low does not ask", risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 5), func(c *atomic.Int32) Approver { return votes(c, allow("a")) }, rules.OutcomeTrustDenied, rules.ReasonTrust, 0},
 		{"one approver approves", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice")) }, rules.OutcomeApproved, "", 1},
 		{"deny vote rejects", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), deny("bob", "no")) }, rules.OutcomeRejected, rules.ReasonDeclined, 1},
 		{"no votes: no approver", write, func(c *atomic.Int32) Approver { return votes(c) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
@@ -93,15 +94,15 @@ func TestGateOutcomes(t *testing.T) {
 func TestGateAutoCountsAsOneApprover(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	g := newGate(t, p, Auto{})
-	res, _ := g.Check(context.Background(), check(approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	res, _ := g.Check(context.Background(), check(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
 	if res.Outcome != rules.OutcomeApproved || len(res.Votes) != 1 || res.Votes[0].ApproverID != AutoApproverID {
 		t.Errorf("single: %s %+v", res.Outcome, res.Votes)
 	}
-	res, _ = g.Check(context.Background(), check(approvaltest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	res, _ = g.Check(context.Background(), check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
 	if res.Outcome != rules.OutcomeRejected || res.Reason != rules.ReasonNoApprover {
 		t.Errorf("multi with auto: %s/%s, want rejected/no_approver", res.Outcome, res.Reason)
 	}
-	res, _ = newGate(t, p, nil).Check(context.Background(), check(approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	res, _ = newGate(t, p, nil).Check(context.Background(), check(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
 	if res.Outcome != rules.OutcomeRejected || res.Reason != rules.ReasonNoApprover {
 		t.Errorf("default Deny approver: %s/%s", res.Outcome, res.Reason)
 	}
@@ -114,7 +115,7 @@ func TestGateTimeoutAndDenialMemory(t *testing.T) {
 	var asked atomic.Int32
 	q := NewQueue(QueueOptions{OnPending: func(Pending) { asked.Add(1) }})
 	g := newGate(t, p, q)
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	start := time.Now()
 	res, err := g.Check(context.Background(), check(write, `{"a":1,"b":2}`))
@@ -156,7 +157,7 @@ func TestGateGrants(t *testing.T) {
 		return Verdict{Votes: []Vote{{ApproverID: "alice", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
 	})
 	g := newGate(t, p, sessionVote)
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	c := check(write, `{"x":1}`)
 	if res, _ := g.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved {
@@ -184,7 +185,7 @@ func TestGateGrants(t *testing.T) {
 			{ApproverID: "bob", Decision: VoteAllow, ForSession: true},
 		}}, nil
 	}))
-	del := check(approvaltest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`)
+	del := check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`)
 	for i := 0; i < 2; i++ {
 		if res, _ := g2.Check(context.Background(), del); res.Outcome != rules.OutcomeApproved {
 			t.Fatalf("multi call %d: %s", i, res.Outcome)
@@ -205,7 +206,7 @@ func TestGateGrants(t *testing.T) {
 
 func TestGrants(t *testing.T) {
 	g := newSessionGrants()
-	low := approvaltest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
+	low := risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
 	if err := g.Grant("s", "t", "h1", 2, low); !errors.Is(err, errGrantNotAllowed) {
 		t.Errorf("multi-approver grant: %v", err)
 	}
@@ -233,7 +234,7 @@ func TestGrants(t *testing.T) {
 
 func TestGateErrors(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	boom := errors.New("approver backend down")
 	g := newGate(t, p, ApproverFunc(func(context.Context, *Request) (Verdict, error) { return Verdict{}, boom }))
 	res, err := g.Check(context.Background(), check(write, `{}`))
@@ -258,7 +259,7 @@ func TestGateRequestCarriesWhatApproversNeed(t *testing.T) {
 		got = req
 		return Verdict{}, nil
 	}))
-	c := check(approvaltest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{"force":true}`)
+	c := check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{"force":true}`)
 	before := time.Now()
 	res, _ := g.Check(context.Background(), c)
 	if got == nil {
@@ -279,7 +280,7 @@ func TestGateRequestCarriesWhatApproversNeed(t *testing.T) {
 // calls at or below the granted risk stay covered.
 func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
 	tests := []struct {
 		name        string
 		granted     string // arguments of the call the grant was given on
@@ -321,7 +322,7 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 }
 
 func TestRiskWithin(t *testing.T) {
-	base := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2, "network")
+	base := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2, "network")
 	raise := func(f func(*risk.Effective)) risk.Effective { e := base.Clone(); f(&e); return e }
 	tests := []struct {
 		name string
@@ -364,7 +365,7 @@ func (a *identified) Approve(context.Context, *Request) (Verdict, error) {
 // not count. The call is refused at once with an explanation for operators.
 func TestGateDoesNotAskTheRequester(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	tests := []struct {
 		approver string
 		asked    bool
@@ -423,7 +424,7 @@ func TestGateSharedGrants(t *testing.T) {
 		return g
 	}
 	replicaA, replicaB := gate(), gate()
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	c := check(write, `{"x":1}`)
 	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved {
 		t.Fatalf("first call on A: %s", res.Outcome)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -78,9 +79,9 @@ func TestModelMessagesHideInternals(t *testing.T) {
 	})
 	g := newGate(t, p, approver)
 	cases := []risk.Effective{
-		approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1), // denied by rule
-		approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1),   // declined by alice
-		approvaltest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 5),          // trust
+		risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1), // denied by rule
+		risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1),   // declined by alice
+		risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 5),          // trust
 	}
 	for _, e := range cases {
 		res, err := g.Check(context.Background(), check(e, `{}`))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -143,7 +144,7 @@ func TestQueueConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	risk := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	risk := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	var resolvers sync.WaitGroup
 	var lateMu sync.Mutex

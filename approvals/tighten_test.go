@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -15,9 +16,9 @@ import (
 // An outside check (a PreToolUse hook) can only tighten a decision.
 func TestGateTighten(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	read := approvaltest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
-	del := approvaltest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1)
-	wide := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1)
+	read := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	del := risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1)
+	wide := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1)
 	allow := func(id string) Vote { return Vote{ApproverID: id, Decision: VoteAllow} }
 	tests := []struct {
 		name      string
@@ -67,7 +68,7 @@ func TestGateTighten(t *testing.T) {
 // A grant for the session does not answer an ask a hook raised.
 func TestGateTightenedAskIgnoresGrant(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
-	write := approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	var calls atomic.Int32
 	g := newGate(t, p, votes(&calls, Vote{ApproverID: "alice", Decision: VoteAllow, ForSession: true}))
 	c := check(write, `{"id":1}`)

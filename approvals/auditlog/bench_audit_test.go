@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -29,7 +30,7 @@ func BenchmarkDecideWithDurableAudit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	risk := approvaltest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1).Normalize()
+	risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1).Normalize()
 	var failures atomic.Int64
 	b.ReportAllocs()
 	start := time.Now()
@@ -60,7 +61,7 @@ func BenchmarkFileSinkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sink.Close()
-	risk := approvaltest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1).Normalize()
+	risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1).Normalize()
 	c := approvals.Check{SessionID: "s", Subject: "u", CallID: "c", ToolDefHash: "sha256:x", ExposedName: "orders__get_order",
 		Call: rules.Call{Server: "orders", Tool: "get_order", Args: json.RawMessage(`{"id":"42"}`), TrustLevel: 2}, Risk: risk,
 		SecureParams: []string{"tenant_id"}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -25,7 +26,7 @@ func TestNewRecord(t *testing.T) {
 	}
 	c := approvals.Check{SessionID: "sess", Subject: "user", CallID: "c1",
 		Call:        rules.Call{Server: "srv", Tool: "tool", Args: json.RawMessage(`{"q":"x"}`), TrustLevel: 3},
-		Risk:        approvaltest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1),
+		Risk:        risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1),
 		ToolDefHash: "sha256:def1", ExposedName: "srv__tool", SecureParams: []string{"token"}}
 	res, _ := g.Check(context.Background(), c)
 	rec := NewRecord(c, res, time.Unix(100, 0))

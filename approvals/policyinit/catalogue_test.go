@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -19,7 +20,7 @@ func TestCatalogueRoundTrip(t *testing.T) {
 	p := approvaltest.MustPolicy(t, rules.Config{Unclassified: rules.UnclassifiedStrict, ExtraVerbs: map[string][]string{"destroy": {"yeet"}}})
 	tools := []risk.ToolInfo{
 		{Name: "get_order", Description: "Fetch one order."},
-		{Name: "delete_pod", InputSchema: approvaltest.Schema("namespace", "force")},
+		{Name: "delete_pod", InputSchema: risktest.Schema("namespace", "force")},
 		{Name: "yeet_bucket"},
 		{Name: "send_invoice"},
 		{Name: "weather"},
@@ -59,13 +60,16 @@ func TestCatalogueRoundTrip(t *testing.T) {
 	for _, tool := range tools {
 		got := p.Inferrer().Infer(tool).Complete()
 		e := fromCatalogue.Effective("orders", false, risk.ToolInfo{Name: tool.Name})
-		want := approvaltest.FieldsOf(got)
-		want.Source = risk.AllSources(risk.SourceCatalogue)
+		wantSource := risk.AllSources(risk.SourceCatalogue)
 		if len(got.SideEffects) == 0 {
-			want.Source.SideEffects = risk.SourceDefault
+			wantSource.SideEffects = risk.SourceDefault
 		}
-		if diff := cmp.Diff(want, approvaltest.FieldsOf(e)); diff != "" {
+		// RawFrom is every field's value (side effects when there are any).
+		if diff := cmp.Diff(risk.RawFrom(got), risk.RawFrom(e)); diff != "" {
 			t.Errorf("%s (-want +got)\n%s", tool.Name, diff)
+		}
+		if e.Source != wantSource {
+			t.Errorf("%s: sources %+v, want %+v", tool.Name, e.Source, wantSource)
 		}
 	}
 	// Escaped names match only themselves.
@@ -92,7 +96,7 @@ func TestExplain(t *testing.T) {
 	cfg := approvaltest.ContractConfig()
 	cfg.Unclassified = rules.UnclassifiedInfer
 	p := approvaltest.MustPolicy(t, cfg)
-	tool := risk.ToolInfo{Name: "drop_database", InputSchema: approvaltest.Schema("name", "force"), Annotations: json.RawMessage(`{"riskLevel":"low"}`)}
+	tool := risk.ToolInfo{Name: "drop_database", InputSchema: risktest.Schema("name", "force"), Annotations: json.RawMessage(`{"riskLevel":"low"}`)}
 	x := p.Explain("db", false, tool, rules.Call{Args: json.RawMessage(`{"name":"prod","force":true}`), TrustLevel: 5})
 	if x.Decision.Action != rules.ActionAsk || x.Decision.Approvers != 2 || !x.InferenceUsed || x.Catalogue != nil ||
 		x.Effective.RiskLevel != risk.RiskCritical || len(x.Rules) != 1 || x.Rules[0].ID != "deletes" || x.NeverAllowed {

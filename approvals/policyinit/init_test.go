@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
 	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -116,7 +116,7 @@ func TestClassifyNeverLowersDeclared(t *testing.T) {
 func TestClassifyNotBelowInferred(t *testing.T) {
 	in, _ := risk.NewInferrer(map[string][]string{"destroy": {"yeet"}})
 	for _, name := range []string{"get_order", "delete_pod", "yeet_bucket", "send_invoice", "export_db", "run_script"} {
-		tool := risk.ToolInfo{Name: name, InputSchema: approvaltest.Schema("namespace", "force")}
+		tool := risk.ToolInfo{Name: name, InputSchema: risktest.Schema("namespace", "force")}
 		inf := in.Infer(tool).Complete()
 		e := classify(in, "s", tool).Metadata
 		if *e.Category != string(inf.Category) || *e.RiskLevel != string(inf.RiskLevel) || *e.BlastRadius != string(inf.BlastRadius) ||

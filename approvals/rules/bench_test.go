@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
 
@@ -11,7 +12,7 @@ func BenchmarkEffective(b *testing.B) {
 	cfg := contractConfig()
 	cfg.Unclassified = UnclassifiedInfer
 	p := mustPolicy(b, cfg)
-	tool := risk.ToolInfo{Name: "delete_pod", Description: "Deletes a pod permanently.", InputSchema: json.RawMessage(`{"type":"object","properties":{"force":{"type":"string"},"name":{"type":"string"},"namespace":{"type":"string"}}}`),
+	tool := risk.ToolInfo{Name: "delete_pod", Description: "Deletes a pod permanently.", InputSchema: risktest.Schema("namespace", "name", "force"),
 		Annotations: json.RawMessage(`{"riskLevel":"low","destructiveHint":true}`)}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -21,7 +22,7 @@ func BenchmarkEffective(b *testing.B) {
 
 func BenchmarkDecide(b *testing.B) {
 	p := mustPolicy(b, contractConfig())
-	risk := eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2).Normalize()
+	risk := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2).Normalize()
 	call := Call{Server: "orders", Tool: "update_order", Args: json.RawMessage(`{"id":"42","namespace":"shop","force":false}`), TrustLevel: 3}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -31,7 +32,7 @@ func BenchmarkDecide(b *testing.B) {
 
 // BenchmarkEscalate is the per-call escalator check on typical arguments.
 func BenchmarkEscalate(b *testing.B) {
-	base := eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2).Normalize()
+	base := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2).Normalize()
 	args := json.RawMessage(`{"query":"SELECT id FROM orders WHERE status = 'open'","limit":50,"options":{"explain":false,"instances":["a","b"]}}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
 
@@ -24,7 +25,7 @@ func exprConfig(rules ...Rule) Config {
 }
 
 func TestDecideByExpression(t *testing.T) {
-	readRisk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	readRisk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	fixed := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
@@ -126,7 +127,7 @@ func TestFailedAllowRuleWithNoMatchAllow(t *testing.T) {
 	cfg.NoMatch = "allow"
 	p := mustPolicy(t, cfg)
 	for args, want := range map[string]Action{`{"query":"5"}`: ActionAllow, `{"query":"x"}`: ActionAsk, `{"query":"0"}`: ActionAllow} {
-		d := p.Decide(eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "db", Tool: "t", Args: json.RawMessage(args), TrustLevel: 1})
+		d := p.Decide(risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "db", Tool: "t", Args: json.RawMessage(args), TrustLevel: 1})
 		if d.Action != want {
 			t.Errorf("%s: decision = %s (%s), want %s", args, d.Action, d.Reason, want)
 		}
@@ -140,7 +141,7 @@ func TestFailedAllowRuleOutranksOtherAllows(t *testing.T) {
 		Rule{ID: "reads", When: Match{Category: []string{"read"}}, Decide: "allow"},
 		Rule{ID: "sql", When: Match{Tool: []string{"execute_sql"}, Expr: exprSelectOnly}, Decide: "allow"},
 	))
-	d := p.Decide(eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "db", Tool: "execute_sql", Args: json.RawMessage(`{}`), TrustLevel: 1})
+	d := p.Decide(risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "db", Tool: "execute_sql", Args: json.RawMessage(`{}`), TrustLevel: 1})
 	if d.Action != ActionAsk || d.Approvers != 1 {
 		t.Fatalf("decision = %s with %d approvers (%s), want ask with 1", d.Action, d.Approvers, d.Reason)
 	}
@@ -187,7 +188,7 @@ func TestExprCompileErrors(t *testing.T) {
 // A deny rule with an expression depends on the arguments, so it cannot
 // hide a tool; an allow rule with one keeps a noMatch deny from hiding it.
 func TestNeverAllowedWithExpressions(t *testing.T) {
-	risk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	tests := []struct {
 		name string
 		cfg  Config
@@ -293,7 +294,7 @@ func FuzzExprCompile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		risk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+		risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 		c := Call{Server: "s", Tool: "t", Args: json.RawMessage(args), TrustLevel: 1}
 		p := &Policy{}
 		_, _ = x.eval(t.Context(), p.newExprInput(t.Context(), &c, &risk, 1))
@@ -307,7 +308,7 @@ func TestExprConcurrentDecisions(t *testing.T) {
 		Rule{ID: "sql", When: Match{Tool: []string{"execute_sql"}, Expr: exprSelectOnly}, Decide: "allow"},
 		Rule{ID: "nav", When: Match{Tool: []string{"browser_navigate"}, Expr: exprLocalhost}, Decide: "allow"},
 	))
-	risk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	calls := []struct {
 		tool, args string
 		want       Action
@@ -346,7 +347,7 @@ func TestExprConcurrentDecisions(t *testing.T) {
 // reads the arguments are named, so `tools` can say that its
 // argument-less decision may not be the one a call gets.
 func TestArgumentRules(t *testing.T) {
-	readRisk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	readRisk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	p, err := NewPolicy(exprConfig(
 		Rule{ID: "sql", When: Match{Tool: []string{"execute_sql"}, Expr: exprSelectOnly}, Decide: "allow"},
 		Rule{ID: "local", When: Match{Expr: exprLocalhost}, Decide: "allow"},
@@ -402,7 +403,7 @@ func exprListArgs(n int) json.RawMessage {
 // expression over a 20,000-item list used to run within the budget for
 // seconds of CPU.
 func TestExprArgumentBounds(t *testing.T) {
-	readRisk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	readRisk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	huge := json.RawMessage(`{"s":"` + strings.Repeat("a", MaxExprArgsBytes) + `"}`)
 	tests := []struct {
 		name    string
@@ -456,7 +457,7 @@ func TestExprArgumentBounds(t *testing.T) {
 // square of the steps taken, so ExprCostLimit is chosen from these
 // figures, not from the operations it counts.
 func BenchmarkExprWorstCase(b *testing.B) {
-	risk := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	risk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	cases := []struct {
 		name, expr string
 		args       json.RawMessage

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
 
@@ -21,7 +22,7 @@ func mustManagedPolicy(t *testing.T, cfg Config, m *Managed) *Policy {
 // A user's config can only add restrictions to a managed policy: managed
 // rules always count, and the floors take the stricter value.
 func TestManagedRulesCannotBeRelaxed(t *testing.T) {
-	read := eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	read := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
 	tests := []struct {
 		name    string
 		user    Config
@@ -102,18 +103,18 @@ func TestManagedCatalogueWins(t *testing.T) {
 
 func TestManagedTrustCeiling(t *testing.T) {
 	p := mustManagedPolicy(t, Config{NoMatch: "allow"}, &Managed{MaxTrustLevel: 2})
-	tool := eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalNone, 3)
+	tool := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalNone, 3)
 	if d := p.Decide(tool, Call{Server: "s", Tool: "t", Args: json.RawMessage(`{}`), TrustLevel: 5}); d.Outcome != OutcomeTrustDenied {
 		t.Errorf("trust 5 capped at 2 on a minTrustLevel 3 tool: %s/%s, want trust_denied", d.Action, d.Outcome)
 	}
 	if never, _ := p.NeverAllowed("s", "t", tool, 5); !never {
 		t.Error("NeverAllowed ignores the ceiling")
 	}
-	if d := p.Decide(eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalNone, 2), Call{Server: "s", Tool: "t", TrustLevel: 5}); d.Action != ActionAllow {
+	if d := p.Decide(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalNone, 2), Call{Server: "s", Tool: "t", TrustLevel: 5}); d.Action != ActionAllow {
 		t.Errorf("minTrustLevel 2 tool: %s, want allow", d.Action)
 	}
 	cel := mustManagedPolicy(t, Config{Rules: []Rule{{ID: "r", When: Match{Expr: "session.trustLevel == 2"}, Decide: "allow"}}}, &Managed{MaxTrustLevel: 2})
-	if d := cel.Decide(eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "s", Tool: "t", TrustLevel: 4}); d.Action != ActionAllow {
+	if d := cel.Decide(risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "s", Tool: "t", TrustLevel: 4}); d.Action != ActionAllow {
 		t.Errorf("expressions see %s, want the capped trust level", d.Reason)
 	}
 	x := p.Explain("s", false, risk.ToolInfo{Name: "t"}, Call{TrustLevel: 4})

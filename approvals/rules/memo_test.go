@@ -1,6 +1,8 @@
 package rules
 
-import "testing"
+import (
+	"testing"
+)
 
 // The memo keeps at most max values; past that it computes each time and
 // still answers right.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -36,11 +37,6 @@ func contractConfig() Config {
 	}
 }
 
-func eff(cat risk.Category, level risk.RiskLevel, blast risk.BlastRadius, approval risk.ApprovalRecommendation, trust int, side ...string) risk.Effective {
-	return risk.Effective{Category: cat, RiskLevel: level, BlastRadius: blast, Reversibility: risk.ReversibleManual,
-		SideEffects: side, ApprovalRecommendation: approval, MinTrustLevel: trust, Source: risk.AllSources(risk.SourceCatalogue)}
-}
-
 func TestDecideRuleCombination(t *testing.T) {
 	p := mustPolicy(t, contractConfig())
 	type want struct {
@@ -58,23 +54,23 @@ func TestDecideRuleCombination(t *testing.T) {
 		args string
 		want want
 	}{
-		{"read allows", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), ``,
+		{"read allows", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), ``,
 			want{ActionAllow, OutcomeAutoAllowed, 0, []string{"reads"}, 0, "", false}},
-		{"mutate asks one", eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 1), ``,
+		{"mutate asks one", risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 1), ``,
 			want{ActionAsk, "", 1, []string{"writes"}, 5 * time.Minute, "", false}},
-		{"recommendation multi raises approvers", eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalMulti, 1), ``,
+		{"recommendation multi raises approvers", risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalMulti, 1), ``,
 			want{ActionAsk, "", 2, []string{"writes"}, 5 * time.Minute, "", false}},
-		{"delete asks two with rule timeout", eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), ``,
+		{"delete asks two with rule timeout", risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), ``,
 			want{ActionAsk, "", 2, []string{"deletes"}, 10 * time.Minute, "", false}},
-		{"deny beats ask over all matching rules", eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastOrganization, risk.ApprovalSingle, 1), ``,
+		{"deny beats ask over all matching rules", risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastOrganization, risk.ApprovalSingle, 1), ``,
 			want{ActionDeny, OutcomeDeniedByRule, 0, []string{"deletes", "wide"}, 0, "organization-wide changes are not allowed from agents", false}},
-		{"deny beats allow", eff(risk.CategoryRead, risk.RiskLow, risk.BlastGlobal, risk.ApprovalNone, 1), ``,
+		{"deny beats allow", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastGlobal, risk.ApprovalNone, 1), ``,
 			want{ActionDeny, OutcomeDeniedByRule, 0, []string{"reads", "wide"}, 0, "organization-wide changes are not allowed from agents", false}},
-		{"no match falls to noMatch ask, at least one approver", eff(risk.CategoryUtility, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), ``,
+		{"no match falls to noMatch ask, at least one approver", risktest.Eff(risk.CategoryUtility, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), ``,
 			want{ActionAsk, "", 1, []string{}, 5 * time.Minute, "", true}},
 		{"fail-closed bucket is denied (global)", risk.Effective{}, ``,
 			want{ActionDeny, OutcomeDeniedByRule, 0, []string{"deletes", "wide"}, 0, "organization-wide changes are not allowed from agents", false}},
-		{"escalated blast radius hits the deny rule", eff(risk.CategoryRead, risk.RiskLow, risk.BlastCluster, risk.ApprovalNone, 1), `{"cluster":"*"}`,
+		{"escalated blast radius hits the deny rule", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastCluster, risk.ApprovalNone, 1), `{"cluster":"*"}`,
 			want{ActionDeny, OutcomeDeniedByRule, 0, []string{"reads", "wide"}, 0, "organization-wide changes are not allowed from agents", false}},
 	}
 	for _, tt := range tests {
@@ -98,7 +94,7 @@ func TestDecideAskCombinesApproversAndTimeouts(t *testing.T) {
 		{ID: "c", When: Match{Server: []string{"prod-*"}}, Decide: "ask"},
 		{ID: "ok", When: Match{Tool: []string{"update_*"}}, Decide: "allow"},
 	}})
-	d := p.Decide(eff(risk.CategoryMutate, risk.RiskHigh, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "prod-eu", Tool: "update_x", TrustLevel: 3})
+	d := p.Decide(risktest.Eff(risk.CategoryMutate, risk.RiskHigh, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "prod-eu", Tool: "update_x", TrustLevel: 3})
 	if d.Action != ActionAsk || d.Approvers != 3 || d.Timeout != 10*time.Second {
 		t.Errorf("got %s approvers=%d timeout=%s, want ask 3 10s", d.Action, d.Approvers, d.Timeout)
 	}
@@ -106,7 +102,7 @@ func TestDecideAskCombinesApproversAndTimeouts(t *testing.T) {
 		t.Errorf("rules %v, want %v", d.Rules, want)
 	}
 	// Without rule timeouts the config timeout applies, else the default.
-	d = p.Decide(eff(risk.CategoryUtility, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "prod-eu", Tool: "x", TrustLevel: 3})
+	d = p.Decide(risktest.Eff(risk.CategoryUtility, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), Call{Server: "prod-eu", Tool: "x", TrustLevel: 3})
 	if d.Action != ActionAsk || d.Timeout != DefaultTimeout || d.Approvers != 1 {
 		t.Errorf("got %s timeout=%s approvers=%d", d.Action, d.Timeout, d.Approvers)
 	}
@@ -125,13 +121,13 @@ func TestDecideTrustGating(t *testing.T) {
 		action  Action
 		outcome Outcome
 	}{
-		{"trust at minimum allows", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 3), 3, ActionAllow, OutcomeAutoAllowed},
-		{"trust below minimum denies even an allow rule", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 3), 2, ActionDeny, OutcomeTrustDenied},
-		{"no trust denies everything", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 0, ActionDeny, OutcomeTrustDenied},
-		{"trust above 5 counts as 5", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 5), 9, ActionAllow, OutcomeAutoAllowed},
-		{"unset minTrustLevel is 5", eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 0), 4, ActionDeny, OutcomeTrustDenied},
-		{"rule on session trust level", eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 1, ActionDeny, OutcomeDeniedByRule},
-		{"rule on session trust level, other level", eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 2, ActionAllow, OutcomeAutoAllowed},
+		{"trust at minimum allows", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 3), 3, ActionAllow, OutcomeAutoAllowed},
+		{"trust below minimum denies even an allow rule", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 3), 2, ActionDeny, OutcomeTrustDenied},
+		{"no trust denies everything", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 0, ActionDeny, OutcomeTrustDenied},
+		{"trust above 5 counts as 5", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 5), 9, ActionAllow, OutcomeAutoAllowed},
+		{"unset minTrustLevel is 5", risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 0), 4, ActionDeny, OutcomeTrustDenied},
+		{"rule on session trust level", risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 1, ActionDeny, OutcomeDeniedByRule},
+		{"rule on session trust level, other level", risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 2, ActionAllow, OutcomeAutoAllowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +150,7 @@ func TestRuleMatchFields(t *testing.T) {
 		{ID: "tool", When: Match{Server: []string{"db"}, Tool: []string{"drop_[a-c]*"}}, Decide: "deny"},
 		{ID: "gap", When: Match{MinTrustLevelAbove: 2}, Decide: "deny"},
 	}})
-	base := eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	base := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	tests := []struct {
 		name   string
 		modify func(*risk.Effective)
@@ -186,11 +182,11 @@ func TestRuleMatchFields(t *testing.T) {
 	}
 	// minTrustLevelAbove: tool needs 4, trust 2 -> gap 2 matches (and the
 	// trust gate denies anyway); trust 3 is trust-denied but gap 1 does not match.
-	d := p.Decide(eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), Call{TrustLevel: 2})
+	d := p.Decide(risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), Call{TrustLevel: 2})
 	if !slices.Contains(d.Rules, "gap") {
 		t.Errorf("gap rule did not match: %v", d.Rules)
 	}
-	d = p.Decide(eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), Call{TrustLevel: 3})
+	d = p.Decide(risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), Call{TrustLevel: 3})
 	if slices.Contains(d.Rules, "gap") {
 		t.Errorf("gap rule matched a gap of 1: %v", d.Rules)
 	}
@@ -205,10 +201,10 @@ func TestEscalatorsOnlyRaise(t *testing.T) {
 		`{"namespace":"default","force":false}`, `{"a":{"b":{"c":{"namespace":"*","recursive":true}}}}`,
 	}
 	effs := []risk.Effective{
-		eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1),
-		eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastNamespace, risk.ApprovalSingle, 3),
-		eff(risk.CategoryDestroy, risk.RiskCritical, risk.BlastGlobal, risk.ApprovalMulti, 5),
-		eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastOrganization, risk.ApprovalSingle, 2, "cost"),
+		risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1),
+		risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastNamespace, risk.ApprovalSingle, 3),
+		risktest.Eff(risk.CategoryDestroy, risk.RiskCritical, risk.BlastGlobal, risk.ApprovalMulti, 5),
+		risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastOrganization, risk.ApprovalSingle, 2, "cost"),
 	}
 	for _, e := range effs {
 		base := e.Normalize()
@@ -228,7 +224,7 @@ func TestEscalatorsOnlyRaise(t *testing.T) {
 }
 
 func TestEscalate(t *testing.T) {
-	base := eff(risk.CategoryDelete, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 2).Normalize()
+	base := risktest.Eff(risk.CategoryDelete, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 2).Normalize()
 	tests := []struct {
 		args  string
 		risk  risk.RiskLevel
@@ -272,18 +268,18 @@ func TestNeverAllowed(t *testing.T) {
 		trust int
 		want  bool
 	}{
-		{"trust too low", Config{NoMatch: "allow"}, eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), 3, true},
-		{"allowed", Config{NoMatch: "allow"}, eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 1, false},
+		{"trust too low", Config{NoMatch: "allow"}, risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 4), 3, true},
+		{"allowed", Config{NoMatch: "allow"}, risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 1, false},
 		{"static deny rule", Config{Rules: []Rule{{ID: "d", When: Match{Category: []string{"destroy"}}, Decide: "deny"}}},
-			eff(risk.CategoryDestroy, risk.RiskHigh, risk.BlastItem, risk.ApprovalMulti, 1), 5, true},
+			risktest.Eff(risk.CategoryDestroy, risk.RiskHigh, risk.BlastItem, risk.ApprovalMulti, 1), 5, true},
 		{"deny on high escapes via force (critical)", Config{Rules: []Rule{{ID: "d", When: Match{RiskLevel: []string{"high"}}, Decide: "deny"}}},
-			eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), 5, false},
+			risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), 5, false},
 		{"deny on high and critical", Config{Rules: []Rule{{ID: "d", When: Match{RiskLevel: []string{"high", "critical"}}, Decide: "deny"}}},
-			eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), 5, true},
+			risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), 5, true},
 		{"deny on namespace escapes via namespace *", Config{Rules: []Rule{{ID: "d", When: Match{BlastRadius: []string{"namespace"}}, Decide: "deny"}}},
-			eff(risk.CategoryMutate, risk.RiskLow, risk.BlastNamespace, risk.ApprovalSingle, 1), 5, false},
-		{"noMatch deny, no rules", Config{NoMatch: "deny"}, eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 5, true},
-		{"ask is not never", Config{NoMatch: "ask"}, eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 5, false},
+			risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastNamespace, risk.ApprovalSingle, 1), 5, false},
+		{"noMatch deny, no rules", Config{NoMatch: "deny"}, risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 5, true},
+		{"ask is not never", Config{NoMatch: "ask"}, risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1), 5, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -446,7 +442,7 @@ func TestMemoisedEvaluationsEqualFreshOnes(t *testing.T) {
 					for _, blast := range []risk.BlastRadius{risk.BlastItem, risk.BlastGlobal} {
 						for _, approval := range []risk.ApprovalRecommendation{risk.ApprovalNone, risk.ApprovalSingle, risk.ApprovalMulti} {
 							for trust := 1; trust <= 5; trust += 2 {
-								e := eff(cat, risk.RiskMedium, blast, approval, 1).Normalize()
+								e := risktest.Eff(cat, risk.RiskMedium, blast, approval, 1).Normalize()
 								got := p.evaluate(server, tool, e, trust, nil)
 								want := p.evaluateRules(func(i int) ruleState { return p.rules[i].state(server, tool, e, trust, nil) }, e)
 								if diff := cmp.Diff(want, got, cmp.AllowUnexported(evaluation{})); diff != "" {

@@ -50,6 +50,7 @@ var rooms = []struct {
 	{"approvals/policyinit", 18},
 	{"approvals/internal/approvaltest", 17},
 	{"approvals/rules", 16},
+	{"approvals/internal/risktest", 15},
 	{"approvals/risk", 14},
 	{"approvals/internal/norm", 12},
 	{"plugins", 20},

@@ -1,11 +1,10 @@
-// Package approvaltest owns the fixtures the tests of the approvals
+// Package approvaltest owns the policy fixtures the tests of the approvals
 // packages above rules share (the gate's, policyinit's): a policy from a
-// configuration, the configuration reference's example, compact risk
-// metadata and tool input schemas. Only tests import it.
+// configuration and the configuration reference's example. Only tests
+// import it; the risk fixtures are risktest's.
 package approvaltest
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -42,37 +41,4 @@ func ContractConfig() rules.Config {
 		NoMatch: "ask",
 		Timeout: 5 * time.Minute,
 	}
-}
-
-// Eff is catalogue-sourced effective metadata with the given fields.
-func Eff(cat risk.Category, level risk.RiskLevel, blast risk.BlastRadius, approval risk.ApprovalRecommendation, trust int, side ...string) risk.Effective {
-	return risk.Effective{Category: cat, RiskLevel: level, BlastRadius: blast, Reversibility: risk.ReversibleManual,
-		SideEffects: side, ApprovalRecommendation: approval, MinTrustLevel: trust, Source: risk.AllSources(risk.SourceCatalogue)}
-}
-
-// Fields is the comparable part of Effective, for compact tables.
-type Fields struct {
-	Category    risk.Category
-	Risk        risk.RiskLevel
-	Blast       risk.BlastRadius
-	Rev         risk.Reversibility
-	SideEffects []string
-	Approval    risk.ApprovalRecommendation
-	Trust       int
-	Source      risk.Sources
-}
-
-// FieldsOf returns the comparable part of e.
-func FieldsOf(e risk.Effective) Fields {
-	return Fields{e.Category, e.RiskLevel, e.BlastRadius, e.Reversibility, e.SideEffects, e.ApprovalRecommendation, e.MinTrustLevel, e.Source}
-}
-
-// Schema is an object input schema with string properties props.
-func Schema(props ...string) json.RawMessage {
-	m := map[string]any{}
-	for _, p := range props {
-		m[p] = map[string]string{"type": "string"}
-	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": m})
-	return b
 }
