@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // Request is what an approver is asked to decide.
@@ -25,7 +27,7 @@ type Request struct {
 	// Arguments are the model's arguments only; secure values never appear.
 	Arguments json.RawMessage
 	// Risk is the effective metadata after the call-time escalators.
-	Risk Effective
+	Risk risk.Effective
 	// Rules, Message and Reason say why approval is needed. They are for
 	// approvers (people), never shown to the model.
 	Rules   []string

@@ -3,6 +3,9 @@ package approvals
 import (
 	"encoding/json"
 	"sync"
+
+	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // defaultDenialMemory is how many denied calls a session remembers when
@@ -11,8 +14,8 @@ const defaultDenialMemory = 1024
 
 // deniedCall is a remembered refusal.
 type deniedCall struct {
-	Outcome Outcome
-	Reason  ReasonClass
+	Outcome rules.Outcome
+	Reason  rules.ReasonClass
 	Note    string
 }
 
@@ -39,7 +42,7 @@ func newDenialMemory(size int) *denialMemory {
 }
 
 func keyFor(server, tool, defHash string, args json.RawMessage) denialKey {
-	return denialKey{server, tool, defHash, canonicalHash(args)}
+	return denialKey{server, tool, defHash, norm.CanonicalHash(args)}
 }
 
 // Remember records a refusal.

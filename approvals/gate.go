@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // Gate turns a policy decision into a final outcome for one session: it
@@ -14,7 +17,7 @@ import (
 // count distinct approvers). Build one Gate per session; the Policy and
 // Approver may be shared between sessions. Safe for concurrent use.
 type Gate struct {
-	policy   *Policy
+	policy   *rules.Policy
 	approver Approver
 	grants   *sessionGrants
 	shared   GrantStore
@@ -24,7 +27,7 @@ type Gate struct {
 
 // GateConfig configures a Gate.
 type GateConfig struct {
-	Policy *Policy // required
+	Policy *rules.Policy // required
 	// Approver answers asks; nil means Deny (nobody to ask).
 	Approver Approver
 	// Now is the clock; nil means time.Now.
@@ -56,9 +59,9 @@ type Check struct {
 	// approve its own calls.
 	Subject string
 	CallID  string
-	Call    Call
+	Call    rules.Call
 	// Risk is the tool's effective metadata (Policy.Effective).
-	Risk Effective
+	Risk risk.Effective
 	// ToolDefHash identifies the tool definition (ToolInfo.DefinitionHash);
 	// grants and remembered denials are tied to it.
 	ToolDefHash string
@@ -82,10 +85,10 @@ type Check struct {
 
 // Result is the Gate's answer.
 type Result struct {
-	Decision Decision
-	Outcome  Outcome
+	Decision rules.Decision
+	Outcome  rules.Outcome
 	// Reason is set when the call does not run.
-	Reason ReasonClass
+	Reason rules.ReasonClass
 	// Votes are every vote cast, in order, for the audit record.
 	Votes []Vote
 	// Note is the deciding deny note (approver's, or the denying rules'
@@ -107,7 +110,7 @@ type Result struct {
 
 // selfApprovalExplanation says why an approver who is also the requester
 // was not asked, and what to change.
-func selfApprovalExplanation(approverID string) string {
+func SelfApprovalExplanation(approverID string) string {
 	return fmt.Sprintf("approval needed, but the only approver %q is the session's subject (the requester), who cannot approve its own calls, so nobody was asked; "+
 		"run with another approver, or with a subject other than the approver", approverID)
 }
@@ -132,17 +135,17 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	if c.Call.Subject == "" {
 		c.Call.Subject = c.Subject
 	}
-	if c.Call.Now.IsZero() && g.policy.hasExpr {
+	if c.Call.Now.IsZero() && g.policy.UsesExpressions() {
 		c.Call.Now = g.now()
 	}
-	d := g.policy.decide(ctx, c.Risk, c.Call)
+	d := g.policy.DecideContext(ctx, c.Risk, c.Call)
 	res := Result{Decision: d, Outcome: d.Outcome}
 	switch d.Action {
-	case ActionAllow:
+	case rules.ActionAllow:
 		return res, nil
-	case ActionDeny:
+	case rules.ActionDeny:
 		res.Reason = d.ReasonClass
-		if d.ReasonClass == ReasonPolicy {
+		if d.ReasonClass == rules.ReasonPolicy {
 			res.Note = d.Message
 		}
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
@@ -156,11 +159,11 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 	grantable := d.Approvers < 2 && c.ToolDefHash != "" && !d.Unclassified && !d.Tightened
 	if grantable && g.granted(ctx, c, d.Risk) {
-		res.Outcome = OutcomeGranted
+		res.Outcome = rules.OutcomeGranted
 		return res, nil
 	}
 	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
-		res = g.refuse(c, res, OutcomeRejected, ReasonNoApprover, "")
+		res = g.refuse(c, res, rules.OutcomeRejected, rules.ReasonNoApprover, "")
 		if d.Unclassified && l.MaxApprovers() == 0 {
 			res.Explanation = unclassifiedExplanation
 		}
@@ -169,8 +172,8 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	if ia, ok := g.approver.(Identified); ok && SameID(ia.ApproverID(), c.Subject) {
 		// Asking would be a question whose yes is discarded.
 		// Not remembered as a denial: a retry gets the same explanation.
-		res.Outcome, res.Reason = OutcomeRejected, ReasonNoApprover
-		res.Explanation = selfApprovalExplanation(ia.ApproverID())
+		res.Outcome, res.Reason = rules.OutcomeRejected, rules.ReasonNoApprover
+		res.Explanation = SelfApprovalExplanation(ia.ApproverID())
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
 		return res, nil
 	}
@@ -189,7 +192,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		Server:           c.Call.Server,
 		Tool:             c.Call.Tool,
 		Arguments:        slices.Clone(c.Call.Args),
-		Risk:             d.Risk.clone(),
+		Risk:             d.Risk.Clone(),
 		Rules:            slices.Clone(d.Rules),
 		Message:          d.Message,
 		Reason:           d.Reason,
@@ -210,13 +213,13 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	res.Votes = slices.Clone(v.Votes)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		res.Outcome, res.Reason = OutcomeError, ReasonError
+		res.Outcome, res.Reason = rules.OutcomeError, rules.ReasonError
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
 		return res, fmt.Errorf("approval of %s/%s: %w", c.Call.Server, c.Call.Tool, ctx.Err())
 	case err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
 		v.Expired = true
 	case err != nil:
-		res.Outcome, res.Reason = OutcomeError, ReasonError
+		res.Outcome, res.Reason = rules.OutcomeError, rules.ReasonError
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, "")
 		return res, fmt.Errorf("approval of %s/%s: %w", c.Call.Server, c.Call.Tool, err)
 	}
@@ -243,9 +246,9 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 	switch {
 	case veto != nil:
-		return g.refuse(c, res, OutcomeRejected, ReasonDeclined, veto.Note), nil
+		return g.refuse(c, res, rules.OutcomeRejected, rules.ReasonDeclined, veto.Note), nil
 	case len(allowed) >= d.Approvers:
-		res.Outcome = OutcomeApproved
+		res.Outcome = rules.OutcomeApproved
 		if forSession && req.SessionGrantable {
 			// Grant refuses what it must (multi-approver tools); the call
 			// itself is approved either way.
@@ -253,13 +256,13 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		}
 		return res, nil
 	case v.Expired:
-		return g.refuse(c, res, OutcomeExpired, ReasonTimeout, ""), nil
+		return g.refuse(c, res, rules.OutcomeExpired, rules.ReasonTimeout, ""), nil
 	}
-	return g.refuse(c, res, OutcomeRejected, ReasonNoApprover, ""), nil
+	return g.refuse(c, res, rules.OutcomeRejected, rules.ReasonNoApprover, ""), nil
 }
 
 // refuse settles a refused ask and remembers it for identical retries.
-func (g *Gate) refuse(c Check, res Result, o Outcome, reason ReasonClass, note string) Result {
+func (g *Gate) refuse(c Check, res Result, o rules.Outcome, reason rules.ReasonClass, note string) Result {
 	res.Outcome, res.Reason, res.Note = o, reason, note
 	res.ModelMessage = ModelMessage(o, reason, note)
 	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, deniedCall{Outcome: o, Reason: reason, Note: note})
@@ -268,7 +271,7 @@ func (g *Gate) refuse(c Check, res Result, o Outcome, reason ReasonClass, note s
 
 // granted reports whether a session grant covers the call; a shared grant
 // store that cannot be read counts as no grant (the call is asked).
-func (g *Gate) granted(ctx context.Context, c Check, risk Effective) bool {
+func (g *Gate) granted(ctx context.Context, c Check, risk risk.Effective) bool {
 	if g.shared == nil {
 		return g.grants.Allowed(c.Call.Server, c.Call.Tool, c.ToolDefHash, risk)
 	}
@@ -286,7 +289,7 @@ func (g *Gate) granted(ctx context.Context, c Check, risk Effective) bool {
 // grant remembers an "allow for this session" answer; it refuses what it
 // must (multi-approver tools, no definition hash). A shared store that
 // cannot be written only means the next call asks again.
-func (g *Gate) grant(ctx context.Context, c Check, approvers int, risk Effective) {
+func (g *Gate) grant(ctx context.Context, c Check, approvers int, risk risk.Effective) {
 	if g.shared == nil {
 		_ = g.grants.Grant(c.Call.Server, c.Call.Tool, c.ToolDefHash, approvers, risk)
 		return
@@ -294,5 +297,5 @@ func (g *Gate) grant(ctx context.Context, c Check, approvers int, risk Effective
 	if approvers >= 2 || c.ToolDefHash == "" {
 		return
 	}
-	_ = g.shared.PutGrant(ctx, c.SessionID, Grant{Server: c.Call.Server, Tool: c.Call.Tool, DefHash: c.ToolDefHash, Ceiling: risk.normalize(), Created: g.now().UTC()})
+	_ = g.shared.PutGrant(ctx, c.SessionID, Grant{Server: c.Call.Server, Tool: c.Call.Tool, DefHash: c.ToolDefHash, Ceiling: risk.Normalize(), Created: g.now().UTC()})
 }

@@ -8,9 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
-func newGate(t *testing.T, p *Policy, a Approver) *Gate {
+func newGate(t *testing.T, p *rules.Policy, a Approver) *Gate {
 	t.Helper()
 	g, err := NewGate(GateConfig{Policy: p, Approver: a})
 	if err != nil {
@@ -27,46 +32,46 @@ func votes(calls *atomic.Int32, vs ...Vote) Approver {
 	})
 }
 
-func check(risk Effective, args string) Check {
+func check(risk risk.Effective, args string) Check {
 	return Check{SessionID: "sess", Subject: "user", CallID: "c1",
-		Call: Call{Server: "srv", Tool: "tool", Args: json.RawMessage(args), TrustLevel: 3},
+		Call: rules.Call{Server: "srv", Tool: "tool", Args: json.RawMessage(args), TrustLevel: 3},
 		Risk: risk, ToolDefHash: "sha256:def1", ExposedName: "srv__tool", SecureParams: []string{"token"}}
 }
 
 func TestGateOutcomes(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
-	read := eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 1)
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
-	del := eff(CategoryDelete, RiskHigh, BlastItem, ApprovalSingle, 1)
-	wide := eff(CategoryMutate, RiskMedium, BlastGlobal, ApprovalSingle, 1)
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
+	read := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
+	del := risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1)
+	wide := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1)
 	allow := func(id string) Vote { return Vote{ApproverID: id, Decision: VoteAllow} }
 	deny := func(id, note string) Vote { return Vote{ApproverID: id, Decision: VoteDeny, Note: note} }
 	tests := []struct {
 		name     string
-		risk     Effective
+		risk     risk.Effective
 		approver func(*atomic.Int32) Approver
-		outcome  Outcome
-		reason   ReasonClass
+		outcome  rules.Outcome
+		reason   rules.ReasonClass
 		asked    int32
 	}{
-		{"allow rule does not ask", read, func(c *atomic.Int32) Approver { return votes(c) }, OutcomeAutoAllowed, "", 0},
-		{"deny rule does not ask", wide, func(c *atomic.Int32) Approver { return votes(c, allow("a"), allow("b")) }, OutcomeDeniedByRule, ReasonPolicy, 0},
-		{"trust too low does not ask", eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 5), func(c *atomic.Int32) Approver { return votes(c, allow("a")) }, OutcomeTrustDenied, ReasonTrust, 0},
-		{"one approver approves", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice")) }, OutcomeApproved, "", 1},
-		{"deny vote rejects", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), deny("bob", "no")) }, OutcomeRejected, ReasonDeclined, 1},
-		{"no votes: no approver", write, func(c *atomic.Int32) Approver { return votes(c) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"requester's own vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("user")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"anonymous vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow(" ")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"same approver twice counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("alice")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"same approver in another case counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("Bob")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"an approver id with a zero-width space does not count", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("bob\u200b")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"same approver in fullwidth letters counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("\uff42\uff4f\uff42")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"requester in another case does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("User")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"requester with a format character does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("\u200duser\u2060 ")) }, OutcomeRejected, ReasonNoApprover, 1},
-		{"two distinct approvers approve", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("bob")) }, OutcomeApproved, "", 1},
+		{"allow rule does not ask", read, func(c *atomic.Int32) Approver { return votes(c) }, rules.OutcomeAutoAllowed, "", 0},
+		{"deny rule does not ask", wide, func(c *atomic.Int32) Approver { return votes(c, allow("a"), allow("b")) }, rules.OutcomeDeniedByRule, rules.ReasonPolicy, 0},
+		{"trust too low does not ask", risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 5), func(c *atomic.Int32) Approver { return votes(c, allow("a")) }, rules.OutcomeTrustDenied, rules.ReasonTrust, 0},
+		{"one approver approves", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice")) }, rules.OutcomeApproved, "", 1},
+		{"deny vote rejects", write, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), deny("bob", "no")) }, rules.OutcomeRejected, rules.ReasonDeclined, 1},
+		{"no votes: no approver", write, func(c *atomic.Int32) Approver { return votes(c) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"requester's own vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("user")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"anonymous vote does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow(" ")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"same approver twice counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("alice")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"same approver in another case counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("Bob")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"an approver id with a zero-width space does not count", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("bob\u200b")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"same approver in fullwidth letters counts once", del, func(c *atomic.Int32) Approver { return votes(c, allow("bob"), allow("\uff42\uff4f\uff42")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"requester in another case does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("User")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"requester with a format character does not count", write, func(c *atomic.Int32) Approver { return votes(c, allow("\u200duser\u2060 ")) }, rules.OutcomeRejected, rules.ReasonNoApprover, 1},
+		{"two distinct approvers approve", del, func(c *atomic.Int32) Approver { return votes(c, allow("alice"), allow("bob")) }, rules.OutcomeApproved, "", 1},
 		{"expired verdict", write, func(c *atomic.Int32) Approver {
 			return ApproverFunc(func(context.Context, *Request) (Verdict, error) { c.Add(1); return Verdict{Expired: true}, nil })
-		}, OutcomeExpired, ReasonTimeout, 1},
+		}, rules.OutcomeExpired, rules.ReasonTimeout, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,34 +92,34 @@ func TestGateOutcomes(t *testing.T) {
 }
 
 func TestGateAutoCountsAsOneApprover(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	g := newGate(t, p, Auto{})
-	res, _ := g.Check(context.Background(), check(eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1), `{}`))
-	if res.Outcome != OutcomeApproved || len(res.Votes) != 1 || res.Votes[0].ApproverID != AutoApproverID {
+	res, _ := g.Check(context.Background(), check(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	if res.Outcome != rules.OutcomeApproved || len(res.Votes) != 1 || res.Votes[0].ApproverID != AutoApproverID {
 		t.Errorf("single: %s %+v", res.Outcome, res.Votes)
 	}
-	res, _ = g.Check(context.Background(), check(eff(CategoryDelete, RiskHigh, BlastItem, ApprovalSingle, 1), `{}`))
-	if res.Outcome != OutcomeRejected || res.Reason != ReasonNoApprover {
+	res, _ = g.Check(context.Background(), check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	if res.Outcome != rules.OutcomeRejected || res.Reason != rules.ReasonNoApprover {
 		t.Errorf("multi with auto: %s/%s, want rejected/no_approver", res.Outcome, res.Reason)
 	}
-	res, _ = newGate(t, p, nil).Check(context.Background(), check(eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1), `{}`))
-	if res.Outcome != OutcomeRejected || res.Reason != ReasonNoApprover {
+	res, _ = newGate(t, p, nil).Check(context.Background(), check(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
+	if res.Outcome != rules.OutcomeRejected || res.Reason != rules.ReasonNoApprover {
 		t.Errorf("default Deny approver: %s/%s", res.Outcome, res.Reason)
 	}
 }
 
 func TestGateTimeoutAndDenialMemory(t *testing.T) {
-	cfg := contractConfig()
+	cfg := approvaltest.ContractConfig()
 	cfg.Rules[1].Timeout = 40 * time.Millisecond
-	p := mustPolicy(t, cfg)
+	p := approvaltest.MustPolicy(t, cfg)
 	var asked atomic.Int32
 	q := NewQueue(QueueOptions{OnPending: func(Pending) { asked.Add(1) }})
 	g := newGate(t, p, q)
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	start := time.Now()
 	res, err := g.Check(context.Background(), check(write, `{"a":1,"b":2}`))
-	if err != nil || res.Outcome != OutcomeExpired || res.Reason != ReasonTimeout {
+	if err != nil || res.Outcome != rules.OutcomeExpired || res.Reason != rules.ReasonTimeout {
 		t.Fatalf("got %s/%s err %v, want expired/timeout", res.Outcome, res.Reason, err)
 	}
 	if time.Since(start) < 40*time.Millisecond {
@@ -123,7 +128,7 @@ func TestGateTimeoutAndDenialMemory(t *testing.T) {
 	// The identical call (same arguments in another key order) is answered
 	// from memory without asking.
 	res, err = g.Check(context.Background(), check(write, `{"b":2, "a":1}`))
-	if err != nil || res.Outcome != OutcomeExpired || !res.Remembered || asked.Load() != 1 {
+	if err != nil || res.Outcome != rules.OutcomeExpired || !res.Remembered || asked.Load() != 1 {
 		t.Fatalf("retry: %s remembered=%v asked=%d err %v", res.Outcome, res.Remembered, asked.Load(), err)
 	}
 	if !strings.Contains(res.ModelMessage, "not executed") {
@@ -139,32 +144,32 @@ func TestGateTimeoutAndDenialMemory(t *testing.T) {
 		_ = q.Resolve(q.List()[0].ID, "alice", true, "")
 	}()
 	res, err = g.Check(ctx, check(write, `{"a":2}`))
-	if err != nil || res.Outcome != OutcomeApproved || asked.Load() != 2 {
+	if err != nil || res.Outcome != rules.OutcomeApproved || asked.Load() != 2 {
 		t.Errorf("other arguments: %s asked=%d err %v", res.Outcome, asked.Load(), err)
 	}
 }
 
 func TestGateGrants(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	var asked atomic.Int32
 	sessionVote := ApproverFunc(func(_ context.Context, req *Request) (Verdict, error) {
 		asked.Add(1)
 		return Verdict{Votes: []Vote{{ApproverID: "alice", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
 	})
 	g := newGate(t, p, sessionVote)
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	c := check(write, `{"x":1}`)
-	if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved {
+	if res, _ := g.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved {
 		t.Fatalf("first call %s", res.Outcome)
 	}
 	c.Call.Args = json.RawMessage(`{"x":2}`)
-	if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeGranted || asked.Load() != 1 {
+	if res, _ := g.Check(context.Background(), c); res.Outcome != rules.OutcomeGranted || asked.Load() != 1 {
 		t.Fatalf("second call %s asked %d, want granted without asking", res.Outcome, asked.Load())
 	}
 	// The definition changed: the grant is void, approvers are asked again.
 	c.ToolDefHash = "sha256:def2"
-	if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved || asked.Load() != 2 {
+	if res, _ := g.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved || asked.Load() != 2 {
 		t.Fatalf("after definition change %s asked %d", res.Outcome, asked.Load())
 	}
 
@@ -180,9 +185,9 @@ func TestGateGrants(t *testing.T) {
 			{ApproverID: "bob", Decision: VoteAllow, ForSession: true},
 		}}, nil
 	}))
-	del := check(eff(CategoryDelete, RiskHigh, BlastItem, ApprovalSingle, 1), `{}`)
+	del := check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`)
 	for i := 0; i < 2; i++ {
-		if res, _ := g2.Check(context.Background(), del); res.Outcome != OutcomeApproved {
+		if res, _ := g2.Check(context.Background(), del); res.Outcome != rules.OutcomeApproved {
 			t.Fatalf("multi call %d: %s", i, res.Outcome)
 		}
 	}
@@ -194,14 +199,14 @@ func TestGateGrants(t *testing.T) {
 	if err := g2.grants.Grant("srv", "tool", del.ToolDefHash, 1, del.Risk); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := g2.Check(context.Background(), del); res.Outcome == OutcomeGranted {
+	if res, _ := g2.Check(context.Background(), del); res.Outcome == rules.OutcomeGranted {
 		t.Error("grant applied to a multi-approver call")
 	}
 }
 
 func TestGrants(t *testing.T) {
 	g := newSessionGrants()
-	low := eff(CategoryMutate, RiskLow, BlastItem, ApprovalSingle, 1)
+	low := risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
 	if err := g.Grant("s", "t", "h1", 2, low); !errors.Is(err, errGrantNotAllowed) {
 		t.Errorf("multi-approver grant: %v", err)
 	}
@@ -228,18 +233,18 @@ func TestGrants(t *testing.T) {
 }
 
 func TestGateErrors(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	boom := errors.New("approver backend down")
 	g := newGate(t, p, ApproverFunc(func(context.Context, *Request) (Verdict, error) { return Verdict{}, boom }))
 	res, err := g.Check(context.Background(), check(write, `{}`))
-	if !errors.Is(err, boom) || res.Outcome != OutcomeError || res.Allowed() || res.ModelMessage == "" {
+	if !errors.Is(err, boom) || res.Outcome != rules.OutcomeError || res.Allowed() || res.ModelMessage == "" {
 		t.Errorf("approver error: %s err %v", res.Outcome, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	q := NewQueue(QueueOptions{OnPending: func(Pending) { cancel() }})
 	res, err = newGate(t, p, q).Check(ctx, check(write, `{}`))
-	if !errors.Is(err, context.Canceled) || res.Outcome != OutcomeError {
+	if !errors.Is(err, context.Canceled) || res.Outcome != rules.OutcomeError {
 		t.Errorf("cancelled turn: %s err %v", res.Outcome, err)
 	}
 	if _, err := NewGate(GateConfig{}); err == nil {
@@ -248,13 +253,13 @@ func TestGateErrors(t *testing.T) {
 }
 
 func TestGateRequestCarriesWhatApproversNeed(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	var got *Request
 	g := newGate(t, p, ApproverFunc(func(_ context.Context, req *Request) (Verdict, error) {
 		got = req
 		return Verdict{}, nil
 	}))
-	c := check(eff(CategoryDelete, RiskHigh, BlastItem, ApprovalSingle, 1), `{"force":true}`)
+	c := check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{"force":true}`)
 	before := time.Now()
 	res, _ := g.Check(context.Background(), c)
 	if got == nil {
@@ -262,7 +267,7 @@ func TestGateRequestCarriesWhatApproversNeed(t *testing.T) {
 	}
 	if got.ID == "" || got.ID != res.RequestID || got.SessionID != "sess" || got.Requester != "user" || got.CallID != "c1" ||
 		got.Server != "srv" || got.Tool != "tool" || string(got.Arguments) != `{"force":true}` || got.Approvers != 2 ||
-		got.Risk.RiskLevel != RiskCritical || len(got.Rules) != 1 || got.Rules[0] != "deletes" || got.SessionGrantable {
+		got.Risk.RiskLevel != risk.RiskCritical || len(got.Rules) != 1 || got.Rules[0] != "deletes" || got.SessionGrantable {
 		t.Errorf("request %+v", got)
 	}
 	if d := got.Deadline.Sub(before); d < 10*time.Minute-time.Second || d > 10*time.Minute+time.Second {
@@ -270,59 +275,12 @@ func TestGateRequestCarriesWhatApproversNeed(t *testing.T) {
 	}
 }
 
-func TestNewRecord(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
-	g := newGate(t, p, votes(new(atomic.Int32), Vote{ApproverID: "alice", Decision: VoteAllow, TS: time.Unix(10, 0)}))
-	c := check(eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1), `{"q":"x"}`)
-	res, _ := g.Check(context.Background(), c)
-	rec := NewRecord(c, res, time.Unix(100, 0))
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"ts", "sessionId", "callId", "phase", "server", "tool", "toolDefHash", "exposedName", "arguments",
-		"secureParams", "risk", "rules", "decision", "outcome", "approvers", "result", "durationMs"}
-	if len(m) != len(want) {
-		t.Errorf("keys %v, want exactly %v", keys(m), want)
-	}
-	for _, k := range want {
-		if _, ok := m[k]; !ok {
-			t.Errorf("missing key %q", k)
-		}
-	}
-	for k, v := range map[string]string{
-		"decision": `"ask"`, "outcome": `"approved"`, "rules": `["writes"]`, "secureParams": `["token"]`,
-		"arguments": `{"q":"x"}`, "exposedName": `"srv__tool"`, "toolDefHash": `"sha256:def1"`,
-		"approvers": `[{"id":"alice","decision":"allow","ts":"1970-01-01T00:00:10Z"}]`, "result": `"pending"`, "phase": `"decision"`,
-	} {
-		if string(m[k]) != v {
-			t.Errorf("%s = %s, want %s", k, m[k], v)
-		}
-	}
-	denied := NewRecord(c, Result{Decision: Decision{Action: ActionDeny}, Outcome: OutcomeDeniedByRule}, time.Now())
-	if denied.Result != ResultNotExecuted || denied.Phase != PhaseDecision {
-		t.Errorf("denied call result %q", denied.Result)
-	}
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // A session grant covers at most the risk it was given for: arguments that
 // escalate the call (force, cascade, a "*" namespace) are asked again, and
 // calls at or below the granted risk stay covered.
 func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
-	write := eff(CategoryMutate, RiskLow, BlastItem, ApprovalSingle, 1)
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskLow, risk.BlastItem, risk.ApprovalSingle, 1)
 	tests := []struct {
 		name        string
 		granted     string // arguments of the call the grant was given on
@@ -345,7 +303,7 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 				return Verdict{Votes: []Vote{{ApproverID: "alice", Decision: VoteAllow, ForSession: req.SessionGrantable}}}, nil
 			}))
 			c := check(write, tc.granted)
-			if res, _ := g.Check(context.Background(), c); res.Outcome != OutcomeApproved || g.grants.Len() != 1 {
+			if res, _ := g.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved || g.grants.Len() != 1 {
 				t.Fatalf("first call %s, grants %d", res.Outcome, g.grants.Len())
 			}
 			c.Call.Args = json.RawMessage(tc.later)
@@ -353,10 +311,10 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Outcome == OutcomeGranted; got != tc.wantGranted {
+			if got := res.Outcome == rules.OutcomeGranted; got != tc.wantGranted {
 				t.Fatalf("later call %s (asked %d), want granted=%v", res.Outcome, asked.Load(), tc.wantGranted)
 			}
-			if !tc.wantGranted && (asked.Load() != 2 || res.Outcome != OutcomeApproved) {
+			if !tc.wantGranted && (asked.Load() != 2 || res.Outcome != rules.OutcomeApproved) {
 				t.Errorf("escalated call: %s, asked %d; want approvers asked again", res.Outcome, asked.Load())
 			}
 		})
@@ -364,28 +322,28 @@ func TestGateGrantCoversOnlyItsRisk(t *testing.T) {
 }
 
 func TestRiskWithin(t *testing.T) {
-	base := eff(CategoryMutate, RiskMedium, BlastNamespace, ApprovalSingle, 2, "network")
-	raise := func(f func(*Effective)) Effective { e := base.clone(); f(&e); return e }
+	base := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2, "network")
+	raise := func(f func(*risk.Effective)) risk.Effective { e := base.Clone(); f(&e); return e }
 	tests := []struct {
 		name string
-		e    Effective
+		e    risk.Effective
 		want bool
 	}{
 		{"equal", base, true},
-		{"lower risk", raise(func(e *Effective) { e.RiskLevel = RiskLow }), true},
-		{"fewer side effects", raise(func(e *Effective) { e.SideEffects = nil }), true},
-		{"higher risk", raise(func(e *Effective) { e.RiskLevel = RiskHigh }), false},
-		{"wider blast", raise(func(e *Effective) { e.BlastRadius = BlastCluster }), false},
-		{"harsher category", raise(func(e *Effective) { e.Category = CategoryDelete }), false},
-		{"less reversible", raise(func(e *Effective) { e.Reversibility = ReversibleNone }), false},
-		{"more approvers recommended", raise(func(e *Effective) { e.ApprovalRecommendation = ApprovalMulti }), false},
-		{"higher trust needed", raise(func(e *Effective) { e.MinTrustLevel = 3 }), false},
-		{"trust out of range", raise(func(e *Effective) { e.MinTrustLevel = 0 }), false},
-		{"another side effect", raise(func(e *Effective) { e.SideEffects = []string{"network", "email"} }), false},
-		{"unknown risk value", raise(func(e *Effective) { e.RiskLevel = "bogus" }), false},
+		{"lower risk", raise(func(e *risk.Effective) { e.RiskLevel = risk.RiskLow }), true},
+		{"fewer side effects", raise(func(e *risk.Effective) { e.SideEffects = nil }), true},
+		{"higher risk", raise(func(e *risk.Effective) { e.RiskLevel = risk.RiskHigh }), false},
+		{"wider blast", raise(func(e *risk.Effective) { e.BlastRadius = risk.BlastCluster }), false},
+		{"harsher category", raise(func(e *risk.Effective) { e.Category = risk.CategoryDelete }), false},
+		{"less reversible", raise(func(e *risk.Effective) { e.Reversibility = risk.ReversibleNone }), false},
+		{"more approvers recommended", raise(func(e *risk.Effective) { e.ApprovalRecommendation = risk.ApprovalMulti }), false},
+		{"higher trust needed", raise(func(e *risk.Effective) { e.MinTrustLevel = 3 }), false},
+		{"trust out of range", raise(func(e *risk.Effective) { e.MinTrustLevel = 0 }), false},
+		{"another side effect", raise(func(e *risk.Effective) { e.SideEffects = []string{"network", "email"} }), false},
+		{"unknown risk value", raise(func(e *risk.Effective) { e.RiskLevel = "bogus" }), false},
 	}
 	for _, tc := range tests {
-		if got := riskWithin(tc.e, base.normalize()); got != tc.want {
+		if got := riskWithin(tc.e, base.Normalize()); got != tc.want {
 			t.Errorf("%s: riskWithin = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -406,8 +364,8 @@ func (a *identified) Approve(context.Context, *Request) (Verdict, error) {
 // An approver whose only id is the requester's is not asked: its yes could
 // not count. The call is refused at once with an explanation for operators.
 func TestGateDoesNotAskTheRequester(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	tests := []struct {
 		approver string
 		asked    bool
@@ -430,12 +388,12 @@ func TestGateDoesNotAskTheRequester(t *testing.T) {
 					t.Fatalf("asked = %v, want %v", got, tc.asked)
 				}
 				if tc.asked {
-					if res.Outcome != OutcomeApproved || res.Explanation != "" {
+					if res.Outcome != rules.OutcomeApproved || res.Explanation != "" {
 						t.Errorf("another approver: %s %q", res.Outcome, res.Explanation)
 					}
 					return
 				}
-				if res.Outcome != OutcomeRejected || res.Reason != ReasonNoApprover || res.ModelMessage == "" ||
+				if res.Outcome != rules.OutcomeRejected || res.Reason != rules.ReasonNoApprover || res.ModelMessage == "" ||
 					!strings.Contains(res.Explanation, "cannot approve its own calls") || !strings.Contains(res.Explanation, "subject") {
 					t.Errorf("call %d: %s/%s %q", i, res.Outcome, res.Reason, res.Explanation)
 				}
@@ -451,7 +409,7 @@ func TestGateDoesNotAskTheRequester(t *testing.T) {
 // a grant given on one covers the next call on the other, for the same
 // session and definition only.
 func TestGateSharedGrants(t *testing.T) {
-	p := mustPolicy(t, contractConfig())
+	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	store := NewMemStore(MemStoreOptions{})
 	var asked atomic.Int32
 	sessionVote := ApproverFunc(func(_ context.Context, req *Request) (Verdict, error) {
@@ -466,22 +424,22 @@ func TestGateSharedGrants(t *testing.T) {
 		return g
 	}
 	replicaA, replicaB := gate(), gate()
-	write := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	write := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 	c := check(write, `{"x":1}`)
-	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != OutcomeApproved {
+	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved {
 		t.Fatalf("first call on A: %s", res.Outcome)
 	}
 	c.Call.Args = json.RawMessage(`{"x":2}`)
-	if res, _ := replicaB.Check(context.Background(), c); res.Outcome != OutcomeGranted || asked.Load() != 1 {
+	if res, _ := replicaB.Check(context.Background(), c); res.Outcome != rules.OutcomeGranted || asked.Load() != 1 {
 		t.Fatalf("second call on B: %s, asked %d; want granted without asking", res.Outcome, asked.Load())
 	}
 	other := c
 	other.SessionID = "another-session"
-	if res, _ := replicaB.Check(context.Background(), other); res.Outcome != OutcomeApproved || asked.Load() != 2 {
+	if res, _ := replicaB.Check(context.Background(), other); res.Outcome != rules.OutcomeApproved || asked.Load() != 2 {
 		t.Fatalf("another session: %s, asked %d; want asked again", res.Outcome, asked.Load())
 	}
 	c.ToolDefHash = "sha256:def2"
-	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != OutcomeApproved || asked.Load() != 3 {
+	if res, _ := replicaA.Check(context.Background(), c); res.Outcome != rules.OutcomeApproved || asked.Load() != 3 {
 		t.Fatalf("after a definition change: %s, asked %d; want asked again", res.Outcome, asked.Load())
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"slices"
 	"sync"
+
+	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // errGrantNotAllowed: session grants are never given for tools that need
@@ -25,7 +28,7 @@ type grant struct {
 	defHash string
 	// ceiling is the effective risk (after the call-time escalators) of the
 	// call the grant was given on.
-	ceiling Effective
+	ceiling risk.Effective
 }
 
 type grantKey struct{ server, tool string }
@@ -37,20 +40,20 @@ func newSessionGrants() *sessionGrants { return &sessionGrants{m: map[grantKey]g
 // effective risk is no higher than risk (the approved call's, after the
 // call-time escalators). It refuses tools needing two or more approvers and
 // an empty hash. A new grant replaces the tool's previous one.
-func (g *sessionGrants) Grant(server, tool, defHash string, approvers int, risk Effective) error {
+func (g *sessionGrants) Grant(server, tool, defHash string, approvers int, risk risk.Effective) error {
 	if approvers >= 2 || defHash == "" {
 		return errGrantNotAllowed
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.m[grantKey{server, tool}] = grant{defHash: defHash, ceiling: risk.normalize()}
+	g.m[grantKey{server, tool}] = grant{defHash: defHash, ceiling: risk.Normalize()}
 	return nil
 }
 
 // Allowed reports whether a grant covers this exact definition at this
 // effective risk (a Decision's Risk: normalised, after the escalators). A grant for an older definition is dropped; one given for
 // a lower risk stays for the calls it covers.
-func (g *sessionGrants) Allowed(server, tool, defHash string, risk Effective) bool {
+func (g *sessionGrants) Allowed(server, tool, defHash string, risk risk.Effective) bool {
 	if defHash == "" {
 		return false
 	}
@@ -70,13 +73,13 @@ func (g *sessionGrants) Allowed(server, tool, defHash string, risk Effective) bo
 // minTrustLevel is no higher, and every side effect of e is one of
 // ceiling's. e is a Decision's Risk, already normalised; it is not
 // normalised again, to keep granted calls free of allocations.
-func riskWithin(e, ceiling Effective) bool {
-	trust, _ := normalizeTrust(e.MinTrustLevel)
-	if rank(categoryOrder, e.Category) > rank(categoryOrder, ceiling.Category) ||
-		rank(riskOrder, e.RiskLevel) > rank(riskOrder, ceiling.RiskLevel) ||
-		rank(blastOrder, e.BlastRadius) > rank(blastOrder, ceiling.BlastRadius) ||
-		rank(reversibilityOrder, e.Reversibility) > rank(reversibilityOrder, ceiling.Reversibility) ||
-		rank(approvalOrder, e.ApprovalRecommendation) > rank(approvalOrder, ceiling.ApprovalRecommendation) ||
+func riskWithin(e, ceiling risk.Effective) bool {
+	trust, _ := risk.NormalizeTrust(e.MinTrustLevel)
+	if norm.Rank(risk.CategoryOrder, e.Category) > norm.Rank(risk.CategoryOrder, ceiling.Category) ||
+		norm.Rank(risk.RiskOrder, e.RiskLevel) > norm.Rank(risk.RiskOrder, ceiling.RiskLevel) ||
+		norm.Rank(risk.BlastOrder, e.BlastRadius) > norm.Rank(risk.BlastOrder, ceiling.BlastRadius) ||
+		norm.Rank(risk.ReversibilityOrder, e.Reversibility) > norm.Rank(risk.ReversibilityOrder, ceiling.Reversibility) ||
+		norm.Rank(risk.ApprovalOrder, e.ApprovalRecommendation) > norm.Rank(risk.ApprovalOrder, ceiling.ApprovalRecommendation) ||
 		trust > ceiling.MinTrustLevel {
 		return false
 	}

@@ -207,7 +207,7 @@ func (s *MemStore) Wait(ctx context.Context, id string) (Approval, error) {
 // PutGrant stores (or replaces) a session grant.
 func (s *MemStore) PutGrant(_ context.Context, sessionID string, g Grant) error {
 	k := memGrantKey{sessionID, g.Server, g.Tool}
-	g.Ceiling = g.Ceiling.clone()
+	g.Ceiling = g.Ceiling.Clone()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -233,7 +233,7 @@ func (s *MemStore) GetGrant(_ context.Context, sessionID, server, tool string) (
 	}
 	g, ok := s.grants[memGrantKey{sessionID, server, tool}]
 	if ok {
-		g.Ceiling = g.Ceiling.clone()
+		g.Ceiling = g.Ceiling.Clone()
 	}
 	return g, ok, nil
 }

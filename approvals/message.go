@@ -1,6 +1,11 @@
 package approvals
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/rules"
+)
 
 // maxNoteRunes caps an approver's or operator's note quoted to the model.
 const maxNoteRunes = 200
@@ -13,7 +18,7 @@ const maxNoteRunes = 200
 // denied), with control characters stripped, whitespace collapsed and cut
 // to 200 characters. An empty reason is derived from the outcome. Allowed
 // outcomes give "".
-func ModelMessage(outcome Outcome, reason ReasonClass, note string) string {
+func ModelMessage(outcome rules.Outcome, reason rules.ReasonClass, note string) string {
 	if outcome.Allowed() {
 		return ""
 	}
@@ -22,15 +27,15 @@ func ModelMessage(outcome Outcome, reason ReasonClass, note string) string {
 	}
 	var why, label string
 	switch reason {
-	case ReasonPolicy:
+	case rules.ReasonPolicy:
 		why, label = "the host's approval policy does not allow it", "Policy note"
-	case ReasonDeclined:
+	case rules.ReasonDeclined:
 		why, label = "an approver declined it", "Approver note"
-	case ReasonTimeout:
+	case rules.ReasonTimeout:
 		why = "the approval request timed out before anyone approved it"
-	case ReasonTrust:
+	case rules.ReasonTrust:
 		why = "this session's trust level is too low for this tool"
-	case ReasonNoApprover:
+	case rules.ReasonNoApprover:
 		why = "no approver was available to approve it"
 	default:
 		why = "the approval step failed"
@@ -39,23 +44,23 @@ func ModelMessage(outcome Outcome, reason ReasonClass, note string) string {
 	b.WriteString("The tool call was not executed: ")
 	b.WriteString(why)
 	b.WriteString(".")
-	if note = oneLine(note, maxNoteRunes); note != "" && label != "" {
+	if note = norm.OneLine(note, maxNoteRunes); note != "" && label != "" {
 		b.WriteString(" " + label + ": \"" + note + "\".")
 	}
 	b.WriteString(" Do not retry the same call; continue without it or ask the user how to proceed.")
 	return b.String()
 }
 
-func reasonFor(o Outcome) ReasonClass {
+func reasonFor(o rules.Outcome) rules.ReasonClass {
 	switch o {
-	case OutcomeDeniedByRule:
-		return ReasonPolicy
-	case OutcomeRejected:
-		return ReasonDeclined
-	case OutcomeExpired:
-		return ReasonTimeout
-	case OutcomeTrustDenied:
-		return ReasonTrust
+	case rules.OutcomeDeniedByRule:
+		return rules.ReasonPolicy
+	case rules.OutcomeRejected:
+		return rules.ReasonDeclined
+	case rules.OutcomeExpired:
+		return rules.ReasonTimeout
+	case rules.OutcomeTrustDenied:
+		return rules.ReasonTrust
 	}
-	return ReasonError
+	return rules.ReasonError
 }

@@ -5,23 +5,28 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 func TestModelMessage(t *testing.T) {
 	tests := []struct {
-		outcome Outcome
-		reason  ReasonClass
+		outcome rules.Outcome
+		reason  rules.ReasonClass
 		note    string
 		want    []string
 		not     []string
 	}{
-		{OutcomeDeniedByRule, ReasonPolicy, "org-wide changes are not allowed", []string{"approval policy", `Policy note: "org-wide changes are not allowed"`}, nil},
-		{OutcomeRejected, ReasonDeclined, "use the staging DB", []string{"declined", `Approver note: "use the staging DB"`}, nil},
-		{OutcomeExpired, ReasonTimeout, "ignored", []string{"timed out"}, []string{"ignored"}},
-		{OutcomeTrustDenied, ReasonTrust, "", []string{"trust level"}, nil},
-		{OutcomeRejected, ReasonNoApprover, "", []string{"no approver"}, nil},
-		{OutcomeError, ReasonError, "stack trace", []string{"approval step failed"}, []string{"stack"}},
-		{OutcomeExpired, "", "", []string{"timed out"}, nil},
+		{rules.OutcomeDeniedByRule, rules.ReasonPolicy, "org-wide changes are not allowed", []string{"approval policy", `Policy note: "org-wide changes are not allowed"`}, nil},
+		{rules.OutcomeRejected, rules.ReasonDeclined, "use the staging DB", []string{"declined", `Approver note: "use the staging DB"`}, nil},
+		{rules.OutcomeExpired, rules.ReasonTimeout, "ignored", []string{"timed out"}, []string{"ignored"}},
+		{rules.OutcomeTrustDenied, rules.ReasonTrust, "", []string{"trust level"}, nil},
+		{rules.OutcomeRejected, rules.ReasonNoApprover, "", []string{"no approver"}, nil},
+		{rules.OutcomeError, rules.ReasonError, "stack trace", []string{"approval step failed"}, []string{"stack"}},
+		{rules.OutcomeExpired, "", "", []string{"timed out"}, nil},
 	}
 	for _, tt := range tests {
 		msg := ModelMessage(tt.outcome, tt.reason, tt.note)
@@ -36,7 +41,7 @@ func TestModelMessage(t *testing.T) {
 			}
 		}
 	}
-	for _, o := range []Outcome{OutcomeAutoAllowed, OutcomeApproved, OutcomeGranted} {
+	for _, o := range []rules.Outcome{rules.OutcomeAutoAllowed, rules.OutcomeApproved, rules.OutcomeGranted} {
 		if m := ModelMessage(o, "", "x"); m != "" {
 			t.Errorf("%s gave %q", o, m)
 		}
@@ -45,7 +50,7 @@ func TestModelMessage(t *testing.T) {
 
 func TestModelMessageSanitisesNotes(t *testing.T) {
 	note := "line one\nline\ttwo \x1b[31mred\x1b[0m \u202eevil\u200b " + strings.Repeat("é", 300)
-	msg := ModelMessage(OutcomeRejected, ReasonDeclined, note)
+	msg := ModelMessage(rules.OutcomeRejected, rules.ReasonDeclined, note)
 	if strings.ContainsAny(msg, "\n\t\x1b\u202e\u200b") {
 		t.Errorf("control characters survived: %q", msg)
 	}
@@ -63,20 +68,20 @@ func TestModelMessageSanitisesNotes(t *testing.T) {
 // TestModelMessagesHideInternals runs denials through the Gate and checks
 // that what the model reads names no rule and no approver.
 func TestModelMessagesHideInternals(t *testing.T) {
-	cfg := Config{Rules: []Rule{
-		{ID: "rule-7f3a-secret", When: Match{BlastRadius: []string{"global"}}, Decide: "deny", Message: "not from agents"},
-		{ID: "rule-ask-9b1c", When: Match{Category: []string{"mutate"}}, Decide: "ask"},
-		{ID: "rule-trust-2d4e", When: Match{Category: []string{"read"}}, Decide: "allow"},
+	cfg := rules.Config{Rules: []rules.Rule{
+		{ID: "rule-7f3a-secret", When: rules.Match{BlastRadius: []string{"global"}}, Decide: "deny", Message: "not from agents"},
+		{ID: "rule-ask-9b1c", When: rules.Match{Category: []string{"mutate"}}, Decide: "ask"},
+		{ID: "rule-trust-2d4e", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
 	}}
-	p := mustPolicy(t, cfg)
+	p := approvaltest.MustPolicy(t, cfg)
 	approver := ApproverFunc(func(context.Context, *Request) (Verdict, error) {
 		return Verdict{Votes: []Vote{{ApproverID: "alice@corp.example", Decision: VoteDeny, Note: "too risky"}}}, nil
 	})
 	g := newGate(t, p, approver)
-	cases := []Effective{
-		eff(CategoryMutate, RiskMedium, BlastGlobal, ApprovalSingle, 1), // denied by rule
-		eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1),   // declined by alice
-		eff(CategoryRead, RiskLow, BlastItem, ApprovalNone, 5),          // trust
+	cases := []risk.Effective{
+		risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastGlobal, risk.ApprovalSingle, 1), // denied by rule
+		risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1),   // declined by alice
+		risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 5),          // trust
 	}
 	for _, e := range cases {
 		res, err := g.Check(context.Background(), check(e, `{}`))

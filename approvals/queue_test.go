@@ -8,6 +8,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // pendingChan returns a queue whose new approvals arrive on the channel.
@@ -134,12 +139,12 @@ func TestQueueDuplicateRequestID(t *testing.T) {
 func TestQueueConcurrent(t *testing.T) {
 	const calls = 100
 	q, pending := pendingChan(calls)
-	p := mustPolicy(t, Config{Rules: []Rule{{ID: "two", Decide: "ask", Approvers: 2}}})
+	p := approvaltest.MustPolicy(t, rules.Config{Rules: []rules.Rule{{ID: "two", Decide: "ask", Approvers: 2}}})
 	gate, err := NewGate(GateConfig{Policy: p, Approver: q})
 	if err != nil {
 		t.Fatal(err)
 	}
-	risk := eff(CategoryMutate, RiskMedium, BlastItem, ApprovalSingle, 1)
+	risk := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1)
 
 	var resolvers sync.WaitGroup
 	var lateMu sync.Mutex
@@ -175,7 +180,7 @@ func TestQueueConcurrent(t *testing.T) {
 			defer callers.Done()
 			results[i], errs[i] = gate.Check(context.Background(), Check{
 				SessionID: "s", Subject: "user", CallID: fmt.Sprint(i),
-				Call: Call{Server: "srv", Tool: "update", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), TrustLevel: 3},
+				Call: rules.Call{Server: "srv", Tool: "update", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), TrustLevel: 3},
 				Risk: risk, ToolDefHash: "h",
 			})
 		}()
@@ -184,7 +189,7 @@ func TestQueueConcurrent(t *testing.T) {
 	close(pending)
 	resolvers.Wait()
 	for i := range results {
-		if errs[i] != nil || results[i].Outcome != OutcomeApproved {
+		if errs[i] != nil || results[i].Outcome != rules.OutcomeApproved {
 			t.Errorf("call %d: outcome %s err %v", i, results[i].Outcome, errs[i])
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 func resumableRequest(id string) *approvals.Request {
@@ -155,16 +156,16 @@ func TestStoreApproverDetachedLeavesTheRequestPending(t *testing.T) {
 }
 
 func TestPolicyRevision(t *testing.T) {
-	base := approvals.Config{Rules: []approvals.Rule{{ID: "r", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}}
-	p1, err := approvals.NewPolicy(base)
+	base := rules.Config{Rules: []rules.Rule{{ID: "r", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}}
+	p1, err := rules.NewPolicy(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, _ := approvals.NewPolicy(base)
+	p2, _ := rules.NewPolicy(base)
 	changed := base
-	changed.Rules = []approvals.Rule{{ID: "r", When: approvals.Match{Category: []string{"read"}}, Decide: "ask", Approvers: 1}}
-	p3, _ := approvals.NewPolicy(changed)
-	p4, _ := approvals.NewManagedPolicy(base, &approvals.Managed{MaxTrustLevel: 2})
+	changed.Rules = []rules.Rule{{ID: "r", When: rules.Match{Category: []string{"read"}}, Decide: "ask", Approvers: 1}}
+	p3, _ := rules.NewPolicy(changed)
+	p4, _ := rules.NewManagedPolicy(base, &rules.Managed{MaxTrustLevel: 2})
 	if p1.Revision() == "" || p1.Revision() != p2.Revision() {
 		t.Fatalf("same config, revisions %q and %q", p1.Revision(), p2.Revision())
 	}

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // State is where a stored approval request stands.
@@ -46,7 +49,7 @@ func NewApproval(req *Request, now time.Time) Approval {
 	r.Arguments = slices.Clone(r.Arguments)
 	r.Rules = slices.Clone(r.Rules)
 	r.Hints = slices.Clone(r.Hints)
-	r.Risk = r.Risk.clone()
+	r.Risk = r.Risk.Clone()
 	return Approval{
 		Pending: Pending{ID: r.ID, Request: r, Needed: max(r.Approvers, 1), Created: now.UTC()},
 		State:   StatePending,
@@ -79,7 +82,7 @@ func (p Pending) clone() Pending {
 	p.Request.Arguments = slices.Clone(p.Request.Arguments)
 	p.Request.Rules = slices.Clone(p.Request.Rules)
 	p.Request.Hints = slices.Clone(p.Request.Hints)
-	p.Request.Risk = p.Request.Risk.clone()
+	p.Request.Risk = p.Request.Risk.Clone()
 	p.Votes = slices.Clone(p.Votes)
 	return p
 }
@@ -174,11 +177,11 @@ const DefaultListLimit = 1000
 // calls to Server/Tool with definition hash DefHash whose effective risk
 // is within Ceiling.
 type Grant struct {
-	Server  string    `json:"server"`
-	Tool    string    `json:"tool"`
-	DefHash string    `json:"toolDefHash"`
-	Ceiling Effective `json:"ceiling"`
-	Created time.Time `json:"createdAt"`
+	Server  string         `json:"server"`
+	Tool    string         `json:"tool"`
+	DefHash string         `json:"toolDefHash"`
+	Ceiling risk.Effective `json:"ceiling"`
+	Created time.Time      `json:"createdAt"`
 }
 
 // GrantStore keeps session grants where every replica of a session sees
@@ -352,7 +355,7 @@ type approvalJSON struct {
 	Subject          string          `json:"subject"`
 	RequestedBy      string          `json:"requestedBy,omitempty"`
 	Arguments        json.RawMessage `json:"arguments"`
-	Risk             Effective       `json:"risk"`
+	Risk             risk.Effective  `json:"risk"`
 	Rules            []string        `json:"rules"`
 	Message          string          `json:"message"`
 	Reason           string          `json:"reason"`
@@ -386,7 +389,7 @@ func (a Approval) MarshalJSON() ([]byte, error) {
 	r := &a.Request
 	j := approvalJSON{
 		ID: a.ID, State: a.State, Server: r.Server, Tool: r.Tool, Session: r.SessionID, CallID: r.CallID,
-		Subject: r.Requester, RequestedBy: r.RequestedBy, Arguments: jsonOrString(r.Arguments), Risk: r.Risk, Rules: r.Rules,
+		Subject: r.Requester, RequestedBy: r.RequestedBy, Arguments: norm.JSONOrString(r.Arguments), Risk: r.Risk, Rules: r.Rules,
 		Message: r.Message, Reason: r.Reason, Approvers: a.Needed, Votes: make([]voteJSON, 0, len(a.Votes)),
 		CreatedAt: a.Created, SessionGrantable: r.SessionGrantable, Unclassified: r.Unclassified, Hints: r.Hints,
 		Conversation: r.Conversation,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // Claude Code's permission rules (settings.json `permissions`,
@@ -78,7 +78,7 @@ func ParseToolPattern(p string) (server, tool string, ok bool) {
 // combine deny > ask > allow, the lists keep Claude Code's precedence, and
 // a managed policy still wins. Patterns that name no MCP tool are returned
 // in ignored.
-func PermissionRules(source string, lists PermissionLists) (rules []approvals.Rule, ignored []string) {
+func PermissionRules(source string, lists PermissionLists) (out []rules.Rule, ignored []string) {
 	for _, l := range []struct {
 		decide   string
 		patterns []string
@@ -89,12 +89,12 @@ func PermissionRules(source string, lists PermissionLists) (rules []approvals.Ru
 				ignored = append(ignored, p)
 				continue
 			}
-			rules = append(rules, approvals.Rule{
+			out = append(out, rules.Rule{
 				ID:     fmt.Sprintf("%s/%s[%d]", source, l.decide, i),
-				When:   approvals.Match{Server: []string{server}, Tool: []string{tool}},
+				When:   rules.Match{Server: []string{server}, Tool: []string{tool}},
 				Decide: l.decide,
 			})
 		}
 	}
-	return rules, ignored
+	return out, ignored
 }

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // Defaults filled in by ApplyDefaults. The approvals section defaults to
-// approvals.UnclassifiedAsk, approvals.ActionAsk when no rule matches,
-// and approvals.DefaultTimeout.
+// rules.UnclassifiedAsk, rules.ActionAsk when no rule matches,
+// and rules.DefaultTimeout.
 const (
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
@@ -94,10 +94,10 @@ func (c *Config) ApplyDefaults() {
 		c.Session.TrustLevel = DefaultTrustLevel
 	}
 	if c.Approvals.Unclassified == "" {
-		c.Approvals.Unclassified = approvals.UnclassifiedAsk
+		c.Approvals.Unclassified = rules.UnclassifiedAsk
 	}
 	if c.Approvals.NoMatch == "" {
-		c.Approvals.NoMatch = string(approvals.ActionAsk)
+		c.Approvals.NoMatch = string(rules.ActionAsk)
 	}
 	if c.Limits.MaxResponseBytes == 0 {
 		c.Limits.MaxResponseBytes = DefaultMaxResponseBytes
@@ -109,7 +109,7 @@ func (c *Config) ApplyDefaults() {
 		c.Limits.MaxModelResultBytes = DefaultMaxModelResultBytes
 	}
 	if c.Approvals.Timeout == 0 {
-		c.Approvals.Timeout = approvals.DefaultTimeout
+		c.Approvals.Timeout = rules.DefaultTimeout
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 const testSHA = "ABCDEF0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789"
@@ -165,11 +167,11 @@ func wantMixedCaseParsed(file string) *Config {
 			},
 		}},
 		Session: SessionDefaults{TrustLevel: 3},
-		Approvals: approvals.Config{
+		Approvals: rules.Config{
 			Unclassified: "infer", NoMatch: "deny", Timeout: 2 * time.Minute,
-			Catalogue: []approvals.CatalogueEntry{{
+			Catalogue: []rules.CatalogueEntry{{
 				Server: "MyServer", Tool: "get_*",
-				Metadata: approvals.RawMetadata{Category: ptr("read"), MinTrustLevel: int64(1)},
+				Metadata: risk.RawMetadata{Category: ptr("read"), MinTrustLevel: int64(1)},
 			}},
 			ExtraVerbs: map[string][]string{"read": {"peek"}},
 		},

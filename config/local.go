@@ -13,7 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
@@ -56,9 +56,9 @@ func (e AlwaysEntry) RuleID() string { return LocalRulePrefix + e.Server + "/" +
 
 // Rule is the allow rule the entry loads as: it matches the server and the
 // tool by name exactly.
-func (e AlwaysEntry) Rule() approvals.Rule {
-	return approvals.Rule{ID: e.RuleID(), Decide: "allow",
-		When: approvals.Match{Server: []string{glob.Escape(e.Server)}, Tool: []string{glob.Escape(e.Tool)}}}
+func (e AlwaysEntry) Rule() rules.Rule {
+	return rules.Rule{ID: e.RuleID(), Decide: "allow",
+		When: rules.Match{Server: []string{glob.Escape(e.Server)}, Tool: []string{glob.Escape(e.Tool)}}}
 }
 
 // LocalPath is the local settings file beside the configuration file

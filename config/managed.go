@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -33,7 +33,7 @@ type Managed struct {
 	// File is the path the policy was read from.
 	File string `json:"-" yaml:"-"`
 
-	Approvals approvals.Managed `json:"approvals" yaml:"approvals"`
+	Approvals rules.Managed `json:"approvals" yaml:"approvals"`
 	// AllowedServers, when set, lists the only servers a configuration
 	// may use: a server that matches no entry is a configuration error.
 	// Absent (nil) allows every server; an empty list allows none.

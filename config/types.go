@@ -3,8 +3,8 @@ package config
 import (
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 )
 
@@ -22,7 +22,7 @@ type Config struct {
 	Sources    map[string]*Source `json:"sources" yaml:"sources"`
 	Bindings   []Binding          `json:"bindings" yaml:"bindings"`
 	Session    SessionDefaults    `json:"session" yaml:"session"`
-	Approvals  approvals.Config   `json:"approvals" yaml:"approvals"`
+	Approvals  rules.Config       `json:"approvals" yaml:"approvals"`
 	Audit      Audit              `json:"audit" yaml:"audit"`
 	Limits     Limits             `json:"limits" yaml:"limits"`
 	// Hooks are commands run before and after tool calls, in Claude

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -45,8 +45,8 @@ func (c *Config) Validate() error {
 	for i := range c.Bindings {
 		validateBinding(p, indexKey("bindings", i), &c.Bindings[i])
 	}
-	if tl := c.Session.TrustLevel; tl != 0 && !approvals.ValidTrustLevel(tl) {
-		p.addf("session.trustLevel", "must be between %d and %d", approvals.MinTrust, approvals.MaxTrust)
+	if tl := c.Session.TrustLevel; tl != 0 && !risk.ValidTrustLevel(tl) {
+		p.addf("session.trustLevel", "must be between %d and %d", risk.MinTrust, risk.MaxTrust)
 	}
 	validateApprovals(p, &c.Approvals)
 	validateStoreDSN(p, "approvals.store", c.Approvals.Store)
@@ -312,7 +312,7 @@ func validateApprovals(p *problems, cfg interface{ Validate() error }) {
 	}
 	for _, leaf := range leafErrors(err) {
 		key, msg := "approvals", leaf.Error()
-		var field *approvals.FieldError
+		var field *risk.FieldError
 		if errors.As(leaf, &field) && field.Key != "" {
 			key, msg = childKeyPath("approvals", field.Key), field.Msg
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 func TestValidationErrorsNameFileAndKey(t *testing.T) {
@@ -163,7 +163,7 @@ func TestValidateConfigBuiltInGo(t *testing.T) {
 }
 
 // approvalsErrors returns a fixed error from Validate, standing in for
-// approvals.Config to test how its errors are filed.
+// rules.Config to test how its errors are filed.
 type approvalsErrors struct{ err error }
 
 func (a approvalsErrors) Validate() error { return a.err }
@@ -175,11 +175,11 @@ func TestApprovalsErrorsAreFiledUnderApprovals(t *testing.T) {
 		want []string
 	}{
 		{"no problem", nil, nil},
-		{"field error", &approvals.FieldError{Key: "rules[2].decide", Msg: "required"}, []string{"cfg.yaml: approvals.rules[2].decide: required"}},
+		{"field error", &risk.FieldError{Key: "rules[2].decide", Msg: "required"}, []string{"cfg.yaml: approvals.rules[2].decide: required"}},
 		{"plain error", errors.New("catalogue and rules disagree"), []string{"cfg.yaml: approvals: catalogue and rules disagree"}},
 		{"joined", errors.Join(
-			&approvals.FieldError{Key: "unclassified", Msg: "want strict or infer"},
-			errors.Join(&approvals.FieldError{Key: "rules[0].id", Msg: "duplicate"}),
+			&risk.FieldError{Key: "unclassified", Msg: "want strict or infer"},
+			errors.Join(&risk.FieldError{Key: "rules[0].id", Msg: "duplicate"}),
 		), []string{
 			"cfg.yaml: approvals.unclassified: want strict or infer",
 			"cfg.yaml: approvals.rules[0].id: duplicate",

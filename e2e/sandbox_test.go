@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/childproc"
@@ -277,7 +277,7 @@ func TestSandboxRestartedSandboxed(t *testing.T) {
 }
 
 // approvalsAllowAll is allowAll as a typed approvals section.
-func approvalsAllowAll(t *testing.T) (a approvals.Config) {
+func approvalsAllowAll(t *testing.T) (a rules.Config) {
 	t.Helper()
 	b, err := json.Marshal(allowAll())
 	if err != nil {

@@ -12,11 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TurnOptions tune one turn of the agent loop.
@@ -476,7 +478,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	isErr := res.IsError()
 	e.IsError = &isErr
 	e.Content = res.Result.Content
-	e.Labels = approvals.LabelNames(res.Labels)
+	e.Labels = risk.LabelNames(res.Labels)
 	emit(e)
 	if isErr {
 		text = "The tool reported an error:\n" + text

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
@@ -399,7 +401,7 @@ func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
 		if h.redactor.ContainsSecret(string(b)) {
 			t.Errorf("audit record carries the value: %s", b)
 		}
-		if rec.Outcome == approvals.OutcomeInjectionBlocked && rec.Result == approvals.ResultNotExecuted {
+		if rec.Outcome == rules.OutcomeInjectionBlocked && rec.Result == auditlog.ResultNotExecuted {
 			blocked++
 		}
 	}

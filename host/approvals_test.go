@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
@@ -29,11 +31,11 @@ const riskTools = `[
 
 type recordSink struct {
 	mu      sync.Mutex
-	records []*approvals.Record
+	records []*auditlog.Record
 	fail    error
 }
 
-func (r *recordSink) Write(_ context.Context, rec *approvals.Record) error {
+func (r *recordSink) Write(_ context.Context, rec *auditlog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
@@ -49,7 +51,7 @@ func (r *recordSink) Err() error {
 	return r.fail
 }
 
-func (r *recordSink) last(t *testing.T) *approvals.Record {
+func (r *recordSink) last(t *testing.T) *auditlog.Record {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -59,15 +61,15 @@ func (r *recordSink) last(t *testing.T) *approvals.Record {
 	return r.records[len(r.records)-1]
 }
 
-func policyHost(t *testing.T, approver approvals.Approver, sink approvals.Sink) (*Host, *mcptest.Server) {
+func policyHost(t *testing.T, approver approvals.Approver, sink auditlog.Sink) (*Host, *mcptest.Server) {
 	t.Helper()
 	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools)})
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
-			{ID: "wide", When: approvals.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny", Message: "organization-wide changes are not allowed from agents"},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
+			{ID: "wide", When: rules.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny", Message: "organization-wide changes are not allowed from agents"},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -89,17 +91,17 @@ func TestApprovalOutcomes(t *testing.T) {
 		trust    int
 		approver approvals.Approver
 		kind     Kind // "" = success
-		outcome  approvals.Outcome
+		outcome  rules.Outcome
 		asked    bool
 	}{
-		{"read runs without asking", "get_order", 1, nil, "", approvals.OutcomeAutoAllowed, false},
-		{"delete asks and is approved", "delete_order", 2, nil, "", approvals.OutcomeApproved, true},
-		{"delete asked and declined", "delete_order", 2, approvals.Deny{}, KindDenied, approvals.OutcomeRejected, false},
-		{"delete below trust level", "delete_order", 1, nil, KindDenied, approvals.OutcomeTrustDenied, false},
-		{"destroy with global blast radius", "drop_everything", 5, nil, KindDenied, approvals.OutcomeDeniedByRule, false},
+		{"read runs without asking", "get_order", 1, nil, "", rules.OutcomeAutoAllowed, false},
+		{"delete asks and is approved", "delete_order", 2, nil, "", rules.OutcomeApproved, true},
+		{"delete asked and declined", "delete_order", 2, approvals.Deny{}, KindDenied, rules.OutcomeRejected, false},
+		{"delete below trust level", "delete_order", 1, nil, KindDenied, rules.OutcomeTrustDenied, false},
+		{"destroy with global blast radius", "drop_everything", 5, nil, KindDenied, rules.OutcomeDeniedByRule, false},
 		// Unclassified: the fail-closed bucket (blast radius global) meets
 		// the deny rule for wide changes.
-		{"unclassified meets the deny rule", "mystery", 1, nil, KindDenied, approvals.OutcomeDeniedByRule, false},
+		{"unclassified meets the deny rule", "mystery", 1, nil, KindDenied, rules.OutcomeDeniedByRule, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +129,7 @@ func TestApprovalOutcomes(t *testing.T) {
 			}
 			calls := len(srv.Recording().Messages("tools/call"))
 			if tc.kind == "" {
-				if calls != 1 || rec.Result != approvals.ResultOK || res.Decision == nil {
+				if calls != 1 || rec.Result != auditlog.ResultOK || res.Decision == nil {
 					t.Errorf("calls %d, result %s, decision %+v", calls, rec.Result, res)
 				}
 			} else {
@@ -135,7 +137,7 @@ func TestApprovalOutcomes(t *testing.T) {
 				if !errors.As(err, &he) || he.ModelMessage == "" {
 					t.Errorf("no model message: %v", err)
 				}
-				if calls != 0 || rec.Result != approvals.ResultNotExecuted {
+				if calls != 0 || rec.Result != auditlog.ResultNotExecuted {
 					t.Errorf("refused call executed: calls %d, result %s", calls, rec.Result)
 				}
 			}
@@ -165,7 +167,7 @@ func TestInjectionIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := sink.last(t)
-	if rec.Outcome != approvals.OutcomeInjectionBlocked || rec.Result != approvals.ResultNotExecuted {
+	if rec.Outcome != rules.OutcomeInjectionBlocked || rec.Result != auditlog.ResultNotExecuted {
 		t.Errorf("record: %+v", rec)
 	}
 	b, _ := json.Marshal(rec)
@@ -194,7 +196,7 @@ func TestDuplicateKeysAreRefusedAndAudited(t *testing.T) {
 		t.Errorf("%d tools/call sent", n)
 	}
 	rec := sink.last(t)
-	if rec.Outcome != approvals.OutcomeInjectionBlocked || rec.Result != approvals.ResultNotExecuted || rec.Tool != "echo" {
+	if rec.Outcome != rules.OutcomeInjectionBlocked || rec.Result != auditlog.ResultNotExecuted || rec.Tool != "echo" {
 		t.Errorf("record: %+v", rec)
 	}
 	if string(rec.Arguments) != args {
@@ -256,14 +258,14 @@ func TestSessionGrantDoesNotCoverEscalatedCalls(t *testing.T) {
 	ctx := context.Background()
 	for i, c := range []struct {
 		args    string
-		outcome approvals.Outcome
+		outcome rules.Outcome
 		asked   int
 	}{
-		{`{"id":1}`, approvals.OutcomeApproved, 1},
-		{`{"id":2}`, approvals.OutcomeGranted, 1},
-		{`{"id":3,"force":true}`, approvals.OutcomeApproved, 2},
-		{`{"id":4,"force":true}`, approvals.OutcomeGranted, 2},
-		{`{"id":5}`, approvals.OutcomeGranted, 2},
+		{`{"id":1}`, rules.OutcomeApproved, 1},
+		{`{"id":2}`, rules.OutcomeGranted, 1},
+		{`{"id":3,"force":true}`, rules.OutcomeApproved, 2},
+		{`{"id":4,"force":true}`, rules.OutcomeGranted, 2},
+		{`{"id":5}`, rules.OutcomeGranted, 2},
 	} {
 		if _, err := s.CallTool(ctx, "shop", "delete_order", json.RawMessage(c.args)); err != nil {
 			t.Fatalf("call %d: %v", i, err)
@@ -289,19 +291,19 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 	tests := []struct {
 		name    string
 		after   string // delete_order's new definition
-		outcome approvals.Outcome
+		outcome rules.Outcome
 		asked   int
 		sent    bool
 	}{
 		{"now destroys globally: denied by rule", `{"name": "delete_order", "inputSchema": {"type": "object"},
   "annotations": {"category": "destroy", "riskLevel": "critical", "blastRadius": "global", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}}`,
-			approvals.OutcomeDeniedByRule, 1, false},
+			rules.OutcomeDeniedByRule, 1, false},
 		{"still asked: approvers are asked again", `{"name": "delete_order", "inputSchema": {"type": "object"}, "description": "now in bulk",
   "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "namespace", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 2}}`,
-			approvals.OutcomeApproved, 2, true},
+			rules.OutcomeApproved, 2, true},
 		{"now needs a higher trust level", `{"name": "delete_order", "inputSchema": {"type": "object"},
   "annotations": {"category": "delete", "riskLevel": "high", "blastRadius": "item", "reversibility": "none", "approvalRecommendation": "single", "minTrustLevel": 4}}`,
-			approvals.OutcomeTrustDenied, 1, false},
+			rules.OutcomeTrustDenied, 1, false},
 		{"gone", ``, "", 1, false},
 	}
 	for _, tc := range tests {
@@ -342,10 +344,10 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 			})
 			cfg := &config.Config{
 				MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
-				Approvals: approvals.Config{Rules: []approvals.Rule{
-					{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-					{ID: "deletes", When: approvals.Match{Category: []string{"delete", "destroy"}}, Decide: "ask", Approvers: 1, Timeout: time.Minute},
-					{ID: "wide", When: approvals.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny"},
+				Approvals: rules.Config{Rules: []rules.Rule{
+					{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+					{ID: "deletes", When: rules.Match{Category: []string{"delete", "destroy"}}, Decide: "ask", Approvers: 1, Timeout: time.Minute},
+					{ID: "wide", When: rules.Match{BlastRadius: []string{"organization", "global"}}, Decide: "deny"},
 				}},
 			}
 			cfg.ApplyDefaults()
@@ -379,11 +381,11 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 				t.Errorf("sent %v, want %v (never delete_order)", sent, want)
 			}
 
-			var deletes, results []*approvals.Record // decision records; result records
+			var deletes, results []*auditlog.Record // decision records; result records
 			for _, r := range sink.records {
 				switch {
 				case r.Tool != "delete_order":
-				case r.Phase == approvals.PhaseResult:
+				case r.Phase == auditlog.PhaseResult:
 					results = append(results, r)
 				default:
 					deletes = append(deletes, r)
@@ -397,7 +399,7 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 				t.Fatalf("%d audit records for delete_order, want %d: %+v", len(deletes), wantRecords, deletes)
 			}
 			first0 := deletes[0]
-			if first0.Outcome != approvals.OutcomeApproved || first0.Result != approvals.ResultNotExecuted || first0.ToolDefHash != asked[0] {
+			if first0.Outcome != rules.OutcomeApproved || first0.Result != auditlog.ResultNotExecuted || first0.ToolDefHash != asked[0] {
 				t.Errorf("first decision: %s/%s hash %s, want approved/not_executed under %s", first0.Outcome, first0.Result, first0.ToolDefHash, asked[0])
 			}
 			if wantRecords == 2 {
@@ -405,16 +407,16 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 				if second.Outcome != tc.outcome || second.ToolDefHash == first0.ToolDefHash || second.CallID != first0.CallID {
 					t.Errorf("second decision: %s hash %s call %s; want %s under a new hash, same call id %s", second.Outcome, second.ToolDefHash, second.CallID, tc.outcome, first0.CallID)
 				}
-				wantResult := approvals.ResultNotExecuted
+				wantResult := auditlog.ResultNotExecuted
 				if tc.sent {
-					wantResult = approvals.ResultPending
+					wantResult = auditlog.ResultPending
 				}
 				if second.Result != wantResult {
 					t.Errorf("second decision result %s, want %s", second.Result, wantResult)
 				}
 			}
 			if tc.sent != (len(results) == 1) || len(results) > 1 ||
-				(tc.sent && (results[0].Result != approvals.ResultOK || results[0].ToolDefHash != deletes[len(deletes)-1].ToolDefHash)) {
+				(tc.sent && (results[0].Result != auditlog.ResultOK || results[0].ToolDefHash != deletes[len(deletes)-1].ToolDefHash)) {
 				t.Errorf("result records %+v; want one, ok, under the second decision's hash, only when sent", results)
 			}
 		})
@@ -426,7 +428,7 @@ func TestDefinitionChangedWhileApprovalPending(t *testing.T) {
 // server sees the call, and the result after it returned.
 func TestDecisionRecordedBeforeTheCallIsSent(t *testing.T) {
 	type seen struct {
-		rec         approvals.Record
+		rec         auditlog.Record
 		serverCalls int
 	}
 	var (
@@ -434,7 +436,7 @@ func TestDecisionRecordedBeforeTheCallIsSent(t *testing.T) {
 		got []seen
 		srv *mcptest.Server
 	)
-	sink := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+	sink := auditlog.SinkFunc(func(_ context.Context, r *auditlog.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, seen{*r, len(srv.Recording().Messages("tools/call"))})
@@ -450,11 +452,11 @@ func TestDecisionRecordedBeforeTheCallIsSent(t *testing.T) {
 		t.Fatalf("%d records, want a decision and a result", len(got))
 	}
 	d, r := got[0], got[1]
-	if d.rec.Phase != approvals.PhaseDecision || d.rec.Result != approvals.ResultPending || d.serverCalls != 0 {
+	if d.rec.Phase != auditlog.PhaseDecision || d.rec.Result != auditlog.ResultPending || d.serverCalls != 0 {
 		t.Errorf("first record: phase %s result %s written after %d server calls; want decision, pending, before the call",
 			d.rec.Phase, d.rec.Result, d.serverCalls)
 	}
-	if r.rec.Phase != approvals.PhaseResult || r.rec.Result != approvals.ResultOK || r.serverCalls != 1 {
+	if r.rec.Phase != auditlog.PhaseResult || r.rec.Result != auditlog.ResultOK || r.serverCalls != 1 {
 		t.Errorf("second record: phase %s result %s after %d server calls; want result, ok, after the call", r.rec.Phase, r.rec.Result, r.serverCalls)
 	}
 	if d.rec.CallID == "" || d.rec.CallID != r.rec.CallID || d.rec.Outcome != r.rec.Outcome || d.rec.ToolDefHash != r.rec.ToolDefHash {
@@ -469,15 +471,15 @@ func TestDecisionRecordedBeforeTheCallIsSent(t *testing.T) {
 func TestAuditWriteFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		failPhase   approvals.Phase
+		failPhase   auditlog.Phase
 		serverCalls int
 		msg         string
 	}{
-		{"decision", approvals.PhaseDecision, 0, "was not sent"},
-		{"result", approvals.PhaseResult, 1, "the call ran"},
+		{"decision", auditlog.PhaseDecision, 0, "was not sent"},
+		{"result", auditlog.PhaseResult, 1, "the call ran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sink := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+			sink := auditlog.SinkFunc(func(_ context.Context, r *auditlog.Record) error {
 				if r.Phase == tc.failPhase {
 					return errors.New("disk full")
 				}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
@@ -32,7 +32,7 @@ func TestAuditAlsoSeesEveryRecord(t *testing.T) {
 			url, _ := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools)})
 			cfg := &config.Config{
 				MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
-				Approvals:  approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+				Approvals:  rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 			}
 			cfg.ApplyDefaults()
 			main := &recordSink{fail: tc.mainFail}

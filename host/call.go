@@ -13,6 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
@@ -38,7 +41,7 @@ type CallResult struct {
 	// declaration (action-metadata). The model is told them, the result's
 	// audit record holds them, and the session's later rule expressions
 	// read them (session.resultLabels).
-	Labels []approvals.ResultLabel
+	Labels []risk.ResultLabel
 }
 
 // CallDecision is the approval decision of one call, for output and audit.
@@ -198,7 +201,7 @@ func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 // written before the call is sent), and its secure values.
 type decided struct {
 	tool     *CatalogTool
-	rec      *approvals.Record
+	rec      *auditlog.Record
 	decision *CallDecision
 	secure   *mcpconn.SecureArgs // nil: the tool takes none
 	// hookContext is the PreToolUse hooks' additionalContext; hookRule
@@ -242,7 +245,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 		}
 		secure, err := s.secureArgs(ctx, server, t)
 		if err != nil {
-			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeBindingFailed, rec)
+			s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeBindingFailed, rec)
 			return decided{}, err
 		}
 		if !definitionChanged(ct, c.Snapshot().Tool(tool)) {
@@ -252,7 +255,7 @@ func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args
 		// audit it as not executed and decide again.
 		h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
 			"server", server, "tool", tool, "session", s.id, "decidedHash", t.DefHash())
-		rec.Result = approvals.ResultNotExecuted
+		rec.Result = auditlog.ResultNotExecuted
 		if err := s.auditDecision(ctx, server, tool, rec); err != nil {
 			return decided{}, err
 		}
@@ -274,13 +277,13 @@ func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, arg
 			// audit record could not say which one was meant.
 			h.logger.Warn("refused a call whose arguments repeat a key",
 				"server", server, "tool", tool, "session", s.id)
-			s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+			s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
 			return newError(KindToolError, modelMsgDuplicateKey, err,
 				"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)
 		}
 		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
 			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+		s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
 		return newError(KindBinding, modelMsgInvalidArguments, err,
 			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
 	}
@@ -290,7 +293,7 @@ func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, arg
 	if info.fromModel && h.redactor.ContainsSecretBytes(args) {
 		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
 			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, approvals.OutcomeInjectionBlocked, nil)
+		s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
 		return newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
 			"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
 	}
@@ -298,7 +301,7 @@ func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, arg
 }
 
 // auditDecision writes a decision record; a failed write refuses the call.
-func (s *Session) auditDecision(ctx context.Context, server, tool string, rec *approvals.Record) error {
+func (s *Session) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
 	h := s.host
 	if err := h.writeAudit(ctx, rec); err != nil {
 		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
@@ -318,26 +321,26 @@ func (s *Session) auditResult(ctx context.Context, server, tool string, d decide
 
 // auditResultAs is auditResult with the record's result given (empty:
 // from the outcome).
-func (s *Session) auditResultAs(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error, kind approvals.ResultKind) (*CallResult, error) {
+func (s *Session) auditResultAs(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error, kind auditlog.ResultKind) (*CallResult, error) {
 	h := s.host
 	// The result record is a copy: the sink may keep the decision record.
 	done := *d.rec
 	if d.hookRule != "" {
 		done.Rules = slices.Concat(d.rec.Rules, []string{d.hookRule})
 	}
-	done.Phase = approvals.PhaseResult
+	done.Phase = auditlog.PhaseResult
 	done.TS = time.Now().UTC()
 	done.DurationMs = done.TS.Sub(start).Milliseconds()
 	switch {
 	case err != nil && KindOf(err) == KindBinding:
-		done.Outcome = approvals.OutcomeBindingFailed
-		done.Result = approvals.ResultServerError
+		done.Outcome = rules.OutcomeBindingFailed
+		done.Result = auditlog.ResultServerError
 	case err != nil:
-		done.Result = approvals.ResultServerError
+		done.Result = auditlog.ResultServerError
 	case result.IsError():
-		done.Result = approvals.ResultToolError
+		done.Result = auditlog.ResultToolError
 	default:
-		done.Result = approvals.ResultOK
+		done.Result = auditlog.ResultOK
 	}
 	if kind != "" {
 		done.Result = kind

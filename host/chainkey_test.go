@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 )
@@ -84,7 +84,7 @@ func TestHostKeyedAuditStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c1", "c2"} {
-		if err := h.audit.Write(ctx, &approvals.Record{SessionID: "s", CallID: id, TS: time.Now()}); err != nil {
+		if err := h.audit.Write(ctx, &auditlog.Record{SessionID: "s", CallID: id, TS: time.Now()}); err != nil {
 			t.Fatalf("audit write: %v", err)
 		}
 	}
@@ -96,7 +96,7 @@ func TestHostKeyedAuditStore(t *testing.T) {
 	if err != nil || len(reports) != 1 || reports[0].Records != 2 || reports[0].Keyed != 2 || reports[0].Broken != nil {
 		t.Errorf("VerifyAudit with the key: %+v, %v; want 2 intact keyed records", reports, err)
 	}
-	if _, err := (stores.Databases{}).VerifyAudit(ctx, cfg.Audit.Store); !errors.Is(err, approvals.ErrChainKeyRequired) {
+	if _, err := (stores.Databases{}).VerifyAudit(ctx, cfg.Audit.Store); !errors.Is(err, auditlog.ErrChainKeyRequired) {
 		t.Errorf("VerifyAudit without the key: %v, want ErrChainKeyRequired", err)
 	}
 }

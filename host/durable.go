@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/llmview"
 )
@@ -202,14 +204,14 @@ func requestID(key, args, pinHash, policyRev string) string {
 // is reported as possibly run.
 func (h *Host) idempotentByTrust(server string, ct *CatalogTool) bool {
 	eff := h.effective(server, ct)
-	if eff.Source.Category == approvals.SourceCatalogue &&
-		(eff.Category == approvals.CategoryRead || eff.Category == approvals.CategoryObserve) {
+	if eff.Source.Category == risk.SourceCatalogue &&
+		(eff.Category == risk.CategoryRead || eff.Category == risk.CategoryObserve) {
 		return true
 	}
 	if !h.trusted(server) {
 		return false
 	}
-	return approvals.DeclaresIdempotent(ct.Tool.Annotations)
+	return risk.DeclaresIdempotent(ct.Tool.Annotations)
 }
 
 // turnAttachment is a durable turn's link to the caller that waits for
@@ -652,7 +654,7 @@ func (s *Session) durableSend(ctx context.Context, server, tool string, d decide
 	prior, serr := dc.steps.Sent(ctx, dc.key)
 	if serr != nil {
 		e := newError(KindInternal, modelMsgOperatorFailure, serr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, serr)
-		d.rec.Result = approvals.ResultNotExecuted
+		d.rec.Result = auditlog.ResultNotExecuted
 		_ = h.writeAudit(ctx, d.rec)
 		return nil, e, true
 	}
@@ -678,7 +680,7 @@ func (s *Session) durableSend(ctx context.Context, server, tool string, d decide
 	h.logger.Warn("a durable call was sent before the process stopped and its result was lost; not sent again (the tool is not idempotent by a trusted source)",
 		"server", server, "tool", tool, "session", s.id)
 	e := newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
-	_, err = s.auditResultAs(ctx, server, tool, d, start, nil, e, approvals.ResultUnknown)
+	_, err = s.auditResultAs(ctx, server, tool, d, start, nil, e, auditlog.ResultUnknown)
 	return nil, err, true
 }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
@@ -17,10 +17,10 @@ func TestEscalatedCallsAreDeniedInEverySpelling(t *testing.T) {
 	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools)})
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-			{ID: "escalated", When: approvals.Match{RiskLevel: []string{"medium", "high", "critical"}}, Decide: "deny"},
-			{ID: "wide", When: approvals.Match{BlastRadius: []string{"cluster", "organization", "global"}}, Decide: "deny"},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "escalated", When: rules.Match{RiskLevel: []string{"medium", "high", "critical"}}, Decide: "deny"},
+			{ID: "wide", When: rules.Match{BlastRadius: []string{"cluster", "organization", "global"}}, Decide: "deny"},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -51,7 +51,7 @@ func TestEscalatedCallsAreDeniedInEverySpelling(t *testing.T) {
 		if KindOf(err) != KindDenied || !errors.Is(err, ErrDenied) {
 			t.Errorf("%s: err %v (kind %s), want denied", args, err, KindOf(err))
 		}
-		if rec := sink.last(t); rec.Outcome != approvals.OutcomeDeniedByRule || string(rec.Arguments) != args {
+		if rec := sink.last(t); rec.Outcome != rules.OutcomeDeniedByRule || string(rec.Arguments) != args {
 			t.Errorf("%s: audit record outcome %s, arguments %s", args, rec.Outcome, rec.Arguments)
 		}
 	}

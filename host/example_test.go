@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -47,9 +49,9 @@ func exampleConfig(url string) *config.Config {
 			"instance": {Session: "instance", Sensitivity: "public"},
 			"token":    {Source: "tenant-tokens", Ref: "db"},
 		}}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -118,7 +120,7 @@ func ExampleSession_Turn() {
 		auditMu sync.Mutex
 		trail   []string
 	)
-	audit := approvals.SinkFunc(func(_ context.Context, r *approvals.Record) error {
+	audit := auditlog.SinkFunc(func(_ context.Context, r *auditlog.Record) error {
 		auditMu.Lock()
 		defer auditMu.Unlock()
 		trail = append(trail, fmt.Sprintf("audit: %s %s %s %s", r.Phase, r.Tool, r.Outcome, r.Result))

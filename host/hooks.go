@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
@@ -68,18 +69,18 @@ func (s *Session) preHooks(ctx context.Context, server string, ct *CatalogTool, 
 			what = "timeout"
 		}
 		h.logger.Error("a PreToolUse hook failed; the call is denied", "server", server, "tool", ct.Tool.Name, "session", s.id, "err", v.Failure)
-		tighten.action, tighten.by = approvals.ActionDeny, hookRule(v.By, what)
+		tighten.action, tighten.by = rules.ActionDeny, hookRule(v.By, what)
 	case v.Decision == hooks.DecisionDeny:
-		tighten.action, tighten.by, tighten.message = approvals.ActionDeny, hookRule(v.By, ""), v.Reason
+		tighten.action, tighten.by, tighten.message = rules.ActionDeny, hookRule(v.By, ""), v.Reason
 	case v.Decision == hooks.DecisionAsk:
-		tighten.action, tighten.by, tighten.message = approvals.ActionAsk, hookRule(v.By, ""), v.Reason
+		tighten.action, tighten.by, tighten.message = rules.ActionAsk, hookRule(v.By, ""), v.Reason
 	}
 	return tighten
 }
 
 // callTighten is the PreToolUse hooks' word on a call.
 type callTighten struct {
-	action  approvals.Action
+	action  rules.Action
 	by      string
 	message string
 	context []string // additionalContext, added to the result the model sees

@@ -14,14 +14,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // hookHost is policyHost with hooks: pre and post are shell commands run
 // for every tool of server shop (nil: none).
-func hookHost(t *testing.T, approver approvals.Approver, sink approvals.Sink, pre, post string) (*Host, *mcptest.Server) {
+func hookHost(t *testing.T, approver approvals.Approver, sink auditlog.Sink, pre, post string) (*Host, *mcptest.Server) {
 	t.Helper()
 	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools),
 		Handler: func(_ context.Context, _ string, _, _ map[string]json.RawMessage) (string, bool) {
@@ -31,9 +33,9 @@ func hookHost(t *testing.T, approver approvals.Approver, sink approvals.Sink, pr
 	cfg := &config.Config{
 		File:       filepath.Join(dir, "agenthost.yaml"),
 		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
 		}},
 	}
 	if pre != "" {
@@ -70,18 +72,18 @@ func TestPreToolUseHooks(t *testing.T) {
 		hook    string
 		tool    string
 		kind    Kind // "" = ran
-		outcome approvals.Outcome
+		outcome rules.Outcome
 		rule    string
 		asked   bool
 		model   string // in the model's message
 	}{
-		{"allow changes nothing", preOut("allow", ""), "get_order", "", approvals.OutcomeAutoAllowed, "", false, ""},
-		{"allow does not skip an ask", preOut("allow", ""), "delete_order", "", approvals.OutcomeApproved, "", true, ""},
-		{"deny denies, reason to the model", preOut("deny", "orders are frozen"), "get_order", KindDenied, approvals.OutcomeDeniedByRule, "hook:pre", false, "orders are frozen"},
-		{"exit 2 denies with stderr", `echo "no reads today" >&2; exit 2`, "get_order", KindDenied, approvals.OutcomeDeniedByRule, "hook:pre", false, "no reads today"},
-		{"ask raises an allow", preOut("ask", "check it"), "get_order", "", approvals.OutcomeApproved, "hook:pre", true, ""},
-		{"crash denies", `exit 1`, "get_order", KindDenied, approvals.OutcomeDeniedByRule, "hook:pre:failed", false, ""},
-		{"timeout denies", `sleep 30`, "get_order", KindDenied, approvals.OutcomeDeniedByRule, "hook:pre:timeout", false, ""},
+		{"allow changes nothing", preOut("allow", ""), "get_order", "", rules.OutcomeAutoAllowed, "", false, ""},
+		{"allow does not skip an ask", preOut("allow", ""), "delete_order", "", rules.OutcomeApproved, "", true, ""},
+		{"deny denies, reason to the model", preOut("deny", "orders are frozen"), "get_order", KindDenied, rules.OutcomeDeniedByRule, "hook:pre", false, "orders are frozen"},
+		{"exit 2 denies with stderr", `echo "no reads today" >&2; exit 2`, "get_order", KindDenied, rules.OutcomeDeniedByRule, "hook:pre", false, "no reads today"},
+		{"ask raises an allow", preOut("ask", "check it"), "get_order", "", rules.OutcomeApproved, "hook:pre", true, ""},
+		{"crash denies", `exit 1`, "get_order", KindDenied, rules.OutcomeDeniedByRule, "hook:pre:failed", false, ""},
+		{"timeout denies", `sleep 30`, "get_order", KindDenied, rules.OutcomeDeniedByRule, "hook:pre:timeout", false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,9 +106,9 @@ func TestPreToolUseHooks(t *testing.T) {
 			if (tc.kind == "") != (calls == 1) {
 				t.Errorf("tools/call sent %d times", calls)
 			}
-			var dec *approvals.Record
+			var dec *auditlog.Record
 			for _, r := range sink.records {
-				if r.Phase == approvals.PhaseDecision {
+				if r.Phase == auditlog.PhaseDecision {
 					dec = r
 				}
 			}
@@ -168,7 +170,7 @@ func TestPostToolUseHooks(t *testing.T) {
 				t.Fatalf("model sees %q (isError %v), want %q (%v)", got, res.Result.IsError, tc.text, tc.isError)
 			}
 			done := sink.last(t)
-			if done.Phase != approvals.PhaseResult {
+			if done.Phase != auditlog.PhaseResult {
 				t.Fatalf("last record is %s", done.Phase)
 			}
 			if tc.rule != "" && !slices.Contains(done.Rules, tc.rule) || tc.rule == "" && slices.ContainsFunc(done.Rules, func(r string) bool { return strings.HasPrefix(r, "hook:") }) {
@@ -216,18 +218,18 @@ func TestPermissionRequestHooks(t *testing.T) {
 		tool     string
 		allow    bool // the person allows
 		auto     bool // the approver behind is approvals.Auto (at most one)
-		outcome  approvals.Outcome
+		outcome  rules.Outcome
 		asked    int
 		needed   int
 		approver []string
 		model    string
 	}{
-		{"hook and person make a quorum of two", allowOut, "drop_everything", true, false, approvals.OutcomeApproved, 1, 1, []string{"sec-bot", "alice"}, ""},
-		{"hook alone is not enough", allowOut, "delete_order", false, false, approvals.OutcomeRejected, 1, 1, nil, ""},
-		{"hook and Auto make a quorum of two", allowOut, "drop_everything", false, true, approvals.OutcomeApproved, 0, 0, []string{"sec-bot", "auto"}, ""},
-		{"hook deny vetoes without asking", denyOut, "delete_order", true, false, approvals.OutcomeRejected, 0, 0, []string{"sec-bot"}, "change freeze"},
-		{"hook failure vetoes", `exit 1`, "delete_order", true, false, approvals.OutcomeRejected, 0, 0, []string{"sec-bot"}, ""},
-		{"no answer: the person decides", `cat >/dev/null`, "delete_order", true, false, approvals.OutcomeApproved, 1, 1, []string{"alice"}, ""},
+		{"hook and person make a quorum of two", allowOut, "drop_everything", true, false, rules.OutcomeApproved, 1, 1, []string{"sec-bot", "alice"}, ""},
+		{"hook alone is not enough", allowOut, "delete_order", false, false, rules.OutcomeRejected, 1, 1, nil, ""},
+		{"hook and Auto make a quorum of two", allowOut, "drop_everything", false, true, rules.OutcomeApproved, 0, 0, []string{"sec-bot", "auto"}, ""},
+		{"hook deny vetoes without asking", denyOut, "delete_order", true, false, rules.OutcomeRejected, 0, 0, []string{"sec-bot"}, "change freeze"},
+		{"hook failure vetoes", `exit 1`, "delete_order", true, false, rules.OutcomeRejected, 0, 0, []string{"sec-bot"}, ""},
+		{"no answer: the person decides", `cat >/dev/null`, "delete_order", true, false, rules.OutcomeApproved, 1, 1, []string{"alice"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,15 +246,15 @@ func TestPermissionRequestHooks(t *testing.T) {
 			}
 			h.hooks = runner
 			h.cfg.Hooks.PermissionRequest = []hooks.Group{{Hooks: []hooks.Hook{{Approver: "sec-bot"}}}}
-			h.policy = mustPolicy(t, approvals.Config{Rules: []approvals.Rule{
-				{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
-				{ID: "destroys", When: approvals.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2, Timeout: time.Second},
+			h.policy = mustPolicy(t, rules.Config{Rules: []rules.Rule{
+				{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: time.Second},
+				{ID: "destroys", When: rules.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2, Timeout: time.Second},
 			}})
 			s := h.NewSession(SessionOptions{Subject: "bob", TrustLevel: 3})
 			_, err = s.CallTool(context.Background(), "shop", tc.tool, json.RawMessage(`{"id":7}`))
-			var dec *approvals.Record
+			var dec *auditlog.Record
 			for _, r := range sink.records {
-				if r.Phase == approvals.PhaseDecision {
+				if r.Phase == auditlog.PhaseDecision {
 					dec = r
 				}
 			}
@@ -274,9 +276,9 @@ func TestPermissionRequestHooks(t *testing.T) {
 	}
 }
 
-func mustPolicy(t *testing.T, cfg approvals.Config) *approvals.Policy {
+func mustPolicy(t *testing.T, cfg rules.Config) *rules.Policy {
 	t.Helper()
-	p, err := approvals.NewPolicy(cfg)
+	p, err := rules.NewPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/closer"
@@ -68,16 +70,16 @@ type Options struct {
 	// config's audit.path (empty path: records are discarded, with a
 	// warning) beside AuditDatabase. The host closes a file it opened,
 	// not a sink passed here.
-	Audit approvals.Sink
+	Audit auditlog.Sink
 	// AuditDatabase is the sink of audit.store's database, written after
 	// audit.path's file (alone when audit.path is empty); unused when
 	// Audit is set. Nil with audit.store set (and no Audit) is a
 	// configuration error. The host never closes it.
-	AuditDatabase approvals.Sink
+	AuditDatabase auditlog.Sink
 	// AuditAlso, when set, receives every audit record too, after Audit
 	// (or the config's audit.path); a failure stops the call like Audit's.
 	// The host never closes it. agenthost serve indexes records with it.
-	AuditAlso approvals.Sink
+	AuditAlso auditlog.Sink
 	// ApprovalStore keeps approval requests and session grants where every
 	// replica sees them (`--approve wait`, `agenthost approvals`). Nil
 	// with approvals.store set is a configuration error. The host never
@@ -140,9 +142,9 @@ type Host struct {
 	binder   *bindings.Binder
 	args     argSchemas
 
-	policy   *approvals.Policy
+	policy   *rules.Policy
 	approver approvals.Approver
-	audit    approvals.Sink
+	audit    auditlog.Sink
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
 	unrecorded *unrecordedSink
@@ -312,12 +314,12 @@ func newBinder(cfg *config.Config, opts Options, logger *slog.Logger, redactor *
 
 // newPolicy is the approvals policy of the config and of the
 // administrator's managed policy.
-func newPolicy(cfg *config.Config) (*approvals.Policy, error) {
-	var managed *approvals.Managed
+func newPolicy(cfg *config.Config) (*rules.Policy, error) {
+	var managed *rules.Managed
 	if cfg.Managed != nil {
 		managed = &cfg.Managed.Approvals
 	}
-	policy, err := approvals.NewManagedPolicy(cfg.Approvals, managed)
+	policy, err := rules.NewManagedPolicy(cfg.Approvals, managed)
 	if err != nil {
 		return nil, fmt.Errorf("host: approvals: %w", err)
 	}
@@ -519,12 +521,12 @@ func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationReque
 // unrecordedSink stands for an empty audit.path: records are discarded, and
 // the first one warns once that decisions are not recorded.
 type unrecordedSink struct {
-	approvals.Sink
+	auditlog.Sink
 	logger *slog.Logger
 	once   sync.Once
 }
 
-func (u *unrecordedSink) Write(ctx context.Context, r *approvals.Record) error {
+func (u *unrecordedSink) Write(ctx context.Context, r *auditlog.Record) error {
 	u.warn()
 	return u.Sink.Write(ctx, r)
 }
@@ -548,11 +550,11 @@ func (h *Host) WarnUnrecorded() {
 
 // alsoSink writes each record to Sink, then to also; Close closes Sink only.
 type alsoSink struct {
-	approvals.Sink
-	also approvals.Sink
+	auditlog.Sink
+	also auditlog.Sink
 }
 
-func (a alsoSink) Write(ctx context.Context, r *approvals.Record) error {
+func (a alsoSink) Write(ctx context.Context, r *auditlog.Record) error {
 	if err := a.Sink.Write(ctx, r); err != nil {
 		return err
 	}
@@ -561,7 +563,7 @@ func (a alsoSink) Write(ctx context.Context, r *approvals.Record) error {
 
 // Err reports the first sink's sticky failure, as an unwrapped sink would.
 func (a alsoSink) Err() error {
-	if fr, ok := a.Sink.(approvals.FailureReporter); ok {
+	if fr, ok := a.Sink.(auditlog.FailureReporter); ok {
 		return fr.Err()
 	}
 	return nil

@@ -15,7 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
@@ -85,14 +86,14 @@ func acceptAll(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.El
 
 // readsAllowed classifies every tool of server db as a low-risk read and
 // allows reads; approvals tests build their own policies.
-func readsAllowed() approvals.Config {
+func readsAllowed() rules.Config {
 	str := func(s string) *string { return &s }
-	return approvals.Config{
-		Catalogue: []approvals.CatalogueEntry{{Server: "db", Tool: "*", Metadata: approvals.RawMetadata{
+	return rules.Config{
+		Catalogue: []rules.CatalogueEntry{{Server: "db", Tool: "*", Metadata: risk.RawMetadata{
 			Category: str("read"), RiskLevel: str("low"), BlastRadius: str("item"), Reversibility: str("auto"),
 			ApprovalRecommendation: str("none"), MinTrustLevel: 1,
 		}}},
-		Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}},
+		Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}},
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
@@ -33,15 +36,15 @@ const vocabTools = `[
   "annotations": {"io.modelcontextprotocol/action-metadata": {"outcome": "irreversible", "requiresReview": true}}}
 ]`
 
-func vocabHost(t *testing.T, sink approvals.Sink) *Host {
+func vocabHost(t *testing.T, sink auditlog.Sink) *Host {
 	t.Helper()
 	url, _ := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(vocabTools)})
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"web": {URL: url, Type: config.TransportHTTP, CallTimeout: 5 * time.Second}},
-		Approvals: approvals.Config{Unclassified: approvals.UnclassifiedInfer, Rules: []approvals.Rule{
+		Approvals: rules.Config{Unclassified: rules.UnclassifiedInfer, Rules: []rules.Rule{
 			{ID: "all", Decide: "allow"},
 			{ID: "no-egress-after-untrusted", Decide: "deny", Message: "no outside fetch after an untrusted result",
-				When: approvals.Match{Tool: []string{"fetch_url"}, Expr: `"untrusted" in session.resultLabels && urlHost(args.url) != "localhost"`}},
+				When: rules.Match{Tool: []string{"fetch_url"}, Expr: `"untrusted" in session.resultLabels && urlHost(args.url) != "localhost"`}},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -66,15 +69,15 @@ func TestResultLabelsAuditAndRules(t *testing.T) {
 	tests := []struct {
 		name       string
 		first      string
-		wantLabels []approvals.ResultLabel
+		wantLabels []risk.ResultLabel
 		fetch      Kind // "" = allowed
 	}{
 		{"block-level untrusted (result-level false is no claim)", "read_page",
-			[]approvals.ResultLabel{{Label: approvals.LabelUntrusted, Source: approvals.LabelFromTrustAnnotations}}, KindDenied},
+			[]risk.ResultLabel{{Label: risk.LabelUntrusted, Source: risk.LabelFromTrustAnnotations}}, KindDenied},
 		{"sensitive only: the egress rule does not fire", "read_record",
-			[]approvals.ResultLabel{{Label: approvals.LabelSensitive, Source: approvals.LabelFromTrustAnnotations}}, ""},
+			[]risk.ResultLabel{{Label: risk.LabelSensitive, Source: risk.LabelFromTrustAnnotations}}, ""},
 		{"untrusted by the tool's action-metadata", "list_inbox",
-			[]approvals.ResultLabel{{Label: approvals.LabelUntrusted, Source: approvals.LabelFromActionMetadata}}, KindDenied},
+			[]risk.ResultLabel{{Label: risk.LabelUntrusted, Source: risk.LabelFromActionMetadata}}, KindDenied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +95,7 @@ func TestResultLabelsAuditAndRules(t *testing.T) {
 				t.Errorf("result labels %v, want %v", res.Labels, tc.wantLabels)
 			}
 			rec := sink.last(t)
-			if rec.Phase != approvals.PhaseResult || !slices.Equal(rec.ResultLabels, tc.wantLabels) {
+			if rec.Phase != auditlog.PhaseResult || !slices.Equal(rec.ResultLabels, tc.wantLabels) {
 				t.Errorf("audit record %s labels %v, want %v", rec.Phase, rec.ResultLabels, tc.wantLabels)
 			}
 			line, _ := json.Marshal(rec)
@@ -120,13 +123,13 @@ func TestActionMetadataInReportAndExplain(t *testing.T) {
 	}
 	s := h.NewSession(SessionOptions{TrustLevel: 5})
 	report := s.Report(ctx, "web")
-	var risk approvals.Effective
+	var eff risk.Effective
 	found := false
 	for _, srv := range report.Servers {
 		for _, tr := range srv.Tools {
 			if tr.Name == "get_report" {
 				found = true
-				if err := json.Unmarshal(tr.Risk, &risk); err != nil {
+				if err := json.Unmarshal(tr.Risk, &eff); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -137,16 +140,16 @@ func TestActionMetadataInReportAndExplain(t *testing.T) {
 	}
 	// Inferred as a low-risk read; the declaration raises what it speaks
 	// of (approvalRecommendation follows the raised riskLevel anyway).
-	if risk.RiskLevel != approvals.RiskHigh || risk.Source.RiskLevel != approvals.SourceActionMetadata ||
-		risk.Reversibility != approvals.ReversibleNone || risk.Source.Reversibility != approvals.SourceActionMetadata ||
-		risk.ApprovalRecommendation != approvals.ApprovalSingle {
-		t.Errorf("risk %+v", risk)
+	if eff.RiskLevel != risk.RiskHigh || eff.Source.RiskLevel != risk.SourceActionMetadata ||
+		eff.Reversibility != risk.ReversibleNone || eff.Source.Reversibility != risk.SourceActionMetadata ||
+		eff.ApprovalRecommendation != risk.ApprovalSingle {
+		t.Errorf("risk %+v", eff)
 	}
 	x, err := s.Explain(ctx, "web", "get_report", json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(x.ActionMetadata), `"irreversible"`) || x.Effective.Source.RiskLevel != approvals.SourceActionMetadata {
+	if !strings.Contains(string(x.ActionMetadata), `"irreversible"`) || x.Effective.Source.RiskLevel != risk.SourceActionMetadata {
 		t.Errorf("explain: actionMetadata %s, effective %+v", x.ActionMetadata, x.Effective)
 	}
 	var text strings.Builder
@@ -172,7 +175,7 @@ func TestResultLabelsToldToTheModel(t *testing.T) {
 	events := collect(t, s, context.Background(), "go", TurnOptions{})
 	scripted.AssertNoFailures(t)
 	results := ofType(events, EventToolResult)
-	if len(results) != 1 || !slices.Equal(results[0].Labels, []string{approvals.LabelUntrusted}) {
+	if len(results) != 1 || !slices.Equal(results[0].Labels, []string{risk.LabelUntrusted}) {
 		t.Fatalf("tool_result events %+v", results)
 	}
 	reqs := scripted.Requests()
@@ -183,7 +186,7 @@ func TestResultLabelsToldToTheModel(t *testing.T) {
 	if !strings.Contains(second, "this result is labelled untrusted") || strings.Contains(second, "sensitive:") {
 		t.Errorf("the model was not told the label: %s", second)
 	}
-	if got := s.ResultLabels(); !slices.Equal(got, []string{approvals.LabelUntrusted}) {
+	if got := s.ResultLabels(); !slices.Equal(got, []string{risk.LabelUntrusted}) {
 		t.Errorf("session labels %v", got)
 	}
 }

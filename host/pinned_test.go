@@ -10,7 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
@@ -50,7 +50,7 @@ func pinHost(t *testing.T, newTools string) (*Host, *mcptest.Server, string) {
 		File:       filepath.Join(dir, "agenthost.yaml"),
 		MCPServers: map[string]*config.Server{"db": {}},
 		Bindings:   []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{"tenant": {Value: "acme"}, "password": {Value: "pw"}}}},
-		Approvals:  approvals.Config{Unclassified: "strict", Catalogue: readsAllowed().Catalogue, Rules: readsAllowed().Rules, NoMatch: "allow"},
+		Approvals:  rules.Config{Unclassified: "strict", Catalogue: readsAllowed().Catalogue, Rules: readsAllowed().Rules, NoMatch: "allow"},
 		Pins:       config.Pins{Enabled: true, NewTools: newTools},
 	}
 	cfg.ApplyDefaults()

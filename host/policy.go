@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/policyinit"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
 
 // toolInfo is what the approvals package needs of a tool.
-func toolInfo(ct *CatalogTool) approvals.ToolInfo {
-	return approvals.ToolInfo{
+func toolInfo(ct *CatalogTool) risk.ToolInfo {
+	return risk.ToolInfo{
 		Name:        ct.Tool.Name,
 		Description: ct.Tool.Description,
 		InputSchema: ct.Tool.InputSchema,
@@ -37,11 +41,11 @@ func (h *Host) trusted(server string) bool {
 // bytes are unchanged, so they die with the definition: a server that keeps
 // changing its tools does not grow the host.
 type toolVerdicts struct {
-	risk atomic.Pointer[approvals.Effective]
+	risk atomic.Pointer[risk.Effective]
 	// never is whether a session of trust level i can ever call the tool:
 	// it depends on the definition and the trust level only, so sessions
 	// share it.
-	never [approvals.MaxTrust + 1]atomic.Pointer[neverAnswer]
+	never [risk.MaxTrust + 1]atomic.Pointer[neverAnswer]
 	// taint is whether the definition holds a protected value, as of a
 	// redactor version (see taintedTools).
 	taint atomic.Pointer[taintAnswer]
@@ -72,7 +76,7 @@ func newToolVerdicts() any { return &toolVerdicts{} }
 
 // effective is the tool's effective risk metadata, computed once per parsed
 // definition.
-func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
+func (h *Host) effective(server string, ct *CatalogTool) risk.Effective {
 	v := verdictsOf(ct)
 	if v != nil {
 		if eff := v.risk.Load(); eff != nil {
@@ -89,7 +93,7 @@ func (h *Host) effective(server string, ct *CatalogTool) approvals.Effective {
 // Explain runs the whole approval chain for a hypothetical call, without
 // asking anyone: raw declared, inferred, catalogue, normalised, rules,
 // decision.
-func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*approvals.Explanation, error) {
+func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*rules.Explanation, error) {
 	c, ok := s.host.conns[server]
 	if !ok {
 		return nil, newError(KindConfig, modelMsgNone, ErrUnknownServer, "unknown server %q", server)
@@ -103,12 +107,12 @@ func (s *Session) Explain(ctx context.Context, server, tool string, args json.Ra
 }
 
 // Catalogue infers a reviewable approvals catalogue for a server's tools.
-func (h *Host) Catalogue(server string) []approvals.CatalogueEntry {
+func (h *Host) Catalogue(server string) []rules.CatalogueEntry {
 	snap := h.Server(server)
 	if snap == nil {
 		return nil
 	}
-	infos := make([]approvals.ToolInfo, 0, len(snap.Tools))
+	infos := make([]risk.ToolInfo, 0, len(snap.Tools))
 	for _, ct := range snap.Tools {
 		if ct.Status != ToolExcluded {
 			infos = append(infos, toolInfo(ct))
@@ -160,8 +164,8 @@ type neverAnswer struct {
 
 // policyCall is a call as the approval rules see it. Rule expressions see
 // the names of the session's values, never the values.
-func (s *Session) policyCall(server, tool string, args json.RawMessage) approvals.Call {
-	c := approvals.Call{Server: server, Tool: tool, Args: args, TrustLevel: s.trustLevel, SessionID: s.id, Subject: s.subject}
+func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Call {
+	c := rules.Call{Server: server, Tool: tool, Args: args, TrustLevel: s.trustLevel, SessionID: s.id, Subject: s.subject}
 	if s.host.policy.UsesExpressions() {
 		s.mu.RLock()
 		c.SessionValues = make([]string, 0, len(s.values))
@@ -177,7 +181,7 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) approval
 
 // gateCall runs the approval workflow for one call. A nil error means the
 // call may run; the returned record must then be completed and written.
-func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*approvals.Record, *CallDecision, error) {
+func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*auditlog.Record, *CallDecision, error) {
 	h := s.host
 	check := approvals.Check{
 		SessionID:    s.id,
@@ -196,7 +200,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
 	// A sink that already failed refuses the call before anyone is asked
 	// to approve it (the decision record could not be written anyway).
-	if fr, ok := h.audit.(approvals.FailureReporter); ok {
+	if fr, ok := h.audit.(auditlog.FailureReporter); ok {
 		if err := fr.Err(); err != nil {
 			return nil, nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
@@ -233,7 +237,7 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
 			Explanation: res.Explanation})
 	}
-	rec := approvals.NewRecord(check, res, time.Now())
+	rec := auditlog.NewRecord(check, res, time.Now())
 	if gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached) {
 		// The process is going and the durable call resumes later: its
 		// request stays pending, and its decision is recorded then.
@@ -262,13 +266,13 @@ const noApproverFix = "nobody can answer an approval here (no terminal, --approv
 // nobodyAsked reports an ask the gate refused because nobody could answer
 // it, without asking anyone (not a remembered denial).
 func nobodyAsked(res approvals.Result) bool {
-	return res.Decision.Action == approvals.ActionAsk && res.RequestID == "" && !res.Remembered &&
-		res.Reason == approvals.ReasonNoApprover
+	return res.Decision.Action == rules.ActionAsk && res.RequestID == "" && !res.Remembered &&
+		res.Reason == rules.ReasonNoApprover
 }
 
 // approvalRequested is the approval_requested event of a call: with an id
 // and a deadline when a person is asked, else with the fix (nobody can be).
-func approvalRequested(info callInfo, server, tool string, risk approvals.Effective, id string, deadline time.Time, approvers int, fix string) Event {
+func approvalRequested(info callInfo, server, tool string, risk risk.Effective, id string, deadline time.Time, approvers int, fix string) Event {
 	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
 		Server: server, Tool: tool, RiskLevel: shownRiskLevel(risk), ApprovalID: id, Approvers: &approvers, Explanation: fix}
 	if !deadline.IsZero() {
@@ -280,22 +284,22 @@ func approvalRequested(info callInfo, server, tool string, risk approvals.Effect
 // shownRiskLevel is the risk level a person is shown: "unclassified"
 // where nobody classified it (the fail-closed bucket's "critical" is what
 // rules and the audit see, not what the tool was found to be).
-func shownRiskLevel(risk approvals.Effective) string {
-	if risk.Unclassified && risk.Source.RiskLevel == approvals.SourceDefault {
+func shownRiskLevel(e risk.Effective) string {
+	if e.Unclassified && e.Source.RiskLevel == risk.SourceDefault {
 		return "unclassified"
 	}
-	return string(risk.RiskLevel)
+	return string(e.RiskLevel)
 }
 
 func outcomeText(res approvals.Result) string {
 	switch res.Outcome {
-	case approvals.OutcomeTrustDenied:
+	case rules.OutcomeTrustDenied:
 		return "denied: the session's trust level is too low"
-	case approvals.OutcomeDeniedByRule:
+	case rules.OutcomeDeniedByRule:
 		return "denied by policy"
-	case approvals.OutcomeExpired:
+	case rules.OutcomeExpired:
 		return "approval timed out"
-	case approvals.OutcomeRejected:
+	case rules.OutcomeRejected:
 		return fmt.Sprintf("not approved (%s)", res.Reason)
 	default:
 		return string(res.Outcome)
@@ -304,20 +308,20 @@ func outcomeText(res approvals.Result) string {
 
 // auditRefusal records a call refused before the approval workflow ran
 // (injection_blocked) or after it (binding_failed, error).
-func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, outcome approvals.Outcome, rec *approvals.Record) {
+func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, outcome rules.Outcome, rec *auditlog.Record) {
 	h := s.host
 	if rec == nil {
 		check := approvals.Check{
 			SessionID: s.id, Subject: s.subject, CallID: info.id,
-			Call:        approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
+			Call:        rules.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
 			Risk:        h.effective(server, ct),
 			ToolDefHash: ct.Tool.DefHash(), ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
 		}
-		res := approvals.Result{Decision: approvals.Decision{Action: approvals.ActionDeny, Risk: check.Risk}, Outcome: outcome}
-		rec = approvals.NewRecord(check, res, time.Now())
+		res := approvals.Result{Decision: rules.Decision{Action: rules.ActionDeny, Risk: check.Risk}, Outcome: outcome}
+		rec = auditlog.NewRecord(check, res, time.Now())
 	}
 	rec.Outcome = outcome
-	rec.Result = approvals.ResultNotExecuted
+	rec.Result = auditlog.ResultNotExecuted
 	if err := h.writeAudit(ctx, rec); err != nil {
 		h.logger.Error("audit write failed", "err", err)
 	}
@@ -327,8 +331,8 @@ func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTo
 // redactor too: a secret a user pasted into the conversation must not land
 // in the audit log verbatim. Cancellation of the call does not stop the
 // record being written.
-func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
-	if rec.Phase != approvals.PhaseResult { // a result record copies its redacted decision record
+func (h *Host) writeAudit(ctx context.Context, rec *auditlog.Record) error {
+	if rec.Phase != auditlog.PhaseResult { // a result record copies its redacted decision record
 		rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
 	}
 	if ctx.Done() != nil {
@@ -340,15 +344,15 @@ func (h *Host) writeAudit(ctx context.Context, rec *approvals.Record) error {
 // PlanInit proposes, for `agenthost policy init`, catalogue entries for
 // the tools of the named servers (their current listing, excluded tools
 // left out) that the configuration's catalogue lacks, and default rules
-// when it has none. See [approvals.PlanInit].
-func (h *Host) PlanInit(servers []string) approvals.InitPlan {
-	list := make([]approvals.InitServer, 0, len(servers))
+// when it has none. See [policyinit.PlanInit].
+func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
+	list := make([]policyinit.InitServer, 0, len(servers))
 	for _, name := range servers {
 		snap := h.Server(name)
 		if snap == nil {
 			continue
 		}
-		s := approvals.InitServer{Name: name, Tools: make([]approvals.ToolInfo, 0, len(snap.Tools))}
+		s := policyinit.InitServer{Name: name, Tools: make([]risk.ToolInfo, 0, len(snap.Tools))}
 		for _, ct := range snap.Tools {
 			if ct.Status != ToolExcluded {
 				s.Tools = append(s.Tools, toolInfo(ct))
@@ -356,5 +360,5 @@ func (h *Host) PlanInit(servers []string) approvals.InitPlan {
 		}
 		list = append(list, s)
 	}
-	return approvals.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
+	return policyinit.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/closer"
 )
@@ -17,7 +18,7 @@ import (
 // audit.store's database (Options.AuditDatabase, alone when audit.path is
 // empty), then Options.AuditAlso. It pushes the file on owned. unrecorded
 // is the sink when it records nothing.
-func openAudit(cfg *config.Config, opts Options, logger *slog.Logger, owned *closer.Stack) (sink approvals.Sink, unrecorded *unrecordedSink, err error) {
+func openAudit(cfg *config.Config, opts Options, logger *slog.Logger, owned *closer.Stack) (sink auditlog.Sink, unrecorded *unrecordedSink, err error) {
 	sink, db := opts.Audit, opts.AuditDatabase
 	switch {
 	case sink != nil:
@@ -26,7 +27,7 @@ func openAudit(cfg *config.Config, opts Options, logger *slog.Logger, owned *clo
 	case db != nil && cfg.Audit.Path == "":
 		sink = db // the database is the record; nothing to warn about
 	default:
-		file, err := approvals.OpenSinkWith(cfg.Audit.Path, approvals.FileSinkOptions{OnGap: func(g approvals.Gap) {
+		file, err := auditlog.OpenSinkWith(cfg.Audit.Path, auditlog.FileSinkOptions{OnGap: func(g auditlog.Gap) {
 			logger.Warn("the audit file was "+g.Reason+" while in use; reopened it and recorded the gap",
 				"path", g.Path, "since", g.Since, "records", g.Records)
 		}})
@@ -36,7 +37,7 @@ func openAudit(cfg *config.Config, opts Options, logger *slog.Logger, owned *clo
 		owned.Push(closer.Logged{Closer: file, Logger: logger, Message: "closing the audit log failed"})
 		switch {
 		case db != nil:
-			sink = approvals.MultiSink{file, db}
+			sink = auditlog.MultiSink{file, db}
 		case cfg.Audit.Path == "":
 			// Said when it matters: at the first decision, so commands
 			// that never call a tool do not warn.
@@ -88,7 +89,7 @@ const EnvAuditKey = "AGENTHOST_AUDIT_KEY"
 // AuditChainKey reads the key of audit.store's chain (docs/audit.md): the
 // text of AGENTHOST_AUDIT_KEY, or the content of audit.chainKeyFile (a
 // final newline removed); nil when neither is set. Both set, an
-// unreadable file or a key shorter than approvals.MinChainKeyBytes is a
+// unreadable file or a key shorter than auditlog.MinChainKeyBytes is a
 // config error (KindConfig) that never quotes the key. getenv is
 // os.Getenv when nil.
 func AuditChainKey(cfg *config.Config, getenv func(string) string) ([]byte, error) {
@@ -116,8 +117,8 @@ func AuditChainKey(cfg *config.Config, getenv func(string) string) ([]byte, erro
 	default:
 		return nil, nil
 	}
-	if len(key) < approvals.MinChainKeyBytes {
-		return nil, configErr(fmt.Errorf("the audit chain key in %s is %d bytes, fewer than %d (openssl rand -hex 32 makes one)", from, len(key), approvals.MinChainKeyBytes))
+	if len(key) < auditlog.MinChainKeyBytes {
+		return nil, configErr(fmt.Errorf("the audit chain key in %s is %d bytes, fewer than %d (openssl rand -hex 32 makes one)", from, len(key), auditlog.MinChainKeyBytes))
 	}
 	return key, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 )
@@ -58,7 +59,7 @@ func TestHostUsesGivenStores(t *testing.T) {
 	if _, unrecorded := a.audit.(*unrecordedSink); unrecorded {
 		t.Error("audit.store set and audit.path empty: the host still warns that nothing is recorded")
 	}
-	if err := a.audit.Write(ctx, &approvals.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {
+	if err := a.audit.Write(ctx, &auditlog.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {
 		t.Fatalf("audit write: %v", err)
 	}
 	_ = a.Close()
@@ -146,7 +147,7 @@ func TestWarnUnrecordedOnce(t *testing.T) {
 			var logs strings.Builder
 			cfg := &config.Config{Approvals: readsAllowed(), Audit: tc.audit}
 			cfg.ApplyDefaults()
-			h, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), AuditAlso: approvals.Discard{}})
+			h, err := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), AuditAlso: auditlog.Discard{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +157,7 @@ func TestWarnUnrecordedOnce(t *testing.T) {
 				t.Fatalf("after WarnUnrecorded: %d warnings, want %d\n%s", got, tc.want, logs.String())
 			}
 			for i := range 2 {
-				if err := h.audit.Write(context.Background(), &approvals.Record{SessionID: "s", CallID: fmt.Sprint("c", i), TS: time.Now()}); err != nil {
+				if err := h.audit.Write(context.Background(), &auditlog.Record{SessionID: "s", CallID: fmt.Sprint("c", i), TS: time.Now()}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
@@ -32,7 +32,7 @@ func toolboxHost(t *testing.T, era string, extensions []string, bind bool) (*Hos
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"tb": {URL: url, Type: config.TransportHTTP, ProtocolVersion: era,
 			TrustAnnotations: true, CallTimeout: 5 * time.Second, SecureParams: config.SecureParams{Extensions: extensions}}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{{ID: "all", Decide: "allow"}}},
+		Approvals: rules.Config{Rules: []rules.Rule{{ID: "all", Decide: "allow"}}},
 	}
 	if bind {
 		cfg.Bindings = []config.Binding{{Server: "tb", Params: map[string]config.ParamBinding{"customer_id": {Session: "customer"}}}}

@@ -9,18 +9,21 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
 // unclassifiedHost serves riskTools with no approvals section but the
 // given mode: every tool the server does not classify fully is unclassified.
-func unclassifiedHost(t *testing.T, mode string, approver approvals.Approver, sink approvals.Sink) (*Host, *mcptest.Server) {
+func unclassifiedHost(t *testing.T, mode string, approver approvals.Approver, sink auditlog.Sink) (*Host, *mcptest.Server) {
 	t.Helper()
 	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(riskTools)})
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"shop": {URL: url, Type: config.TransportHTTP}},
-		Approvals:  approvals.Config{Unclassified: mode},
+		Approvals:  rules.Config{Unclassified: mode},
 	}
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -64,11 +67,11 @@ func TestUnclassifiedToolsAreOfferedAndAskEveryCall(t *testing.T) {
 	if !req.Unclassified || req.SessionGrantable || req.Approvers != 1 || !strings.Contains(req.Reason, "unclassified") {
 		t.Errorf("request: unclassified %v, grantable %v, approvers %d, reason %q", req.Unclassified, req.SessionGrantable, req.Approvers, req.Reason)
 	}
-	if req.Risk.Category != approvals.CategoryDestroy || req.Risk.MinTrustLevel != 5 {
+	if req.Risk.Category != risk.CategoryDestroy || req.Risk.MinTrustLevel != 5 {
 		t.Errorf("the risk shown and audited is not the fail-closed bucket: %+v", req.Risk)
 	}
 	rec := sink.last(t)
-	if rec.Outcome != approvals.OutcomeApproved || !rec.Risk.Unclassified {
+	if rec.Outcome != rules.OutcomeApproved || !rec.Risk.Unclassified {
 		t.Errorf("audit: outcome %s, risk %+v", rec.Outcome, rec.Risk)
 	}
 	if n := len(srv.Recording().Messages("tools/call")); n != 2 {
@@ -93,7 +96,7 @@ func TestUnclassifiedWithNobodyToAskIsDeniedNamingTheFix(t *testing.T) {
 	if strings.Contains(he.ModelMessage, "policy init") {
 		t.Errorf("the model is told operator details: %s", he.ModelMessage)
 	}
-	if rec := sink.last(t); rec.Outcome != approvals.OutcomeRejected {
+	if rec := sink.last(t); rec.Outcome != rules.OutcomeRejected {
 		t.Errorf("audit outcome %s", rec.Outcome)
 	}
 	if n := len(srv.Recording().Messages("tools/call")); n != 0 {
@@ -120,15 +123,15 @@ func TestStrictKeepsTheFailClosedBucket(t *testing.T) {
 // an unclassified tool says "unclassified", not the fail-closed bucket's
 // "critical"; a level someone declared is shown as it is.
 func TestApprovalRequestedShowsUnclassified(t *testing.T) {
-	bucket := approvals.Effective{RiskLevel: approvals.RiskCritical, Unclassified: true}
-	bucket.Source.RiskLevel = approvals.SourceDefault
+	bucket := risk.Effective{RiskLevel: risk.RiskCritical, Unclassified: true}
+	bucket.Source.RiskLevel = risk.SourceDefault
 	declared := bucket
-	declared.RiskLevel, declared.Source.RiskLevel = approvals.RiskLow, approvals.SourceDeclared
-	classified := approvals.Effective{RiskLevel: approvals.RiskHigh}
-	classified.Source.RiskLevel = approvals.SourceCatalogue
+	declared.RiskLevel, declared.Source.RiskLevel = risk.RiskLow, risk.SourceDeclared
+	classified := risk.Effective{RiskLevel: risk.RiskHigh}
+	classified.Source.RiskLevel = risk.SourceCatalogue
 	for _, tt := range []struct {
 		name string
-		risk approvals.Effective
+		risk risk.Effective
 		want string
 	}{
 		{"nobody classified it", bucket, "unclassified"},

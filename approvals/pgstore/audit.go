@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/internal/sqlstore"
 )
 
@@ -37,7 +37,7 @@ type AuditSink struct{ *auditCore }
 
 type auditCore = sqlstore.AuditSink
 
-var _ approvals.Sink = (*AuditSink)(nil)
+var _ auditlog.Sink = (*AuditSink)(nil)
 
 // OpenAuditSink connects to dsn and applies the migrations it lacks.
 func OpenAuditSink(ctx context.Context, dsn string, opts AuditOptions) (*AuditSink, error) {
@@ -66,13 +66,13 @@ func appendAudit(chain string, links []sqlstore.Link) []sqlstore.Stmt {
 
 // VerifyAudit checks every audit chain in the database at dsn; a chain
 // with keyed links is approvals.ErrChainKeyRequired (VerifyAuditKeyed).
-func VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+func VerifyAudit(ctx context.Context, dsn string) ([]auditlog.ChainReport, error) {
 	return VerifyAuditKeyed(ctx, dsn, nil)
 }
 
 // VerifyAuditKeyed checks every audit chain in the database at dsn, keyed
 // links with key.
-func VerifyAuditKeyed(ctx context.Context, dsn string, key []byte) ([]approvals.ChainReport, error) {
+func VerifyAuditKeyed(ctx context.Context, dsn string, key []byte) ([]auditlog.ChainReport, error) {
 	pool, err := openPool(ctx, dsn)
 	if err != nil {
 		return nil, err

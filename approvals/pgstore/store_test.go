@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/storetest"
 )
 
@@ -69,10 +70,10 @@ func TestAuditSinkKeyed(t *testing.T) { storetest.RunAuditKeyed(t, auditBackend)
 func auditBackend(t *testing.T) storetest.AuditBackend {
 	dsn := cluster.NewDatabase(t)
 	return storetest.AuditBackend{
-		OpenSink: func(ctx context.Context, key []byte) (approvals.Sink, error) {
+		OpenSink: func(ctx context.Context, key []byte) (auditlog.Sink, error) {
 			return OpenAuditSink(ctx, dsn, AuditOptions{ChainKey: key})
 		},
-		VerifyKeyed: func(ctx context.Context, key []byte) ([]approvals.ChainReport, error) {
+		VerifyKeyed: func(ctx context.Context, key []byte) ([]auditlog.ChainReport, error) {
 			return VerifyAuditKeyed(ctx, dsn, key)
 		},
 		Exec: func(ctx context.Context, sql string) error {

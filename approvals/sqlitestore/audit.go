@@ -3,7 +3,7 @@ package sqlitestore
 import (
 	"context"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/internal/sqlstore"
 )
 
@@ -33,7 +33,7 @@ type AuditSink struct{ *auditCore }
 
 type auditCore = sqlstore.AuditSink
 
-var _ approvals.Sink = (*AuditSink)(nil)
+var _ auditlog.Sink = (*AuditSink)(nil)
 
 // OpenAuditSink opens (creating) the SQLite file at path and applies the
 // migrations it lacks.
@@ -52,13 +52,13 @@ func OpenAuditSink(ctx context.Context, path string, opts AuditOptions) (*AuditS
 // VerifyAudit checks every audit chain in the SQLite file at path; a
 // chain with keyed links is approvals.ErrChainKeyRequired
 // (VerifyAuditKeyed).
-func VerifyAudit(ctx context.Context, path string) ([]approvals.ChainReport, error) {
+func VerifyAudit(ctx context.Context, path string) ([]auditlog.ChainReport, error) {
 	return VerifyAuditKeyed(ctx, path, nil)
 }
 
 // VerifyAuditKeyed checks every audit chain in the SQLite file at path,
 // keyed links with key.
-func VerifyAuditKeyed(ctx context.Context, path string, key []byte) ([]approvals.ChainReport, error) {
+func VerifyAuditKeyed(ctx context.Context, path string, key []byte) ([]auditlog.ChainReport, error) {
 	db, err := openDB(ctx, path)
 	if err != nil {
 		return nil, err

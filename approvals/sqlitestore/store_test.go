@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/storetest"
 )
 
@@ -79,10 +80,10 @@ func TestAuditSinkKeyed(t *testing.T) { storetest.RunAuditKeyed(t, auditBackend)
 func auditBackend(t *testing.T) storetest.AuditBackend {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	return storetest.AuditBackend{
-		OpenSink: func(ctx context.Context, key []byte) (approvals.Sink, error) {
+		OpenSink: func(ctx context.Context, key []byte) (auditlog.Sink, error) {
 			return OpenAuditSink(ctx, path, AuditOptions{ChainKey: key})
 		},
-		VerifyKeyed: func(ctx context.Context, key []byte) ([]approvals.ChainReport, error) {
+		VerifyKeyed: func(ctx context.Context, key []byte) ([]auditlog.ChainReport, error) {
 			return VerifyAuditKeyed(ctx, path, key)
 		},
 		Exec: func(ctx context.Context, q string) error {

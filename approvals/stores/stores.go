@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/pgstore"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
 )
@@ -38,11 +39,11 @@ func Open(ctx context.Context, dsn string) (approvals.Store, error) {
 }
 
 // OpenAuditSink opens the audit database at dsn, with unkeyed links.
-func OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+func OpenAuditSink(ctx context.Context, dsn string) (auditlog.Sink, error) {
 	return openAuditSink(ctx, dsn, nil)
 }
 
-func openAuditSink(ctx context.Context, dsn string, key []byte) (approvals.Sink, error) {
+func openAuditSink(ctx context.Context, dsn string, key []byte) (auditlog.Sink, error) {
 	switch {
 	case sqlitestore.IsDSN(dsn):
 		return sqlitestore.OpenAuditSink(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), sqlitestore.AuditOptions{ChainKey: key})
@@ -54,11 +55,11 @@ func openAuditSink(ctx context.Context, dsn string, key []byte) (approvals.Sink,
 
 // VerifyAudit checks every audit chain in the database at dsn, without a
 // key (a keyed chain is approvals.ErrChainKeyRequired).
-func VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+func VerifyAudit(ctx context.Context, dsn string) ([]auditlog.ChainReport, error) {
 	return verifyAudit(ctx, dsn, nil)
 }
 
-func verifyAudit(ctx context.Context, dsn string, key []byte) ([]approvals.ChainReport, error) {
+func verifyAudit(ctx context.Context, dsn string, key []byte) ([]auditlog.ChainReport, error) {
 	switch {
 	case sqlitestore.IsDSN(dsn):
 		return sqlitestore.VerifyAuditKeyed(ctx, strings.TrimPrefix(dsn, sqlitestore.Prefix), key)
@@ -109,13 +110,13 @@ func (Databases) Open(ctx context.Context, dsn string) (approvals.Store, error) 
 }
 
 // OpenAuditSink opens the audit database at dsn, keyed with d.ChainKey.
-func (d Databases) OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error) {
+func (d Databases) OpenAuditSink(ctx context.Context, dsn string) (auditlog.Sink, error) {
 	return openAuditSink(ctx, dsn, d.ChainKey)
 }
 
 // VerifyAudit checks every audit chain at dsn, keyed links with
 // d.ChainKey.
-func (d Databases) VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error) {
+func (d Databases) VerifyAudit(ctx context.Context, dsn string) ([]auditlog.ChainReport, error) {
 	return verifyAudit(ctx, dsn, d.ChainKey)
 }
 

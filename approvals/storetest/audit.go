@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // AuditBackend is one empty database for the audit suite: Open opens a sink
@@ -19,9 +20,9 @@ import (
 // name them).
 type AuditBackend struct {
 	// OpenSink opens a sink keyed with key (nil: unkeyed).
-	OpenSink func(ctx context.Context, key []byte) (approvals.Sink, error)
+	OpenSink func(ctx context.Context, key []byte) (auditlog.Sink, error)
 	// VerifyKeyed checks the chains, keyed links with key.
-	VerifyKeyed func(ctx context.Context, key []byte) ([]approvals.ChainReport, error)
+	VerifyKeyed func(ctx context.Context, key []byte) ([]auditlog.ChainReport, error)
 	Exec        func(ctx context.Context, sql string) error
 	// Records returns the main chain's record texts in order (the keyed
 	// suite recomputes hashes as an attacker with write access would).
@@ -29,10 +30,10 @@ type AuditBackend struct {
 }
 
 // Open opens an unkeyed sink.
-func (b AuditBackend) Open(t *testing.T) approvals.Sink { return b.OpenKeyed(t, nil) }
+func (b AuditBackend) Open(t *testing.T) auditlog.Sink { return b.OpenKeyed(t, nil) }
 
 // OpenKeyed opens a sink keyed with key.
-func (b AuditBackend) OpenKeyed(t *testing.T, key []byte) approvals.Sink {
+func (b AuditBackend) OpenKeyed(t *testing.T, key []byte) auditlog.Sink {
 	t.Helper()
 	s, err := b.OpenSink(context.Background(), key)
 	if err != nil {
@@ -42,7 +43,7 @@ func (b AuditBackend) OpenKeyed(t *testing.T, key []byte) approvals.Sink {
 }
 
 // Verify checks the chains without a key.
-func (b AuditBackend) Verify(ctx context.Context) ([]approvals.ChainReport, error) {
+func (b AuditBackend) Verify(ctx context.Context) ([]auditlog.ChainReport, error) {
 	return b.VerifyKeyed(ctx, nil)
 }
 
@@ -53,15 +54,15 @@ func RunAudit(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 	const perSink, writers = 60, 6
 	setup := func(t *testing.T) AuditBackend {
 		b := newBackend(t)
-		sinks := []approvals.Sink{b.Open(t), b.Open(t)}
+		sinks := []auditlog.Sink{b.Open(t), b.Open(t)}
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Go(func() {
 				sink := sinks[w%2]
 				for i := range perSink / writers * 2 {
-					r := &approvals.Record{TS: time.Now(), SessionID: fmt.Sprintf("s%d", w), CallID: fmt.Sprintf("call-%d-%d", w, i),
-						Phase: approvals.PhaseDecision, Server: "orders", Tool: "get", Arguments: json.RawMessage(`{"id":1}`),
-						Decision: approvals.ActionAllow, Outcome: approvals.OutcomeAutoAllowed, Result: approvals.ResultPending}
+					r := &auditlog.Record{TS: time.Now(), SessionID: fmt.Sprintf("s%d", w), CallID: fmt.Sprintf("call-%d-%d", w, i),
+						Phase: auditlog.PhaseDecision, Server: "orders", Tool: "get", Arguments: json.RawMessage(`{"id":1}`),
+						Decision: rules.ActionAllow, Outcome: rules.OutcomeAutoAllowed, Result: auditlog.ResultPending}
 					if err := sink.Write(context.Background(), r); err != nil {
 						t.Errorf("write: %v", err)
 						return
@@ -74,20 +75,20 @@ func RunAudit(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 			if err := s.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
-			if err := s.Write(context.Background(), &approvals.Record{}); !errors.Is(err, approvals.ErrSinkClosed) {
+			if err := s.Write(context.Background(), &auditlog.Record{}); !errors.Is(err, auditlog.ErrSinkClosed) {
 				t.Errorf("write after close: %v, want ErrSinkClosed", err)
 			}
 		}
 		return b
 	}
-	verify := func(t *testing.T, b AuditBackend) approvals.ChainReport {
+	verify := func(t *testing.T, b AuditBackend) auditlog.ChainReport {
 		t.Helper()
 		reports, err := b.Verify(context.Background())
 		if err != nil {
 			t.Fatalf("verify: %v", err)
 		}
-		if len(reports) != 1 || reports[0].Chain != approvals.DefaultChain {
-			t.Fatalf("chains %+v, want one chain %q", reports, approvals.DefaultChain)
+		if len(reports) != 1 || reports[0].Chain != auditlog.DefaultChain {
+			t.Fatalf("chains %+v, want one chain %q", reports, auditlog.DefaultChain)
 		}
 		return reports[0]
 	}
@@ -129,12 +130,12 @@ func RunAudit(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 // append to a keyed chain.
 func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	write := func(t *testing.T, s approvals.Sink, n int, from int) {
+	write := func(t *testing.T, s auditlog.Sink, n int, from int) {
 		t.Helper()
 		for i := range n {
-			r := &approvals.Record{TS: time.Now(), SessionID: "s", CallID: fmt.Sprintf("call-%d", from+i),
-				Phase: approvals.PhaseDecision, Server: "orders", Tool: "get", Arguments: json.RawMessage(`{"id":1}`),
-				Decision: approvals.ActionAllow, Outcome: approvals.OutcomeAutoAllowed, Result: approvals.ResultPending}
+			r := &auditlog.Record{TS: time.Now(), SessionID: "s", CallID: fmt.Sprintf("call-%d", from+i),
+				Phase: auditlog.PhaseDecision, Server: "orders", Tool: "get", Arguments: json.RawMessage(`{"id":1}`),
+				Decision: rules.ActionAllow, Outcome: rules.OutcomeAutoAllowed, Result: auditlog.ResultPending}
 			if err := s.Write(context.Background(), r); err != nil {
 				t.Fatalf("write: %v", err)
 			}
@@ -156,7 +157,7 @@ func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 		for i, rec := range recs {
 			seq := i + 1
 			if seq < from {
-				prev = approvals.ChainLinkHash(key, prev, []byte(rec))
+				prev = auditlog.ChainLinkHash(key, prev, []byte(rec))
 				continue
 			}
 			h := hash(prev, []byte(rec))
@@ -169,7 +170,7 @@ func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 			t.Fatal(err)
 		}
 	}
-	verifyOne := func(t *testing.T, b AuditBackend, k []byte) approvals.ChainReport {
+	verifyOne := func(t *testing.T, b AuditBackend, k []byte) auditlog.ChainReport {
 		t.Helper()
 		reports, err := b.VerifyKeyed(context.Background(), k)
 		if err != nil {
@@ -182,7 +183,7 @@ func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 	}
 	const approve = "UPDATE agenthost_audit SET record = replace(record, '\"outcome\":\"auto_allowed\"', '\"outcome\":\"approved\"') WHERE seq = 7"
 	fakeMark := func(prev string, rec []byte) string {
-		return approvals.ChainKeyedPrefix + approvals.ChainHash(prev, rec)
+		return auditlog.ChainKeyedPrefix + auditlog.ChainHash(prev, rec)
 	}
 	tampers := []struct {
 		name   string
@@ -191,9 +192,9 @@ func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 		seq    int64
 		reason string
 	}{
-		{"ChangedAndRecomputedPlain", 7, approvals.ChainHash, 7, "unkeyed record follows keyed"},
+		{"ChangedAndRecomputedPlain", 7, auditlog.ChainHash, 7, "unkeyed record follows keyed"},
 		{"ChangedAndRecomputedUnderAFakeMark", 7, fakeMark, 7, "keyed hash"},
-		{"RewrittenWholeWithoutTheKey", 1, approvals.ChainHash, 20, "no record is keyed"},
+		{"RewrittenWholeWithoutTheKey", 1, auditlog.ChainHash, 20, "no record is keyed"},
 	}
 	for _, tc := range tampers {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,13 +223,13 @@ func RunAuditKeyed(t *testing.T, newBackend func(t *testing.T) AuditBackend) {
 		if r := verifyOne(t, b, []byte("another key, not the one used")); r.Broken == nil || r.Broken.Seq != 6 {
 			t.Errorf("with another key: %+v (%+v), want broken at 6", r, r.Broken)
 		}
-		if _, err := b.Verify(context.Background()); !errors.Is(err, approvals.ErrChainKeyRequired) {
+		if _, err := b.Verify(context.Background()); !errors.Is(err, auditlog.ErrChainKeyRequired) {
 			t.Errorf("verify without the key: %v, want ErrChainKeyRequired", err)
 		}
 		s := b.Open(t)
 		defer s.Close()
-		err := s.Write(context.Background(), &approvals.Record{TS: time.Now(), Phase: approvals.PhaseDecision})
-		if !errors.Is(err, approvals.ErrChainKeyRequired) {
+		err := s.Write(context.Background(), &auditlog.Record{TS: time.Now(), Phase: auditlog.PhaseDecision})
+		if !errors.Is(err, auditlog.ErrChainKeyRequired) {
 			t.Errorf("an unkeyed sink appended to a keyed chain: %v, want ErrChainKeyRequired", err)
 		}
 	})

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // Backend sets up one empty backend for a test and returns a function that
@@ -90,8 +91,8 @@ func request(n int) *approvals.Request {
 		Server:      "orders",
 		Tool:        "delete_order",
 		Arguments:   json.RawMessage(`{"id":42,"note":"ünïcode"}`),
-		Risk: approvals.Effective{Category: approvals.CategoryDelete, RiskLevel: approvals.RiskMedium, BlastRadius: approvals.BlastItem,
-			Reversibility: approvals.ReversibleNone, SideEffects: []string{"data_loss"}, ApprovalRecommendation: approvals.ApprovalSingle, MinTrustLevel: 2},
+		Risk: risk.Effective{Category: risk.CategoryDelete, RiskLevel: risk.RiskMedium, BlastRadius: risk.BlastItem,
+			Reversibility: risk.ReversibleNone, SideEffects: []string{"data_loss"}, ApprovalRecommendation: risk.ApprovalSingle, MinTrustLevel: 2},
 		Rules:            []string{"deletes"},
 		Message:          "deleting needs a second pair of eyes",
 		Reason:           "rule deletes",
@@ -508,9 +509,9 @@ func testConcurrentSettle(t *testing.T, a, b approvals.Store) {
 }
 
 func testGrants(t *testing.T, a, b approvals.Store) {
-	risk := approvals.Effective{Category: approvals.CategoryMutate, RiskLevel: approvals.RiskMedium, BlastRadius: approvals.BlastItem,
-		Reversibility: approvals.ReversibleManual, SideEffects: []string{}, ApprovalRecommendation: approvals.ApprovalSingle, MinTrustLevel: 2}
-	g := approvals.Grant{Server: "orders", Tool: "update", DefHash: "h1", Ceiling: risk, Created: time.Now().UTC()}
+	ceiling := risk.Effective{Category: risk.CategoryMutate, RiskLevel: risk.RiskMedium, BlastRadius: risk.BlastItem,
+		Reversibility: risk.ReversibleManual, SideEffects: []string{}, ApprovalRecommendation: risk.ApprovalSingle, MinTrustLevel: 2}
+	g := approvals.Grant{Server: "orders", Tool: "update", DefHash: "h1", Ceiling: ceiling, Created: time.Now().UTC()}
 	if _, ok, err := b.GetGrant(ctx(t), "s1", "orders", "update"); ok || err != nil {
 		t.Fatalf("grant before any: %v, %v", ok, err)
 	}
@@ -518,7 +519,7 @@ func testGrants(t *testing.T, a, b approvals.Store) {
 		t.Fatal(err)
 	}
 	got, ok, err := b.GetGrant(ctx(t), "s1", "orders", "update")
-	if err != nil || !ok || got.DefHash != "h1" || got.Ceiling.Category != approvals.CategoryMutate || got.Ceiling.MinTrustLevel != 2 {
+	if err != nil || !ok || got.DefHash != "h1" || got.Ceiling.Category != risk.CategoryMutate || got.Ceiling.MinTrustLevel != 2 {
 		t.Fatalf("grant on B: %+v, %v, %v", got, ok, err)
 	}
 	if _, ok, _ := b.GetGrant(ctx(t), "s2", "orders", "update"); ok {

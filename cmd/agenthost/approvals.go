@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/stores"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
 )
@@ -168,7 +170,7 @@ func (a *app) printApproval(w io.Writer, p approvals.Approval) {
 		p.ID, p.State, shown(w, r.Server), shown(w, r.Tool), shown(w, r.SessionID), shown(w, r.Requester))
 	fmt.Fprintf(w, "arguments:  %s\n", shown(w, string(r.Arguments)))
 	if r.Unclassified {
-		fmt.Fprintf(w, "risk:       %s\n", approvals.DescribeRisk(r.Risk, true))
+		fmt.Fprintf(w, "risk:       %s\n", terminal.DescribeRisk(r.Risk, true))
 	} else {
 		fmt.Fprintf(w, "risk:       %s, %s, blast radius %s\n", r.Risk.Category, r.Risk.RiskLevel, r.Risk.BlastRadius)
 	}
@@ -272,7 +274,7 @@ func (a *app) auditCommand() *cobra.Command {
 				return a.hostErr(cfg.File, err)
 			}
 			if reports == nil {
-				reports = []approvals.ChainReport{}
+				reports = []auditlog.ChainReport{}
 			}
 			if asJSON {
 				if err := writeJSON(a.stdout, reports); err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
 )
 
@@ -30,7 +30,7 @@ func TestAuditVerifyWithChainKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		r := &approvals.Record{TS: time.Now(), SessionID: "s", Phase: approvals.PhaseDecision, Arguments: json.RawMessage(`{}`)}
+		r := &auditlog.Record{TS: time.Now(), SessionID: "s", Phase: auditlog.PhaseDecision, Arguments: json.RawMessage(`{}`)}
 		if err := sink.Write(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}

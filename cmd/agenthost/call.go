@@ -12,7 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -225,13 +226,13 @@ func unreachable(msg string) bool {
 // person who typed the call decides it: the risk stays unknown (the
 // fail-closed values), but the call is one ask for one approver, answered by
 // --approve (a prompt on a terminal, deny otherwise, auto for scripts).
-func adHocApprovals(server string) approvals.Config {
+func adHocApprovals(server string) rules.Config {
 	single := "single"
-	return approvals.Config{
-		Catalogue: []approvals.CatalogueEntry{{
+	return rules.Config{
+		Catalogue: []rules.CatalogueEntry{{
 			Server:   server,
 			Tool:     "*",
-			Metadata: approvals.RawMetadata{ApprovalRecommendation: &single, MinTrustLevel: 1},
+			Metadata: risk.RawMetadata{ApprovalRecommendation: &single, MinTrustLevel: 1},
 		}},
 		NoMatch: "ask",
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agenthost/agenthost/approvals/stores"
 	"io"
 	"log/slog"
 	"os"
@@ -16,7 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -53,7 +56,7 @@ type app struct {
 	// memory, --no-save, and every other command).
 	durable *durable.Engine
 	// auditAlso also receives every audit record (serve's index).
-	auditAlso approvals.Sink
+	auditAlso auditlog.Sink
 	// replElicitation asks servers' questions on the terminal; set for the
 	// REPL only.
 	replElicitation host.ElicitationFunc
@@ -61,7 +64,7 @@ type app struct {
 	// The REPL's terminal program, the options of its approval question,
 	// its session and its saved answers "always" (run on a terminal only).
 	replUI         *replUI
-	replPromptOpts approvals.PromptOptions
+	replPromptOpts terminal.PromptOptions
 	replSession    *host.Session
 	replLocal      *localAlways
 
@@ -70,15 +73,15 @@ type app struct {
 
 	// input is the one reader of stdin's lines, shared by the REPL, the
 	// approval prompt and elicitation questions (terminalInput).
-	input *approvals.Input
+	input *terminal.Input
 }
 
 // terminalInput is the shared reader of stdin's lines: whoever asks
 // (the REPL, an open approval question, a server's question) gets the next
 // line, and a question interrupted by Ctrl-C leaves it to the next asker.
-func (a *app) terminalInput() *approvals.Input {
+func (a *app) terminalInput() *terminal.Input {
 	if a.input == nil {
-		a.input = approvals.NewInput(a.stdin)
+		a.input = terminal.NewInput(a.stdin)
 	}
 	return a.input
 }
@@ -283,8 +286,8 @@ func (a *app) newSession(h *host.Host) (*host.Session, error) {
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--bind: %w", err))
 	}
-	if a.trust != 0 && !approvals.ValidTrustLevel(a.trust) {
-		return nil, usageErr(fmt.Errorf("--trust: %d is not in %d..%d", a.trust, approvals.MinTrust, approvals.MaxTrust))
+	if a.trust != 0 && !risk.ValidTrustLevel(a.trust) {
+		return nil, usageErr(fmt.Errorf("--trust: %d is not in %d..%d", a.trust, risk.MinTrust, risk.MaxTrust))
 	}
 	switch a.approve {
 	case "", "prompt", "deny", "auto", "wait":
@@ -330,9 +333,9 @@ func (a *app) approver() approvals.Approver {
 				"run with a --subject other than the approver, or have someone other than the subject approve\n", id)
 		}
 		if a.replUI != nil {
-			return approvals.NewAskerPrompt(a.replUI, id, a.replPromptOpts)
+			return terminal.NewAskerPrompt(a.replUI, id, a.replPromptOpts)
 		}
-		return approvals.NewInputPrompt(a.terminalInput(), a.stderr, id)
+		return terminal.NewInputPrompt(a.terminalInput(), a.stderr, id)
 	default:
 		return approvals.Deny{}
 	}

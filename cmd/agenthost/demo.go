@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/demo"
 )
@@ -24,9 +25,13 @@ func (a *app) demoCommand() *cobra.Command {
 				}
 				llm = cfg.LLM
 			}
-			err := demo.Run(cmd.Context(), demo.Options{
-				Out: a.stdout, In: a.stdin, Interactive: a.stdinIsTerminal(), Live: live, LLM: llm,
-			})
+			opts := demo.Options{Out: a.stdout, Live: live, LLM: llm}
+			if a.stdinIsTerminal() {
+				prompt := terminal.NewPrompt(a.stdin, a.stdout, "you")
+				defer prompt.Close()
+				opts.Approver = prompt
+			}
+			err := demo.Run(cmd.Context(), opts)
 			if errors.Is(err, demo.ErrNoLiveModel) {
 				return usageErr(err)
 			}

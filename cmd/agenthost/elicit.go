@@ -12,18 +12,18 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 )
 
 // terminalElicitation asks a server's elicitation request on the terminal
 // (the REPL), one question at a time, each answer a line typed after its
 // question was drawn.
 type terminalElicitation struct {
-	term approvals.Asker
+	term terminal.Asker
 	mu   sync.Mutex
 }
 
-func newTerminalElicitation(ask approvals.Asker) *terminalElicitation {
+func newTerminalElicitation(ask terminal.Asker) *terminalElicitation {
 	return &terminalElicitation{term: ask}
 }
 
@@ -34,7 +34,7 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 	p := req.Params
 	// The questions are only asked on a terminal: the server's text is
 	// always escaped.
-	e.term.Show(fmt.Sprintf("\n[%s asks] %s\n", approvals.TerminalText(server), approvals.TerminalText(strings.TrimSpace(p.Message))))
+	e.term.Show(fmt.Sprintf("\n[%s asks] %s\n", terminal.TerminalText(server), terminal.TerminalText(strings.TrimSpace(p.Message))))
 	if p.Mode == "url" {
 		e.term.Show("  (URL elicitation is not supported on the terminal; declined)\n")
 		return decline, nil
@@ -50,8 +50,8 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			if required[name] {
 				mark = "*"
 			}
-			line, err := e.term.Ask(ctx, fmt.Sprintf("  %s%s (%s): ", approvals.TerminalText(name), mark, approvals.TerminalText(props.types[name])))
-			if errors.Is(err, approvals.ErrLineTooLong) {
+			line, err := e.term.Ask(ctx, fmt.Sprintf("  %s%s (%s): ", terminal.TerminalText(name), mark, terminal.TerminalText(props.types[name])))
+			if errors.Is(err, terminal.ErrLineTooLong) {
 				e.term.Show("  too long\n")
 				continue
 			}
@@ -67,7 +67,7 @@ func (e *terminalElicitation) ask(ctx context.Context, server string, req mcp.El
 			}
 			v, ok := convert(line, props.types[name])
 			if !ok {
-				e.term.Show(fmt.Sprintf("  expected a %s\n", approvals.TerminalText(props.types[name])))
+				e.term.Show(fmt.Sprintf("  expected a %s\n", terminal.TerminalText(props.types[name])))
 				continue
 			}
 			content[name] = v

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 )
 
 func TestTerminalElicitation(t *testing.T) {
@@ -39,7 +39,7 @@ func TestTerminalElicitation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			e := newTerminalElicitation(approvals.NewInputAsker(approvals.NewInput(strings.NewReader(tc.input)), &out))
+			e := newTerminalElicitation(terminal.NewInputAsker(terminal.NewInput(strings.NewReader(tc.input)), &out))
 			res, err := e.ask(context.Background(), "srv", req)
 			if err != nil {
 				t.Fatal(err)

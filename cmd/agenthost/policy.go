@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/policyinit"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/atomicfile"
@@ -69,9 +70,9 @@ func (a *app) policyExplainCommand() *cobra.Command {
 				return err
 			}
 			switch x.Decision.Action {
-			case approvals.ActionAllow:
+			case rules.ActionAllow:
 				return nil
-			case approvals.ActionAsk:
+			case rules.ActionAsk:
 				return &exitErr{code: exitWouldAsk, printed: true}
 			default:
 				return &exitErr{code: exitDenied, printed: true}
@@ -110,7 +111,7 @@ func (a *app) policyCatalogueCommand() *cobra.Command {
 					failed++
 					continue
 				}
-				if err := approvals.WriteCatalogueYAML(a.stdout, snap.Name, h.Catalogue(snap.Name)); err != nil {
+				if err := policyinit.WriteCatalogueYAML(a.stdout, snap.Name, h.Catalogue(snap.Name)); err != nil {
 					return err
 				}
 			}
@@ -167,17 +168,17 @@ func (a *app) policyInitCommand() *cobra.Command {
 					return err
 				}
 			case entries:
-				if err := approvals.WriteInitEntries(a.stdout, plan, indent); err != nil {
+				if err := policyinit.WriteInitEntries(a.stdout, plan, indent); err != nil {
 					return err
 				}
 			case isJSONConfig(cfg.File):
 				// A JSON config (a copied Claude Desktop file) gets a
 				// JSON block it can take as it is.
-				if err := approvals.WriteInitJSON(a.stdout, plan); err != nil {
+				if err := policyinit.WriteInitJSON(a.stdout, plan); err != nil {
 					return err
 				}
 			default:
-				if err := approvals.WriteInitYAML(a.stdout, plan); err != nil {
+				if err := policyinit.WriteInitYAML(a.stdout, plan); err != nil {
 					return err
 				}
 			}
@@ -199,7 +200,7 @@ func isJSONConfig(path string) bool { return strings.EqualFold(filepath.Ext(path
 // writeInit merges plan into the YAML or JSON configuration file at path, checks
 // that the result still loads, and replaces the file (same mode) only when
 // something was added.
-func (a *app) writeInit(path string, plan approvals.InitPlan) error {
+func (a *app) writeInit(path string, plan policyinit.InitPlan) error {
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
 	}
@@ -211,9 +212,9 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	if err != nil {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
 	}
-	merge, format := approvals.MergeInitYAML, config.FormatYAML
+	merge, format := policyinit.MergeInitYAML, config.FormatYAML
 	if isJSONConfig(path) {
-		merge, format = approvals.MergeInitJSON, config.FormatJSON
+		merge, format = policyinit.MergeInitJSON, config.FormatJSON
 	}
 	out, added, rulesAdded, changed, err := merge(data, plan)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -22,11 +22,11 @@ import (
 // bubbletea program that owns the terminal: it reads every key, so input
 // typed while a turn runs is a draft of the next message, never the answer
 // to a question drawn later. Approval and elicitation questions are asked
-// through it (replUI implements approvals.Asker).
+// through it (replUI implements terminal.Asker).
 
 const (
 	// maxPrompt is the longest message the REPL sends (docs promise 1 MiB).
-	maxPrompt = approvals.MaxInputLine
+	maxPrompt = terminal.MaxInputLine
 	// pasteInline is the largest paste put in the editor as it is; a
 	// larger one is held aside and shown as a placeholder.
 	pasteInline = 2048
@@ -95,7 +95,7 @@ func (u *replUI) Ask(ctx context.Context, question string) (string, error) {
 		u.prog.Send(askGoneMsg{req: req})
 		return "", ctx.Err()
 	case <-u.done:
-		return "", approvals.ErrInputClosed
+		return "", terminal.ErrInputClosed
 	}
 }
 
@@ -317,7 +317,7 @@ func (m *replModel) answer(r askReply) {
 	m.askPending = len(m.asks) > 0
 	q.reply <- r
 	if r.err == nil {
-		m.addOut(q.question + approvals.TerminalText(r.line))
+		m.addOut(q.question + terminal.TerminalText(r.line))
 	}
 }
 
@@ -427,7 +427,7 @@ func (m *replModel) enter() tea.Cmd {
 		return nil
 	}
 	if len(text) > maxPrompt {
-		m.notice = fmt.Sprintf("not sent: the message is %s bytes, over the limit of %s", approvals.GroupDigits(len(text)), approvals.GroupDigits(maxPrompt))
+		m.notice = fmt.Sprintf("not sent: the message is %s bytes, over the limit of %s", terminal.GroupDigits(len(text)), terminal.GroupDigits(maxPrompt))
 		return nil
 	}
 	m.editor.Reset()
@@ -436,7 +436,7 @@ func (m *replModel) enter() tea.Cmd {
 	m.pastes = map[string]string{}
 	if m.running {
 		m.queued = append(m.queued, text)
-		m.addOut("queued for after this turn: " + firstLine(approvals.TerminalText(text), 200))
+		m.addOut("queued for after this turn: " + firstLine(terminal.TerminalText(text), 200))
 		return m.flush()
 	}
 	return m.submit(text)
@@ -451,7 +451,7 @@ func (m *replModel) submit(text string) tea.Cmd {
 	if strings.HasPrefix(line, "/") {
 		return m.slash(line)
 	}
-	m.addOut("> " + firstLine(approvals.TerminalText(text), 500))
+	m.addOut("> " + firstLine(terminal.TerminalText(text), 500))
 	m.startTurn(text)
 	return tea.Batch(m.flush(), tick())
 }
@@ -519,7 +519,7 @@ func (m *replModel) paste(s string) tea.Cmd {
 		return nil
 	}
 	m.pasteN++
-	ph := fmt.Sprintf("[pasted text #%d: %s bytes, %d lines]", m.pasteN, approvals.GroupDigits(len(s)), strings.Count(s, "\n")+1)
+	ph := fmt.Sprintf("[pasted text #%d: %s bytes, %d lines]", m.pasteN, terminal.GroupDigits(len(s)), strings.Count(s, "\n")+1)
 	m.pastes[ph] = s
 	m.editor.InsertString(ph)
 	return nil
@@ -542,7 +542,7 @@ func (m *replModel) View() tea.View {
 		b.WriteString(m.asks[0].question)
 		b.WriteString("\n")
 	} else if m.running {
-		fmt.Fprintf(&b, "%s %s  %s  (Ctrl-C interrupts)\n", spinnerFrames[m.frame%len(spinnerFrames)], approvals.TerminalText(m.status), time.Since(m.started).Truncate(time.Second))
+		fmt.Fprintf(&b, "%s %s  %s  (Ctrl-C interrupts)\n", spinnerFrames[m.frame%len(spinnerFrames)], terminal.TerminalText(m.status), time.Since(m.started).Truncate(time.Second))
 	}
 	b.WriteString(m.editor.View())
 	if m.notice != "" {
@@ -576,7 +576,7 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 		}
 		switch e.Type {
 		case host.EventAssistantDelta:
-			ui.prog.Send(deltaMsg{text: approvals.TerminalText(e.Text)})
+			ui.prog.Send(deltaMsg{text: terminal.TerminalText(e.Text)})
 			continue
 		case host.EventToolCall:
 			label := p.callLabel(e)

@@ -18,6 +18,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/regularfile"
@@ -62,7 +64,7 @@ func (la *localAlways) reused(e host.Event) string {
 	switch {
 	case has && e.Decision == "allow":
 		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
-	case e.Outcome == string(approvals.OutcomeGranted):
+	case e.Outcome == string(rules.OutcomeGranted):
 		return "allowed by your earlier answer \"for this session\""
 	}
 	return ""
@@ -84,7 +86,7 @@ func (la *localAlways) list() string {
 		fmt.Fprintf(&b, "  %d. %s/%s  rule %s  saved %s\n", i+1, e.Server, e.Tool, e.RuleID(), e.At.Local().Format(time.DateTime))
 	}
 	b.WriteString("remove one with /approvals remove N; answers \"for this session\" last until /clear or the end of the REPL\n")
-	return approvals.TerminalText(b.String())
+	return terminal.TerminalText(b.String())
 }
 
 // remove removes saved answer n (1-based) or the one with rule id arg.
@@ -104,11 +106,11 @@ func (la *localAlways) remove(arg string) string {
 	ok, err := la.l.Remove(id)
 	switch {
 	case err != nil:
-		return approvals.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.l.Path, err))
+		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.l.Path, err))
 	case !ok:
-		return approvals.TerminalText(fmt.Sprintf("no answer %q (/approvals lists them)\n", arg))
+		return terminal.TerminalText(fmt.Sprintf("no answer %q (/approvals lists them)\n", arg))
 	}
-	return approvals.TerminalText(fmt.Sprintf("removed rule %s; this session's policy was loaded at start, so it stops applying when agenthost starts next (and a tool allowed for this session stays so until /clear)\n", id))
+	return terminal.TerminalText(fmt.Sprintf("removed rule %s; this session's policy was loaded at start, so it stops applying when agenthost starts next (and a tool allowed for this session stays so until /clear)\n", id))
 }
 
 // approvalDetail is what the REPL adds to an approval question: which call
@@ -118,7 +120,7 @@ func (a *app) approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Req
 	return func(req *approvals.Request) string {
 		var b strings.Builder
 		if l := ui.label(req.CallID); l != "" {
-			fmt.Fprintf(&b, "  call:       %s\n", approvals.TerminalText(l))
+			fmt.Fprintf(&b, "  call:       %s\n", terminal.TerminalText(l))
 		}
 		cwd := ""
 		if s, ok := cfg.MCPServers[req.Server]; ok && s != nil {
@@ -161,7 +163,7 @@ func fileDiff(raw json.RawMessage, cwd string) string {
 	}
 	old, err := readSmallFile(path)
 	if err != nil {
-		return "  diff:       " + approvals.TerminalText(err.Error()) + "\n"
+		return "  diff:       " + terminal.TerminalText(err.Error()) + "\n"
 	}
 	next := old
 	if args.Content != nil {
@@ -181,7 +183,7 @@ func fileDiff(raw json.RawMessage, cwd string) string {
 	var b strings.Builder
 	b.WriteString("  diff:\n")
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(d, "\n"), "\n") {
-		b.WriteString("    " + approvals.TerminalText(strings.TrimSuffix(line, "\n")) + "\n")
+		b.WriteString("    " + terminal.TerminalText(strings.TrimSuffix(line, "\n")) + "\n")
 	}
 	return b.String()
 }
@@ -207,7 +209,7 @@ func readSmallFile(path string) (string, error) {
 	case errors.As(err, &notRegular):
 		return "", fmt.Errorf("%s is not a regular file (%s): no diff shown", path, regularfile.Kind(notRegular.Mode))
 	case errors.Is(err, regularfile.ErrTooLarge):
-		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", approvals.GroupDigits(maxDiffFile))
+		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", terminal.GroupDigits(maxDiffFile))
 	default:
 		return "", fmt.Errorf("cannot read the file: %w", err)
 	}
@@ -283,7 +285,7 @@ func (m *replModel) slash(line string) tea.Cmd {
 	case "/clear":
 		sess, err := m.a.newSession(m.h)
 		if err != nil {
-			out = approvals.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
+			out = terminal.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
 			break
 		}
 		m.sess.Close()
@@ -291,9 +293,9 @@ func (m *replModel) slash(line string) tea.Cmd {
 		out = "conversation cleared: a new session (answers \"for this session\" are forgotten; answers \"always\" are kept)\n"
 	case "/cost":
 		out = fmt.Sprintf("%d turns; tokens: %s prompt, %s completion, %s total\n", m.turns,
-			approvals.GroupDigits(m.usage.PromptTokens), approvals.GroupDigits(m.usage.CompletionTokens), approvals.GroupDigits(m.usage.TotalTokens))
+			terminal.GroupDigits(m.usage.PromptTokens), terminal.GroupDigits(m.usage.CompletionTokens), terminal.GroupDigits(m.usage.TotalTokens))
 	default:
-		out = approvals.TerminalText(fmt.Sprintf("unknown command %s; /help lists them\n", fields[0]))
+		out = terminal.TerminalText(fmt.Sprintf("unknown command %s; /help lists them\n", fields[0]))
 	}
 	m.addOut(line + "\n" + out)
 	return m.flush()
@@ -334,7 +336,7 @@ func (m *replModel) toolsText() string {
 	if b.Len() == 0 {
 		return "no tools (/servers shows each server's state)\n"
 	}
-	return approvals.TerminalText(b.String())
+	return terminal.TerminalText(b.String())
 }
 
 func (m *replModel) serversText() string {
@@ -349,7 +351,7 @@ func (m *replModel) serversText() string {
 	if b.Len() == 0 {
 		return "no servers configured\n"
 	}
-	return approvals.TerminalText(b.String())
+	return terminal.TerminalText(b.String())
 }
 
 // history is the REPL's message history, kept in a file across sessions

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -52,7 +52,7 @@ func (a *app) runCommand() *cobra.Command {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
 				a.replElicitation = newTerminalElicitation(a.replUI).ask
 				a.replLocal = newLocalAlways(cfg)
-				a.replPromptOpts = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
+				a.replPromptOpts = terminal.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
 				if a.replLocal.l != nil {
 					a.replPromptOpts.Always = a.replLocal.always
 				}

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 )
 
 // terminalFlag is implemented by writers that know whether they are a
@@ -31,7 +31,7 @@ func isTerminal(w io.Writer) bool {
 // pipe, a file) the text is printed as it is.
 func shown(w io.Writer, s string) string {
 	if isTerminal(w) {
-		return approvals.TerminalText(s)
+		return terminal.TerminalText(s)
 	}
 	return s
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -68,7 +68,7 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 	req := mcp.ElicitationRequest{}
 	req.Params.Message = hostile
 	req.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"x\x1b[2J\r": map[string]any{"type": "string"}}}
-	if _, err := newTerminalElicitation(approvals.NewInputAsker(approvals.NewInput(strings.NewReader("\nn\n")), el)).ask(context.Background(), "srv", req); err != nil {
+	if _, err := newTerminalElicitation(terminal.NewInputAsker(terminal.NewInput(strings.NewReader("\nn\n")), el)).ask(context.Background(), "srv", req); err != nil {
 		t.Fatal(err)
 	}
 	assertEscaped(t, "elicitation", el.String())

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -152,12 +152,12 @@ func plural(n int, noun string) string {
 // vocabularyLine says what a tool's risk took from the action-metadata
 // vocabulary ("" for nothing): the fields it set and the labels it gives
 // every result.
-func vocabularyLine(risk json.RawMessage) string {
-	var eff approvals.Effective
-	if len(risk) == 0 || json.Unmarshal(risk, &eff) != nil {
+func vocabularyLine(raw json.RawMessage) string {
+	var eff risk.Effective
+	if len(raw) == 0 || json.Unmarshal(raw, &eff) != nil {
 		return ""
 	}
-	parts := eff.FromSource(approvals.SourceActionMetadata)
+	parts := eff.FromSource(risk.SourceActionMetadata)
 	if len(eff.ResultLabels) > 0 {
 		parts = append(parts, "results labelled "+strings.Join(eff.ResultLabels, ", "))
 	}

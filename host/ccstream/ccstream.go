@@ -19,7 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -165,7 +165,7 @@ func (w *Writer) Denials() []Denial { return slices.Clone(w.denials) }
 
 // denied reports an approval outcome that refused the call.
 func denied(outcome string) bool {
-	return outcome != "" && !approvals.Outcome(outcome).Allowed()
+	return outcome != "" && !rules.Outcome(outcome).Allowed()
 }
 
 func (w *Writer) init(e host.Event) systemInit {

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
@@ -41,7 +43,7 @@ type countingStore struct {
 func (s countingStore) Close() error { *s.n++; return nil }
 
 type countingSink struct {
-	approvals.Discard
+	auditlog.Discard
 	n *int
 }
 
@@ -54,21 +56,21 @@ func (d fakeDatabases) Open(context.Context, string) (approvals.Store, error) {
 	return countingStore{n: &d.n.store}, nil
 }
 
-func (d fakeDatabases) OpenAuditSink(context.Context, string) (approvals.Sink, error) {
+func (d fakeDatabases) OpenAuditSink(context.Context, string) (auditlog.Sink, error) {
 	if d.sinkErr != nil {
 		return nil, d.sinkErr
 	}
 	return countingSink{n: &d.n.sink}, nil
 }
 
-func (fakeDatabases) VerifyAudit(context.Context, string) ([]approvals.ChainReport, error) {
+func (fakeDatabases) VerifyAudit(context.Context, string) ([]auditlog.ChainReport, error) {
 	return nil, nil
 }
 
 func (fakeDatabases) Describe(string) string { return "fake" }
 
-func allowAll() approvals.Config {
-	return approvals.Config{Rules: []approvals.Rule{{ID: "all", When: approvals.Match{}, Decide: "allow"}}}
+func allowAll() rules.Config {
+	return rules.Config{Rules: []rules.Rule{{ID: "all", When: rules.Match{}, Decide: "allow"}}}
 }
 
 // shaped is a config that allows every call, in the shape given.
@@ -117,7 +119,7 @@ func TestBuildFromConfig(t *testing.T) {
 				t.Errorf("approvals.store and audit.store: store %v, audit %v, owned %d", ho.ApprovalStore, ho.AuditDatabase, len(ho.Owned))
 			}
 		}},
-		{"given audit", func(c *config.Config) { c.Audit.Store = "sqlite:b" }, Options{Host: host.Options{Audit: approvals.Discard{}}}, func(t *testing.T, ho host.Options, n *counts) {
+		{"given audit", func(c *config.Config) { c.Audit.Store = "sqlite:b" }, Options{Host: host.Options{Audit: auditlog.Discard{}}}, func(t *testing.T, ho host.Options, n *counts) {
 			if ho.AuditDatabase != nil || len(ho.Owned) != 0 {
 				t.Error("audit.store was opened beside an audit sink passed in")
 			}
@@ -269,11 +271,11 @@ func TestNewOpensConfiguredStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.Write(ctx, &approvals.Record{SessionID: "s", CallID: "c"}); err != nil {
+	if err := sink.Write(ctx, &auditlog.Record{SessionID: "s", CallID: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	_ = sink.Close()
-	if _, err := VerifyAudit(ctx, key, stores.Databases{}); host.KindOf(err) != host.KindConfig || !errors.Is(err, approvals.ErrChainKeyRequired) {
+	if _, err := VerifyAudit(ctx, key, stores.Databases{}); host.KindOf(err) != host.KindConfig || !errors.Is(err, auditlog.ErrChainKeyRequired) {
 		t.Errorf("VerifyAudit of keyed records without the key: %v, want a config error (ErrChainKeyRequired)", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -56,8 +56,8 @@ func backendHost(t *testing.T, url string, m model.LLM) *host.Host {
 	t.Cleanup(cb.Close)
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
 		}},
 	}
 	cfg.ApplyDefaults()
@@ -248,7 +248,7 @@ func TestHostJWTBearerWithDPoP(t *testing.T) {
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"remote": {URL: url, TrustAnnotations: true,
 			OAuth: &config.OAuth{Grant: config.GrantJWTBearer, AssertionCommand: cmd, DPoP: config.DPoPRequired}}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+		Approvals: rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 		Audit:     config.Audit{Path: auditPath},
 	}
 	cfg.ApplyDefaults()

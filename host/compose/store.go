@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/internal/closer"
@@ -20,9 +21,9 @@ type Databases interface {
 	// Open opens the approvals store at dsn.
 	Open(ctx context.Context, dsn string) (approvals.Store, error)
 	// OpenAuditSink opens the audit database at dsn.
-	OpenAuditSink(ctx context.Context, dsn string) (approvals.Sink, error)
+	OpenAuditSink(ctx context.Context, dsn string) (auditlog.Sink, error)
 	// VerifyAudit checks every audit chain in the database at dsn.
-	VerifyAudit(ctx context.Context, dsn string) ([]approvals.ChainReport, error)
+	VerifyAudit(ctx context.Context, dsn string) ([]auditlog.ChainReport, error)
 	// Describe names the kind of store at dsn for messages, without its
 	// password.
 	Describe(dsn string) string
@@ -62,7 +63,7 @@ func OpenApprovalStore(ctx context.Context, cfg *config.Config, db Databases) (a
 
 // VerifyAudit checks the hash chains of the audit database the config
 // names (audit.store).
-func VerifyAudit(ctx context.Context, cfg *config.Config, db Databases) ([]approvals.ChainReport, error) {
+func VerifyAudit(ctx context.Context, cfg *config.Config, db Databases) ([]auditlog.ChainReport, error) {
 	dsn := cfg.Audit.Store
 	if dsn == "" {
 		err := fmt.Errorf("audit.store is not set: only database audit stores are hash-chained; set audit.store to sqlite:PATH or a postgres:// URL (docs/config.md)")

@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/pgstore"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
@@ -23,7 +27,6 @@ import (
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/pgtest"
-	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // The canaries: a session value and a secret from a credential source.
@@ -208,20 +211,20 @@ func testConfig(askTimeout time.Duration) *config.Config {
 			"instance": {Session: "instance"},
 			"token":    {Source: "vault", Ref: "db/token"},
 		}}},
-		Approvals: approvals.Config{
-			Catalogue: []approvals.CatalogueEntry{{Server: "db", Tool: "lookup", Metadata: approvals.RawMetadata{
+		Approvals: rules.Config{
+			Catalogue: []rules.CatalogueEntry{{Server: "db", Tool: "lookup", Metadata: risk.RawMetadata{
 				Category: ptr("read"), RiskLevel: ptr("low"), BlastRadius: ptr("item"), Reversibility: ptr("auto"),
 				ApprovalRecommendation: ptr("none"), MinTrustLevel: 1}},
-				{Server: "db", Tool: "write_note", Metadata: approvals.RawMetadata{
+				{Server: "db", Tool: "write_note", Metadata: risk.RawMetadata{
 					Category: ptr("mutate"), RiskLevel: ptr("medium"), BlastRadius: ptr("item"), Reversibility: ptr("manual"),
 					ApprovalRecommendation: ptr("none"), MinTrustLevel: 1}},
-				{Server: "db", Tool: "delete_order", Metadata: approvals.RawMetadata{
+				{Server: "db", Tool: "delete_order", Metadata: risk.RawMetadata{
 					Category: ptr("delete"), RiskLevel: ptr("high"), BlastRadius: ptr("item"), Reversibility: ptr("none"),
 					ApprovalRecommendation: ptr("single"), MinTrustLevel: 1}}},
-			Rules: []approvals.Rule{
-				{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-				{ID: "writes", When: approvals.Match{Category: []string{"mutate"}}, Decide: "allow"},
-				{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: askTimeout},
+			Rules: []rules.Rule{
+				{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+				{ID: "writes", When: rules.Match{Category: []string{"mutate"}}, Decide: "allow"},
+				{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1, Timeout: askTimeout},
 			},
 		},
 	}

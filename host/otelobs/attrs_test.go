@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host"
 )
@@ -23,11 +25,11 @@ const canary = "CANARY-attrs-8d8d"
 // or values.
 func TestAttributesHoldNoFreeText(t *testing.T) {
 	res := approvals.Result{
-		Decision: approvals.Decision{Action: approvals.ActionAsk, Approvers: 2, Rules: []string{"deletes"},
-			Reason: canary, Risk: approvals.Effective{Category: "delete", RiskLevel: "high", MinTrustLevel: 3,
+		Decision: rules.Decision{Action: rules.ActionAsk, Approvers: 2, Rules: []string{"deletes"},
+			Reason: canary, Risk: risk.Effective{Category: "delete", RiskLevel: "high", MinTrustLevel: 3,
 				Hints: []string{canary}, Notes: []string{canary}, InferenceVersion: canary,
-				Source: approvals.Sources{Category: "catalogue", RiskLevel: "inferred"}}},
-		Outcome:      approvals.OutcomeApproved,
+				Source: risk.Sources{Category: "catalogue", RiskLevel: "inferred"}}},
+		Outcome:      rules.OutcomeApproved,
 		Votes:        []approvals.Vote{{ApproverID: "alice", Decision: approvals.VoteAllow, Note: canary, TS: time.Now()}, {ApproverID: "bob", Decision: approvals.VoteAllow}},
 		Note:         canary,
 		ModelMessage: canary,

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -103,10 +104,10 @@ func newHarness(t *testing.T, protocol string) *harness {
 			"instance":    {Session: "instance"},
 			"vault_token": {Source: "vault", Ref: "orders/" + canaryRef},
 		}}},
-		Approvals: approvals.Config{Catalogue: []approvals.CatalogueEntry{{Server: "db", Tool: "execute_sql",
-			Metadata: approvals.RawMetadata{Category: ptr("read"), RiskLevel: ptr("low"), BlastRadius: ptr("item"),
+		Approvals: rules.Config{Catalogue: []rules.CatalogueEntry{{Server: "db", Tool: "execute_sql",
+			Metadata: risk.RawMetadata{Category: ptr("read"), RiskLevel: ptr("low"), BlastRadius: ptr("item"),
 				Reversibility: ptr("auto"), ApprovalRecommendation: ptr("none"), MinTrustLevel: 1}}},
-			Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+			Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 		Observability: config.Observability{Enabled: true, Protocol: protocol},
 	}
 	cfg.ApplyDefaults()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // replicaApprover asks the server's queue, with the replica id in front
@@ -66,25 +67,25 @@ func (s *Server) approvalPrefix() string {
 // the effective risk and why approval is needed; and, for an identity
 // that may vote on it only, the conversation the call came from.
 type approvalView struct {
-	ID               string              `json:"id"`
-	SessionID        string              `json:"sessionId"`
-	CallID           string              `json:"callId"`
-	Requester        string              `json:"requester"`
-	RequestedBy      string              `json:"requestedBy"`
-	Server           string              `json:"server"`
-	Tool             string              `json:"tool"`
-	Description      string              `json:"description"`
-	Arguments        json.RawMessage     `json:"arguments"`
-	SecureParams     []string            `json:"secureParams"`
-	Risk             approvals.Effective `json:"risk"`
-	Rules            []string            `json:"rules"`
-	Reason           string              `json:"reason"`
-	Message          string              `json:"message"`
-	Unclassified     bool                `json:"unclassified"`
-	Hints            []string            `json:"hints"`
-	Needed           int                 `json:"needed"`
-	Votes            []approvals.Vote    `json:"votes"`
-	SessionGrantable bool                `json:"sessionGrantable"`
+	ID               string           `json:"id"`
+	SessionID        string           `json:"sessionId"`
+	CallID           string           `json:"callId"`
+	Requester        string           `json:"requester"`
+	RequestedBy      string           `json:"requestedBy"`
+	Server           string           `json:"server"`
+	Tool             string           `json:"tool"`
+	Description      string           `json:"description"`
+	Arguments        json.RawMessage  `json:"arguments"`
+	SecureParams     []string         `json:"secureParams"`
+	Risk             risk.Effective   `json:"risk"`
+	Rules            []string         `json:"rules"`
+	Reason           string           `json:"reason"`
+	Message          string           `json:"message"`
+	Unclassified     bool             `json:"unclassified"`
+	Hints            []string         `json:"hints"`
+	Needed           int              `json:"needed"`
+	Votes            []approvals.Vote `json:"votes"`
+	SessionGrantable bool             `json:"sessionGrantable"`
 	// MayVote: the identity reading the view may vote on the request
 	// (approvals.Request.MayVote); Conversation is given to it only, nil
 	// (null) otherwise and for calls made outside a model turn.

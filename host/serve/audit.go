@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 )
 
 // Bounds of an AuditLog.
@@ -16,14 +16,14 @@ const (
 )
 
 // AuditLog keeps recent audit records per session, in memory, for GET
-// /v1/audit. It is an approvals.Sink: pass it as host.Options.AuditAlso so
+// /v1/audit. It is an auditlog.Sink: pass it as host.Options.AuditAlso so
 // the configured audit file (the record of truth) still gets every record.
 // It holds the records of at most maxSessions sessions (the oldest session
 // is forgotten first) and the last 1000 records of each, and whose each
 // served session is (its owner), for as long as it holds its records.
 type AuditLog struct {
 	mu          sync.Mutex
-	bySession   map[string][]approvals.Record
+	bySession   map[string][]auditlog.Record
 	owners      map[string]string
 	order       []string
 	maxSessions int
@@ -34,7 +34,7 @@ func NewAuditLog(maxSessions int) *AuditLog {
 	if maxSessions <= 0 {
 		maxSessions = defaultAuditSessions
 	}
-	return &AuditLog{bySession: map[string][]approvals.Record{}, owners: map[string]string{}, maxSessions: maxSessions}
+	return &AuditLog{bySession: map[string][]auditlog.Record{}, owners: map[string]string{}, maxSessions: maxSessions}
 }
 
 // track makes room for session id and remembers it; a.mu is held.
@@ -60,7 +60,7 @@ func (a *AuditLog) own(id, owner string) {
 }
 
 // Write keeps a copy of r.
-func (a *AuditLog) Write(_ context.Context, r *approvals.Record) error {
+func (a *AuditLog) Write(_ context.Context, r *auditlog.Record) error {
 	rec := *r
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -77,25 +77,25 @@ func (a *AuditLog) Write(_ context.Context, r *approvals.Record) error {
 func (a *AuditLog) Close() error { return nil }
 
 // Session returns the records of one session, oldest first.
-func (a *AuditLog) Session(id string) []approvals.Record {
+func (a *AuditLog) Session(id string) []auditlog.Record {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]approvals.Record{}, a.bySession[id]...)
+	return append([]auditlog.Record{}, a.bySession[id]...)
 }
 
 // sessionOf returns the records of session id if it is owner's; false
 // for another owner's session and for one it does not know.
-func (a *AuditLog) sessionOf(id, owner string) ([]approvals.Record, bool) {
+func (a *AuditLog) sessionOf(id, owner string) ([]auditlog.Record, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if o, ok := a.owners[id]; !ok || o != owner {
 		return nil, false
 	}
-	return append([]approvals.Record{}, a.bySession[id]...), true
+	return append([]auditlog.Record{}, a.bySession[id]...), true
 }
 
 type auditAnswer struct {
-	Records []approvals.Record `json:"records"`
+	Records []auditlog.Record `json:"records"`
 }
 
 // auditQuery answers GET /v1/audit?sessionId=ID[&limit=N]: the session's
@@ -126,7 +126,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	var recs []approvals.Record
+	var recs []auditlog.Record
 	ok := false
 	if ss == nil && s.db != nil {
 		// The shared mode: the stored session's owner (the records are

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/config"
 )
 
@@ -200,9 +200,9 @@ func TestLiveSessionKeepsItsAudit(t *testing.T) {
 	f := newFixture(t, moreIdentities)
 	s := f.createSession(nil)
 	for i := range defaultAuditSessions + 1 {
-		_ = f.srv.audit.Write(context.Background(), &approvals.Record{SessionID: fmt.Sprintf("ses_other%d", i)})
+		_ = f.srv.audit.Write(context.Background(), &auditlog.Record{SessionID: fmt.Sprintf("ses_other%d", i)})
 	}
-	_ = f.srv.audit.Write(context.Background(), &approvals.Record{SessionID: s.ID, Tool: "lookup"})
+	_ = f.srv.audit.Write(context.Background(), &auditlog.Record{SessionID: s.ID, Tool: "lookup"})
 	status, body, _ := f.do("GET", "/v1/audit?sessionId="+s.ID, apiToken, nil)
 	if status != 200 || !strings.Contains(string(body), `"lookup"`) {
 		t.Fatalf("the owner reading a live session's audit: %d %s", status, body)

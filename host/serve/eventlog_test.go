@@ -12,7 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -68,8 +69,8 @@ func TestIdleSessionsKeepBoundedEvents(t *testing.T) {
 			f := newFixtureWith(t, func(c *config.Serve) { c.Events = tc.events }, func(c *config.Config) {
 				c.MCPServers["big"] = &config.Server{}
 				str := func(v string) *string { return &v }
-				c.Approvals.Catalogue = append(c.Approvals.Catalogue, approvals.CatalogueEntry{Server: "big", Tool: "dump",
-					Metadata: approvals.RawMetadata{Category: str("read"), RiskLevel: str("low"), BlastRadius: str("item"),
+				c.Approvals.Catalogue = append(c.Approvals.Catalogue, rules.CatalogueEntry{Server: "big", Tool: "dump",
+					Metadata: risk.RawMetadata{Category: str("read"), RiskLevel: str("low"), BlastRadius: str("item"),
 						Reversibility: str("auto"), ApprovalRecommendation: str("none"), MinTrustLevel: 1}})
 				c.Limits.MaxModelResultBytes = modelSees
 			})

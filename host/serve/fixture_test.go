@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -148,10 +149,10 @@ func newFixtureShared(t testing.TB, mod func(*config.Serve), modCfg func(*config
 		Bindings: []config.Binding{{Server: "db", Params: map[string]config.ParamBinding{
 			"token": {Session: "token", Sensitivity: "secret"},
 		}}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{
-			{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"},
-			{ID: "deletes", When: approvals.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
-			{ID: "destroys", When: approvals.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2},
+		Approvals: rules.Config{Rules: []rules.Rule{
+			{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"},
+			{ID: "deletes", When: rules.Match{Category: []string{"delete"}}, Decide: "ask", Approvers: 1},
+			{ID: "destroys", When: rules.Match{Category: []string{"destroy"}}, Decide: "ask", Approvers: 2},
 		}},
 	}
 	if modCfg != nil {

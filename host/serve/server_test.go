@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -204,7 +204,7 @@ func TestTurnWithApproval(t *testing.T) {
 	if asked := evs[2]; asked.ApprovalID != p.ID || asked.Deadline == "" || asked.RiskLevel == "" || asked.Server != "db" || asked.Tool != "delete_rows" {
 		t.Errorf("approval_requested %+v does not name the pending approval %s", asked, p.ID)
 	}
-	if evs[3].Outcome != string(approvals.OutcomeApproved) || evs[6].Result != "done: delete_rows ran" {
+	if evs[3].Outcome != string(rules.OutcomeApproved) || evs[6].Result != "done: delete_rows ran" {
 		t.Errorf("approval %+v, end %+v", evs[3], evs[6])
 	}
 	if got := f.calls.String(); got != "delete_rows \""+canary+"\"\n" {
@@ -223,7 +223,7 @@ func TestTurnWithApproval(t *testing.T) {
 		t.Fatal("no audit records")
 	}
 	dec := audit.Records[0]
-	if dec.Outcome != approvals.OutcomeApproved || len(dec.Approvers) != 1 || dec.Approvers[0].ApproverID != "alice" ||
+	if dec.Outcome != rules.OutcomeApproved || len(dec.Approvers) != 1 || dec.Approvers[0].ApproverID != "alice" ||
 		!slices.Equal(dec.SecureParams, []string{"token"}) {
 		t.Errorf("decision record = %+v", dec)
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -103,7 +103,7 @@ func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createS
 	if !readJSON(w, r, &req) {
 		return req, nil, nil, false
 	}
-	if req.TrustLevel != 0 && !approvals.ValidTrustLevel(req.TrustLevel) {
+	if req.TrustLevel != 0 && !risk.ValidTrustLevel(req.TrustLevel) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
 		return req, nil, nil, false
 	}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // BenchmarkAuditThroughput: approval decisions per second, each checked by
@@ -21,11 +24,11 @@ import (
 //   - fsync_each: Write followed by Flush, i.e. every decision fsynced
 //     before it returns; for reference.
 func BenchmarkAuditThroughput(b *testing.B) {
-	policy, err := approvals.NewPolicy(readsAllowed("orders"))
+	policy, err := rules.NewPolicy(readsAllowed("orders"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	tool := approvals.ToolInfo{
+	tool := risk.ToolInfo{
 		Name:        "lookup_order",
 		Description: "Look up one order of the current tenant by id.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"}}}`),
@@ -37,7 +40,7 @@ func BenchmarkAuditThroughput(b *testing.B) {
 		syncEach bool
 	}{{"file_sink", false}, {"fsync_each", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			sink, err := approvals.OpenFileSink(filepath.Join(b.TempDir(), "audit.jsonl"), approvals.FileSinkOptions{})
+			sink, err := auditlog.OpenFileSink(filepath.Join(b.TempDir(), "audit.jsonl"), auditlog.FileSinkOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +55,7 @@ func BenchmarkAuditThroughput(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				check := approvals.Check{SessionID: "sess-1", Subject: benchSubject, CallID: "call-1",
 					ToolDefHash: "sha256:0f3a", ExposedName: "orders__lookup_order",
-					Call: approvals.Call{Server: "orders", Tool: "lookup_order", Args: hostArgs, TrustLevel: 1},
+					Call: rules.Call{Server: "orders", Tool: "lookup_order", Args: hostArgs, TrustLevel: 1},
 					Risk: risk, SecureParams: []string{"instance", "region", "tenant_id"}}
 				ctx := context.Background()
 				for pb.Next() {
@@ -61,7 +64,7 @@ func BenchmarkAuditThroughput(b *testing.B) {
 						failures.Add(1)
 						continue
 					}
-					if err := sink.Write(ctx, approvals.NewRecord(check, res, time.Now())); err != nil {
+					if err := sink.Write(ctx, auditlog.NewRecord(check, res, time.Now())); err != nil {
 						failures.Add(1)
 					}
 					if c.syncEach {

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/pgstore"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
 	"github.com/agenthost/agenthost/internal/pgtest"
 )
@@ -150,7 +152,7 @@ func BenchmarkAuditAppend(b *testing.B) {
 	ctx := context.Background()
 	for _, name := range []string{"postgres", "sqlite"} {
 		b.Run(name, func(b *testing.B) {
-			var sink approvals.Sink
+			var sink auditlog.Sink
 			var err error
 			switch name {
 			case "postgres":
@@ -162,10 +164,10 @@ func BenchmarkAuditAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sink.Close()
-			rec := approvals.Record{SessionID: "sess-1", CallID: "call-1", Phase: approvals.PhaseDecision, Server: "orders",
+			rec := auditlog.Record{SessionID: "sess-1", CallID: "call-1", Phase: auditlog.PhaseDecision, Server: "orders",
 				Tool: "lookup_order", ToolDefHash: "sha256:0f3a", ExposedName: "orders__lookup_order", Arguments: hostArgs,
-				SecureParams: []string{"instance", "region", "tenant_id"}, Decision: approvals.ActionAllow,
-				Outcome: approvals.OutcomeAutoAllowed, Result: approvals.ResultPending}
+				SecureParams: []string{"instance", "region", "tenant_id"}, Decision: rules.ActionAllow,
+				Outcome: rules.OutcomeAutoAllowed, Result: auditlog.ResultPending}
 			var failures atomic.Int64
 			b.ResetTimer()
 			b.SetParallelism(max(1, auditWriters/runtime.GOMAXPROCS(0)))

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
@@ -110,7 +110,7 @@ func newTurnHost(b *testing.B, dsn string) *host.Host {
 	}
 	b.Cleanup(func() { _ = srv.Close() })
 	cfg := &config.Config{MCPServers: map[string]*config.Server{"db": {TrustAnnotations: true}},
-		Approvals: approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}}}
+		Approvals: rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}}}
 	cfg.ApplyDefaults()
 	opts := host.Options{Config: cfg, Model: lookupModel{}, ModelName: "bench",
 		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return srv.InProcessTransport(), nil }}}

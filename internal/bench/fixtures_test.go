@@ -22,7 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -275,14 +276,14 @@ func serverBindings(glob string) []config.Binding {
 // readsAllowed classifies every tool of the matching servers as a
 // low-risk read and allows reads: the approval path runs in full and
 // allows the call.
-func readsAllowed(glob string) approvals.Config {
+func readsAllowed(glob string) rules.Config {
 	str := func(s string) *string { return &s }
-	return approvals.Config{
-		Catalogue: []approvals.CatalogueEntry{{Server: glob, Tool: "*", Metadata: approvals.RawMetadata{
+	return rules.Config{
+		Catalogue: []rules.CatalogueEntry{{Server: glob, Tool: "*", Metadata: risk.RawMetadata{
 			Category: str("read"), RiskLevel: str("low"), BlastRadius: str("item"), Reversibility: str("auto"),
 			ApprovalRecommendation: str("none"), MinTrustLevel: 1,
 		}}},
-		Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}},
+		Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}},
 	}
 }
 

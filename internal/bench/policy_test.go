@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // BenchmarkPolicyExpr times one policy decision whose rule carries a CEL
@@ -31,18 +32,18 @@ func BenchmarkPolicyExpr(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			p, err := approvals.NewPolicy(approvals.Config{
-				Catalogue: []approvals.CatalogueEntry{{Server: "*", Tool: "*", Metadata: approvals.RawMetadata{
+			p, err := rules.NewPolicy(rules.Config{
+				Catalogue: []rules.CatalogueEntry{{Server: "*", Tool: "*", Metadata: risk.RawMetadata{
 					Category: read("read"), RiskLevel: read("low"), BlastRadius: read("item"), Reversibility: read("auto"),
 					ApprovalRecommendation: read("none"), MinTrustLevel: 1}}},
-				Rules:   []approvals.Rule{{ID: "r", When: approvals.Match{Tool: []string{c.tool}, Expr: c.expr}, Decide: "allow"}},
+				Rules:   []rules.Rule{{ID: "r", When: rules.Match{Tool: []string{c.tool}, Expr: c.expr}, Decide: "allow"}},
 				NoMatch: "ask",
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			risk := p.Effective("db", false, approvals.ToolInfo{Name: c.tool})
-			call := approvals.Call{Server: "db", Tool: c.tool, Args: json.RawMessage(c.args), TrustLevel: 2,
+			risk := p.Effective("db", false, risk.ToolInfo{Name: c.tool})
+			call := rules.Call{Server: "db", Tool: c.tool, Args: json.RawMessage(c.args), TrustLevel: 2,
 				SessionID: "s-1", Subject: "alice", SessionValues: []string{"project"}}
 			latencies := make([]time.Duration, 0, 1<<16)
 			b.ReportAllocs()
@@ -50,7 +51,7 @@ func BenchmarkPolicyExpr(b *testing.B) {
 				began := time.Now()
 				d := p.Decide(risk, call)
 				latencies = append(latencies, time.Since(began))
-				if d.Action != approvals.ActionAllow {
+				if d.Action != rules.ActionAllow {
 					b.Fatalf("decision %s (%s), want allow", d.Action, d.Reason)
 				}
 			}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcptest"
@@ -89,7 +89,7 @@ func newServeFixture(tb testing.TB) *serveFixture {
 	}
 	cfg := &config.Config{
 		MCPServers: map[string]*config.Server{"db": {TrustAnnotations: true}},
-		Approvals:  approvals.Config{Rules: []approvals.Rule{{ID: "reads", When: approvals.Match{Category: []string{"read"}}, Decide: "allow"}}},
+		Approvals:  rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 		Serve: config.Serve{Identities: []config.Identity{{Name: "bench", TokenSHA256: sha256Hex(serveToken), Roles: []string{config.RoleAPI}}},
 			MaxSessions: 20_000},
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -29,10 +31,9 @@ import (
 // Options configure a demo run.
 type Options struct {
 	Out io.Writer
-	// In and Interactive: when Interactive, the delete is asked on In/Out
-	// (a terminal); otherwise asks are denied, as in any non-interactive run.
-	In          io.Reader
-	Interactive bool
+	// Approver is asked about the delete (the CLI's terminal prompt, when
+	// stdin is a terminal); nil denies asks, as in any non-interactive run.
+	Approver approvals.Approver
 	// Live uses LLM (an OpenAI-compatible endpoint) instead of the script.
 	Live bool
 	LLM  config.LLM
@@ -77,10 +78,8 @@ func Run(ctx context.Context, opts Options) error {
 		return bindings.Resolved{Value: token, Sensitivity: bindings.Secret, Expiry: time.Now().Add(15 * time.Minute)}, nil
 	})
 	var approver approvals.Approver = approvals.Deny{}
-	if opts.Interactive {
-		prompt := approvals.NewPrompt(opts.In, out, "you")
-		defer prompt.Close()
-		approver = prompt
+	if opts.Approver != nil {
+		approver = opts.Approver
 	}
 	hopts := host.Options{
 		Sources:  map[string]bindings.Source{"vault": vault},
@@ -114,7 +113,7 @@ func Run(ctx context.Context, opts Options) error {
 	fmt.Fprintf(out, "agenthost demo\n  model:   %s\n", model)
 	fmt.Fprintf(out, "  server:  \"orders\", SQL tools over two database instances (checkout, payroll), streamable HTTP on loopback\n")
 	fmt.Fprintf(out, "  session: %s for %q, trust level %d\n", sess.ID(), sess.Subject(), sess.TrustLevel())
-	if opts.Interactive {
+	if opts.Approver != nil {
 		fmt.Fprintf(out, "  asks:    you will be asked on this terminal\n\n")
 	} else {
 		fmt.Fprintf(out, "  asks:    denied (not a terminal; run it in one to be asked)\n\n")
@@ -147,11 +146,11 @@ func demoConfig(url, auditPath string) *config.Config {
 				"token":      {Source: "vault", Ref: "demo/token"},
 			},
 		}},
-		Approvals: approvals.Config{
-			Rules: []approvals.Rule{
-				{ID: "reads", When: approvals.Match{Category: []string{"read", "observe"}}, Decide: "allow"},
-				{ID: "changes", When: approvals.Match{Category: []string{"mutate", "delete", "destroy"}}, Decide: "ask", Approvers: 1, Timeout: 2 * time.Minute},
-				{ID: "no-critical", When: approvals.Match{RiskLevel: []string{"critical"}}, Decide: "deny",
+		Approvals: rules.Config{
+			Rules: []rules.Rule{
+				{ID: "reads", When: rules.Match{Category: []string{"read", "observe"}}, Decide: "allow"},
+				{ID: "changes", When: rules.Match{Category: []string{"mutate", "delete", "destroy"}}, Decide: "ask", Approvers: 1, Timeout: 2 * time.Minute},
+				{ID: "no-critical", When: rules.Match{RiskLevel: []string{"critical"}}, Decide: "deny",
 					Message: "critical operations are not allowed from agents"},
 			},
 		},
@@ -234,7 +233,7 @@ func printAudit(out io.Writer, path string) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	fmt.Fprintf(out, "   %-9s %-15s %-8s %-18s %-13s %s\n", "phase", "tool", "decision", "outcome", "result", "secure params")
 	for sc.Scan() {
-		var r approvals.Record
+		var r auditlog.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			continue
 		}

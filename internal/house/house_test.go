@@ -33,6 +33,8 @@ var rooms = []struct {
 	// demo command's own package (its SQL engine is no library's), which
 	// builds its host with it.
 	{"internal/demo", 80}, {"host/compose", 70},
+	// The CLI's terminal: line reader and the prompt approver.
+	{"cmd/agenthost/internal/terminal", 90},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},
@@ -44,7 +46,16 @@ var rooms = []struct {
 	{"approvals/stores", 26},
 	{"approvals/pgstore", 24}, {"approvals/sqlitestore", 24},
 	{"approvals/internal", 22}, {"approvals/storetest", 22},
+	// approvals: the audit log records the gate's results; the gate stands
+	// on rules, rules on the risk model, all on norm's helpers.
+	{"approvals/auditlog", 21},
 	{"approvals", 20}, {"approvals/hooks", 21},
+	{"approvals/policyinit", 18},
+	{"approvals/internal/approvaltest", 17},
+	{"approvals/rules", 16},
+	{"approvals/internal/risktest", 15},
+	{"approvals/risk", 14},
+	{"approvals/internal/norm", 12},
 	{"plugins", 20},
 	{"llmview", 10}, {"bindings", 10},
 	{"internal", 0},
@@ -167,6 +178,9 @@ func TestRoomOf(t *testing.T) {
 		{"host/internal/mcpconn", "host/internal", 45},
 		{"internal/childproc/supervisor", "internal/childproc", 0},
 		{"approvals/hooks", "approvals/hooks", 21},
+		{"approvals/risk", "approvals/risk", 14},
+		{"approvals/internal/norm", "approvals/internal/norm", 12},
+		{"approvals/internal/sqlstore", "approvals/internal", 22},
 		{"cmd/agenthost", "cmd", 100},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/internal/groupcommit"
 )
 
@@ -31,7 +31,7 @@ const (
 
 // Link is one audit record as its chain stores it.
 type Link struct {
-	approvals.ChainLink
+	auditlog.ChainLink
 	TS        time.Time
 	SessionID string
 }
@@ -61,7 +61,7 @@ type auditItem struct {
 	line    []byte
 }
 
-var _ approvals.Sink = (*AuditSink)(nil)
+var _ auditlog.Sink = (*AuditSink)(nil)
 
 // OpenAuditSink returns a sink appending to chain ("" means
 // approvals.DefaultChain) in db, which the caller has migrated, in
@@ -71,7 +71,7 @@ var _ approvals.Sink = (*AuditSink)(nil)
 // sink closes, or when it fails to open.
 func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, key []byte, maxBatch int, closeDB func() error) (*AuditSink, error) {
 	if chain == "" {
-		chain = approvals.DefaultChain
+		chain = auditlog.DefaultChain
 	}
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
@@ -83,9 +83,9 @@ func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, key []b
 			return nil, fmt.Errorf("create the audit chain head: %w", err)
 		}
 	}
-	if key != nil && len(key) < approvals.MinChainKeyBytes {
+	if key != nil && len(key) < auditlog.MinChainKeyBytes {
 		_ = closeDB()
-		return nil, fmt.Errorf("the audit chain key is %d bytes, fewer than %d", len(key), approvals.MinChainKeyBytes)
+		return nil, fmt.Errorf("the audit chain key is %d bytes, fewer than %d", len(key), auditlog.MinChainKeyBytes)
 	}
 	s := &AuditSink{db: db, d: d, chain: chain, key: key, q: q, closeDB: closeDB}
 	s.gc = groupcommit.New(s.commit, maxBatch)
@@ -93,14 +93,14 @@ func OpenAuditSink(ctx context.Context, db DB, d *Dialect, chain string, key []b
 }
 
 // Write stores one record; it returns after the commit.
-func (s *AuditSink) Write(ctx context.Context, r *approvals.Record) error {
+func (s *AuditSink) Write(ctx context.Context, r *auditlog.Record) error {
 	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)
 	}
 	err = s.gc.Write(context.WithoutCancel(ctx), auditItem{ts: r.TS, session: r.SessionID, line: line})
 	if errors.Is(err, groupcommit.ErrClosed) {
-		return approvals.ErrSinkClosed
+		return auditlog.ErrSinkClosed
 	}
 	return err
 }
@@ -121,16 +121,16 @@ func (s *AuditSink) commit(ctx context.Context, batch []auditItem) error {
 	if err := tx.Scan(ctx, []any{&seq, &hash}, s.q.lockHead, s.chain); err != nil && (s.d.RowLocks || !errors.Is(err, sql.ErrNoRows)) {
 		return fmt.Errorf("read the audit chain head: %w", err)
 	}
-	if s.key == nil && strings.HasPrefix(hash, approvals.ChainKeyedPrefix) {
+	if s.key == nil && strings.HasPrefix(hash, auditlog.ChainKeyedPrefix) {
 		// An unkeyed record after keyed ones would break the chain.
-		return fmt.Errorf("write audit records to %s: %w", s.d.Name, approvals.ErrChainKeyRequired)
+		return fmt.Errorf("write audit records to %s: %w", s.d.Name, auditlog.ErrChainKeyRequired)
 	}
 	links := s.links[:0]
 	for _, it := range batch {
 		seq++
 		prev := hash
-		hash = approvals.ChainLinkHash(s.key, prev, it.line)
-		links = append(links, Link{ChainLink: approvals.ChainLink{Seq: seq, PrevHash: prev, Hash: hash, Record: it.line}, TS: it.ts, SessionID: it.session})
+		hash = auditlog.ChainLinkHash(s.key, prev, it.line)
+		links = append(links, Link{ChainLink: auditlog.ChainLink{Seq: seq, PrevHash: prev, Hash: hash, Record: it.line}, TS: it.ts, SessionID: it.session})
 	}
 	stmts, args := s.stmts[:0], s.args[:0]
 	if s.d.AppendAudit != nil {
@@ -157,14 +157,14 @@ func (s *AuditSink) commit(ctx context.Context, batch []auditItem) error {
 // Close writes what is queued and closes the database handle.
 func (s *AuditSink) Close() error {
 	if err := s.gc.Close(); err != nil {
-		return approvals.ErrSinkClosed
+		return auditlog.ErrSinkClosed
 	}
 	return s.closeDB()
 }
 
 // VerifyAudit checks every audit chain in db, keyed links with key.
-func VerifyAudit(ctx context.Context, db DB, d *Dialect, key []byte) ([]approvals.ChainReport, error) {
-	return approvals.VerifyChains(ctx, chainSource{db, d.queries()}, key)
+func VerifyAudit(ctx context.Context, db DB, d *Dialect, key []byte) ([]auditlog.ChainReport, error) {
+	return auditlog.VerifyChains(ctx, chainSource{db, d.queries()}, key)
 }
 
 type chainSource struct {
@@ -199,14 +199,14 @@ func (c chainSource) Head(ctx context.Context, chain string) (int64, string, err
 	return seq, hash, err
 }
 
-func (c chainSource) Links(ctx context.Context, chain string, fn func(approvals.ChainLink) error) error {
+func (c chainSource) Links(ctx context.Context, chain string, fn func(auditlog.ChainLink) error) error {
 	rows, err := c.db.Query(ctx, c.q.selectLinks, chain)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var l approvals.ChainLink
+		var l auditlog.ChainLink
 		var rec string
 		if err := rows.Scan(&l.Seq, &l.PrevHash, &l.Hash, &rec); err != nil {
 			return err

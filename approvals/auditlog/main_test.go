@@ -1,0 +1,11 @@
+package auditlog
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Every goroutine this package starts (FileSink syncers and watches) has an
+// owner that stops it; goleak checks the tests leave none behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

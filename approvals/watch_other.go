@@ -1,9 +1,0 @@
-//go:build !linux
-
-package approvals
-
-// watchFile: no file watch here; the sink checks the file before every
-// decision record.
-func watchFile(string) *fileWatch { return nil }
-
-func (w *fileWatch) close() {}
