@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -640,24 +641,42 @@ type stepOutcome struct {
 	Failed bool   `json:"failed,omitempty"`
 }
 
-// durableSend records a durable call's send before it leaves. A call
+// durableStage records a durable call's send before it leaves. A call
 // recorded as sent before (by a run that stopped before its result was
 // checkpointed) is sent again only when the tool is idempotent by a
 // trusted source, and only once; otherwise it is not sent, the model is
 // told it may or may not have run, and the audit result says "unknown".
-// stop reports that the call must not be sent (out and err are then the
-// call's outcome).
-func (s *Session) durableSend(ctx context.Context, server, tool string, d decided, dc *durableCall, start time.Time) (out *CallResult, err error, stop bool) {
+// A call sent goes with its idempotency key, and follows the task an
+// earlier run created.
+type durableStage struct{ next stage }
+
+func (st durableStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	dc := c.info.durable
+	if dc == nil {
+		return st.next.serve(ctx, c)
+	}
+	failpoint.Hit(failpoint.DurableAfterDecision)
+	if err := c.s.durableSend(ctx, c, dc); err != nil {
+		return nil, err
+	}
+	failpoint.Hit(failpoint.DurableAfterLedger)
+	c.req.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
+	c.req.Task, c.req.KeepTask = dc.task, detached
+	return st.next.serve(ctx, c)
+}
+
+// durableSend is the durable stage's decision: nil sends the call; an
+// error is the call's outcome, with what its audit record says set on c.
+func (s *Session) durableSend(ctx context.Context, c *call, dc *durableCall) error {
 	h := s.host
+	server, tool := c.server, c.tool
 	prior, serr := dc.steps.Sent(ctx, dc.key)
 	if serr != nil {
-		e := newError(KindInternal, modelMsgOperatorFailure, serr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, serr)
-		d.rec.Result = approvals.ResultNotExecuted
-		_ = h.writeAudit(ctx, d.rec)
-		return nil, e, true
+		c.unsent = true
+		return newError(KindInternal, modelMsgOperatorFailure, serr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, serr)
 	}
 	if prior == 0 {
-		return nil, nil, false
+		return nil
 	}
 	if ts, ok := dc.steps.(TaskSteps); ok {
 		// The call created a task before the process stopped: the task
@@ -668,18 +687,17 @@ func (s *Session) durableSend(ctx context.Context, server, tool string, d decide
 		} else if task != "" {
 			h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
 			dc.task = task
-			return nil, nil, false
+			return nil
 		}
 	}
-	if prior == 1 && h.idempotentByTrust(server, d.tool) {
+	if prior == 1 && h.idempotentByTrust(server, c.ct) {
 		h.logger.Info("re-sending a durable call whose result was lost (the tool is idempotent)", "server", server, "tool", tool, "session", s.id)
-		return nil, nil, false
+		return nil
 	}
 	h.logger.Warn("a durable call was sent before the process stopped and its result was lost; not sent again (the tool is not idempotent by a trusted source)",
 		"server", server, "tool", tool, "session", s.id)
-	e := newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
-	_, err = s.auditResultAs(ctx, server, tool, d, start, nil, e, approvals.ResultUnknown)
-	return nil, err, true
+	c.resultKind = approvals.ResultUnknown
+	return newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
 }
 
 // ErrMaybeRan: a durable call was sent, and its result lost, before the

@@ -52,6 +52,28 @@ func hookRule(id, what string) string {
 	return "hook:" + id + ":" + what
 }
 
+// preHookStage is the PreToolUse hooks' word on the call's decision
+// (info.tighten), which the gate reads.
+type preHookStage struct{ next stage }
+
+func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	c.info.tighten = c.s.preHooks(ctx, c.server, c.ct, c.arguments, c.info)
+	return st.next.serve(ctx, c)
+}
+
+// postHookStage runs the PostToolUse hooks on the redacted result: what
+// they leave (with the PreToolUse hooks' additionalContext) is what the
+// model gets, and the result record says what they did.
+type postHookStage struct{ next stage }
+
+func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	out, err := st.next.serve(ctx, c)
+	if err == nil && out != nil {
+		out.Result, c.hookRule = c.s.postHooks(ctx, c.server, c.ct, c.arguments, c.info, out.Result, c.info.tighten.context)
+	}
+	return out, err
+}
+
 // preHooks runs the PreToolUse hooks and says how they tighten the call's
 // decision. A failed hook denies, and the model is not told why.
 func (s *Session) preHooks(ctx context.Context, server string, ct *CatalogTool, args []byte, info callInfo) (tighten callTighten) {

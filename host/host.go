@@ -165,6 +165,8 @@ type Host struct {
 	hooks *hooks.Runner
 	// pins is the lock file of pinned tool definitions (pinned.go).
 	pins *pinState
+	// pipeline is the call pipeline's first stage (pipeline.go).
+	pipeline stage
 
 	// exposed tool names of the catalog (see syncNames)
 	// verdicts are servers' session verdicts shared by sessions that see a
@@ -368,6 +370,7 @@ func New(opts Options) (*Host, error) {
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)
+	h.pipeline = newPipeline(h)
 	if h.durable != nil {
 		if err := h.durable.Start(h.runDurableTurn); err != nil {
 			_ = h.Close()

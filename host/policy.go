@@ -175,10 +175,26 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) approval
 	return c
 }
 
-// gateCall runs the approval workflow for one call. A nil error means the
-// call may run; the returned record must then be completed and written.
-func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*approvals.Record, *CallDecision, error) {
+// gateStage runs the approval workflow for the call: a call it allows
+// goes on with its decision record (to be written before the call is
+// sent); one it denies is refused with the record the workflow made.
+type gateStage struct{ next stage }
+
+func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	rec, decision, err := c.s.gateCall(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	c.rec, c.decision = rec, decision
+	return st.next.serve(ctx, c)
+}
+
+// gateCall is the gate stage's decision. A nil error means the call may
+// run; the returned record must then be completed and written. A denial
+// is a *refusal.
+func (s *Session) gateCall(ctx context.Context, c *call) (*approvals.Record, *CallDecision, error) {
 	h := s.host
+	server, ct, args, info := c.server, c.ct, c.args, c.info
 	check := approvals.Check{
 		SessionID:    s.id,
 		Subject:      s.subject,
@@ -239,19 +255,15 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 		// request stays pending, and its decision is recorded then.
 		return nil, decision, newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, ct.Tool.Name)
 	}
-	if gateErr != nil || !res.Allowed() {
-		if err := h.writeAudit(ctx, rec); err != nil {
-			h.logger.Error("audit write failed", "err", err)
-		}
-		if gateErr != nil {
-			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
-		}
-		if res.Explanation != "" {
-			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
-		}
-		return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
+	switch {
+	case gateErr != nil:
+		return nil, decision, &refusal{rec: rec, err: newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)}
+	case res.Allowed():
+		return rec, decision, nil
+	case res.Explanation != "":
+		return nil, decision, &refusal{rec: rec, err: newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)}
 	}
-	return rec, decision, nil
+	return nil, decision, &refusal{rec: rec, err: newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)}
 }
 
 // noApproverFix is what an approval_requested event says when an ask found
@@ -299,27 +311,6 @@ func outcomeText(res approvals.Result) string {
 		return fmt.Sprintf("not approved (%s)", res.Reason)
 	default:
 		return string(res.Outcome)
-	}
-}
-
-// auditRefusal records a call refused before the approval workflow ran
-// (injection_blocked) or after it (binding_failed, error).
-func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, outcome approvals.Outcome, rec *approvals.Record) {
-	h := s.host
-	if rec == nil {
-		check := approvals.Check{
-			SessionID: s.id, Subject: s.subject, CallID: info.id,
-			Call:        approvals.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
-			Risk:        h.effective(server, ct),
-			ToolDefHash: ct.Tool.DefHash(), ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
-		}
-		res := approvals.Result{Decision: approvals.Decision{Action: approvals.ActionDeny, Risk: check.Risk}, Outcome: outcome}
-		rec = approvals.NewRecord(check, res, time.Now())
-	}
-	rec.Outcome = outcome
-	rec.Result = approvals.ResultNotExecuted
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed", "err", err)
 	}
 }
 
