@@ -200,16 +200,12 @@ type auditStage struct {
 }
 
 func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	s, h := c.s, c.s.host
-	changed := definitionChanged(c.ct, c.conn.Snapshot().Tool(c.tool))
-	if changed {
-		// The decision was for a definition the server no longer offers.
-		h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
-			"server", c.server, "tool", c.tool, "session", s.id, "decidedHash", c.ct.Tool.DefHash())
-		c.rec.Result = approvals.ResultNotExecuted
-	}
-	if err := h.auditDecision(ctx, c.server, c.tool, c.rec); err != nil {
-		return nil, err
+	h := c.s.host
+	changed := h.stale(c)
+	if err := h.writeAudit(ctx, c.rec); err != nil {
+		h.logger.Error("audit write failed; the call was not sent", "server", c.server, "tool", c.tool, "err", err)
+		return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", c.server, c.tool, err)
 	}
 	if changed {
 		if c.decisions == maxRedecisions {
@@ -220,32 +216,32 @@ func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	}
 	c.start = time.Now()
 	res, err := st.next.serve(ctx, c)
-	return h.auditResult(ctx, c, res, err)
+	done := h.resultRecord(c, res, err)
+	werr := h.writeAudit(ctx, &done)
+	return h.resultOutcome(c, res, err, werr)
 }
 
-// auditDecision writes a decision record; a failed write refuses the call.
-func (h *Host) auditDecision(ctx context.Context, server, tool string, rec *approvals.Record) error {
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+// stale reports that the catalog no longer offers the tool as the call was
+// decided for it; the decision record then says not executed.
+func (h *Host) stale(c *call) bool {
+	if !definitionChanged(c.ct, c.conn.Snapshot().Tool(c.tool)) {
+		return false
 	}
-	return nil
+	h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
+		"server", c.server, "tool", c.tool, "session", c.s.id, "decidedHash", c.ct.Tool.DefHash())
+	c.rec.Result = approvals.ResultNotExecuted
+	return true
 }
 
-// auditResult writes the result record of a call that ran, then hands
-// back its outcome. The record is written before the result goes back to
-// the model; a failed write withholds the result (and the sink refuses
-// later calls). A call that was not sent after all (c.unsent) has its
-// decision record written again as not executed instead.
-func (h *Host) auditResult(ctx context.Context, c *call, result *CallResult, err error) (*CallResult, error) {
-	server, tool := c.server, c.tool
-	// The result record is a copy: the sink may keep the decision record.
+// resultRecord is the record written after a call ran: its result record,
+// a copy of the decision record (the sink may keep that one). A call that
+// was not sent after all (c.unsent) has its decision record written again
+// as not executed instead.
+func (h *Host) resultRecord(c *call, result *CallResult, err error) approvals.Record {
 	done := *c.rec
 	if c.unsent {
 		done.Result = approvals.ResultNotExecuted
-		_ = h.writeAudit(ctx, &done)
-		return nil, err
+		return done
 	}
 	if c.hookRule != "" {
 		done.Rules = slices.Concat(c.rec.Rules, []string{c.hookRule})
@@ -270,11 +266,22 @@ func (h *Host) auditResult(ctx context.Context, c *call, result *CallResult, err
 	if result != nil {
 		done.ResultLabels = result.Labels
 	}
-	if werr := h.writeAudit(ctx, &done); werr != nil {
-		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)
+	return done
+}
+
+// resultOutcome is what a call that ran hands back once its result record
+// was written (werr: the write's error). The record is written before the
+// result goes back to the model; a failed write withholds the result (and
+// the sink refuses later calls).
+func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*CallResult, error) {
+	if c.unsent {
+		return nil, err
+	}
+	if werr != nil {
+		h.logger.Error("audit write failed after the call ran", "server", c.server, "tool", c.tool, "err", werr)
 		if err == nil {
 			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
-				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", server, tool, werr)
+				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", c.server, c.tool, werr)
 		}
 	}
 	if err != nil {
@@ -313,8 +320,15 @@ type sendStage struct{ obs Observer }
 func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	req := c.req
 	req.Tool, req.Arguments, req.Secure = c.ct.Tool, c.arguments, c.secure
-	if c.info.durable != nil || c.info.emit != nil {
-		req.OnTask = c.onTask(ctx)
+	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
+		req.OnTask = func(u mcpconn.TaskUpdate) {
+			if dc != nil {
+				c.s.host.recordTask(ctx, dc, u.TaskID)
+			}
+			if emit != nil {
+				emit(taskEvent(c.info, c.server, c.tool, u))
+			}
+		}
 	}
 	var progress *progressForwarder
 	if c.info.emit != nil {
@@ -322,7 +336,33 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 			ExposedName: c.info.exposedName, Server: c.server, Tool: c.tool}, c.start)
 		req.Progress = progress.notify
 	}
-	result, sent, err := st.attempts(ctx, c, req)
+	var (
+		result *mcp.CallToolResult
+		sent   *mcpconn.SecureArgs
+		err    error
+	)
+	base := req.Meta
+	for retried := false; ; retried = true {
+		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
+		if st.obs != nil && req.Task == "" {
+			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
+		}
+		result, sent, err = c.conn.Call(actx, req)
+		if end != nil {
+			end(result, err)
+		}
+		again := retryOf(err, retried)
+		if again == mcpconn.RetryRenewed {
+			if fresh, rerr := c.s.renewSecure(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
+				req.Secure = fresh
+			} else {
+				again = mcpconn.RetryNone
+			}
+		}
+		if again == mcpconn.RetryNone {
+			break
+		}
+	}
 	progress.stop()
 	if c.info.durable != nil {
 		failpoint.Hit(failpoint.DurableAfterSend)
@@ -333,49 +373,14 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	return &CallResult{Server: c.server, Tool: req.Tool.Name, Result: result, SecureParams: sent.Names()}, nil
 }
 
-// attempts sends req, and once more when the server's answer allows it
-// (mcpconn.CallError.Retry): the same request, or one with freshly
-// resolved secure values after the server rejected the call's.
-func (st sendStage) attempts(ctx context.Context, c *call, req mcpconn.CallRequest) (*mcp.CallToolResult, *mcpconn.SecureArgs, error) {
-	base := req.Meta
-	for retried := false; ; retried = true {
-		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
-		if st.obs != nil && req.Task == "" {
-			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
-		}
-		result, sent, err := c.conn.Call(actx, req)
-		if end != nil {
-			end(result, err)
-		}
-		var ce *mcpconn.CallError
-		if err == nil || retried || !errors.As(err, &ce) {
-			return result, sent, err
-		}
-		switch ce.Retry {
-		case mcpconn.RetrySame:
-		case mcpconn.RetryRenewed:
-			fresh, rerr := c.s.renewSecure(ctx, c.server, req.Tool)
-			if rerr != nil || fresh == nil {
-				return nil, nil, err
-			}
-			req.Secure = fresh
-		default:
-			return nil, nil, err
-		}
+// retryOf is how an attempt that ended with err may be sent once more: as
+// mcpconn says, and only once (retried: this was the retry).
+func retryOf(err error, retried bool) mcpconn.Retry {
+	var ce *mcpconn.CallError
+	if err == nil || retried || !errors.As(err, &ce) {
+		return mcpconn.RetryNone
 	}
-}
-
-// onTask is what the call does with each task update: a durable call
-// records the task, a turn's call emits it.
-func (c *call) onTask(ctx context.Context) func(mcpconn.TaskUpdate) {
-	return func(u mcpconn.TaskUpdate) {
-		if dc := c.info.durable; dc != nil {
-			c.s.host.recordTask(ctx, dc, u.TaskID)
-		}
-		if c.info.emit != nil {
-			c.info.emit(taskEvent(c.info, c.server, c.tool, u))
-		}
-	}
+	return ce.Retry
 }
 
 // decodeArguments checks that args is a JSON object (absent and null mean

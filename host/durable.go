@@ -651,44 +651,46 @@ type stepOutcome struct {
 type durableStage struct{ next stage }
 
 func (st durableStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	dc := c.info.durable
-	if dc == nil {
-		return st.next.serve(ctx, c)
+	if dc := c.info.durable; dc != nil {
+		failpoint.Hit(failpoint.DurableAfterDecision)
+		prior, err := dc.steps.Sent(ctx, dc.key)
+		var task string
+		var taskErr error
+		if ts, ok := dc.steps.(TaskSteps); ok && err == nil && prior > 0 {
+			task, taskErr = ts.TaskOf(ctx, dc.key)
+		}
+		if err := c.s.resend(c, dc, prior, err, task, taskErr); err != nil {
+			return nil, err
+		}
+		failpoint.Hit(failpoint.DurableAfterLedger)
+		c.req.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
+		c.req.Task, c.req.KeepTask = dc.task, detached
 	}
-	failpoint.Hit(failpoint.DurableAfterDecision)
-	if err := c.s.durableSend(ctx, c, dc); err != nil {
-		return nil, err
-	}
-	failpoint.Hit(failpoint.DurableAfterLedger)
-	c.req.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
-	c.req.Task, c.req.KeepTask = dc.task, detached
 	return st.next.serve(ctx, c)
 }
 
-// durableSend is the durable stage's decision: nil sends the call; an
-// error is the call's outcome, with what its audit record says set on c.
-func (s *Session) durableSend(ctx context.Context, c *call, dc *durableCall) error {
+// resend is the durable stage's decision, on the ledger's word: prior
+// sends of the call (or the error recording this one), and the task an
+// earlier send created (TaskSteps). nil sends the call; an error is the
+// call's outcome, with what its audit record says set on c.
+func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, task string, taskErr error) error {
 	h := s.host
 	server, tool := c.server, c.tool
-	prior, serr := dc.steps.Sent(ctx, dc.key)
-	if serr != nil {
+	if sentErr != nil {
 		c.unsent = true
-		return newError(KindInternal, modelMsgOperatorFailure, serr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, serr)
+		return newError(KindInternal, modelMsgOperatorFailure, sentErr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, sentErr)
 	}
 	if prior == 0 {
 		return nil
 	}
-	if ts, ok := dc.steps.(TaskSteps); ok {
-		// The call created a task before the process stopped: the task
-		// runs on (or ran) on the server, follow it.
-		task, terr := ts.TaskOf(ctx, dc.key)
-		if terr != nil {
-			h.logger.Warn("the task of a durable call could not be read", "err", terr)
-		} else if task != "" {
-			h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
-			dc.task = task
-			return nil
-		}
+	// The call created a task before the process stopped: the task runs
+	// on (or ran) on the server, follow it.
+	if taskErr != nil {
+		h.logger.Warn("the task of a durable call could not be read", "err", taskErr)
+	} else if task != "" {
+		h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
+		dc.task = task
+		return nil
 	}
 	if prior == 1 && h.idempotentByTrust(server, c.ct) {
 		h.logger.Info("re-sending a durable call whose result was lost (the tool is idempotent)", "server", server, "tool", tool, "session", s.id)

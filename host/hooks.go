@@ -38,9 +38,9 @@ func newHookRunner(cfg hooks.Config, file string, supervisor *childproc.Supervis
 }
 
 // hookCall is what hooks are told of a call.
-func (s *Session) hookCall(server string, ct *CatalogTool, args []byte, info callInfo) hooks.Call {
-	return hooks.Call{SessionID: s.id, CallID: info.id, Server: server, Tool: ct.Tool.Name,
-		Arguments: args, SecureParams: ct.Tool.SecureParams}
+func (s *Session) hookCall(c *call) hooks.Call {
+	return hooks.Call{SessionID: s.id, CallID: c.info.id, Server: c.server, Tool: c.ct.Tool.Name,
+		Arguments: c.arguments, SecureParams: c.ct.Tool.SecureParams}
 }
 
 // hookRule is the audit rule id of a hook ("hook:<id>", with a suffix
@@ -52,36 +52,19 @@ func hookRule(id, what string) string {
 	return "hook:" + id + ":" + what
 }
 
-// preHookStage is the PreToolUse hooks' word on the call's decision
-// (info.tighten), which the gate reads.
+// preHookStage asks the PreToolUse hooks for their word on the call's
+// decision (info.tighten), which the gate reads.
 type preHookStage struct{ next stage }
 
 func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	c.info.tighten = c.s.preHooks(ctx, c.server, c.ct, c.arguments, c.info)
+	v := c.s.host.hooks.Pre(ctx, c.s.hookCall(c))
+	c.info.tighten = c.s.tighten(c, v)
 	return st.next.serve(ctx, c)
 }
 
-// postHookStage runs the PostToolUse hooks on the redacted result: what
-// they leave (with the PreToolUse hooks' additionalContext) is what the
-// model gets, and the result record says what they did.
-type postHookStage struct{ next stage }
-
-func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	out, err := st.next.serve(ctx, c)
-	if err == nil && out != nil {
-		out.Result, c.hookRule = c.s.postHooks(ctx, c.server, c.ct, c.arguments, c.info, out.Result, c.info.tighten.context)
-	}
-	return out, err
-}
-
-// preHooks runs the PreToolUse hooks and says how they tighten the call's
+// tighten is how the PreToolUse hooks' verdict tightens the call's
 // decision. A failed hook denies, and the model is not told why.
-func (s *Session) preHooks(ctx context.Context, server string, ct *CatalogTool, args []byte, info callInfo) (tighten callTighten) {
-	h := s.host
-	if !h.hooks.HasPre() {
-		return tighten
-	}
-	v := h.hooks.Pre(ctx, s.hookCall(server, ct, args, info))
+func (s *Session) tighten(c *call, v hooks.PreVerdict) (tighten callTighten) {
 	tighten.context = v.Context
 	switch {
 	case v.Failure != nil:
@@ -89,7 +72,7 @@ func (s *Session) preHooks(ctx context.Context, server string, ct *CatalogTool, 
 		if errors.Is(v.Failure, hooks.ErrTimeout) {
 			what = "timeout"
 		}
-		h.logger.Error("a PreToolUse hook failed; the call is denied", "server", server, "tool", ct.Tool.Name, "session", s.id, "err", v.Failure)
+		s.host.logger.Error("a PreToolUse hook failed; the call is denied", "server", c.server, "tool", c.ct.Tool.Name, "session", s.id, "err", v.Failure)
 		tighten.action, tighten.by = approvals.ActionDeny, hookRule(v.By, what)
 	case v.Decision == hooks.DecisionDeny:
 		tighten.action, tighten.by, tighten.message = approvals.ActionDeny, hookRule(v.By, ""), v.Reason
@@ -107,22 +90,41 @@ type callTighten struct {
 	context []string // additionalContext, added to the result the model sees
 }
 
-// postHooks runs the PostToolUse hooks on a result (already redacted) and
-// returns what the model is to see, with the audit rule saying what a hook
-// did ("" when no hook changed anything).
-func (s *Session) postHooks(ctx context.Context, server string, ct *CatalogTool, args []byte, info callInfo, r *mcp.CallToolResult, extra []string) (*mcp.CallToolResult, string) {
-	h := s.host
-	rule := ""
-	if h.hooks.HasPost() && r != nil {
-		raw, err := json.Marshal(r)
+// postHookStage runs the PostToolUse hooks on the redacted result: what
+// they leave, with the PreToolUse hooks' additionalContext, is what the
+// model gets, and the result record says what they did (c.hookRule).
+type postHookStage struct{ next stage }
+
+func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	out, err := st.next.serve(ctx, c)
+	if err != nil || out == nil {
+		return out, err
+	}
+	var v *hooks.PostVerdict
+	if h := c.s.host; h.hooks.HasPost() && out.Result != nil {
+		raw, err := json.Marshal(out.Result)
 		if err != nil {
 			raw = []byte(`null`)
 		}
-		v := h.hooks.Post(ctx, s.hookCall(server, ct, args, info), raw)
+		pv := h.hooks.Post(ctx, c.s.hookCall(c), raw)
+		v = &pv
+	}
+	out.Result, c.hookRule = c.s.postHooked(c, out.Result, v)
+	return out, nil
+}
+
+// postHooked is what the model is to see of a result (already redacted)
+// after the PostToolUse hooks' verdict v (nil: none ran), with the audit
+// rule saying what a hook did ("" when no hook changed anything).
+func (s *Session) postHooked(c *call, r *mcp.CallToolResult, v *hooks.PostVerdict) (*mcp.CallToolResult, string) {
+	h := s.host
+	rule := ""
+	extra := c.info.tighten.context
+	if v != nil {
 		extra = append(slices.Clip(extra), v.Context...)
 		switch {
 		case v.Failure != nil:
-			h.logger.Error("a PostToolUse hook failed; the result is withheld from the model", "server", server, "tool", ct.Tool.Name, "session", s.id, "err", v.Failure)
+			h.logger.Error("a PostToolUse hook failed; the result is withheld from the model", "server", c.server, "tool", c.ct.Tool.Name, "session", s.id, "err", v.Failure)
 			r, rule = withheldByHook(""), hookRule(v.By, "failed")
 		case v.Withheld:
 			r, rule = withheldByHook(v.Reason), hookRule(v.By, "withheld")

@@ -88,7 +88,7 @@ func newPipeline(h *Host) stage {
 	}
 	audit := &auditStage{next: next}
 	next = resolveStage{next: audit}
-	next = gateStage{next: next}
+	next = gateStage{obs: h.obs, next: next}
 	if h.hooks.HasPre() {
 		next = preHookStage{next: next}
 	}
