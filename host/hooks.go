@@ -57,8 +57,10 @@ func hookRule(id, what string) string {
 type preHookStage struct{ next stage }
 
 func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	v := c.s.host.hooks.Pre(ctx, c.s.hookCall(c))
-	c.info.tighten = c.s.tighten(c, v)
+	if h := c.s.host; h.hooks.HasPre() {
+		v := h.hooks.Pre(ctx, c.s.hookCall(c))
+		c.info.tighten = c.s.tighten(c, v)
+	}
 	return st.next.serve(ctx, c)
 }
 

@@ -23,12 +23,12 @@ import (
 //	lookup    the server, the arguments object, the offered tool
 //	guard     secure names, repeated keys, protected values in the arguments
 //	schema    the arguments against the tool's inputSchema
-//	preHooks  the PreToolUse hooks' word on the decision (only with them)
+//	preHooks  the PreToolUse hooks' word on the decision
 //	gate      the approval workflow's decision
 //	resolve   the secure values, after the gate
 //	audit     the decision record before the send, the result record after
 //	durable   a durable turn's ledger of sends (only with Durability)
-//	postHooks the PostToolUse hooks on the redacted result (only with hooks)
+//	postHooks the PostToolUse hooks on the redacted result
 //	redact    the server's answer as the host hands it on
 //	send      the tools/call attempts (one retry, each attempt observed)
 //
@@ -75,23 +75,20 @@ type call struct {
 	unsent     bool
 }
 
-// newPipeline assembles the host's call pipeline; the optional stages are
-// left out when the host has nothing for them to do.
+// newPipeline assembles the host's call pipeline; the observer's and the
+// durable turn's stages are left out of a host without them (the hooks'
+// stages pass a call on when no hook is configured).
 func newPipeline(h *Host) stage {
 	var next stage = sendStage{obs: h.obs}
 	next = redactStage{next: next}
-	if h.hooks.HasPre() || h.hooks.HasPost() {
-		next = postHookStage{next: next}
-	}
+	next = postHookStage{next: next}
 	if h.durable != nil {
 		next = durableStage{next: next}
 	}
 	audit := &auditStage{next: next}
 	next = resolveStage{next: audit}
 	next = gateStage{obs: h.obs, next: next}
-	if h.hooks.HasPre() {
-		next = preHookStage{next: next}
-	}
+	next = preHookStage{next: next}
 	next = schemaStage{next: next}
 	next = guardStage{next: next}
 	lookup := lookupStage{next: next}
