@@ -65,8 +65,6 @@ type callInfo struct {
 	// fromModel marks the model's calls, whose arguments must not carry a
 	// protected value (an operator's CallTool may).
 	fromModel bool
-	// tighten is the PreToolUse hooks' word on the call (host/hooks.go).
-	tighten callTighten
 	// durable is the call's part in a durable turn (nil: none).
 	durable *durableCall
 	// conversation is what the call's approvers are shown of the turn
@@ -99,8 +97,8 @@ func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		}
 		c.conn, c.arguments = conn, arguments
 	}
-	ct, err := c.s.lookupTool(ctx, c.conn, c.tool)
-	if err != nil {
+	snap, ct, err := c.conn.Lookup(ctx, c.tool)
+	if ct, err = c.s.offered(c.conn, c.tool, snap, ct, err); err != nil {
 		return nil, err
 	}
 	c.ct = ct
@@ -235,11 +233,11 @@ func (h *Host) stale(c *call) bool {
 
 // resultRecord is the record written after a call ran: its result record,
 // a copy of the decision record (the sink may keep that one). A call that
-// was not sent after all (c.unsent) has its decision record written again
-// as not executed instead.
+// was not sent after all (resultKind not_executed) has its decision
+// record written again as not executed instead.
 func (h *Host) resultRecord(c *call, result *CallResult, err error) approvals.Record {
 	done := *c.rec
-	if c.unsent {
+	if c.resultKind == approvals.ResultNotExecuted {
 		done.Result = approvals.ResultNotExecuted
 		return done
 	}
@@ -274,7 +272,7 @@ func (h *Host) resultRecord(c *call, result *CallResult, err error) approvals.Re
 // result goes back to the model; a failed write withholds the result (and
 // the sink refuses later calls).
 func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*CallResult, error) {
-	if c.unsent {
+	if c.resultKind == approvals.ResultNotExecuted {
 		return nil, err
 	}
 	if werr != nil {
@@ -318,8 +316,12 @@ func (st redactStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 type sendStage struct{ obs Observer }
 
 func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	req := c.req
-	req.Tool, req.Arguments, req.Secure = c.ct.Tool, c.arguments, c.secure
+	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
+	if dc := c.info.durable; dc != nil {
+		// The task an earlier send created is followed, not sent again;
+		// a task is left running when the process stops.
+		req.Task, req.KeepTask = dc.task, detached
+	}
 	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
 		req.OnTask = func(u mcpconn.TaskUpdate) {
 			if dc != nil {
@@ -423,6 +425,12 @@ func definitionChanged(decided, current *CatalogTool) bool {
 // when the tool is unknown.
 func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) (*CatalogTool, error) {
 	snap, ct, err := c.Lookup(ctx, tool)
+	return s.offered(c, tool, snap, ct, err)
+}
+
+// offered is the tool a lookup found, if the session may call it: listed,
+// active, holding no protected value, not hidden by a pin.
+func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct *CatalogTool, err error) (*CatalogTool, error) {
 	if err != nil {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
 	}

@@ -663,8 +663,7 @@ func (st durableStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 			return nil, err
 		}
 		failpoint.Hit(failpoint.DurableAfterLedger)
-		c.req.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
-		c.req.Task, c.req.KeepTask = dc.task, detached
+		c.meta = map[string]any{IdempotencyKeyMeta: dc.key}
 	}
 	return st.next.serve(ctx, c)
 }
@@ -677,7 +676,7 @@ func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, tas
 	h := s.host
 	server, tool := c.server, c.tool
 	if sentErr != nil {
-		c.unsent = true
+		c.resultKind = approvals.ResultNotExecuted
 		return newError(KindInternal, modelMsgOperatorFailure, sentErr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, sentErr)
 	}
 	if prior == 0 {

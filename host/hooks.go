@@ -53,21 +53,21 @@ func hookRule(id, what string) string {
 }
 
 // preHookStage asks the PreToolUse hooks for their word on the call's
-// decision (info.tighten), which the gate reads.
+// decision (c.tighten), which the gate reads.
 type preHookStage struct{ next stage }
 
 func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if h := c.s.host; h.hooks.HasPre() {
 		v := h.hooks.Pre(ctx, c.s.hookCall(c))
-		c.info.tighten = c.s.tighten(c, v)
+		c.tighten = c.s.tighten(c, v)
 	}
 	return st.next.serve(ctx, c)
 }
 
 // tighten is how the PreToolUse hooks' verdict tightens the call's
 // decision. A failed hook denies, and the model is not told why.
-func (s *Session) tighten(c *call, v hooks.PreVerdict) (tighten callTighten) {
-	tighten.context = v.Context
+func (s *Session) tighten(c *call, v hooks.PreVerdict) *callTighten {
+	tighten := &callTighten{context: v.Context}
 	switch {
 	case v.Failure != nil:
 		what := "failed"
@@ -121,7 +121,10 @@ func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error)
 func (s *Session) postHooked(c *call, r *mcp.CallToolResult, v *hooks.PostVerdict) (*mcp.CallToolResult, string) {
 	h := s.host
 	rule := ""
-	extra := c.info.tighten.context
+	var extra []string
+	if c.tighten != nil {
+		extra = c.tighten.context
+	}
 	if v != nil {
 		extra = append(slices.Clip(extra), v.Context...)
 		switch {

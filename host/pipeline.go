@@ -65,14 +65,16 @@ type call struct {
 	secure   *mcpconn.SecureArgs // nil: the tool takes none
 
 	// audit, durable, postHooks
-	start    time.Time
-	req      mcpconn.CallRequest // the durable stage's fields (Meta, Task, KeepTask)
-	hookRule string              // what a PostToolUse hook did ("" nothing)
-	// resultKind is the result record's result when not the outcome's; a
-	// durable call whose send could not be recorded is not sent, and its
-	// decision record is written again as not executed (unsent).
+	start time.Time
+	// meta is the tools/call's _meta: a durable call's idempotency key.
+	meta map[string]any
+	// tighten is the PreToolUse hooks' word on the decision (nil: none).
+	tighten  *callTighten
+	hookRule string // what a PostToolUse hook did ("" nothing)
+	// resultKind is the result record's result when not the outcome's;
+	// not_executed: a durable call whose send could not be recorded was
+	// not sent, and its decision record is written again as not executed.
 	resultKind approvals.ResultKind
-	unsent     bool
 }
 
 // newPipeline assembles the host's call pipeline; the observer's and the

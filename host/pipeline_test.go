@@ -366,7 +366,10 @@ func TestPostHooked(t *testing.T) {
 		{name: "a replacement is redacted", v: &hooks.PostVerdict{Replaced: json.RawMessage(`"` + canary + `"`), By: "h1"}, rule: "hook:h1:replaced", want: []string{"[REDACTED]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := f.lookedUp(t, "echo", `{}`, callInfo{tighten: callTighten{context: tc.pre}})
+			c := f.lookedUp(t, "echo", `{}`, callInfo{})
+			if tc.pre != nil {
+				c.tighten = &callTighten{context: tc.pre}
+			}
 			got, rule := f.s.postHooked(c, result, tc.v)
 			var texts []string
 			for _, ct := range got.Content {
@@ -394,10 +397,9 @@ func TestResend(t *testing.T) {
 		taskErr error
 		is      error // nil: sent
 		kind    approvals.ResultKind
-		unsent  bool
 	}{
 		{name: "first send", tool: "boom"},
-		{name: "the ledger failed", tool: "echo", sentErr: ledger, is: ledger, unsent: true},
+		{name: "the ledger failed", tool: "echo", sentErr: ledger, is: ledger, kind: approvals.ResultNotExecuted},
 		{name: "sent before, a task to follow", tool: "boom", prior: 1, task: "task-1"},
 		{name: "sent before, idempotent by the catalogue", tool: "echo", prior: 1},
 		{name: "sent twice before, idempotent", tool: "echo", prior: 2, is: ErrMaybeRan, kind: approvals.ResultUnknown},
@@ -411,8 +413,8 @@ func TestResend(t *testing.T) {
 			if (tc.is == nil) != (err == nil) || (tc.is != nil && !errors.Is(err, tc.is)) {
 				t.Fatalf("err %v, want %v", err, tc.is)
 			}
-			if c.resultKind != tc.kind || c.unsent != tc.unsent || dc.task != tc.task {
-				t.Errorf("resultKind %q unsent %v task %q; want %q %v %q", c.resultKind, c.unsent, dc.task, tc.kind, tc.unsent, tc.task)
+			if c.resultKind != tc.kind || dc.task != tc.task {
+				t.Errorf("resultKind %q task %q; want %q %q", c.resultKind, dc.task, tc.kind, tc.task)
 			}
 		})
 	}
@@ -453,7 +455,6 @@ func TestResultRecord(t *testing.T) {
 		err      error
 		kind     approvals.ResultKind
 		hookRule string
-		unsent   bool
 		want     approvals.ResultKind
 		outcome  approvals.Outcome
 		phase    approvals.Phase
@@ -464,12 +465,12 @@ func TestResultRecord(t *testing.T) {
 		{name: "secure values rejected", err: newError(KindBinding, modelMsgOperatorFailure, ErrSecureRejected, "x"), want: approvals.ResultServerError, outcome: approvals.OutcomeBindingFailed},
 		{name: "maybe ran", err: newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "x"), kind: approvals.ResultUnknown, want: approvals.ResultUnknown},
 		{name: "a hook's rule", result: &CallResult{Result: &mcp.CallToolResult{}}, hookRule: "hook:h1:withheld", want: approvals.ResultOK},
-		{name: "not sent", err: errors.New("ledger"), unsent: true, want: approvals.ResultNotExecuted, phase: approvals.PhaseDecision},
+		{name: "not sent", err: errors.New("ledger"), kind: approvals.ResultNotExecuted, want: approvals.ResultNotExecuted, phase: approvals.PhaseDecision},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, "echo", `{}`, callInfo{})
 			c.rec = &approvals.Record{Phase: approvals.PhaseDecision, Outcome: approvals.OutcomeAutoAllowed, Result: approvals.ResultPending, Rules: []string{"reads"}}
-			c.start, c.resultKind, c.hookRule, c.unsent = time.Now(), tc.kind, tc.hookRule, tc.unsent
+			c.start, c.resultKind, c.hookRule = time.Now(), tc.kind, tc.hookRule
 			done := f.h.resultRecord(c, tc.result, tc.err)
 			outcome, phase := cmpOr(tc.outcome, approvals.OutcomeAutoAllowed), cmpOr(tc.phase, approvals.PhaseResult)
 			if done.Result != tc.want || done.Outcome != outcome || done.Phase != phase {

@@ -225,7 +225,9 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	if dc := info.durable; dc != nil {
 		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
 	}
-	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
+	if t := c.tighten; t != nil {
+		check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = t.action, t.by, t.message
+	}
 	if fr, ok := h.audit.(approvals.FailureReporter); ok {
 		if err := fr.Err(); err != nil {
 			return check, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),

@@ -2,8 +2,11 @@
 // and reconnecting with backoff, the wire seam around mcp-go's transports
 // (raw tools/list pages, secureArguments on tools/call, raw JSON-RPC
 // errors, bounded and checked reads), the stdio child process, and the
-// catalog built from each listing. Call runs one tools/call and owns its
-// reconnect, refresh-on-unknown-tool and single retry.
+// catalog built from each listing. Call sends one tools/call attempt and
+// owns its reconnect and refresh-on-unknown-tool; it says in its error
+// whether the call may be sent once more (CallError.Retry), and the host
+// sends the retry; nothing here resolves secure values or observes an
+// attempt for the host.
 //
 // It is internal to the host: package host re-exports the catalog types
 // (ServerSnapshot, CatalogTool, their states) and the errors callers branch
