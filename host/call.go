@@ -55,15 +55,6 @@ type CallDecision struct {
 // IsError reports a tool execution error (isError: true).
 func (r *CallResult) IsError() bool { return r != nil && r.Result != nil && r.Result.IsError }
 
-// CallTool runs one tool call for the session through the pipeline a
-// model's call takes: it refuses arguments that name a secure parameter or
-// do not match the tool's inputSchema, decides, resolves and validates the
-// secure values, sends the call with secureArguments, and maps failures to
-// a *Error of the right Kind.
-func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
-	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID(), checkSchema: true})
-}
-
 // callInfo identifies a call within a turn, for events and audit.
 type callInfo struct {
 	id          string
@@ -77,117 +68,11 @@ type callInfo struct {
 	// fromModel marks the model's calls, whose arguments must not carry a
 	// protected value (an operator's CallTool may).
 	fromModel bool
-	// tighten is the PreToolUse hooks' word on the call (host/hooks.go).
-	tighten callTighten
 	// durable is the call's part in a durable turn (nil: none).
 	durable *durableCall
 	// conversation is what the call's approvers are shown of the turn
 	// (turn.conversation); empty outside a turn.
 	conversation approvals.Conversation
-}
-
-func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
-	obs := s.host.obs
-	if obs == nil {
-		return s.authorizedCall(ctx, server, tool, args, info)
-	}
-	// Names as the operator typed them or the model sent them: masked like
-	// everything else that leaves the host.
-	r := s.host.redactor
-	ctx, end := obs.StartToolCall(ctx, ToolCallInfo{SessionID: s.id, CallID: info.id,
-		Server: r.Redact(server), Tool: r.Redact(tool), ExposedName: r.Redact(info.exposedName)})
-	res, err := s.authorizedCall(ctx, server, tool, args, info)
-	if err != nil {
-		end(ToolCallEnd{ErrorKind: KindOf(err)})
-	} else {
-		end(ToolCallEnd{IsError: res.IsError()})
-	}
-	return res, err
-}
-
-// authorizedCall is callTool without the observer.
-func (s *Session) authorizedCall(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
-	res, err := s.callToolAs(s.host.withSubject(ctx, s.subject), server, tool, args, info)
-	if err != nil && authorizationFailure(err) {
-		var e *Error
-		if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
-			c := *e
-			c.Kind = KindAuthorization
-			c.Message = fmt.Sprintf("%s/%s: %s", server, tool, authorizationMessage(err))
-			c.ModelMessage = modelMsgAuthorization.text
-			return res, &c
-		}
-	}
-	return res, err
-}
-
-func (s *Session) callToolAs(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
-	h := s.host
-	c, ok := h.conns[server]
-	if !ok {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrUnknownServer, "unknown server %q", server)
-	}
-	arguments, err := decodeArguments(args)
-	if err != nil {
-		return nil, newError(KindToolError, modelMsgNotJSONObject(err),
-			err, "invalid arguments for %s/%s: %v", server, tool, err)
-	}
-	// guard, schema, gate, resolve
-	d, err := s.decide(ctx, c, tool, args, arguments, info)
-	if err != nil {
-		return nil, err
-	}
-	// No un-audited execution: the decision record is handed to the OS
-	// before the call is sent, and a failed write refuses the call.
-	if err := s.auditDecision(ctx, server, tool, d.rec); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	t := d.tool.Tool
-	creq := mcpconn.CallRequest{Tool: t, Arguments: arguments, Secure: d.secure, Renewer: (*renewer)(s)}
-	if dc := info.durable; dc != nil {
-		failpoint.Hit(failpoint.DurableAfterDecision)
-		if out, err, stop := s.durableSend(ctx, server, tool, d, dc, start); stop {
-			return out, err
-		}
-		failpoint.Hit(failpoint.DurableAfterLedger)
-		creq.Meta = map[string]any{IdempotencyKeyMeta: dc.key}
-		creq.Task, creq.KeepTask = dc.task, detached
-	}
-	if h.obs != nil {
-		creq.Observe = h.observeMCPRequest(server, t.Name)
-	}
-	creq.OnTask = func(u mcpconn.TaskUpdate) {
-		if dc := info.durable; dc != nil {
-			h.recordTask(ctx, dc, u.TaskID)
-		}
-		if info.emit != nil {
-			info.emit(taskEvent(info, server, tool, u))
-		}
-	}
-	var progress *progressForwarder
-	if info.emit != nil {
-		progress = startProgress(info.emit, Event{Type: EventToolProgress, Step: info.step, CallID: info.id,
-			ExposedName: info.exposedName, Server: server, Tool: tool}, start)
-		creq.Progress = progress.notify
-	}
-	result, sent, err := c.Call(ctx, creq)
-	progress.stop()
-	if info.durable != nil {
-		failpoint.Hit(failpoint.DurableAfterSend)
-	}
-	out, err := h.callResult(server, t.Name, result, sent, d.secure != nil, err)
-	if err == nil && out != nil {
-		// Read from the result as the server sent it: redaction may
-		// withhold a _meta, never a label.
-		out.Labels = resultLabels(h.effective(server, d.tool), result)
-	}
-	if err == nil && out != nil {
-		// PostToolUse hooks see the redacted result; what they leave is
-		// what the model gets, and the result record says what they did.
-		out.Result, d.hookRule = s.postHooks(ctx, server, d.tool, arguments, info, out.Result, d.hookContext)
-	}
-	return s.auditResult(ctx, server, tool, d, start, out, err)
 }
 
 // taskEvent is the tool_task event of a call's task update (the turn's
@@ -197,140 +82,174 @@ func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 		Server: server, Tool: tool, TaskID: u.TaskID, TaskStatus: u.Status, StatusMessage: u.StatusMessage}
 }
 
-// decided is a call that may run: its tool, its decision record (to be
-// written before the call is sent), and its secure values.
-type decided struct {
-	tool     *CatalogTool
-	rec      *auditlog.Record
-	decision *CallDecision
-	secure   *mcpconn.SecureArgs // nil: the tool takes none
-	// hookContext is the PreToolUse hooks' additionalContext; hookRule
-	// says what a PostToolUse hook did (host/hooks.go).
-	hookContext []string
-	hookRule    string
-}
+// lookupStage finds what the call is for: its server and its arguments
+// object (once), and the tool the server offers now (again each time the
+// call is decided again).
+type lookupStage struct{ next stage }
 
-// decide runs the checks before a call: the secure-name guard, the
-// arguments' schema, the approval gate, and the resolution of secure
-// values. The decision holds for the definition it was made under.
-// Approvers may take minutes, and the server may change the tool meanwhile
-// (to a destroy with global blast radius, say): after the decision, and
-// the secure values resolved for it, the catalog is checked again, and a
-// changed definition is decided again from the start. Both decisions are
-// audited.
-func (s *Session) decide(ctx context.Context, c *mcpconn.Conn, tool string, args, arguments json.RawMessage, info callInfo) (decided, error) {
-	h := s.host
-	server := c.Name()
-	for attempt := 1; ; attempt++ {
-		ct, err := s.lookupTool(ctx, c, tool)
+func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if c.conn == nil {
+		conn, ok := c.s.host.conns[c.server]
+		if !ok {
+			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
+		}
+		arguments, err := decodeArguments(c.args)
 		if err != nil {
-			return decided{}, err
+			return nil, newError(KindToolError, modelMsgNotJSONObject(err),
+				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 		}
-		if err := s.guard(ctx, server, ct, args, info); err != nil {
-			return decided{}, err
-		}
-		// After the secure-name guard, so the validator's message (which
-		// quotes the arguments) never echoes a secure name back to the
-		// model.
-		t := ct.Tool
-		if info.checkSchema {
-			if err := h.args.validate(inputSlot(ct), t.InputSchema, t.ValidationCost(), arguments); err != nil {
-				return decided{}, newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", server, tool, err)
-			}
-		}
-		info.tighten = s.preHooks(ctx, server, ct, arguments, info)
-		rec, decision, err := s.gateCall(ctx, server, ct, args, info)
-		if err != nil {
-			return decided{}, err
-		}
-		secure, err := s.secureArgs(ctx, server, t)
-		if err != nil {
-			s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeBindingFailed, rec)
-			return decided{}, err
-		}
-		if !definitionChanged(ct, c.Snapshot().Tool(tool)) {
-			return decided{tool: ct, rec: rec, decision: decision, secure: secure, hookContext: info.tighten.context}, nil
-		}
-		// The decision was for a definition the server no longer offers:
-		// audit it as not executed and decide again.
-		h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
-			"server", server, "tool", tool, "session", s.id, "decidedHash", t.DefHash())
-		rec.Result = auditlog.ResultNotExecuted
-		if err := s.auditDecision(ctx, server, tool, rec); err != nil {
-			return decided{}, err
-		}
-		if attempt == maxRedecisions {
-			return decided{}, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
-				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", server, tool, attempt)
-		}
+		c.conn, c.arguments = conn, arguments
 	}
+	snap, ct, err := c.conn.Lookup(ctx, c.tool)
+	if ct, err = c.s.offered(c.conn, c.tool, snap, ct, err); err != nil {
+		return nil, err
+	}
+	c.ct = ct
+	c.decisions++
+	return st.next.serve(ctx, c)
 }
 
-// guard refuses arguments that name a secure parameter or repeat a key,
-// and model arguments that hold a protected value; each refusal is audited.
-func (s *Session) guard(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) error {
-	h := s.host
-	tool := ct.Tool.Name
-	if err := ct.Tool.CheckArguments(args); err != nil {
+// guardStage refuses arguments that name a secure parameter or repeat a
+// key, and model arguments that hold a protected value.
+type guardStage struct{ next stage }
+
+func (st guardStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if r := c.s.guard(c); r != nil {
+		return nil, r
+	}
+	return st.next.serve(ctx, c)
+}
+
+// guard is the guard stage's decision: nil lets the call on.
+func (s *Session) guard(c *call) *refusal {
+	server, tool := c.server, c.ct.Tool.Name
+	if err := c.ct.Tool.CheckArguments(c.args); err != nil {
 		if errors.Is(err, ErrDuplicateKeyInArguments) {
 			// Servers disagree on which of repeated values wins, and the
 			// audit record could not say which one was meant.
-			h.logger.Warn("refused a call whose arguments repeat a key",
-				"server", server, "tool", tool, "session", s.id)
-			s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
-			return newError(KindToolError, modelMsgDuplicateKey, err,
-				"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)
+			return &refusal{warn: "refused a call whose arguments repeat a key", outcome: rules.OutcomeInjectionBlocked,
+				err: newError(KindToolError, modelMsgDuplicateKey, err,
+					"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)}
 		}
-		h.logger.Warn("refused a call whose arguments name a secure parameter (possible prompt injection)",
-			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
-		return newError(KindBinding, modelMsgInvalidArguments, err,
-			"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)
+		return &refusal{warn: "refused a call whose arguments name a secure parameter (possible prompt injection)", outcome: rules.OutcomeInjectionBlocked,
+			err: newError(KindBinding, modelMsgInvalidArguments, err,
+				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)}
 	}
 	// A model that learned a protected value (from a leak elsewhere, or a
 	// user who pasted it) must not forward it to a server: refuse, audit,
 	// and tell the model nothing about the value.
-	if info.fromModel && h.redactor.ContainsSecretBytes(args) {
-		h.logger.Warn("refused a model call whose arguments hold a protected value (possible exfiltration)",
-			"server", server, "tool", tool, "session", s.id)
-		s.auditRefusal(ctx, server, ct, args, info, rules.OutcomeInjectionBlocked, nil)
-		return newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
-			"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)
+	if c.info.fromModel && s.host.redactor.ContainsSecretBytes(c.args) {
+		return &refusal{warn: "refused a model call whose arguments hold a protected value (possible exfiltration)", outcome: rules.OutcomeInjectionBlocked,
+			err: newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+				"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)}
 	}
 	return nil
 }
 
-// auditDecision writes a decision record; a failed write refuses the call.
-func (s *Session) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
-	h := s.host
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+// schemaStage checks the arguments against the tool's inputSchema (when
+// the call asks for it). After the guard, so the validator's message
+// (which quotes the arguments) never echoes a secure name back to the
+// model.
+type schemaStage struct{ next stage }
+
+func (st schemaStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if err := c.s.host.checkSchema(c); err != nil {
+		return nil, err
+	}
+	return st.next.serve(ctx, c)
+}
+
+// checkSchema is the schema stage's decision: nil lets the call on.
+func (h *Host) checkSchema(c *call) error {
+	if !c.info.checkSchema {
+		return nil
+	}
+	t := c.ct.Tool
+	if err := h.args.validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
+		return newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
 }
 
-// auditResult writes the result record of a call that ran, then hands
-// back its outcome. The record is written before the result goes back to
-// the model; a failed write withholds the result (and the sink refuses
-// later calls).
-func (s *Session) auditResult(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error) (*CallResult, error) {
-	return s.auditResultAs(ctx, server, tool, d, start, result, err, "")
+// resolveStage resolves, coerces and validates the secure values of a call
+// the gate allowed; a failure refuses it (binding_failed).
+type resolveStage struct{ next stage }
+
+func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	secure, err := c.s.secureArgs(ctx, c.server, c.ct.Tool)
+	if err != nil {
+		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
+	}
+	c.secure = secure
+	return st.next.serve(ctx, c)
 }
 
-// auditResultAs is auditResult with the record's result given (empty:
-// from the outcome).
-func (s *Session) auditResultAs(ctx context.Context, server, tool string, d decided, start time.Time, result *CallResult, err error, kind auditlog.ResultKind) (*CallResult, error) {
-	h := s.host
-	// The result record is a copy: the sink may keep the decision record.
-	done := *d.rec
-	if d.hookRule != "" {
-		done.Rules = slices.Concat(d.rec.Rules, []string{d.hookRule})
+// auditStage writes the call's decision record before the call is sent,
+// and its result record before the result goes back: no un-audited
+// execution, and a failed write refuses the call (or withholds its
+// result).
+//
+// The decision holds for the definition it was made under. Approvers may
+// take minutes, and the server may change the tool meanwhile (to a destroy
+// with global blast radius, say): the catalog is checked again here, after
+// the decision and the secure values resolved for it, and a changed
+// definition's decision is audited as not executed and the call decided
+// again from the start (redecide), at most maxRedecisions times.
+type auditStage struct {
+	redecide stage
+	next     stage
+}
+
+func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	h := c.s.host
+	changed := h.stale(c)
+	if err := h.writeAudit(ctx, c.rec); err != nil {
+		h.logger.Error("audit write failed; the call was not sent", "server", c.server, "tool", c.tool, "err", err)
+		return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", c.server, c.tool, err)
+	}
+	if changed {
+		if c.decisions == maxRedecisions {
+			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
+				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", c.server, c.tool, c.decisions)
+		}
+		return st.redecide.serve(ctx, c)
+	}
+	c.start = time.Now()
+	res, err := st.next.serve(ctx, c)
+	done := h.resultRecord(c, res, err)
+	werr := h.writeAudit(ctx, &done)
+	return h.resultOutcome(c, res, err, werr)
+}
+
+// stale reports that the catalog no longer offers the tool as the call was
+// decided for it; the decision record then says not executed.
+func (h *Host) stale(c *call) bool {
+	if !definitionChanged(c.ct, c.conn.Snapshot().Tool(c.tool)) {
+		return false
+	}
+	h.logger.Warn("the tool's definition changed while its call was being decided; deciding again",
+		"server", c.server, "tool", c.tool, "session", c.s.id, "decidedHash", c.ct.Tool.DefHash())
+	c.rec.Result = auditlog.ResultNotExecuted
+	return true
+}
+
+// resultRecord is the record written after a call ran: its result record,
+// a copy of the decision record (the sink may keep that one). A call that
+// was not sent after all (resultKind not_executed) has its decision
+// record written again as not executed instead.
+func (h *Host) resultRecord(c *call, result *CallResult, err error) auditlog.Record {
+	done := *c.rec
+	if c.resultKind == auditlog.ResultNotExecuted {
+		done.Result = auditlog.ResultNotExecuted
+		return done
+	}
+	if c.hookRule != "" {
+		done.Rules = slices.Concat(c.rec.Rules, []string{c.hookRule})
 	}
 	done.Phase = auditlog.PhaseResult
 	done.TS = time.Now().UTC()
-	done.DurationMs = done.TS.Sub(start).Milliseconds()
+	done.DurationMs = done.TS.Sub(c.start).Milliseconds()
 	switch {
 	case err != nil && KindOf(err) == KindBinding:
 		done.Outcome = rules.OutcomeBindingFailed
@@ -342,25 +261,131 @@ func (s *Session) auditResultAs(ctx context.Context, server, tool string, d deci
 	default:
 		done.Result = auditlog.ResultOK
 	}
-	if kind != "" {
-		done.Result = kind
+	if c.resultKind != "" {
+		done.Result = c.resultKind
 	}
 	if result != nil {
 		done.ResultLabels = result.Labels
 	}
-	if werr := h.writeAudit(ctx, &done); werr != nil {
-		h.logger.Error("audit write failed after the call ran", "server", server, "tool", tool, "err", werr)
+	return done
+}
+
+// resultOutcome is what a call that ran hands back once its result record
+// was written (werr: the write's error). The record is written before the
+// result goes back to the model; a failed write withholds the result (and
+// the sink refuses later calls).
+func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*CallResult, error) {
+	if c.resultKind == auditlog.ResultNotExecuted {
+		return nil, err
+	}
+	if werr != nil {
+		h.logger.Error("audit write failed after the call ran", "server", c.server, "tool", c.tool, "err", werr)
 		if err == nil {
 			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
-				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", server, tool, werr)
+				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", c.server, c.tool, werr)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	result.Decision = d.decision
-	s.noteLabels(result.Labels)
+	result.Decision = c.decision
+	c.s.noteLabels(result.Labels)
 	return result, nil
+}
+
+// redactStage hands on the server's answer: the result with any secret the
+// server echoed masked and its labels read (from the result as the server
+// sent it: redaction may withhold a _meta, never a label), or the failure
+// as an *Error of the right Kind.
+type redactStage struct{ next stage }
+
+func (st redactStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	h := c.s.host
+	out, err := st.next.serve(ctx, c)
+	if err != nil {
+		return nil, h.callError(c.server, c.ct.Tool.Name, c.secure != nil, err)
+	}
+	raw := out.Result
+	out.Labels = resultLabels(h.effective(c.server, c.ct), raw)
+	out.Result = h.redactResult(raw)
+	return out, nil
+}
+
+// sendStage sends the call: each tools/call attempt (the one retry
+// mcpconn says the server's answer allows included) under its own MCP
+// request span, with the call's task updates and progress forwarded to
+// the turn. It answers the result as the server sent it (the redact stage
+// masks it) or mcpconn's error.
+type sendStage struct{ obs Observer }
+
+func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
+	if dc := c.info.durable; dc != nil {
+		// The task an earlier send created is followed, not sent again;
+		// a task is left running when the process stops.
+		req.Task, req.KeepTask = dc.task, detached
+	}
+	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
+		req.OnTask = func(u mcpconn.TaskUpdate) {
+			if dc != nil {
+				c.s.host.recordTask(ctx, dc, u.TaskID)
+			}
+			if emit != nil {
+				emit(taskEvent(c.info, c.server, c.tool, u))
+			}
+		}
+	}
+	var progress *progressForwarder
+	if c.info.emit != nil {
+		progress = startProgress(c.info.emit, Event{Type: EventToolProgress, Step: c.info.step, CallID: c.info.id,
+			ExposedName: c.info.exposedName, Server: c.server, Tool: c.tool}, c.start)
+		req.Progress = progress.notify
+	}
+	var (
+		result *mcp.CallToolResult
+		sent   *mcpconn.SecureArgs
+		err    error
+	)
+	base := req.Meta
+	for retried := false; ; retried = true {
+		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
+		if st.obs != nil && req.Task == "" {
+			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
+		}
+		result, sent, err = c.conn.Call(actx, req)
+		if end != nil {
+			end(result, err)
+		}
+		again := retryOf(err, retried)
+		if again == mcpconn.RetryRenewed {
+			if fresh, rerr := c.s.renewSecure(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
+				req.Secure = fresh
+			} else {
+				again = mcpconn.RetryNone
+			}
+		}
+		if again == mcpconn.RetryNone {
+			break
+		}
+	}
+	progress.stop()
+	if c.info.durable != nil {
+		failpoint.Hit(failpoint.DurableAfterSend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &CallResult{Server: c.server, Tool: req.Tool.Name, Result: result, SecureParams: sent.Names()}, nil
+}
+
+// retryOf is how an attempt that ended with err may be sent once more: as
+// mcpconn says, and only once (retried: this was the retry).
+func retryOf(err error, retried bool) mcpconn.Retry {
+	var ce *mcpconn.CallError
+	if err == nil || retried || !errors.As(err, &ce) {
+		return mcpconn.RetryNone
+	}
+	return ce.Retry
 }
 
 // decodeArguments checks that args is a JSON object (absent and null mean
@@ -403,6 +428,12 @@ func definitionChanged(decided, current *CatalogTool) bool {
 // when the tool is unknown.
 func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) (*CatalogTool, error) {
 	snap, ct, err := c.Lookup(ctx, tool)
+	return s.offered(c, tool, snap, ct, err)
+}
+
+// offered is the tool a lookup found, if the session may call it: listed,
+// active, holding no protected value, not hidden by a pin.
+func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct *CatalogTool, err error) (*CatalogTool, error) {
 	if err != nil {
 		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
 	}
@@ -482,15 +513,10 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 	return secure, nil
 }
 
-// renewer is a session as the mcpconn.Renewer of its calls (a conversion:
-// nothing is allocated per call, and Session's methods stay its own).
-type renewer Session
-
-// RenewSecure drops the session's cached secure values of the tool and
+// renewSecure drops the session's cached secure values of the tool and
 // resolves fresh ones for the one retry after the server rejected the
 // host's values (an expired or revoked token, say).
-func (r *renewer) RenewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
-	s := (*Session)(r)
+func (s *Session) renewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
 	h := s.host
 	for _, p := range t.SecureParams {
 		h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
@@ -535,39 +561,35 @@ func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
 	return true
 }
 
-// callResult is the outcome of a call as the host hands it on: the result
-// with any secret the server echoed redacted, or the failure as an *Error
-// of the right Kind, with a message for the operator (server text
-// redacted) and one for the model (no server text when the call carried
-// secure values).
-func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent *mcpconn.SecureArgs, carriesSecure bool, err error) (*CallResult, error) {
-	if err == nil {
-		return &CallResult{Server: server, Tool: tool, Result: h.redactResult(result), SecureParams: sent.Names()}, nil
-	}
+// callError is a failed call's error as the host hands it on: an *Error of
+// the right Kind, with a message for the operator (server text redacted)
+// and one for the model (no server text when the call carried secure
+// values).
+func (h *Host) callError(server, tool string, carriesSecure bool, err error) error {
 	var ce *mcpconn.CallError
 	if !errors.As(err, &ce) {
-		return nil, newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: %v", server, tool, err)
+		return newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: %v", server, tool, err)
 	}
 	switch ce.Failure {
 	case mcpconn.FailUnavailable:
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ce.Err, "%v", ce.Err)
+		return newError(KindUnavailable, modelMsgUnavailable, ce.Err, "%v", ce.Err)
 	case mcpconn.FailCancelled:
-		return nil, newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
+		return newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
 	case mcpconn.FailTimeout:
 		if ce.Task != "" {
-			return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: its task %s did not finish within %s (taskTimeout); it was cancelled",
+			return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: its task %s did not finish within %s (taskTimeout); it was cancelled",
 				server, tool, h.redactor.Redact(ce.Task), ce.Timeout)
 		}
-		return nil, newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
+		return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
 	case mcpconn.FailProtocol:
 		var perr *ProtocolError
 		errors.As(ce.Err, &perr)
-		return nil, newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, perr.Error())
+		return newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, perr.Error())
 	case mcpconn.FailConnectionLost:
-		return nil, newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
+		return newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
 			"%s/%s: connection lost: %s", server, tool, h.redactor.Redact(ce.Err.Error()))
 	case mcpconn.FailToolGone:
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", server, tool)
+		return newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", server, tool)
 	}
 	code, message := 0, ce.Err.Error()
 	if ce.RPC != nil {
@@ -575,10 +597,10 @@ func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent 
 	}
 	switch {
 	case ce.Failure == mcpconn.FailSecureRejected:
-		return nil, newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
+		return newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
 			"%s/%s: the server rejected the call's secure arguments (-32602): %s", server, tool, h.redactor.Redact(message))
 	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY && slices.Contains(ce.RPC.RequiredExtensions(), config.TasksExtension):
-		return nil, newError(KindConfig, modelMsgOperatorFailure, ce.Err,
+		return newError(KindConfig, modelMsgOperatorFailure, ce.Err,
 			"%s/%s: the server runs the tool as a task and requires the Tasks extension (%s, -32021): set mcpServers.%s.tasks: auto",
 			server, tool, config.TasksExtension, server)
 	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
@@ -587,14 +609,14 @@ func (h *Host) callResult(server, tool string, result *mcp.CallToolResult, sent 
 			fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
 				h.redactor.Redact(strings.Join(ids, ", ")), server)
 		}
-		return nil, newError(KindBinding, modelMsgOperatorFailure, ce.Err,
+		return newError(KindBinding, modelMsgOperatorFailure, ce.Err,
 			"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", server, tool, h.redactor.Redact(message), fix)
 	case carriesSecure:
-		return nil, newError(KindToolError, modelMsgServerError, ce.Err,
+		return newError(KindToolError, modelMsgServerError, ce.Err,
 			"%s/%s: server error %d: %s", server, tool, code, h.redactor.Redact(message))
 	}
 	safe := h.redactor.Redact(message)
-	return nil, newError(KindToolError, modelMsgServerErrorText(safe), ce.Err,
+	return newError(KindToolError, modelMsgServerErrorText(safe), ce.Err,
 		"%s/%s: server error %d: %s", server, tool, code, safe)
 }
 

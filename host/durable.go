@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -642,46 +643,64 @@ type stepOutcome struct {
 	Failed bool   `json:"failed,omitempty"`
 }
 
-// durableSend records a durable call's send before it leaves. A call
+// durableStage records a durable call's send before it leaves. A call
 // recorded as sent before (by a run that stopped before its result was
 // checkpointed) is sent again only when the tool is idempotent by a
 // trusted source, and only once; otherwise it is not sent, the model is
 // told it may or may not have run, and the audit result says "unknown".
-// stop reports that the call must not be sent (out and err are then the
-// call's outcome).
-func (s *Session) durableSend(ctx context.Context, server, tool string, d decided, dc *durableCall, start time.Time) (out *CallResult, err error, stop bool) {
+// A call sent goes with its idempotency key, and follows the task an
+// earlier run created.
+type durableStage struct{ next stage }
+
+func (st durableStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if dc := c.info.durable; dc != nil {
+		failpoint.Hit(failpoint.DurableAfterDecision)
+		prior, err := dc.steps.Sent(ctx, dc.key)
+		var task string
+		var taskErr error
+		if ts, ok := dc.steps.(TaskSteps); ok && err == nil && prior > 0 {
+			task, taskErr = ts.TaskOf(ctx, dc.key)
+		}
+		if err := c.s.resend(c, dc, prior, err, task, taskErr); err != nil {
+			return nil, err
+		}
+		failpoint.Hit(failpoint.DurableAfterLedger)
+		c.meta = map[string]any{IdempotencyKeyMeta: dc.key}
+	}
+	return st.next.serve(ctx, c)
+}
+
+// resend is the durable stage's decision, on the ledger's word: prior
+// sends of the call (or the error recording this one), and the task an
+// earlier send created (TaskSteps). nil sends the call; an error is the
+// call's outcome, with what its audit record says set on c.
+func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, task string, taskErr error) error {
 	h := s.host
-	prior, serr := dc.steps.Sent(ctx, dc.key)
-	if serr != nil {
-		e := newError(KindInternal, modelMsgOperatorFailure, serr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, serr)
-		d.rec.Result = auditlog.ResultNotExecuted
-		_ = h.writeAudit(ctx, d.rec)
-		return nil, e, true
+	server, tool := c.server, c.tool
+	if sentErr != nil {
+		c.resultKind = auditlog.ResultNotExecuted
+		return newError(KindInternal, modelMsgOperatorFailure, sentErr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, sentErr)
 	}
 	if prior == 0 {
-		return nil, nil, false
+		return nil
 	}
-	if ts, ok := dc.steps.(TaskSteps); ok {
-		// The call created a task before the process stopped: the task
-		// runs on (or ran) on the server, follow it.
-		task, terr := ts.TaskOf(ctx, dc.key)
-		if terr != nil {
-			h.logger.Warn("the task of a durable call could not be read", "err", terr)
-		} else if task != "" {
-			h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
-			dc.task = task
-			return nil, nil, false
-		}
+	// The call created a task before the process stopped: the task runs
+	// on (or ran) on the server, follow it.
+	if taskErr != nil {
+		h.logger.Warn("the task of a durable call could not be read", "err", taskErr)
+	} else if task != "" {
+		h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
+		dc.task = task
+		return nil
 	}
-	if prior == 1 && h.idempotentByTrust(server, d.tool) {
+	if prior == 1 && h.idempotentByTrust(server, c.ct) {
 		h.logger.Info("re-sending a durable call whose result was lost (the tool is idempotent)", "server", server, "tool", tool, "session", s.id)
-		return nil, nil, false
+		return nil
 	}
 	h.logger.Warn("a durable call was sent before the process stopped and its result was lost; not sent again (the tool is not idempotent by a trusted source)",
 		"server", server, "tool", tool, "session", s.id)
-	e := newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
-	_, err = s.auditResultAs(ctx, server, tool, d, start, nil, e, auditlog.ResultUnknown)
-	return nil, err, true
+	c.resultKind = auditlog.ResultUnknown
+	return newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
 }
 
 // ErrMaybeRan: a durable call was sent, and its result lost, before the

@@ -39,9 +39,9 @@ func newHookRunner(cfg hooks.Config, file string, supervisor *childproc.Supervis
 }
 
 // hookCall is what hooks are told of a call.
-func (s *Session) hookCall(server string, ct *CatalogTool, args []byte, info callInfo) hooks.Call {
-	return hooks.Call{SessionID: s.id, CallID: info.id, Server: server, Tool: ct.Tool.Name,
-		Arguments: args, SecureParams: ct.Tool.SecureParams}
+func (s *Session) hookCall(c *call) hooks.Call {
+	return hooks.Call{SessionID: s.id, CallID: c.info.id, Server: c.server, Tool: c.ct.Tool.Name,
+		Arguments: c.arguments, SecureParams: c.ct.Tool.SecureParams}
 }
 
 // hookRule is the audit rule id of a hook ("hook:<id>", with a suffix
@@ -53,22 +53,29 @@ func hookRule(id, what string) string {
 	return "hook:" + id + ":" + what
 }
 
-// preHooks runs the PreToolUse hooks and says how they tighten the call's
-// decision. A failed hook denies, and the model is not told why.
-func (s *Session) preHooks(ctx context.Context, server string, ct *CatalogTool, args []byte, info callInfo) (tighten callTighten) {
-	h := s.host
-	if !h.hooks.HasPre() {
-		return tighten
+// preHookStage asks the PreToolUse hooks for their word on the call's
+// decision (c.tighten), which the gate reads.
+type preHookStage struct{ next stage }
+
+func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if h := c.s.host; h.hooks.HasPre() {
+		v := h.hooks.Pre(ctx, c.s.hookCall(c))
+		c.tighten = c.s.tighten(c, v)
 	}
-	v := h.hooks.Pre(ctx, s.hookCall(server, ct, args, info))
-	tighten.context = v.Context
+	return st.next.serve(ctx, c)
+}
+
+// tighten is how the PreToolUse hooks' verdict tightens the call's
+// decision. A failed hook denies, and the model is not told why.
+func (s *Session) tighten(c *call, v hooks.PreVerdict) *callTighten {
+	tighten := &callTighten{context: v.Context}
 	switch {
 	case v.Failure != nil:
 		what := "failed"
 		if errors.Is(v.Failure, hooks.ErrTimeout) {
 			what = "timeout"
 		}
-		h.logger.Error("a PreToolUse hook failed; the call is denied", "server", server, "tool", ct.Tool.Name, "session", s.id, "err", v.Failure)
+		s.host.logger.Error("a PreToolUse hook failed; the call is denied", "server", c.server, "tool", c.ct.Tool.Name, "session", s.id, "err", v.Failure)
 		tighten.action, tighten.by = rules.ActionDeny, hookRule(v.By, what)
 	case v.Decision == hooks.DecisionDeny:
 		tighten.action, tighten.by, tighten.message = rules.ActionDeny, hookRule(v.By, ""), v.Reason
@@ -86,22 +93,44 @@ type callTighten struct {
 	context []string // additionalContext, added to the result the model sees
 }
 
-// postHooks runs the PostToolUse hooks on a result (already redacted) and
-// returns what the model is to see, with the audit rule saying what a hook
-// did ("" when no hook changed anything).
-func (s *Session) postHooks(ctx context.Context, server string, ct *CatalogTool, args []byte, info callInfo, r *mcp.CallToolResult, extra []string) (*mcp.CallToolResult, string) {
-	h := s.host
-	rule := ""
-	if h.hooks.HasPost() && r != nil {
-		raw, err := json.Marshal(r)
+// postHookStage runs the PostToolUse hooks on the redacted result: what
+// they leave, with the PreToolUse hooks' additionalContext, is what the
+// model gets, and the result record says what they did (c.hookRule).
+type postHookStage struct{ next stage }
+
+func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	out, err := st.next.serve(ctx, c)
+	if err != nil || out == nil {
+		return out, err
+	}
+	var v *hooks.PostVerdict
+	if h := c.s.host; h.hooks.HasPost() && out.Result != nil {
+		raw, err := json.Marshal(out.Result)
 		if err != nil {
 			raw = []byte(`null`)
 		}
-		v := h.hooks.Post(ctx, s.hookCall(server, ct, args, info), raw)
+		pv := h.hooks.Post(ctx, c.s.hookCall(c), raw)
+		v = &pv
+	}
+	out.Result, c.hookRule = c.s.postHooked(c, out.Result, v)
+	return out, nil
+}
+
+// postHooked is what the model is to see of a result (already redacted)
+// after the PostToolUse hooks' verdict v (nil: none ran), with the audit
+// rule saying what a hook did ("" when no hook changed anything).
+func (s *Session) postHooked(c *call, r *mcp.CallToolResult, v *hooks.PostVerdict) (*mcp.CallToolResult, string) {
+	h := s.host
+	rule := ""
+	var extra []string
+	if c.tighten != nil {
+		extra = c.tighten.context
+	}
+	if v != nil {
 		extra = append(slices.Clip(extra), v.Context...)
 		switch {
 		case v.Failure != nil:
-			h.logger.Error("a PostToolUse hook failed; the result is withheld from the model", "server", server, "tool", ct.Tool.Name, "session", s.id, "err", v.Failure)
+			h.logger.Error("a PostToolUse hook failed; the result is withheld from the model", "server", c.server, "tool", c.ct.Tool.Name, "session", s.id, "err", v.Failure)
 			r, rule = withheldByHook(""), hookRule(v.By, "failed")
 		case v.Withheld:
 			r, rule = withheldByHook(v.Reason), hookRule(v.By, "withheld")

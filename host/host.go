@@ -178,6 +178,8 @@ type Host struct {
 	hooks *hooks.Runner
 	// pins is the lock file of pinned tool definitions (pinned.go).
 	pins *pinState
+	// pipeline is the call pipeline's first stage (pipeline.go).
+	pipeline stage
 
 	// exposed tool names of the catalog (see syncNames)
 	// verdicts are servers' session verdicts shared by sessions that see a
@@ -248,6 +250,7 @@ func New(opts Options) (_ *Host, err error) {
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
 	h.owned, owned = owned, nil // Close closes them from here on
 	h.connections(opts)
+	h.pipeline = newPipeline(h) // after obs and durable are set
 	if h.durable != nil {
 		if err := h.durable.Start(h.runDurableTurn); err != nil {
 			_ = h.Close()

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -145,37 +146,36 @@ type DecisionInfo struct {
 	Wait time.Duration
 }
 
-// observeMCPRequest is the observer of a call's tools/call attempts: each
-// is an MCP request to the observer, and its trace context goes into the
-// attempt's params._meta (traceparent, tracestate), as the MCP conventions
-// propagate it on every transport.
-func (h *Host) observeMCPRequest(server, tool string) func(context.Context, mcpconn.Attempt) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
-	obs := h.obs
+// startAttempt tells the observer one tools/call attempt starts (an MCP
+// request to it), and returns the context to send the attempt under, the
+// attempt's _meta (its trace context, traceparent and tracestate, as the
+// MCP conventions propagate it on every transport, beside base; a fresh
+// map each attempt) and the function to call with the attempt's outcome.
+func (h *Host) startAttempt(ctx context.Context, obs Observer, server, tool string, a mcpconn.Attempt, base map[string]any) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
 	transport := ""
 	if sc := h.cfg.MCPServers[server]; sc != nil {
 		transport = string(sc.Type)
 	}
-	server, tool = h.redactor.Redact(server), h.redactor.Redact(tool)
-	return func(ctx context.Context, a mcpconn.Attempt) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
-		ctx, end := obs.StartMCPRequest(ctx, MCPRequestInfo{
-			Method: string(mcp.MethodToolsCall), Server: server, Tool: tool,
-			SessionID: a.SessionID, ProtocolVersion: a.ProtocolVersion, Transport: transport,
-		})
-		var meta map[string]any
-		if tp, ts := obs.TraceContext(ctx); tp != "" {
-			meta = map[string]any{"traceparent": tp}
-			if ts != "" {
-				meta["tracestate"] = ts
-			}
+	ctx, end := obs.StartMCPRequest(ctx, MCPRequestInfo{
+		Method: string(mcp.MethodToolsCall), Server: h.redactor.Redact(server), Tool: h.redactor.Redact(tool),
+		SessionID: a.SessionID, ProtocolVersion: a.ProtocolVersion, Transport: transport,
+	})
+	meta := base
+	if tp, ts := obs.TraceContext(ctx); tp != "" {
+		meta = make(map[string]any, len(base)+2)
+		meta["traceparent"] = tp
+		if ts != "" {
+			meta["tracestate"] = ts
 		}
-		return ctx, meta, func(result *mcp.CallToolResult, err error) {
-			e := MCPRequestEnd{Failed: err != nil, IsError: err == nil && result != nil && result.IsError}
-			var ce *mcpconn.CallError
-			if errors.As(err, &ce) && ce.RPC != nil {
-				e.RPCCode = ce.RPC.Code
-			}
-			end(e)
+		maps.Copy(meta, base)
+	}
+	return ctx, meta, func(result *mcp.CallToolResult, err error) {
+		e := MCPRequestEnd{Failed: err != nil, IsError: err == nil && result != nil && result.IsError}
+		var ce *mcpconn.CallError
+		if errors.As(err, &ce) && ce.RPC != nil {
+			e.RPCCode = ce.RPC.Code
 		}
+		end(e)
 	}
 }
 

@@ -179,10 +179,42 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 	return c
 }
 
-// gateCall runs the approval workflow for one call. A nil error means the
-// call may run; the returned record must then be completed and written.
-func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo) (*auditlog.Record, *CallDecision, error) {
+// gateStage runs the approval workflow for the call: a call it allows
+// goes on with its decision record (to be written before the call is
+// sent); one it denies is refused with the record the workflow made.
+type gateStage struct {
+	obs  Observer // nil: none
+	next stage
+}
+
+func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	s := c.s
+	check, err := s.gateCheck(c)
+	if err != nil {
+		return nil, err
+	}
+	var asked time.Time
+	if st.obs != nil {
+		asked = time.Now()
+	}
+	res, gateErr := s.gate.Check(ctx, check)
+	s.emitNobodyAsked(c, res)
+	if st.obs != nil {
+		st.obs.Decision(ctx, DecisionInfo{Server: c.server, Tool: c.ct.Tool.Name, Result: res, Wait: time.Since(asked)})
+	}
+	detached := gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached)
+	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
+		return nil, err
+	}
+	return st.next.serve(ctx, c)
+}
+
+// gateCheck is what the approval workflow is asked about the call. A
+// sink that already failed refuses the call before anyone is asked to
+// approve it (the decision record could not be written anyway).
+func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	h := s.host
+	server, ct, args, info := c.server, c.ct, c.args, c.info
 	check := approvals.Check{
 		SessionID:    s.id,
 		Subject:      s.subject,
@@ -197,12 +229,12 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	if dc := info.durable; dc != nil {
 		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
 	}
-	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = info.tighten.action, info.tighten.by, info.tighten.message
-	// A sink that already failed refuses the call before anyone is asked
-	// to approve it (the decision record could not be written anyway).
+	if t := c.tighten; t != nil {
+		check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = t.action, t.by, t.message
+	}
 	if fr, ok := h.audit.(auditlog.FailureReporter); ok {
 		if err := fr.Err(); err != nil {
-			return nil, nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			return check, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
 		}
 	}
@@ -211,21 +243,29 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, ""))
 		}
 	}
-	var asked time.Time
-	if h.obs != nil {
-		asked = time.Now()
+	return check, nil
+}
+
+// emitNobodyAsked tells a turn about an ask nobody could answer, with the
+// fix.
+func (s *Session) emitNobodyAsked(c *call, res approvals.Result) {
+	if c.info.emit == nil || !nobodyAsked(res) {
+		return
 	}
-	res, gateErr := s.gate.Check(ctx, check)
-	if info.emit != nil && nobodyAsked(res) {
-		fix := res.Explanation
-		if fix == "" {
-			fix = noApproverFix
-		}
-		info.emit(approvalRequested(info, server, ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
+	fix := res.Explanation
+	if fix == "" {
+		fix = noApproverFix
 	}
-	if h.obs != nil {
-		h.obs.Decision(ctx, DecisionInfo{Server: server, Tool: ct.Tool.Name, Result: res, Wait: time.Since(asked)})
-	}
+	c.info.emit(approvalRequested(c.info, c.server, c.ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
+}
+
+// gateAnswer is the gate stage's decision on the workflow's answer: nil
+// lets the call on with its decision record (c.rec, c.decision); a denial
+// is a *refusal; a detached wait (the process is going and the durable
+// call resumes later) is neither audited nor refused, its request stays
+// pending and its decision is recorded then.
+func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Result, gateErr error, detached bool) error {
+	server, tool, info := c.server, c.ct.Tool.Name, c.info
 	decision := &CallDecision{
 		Decision:  string(res.Decision.Action),
 		Outcome:   string(res.Outcome),
@@ -234,28 +274,23 @@ func (s *Session) gateCall(ctx context.Context, server string, ct *CatalogTool, 
 	}
 	if info.emit != nil {
 		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: ct.Tool.Name, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
+			Server: server, Tool: tool, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
 			Explanation: res.Explanation})
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
-	if gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached) {
-		// The process is going and the durable call resumes later: its
-		// request stays pending, and its decision is recorded then.
-		return nil, decision, newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, ct.Tool.Name)
+	msg := modelMsgFromApprovals(res.ModelMessage)
+	switch {
+	case detached:
+		return newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, tool)
+	case gateErr != nil:
+		return &refusal{rec: rec, err: newError(KindDenied, msg, gateErr, "%s/%s: approval failed: %v", server, tool, gateErr)}
+	case res.Allowed():
+		c.rec, c.decision = rec, decision
+		return nil
+	case res.Explanation != "":
+		return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
 	}
-	if gateErr != nil || !res.Allowed() {
-		if err := h.writeAudit(ctx, rec); err != nil {
-			h.logger.Error("audit write failed", "err", err)
-		}
-		if gateErr != nil {
-			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), gateErr, "%s/%s: approval failed: %v", server, ct.Tool.Name, gateErr)
-		}
-		if res.Explanation != "" {
-			return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s: %s", server, ct.Tool.Name, outcomeText(res), res.Explanation)
-		}
-		return nil, decision, newError(KindDenied, modelMsgFromApprovals(res.ModelMessage), ErrDenied, "%s/%s: %s (%s)", server, ct.Tool.Name, outcomeText(res), res.Decision.Reason)
-	}
-	return rec, decision, nil
+	return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
 }
 
 // noApproverFix is what an approval_requested event says when an ask found
@@ -272,9 +307,9 @@ func nobodyAsked(res approvals.Result) bool {
 
 // approvalRequested is the approval_requested event of a call: with an id
 // and a deadline when a person is asked, else with the fix (nobody can be).
-func approvalRequested(info callInfo, server, tool string, risk risk.Effective, id string, deadline time.Time, approvers int, fix string) Event {
+func approvalRequested(info callInfo, server, tool string, eff risk.Effective, id string, deadline time.Time, approvers int, fix string) Event {
 	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-		Server: server, Tool: tool, RiskLevel: shownRiskLevel(risk), ApprovalID: id, Approvers: &approvers, Explanation: fix}
+		Server: server, Tool: tool, RiskLevel: shownRiskLevel(eff), ApprovalID: id, Approvers: &approvers, Explanation: fix}
 	if !deadline.IsZero() {
 		e.Deadline = deadline.UTC().Format(time.RFC3339Nano)
 	}
@@ -303,27 +338,6 @@ func outcomeText(res approvals.Result) string {
 		return fmt.Sprintf("not approved (%s)", res.Reason)
 	default:
 		return string(res.Outcome)
-	}
-}
-
-// auditRefusal records a call refused before the approval workflow ran
-// (injection_blocked) or after it (binding_failed, error).
-func (s *Session) auditRefusal(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, outcome rules.Outcome, rec *auditlog.Record) {
-	h := s.host
-	if rec == nil {
-		check := approvals.Check{
-			SessionID: s.id, Subject: s.subject, CallID: info.id,
-			Call:        rules.Call{Server: server, Tool: ct.Tool.Name, Args: args, TrustLevel: s.trustLevel},
-			Risk:        h.effective(server, ct),
-			ToolDefHash: ct.Tool.DefHash(), ExposedName: info.exposedName, SecureParams: ct.Tool.SecureParams,
-		}
-		res := approvals.Result{Decision: rules.Decision{Action: rules.ActionDeny, Risk: check.Risk}, Outcome: outcome}
-		rec = auditlog.NewRecord(check, res, time.Now())
-	}
-	rec.Outcome = outcome
-	rec.Result = auditlog.ResultNotExecuted
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed", "err", err)
 	}
 }
 

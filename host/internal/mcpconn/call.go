@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,21 +24,9 @@ type CallRequest struct {
 	Arguments json.RawMessage
 	// Secure are the call's secureArguments; nil sends none.
 	Secure *SecureArgs
-	// Renewer, when set, gives fresh secure values for the one retry
-	// after the server rejected Secure (a -32602 answer to a call that
-	// carried them, for a tool the server still lists): an expired or
-	// revoked token, say. An error from it ends the call with the
-	// rejection.
-	Renewer Renewer
-	// Observe, when set, is called before each tools/call attempt is
-	// sent (a retry is an attempt too): it returns the context to send
-	// under, _meta fields for the attempt's request (the trace context;
-	// each attempt builds a fresh request, so nothing shared with a retry
-	// is mutated), and a function called with the attempt's outcome (its
-	// error is a *CallError).
-	Observe func(ctx context.Context, a Attempt) (context.Context, map[string]any, func(*mcp.CallToolResult, error))
-	// Meta are _meta fields sent with every attempt (the idempotency key
-	// of a durable call), beside the observer's.
+	// Meta are the attempt's _meta fields (the trace context, the
+	// idempotency key of a durable call); read-only: the map is sent as
+	// it is, never changed.
 	Meta map[string]any
 	// OnTask, when set, is told each new state of the task a server
 	// answered the call with (`tasks: auto`, task.go): its creation and
@@ -73,17 +60,13 @@ type Progress struct {
 // maxProgressMessage bounds the message of a Progress.
 const maxProgressMessage = 200
 
-// Attempt describes one tools/call attempt to its observer.
+// Attempt describes the connection a tools/call attempt goes on (see
+// Conn.Attempt).
 type Attempt struct {
 	// SessionID is the MCP session id, when the transport has one.
 	SessionID string
 	// ProtocolVersion is the negotiated protocol version.
 	ProtocolVersion string
-}
-
-// Renewer resolves a tool's secure values again, bypassing any cache.
-type Renewer interface {
-	RenewSecure(ctx context.Context, server string, tool *secureparams.Tool) (*SecureArgs, error)
 }
 
 // Failure says why a call failed; see CallError.
@@ -106,11 +89,27 @@ const (
 	// longer lists it (or lists it as not active).
 	FailToolGone
 	// FailSecureRejected: the server answered -32602 to the call's
-	// secureArguments, also after Renew's values if there was a retry.
+	// secureArguments (Retry says the call may be sent once more with
+	// freshly resolved values).
 	FailSecureRejected
 	// FailServerError: any other error answer (RPC is set when the server
 	// answered with a JSON-RPC error).
 	FailServerError
+)
+
+// Retry says how a failed call may be sent once more.
+type Retry int
+
+// The retries a failed call allows.
+const (
+	RetryNone Retry = iota
+	// RetrySame: the server answered that the tool is unknown (-32601)
+	// but still lists it once re-listed: send the same call again.
+	RetrySame
+	// RetryRenewed: the server rejected the call's secure values
+	// (FailSecureRejected), an expired or revoked token, say: send it
+	// again with values resolved afresh, bypassing any cache.
+	RetryRenewed
 )
 
 // CallError is a failed call.
@@ -124,6 +123,9 @@ type CallError struct {
 	// Task is the id of the task the server answered the call with, when
 	// it did: the call ran (or runs) on the server, and is not re-sent.
 	Task string
+	// Retry says whether the caller may send the call once more, and how
+	// (RetryNone: not).
+	Retry Retry
 	// Err is the cause.
 	Err error
 }
@@ -228,11 +230,25 @@ func (c *Conn) Lookup(ctx context.Context, tool string) (*ServerSnapshot, *Catal
 	return snap, snap.Tool(tool), nil
 }
 
-// Call runs one tools/call. It connects when there is no connection,
-// drops a connection that broke (the next call reconnects), and retries
-// once: after an unknown-tool answer (-32601) for a tool the server still
-// lists once re-listed, or with the Renewer's values after the server rejected
-// the secure ones. It returns the result and the secure values that went
+// Attempt describes the connection the next tools/call attempt goes on:
+// its MCP session id and negotiated protocol version (empty while there is
+// no connection).
+func (c *Conn) Attempt() Attempt {
+	c.mu.Lock()
+	cl := c.client
+	c.mu.Unlock()
+	if cl == nil {
+		return Attempt{}
+	}
+	return Attempt{SessionID: cl.GetSessionId(), ProtocolVersion: cl.ProtocolVersion()}
+}
+
+// Call sends one tools/call attempt. It connects when there is no
+// connection and drops a connection that broke (the next call
+// reconnects). A failed attempt that may be sent once more says so in its
+// *CallError's Retry: after an unknown-tool answer (-32601) for a tool the
+// server still lists once re-listed, or after the server rejected the
+// secure values. It returns the result and the secure values that went
 // with it, or a *CallError.
 func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, *SecureArgs, error) {
 	if req.Task != "" {
@@ -242,68 +258,45 @@ func (c *Conn) Call(ctx context.Context, req CallRequest) (*mcp.CallToolResult, 
 		}
 		return result, req.Secure, nil
 	}
-	retried := false
-	for {
-		cl, w, err := c.connect(ctx)
-		if err != nil {
-			return nil, nil, &CallError{Failure: FailUnavailable, Err: err}
-		}
-		result, err := c.callOnce(ctx, cl, w, req)
-		if err == nil {
-			return result, req.Secure, nil
-		}
-		cerr := err.(*CallError)
-		if cerr.Failure == FailConnectionLost {
-			c.dropClient(cl, cerr.Err)
-		}
-		if cerr.RPC == nil || cerr.Task != "" {
-			return nil, nil, cerr
-		}
-		switch code := cerr.RPC.Code; code {
-		case mcp.METHOD_NOT_FOUND, mcp.INVALID_PARAMS:
-			// Either the tool is gone (servers answer -32601 or -32602)
-			// or, for a call with secureArguments, the values were
-			// rejected.
-			if rerr := c.Refresh(ctx); rerr != nil {
-				c.logger.Warn("refresh after unknown-tool answer failed", "err", rerr)
-			}
-			if ct := c.Snapshot().Tool(req.Tool.Name); ct == nil || ct.Status != ToolActive {
-				cerr.Failure = FailToolGone
-				return nil, nil, cerr
-			}
-			if code == mcp.INVALID_PARAMS && req.Secure != nil {
-				if !retried && req.Renewer != nil {
-					if fresh, rerr := req.Renewer.RenewSecure(ctx, c.name, req.Tool); rerr == nil && fresh != nil {
-						retried, req.Secure = true, fresh
-						continue
-					}
-				}
-				cerr.Failure = FailSecureRejected
-				return nil, nil, cerr
-			}
-			if code == mcp.METHOD_NOT_FOUND && !retried {
-				retried = true
-				continue
-			}
-		}
+	cl, w, err := c.connect(ctx)
+	if err != nil {
+		return nil, nil, &CallError{Failure: FailUnavailable, Err: err}
+	}
+	result, err := c.sendCall(ctx, cl, w, req)
+	if err == nil {
+		return result, req.Secure, nil
+	}
+	cerr := err.(*CallError)
+	if cerr.Failure == FailConnectionLost {
+		c.dropClient(cl, cerr.Err)
+	}
+	if cerr.RPC == nil || cerr.Task != "" {
 		return nil, nil, cerr
 	}
-}
-
-// callOnce sends one tools/call on cl; its error is a *CallError.
-func (c *Conn) callOnce(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest) (*mcp.CallToolResult, error) {
-	if req.Observe == nil {
-		return c.sendCall(ctx, cl, w, req, nil)
+	switch code := cerr.RPC.Code; code {
+	case mcp.METHOD_NOT_FOUND, mcp.INVALID_PARAMS:
+		// Either the tool is gone (servers answer -32601 or -32602) or,
+		// for a call with secureArguments, the values were rejected.
+		if rerr := c.Refresh(ctx); rerr != nil {
+			c.logger.Warn("refresh after unknown-tool answer failed", "err", rerr)
+		}
+		if ct := c.Snapshot().Tool(req.Tool.Name); ct == nil || ct.Status != ToolActive {
+			cerr.Failure = FailToolGone
+			return nil, nil, cerr
+		}
+		switch {
+		case code == mcp.INVALID_PARAMS && req.Secure != nil:
+			cerr.Failure, cerr.Retry = FailSecureRejected, RetryRenewed
+		case code == mcp.METHOD_NOT_FOUND:
+			cerr.Retry = RetrySame
+		}
 	}
-	ctx, meta, done := req.Observe(ctx, Attempt{SessionID: cl.GetSessionId(), ProtocolVersion: cl.ProtocolVersion()})
-	result, err := c.sendCall(ctx, cl, w, req, meta)
-	done(result, err)
-	return result, err
+	return nil, nil, cerr
 }
 
-// sendCall sends one tools/call on cl, with meta in its _meta (mcp-go
+// sendCall sends one tools/call on cl, with req.Meta in its _meta (mcp-go
 // adds its own fields); its error is a *CallError.
-func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest, meta map[string]any) (*mcp.CallToolResult, error) {
+func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest) (*mcp.CallToolResult, error) {
 	timeout := c.callTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -311,13 +304,7 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 	call.Params.Name = req.Tool.Name
 	call.Params.Arguments = req.Arguments
 	if len(req.Meta) > 0 {
-		merged := make(map[string]any, len(meta)+len(req.Meta))
-		maps.Copy(merged, meta)
-		maps.Copy(merged, req.Meta)
-		meta = merged
-	}
-	if len(meta) > 0 {
-		call.Params.Meta = &mcp.Meta{AdditionalFields: meta}
+		call.Params.Meta = &mcp.Meta{AdditionalFields: req.Meta}
 	}
 	if req.Progress != nil {
 		token, stop := c.progress.add(req.Progress)

@@ -4,8 +4,11 @@
 // on tools/call, raw JSON-RPC errors), bounded and checked reads, the
 // stdio child process and the JSON-RPC transport over its pipes
 // (stdio.go, stdiorpc.go: each line decoded once), and the catalog built
-// from each listing. Call runs one tools/call and owns its reconnect,
-// refresh-on-unknown-tool and single retry.
+// from each listing. Call sends one tools/call attempt and owns its
+// reconnect and refresh-on-unknown-tool; it says in its error whether the
+// call may be sent once more (CallError.Retry), and the host sends the
+// retry; nothing here resolves secure values or observes an attempt for
+// the host.
 //
 // A request that needs the seam (a listing read raw, a call with secure
 // values, header arguments or tasks, a task request) carries an exchange
