@@ -108,7 +108,7 @@ type Result struct {
 	Explanation string
 }
 
-// selfApprovalExplanation says why an approver who is also the requester
+// SelfApprovalExplanation says why an approver who is also the requester
 // was not asked, and what to change.
 func SelfApprovalExplanation(approverID string) string {
 	return fmt.Sprintf("approval needed, but the only approver %q is the session's subject (the requester), who cannot approve its own calls, so nobody was asked; "+

@@ -277,12 +277,12 @@ type OAuth struct {
 	// DPoP is auto (default: DPoP-bound tokens where the servers offer
 	// them), required or off (RFC 9449).
 	DPoP string `json:"dpop" yaml:"dpop"`
-	// IdPTokenEndpoint, IdPClientID and IdPClientSecret (usually ${VAR})
+	// IDPTokenEndpoint, IDPClientID and IDPClientSecret (usually ${VAR})
 	// are the enterprise identity provider of the id-jag grant and this
 	// client's registration there.
-	IdPTokenEndpoint string `json:"idpTokenEndpoint" yaml:"idpTokenEndpoint"`
-	IdPClientID      string `json:"idpClientId" yaml:"idpClientId"`
-	IdPClientSecret  string `json:"idpClientSecret" yaml:"idpClientSecret"`
+	IDPTokenEndpoint string `json:"idpTokenEndpoint" yaml:"idpTokenEndpoint"`
+	IDPClientID      string `json:"idpClientId" yaml:"idpClientId"`
+	IDPClientSecret  string `json:"idpClientSecret" yaml:"idpClientSecret"`
 	// IDToken (usually ${VAR}) or IDTokenFile (read each time a token is
 	// needed) is the person's ID token the id-jag grant exchanges.
 	IDToken     string `json:"idToken" yaml:"idToken"`

@@ -403,9 +403,9 @@ func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
 		if o.ClientID == "" {
 			p.add(childKey(key, "clientId"), "is required with grant: id-jag")
 		}
-		if o.IdPTokenEndpoint == "" {
+		if o.IDPTokenEndpoint == "" {
 			p.add(childKey(key, "idpTokenEndpoint"), "is required with grant: id-jag")
-		} else if !isHTTPURL(o.IdPTokenEndpoint) {
+		} else if !isHTTPURL(o.IDPTokenEndpoint) {
 			p.add(childKey(key, "idpTokenEndpoint"), "must be an http(s) URL")
 		}
 		if o.IDToken == "" && o.IDTokenFile == "" {
@@ -443,7 +443,7 @@ func validateOAuth(p *problems, key string, srv *Server, hasCommand bool) {
 	if o.IDToken != "" && o.IDTokenFile != "" {
 		p.add(childKey(key, "idToken"), "set idToken or idTokenFile, not both")
 	}
-	if o.IdPClientSecret != "" && o.IdPClientID == "" {
+	if o.IDPClientSecret != "" && o.IDPClientID == "" {
 		p.add(childKey(key, "idpClientSecret"), "needs idpClientId")
 	}
 	switch o.TokenEndpointAuthMethod {

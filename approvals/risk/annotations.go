@@ -12,7 +12,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 )
 
-// annotations are a tool's annotations as a server declared them: the
+// Annotations are a tool's annotations as a server declared them: the
 // SEP-2793 fields (not yet normalised) and the older boolean hints.
 type Annotations struct {
 	Risk            RawMetadata
@@ -34,7 +34,7 @@ const (
 	maxSideEffectLen = 64
 )
 
-// parseAnnotations reads the annotations object of a tool as the server sent
+// ParseAnnotations reads the annotations object of a tool as the server sent
 // it. mcp-go drops the SEP-2793 fields, so the host hands over the raw JSON.
 //
 // It never panics and never fails on a field: a field of the wrong type is
@@ -122,7 +122,7 @@ func parseSideEffects(v json.RawMessage) []string {
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
-// normalizeSideEffects lower-cases, trims, strips control characters,
+// NormalizeSideEffects lower-cases, trims, strips control characters,
 // de-duplicates and sorts side-effect strings, keeping at most 32 of at most
 // 64 characters each. It never returns nil.
 func NormalizeSideEffects(in []string) []string {
@@ -146,7 +146,7 @@ func NormalizeSideEffects(in []string) []string {
 	return out
 }
 
-// normalizeTrust turns a declared minTrustLevel into 1..5. Anything that is
+// NormalizeTrust turns a declared minTrustLevel into 1..5. Anything that is
 // not an integer in 1..5 becomes 5, the most restrictive level: 0, 6, 2.5,
 // the string "3" and null all give 5. A number with an integral value (3.0)
 // counts as that integer. ok reports whether v was valid as given.

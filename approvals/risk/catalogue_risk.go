@@ -1,6 +1,6 @@
 package risk
 
-// rawFrom turns effective metadata into a catalogue metadata block with
+// RawFrom turns effective metadata into a catalogue metadata block with
 // every field set (side effects only when there are any).
 func RawFrom(e Effective) RawMetadata {
 	str := func(s string) *string { return &s }

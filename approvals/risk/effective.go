@@ -92,7 +92,7 @@ func (e *Effective) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// clone returns a copy that shares no slices with e.
+// Clone returns a copy that shares no slices with e.
 func (e Effective) Clone() Effective {
 	e.SideEffects = cloneStrings(e.SideEffects)
 	e.Notes = cloneStrings(e.Notes)
@@ -110,7 +110,7 @@ func cloneStrings(s []string) []string {
 	return slices.Clone(s)
 }
 
-// normalize returns e with unknown or empty enum values replaced by the
+// Normalize returns e with unknown or empty enum values replaced by the
 // field's most restrictive value, minTrustLevel outside 1..5 set to 5, side
 // effects normalised, missing sources marked "default", and the consistency
 // floors applied. Normalising never lowers a value.
@@ -135,7 +135,7 @@ func (e Effective) Normalize() Effective {
 	return e
 }
 
-// applyFloors enforces the consistency floors on riskLevel: destroying is at
+// ApplyFloors enforces the consistency floors on riskLevel: destroying is at
 // least high, deleting at least medium, and data exfiltration or privilege
 // change side effects at least high. Floors apply whatever the source, a
 // catalogue entry included: they only ever raise.
@@ -161,7 +161,7 @@ func ApplyFloors(e *Effective) []string {
 	return notes
 }
 
-// reversibilityFor is the reversibility implied by a category when nothing
+// ReversibilityFor is the reversibility implied by a category when nothing
 // says otherwise: nothing to undo for non-mutating tools, a separate action
 // for changes, nothing for deletions.
 func ReversibilityFor(c Category) Reversibility {
@@ -174,7 +174,7 @@ func ReversibilityFor(c Category) Reversibility {
 	return ReversibleNone
 }
 
-// approvalFor is the approval recommendation implied by a risk level.
+// ApprovalFor is the approval recommendation implied by a risk level.
 func ApprovalFor(r RiskLevel) ApprovalRecommendation {
 	switch r {
 	case RiskLow:
@@ -185,7 +185,7 @@ func ApprovalFor(r RiskLevel) ApprovalRecommendation {
 	return ApprovalMulti
 }
 
-// trustFor is the minimum trust level implied by a risk level; critical
+// TrustFor is the minimum trust level implied by a risk level; critical
 // stops at 4 so that only an unclassified tool needs the top of the ladder.
 func TrustFor(r RiskLevel) int {
 	switch r {
@@ -206,7 +206,7 @@ func (e Effective) defaultedUnclassified(src Source) bool {
 	return e.Unclassified && src == SourceDefault
 }
 
-// trustFloor is the minTrustLevel that gates a session: the effective one,
+// TrustFloor is the minTrustLevel that gates a session: the effective one,
 // except that an unclassified tool's default (5) gates nobody, since every
 // call to it asks a person.
 func (e Effective) TrustFloor() int {
@@ -216,7 +216,7 @@ func (e Effective) TrustFloor() int {
 	return e.MinTrustLevel
 }
 
-// quorumFloor is the least number of distinct approvers an ask needs: the
+// QuorumFloor is the least number of distinct approvers an ask needs: the
 // approvalRecommendation's, except that an unclassified tool's default
 // (multi) does not raise it, and an unclassified tool needs one at least.
 func (e Effective) QuorumFloor() int {

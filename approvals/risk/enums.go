@@ -86,10 +86,10 @@ var (
 // rank reports c's position from least (0) to most restrictive.
 func (c Category) rank() int { return norm.Rank(CategoryOrder, c) }
 
-// rank reports r's position from least (0) to most restrictive.
+// Rank reports r's position from least (0) to most restrictive.
 func (r RiskLevel) Rank() int { return norm.Rank(RiskOrder, r) }
 
-// rank reports b's position from narrowest (0) to widest.
+// Rank reports b's position from narrowest (0) to widest.
 func (b BlastRadius) Rank() int { return norm.Rank(BlastOrder, b) }
 
 // minApprovers is the least number of distinct approvers an ask needs under

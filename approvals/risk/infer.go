@@ -167,7 +167,7 @@ type Inferrer struct {
 	verbs map[string]verbInfo
 }
 
-// newInferrer returns an inferrer with the built-in verb table plus extra
+// NewInferrer returns an inferrer with the built-in verb table plus extra
 // verbs (category -> verbs). Extra verbs take the category's usual risk
 // (read, observe, utility: low; mutate: medium; delete: high; destroy:
 // critical); where one is already known, the riskier reading is kept, so
@@ -228,7 +228,7 @@ func categoryRisk(c Category) RiskLevel {
 	return RiskLow
 }
 
-// infer classifies one tool.
+// Infer classifies one tool.
 //
 // The name is split into words at _ - . / spaces and camelCase; each word
 // that is a known verb counts and the worst verb wins. A name with any
@@ -375,7 +375,7 @@ func schemaProperties(schema json.RawMessage) []string {
 	return names
 }
 
-// complete fills in every SEP-2793 field from the inference alone:
+// Complete fills in every SEP-2793 field from the inference alone:
 // reversibility from the category (unless a verb or the description said
 // more), approvalRecommendation and minTrustLevel from the risk level, after
 // the consistency floors. Every source is "inferred". When nothing was

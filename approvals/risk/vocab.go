@@ -45,7 +45,7 @@ const (
 	MaxClassifierLen    = 64
 )
 
-// actionMetadata is a tool's action-metadata as declared: classifier values
+// ActionMetadata is a tool's action-metadata as declared: classifier values
 // normalised (lower case, letters and digits only), each list bounded.
 type ActionMetadata struct {
 	Present           bool
@@ -59,7 +59,7 @@ type ActionMetadata struct {
 	malformed []string
 }
 
-// parseActionMetadata reads the action-metadata object from a tool's
+// ParseActionMetadata reads the action-metadata object from a tool's
 // annotations and its _meta (both places occur: the draft puts it on the
 // annotations, SDKs that cannot extend them use _meta). Both are read and
 // combined; neither can take anything away from the other. It never fails:
@@ -123,7 +123,7 @@ func (am *ActionMetadata) read(fields map[string]json.RawMessage) {
 	}
 }
 
-// objectFields decodes a JSON object's members; nil when raw is not one.
+// ObjectFields decodes a JSON object's members; nil when raw is not one.
 func ObjectFields(raw json.RawMessage) map[string]json.RawMessage {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
@@ -216,7 +216,7 @@ type implied struct {
 	Notes  []string
 }
 
-// implied maps the declaration:
+// Implied maps the declaration:
 //
 //   - outcome consequential: riskLevel medium, reversibility manual;
 //     irreversible or destructive: riskLevel high, reversibility none;
@@ -290,7 +290,7 @@ func (am ActionMetadata) Implied() implied {
 // regulated, sensitive, confidential ... all count).
 func sensitiveValue(s string) bool { return s != "" && !notSensitive[s] }
 
-// hints are the declaration's values for approvers of an unclassified tool
+// Hints are the declaration's values for approvers of an unclassified tool
 // (untrusted evidence, as the SEP-2793 hints are).
 func (am ActionMetadata) Hints() []string {
 	if !am.Present {

@@ -411,7 +411,7 @@ func (m *Merger) note(format string, args ...any) {
 	m.notes = append(m.notes, fmt.Sprintf(format, args...))
 }
 
-// declaredView is the server's declaration with the old hints standing in
+// DeclaredView is the server's declaration with the old hints standing in
 // for absent SEP-2793 fields.
 func (m *Merger) DeclaredView(a risk.Annotations) risk.RawMetadata {
 	d := a.Risk
@@ -667,7 +667,7 @@ func (p *Policy) Decide(eff risk.Effective, c Call) Decision {
 	return p.DecideContext(context.Background(), eff, c)
 }
 
-// decide is Decide with a context that interrupts rule expressions.
+// DecideContext is Decide with a context that interrupts rule expressions.
 func (p *Policy) DecideContext(ctx context.Context, eff risk.Effective, c Call) Decision {
 	atCall, escalations := escalate(eff.Normalize(), c.Args)
 	trust := p.clampTrust(c.TrustLevel)

@@ -45,7 +45,7 @@ func NewOAuthClient(sc *config.Server, store oauth.TokenStore) (*oauth.Client, e
 		cfg.Scopes = o.Scopes
 		cfg.TokenEndpointAuthMethod = o.TokenEndpointAuthMethod
 		cfg.Grant = oauth.Grant(o.Grant)
-		cfg.IdPTokenEndpoint, cfg.IdPClientID, cfg.IdPClientSecret = o.IdPTokenEndpoint, o.IdPClientID, o.IdPClientSecret
+		cfg.IDPTokenEndpoint, cfg.IDPClientID, cfg.IDPClientSecret = o.IDPTokenEndpoint, o.IDPClientID, o.IDPClientSecret
 		if o.IDToken != "" || o.IDTokenFile != "" {
 			cfg.IDToken = credentialSource("oauth.idTokenFile", o.IDToken, o.IDTokenFile)
 		}
@@ -93,9 +93,9 @@ func OAuthFromEnv(getenv func(string) string) *config.OAuth {
 		Grant:                   getenv("AGENTHOST_OAUTH_GRANT"),
 		PrivateKey:              getenv("AGENTHOST_OAUTH_PRIVATE_KEY"),
 		PrivateKeyFile:          getenv("AGENTHOST_OAUTH_PRIVATE_KEY_FILE"),
-		IdPTokenEndpoint:        getenv("AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT"),
-		IdPClientID:             getenv("AGENTHOST_OAUTH_IDP_CLIENT_ID"),
-		IdPClientSecret:         getenv("AGENTHOST_OAUTH_IDP_CLIENT_SECRET"),
+		IDPTokenEndpoint:        getenv("AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT"),
+		IDPClientID:             getenv("AGENTHOST_OAUTH_IDP_CLIENT_ID"),
+		IDPClientSecret:         getenv("AGENTHOST_OAUTH_IDP_CLIENT_SECRET"),
 		IDToken:                 getenv("AGENTHOST_OAUTH_ID_TOKEN"),
 		IDTokenFile:             getenv("AGENTHOST_OAUTH_ID_TOKEN_FILE"),
 		AssertionFile:           getenv("AGENTHOST_OAUTH_ASSERTION_FILE"),

@@ -23,7 +23,7 @@ func TestOAuthFromEnv(t *testing.T) {
 	env = map[string]string{"AGENTHOST_OAUTH_IDP_TOKEN_ENDPOINT": "https://idp.example.com/token", "AGENTHOST_OAUTH_IDP_CLIENT_ID": "icid",
 		"AGENTHOST_OAUTH_IDP_CLIENT_SECRET": "isec", "AGENTHOST_OAUTH_ID_TOKEN": "idt", "AGENTHOST_OAUTH_ID_TOKEN_FILE": "f"}
 	o = OAuthFromEnv(func(k string) string { return env[k] })
-	if o == nil || o.IdPTokenEndpoint != "https://idp.example.com/token" || o.IdPClientID != "icid" || o.IdPClientSecret != "isec" || o.IDToken != "idt" || o.IDTokenFile != "f" {
+	if o == nil || o.IDPTokenEndpoint != "https://idp.example.com/token" || o.IDPClientID != "icid" || o.IDPClientSecret != "isec" || o.IDToken != "idt" || o.IDTokenFile != "f" {
 		t.Fatalf("OAuthFromEnv = %+v", o)
 	}
 	env = map[string]string{"AGENTHOST_OAUTH_ASSERTION_FILE": "af", "AGENTHOST_OAUTH_ASSERTION_COMMAND": "ac",
@@ -122,7 +122,7 @@ func TestBrowserOpener(t *testing.T) {
 
 func TestNewOAuthClientIDJAG(t *testing.T) {
 	sc := &config.Server{URL: "https://m.example.com/mcp", OAuth: &config.OAuth{Grant: config.GrantIDJAG, ClientID: "a",
-		IdPTokenEndpoint: "https://idp.example.com/token", IDToken: "idt"}}
+		IDPTokenEndpoint: "https://idp.example.com/token", IDToken: "idt"}}
 	c, err := NewOAuthClient(sc, nil)
 	if err != nil {
 		t.Fatal(err)

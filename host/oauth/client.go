@@ -86,13 +86,13 @@ type Config struct {
 	// DPoP says when tokens are DPoP-bound (RFC 9449): DPoPAuto (default),
 	// DPoPRequired or DPoPOff.
 	DPoP DPoPMode
-	// IdPTokenEndpoint, IdPClientID and IdPClientSecret are the enterprise
+	// IDPTokenEndpoint, IDPClientID and IDPClientSecret are the enterprise
 	// identity provider's token endpoint and this client's registration
 	// there (GrantIDJAG; without a secret the client id is sent in the
 	// form).
-	IdPTokenEndpoint string
-	IdPClientID      string
-	IdPClientSecret  string
+	IDPTokenEndpoint string
+	IDPClientID      string
+	IDPClientSecret  string
 	// IDToken returns the person's ID token issued by the identity
 	// provider (GrantIDJAG), read each time a token is needed. Its errors
 	// must not contain the token.
@@ -182,7 +182,7 @@ func NewClient(cfg Config) (*Client, error) {
 		if cfg.ClientID == "" {
 			return nil, errors.New("oauth: the id-jag grant needs a client id")
 		}
-		if err := checkURL("the identity provider's token endpoint", cfg.IdPTokenEndpoint, true); err != nil {
+		if err := checkURL("the identity provider's token endpoint", cfg.IDPTokenEndpoint, true); err != nil {
 			return nil, err
 		}
 		if cfg.IDToken == nil {

@@ -75,23 +75,23 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 	if len(scopes) > 0 {
 		form.Set("scope", scopeString(scopes))
 	}
-	if c.cfg.IdPClientSecret == "" {
-		form.Set("client_id", c.cfg.IdPClientID)
+	if c.cfg.IDPClientSecret == "" {
+		form.Set("client_id", c.cfg.IDPClientID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.IdPTokenEndpoint, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.IDPTokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", fmt.Errorf("oauth: token exchange request: %w", err)
 	}
 	var basic string
-	if c.cfg.IdPClientSecret != "" {
-		basic = basicCredentials(c.cfg.IdPClientID, c.cfg.IdPClientSecret)
+	if c.cfg.IDPClientSecret != "" {
+		basic = basicCredentials(c.cfg.IDPClientID, c.cfg.IDPClientSecret)
 		req.Header.Set("Authorization", "Basic "+basic)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("oauth: token exchange at the identity provider %s: %w", c.cfg.IdPTokenEndpoint, redactURLError(err))
+		return "", fmt.Errorf("oauth: token exchange at the identity provider %s: %w", c.cfg.IDPTokenEndpoint, redactURLError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
@@ -99,7 +99,7 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 		return "", fmt.Errorf("oauth: reading the identity provider's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data, sentSecrets(form, c.cfg.IdPClientSecret, basic)))
+		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data, sentSecrets(form, c.cfg.IDPClientSecret, basic)))
 	}
 	return parseIDJAGAnswer(data)
 }

@@ -21,7 +21,7 @@ func idjagResource(t *testing.T) *resource {
 	t.Helper()
 	return newResource(t, oauthtest.Options{
 		Clients:     map[string]string{"mcp-client": "mcp-secret"},
-		IdPClients:  map[string]string{"idp-mcp-client": "idp-secret", "idp-public": ""},
+		IDPClients:  map[string]string{"idp-mcp-client": "idp-secret", "idp-public": ""},
 		IDTokens:    map[string]string{canaryIDToken: "alice@example.com"},
 		AuthMethods: []string{"client_secret_basic"},
 	})
@@ -31,7 +31,7 @@ func idjagConfig(r *resource, idToken string) oauth.Config {
 	return oauth.Config{
 		ServerURL: r.url, Grant: oauth.GrantIDJAG,
 		ClientID: "mcp-client", ClientSecret: "mcp-secret",
-		IdPTokenEndpoint: r.as.IdPTokenEndpoint(), IdPClientID: "idp-mcp-client", IdPClientSecret: "idp-secret",
+		IDPTokenEndpoint: r.as.IDPTokenEndpoint(), IDPClientID: "idp-mcp-client", IDPClientSecret: "idp-secret",
 		IDToken: func(context.Context) (string, error) { return idToken, nil },
 	}
 }
@@ -80,7 +80,7 @@ func TestIDJAGPublicIdPClient(t *testing.T) {
 	cfg := idjagConfig(r, canaryIDToken)
 	// An IdP client without a secret; its ID-JAG names it, which is not
 	// the authorization server's client: the JWT bearer grant fails.
-	cfg.IdPClientID, cfg.IdPClientSecret = "idp-public", ""
+	cfg.IDPClientID, cfg.IDPClientSecret = "idp-public", ""
 	c, err := oauth.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestIDJAGErrorsHideTokens(t *testing.T) {
 		{"refused ID token", func(c *oauth.Config) {
 			c.IDToken = func(context.Context) (string, error) { return refusedIDToken, nil }
 		}, "invalid_grant"},
-		{"wrong IdP secret", func(c *oauth.Config) { c.IdPClientSecret = "wrong" }, "invalid_client"},
+		{"wrong IdP secret", func(c *oauth.Config) { c.IDPClientSecret = "wrong" }, "invalid_client"},
 		{"wrong AS secret", func(c *oauth.Config) { c.ClientSecret = "wrong" }, "invalid_client"},
 		{"empty ID token", func(c *oauth.Config) {
 			c.IDToken = func(context.Context) (string, error) { return "", nil }
@@ -113,7 +113,7 @@ func TestIDJAGErrorsHideTokens(t *testing.T) {
 		{"ID token source fails", func(c *oauth.Config) {
 			c.IDToken = func(context.Context) (string, error) { return "", errors.New("vault sealed") }
 		}, "vault sealed"},
-		{"IdP unreachable", func(c *oauth.Config) { c.IdPTokenEndpoint = "http://127.0.0.1:1/token" }, "identity provider"},
+		{"IdP unreachable", func(c *oauth.Config) { c.IDPTokenEndpoint = "http://127.0.0.1:1/token" }, "identity provider"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,11 +151,11 @@ func TestIDJAGConfig(t *testing.T) {
 		cfg  oauth.Config
 		want string
 	}{
-		{"no client", oauth.Config{IdPTokenEndpoint: "https://idp.example.com/token", IDToken: src}, "client id"},
+		{"no client", oauth.Config{IDPTokenEndpoint: "https://idp.example.com/token", IDToken: src}, "client id"},
 		{"no IdP endpoint", oauth.Config{ClientID: "a", IDToken: src}, "token endpoint"},
-		{"http IdP endpoint", oauth.Config{ClientID: "a", IdPTokenEndpoint: "http://idp.example.com/token", IDToken: src}, "https"},
-		{"no ID token source", oauth.Config{ClientID: "a", IdPTokenEndpoint: "https://idp.example.com/token"}, "ID token source"},
-		{"ok", oauth.Config{ClientID: "a", IdPTokenEndpoint: "https://idp.example.com/token", IDToken: src}, ""},
+		{"http IdP endpoint", oauth.Config{ClientID: "a", IDPTokenEndpoint: "http://idp.example.com/token", IDToken: src}, "https"},
+		{"no ID token source", oauth.Config{ClientID: "a", IDPTokenEndpoint: "https://idp.example.com/token"}, "ID token source"},
+		{"ok", oauth.Config{ClientID: "a", IDPTokenEndpoint: "https://idp.example.com/token", IDToken: src}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

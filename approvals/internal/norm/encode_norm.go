@@ -30,6 +30,6 @@ func AppendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
-// appendString writes s as a JSON string, as encoding/json does without
+// AppendString writes s as a JSON string, as encoding/json does without
 // HTML escaping.
 func AppendString(b []byte, s string) []byte { return jsonenc.AppendString(b, s, false) }

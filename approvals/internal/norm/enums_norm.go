@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// rank is the position of v in order; anything unknown ranks as the most
+// Rank is the position of v in order; anything unknown ranks as the most
 // restrictive value, which is what normalisation turns it into.
 func Rank[T ~string](order []T, v T) int {
 	for i, o := range order {
@@ -24,7 +24,7 @@ func Known[T ~string](order []T, v T) bool {
 	return false
 }
 
-// normEnum returns v if it is a known value, else the most restrictive one.
+// NormEnum returns v if it is a known value, else the most restrictive one.
 func NormEnum[T ~string](order []T, v T) T {
 	if Known(order, v) {
 		return v
@@ -39,7 +39,7 @@ func MaxEnum[T ~string](order []T, a, b T) T {
 	return NormEnum(order, a)
 }
 
-// raiseBy moves v up by steps, stopping at the most restrictive value.
+// RaiseBy moves v up by steps, stopping at the most restrictive value.
 func RaiseBy[T ~string](order []T, v T, steps int) T {
 	i := Rank(order, v) + steps
 	if i >= len(order) {
@@ -48,7 +48,7 @@ func RaiseBy[T ~string](order []T, v T, steps int) T {
 	return order[i]
 }
 
-// wantList renders the allowed values for error messages:
+// WantList renders the allowed values for error messages:
 // "low, medium, high or critical".
 func WantList[T ~string](order []T) string {
 	parts := make([]string, len(order))

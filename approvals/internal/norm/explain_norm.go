@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// jsonOrString keeps valid JSON as-is and turns anything else into a JSON
+// JSONOrString keeps valid JSON as-is and turns anything else into a JSON
 // string, so an Explanation always marshals.
 func JSONOrString(raw json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(raw)

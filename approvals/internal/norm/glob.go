@@ -9,6 +9,6 @@ import (
 // including / and ., ? one character, [abc], [a-z] and [!a-z] a class, a
 // backslash escapes the next character; matching is case-sensitive.
 
-// escapeGlob quotes the pattern characters of a literal tool or server name,
+// EscapeGlob quotes the pattern characters of a literal tool or server name,
 // so that it can be used as a catalogue glob that matches only itself.
 func EscapeGlob(name string) string { return glob.Escape(name) }

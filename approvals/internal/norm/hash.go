@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-// canonicalHash returns "sha256:<hex>" of the canonical form of a JSON
+// CanonicalHash returns "sha256:<hex>" of the canonical form of a JSON
 // value: object keys sorted, insignificant whitespace removed, numbers as
 // written. Equal JSON values hash equally whatever their key order. Input
 // that is not valid JSON is hashed byte for byte.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// stripControl drops control and format characters (including bidi
+// StripControl drops control and format characters (including bidi
 // overrides and zero-width characters) and invalid UTF-8, so text from
 // servers, models or approvers cannot steer a terminal or hide content.
 func StripControl(s string) string {
@@ -32,7 +32,7 @@ func StripControl(s string) string {
 	return b.String()
 }
 
-// oneLine strips control characters, turns any run of whitespace into one
+// OneLine strips control characters, turns any run of whitespace into one
 // space and caps the result at max runes (marking a cut with "…").
 func OneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
@@ -51,7 +51,7 @@ func OneLine(s string, max int) string {
 
 func SortStrings(s []string) { sort.Strings(s) }
 
-// splitTokens splits an identifier into lower-case words: at any character
+// SplitTokens splits an identifier into lower-case words: at any character
 // that is not an ASCII letter or digit (so at _ - . / and spaces), at
 // camelCase boundaries ("deleteUser", "HTTPServer") and between letters and
 // digits (tokenBounds).
@@ -63,7 +63,7 @@ func SplitTokens(s string) []string {
 	return tokens
 }
 
-// tokenBounds yields the start and end of each word of an identifier, as
+// TokenBounds yields the start and end of each word of an identifier, as
 // splitTokens splits it.
 func TokenBounds(s []byte) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
@@ -96,14 +96,14 @@ func TokenBounds(s []byte) iter.Seq2[int, int] {
 	}
 }
 
-// normalizeKey lower-cases a parameter name and drops everything but ASCII
+// NormalizeKey lower-cases a parameter name and drops everything but ASCII
 // letters and digits, so allNamespaces, all-namespaces and ALL_NAMESPACES
 // compare equal.
 func NormalizeKey(s string) string {
 	return string(AppendNormalizedKey(make([]byte, 0, len(s)), []byte(s)))
 }
 
-// appendNormalizedKey appends normalizeKey(s) to dst.
+// AppendNormalizedKey appends normalizeKey(s) to dst.
 func AppendNormalizedKey(dst, s []byte) []byte {
 	for _, c := range s {
 		if IsASCIIAlnum(c) {

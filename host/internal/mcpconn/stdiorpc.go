@@ -104,6 +104,7 @@ func (r *stdioRPC) Close() error {
 
 func (r *stdioRPC) closeDone() { r.closeOnce.Do(func() { close(r.done) }) }
 
+//lint:ignore ST1003 the name is mcp-go's transport.Interface method
 func (r *stdioRPC) GetSessionId() string { return "" }
 
 func (r *stdioRPC) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {

@@ -55,13 +55,13 @@ type Options struct {
 	// and advertise it.
 	IssParameter bool
 	// IDTokens are the ID tokens the identity provider's token exchange
-	// endpoint (IdPTokenEndpoint) accepts, token -> user: it exchanges
+	// endpoint (IDPTokenEndpoint) accepts, token -> user: it exchanges
 	// them for ID-JAGs (SEP-990) that the token endpoint takes with the
 	// JWT bearer grant.
 	IDTokens map[string]string
-	// IdPClients are the identity provider's clients, id -> secret ("" for
+	// IDPClients are the identity provider's clients, id -> secret ("" for
 	// a client that sends only its id).
-	IdPClients map[string]string
+	IDPClients map[string]string
 	// Observe, when set, sees every request to the authorization server
 	// with its body (read whole first, then handed on): a test checks
 	// what reached this server.
@@ -166,9 +166,9 @@ func (s *Server) URL() string { return s.as.URL }
 // Close stops the authorization server.
 func (s *Server) Close() { s.as.Close() }
 
-// IdPTokenEndpoint is the identity provider's token exchange endpoint
+// IDPTokenEndpoint is the identity provider's token exchange endpoint
 // ("idp" in Requests).
-func (s *Server) IdPTokenEndpoint() string { return s.as.URL + "/idp/token" }
+func (s *Server) IDPTokenEndpoint() string { return s.as.URL + "/idp/token" }
 
 // IDJAGs returns every ID-JAG the identity provider issued so far.
 func (s *Server) IDJAGs() []string {
@@ -426,7 +426,7 @@ func (s *Server) idpToken(w http.ResponseWriter, r *http.Request) {
 	} else {
 		idpClient = r.PostForm.Get("client_id")
 	}
-	want, known := s.opts.IdPClients[idpClient]
+	want, known := s.opts.IDPClients[idpClient]
 	if !known || want != secret {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return

@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	var rawOut io.Writer = io.Discard
+	rawOut := io.Discard
 	if opts.raw != "" {
 		f, err := os.Create(opts.raw)
 		if err != nil {
