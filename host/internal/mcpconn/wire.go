@@ -182,8 +182,9 @@ func newWire(inner transport.Interface, pending *pendingRequests, requests *serv
 
 func (w *wireTransport) Start(ctx context.Context) error { return w.inner.Start(ctx) }
 func (w *wireTransport) Close() error                    { return w.inner.Close() }
+
 //lint:ignore ST1003 the name is mcp-go's transport.Interface method
-func (w *wireTransport) GetSessionId() string            { return w.inner.GetSessionId() }
+func (w *wireTransport) GetSessionId() string { return w.inner.GetSessionId() }
 
 func (w *wireTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
 	return w.inner.SendNotification(ctx, n)

@@ -335,8 +335,9 @@ type errorTransport struct{ e *mcp.JSONRPCErrorDetails }
 
 func (errorTransport) Start(context.Context) error { return nil }
 func (errorTransport) Close() error                { return nil }
+
 //lint:ignore ST1003 the name is mcp-go's transport.Interface method
-func (errorTransport) GetSessionId() string        { return "" }
+func (errorTransport) GetSessionId() string { return "" }
 func (errorTransport) SendNotification(context.Context, mcp.JSONRPCNotification) error {
 	return nil
 }
