@@ -162,6 +162,9 @@ func (s *Session) callToolAs(ctx context.Context, server, tool string, args json
 			info.emit(taskEvent(info, server, tool, u))
 		}
 	}
+	creq.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
+		return s.decideTaskQuestion(ctx, server, d.tool, args, info, q)
+	}
 	var progress *progressForwarder
 	if info.emit != nil {
 		progress = startProgress(info.emit, Event{Type: EventToolProgress, Step: info.step, CallID: info.id,

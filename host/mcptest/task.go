@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,9 @@ const maxServerTasks = 1000
 // Forever). A declined input completes the task with isError. Message,
 // when set, is the statusMessage of the working steps. Lag polls after an
 // answer still show the answered request (an eventually consistent
-// server). A call of a task
+// server). Decide are the inputs (1-based) that ask for a decision
+// instead: a confirmation, one boolean "confirm", whose accepted answer is
+// recorded as "confirm=<value>". A call of a task
 // tool that does not declare the extension answers -32021.
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
@@ -36,6 +39,7 @@ type TaskBehaviour struct {
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
 	FailCode       int    `json:"failCode,omitempty"`
 	Forever        bool   `json:"forever,omitempty"`
+	Decide         []int  `json:"decide,omitempty"`
 }
 
 func (b *TaskBehaviour) validate() error {
@@ -241,10 +245,17 @@ func (st *serverTask) answer(action string, content map[string]any) {
 		st.set("completed", "input "+action)
 		return
 	}
+	if st.decides(st.round + 1) {
+		st.answers = append(st.answers, fmt.Sprintf("confirm=%v", content["confirm"]))
+	} else {
+		st.answers = append(st.answers, fmt.Sprint(content["answer"]))
+	}
 	st.round++
-	st.answers = append(st.answers, fmt.Sprint(content["answer"]))
 	st.set("working", fmt.Sprintf("got input %d", st.round))
 }
+
+// decides reports whether input round (1-based) asks for a decision.
+func (st *serverTask) decides(round int) bool { return slices.Contains(st.b.Decide, round) }
 
 // wire is the task as tasks/get returns it.
 func (st *serverTask) wire() map[string]any {
@@ -261,15 +272,18 @@ func (st *serverTask) wire() map[string]any {
 	}
 	switch st.status {
 	case "input_required":
+		message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
+		properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
+		if st.decides(st.round + 1) {
+			message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
+			properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
+		}
 		w["inputRequests"] = map[string]any{st.outstanding: map[string]any{
 			"method": "elicitation/create",
 			"params": map[string]any{
-				"mode":    "form",
-				"message": fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name),
-				"requestedSchema": map[string]any{
-					"type":       "object",
-					"properties": map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}},
-				},
+				"mode":            "form",
+				"message":         message,
+				"requestedSchema": map[string]any{"type": "object", "properties": properties},
 			},
 		}}
 	case "completed":

@@ -54,6 +54,11 @@ type CallRequest struct {
 	// stops, which is resumed and follows the task then); taskTimeout and
 	// a task that asks too much cancel it regardless.
 	KeepTask func(ctx context.Context) bool
+	// Decide, when set, answers a task's input request that asks for a
+	// decision (TaskQuestion): true accepts it, false declines it. The
+	// host asks the session's approvers. Without it a decision is
+	// elicited like any other input request.
+	Decide func(ctx context.Context, q TaskQuestion) (bool, error)
 	// Progress, when set, asks the server for progress: each attempt is
 	// sent with a progressToken of its own, and the server's
 	// notifications/progress for it are handed to Progress while the

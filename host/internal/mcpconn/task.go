@@ -19,7 +19,8 @@ import (
 // extension, and a tools/call the server answers with a task handle
 // (resultType "task") is followed here to its end: tasks/get every poll
 // interval the server suggests (bounded), the task's inputRequests answered
-// through the connection's elicitation handler and sent with tasks/update,
+// (a decision through CallRequest.Decide, the approval workflow; any other
+// through the connection's elicitation handler) and sent with tasks/update,
 // and tasks/cancel when the caller gives up (unless CallRequest.KeepTask)
 // or taskTimeout passes; CallRequest.Task follows a task an earlier call
 // created (a resumed durable turn). The
@@ -58,6 +59,9 @@ const (
 	maxTaskUpdates        = 128
 	maxTaskMessageBytes   = 500
 	maxTaskIDBytes        = 256
+	// maxTaskQuestionBytes bounds the question of a decision an
+	// approver is shown.
+	maxTaskQuestionBytes = 1000
 	// maxTaskReconnects bounds the reconnects while one task is followed.
 	maxTaskReconnects = 3
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
@@ -328,7 +332,7 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 		if err := json.Unmarshal(t.InputRequests[key], &ir); err != nil {
 			return &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s input request %q: %w", truncate(f.id, 40), truncate(key, 40), err)}
 		}
-		resp, err := f.fulfil(ctx, ir)
+		resp, err := f.fulfil(ctx, key, ir)
 		if err != nil {
 			return err
 		}
@@ -343,14 +347,34 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 	return nil
 }
 
-// fulfil answers one input request: elicitation through the connection's
-// handler (declined without one); agenthost answers no other kind.
-func (f *taskFollower) fulfil(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+// fulfil answers one input request: a decision (decisionField) through
+// CallRequest.Decide, the approval workflow, when set; other elicitation
+// through the connection's handler (declined without one); agenthost
+// answers no other kind.
+func (f *taskFollower) fulfil(ctx context.Context, key string, ir mcp.InputRequest) (mcp.InputResponse, error) {
 	if ir.Method != mcp.MethodElicitationCreate || ir.Elicitation == nil {
 		return mcp.InputResponse{}, &CallError{Failure: FailServerError,
 			Err: fmt.Errorf("task %s asks for %s, which agenthost does not answer", truncate(f.id, 40), ir.Method)}
 	}
 	decline := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
+	if field, ok := decisionField(ir.Elicitation); ok && f.req.Decide != nil {
+		yes, err := f.req.Decide(ctx, TaskQuestion{TaskID: f.id, Key: truncate(key, maxTaskIDBytes), Message: truncate(ir.Elicitation.Message, maxTaskQuestionBytes)})
+		if err != nil {
+			if ctx.Err() != nil {
+				return mcp.InputResponse{}, ctx.Err()
+			}
+			return mcp.InputResponse{}, &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s: deciding its question: %w", truncate(f.id, 40), err)}
+		}
+		if !yes {
+			return mcp.NewElicitationInputResponse(decline), nil
+		}
+		content := map[string]any{}
+		if field != "" {
+			content[field] = true
+		}
+		return mcp.NewElicitationInputResponse(mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: content}}), nil
+	}
 	if f.c.elicitation == nil {
 		return mcp.NewElicitationInputResponse(decline), nil
 	}
@@ -404,6 +428,50 @@ func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransp
 		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("%s had no result", method)}
 	}
 	return raw, nil
+}
+
+// TaskQuestion is an input request of a task that asks for a decision: a
+// form elicitation whose requestedSchema asks for nothing (accept or
+// decline) or for one boolean (a confirmation). The extension names no
+// request type for a decision; these are the shapes that can mean only
+// yes or no. Key and Message are the server's, cut to bounds.
+type TaskQuestion struct {
+	TaskID  string
+	Key     string
+	Message string
+}
+
+// decisionField reports whether an elicitation asks for a decision
+// (TaskQuestion), and the name of its boolean ("" for none).
+func decisionField(p *mcp.ElicitationParams) (string, bool) {
+	if p.Mode != "" && p.Mode != mcp.ElicitationModeForm {
+		return "", false
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return "", false
+	}
+	var schema struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type string          `json:"type"`
+			Enum json.RawMessage `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &schema) != nil || (schema.Type != "" && schema.Type != "object") {
+		return "", false
+	}
+	switch len(schema.Properties) {
+	case 0:
+		return "", true
+	case 1:
+		for name, prop := range schema.Properties {
+			if prop.Type == "boolean" && len(prop.Enum) == 0 {
+				return name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // taskRequest is the method and params the seam sends for a task

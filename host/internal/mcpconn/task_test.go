@@ -429,3 +429,88 @@ func TestTaskUpdatesBounded(t *testing.T) {
 		t.Errorf("%d message-only updates, want at most %d", messages, maxTaskMessageUpdates)
 	}
 }
+
+// TestTaskDecisionGoesToDecide: a task that asks twice, once for a
+// decision and once for input, has the decision answered by
+// CallRequest.Decide (approved: accepted with the boolean true; denied:
+// declined, which ends the task with isError) and the other by the
+// elicitation handler; without Decide both are elicited.
+func TestTaskDecisionGoesToDecide(t *testing.T) {
+	tests := []struct {
+		name      string
+		decide    *bool
+		elicited  int
+		isError   bool
+		wantInRes string
+	}{
+		{name: "approved", decide: ptr(true), elicited: 1, wantInRes: "answers: confirm=true, a1"},
+		{name: "denied", decide: ptr(false), elicited: 0, isError: true, wantInRes: "input 1 decline"},
+		{name: "no Decide: elicited", elicited: 2, wantInRes: "answers: confirm=<nil>, a2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "decide": [1], "pollIntervalMs": 1}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+			c := taskConn(t, srv, "", config.Server{Tasks: config.TasksAuto}, elicit)
+			var questions []TaskQuestion
+			req := CallRequest{Tool: &secureparams.Tool{Name: "long_job"}, Arguments: json.RawMessage(`{}`)}
+			if tc.decide != nil {
+				req.Decide = func(_ context.Context, q TaskQuestion) (bool, error) {
+					questions = append(questions, q)
+					return *tc.decide, nil
+				}
+			}
+			result, _, err := c.Call(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError != tc.isError || !strings.Contains(resultText(result), tc.wantInRes) {
+				t.Fatalf("result = %q (isError %v), want %q (isError %v)", resultText(result), result.IsError, tc.wantInRes, tc.isError)
+			}
+			if n := elicit.count(); n != tc.elicited {
+				t.Errorf("elicited %d times, want %d", n, tc.elicited)
+			}
+			if tc.decide != nil {
+				if len(questions) != 1 || questions[0].Key != "input-1" || questions[0].TaskID == "" ||
+					!strings.Contains(questions[0].Message, "Confirm step 1 of 2 of long_job") {
+					t.Errorf("questions = %+v, want the one decision with its task, key and message", questions)
+				}
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDecisionField(t *testing.T) {
+	tests := []struct {
+		name, params, field string
+		ok                  bool
+	}{
+		{"one boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`, "confirm", true},
+		{"form mode, required boolean", `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","default":false}},"required":["ok"]}}`, "ok", true},
+		{"nothing asked", `{"message":"m","requestedSchema":{"type":"object","properties":{}}}`, "", true},
+		{"no properties member", `{"message":"m","requestedSchema":{"type":"object"}}`, "", true},
+		{"a string", `{"message":"m","requestedSchema":{"type":"object","properties":{"answer":{"type":"string"}}}}`, "", false},
+		{"a boolean and more", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"},"why":{"type":"string"}}}}`, "", false},
+		{"an enum boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","enum":[true]}}}}`, "", false},
+		{"url mode", `{"mode":"url","message":"m","url":"https://example.test","elicitationId":"e"}`, "", false},
+		{"not an object schema", `{"message":"m","requestedSchema":{"type":"string"}}`, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p mcp.ElicitationParams
+			if err := json.Unmarshal([]byte(tc.params), &p); err != nil {
+				t.Fatal(err)
+			}
+			field, ok := decisionField(&p)
+			if field != tc.field || ok != tc.ok {
+				t.Errorf("decisionField = %q, %v, want %q, %v", field, ok, tc.field, tc.ok)
+			}
+		})
+	}
+}
