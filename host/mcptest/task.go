@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +30,11 @@ const maxServerTasks = 1000
 // answer still show the answered request (an eventually consistent
 // server). Decide are the inputs (1-based) that ask for a decision
 // instead: a confirmation, one boolean "confirm", whose accepted answer is
-// recorded as "confirm=<value>". A call of a task
+// recorded as "confirm=<value>". With Notify the server offers
+// subscriptions/listen for the task: it acknowledges the task's id, and
+// while the task is listened to it also advances on its own, a step every
+// taskStep, and sends each new state as notifications/tasks on the stream
+// (it stops at a question, until it is answered, and at the end). A call of a task
 // tool that does not declare the extension answers -32021.
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
@@ -40,7 +45,11 @@ type TaskBehaviour struct {
 	FailCode       int    `json:"failCode,omitempty"`
 	Forever        bool   `json:"forever,omitempty"`
 	Decide         []int  `json:"decide,omitempty"`
+	Notify         bool   `json:"notify,omitempty"`
 }
+
+// taskStep is the pace of a listened-to Notify task.
+const taskStep = 5 * time.Millisecond
 
 func (b *TaskBehaviour) validate() error {
 	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
@@ -70,6 +79,70 @@ type serverTask struct {
 	lag    int
 	result map[string]any
 	err    *RPCError
+	// listeners are the subscriptions/listen streams that name the task
+	// (Notify); driving: its goroutine advances it.
+	listeners []*subscriber
+	driving   bool
+}
+
+// notifyingTasks are the Notify tasks of ids.
+func (s *Server) notifyingTasks(ids []string) []*serverTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*serverTask
+	for _, id := range ids {
+		if st := s.tasks[id]; st != nil && st.b.Notify {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (st *serverTask) listen(sub *subscriber) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.listeners = append(st.listeners, sub)
+}
+
+func (st *serverTask) unlisten(sub *subscriber) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.listeners = slices.DeleteFunc(st.listeners, func(l *subscriber) bool { return l == sub })
+}
+
+// drive starts advancing a listened-to task on its own (st.mu held).
+func (st *serverTask) drive() {
+	if st.driving || len(st.listeners) == 0 || st.terminal() || (st.outstanding != "" && st.apply == nil) {
+		return
+	}
+	st.driving = true
+	go func() {
+		for {
+			time.Sleep(taskStep)
+			st.mu.Lock()
+			if len(st.listeners) == 0 {
+				st.driving = false
+				st.mu.Unlock()
+				return
+			}
+			st.advance()
+			w := st.wire()
+			subs := slices.Clone(st.listeners)
+			stop := st.terminal() || (st.outstanding != "" && st.apply == nil)
+			if stop {
+				st.driving = false
+			}
+			st.mu.Unlock()
+			for _, sub := range subs {
+				params := maps.Clone(w)
+				params["_meta"] = map[string]any{metaSubscriptionID: sub.subscriptionID}
+				_ = sub.send(newNotification("notifications/tasks", params))
+			}
+			if stop {
+				return
+			}
+		}
+	}()
 }
 
 // taskExtensionServed reports whether a served tool runs as a task, so the
@@ -155,6 +228,7 @@ func (s *Server) handleTask(x *exchange) reply {
 		return reply{result: st.wire()}
 	case "tasks/update":
 		st.update(responses)
+		st.drive()
 	case "tasks/cancel":
 		if !st.terminal() {
 			st.set("cancelled", "cancelled by request")

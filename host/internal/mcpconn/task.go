@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -64,6 +65,11 @@ const (
 	maxTaskQuestionBytes = 1000
 	// maxTaskReconnects bounds the reconnects while one task is followed.
 	maxTaskReconnects = 3
+	// taskListenAckTimeout bounds the wait for the server to acknowledge
+	// a task's subscriptions/listen; taskListenBackstop is the tasks/get
+	// of a listened task when no notification came (a lost one).
+	taskListenAckTimeout = 2 * time.Second
+	taskListenBackstop   = maxTaskPoll
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
 	// early (its caller's context may be gone already).
 	taskCancelTimeout = 5 * time.Second
@@ -74,6 +80,9 @@ const (
 	methodTasksGet    = string(mcp.MethodTasksGet)
 	methodTasksUpdate = "tasks/update"
 	methodTasksCancel = string(mcp.MethodTasksCancel)
+	// methodTasksNotification is the extension's notifications/tasks,
+	// sent on a subscriptions/listen stream that named the task.
+	methodTasksNotification = "notifications/tasks"
 )
 
 // tasksOn reports the server's `tasks: auto`.
@@ -213,6 +222,12 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 			Err: fmt.Errorf("task %s did not finish within %s (taskTimeout)", truncate(f.id, 40), timeout)}
 	}
 	reconnects := 0
+	// watch is the task's subscriptions/listen stream, when the server
+	// acknowledged one (listened: it was tried).
+	var (
+		watch    *taskWatch
+		listened bool
+	)
 	f.report(t)
 	for {
 		switch t.Status {
@@ -235,14 +250,12 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 				return nil, err
 			}
 		}
-		timer := time.NewTimer(t.pollInterval())
-		select {
-		case <-tctx.Done():
-			timer.Stop()
-			return nil, ended()
-		case <-timer.C:
+		if watch == nil && !listened {
+			listened = true
+			watch = f.listen(tctx, cl, w)
+			defer func() { watch.close() }()
 		}
-		raw, err := f.rpc(tctx, cl, w, methodTasksGet, nil)
+		raw, err := f.next(tctx, cl, w, t, &watch)
 		if err != nil {
 			var cerr *CallError
 			switch {
@@ -258,6 +271,9 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 					return nil, &CallError{Failure: FailUnavailable, Err: derr}
 				}
 				cl, w = ncl, nw
+				// The stream went with the connection: poll.
+				watch.close()
+				watch = nil
 				continue
 			}
 			return nil, err
@@ -269,6 +285,212 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 		t = next
 		f.report(t)
 	}
+}
+
+// next waits for the task's next state and returns it raw: the next
+// notifications/tasks of its stream, or else a tasks/get after the poll
+// interval (the backstop interval while a stream is open, at once when the
+// stream has just been acknowledged or has ended).
+func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask, watch **taskWatch) (json.RawMessage, error) {
+	wait := t.pollInterval()
+	if wt := *watch; wt != nil {
+		wait = taskListenBackstop
+		if wt.fresh {
+			// What changed before the stream was established was not
+			// sent on it.
+			wt.fresh = false
+			wait = 0
+		}
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case raw := <-wt.updates:
+			return raw, nil
+		case <-wt.ended:
+			// The server closed the stream: poll from here.
+			wt.close()
+			*watch = nil
+		case <-timer.C:
+		}
+		return f.rpc(ctx, cl, w, methodTasksGet, nil)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+	}
+	return f.rpc(ctx, cl, w, methodTasksGet, nil)
+}
+
+// listen opens a subscriptions/listen stream for the task's
+// notifications/tasks on a 2026-07-28 connection, and returns it once the
+// server acknowledged the task on it; nil (the task is polled) when the
+// connection is of an earlier revision, the server refuses or ends the
+// stream, or does not acknowledge the task within taskListenAckTimeout.
+func (f *taskFollower) listen(ctx context.Context, cl *client.Client, w *wireTransport) *taskWatch {
+	if !mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		return nil
+	}
+	wt, ok := f.c.taskWatches.add(f.id)
+	if !ok {
+		return nil
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(wt.ended)
+		params := map[string]any{"notifications": map[string]any{"taskIds": []string{f.id}}}
+		if _, err := f.request(lctx, cl, w, methodSubscriptionsListen, params, 0); err != nil && lctx.Err() == nil {
+			f.c.logger.Debug("subscriptions/listen for a task ended", "task", truncate(f.id, 40), "err", err)
+		}
+	}()
+	wt.stop = func() {
+		cancel()
+		<-done
+		f.c.taskWatches.remove(f.id, wt)
+	}
+	wt.stopOnce = &sync.Once{}
+	timer := time.NewTimer(taskListenAckTimeout)
+	defer timer.Stop()
+	select {
+	case ok := <-wt.acked:
+		if ok {
+			wt.fresh = true
+			return wt
+		}
+	case <-wt.ended:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	wt.close()
+	return nil
+}
+
+// methodSubscriptionsListen opens a notification stream (2026-07-28).
+const methodSubscriptionsListen = string(mcp.MethodSubscriptionsListen)
+
+// taskWatch is a followed task's subscriptions/listen stream: the
+// notifications/tasks for it (the latest one not yet taken), whether the
+// server acknowledged it, and the stream's end.
+type taskWatch struct {
+	updates chan json.RawMessage
+	// acked says whether the server agreed to send the task's
+	// notifications (once).
+	acked   chan bool
+	ackOnce sync.Once
+	ended   chan struct{}
+	// fresh: acknowledged, and the task not read since.
+	fresh    bool
+	stop     func()
+	stopOnce *sync.Once
+}
+
+// answer takes the server's first answer to the subscription.
+func (wt *taskWatch) answer(ok bool) { wt.ackOnce.Do(func() { wt.acked <- ok }) }
+
+// close ends the stream and forgets the watch; nil and closed watches
+// are left as they are.
+func (wt *taskWatch) close() {
+	if wt != nil && wt.stopOnce != nil {
+		wt.stopOnce.Do(wt.stop)
+	}
+}
+
+// taskWatches routes notifications/tasks and the acknowledgements of task
+// subscriptions to the followers of the tasks they name. It holds one
+// entry per task followed through a stream, so it is bounded by the calls
+// in flight; a notification for no such task is dropped.
+type taskWatches struct {
+	mu      sync.Mutex
+	watches map[string]*taskWatch
+}
+
+// add registers a watch for task id; false when one is registered (the
+// same task followed twice is polled the second time).
+func (r *taskWatches) add(id string) (*taskWatch, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.watches[id]; ok {
+		return nil, false
+	}
+	if r.watches == nil {
+		r.watches = map[string]*taskWatch{}
+	}
+	wt := &taskWatch{updates: make(chan json.RawMessage, 1), acked: make(chan bool, 1), ended: make(chan struct{})}
+	r.watches[id] = wt
+	return wt, true
+}
+
+func (r *taskWatches) remove(id string, wt *taskWatch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watches[id] == wt {
+		delete(r.watches, id)
+	}
+}
+
+// deliver takes a notification the connection read: notifications/tasks
+// for a watched task (the watch keeps the latest), or an acknowledgement
+// naming watched tasks. It runs on the connection's reader and never
+// blocks.
+func (r *taskWatches) deliver(method string, params map[string]any) {
+	if method != methodTasksNotification && method != mcp.MethodNotificationSubscriptionsAcknowledged {
+		return
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.watches) == 0 {
+		return
+	}
+	if method == mcp.MethodNotificationSubscriptionsAcknowledged {
+		var ack struct {
+			Notifications struct {
+				TaskIDs []string `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(raw, &ack) != nil {
+			return
+		}
+		// The ack names the tasks the server agreed to; one that names
+		// none refused the tasks whose streams wait for an answer (an
+		// ack of the connection's own stream, made only as it connects,
+		// at worst has them polled).
+		if len(ack.Notifications.TaskIDs) == 0 {
+			for _, wt := range r.watches {
+				wt.answer(false)
+			}
+		}
+		for _, id := range ack.Notifications.TaskIDs {
+			if wt := r.watches[id]; wt != nil {
+				wt.answer(true)
+			}
+		}
+		return
+	}
+	var probe struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return
+	}
+	wt := r.watches[probe.TaskID]
+	if wt == nil {
+		return
+	}
+	select {
+	case <-wt.updates: // superseded
+	default:
+	}
+	wt.updates <- raw
 }
 
 // result is a completed task's CallToolResult.
@@ -408,16 +630,24 @@ func (f *taskFollower) cancel(ctx context.Context, cl *client.Client, w *wireTra
 // result; the error is a *CallError. Each request is bounded by the
 // server's callTimeout.
 func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransport, method string, params map[string]any) (json.RawMessage, error) {
-	timeout := f.c.callTimeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	x := w.exchanges.open(nil)
-	defer w.exchanges.close(x)
 	all := map[string]any{"taskId": f.id}
 	for k, v := range params {
 		all[k] = v
 	}
-	x.task = &taskRequest{method: method, params: all}
+	return f.request(ctx, cl, w, method, all, f.c.callTimeout())
+}
+
+// request sends one request of the Tasks seam with params as they are,
+// bounded by timeout (0: by ctx only, a stream).
+func (f *taskFollower) request(ctx context.Context, cl *client.Client, w *wireTransport, method string, params map[string]any, timeout time.Duration) (json.RawMessage, error) {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	x := w.exchanges.open(nil)
+	defer w.exchanges.close(x)
+	x.task = &taskRequest{method: method, params: params}
 	req := mcp.GetTaskRequest{Header: x.header}
 	req.Params.TaskId = f.id
 	if _, err := cl.GetTask(cctx, req); err != nil {

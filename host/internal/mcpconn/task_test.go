@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,23 @@ func taskConn(t *testing.T, srv *mcptest.Server, url string, cfg config.Server, 
 	return c
 }
 
+// taskServer serves long_job with the task behaviour in process or (over
+// "http") on a real HTTP server, whose URL it returns.
+func taskServer(t *testing.T, over, behaviour string) (*mcptest.Server, string) {
+	t.Helper()
+	opts := mcptest.Options{ToolsJSON: taskTool(behaviour)}
+	if over == "http" {
+		url, srv := mcptest.StartHTTP(t, opts)
+		return srv, url
+	}
+	srv, err := mcptest.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, ""
+}
+
 func callLongJob(ctx context.Context, c *Conn, updates *[]TaskUpdate) (*mcp.CallToolResult, error) {
 	req := CallRequest{Tool: &secureparams.Tool{Name: "long_job"}, Arguments: json.RawMessage(`{}`)}
 	if updates != nil {
@@ -103,19 +121,7 @@ func statuses(updates []TaskUpdate) []string {
 func TestTaskFollowedToItsResult(t *testing.T) {
 	for _, over := range []string{"in-process", "http"} {
 		t.Run(over, func(t *testing.T) {
-			opts := mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "polls": 1, "pollIntervalMs": 1}`)}
-			var (
-				srv *mcptest.Server
-				url string
-				err error
-			)
-			if over == "http" {
-				url, srv = mcptest.StartHTTP(t, opts)
-			} else if srv, err = mcptest.New(opts); err != nil {
-				t.Fatal(err)
-			} else {
-				defer srv.Close()
-			}
+			srv, url := taskServer(t, over, `{"inputs": 2, "polls": 1, "pollIntervalMs": 1}`)
 			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
 			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto}, elicit)
 			var updates []TaskUpdate
@@ -512,5 +518,95 @@ func TestDecisionField(t *testing.T) {
 				t.Errorf("decisionField = %q, %v, want %q, %v", field, ok, tc.field, tc.ok)
 			}
 		})
+	}
+}
+
+// taskListens are the subscriptions/listen requests that named a task.
+func taskListens(rec *mcptest.Recording) int {
+	n := 0
+	for _, m := range rec.Messages("subscriptions/listen") {
+		if m.Dir == mcptest.DirIn && strings.Contains(string(m.Message), `"taskIds"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTaskFollowedThroughListen: a server that offers subscriptions/listen
+// for its task (it acknowledges the task's id and sends notifications/tasks)
+// has the task followed on that stream, its question answered, and the
+// result taken from the notification, without polling tasks/get at the
+// poll interval (which here would outlast taskTimeout): one tasks/get at
+// most, to catch up once the stream is established.
+func TestTaskFollowedThroughListen(t *testing.T) {
+	for _, over := range []string{"in-process", "http"} {
+		t.Run(over, func(t *testing.T) {
+			srv, url := taskServer(t, over, `{"inputs": 1, "polls": 2, "pollIntervalMs": 60000, "notify": true}`)
+			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, TaskTimeout: 10 * time.Second}, elicit)
+			var updates []TaskUpdate
+			result, err := callLongJob(context.Background(), c, &updates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError || !strings.Contains(resultText(result), "answers: a1") {
+				t.Fatalf("result = %q (isError %v), want the task's result with the answer", resultText(result), result.IsError)
+			}
+			rec := srv.Recording()
+			var gets int
+			for _, m := range rec.Messages("tasks/get") {
+				if m.Dir == mcptest.DirIn {
+					gets++
+				}
+			}
+			if gets > 1 {
+				t.Errorf("%d tasks/get, want at most 1 (the task is followed on its stream)", gets)
+			}
+			if n := taskListens(rec); n != 1 {
+				t.Errorf("%d subscriptions/listen naming the task, want 1", n)
+			}
+			if got := statuses(updates); got[len(got)-1] != "completed" || !slices.Contains(got, "input_required") {
+				t.Errorf("task statuses reported: %v", got)
+			}
+		})
+	}
+}
+
+// TestTaskPolledAtItsInterval: a server that does not offer the task on
+// subscriptions/listen (it acknowledges none) has the task polled with
+// tasks/get, each poll at least the server's pollIntervalMs after the last.
+func TestTaskPolledAtItsInterval(t *testing.T) {
+	const interval = 150 * time.Millisecond
+	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: taskTool(fmt.Sprintf(`{"polls": 2, "pollIntervalMs": %d}`, interval.Milliseconds()))})
+	c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto}, nil)
+	start := time.Now()
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.IsError {
+		t.Fatalf("result %q is an error", resultText(result))
+	}
+	rec := srv.Recording()
+	var at []time.Time
+	for _, m := range rec.Messages("tasks/get") {
+		if m.Dir == mcptest.DirIn {
+			at = append(at, m.Time)
+		}
+	}
+	if len(at) != 3 {
+		t.Fatalf("%d tasks/get, want 3 (two working steps and the end)", len(at))
+	}
+	for i, ts := range at {
+		prev := start
+		if i > 0 {
+			prev = at[i-1]
+		}
+		if gap := ts.Sub(prev); gap < interval {
+			t.Errorf("tasks/get %d came %v after the one before, sooner than the interval %v", i+1, gap, interval)
+		}
+	}
+	if n := taskListens(rec); n != 1 {
+		t.Errorf("%d subscriptions/listen naming the task, want 1 (tried, refused)", n)
 	}
 }
