@@ -18,8 +18,10 @@ import (
 // MCP Tasks, the io.modelcontextprotocol/tasks extension of the 2026-07-28
 // protocol. With a server's `tasks: auto` the connection declares the
 // extension, and a tools/call the server answers with a task handle
-// (resultType "task") is followed here to its end: tasks/get every poll
-// interval the server suggests (bounded), the task's inputRequests answered
+// (resultType "task") is followed here to its end: on the task's
+// subscriptions/listen stream (notifications/tasks) when the server
+// acknowledges one, else with tasks/get every poll interval the server
+// suggests (bounded), the task's inputRequests answered
 // (a decision through CallRequest.Decide, the approval workflow; any other
 // through the connection's elicitation handler) and sent with tasks/update,
 // and tasks/cancel when the caller gives up (unless CallRequest.KeepTask)
