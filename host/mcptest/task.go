@@ -35,7 +35,11 @@ const maxServerTasks = 1000
 // while the task is listened to it also advances on its own, a step every
 // taskStep, and sends each new state as notifications/tasks on the stream
 // (it stops at a question, until it is answered, and at the end). A call of a task
-// tool that does not declare the extension answers -32021.
+// tool that does not declare the extension answers -32021. On a 2025-11-25
+// connection the server offers the revision's form instead (capability
+// tasks.requests.tools.call): a tools/call with params.task answers
+// {task}, tasks/get the task without its result, tasks/result the result
+// once it ended (inputs are not asked in that form here).
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
 	Lag            int    `json:"lag,omitempty"`
@@ -169,7 +173,7 @@ func missingTasksError() *RPCError {
 
 // createTask answers a task tool's call with a task handle.
 func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]json.RawMessage) reply {
-	if !x.modern || !declaresTasks(x.meta) {
+	if x.modern && !declaresTasks(x.meta) || !x.modern && !legacyTaskAugmented(x) {
 		return reply{err: missingTasksError(), toolError: true}
 	}
 	id := make([]byte, 12)
@@ -189,14 +193,52 @@ func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]js
 	s.mu.Unlock()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if !x.modern {
+		// 2025-11-25: CreateTaskResult is {task}.
+		return reply{result: map[string]any{"task": st.legacyWire()}}
+	}
 	w := st.wire()
 	w["resultType"] = "task"
 	return reply{result: w}
 }
 
+// legacyTaskAugmented reports a 2025-11-25 tools/call with params.task.
+func legacyTaskAugmented(x *exchange) bool {
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(x.msg.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+}
+
+// legacyWire is the task as the 2025-11-25 revision's tasks/get returns
+// it: ttl and pollInterval, no result (tasks/result has it).
+func (st *serverTask) legacyWire() map[string]any {
+	w := map[string]any{"taskId": st.id, "status": st.status, "statusMessage": st.message,
+		"createdAt": st.created, "lastUpdatedAt": st.updated, "ttl": int64(time.Hour / time.Millisecond)}
+	if st.b.PollIntervalMs > 0 {
+		w["pollInterval"] = st.b.PollIntervalMs
+	}
+	return w
+}
+
+// legacyResult answers the 2025-11-25 revision's tasks/result of a task
+// that ended: the tool's result or the task's error (this server answers
+// one that has not ended with an error rather than wait).
+func (st *serverTask) legacyResult() reply {
+	switch st.status {
+	case "completed":
+		return reply{result: st.result}
+	case "failed":
+		return errorReply(st.err)
+	case "cancelled":
+		return errorReply(newError(CodeInternalError, "the task was cancelled"))
+	}
+	return errorReply(newError(CodeInternalError, "the task has not ended (this test server does not wait)"))
+}
+
 // findTask resolves a tasks/* request's task.
 func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError) {
-	if !declaresTasks(x.meta) {
+	if x.modern && !declaresTasks(x.meta) {
 		return nil, nil, missingTasksError()
 	}
 	var p struct {
@@ -225,7 +267,12 @@ func (s *Server) handleTask(x *exchange) reply {
 	switch x.msg.Method {
 	case "tasks/get":
 		st.advance()
+		if !x.modern {
+			return reply{result: st.legacyWire()}
+		}
 		return reply{result: st.wire()}
+	case "tasks/result":
+		return st.legacyResult()
 	case "tasks/update":
 		st.update(responses)
 		st.drive()

@@ -332,6 +332,9 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 		}
 		call.Params.Meta.ProgressToken = token
 	}
+	if legacyTaskCall(cl, c.tasksOn(), req.Tool) {
+		call.Params.Task = &mcp.TaskParams{}
+	}
 	var x *exchange
 	if req.Secure != nil || c.tasksOn() {
 		x = w.exchanges.open(req.Secure)

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // MCP Tasks, the io.modelcontextprotocol/tasks extension of the 2026-07-28
@@ -102,22 +103,72 @@ func (c *Conn) taskTimeout() time.Duration {
 // notifications/tasks carry it (DetailedTask: result, error and
 // inputRequests by status).
 type wireTask struct {
-	ResultType     string                     `json:"resultType"`
-	TaskID         string                     `json:"taskId"`
-	Status         mcp.TaskStatus             `json:"status"`
-	StatusMessage  string                     `json:"statusMessage"`
-	PollIntervalMs *int64                     `json:"pollIntervalMs"`
-	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-	Result         json.RawMessage            `json:"result"`
-	Error          *mcp.JSONRPCErrorDetails   `json:"error"`
+	ResultType     string         `json:"resultType"`
+	TaskID         string         `json:"taskId"`
+	Status         mcp.TaskStatus `json:"status"`
+	StatusMessage  string         `json:"statusMessage"`
+	PollIntervalMs *int64         `json:"pollIntervalMs"`
+	// PollInterval is the 2025-11-25 revision's name of PollIntervalMs.
+	PollInterval  *int64                     `json:"pollInterval"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	Result        json.RawMessage            `json:"result"`
+	Error         *mcp.JSONRPCErrorDetails   `json:"error"`
 }
 
-// isTaskHandle reports whether a tools/call result is a CreateTaskResult.
+// isTaskHandle reports whether a tools/call result is a CreateTaskResult:
+// the extension's (resultType "task") or the 2025-11-25 revision's ({task}
+// and no content).
 func isTaskHandle(result json.RawMessage) bool {
 	var probe struct {
-		ResultType string `json:"resultType"`
+		ResultType string          `json:"resultType"`
+		Task       json.RawMessage `json:"task"`
+		Content    json.RawMessage `json:"content"`
 	}
-	return json.Unmarshal(result, &probe) == nil && probe.ResultType == "task"
+	if json.Unmarshal(result, &probe) != nil {
+		return false
+	}
+	return probe.ResultType == "task" || (len(probe.Task) > 0 && probe.Task[0] == '{' && probe.Content == nil)
+}
+
+// The 2025-11-25 revision's form of tasks (its basic/utilities/tasks):
+// with `tasks: auto`, a connection of that revision sends a tools/call
+// with params.task when the server declares tasks.requests.tools.call and
+// the tool's execution.taskSupport is optional or required; the answer's
+// task is polled with tasks/get (its pollInterval), and once it ends, or
+// asks for input (which the server then requests during tasks/result, on
+// the connection's elicitation path), tasks/result has its result.
+
+// legacyTaskCall reports whether a call is sent task-augmented in the
+// 2025-11-25 form.
+func legacyTaskCall(cl *client.Client, on bool, tool *secureparams.Tool) bool {
+	if !on || mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		return false
+	}
+	caps := cl.GetServerCapabilities()
+	if caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil || caps.Tasks.Requests.Tools.Call == nil {
+		return false
+	}
+	var def struct {
+		Execution struct {
+			TaskSupport mcp.TaskSupport `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if json.Unmarshal(tool.Raw, &def) != nil {
+		return false
+	}
+	return def.Execution.TaskSupport == mcp.TaskSupportOptional || def.Execution.TaskSupport == mcp.TaskSupportRequired
+}
+
+// legacyResult is tasks/result of a 2025-11-25 task: the call's result, or
+// the task's error. It blocks until the task ends (bounded by ctx).
+func (f *taskFollower) legacyResult(ctx context.Context, cl *client.Client) (*mcp.CallToolResult, error) {
+	req := mcp.TaskResultRequest{}
+	req.Params.TaskId = f.id
+	res, err := cl.TaskResult(ctx, req)
+	if err != nil {
+		return nil, classifyCallError(ctx, ctx, f.c.taskTimeout(), err)
+	}
+	return &mcp.CallToolResult{Result: res.Result, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
 }
 
 // taskStubResult is what mcp-go decodes instead of a task handle: the
@@ -133,6 +184,9 @@ func parseTask(raw json.RawMessage, want string) (*wireTask, error) {
 	var t wireTask
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, taskProblem("%v", err)
+	}
+	if t.PollIntervalMs == nil {
+		t.PollIntervalMs = t.PollInterval
 	}
 	switch {
 	case t.TaskID == "":
@@ -170,16 +224,27 @@ type taskFollower struct {
 	messages int             // updates that changed only the message
 	answered map[string]bool // inputRequests keys answered
 	inputs   int
+	// legacy: the 2025-11-25 form (the result comes from tasks/result).
+	legacy bool
 }
 
 // followTask follows the task created answers a call with to its end; its
 // error is a *CallError naming the task.
 func (c *Conn) followTask(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest, created json.RawMessage) (*mcp.CallToolResult, error) {
+	legacy := !mcp.IsModernProtocol(cl.ProtocolVersion())
+	if legacy {
+		var handle struct {
+			Task json.RawMessage `json:"task"`
+		}
+		if json.Unmarshal(created, &handle) == nil && len(handle.Task) > 0 {
+			created = handle.Task
+		}
+	}
 	t, err := parseTask(created, "")
 	if err != nil {
 		return nil, &CallError{Failure: FailProtocol, Err: err}
 	}
-	f := &taskFollower{c: c, req: req, id: t.TaskID, answered: map[string]bool{}}
+	f := &taskFollower{c: c, req: req, id: t.TaskID, answered: map[string]bool{}, legacy: legacy}
 	result, err := f.follow(ctx, cl, w, t)
 	if err != nil {
 		var cerr *CallError
@@ -232,6 +297,16 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 	)
 	f.report(t)
 	for {
+		if f.legacy && (t.Status == mcp.TaskStatusCompleted || t.Status == mcp.TaskStatusFailed || t.Status == mcp.TaskStatusInputRequired) {
+			result, err := f.legacyResult(tctx, cl)
+			if err != nil && tctx.Err() != nil {
+				return nil, ended()
+			}
+			if err == nil {
+				f.report(&wireTask{Status: mcp.TaskStatusCompleted, StatusMessage: t.StatusMessage})
+			}
+			return result, err
+		}
 		switch t.Status {
 		case mcp.TaskStatusCompleted:
 			return f.result(t)

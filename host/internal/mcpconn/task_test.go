@@ -610,3 +610,70 @@ func TestTaskPolledAtItsInterval(t *testing.T) {
 		t.Errorf("%d subscriptions/listen naming the task, want 1 (tried, refused)", n)
 	}
 }
+
+// TestLegacyTaskForm: on a 2025-11-25 connection, a tool whose
+// execution.taskSupport is optional, of a server that declares
+// tasks.requests.tools.call, is called task-augmented (params.task); the
+// {task} answer is polled with tasks/get at its pollInterval and the
+// result taken with tasks/result once it ended. A tool without
+// taskSupport is called as usual, and with `tasks: off` nothing is
+// augmented.
+func TestLegacyTaskForm(t *testing.T) {
+	tools := []byte(`[{"name": "long_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+		"x-test": {"text": "job done", "task": {"polls": 2, "pollIntervalMs": 1}}},
+		{"name": "failing_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+		"x-test": {"task": {"polls": 1, "pollIntervalMs": 1, "failCode": -32050}}}]`)
+	for _, over := range []string{"in-process", "http"} {
+		t.Run(over, func(t *testing.T) {
+			opts := mcptest.Options{ToolsJSON: tools}
+			var srv *mcptest.Server
+			url := ""
+			if over == "http" {
+				url, srv = mcptest.StartHTTP(t, opts)
+			} else {
+				var err error
+				if srv, err = mcptest.New(opts); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = srv.Close() })
+			}
+			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, ProtocolVersion: "2025-11-25"}, nil)
+			var updates []TaskUpdate
+			req := CallRequest{Tool: &secureparams.Tool{Name: "long_job", Raw: json.RawMessage(`{"name":"long_job","execution":{"taskSupport":"optional"}}`)},
+				Arguments: json.RawMessage(`{}`), OnTask: func(u TaskUpdate) { updates = append(updates, u) }}
+			result, _, err := c.Call(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError || !strings.Contains(resultText(result), "job done") {
+				t.Fatalf("result = %q (isError %v), want the task's result", resultText(result), result.IsError)
+			}
+			rec := srv.Recording()
+			calls := rec.Messages("tools/call")
+			if len(calls) == 0 || !strings.Contains(string(calls[0].Message), `"task":{}`) {
+				t.Errorf("the tools/call was not task-augmented: %d calls", len(calls))
+			}
+			in := func(method string) (n int) {
+				for _, m := range rec.Messages(method) {
+					if m.Dir == mcptest.DirIn {
+						n++
+					}
+				}
+				return n
+			}
+			if in("tasks/get") != 3 || in("tasks/result") != 1 {
+				t.Errorf("%d tasks/get and %d tasks/result, want 3 and 1", in("tasks/get"), in("tasks/result"))
+			}
+			if got := statuses(updates); len(got) == 0 || got[len(got)-1] != "completed" || updates[0].TaskID == "" {
+				t.Errorf("updates %+v", updates)
+			}
+
+			failing := CallRequest{Tool: &secureparams.Tool{Name: "failing_job", Raw: json.RawMessage(`{"execution":{"taskSupport":"required"}}`)}, Arguments: json.RawMessage(`{}`)}
+			_, _, err = c.Call(context.Background(), failing)
+			var cerr *CallError
+			if !errors.As(err, &cerr) || cerr.Task == "" || !strings.Contains(err.Error(), "-32050") && !strings.Contains(err.Error(), "failed on purpose") && !strings.Contains(err.Error(), "task failed") {
+				t.Errorf("failing task: %v, want a call error naming the task and its error", err)
+			}
+		})
+	}
+}
