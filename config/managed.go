@@ -419,7 +419,45 @@ func (c *Config) checkManaged(p *problems) {
 		if _, ok, why := c.Managed.admitted(srv, resolveCommand(srv)); !ok {
 			c.Managed.refuse(p, name, why)
 		}
+		if cmd := assertionCommand(srv); cmd != nil {
+			if _, ok, why := c.Managed.admitted(cmd, resolveCommand(cmd)); !ok {
+				c.Managed.refuseAssertion(p, name, why)
+			}
+		}
 	}
+}
+
+// assertionCommand is the jwt-bearer grant's assertionCommand of srv as
+// the stdio server it is checked as (its command and assertionArgs, no
+// env, run from the current folder); nil when srv runs none.
+func assertionCommand(srv *Server) *Server {
+	if srv.OAuth == nil || srv.OAuth.AssertionCommand == "" || srv.URL == "" {
+		return nil
+	}
+	return &Server{Command: srv.OAuth.AssertionCommand, Args: srv.OAuth.AssertionArgs}
+}
+
+func (m *Managed) refuseAssertion(p *problems, name, why string) {
+	p.addf(childKey(childKey("mcpServers", name), "oauth")+".assertionCommand", "not allowed by the managed policy %s: %s of its allowedServers: a command agenthost executes for a server is admitted as a stdio server's is (docs/config.md, \"Managed policy\")", m.File, why)
+}
+
+// AdmitAssertionCommand checks the jwt-bearer grant's assertionCommand of
+// server name against the managed allowlist, with path as the file it
+// names (childproc.LookPath, as the host resolved it to run it): it must
+// match a command pattern of allowedServers, with its assertionArgs, as
+// a stdio server's command must, and the file to execute is the form of
+// path the entry matched. Without a managed allowlist it returns path. A
+// refusal is an [*Error] naming the key and the managed policy file.
+func (c *Config) AdmitAssertionCommand(name, path string) (string, error) {
+	srv := c.MCPServers[name]
+	if !c.HasServerAllowlist() || srv == nil {
+		return path, nil
+	}
+	cmd := assertionCommand(srv)
+	if cmd == nil {
+		return path, nil
+	}
+	return c.admitFile(name, cmd, path, c.Managed.refuseAssertion)
 }
 
 func (m *Managed) refuse(p *problems, name, why string) {
@@ -469,10 +507,17 @@ func (c *Config) AdmitExecutable(name, path string) (string, error) {
 	if !c.HasServerAllowlist() || srv == nil {
 		return path, nil
 	}
+	return c.admitFile(name, srv, path, c.Managed.refuse)
+}
+
+// admitFile checks the file srv's command names (path) against the
+// managed allowlist and returns the form of it to execute; refuse files
+// the refusal.
+func (c *Config) admitFile(name string, srv *Server, path string, refuse func(p *problems, name, why string)) (string, error) {
 	exe, ok, why := c.Managed.admitted(srv, fileAt(path))
 	if !ok {
 		p := &problems{file: c.File}
-		c.Managed.refuse(p, name, why)
+		refuse(p, name, why)
 		return "", p.err()
 	}
 	return exe, nil

@@ -227,3 +227,47 @@ func TestManagedLoadRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestManagedAssertionCommand: the jwt-bearer grant's assertionCommand is
+// an executed file like a stdio server's command: under a managed
+// allowlist it must match a command pattern (with its assertionArgs), a
+// configuration whose command matches none is refused when it is loaded,
+// naming the key, and AdmitAssertionCommand returns the matched form of
+// the file (so a link the user owns runs the admitted file) or refuses.
+func TestManagedAssertionCommand(t *testing.T) {
+	mt := newManagedTree(t)
+	isolateEnv(t)
+	policy := "allowedServers:\n  - {command: '" + filepath.Join(mt.root, "opt/mcp/bin/*") + "'}\n  - {url: 'https://mcp.corp.example/*'}\n"
+	t.Setenv(ManagedPolicyEnv, writeFile(t, mt.root, "managed.yaml", policy))
+	server := func(command string) string {
+		return "mcpServers:\n  api:\n    url: https://mcp.corp.example/mcp\n    oauth: {grant: jwt-bearer, clientId: c, assertionCommand: '" + command + "'}\n"
+	}
+	if _, err := Load(writeFile(t, mt.root, "ok.yaml", server(mt.userLink))); err != nil {
+		t.Fatalf("an admitted assertionCommand (through a link to it): %v", err)
+	}
+	_, err := Load(writeFile(t, mt.root, "evil.yaml", server(mt.evil)))
+	if err == nil || !strings.Contains(err.Error(), "mcpServers.api.oauth.assertionCommand: not allowed by the managed policy") {
+		t.Fatalf("Load: %v, want a refusal of mcpServers.api.oauth.assertionCommand", err)
+	}
+	if strings.Contains(err.Error(), "home/evil") {
+		t.Errorf("the error repeats the configured command: %v", err)
+	}
+
+	c := &Config{File: "agenthost.yaml", Managed: &Managed{File: "managed.yaml", AllowedServers: []ServerPattern{{Command: filepath.Join(mt.root, "opt/mcp/bin/*")}}},
+		MCPServers: map[string]*Server{"api": {URL: "https://mcp.corp.example/mcp", OAuth: &OAuth{AssertionCommand: mt.userLink}}}}
+	if exe, err := c.AdmitAssertionCommand("api", mt.userLink); err != nil || exe != mt.server {
+		t.Fatalf("AdmitAssertionCommand = %q, %v; want %q", exe, err, mt.server)
+	}
+	if exe, err := c.AdmitAssertionCommand("api", mt.evil); err == nil || !strings.Contains(err.Error(), "mcpServers.api.oauth.assertionCommand") {
+		t.Fatalf("a file outside the pattern: %q, %v; want a refusal", exe, err)
+	}
+	c.MCPServers["api"].OAuth.AssertionArgs = []string{"--extra"}
+	c.Managed.AllowedServers[0].Args = []string{}
+	if _, err := c.AdmitAssertionCommand("api", mt.userLink); err == nil {
+		t.Fatal("arguments the entry does not admit were accepted")
+	}
+	c.Managed = nil
+	if exe, err := c.AdmitAssertionCommand("api", mt.evil); err != nil || exe != mt.evil {
+		t.Fatalf("without a policy: %q, %v; want the path unchanged", exe, err)
+	}
+}

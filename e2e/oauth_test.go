@@ -76,10 +76,12 @@ func TestOAuthLogin(t *testing.T) {
 	doc := decodeStdout[struct {
 		Tokens []struct {
 			Resource, Subject, Issuer string
-			Refreshable               bool
+			Refreshable, DPoP         bool
+			DPoPThumbprint            string
 		} `json:"tokens"`
 	}](t, st)
-	if len(doc.Tokens) != 1 || doc.Tokens[0].Resource != srv.url || !doc.Tokens[0].Refreshable || doc.Tokens[0].Issuer == "" {
+	if len(doc.Tokens) != 1 || doc.Tokens[0].Resource != srv.url || !doc.Tokens[0].Refreshable || doc.Tokens[0].Issuer == "" ||
+		doc.Tokens[0].DPoP || doc.Tokens[0].DPoPThumbprint != "" {
 		t.Fatalf("status: %s", st)
 	}
 	for _, out := range []result{r, st, run(t, oauthEnv(state, false), "auth", "status")} {

@@ -49,7 +49,25 @@ func TestOAuthWorkloadIdentity(t *testing.T) {
 	c := run(t, env(state, good), "--log-level", "debug", "call", "--url", srv.url, "get_time", "--approve", "auto", "--json")
 	wantCode(t, c, 0)
 	tokens, _ := storedAccessTokens(t, state)
-	for _, out := range []result{r, c} {
+	// auth status says the token is DPoP-bound and names its key by
+	// thumbprint, never the key.
+	st := run(t, env(state, good), "auth", "status", "--json")
+	wantCode(t, st, 0)
+	doc := decodeStdout[struct {
+		Tokens []struct {
+			DPoP           bool   `json:"dpop"`
+			DPoPThumbprint string `json:"dpopThumbprint"`
+		} `json:"tokens"`
+	}](t, st)
+	if len(doc.Tokens) != 1 || !doc.Tokens[0].DPoP || len(doc.Tokens[0].DPoPThumbprint) != 43 {
+		t.Fatalf("status: want one DPoP-bound token with its key's thumbprint\n%s", st)
+	}
+	text := run(t, env(state, good), "auth", "status")
+	wantCode(t, text, 0)
+	if !strings.Contains(text.stdout, "DPOP") || !strings.Contains(text.stdout, "jkt "+doc.Tokens[0].DPoPThumbprint) {
+		t.Fatalf("status text: want the DPOP column with the thumbprint\n%s", text)
+	}
+	for _, out := range []result{r, c, st, text} {
 		wantNoCanary(t, out, append(tokens, "CANARY", dpopKeyOf(t, data))...)
 	}
 

@@ -184,6 +184,17 @@ func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 	return st.next.serve(ctx, c)
 }
 
+// auditDecision writes a decision record before what it decides is sent;
+// a failed write refuses the send.
+func (h *Host) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
+	if err := h.writeAudit(ctx, rec); err != nil {
+		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
+		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+	}
+	return nil
+}
+
 // auditStage writes the call's decision record before the call is sent,
 // and its result record before the result goes back: no un-audited
 // execution, and a failed write refuses the call (or withholds its
@@ -203,10 +214,8 @@ type auditStage struct {
 func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	h := c.s.host
 	changed := h.stale(c)
-	if err := h.writeAudit(ctx, c.rec); err != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", c.server, "tool", c.tool, "err", err)
-		return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", c.server, c.tool, err)
+	if err := h.auditDecision(ctx, c.server, c.tool, c.rec); err != nil {
+		return nil, err
 	}
 	if changed {
 		if c.decisions == maxRedecisions {
@@ -334,6 +343,9 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 				emit(taskEvent(c.info, c.server, c.tool, u))
 			}
 		}
+	}
+	req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
+		return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
 	}
 	var progress *progressForwarder
 	if c.info.emit != nil {

@@ -199,12 +199,17 @@ func (a *app) authStatusCommand() *cobra.Command {
 				Expired  bool       `json:"expired"`
 				Scopes   []string   `json:"scopes"`
 				Refresh  bool       `json:"refreshable"`
+				// DPoP: the token is bound to a key (RFC 9449), named
+				// by its thumbprint, never shown.
+				DPoP           bool   `json:"dpop"`
+				DPoPThumbprint string `json:"dpopThumbprint,omitempty"`
 			}
 			rows := make([]row, 0, len(entries))
 			now := time.Now()
 			for _, e := range entries {
 				r := row{Server: names[e.Key.Resource], Resource: e.Key.Resource, Subject: e.Key.Subject, Issuer: e.Key.Issuer,
-					Scopes: e.Token.Scopes, Refresh: e.Token.RefreshToken != ""}
+					Scopes: e.Token.Scopes, Refresh: e.Token.RefreshToken != "",
+					DPoP: e.Token.DPoPKey != nil, DPoPThumbprint: e.Token.DPoPThumbprint()}
 				if r.Scopes == nil {
 					r.Scopes = []string{}
 				}
@@ -225,7 +230,7 @@ func (a *app) authStatusCommand() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tSUBJECT\tISSUER\tEXPIRES\tSCOPES\tREFRESH")
+			fmt.Fprintln(tw, "SERVER\tSUBJECT\tISSUER\tEXPIRES\tSCOPES\tREFRESH\tDPOP")
 			for _, r := range rows {
 				server := r.Server
 				if server == "" {
@@ -242,8 +247,12 @@ func (a *app) authStatusCommand() *cobra.Command {
 				if subject == "" {
 					subject = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", shown(a.stdout, server), shown(a.stdout, subject), shown(a.stdout, r.Issuer),
-					exp, shown(a.stdout, strings.Join(r.Scopes, " ")), r.Refresh)
+				dpop := "-"
+				if r.DPoP {
+					dpop = "jkt " + r.DPoPThumbprint
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\n", shown(a.stdout, server), shown(a.stdout, subject), shown(a.stdout, r.Issuer),
+					exp, shown(a.stdout, strings.Join(r.Scopes, " ")), r.Refresh, dpop)
 			}
 			return tw.Flush()
 		},

@@ -35,6 +35,12 @@ func OAuthEnabled(sc *config.Server) bool {
 // url from its oauth block (which may be absent: the flow then uses
 // dynamic client registration), keeping tokens in store.
 func NewOAuthClient(sc *config.Server, store oauth.TokenStore) (*oauth.Client, error) {
+	return newOAuthClient(sc, store, nil)
+}
+
+// newOAuthClient is NewOAuthClient with the managed allowlist's check of
+// the assertionCommand (nil: none).
+func newOAuthClient(sc *config.Server, store oauth.TokenStore, admitAssertion func(string) (string, error)) (*oauth.Client, error) {
 	if !OAuthEnabled(sc) {
 		return nil, errors.New("the server does not use OAuth (no url, oauth.disabled, or a static Authorization header)")
 	}
@@ -51,7 +57,7 @@ func NewOAuthClient(sc *config.Server, store oauth.TokenStore) (*oauth.Client, e
 		}
 		cfg.DPoP = oauth.DPoPMode(o.DPoP)
 		if o.AssertionFile != "" || o.AssertionCommand != "" {
-			src, err := assertionSource(o)
+			src, err := assertionSource(o, admitAssertion)
 			if err != nil {
 				return nil, err
 			}
@@ -204,7 +210,11 @@ func newOAuthClients(cfg *config.Config, opts OAuthOptions) (map[string]*oauth.C
 		if sc == nil || sc.Disabled || !OAuthEnabled(sc) {
 			continue
 		}
-		c, err := NewOAuthClient(sc, store)
+		var admit func(string) (string, error)
+		if cfg.HasServerAllowlist() {
+			admit = func(path string) (string, error) { return cfg.AdmitAssertionCommand(name, path) }
+		}
+		c, err := newOAuthClient(sc, store, admit)
 		if err != nil {
 			return nil, configErr(fmt.Errorf("mcpServers.%s.%w", name, err))
 		}

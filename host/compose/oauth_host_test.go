@@ -251,16 +251,8 @@ func TestHostJWTBearerWithDPoP(t *testing.T) {
 		Approvals: rules.Config{Rules: []rules.Rule{{ID: "reads", When: rules.Match{Category: []string{"read"}}, Decide: "allow"}}},
 		Audit:     config.Audit{Path: auditPath},
 	}
-	cfg.ApplyDefaults()
-	h, err := compose.New(context.Background(), cfg, compose.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, s := svcSession(t, cfg)
 	ctx := context.Background()
-	h.Connect(ctx)
-	s := h.NewSession(host.SessionOptions{Subject: "svc"})
-	defer s.Close()
 	if _, err := s.CallTool(ctx, "remote", "whoami", json.RawMessage(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -278,4 +270,60 @@ func TestHostJWTBearerWithDPoP(t *testing.T) {
 	if len(audit) == 0 || strings.Contains(string(audit), "CANARY") {
 		t.Errorf("the audit log is empty or shows the assertion")
 	}
+}
+
+// TestHostJWTBearerAssertionCommandRefused: under a managed allowlist
+// that admits the server's url but not its assertionCommand, the host
+// never runs the command: the call fails for want of a token, and the
+// message names the key.
+func TestHostJWTBearerAssertionCommandRefused(t *testing.T) {
+	srv, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "whoami", "inputSchema": {"type": "object"}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := oauthtest.New(oauthtest.Options{Assertions: map[string]string{"CANARY.ASSERTION.77": "workload"}})
+	var url string
+	ts := httptest.NewServer(as.Protect(func() string { return url }, srv.HTTPHandler()))
+	url = ts.URL + "/mcp"
+	t.Cleanup(func() { ts.Close(); _ = srv.Close(); as.Close() })
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	cmd := filepath.Join(dir, "workload-token")
+	if err := os.WriteFile(cmd, []byte("#!/bin/sh\ntouch '"+marker+"'\necho CANARY.ASSERTION.77\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{"remote": {URL: url,
+			OAuth: &config.OAuth{Grant: config.GrantJWTBearer, AssertionCommand: cmd}}},
+		Managed: &config.Managed{File: "managed.yaml", AllowedServers: []config.ServerPattern{
+			{URL: "http://127.0.0.1:*"}, {Command: "/opt/agenthost-admitted/*"}}},
+	}
+	_, s := svcSession(t, cfg)
+	ctx := context.Background()
+	_, err = s.CallTool(ctx, "remote", "whoami", json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "assertionCommand: not allowed by the managed policy") {
+		t.Errorf("call: %v; want a failure naming assertionCommand", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the refused assertionCommand ran")
+	}
+	if as.Requests("token:urn:ietf:params:oauth:grant-type:jwt-bearer") != 0 {
+		t.Error("a jwt-bearer grant was requested")
+	}
+}
+
+// svcSession connects a host of cfg and opens a session for subject svc;
+// both close with the test.
+func svcSession(t *testing.T, cfg *config.Config) (*host.Host, *host.Session) {
+	t.Helper()
+	cfg.ApplyDefaults()
+	h, err := compose.New(context.Background(), cfg, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	h.Connect(context.Background())
+	s := h.NewSession(host.SessionOptions{Subject: "svc"})
+	t.Cleanup(s.Close)
+	return h, s
 }

@@ -23,7 +23,10 @@ import (
 // executable run directly, never through a shell: it is found by
 // childproc.LookPath's rule (a bare name in PATH, a relative path from the
 // current directory), and with assertionSha256 it runs from the verified
-// copy of its bytes (childproc.OpenPinned), like a pinned hook. The
+// copy of its bytes (childproc.OpenPinned), like a pinned hook. Under a
+// managed allowlist it is admitted as a stdio server's command is
+// (config.Config.AdmitAssertionCommand) and the file the allowlist
+// matched is the one run (and pinned). The
 // assertion is a credential: errors name the file or the command and how
 // it failed, never what it printed (stdout or stderr).
 
@@ -34,7 +37,9 @@ const (
 )
 
 // assertionSource returns the assertion source an oauth block configures.
-func assertionSource(o *config.OAuth) (func(context.Context) (string, error), error) {
+// admit, when set, checks the file the command names against the managed
+// allowlist and returns the file to run.
+func assertionSource(o *config.OAuth, admit func(path string) (string, error)) (func(context.Context) (string, error), error) {
 	if o.AssertionCommand == "" {
 		return credentialSource("oauth.assertionFile", "", o.AssertionFile), nil
 	}
@@ -48,17 +53,22 @@ func assertionSource(o *config.OAuth) (func(context.Context) (string, error), er
 	}
 	command, args := o.AssertionCommand, append([]string(nil), o.AssertionArgs...)
 	return func(ctx context.Context) (string, error) {
-		return runAssertionCommand(ctx, command, args, sum)
+		return runAssertionCommand(ctx, command, args, sum, admit)
 	}, nil
 }
 
 // runAssertionCommand runs the command and returns its standard output,
 // trimmed. It is killed (with what it started) after assertionTimeout or
 // when ctx ends.
-func runAssertionCommand(ctx context.Context, command string, args []string, sum []byte) (string, error) {
+func runAssertionCommand(ctx context.Context, command string, args []string, sum []byte, admit func(string) (string, error)) (string, error) {
 	path, err := childproc.LookPath(command, "")
 	if err != nil {
 		return "", fmt.Errorf("oauth.assertionCommand: %w", err)
+	}
+	if admit != nil {
+		if path, err = admit(path); err != nil {
+			return "", err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, assertionTimeout)
 	defer cancel()

@@ -62,7 +62,7 @@ func TestAssertionSource(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_ = os.Remove(marker)
-			src, err := assertionSource(&tt.o)
+			src, err := assertionSource(&tt.o, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,54 @@ func TestAssertionSource(t *testing.T) {
 			}
 		})
 	}
-	if _, err := assertionSource(&config.OAuth{AssertionCommand: ok, AssertionSHA256: "xyz"}); err == nil {
+	if _, err := assertionSource(&config.OAuth{AssertionCommand: ok, AssertionSHA256: "xyz"}, nil); err == nil {
 		t.Error("a malformed pin was accepted")
+	}
+}
+
+// TestAssertionCommandUnderManagedAllowlist: the host runs the
+// assertionCommand only when the managed allowlist admits it, as it
+// starts a stdio server's command: a refused command does not run and the
+// token request fails naming the key; an admitted one runs.
+func TestAssertionCommandUnderManagedAllowlist(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	allowed := filepath.Join(dir, "allowed")
+	if err := os.Mkdir(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := script(t, allowed, "assert", `echo `+canaryAssertion+`; touch `+marker)
+	bad, _ := script(t, dir, "assert", `echo `+canaryAssertion+`; touch `+marker)
+	for _, tc := range []struct {
+		name    string
+		command string
+		ran     bool
+	}{{"admitted", good, true}, {"refused", bad, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = os.Remove(marker)
+			cfg := &config.Config{
+				Managed: &config.Managed{File: "managed.yaml", AllowedServers: []config.ServerPattern{
+					{Command: allowed + "/*"}, {URL: "https://mcp.example.test/*"}}},
+				MCPServers: map[string]*config.Server{"api": {URL: "https://mcp.example.test/mcp",
+					OAuth: &config.OAuth{Grant: "jwt-bearer", ClientID: "c", AssertionCommand: tc.command}}},
+			}
+			src, err := assertionSource(cfg.MCPServers["api"].OAuth, func(path string) (string, error) {
+				return cfg.AdmitAssertionCommand("api", path)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := src(context.Background())
+			if tc.ran {
+				if err != nil || got != canaryAssertion {
+					t.Fatalf("source = %q, %v; want the assertion", got, err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), "mcpServers.api.oauth.assertionCommand: not allowed by the managed policy managed.yaml") {
+				t.Fatalf("source = %q, %v; want a refusal naming the key", got, err)
+			}
+			if _, err := os.Stat(marker); (err == nil) != tc.ran {
+				t.Errorf("the command ran: %t, want %t", err == nil, tc.ran)
+			}
+		})
 	}
 }

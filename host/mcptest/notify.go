@@ -74,18 +74,23 @@ func (s *Server) switchTools(current *toolSet, path string) error {
 type listenRequest struct {
 	id               json.RawMessage
 	toolsListChanged bool
+	taskIDs          []string
 }
 
 func (s *Server) listen(x *exchange) reply {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged bool `json:"toolsListChanged"`
+			ToolsListChanged bool     `json:"toolsListChanged"`
+			TaskIDs          []string `json:"taskIds"`
 		} `json:"notifications"`
 	}
 	if json.Unmarshal(x.msg.Params, &p) != nil {
 		return errorReply(newError(CodeInvalidParams, "subscriptions/listen params must be an object"))
 	}
-	return reply{listen: &listenRequest{id: x.msg.ID, toolsListChanged: p.Notifications.ToolsListChanged}}
+	if len(p.Notifications.TaskIDs) > 0 && !declaresTasks(x.meta) {
+		return errorReply(missingTasksError())
+	}
+	return reply{listen: &listenRequest{id: x.msg.ID, toolsListChanged: p.Notifications.ToolsListChanged, taskIDs: p.Notifications.TaskIDs}}
 }
 
 // runListen acknowledges a subscription and holds it open until the client
@@ -102,15 +107,30 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 	})
 	// Subscribe before acknowledging: a client that acts on the ack must
 	// not miss a change made right after it.
+	sub := &subscriber{send: send, subscriptionID: l.id}
 	if l.toolsListChanged {
-		sub := &subscriber{send: send, subscriptionID: l.id}
 		s.subscribe(sub)
 		defer s.unsubscribe(sub)
+	}
+	tasks := s.notifyingTasks(l.taskIDs)
+	if len(tasks) > 0 {
+		ids := make([]string, 0, len(tasks))
+		for _, st := range tasks {
+			ids = append(ids, st.id)
+			st.listen(sub)
+			defer st.unlisten(sub)
+		}
+		allowed["taskIds"] = ids
 	}
 	if err := send(ack); err != nil {
 		return nil, false
 	}
-	if l.toolsListChanged {
+	for _, st := range tasks {
+		st.mu.Lock()
+		st.drive()
+		st.mu.Unlock()
+	}
+	if l.toolsListChanged || len(tasks) > 0 {
 		select {
 		case <-x.ctx.Done():
 			return nil, false

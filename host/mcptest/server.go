@@ -140,6 +140,10 @@ func (s *Server) currentTools() *toolSet {
 
 func (s *Server) capabilities() map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
+	if s.taskExtensionServed() {
+		// The 2025-11-25 revision's form: task-augmented tools/call.
+		caps["tasks"] = map[string]any{"cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	}
 	if len(s.opts.Extensions) > 0 || s.taskExtensionServed() {
 		exts := map[string]any{}
 		if s.taskExtensionServed() {
@@ -241,7 +245,7 @@ func (s *Server) handleModern(x *exchange) reply {
 		return s.callTool(x, negotiatedHere)
 	case "subscriptions/listen":
 		return s.listen(x)
-	case "tasks/get", "tasks/update", "tasks/cancel":
+	case "tasks/get", "tasks/update", "tasks/cancel", "tasks/result":
 		return s.handleTask(x)
 	default:
 		return errorReply(newError(CodeMethodNotFound, "Method not found"))
@@ -338,6 +342,8 @@ func (s *Server) handleLegacy(x *exchange) reply {
 		return s.listTools(x, !s.opts.Toolbox && negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tools/call":
 		return s.callTool(x, negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+	case "tasks/get", "tasks/cancel", "tasks/result":
+		return s.handleTask(x)
 	default:
 		return errorReply(newError(CodeMethodNotFound, "Method not found"))
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +28,18 @@ const maxServerTasks = 1000
 // Forever). A declined input completes the task with isError. Message,
 // when set, is the statusMessage of the working steps. Lag polls after an
 // answer still show the answered request (an eventually consistent
-// server). A call of a task
-// tool that does not declare the extension answers -32021.
+// server). Decide are the inputs (1-based) that ask for a decision
+// instead: a confirmation, one boolean "confirm", whose accepted answer is
+// recorded as "confirm=<value>". With Notify the server offers
+// subscriptions/listen for the task: it acknowledges the task's id, and
+// while the task is listened to it also advances on its own, a step every
+// taskStep, and sends each new state as notifications/tasks on the stream
+// (it stops at a question, until it is answered, and at the end). A call of a task
+// tool that does not declare the extension answers -32021. On a 2025-11-25
+// connection the server offers the revision's form instead (capability
+// tasks.requests.tools.call): a tools/call with params.task answers
+// {task}, tasks/get the task without its result, tasks/result the result
+// once it ended (inputs are not asked in that form here).
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
 	Lag            int    `json:"lag,omitempty"`
@@ -36,7 +48,12 @@ type TaskBehaviour struct {
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
 	FailCode       int    `json:"failCode,omitempty"`
 	Forever        bool   `json:"forever,omitempty"`
+	Decide         []int  `json:"decide,omitempty"`
+	Notify         bool   `json:"notify,omitempty"`
 }
+
+// taskStep is the pace of a listened-to Notify task.
+const taskStep = 5 * time.Millisecond
 
 func (b *TaskBehaviour) validate() error {
 	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
@@ -66,6 +83,70 @@ type serverTask struct {
 	lag    int
 	result map[string]any
 	err    *RPCError
+	// listeners are the subscriptions/listen streams that name the task
+	// (Notify); driving: its goroutine advances it.
+	listeners []*subscriber
+	driving   bool
+}
+
+// notifyingTasks are the Notify tasks of ids.
+func (s *Server) notifyingTasks(ids []string) []*serverTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*serverTask
+	for _, id := range ids {
+		if st := s.tasks[id]; st != nil && st.b.Notify {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (st *serverTask) listen(sub *subscriber) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.listeners = append(st.listeners, sub)
+}
+
+func (st *serverTask) unlisten(sub *subscriber) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.listeners = slices.DeleteFunc(st.listeners, func(l *subscriber) bool { return l == sub })
+}
+
+// drive starts advancing a listened-to task on its own (st.mu held).
+func (st *serverTask) drive() {
+	if st.driving || len(st.listeners) == 0 || st.terminal() || (st.outstanding != "" && st.apply == nil) {
+		return
+	}
+	st.driving = true
+	go func() {
+		for {
+			time.Sleep(taskStep)
+			st.mu.Lock()
+			if len(st.listeners) == 0 {
+				st.driving = false
+				st.mu.Unlock()
+				return
+			}
+			st.advance()
+			w := st.wire()
+			subs := slices.Clone(st.listeners)
+			stop := st.terminal() || (st.outstanding != "" && st.apply == nil)
+			if stop {
+				st.driving = false
+			}
+			st.mu.Unlock()
+			for _, sub := range subs {
+				params := maps.Clone(w)
+				params["_meta"] = map[string]any{metaSubscriptionID: sub.subscriptionID}
+				_ = sub.send(newNotification("notifications/tasks", params))
+			}
+			if stop {
+				return
+			}
+		}
+	}()
 }
 
 // taskExtensionServed reports whether a served tool runs as a task, so the
@@ -92,7 +173,7 @@ func missingTasksError() *RPCError {
 
 // createTask answers a task tool's call with a task handle.
 func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]json.RawMessage) reply {
-	if !x.modern || !declaresTasks(x.meta) {
+	if x.modern && !declaresTasks(x.meta) || !x.modern && !legacyTaskAugmented(x) {
 		return reply{err: missingTasksError(), toolError: true}
 	}
 	id := make([]byte, 12)
@@ -112,14 +193,52 @@ func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]js
 	s.mu.Unlock()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if !x.modern {
+		// 2025-11-25: CreateTaskResult is {task}.
+		return reply{result: map[string]any{"task": st.legacyWire()}}
+	}
 	w := st.wire()
 	w["resultType"] = "task"
 	return reply{result: w}
 }
 
+// legacyTaskAugmented reports a 2025-11-25 tools/call with params.task.
+func legacyTaskAugmented(x *exchange) bool {
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(x.msg.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+}
+
+// legacyWire is the task as the 2025-11-25 revision's tasks/get returns
+// it: ttl and pollInterval, no result (tasks/result has it).
+func (st *serverTask) legacyWire() map[string]any {
+	w := map[string]any{"taskId": st.id, "status": st.status, "statusMessage": st.message,
+		"createdAt": st.created, "lastUpdatedAt": st.updated, "ttl": int64(time.Hour / time.Millisecond)}
+	if st.b.PollIntervalMs > 0 {
+		w["pollInterval"] = st.b.PollIntervalMs
+	}
+	return w
+}
+
+// legacyResult answers the 2025-11-25 revision's tasks/result of a task
+// that ended: the tool's result or the task's error (this server answers
+// one that has not ended with an error rather than wait).
+func (st *serverTask) legacyResult() reply {
+	switch st.status {
+	case "completed":
+		return reply{result: st.result}
+	case "failed":
+		return errorReply(st.err)
+	case "cancelled":
+		return errorReply(newError(CodeInternalError, "the task was cancelled"))
+	}
+	return errorReply(newError(CodeInternalError, "the task has not ended (this test server does not wait)"))
+}
+
 // findTask resolves a tasks/* request's task.
 func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError) {
-	if !declaresTasks(x.meta) {
+	if x.modern && !declaresTasks(x.meta) {
 		return nil, nil, missingTasksError()
 	}
 	var p struct {
@@ -148,9 +267,15 @@ func (s *Server) handleTask(x *exchange) reply {
 	switch x.msg.Method {
 	case "tasks/get":
 		st.advance()
+		if !x.modern {
+			return reply{result: st.legacyWire()}
+		}
 		return reply{result: st.wire()}
+	case "tasks/result":
+		return st.legacyResult()
 	case "tasks/update":
 		st.update(responses)
+		st.drive()
 	case "tasks/cancel":
 		if !st.terminal() {
 			st.set("cancelled", "cancelled by request")
@@ -241,10 +366,17 @@ func (st *serverTask) answer(action string, content map[string]any) {
 		st.set("completed", "input "+action)
 		return
 	}
+	if st.decides(st.round + 1) {
+		st.answers = append(st.answers, fmt.Sprintf("confirm=%v", content["confirm"]))
+	} else {
+		st.answers = append(st.answers, fmt.Sprint(content["answer"]))
+	}
 	st.round++
-	st.answers = append(st.answers, fmt.Sprint(content["answer"]))
 	st.set("working", fmt.Sprintf("got input %d", st.round))
 }
+
+// decides reports whether input round (1-based) asks for a decision.
+func (st *serverTask) decides(round int) bool { return slices.Contains(st.b.Decide, round) }
 
 // wire is the task as tasks/get returns it.
 func (st *serverTask) wire() map[string]any {
@@ -261,15 +393,18 @@ func (st *serverTask) wire() map[string]any {
 	}
 	switch st.status {
 	case "input_required":
+		message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
+		properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
+		if st.decides(st.round + 1) {
+			message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
+			properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
+		}
 		w["inputRequests"] = map[string]any{st.outstanding: map[string]any{
 			"method": "elicitation/create",
 			"params": map[string]any{
-				"mode":    "form",
-				"message": fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name),
-				"requestedSchema": map[string]any{
-					"type":       "object",
-					"properties": map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}},
-				},
+				"mode":            "form",
+				"message":         message,
+				"requestedSchema": map[string]any{"type": "object", "properties": properties},
 			},
 		}}
 	case "completed":

@@ -37,6 +37,17 @@ type Token struct {
 	DPoPKey *ecdsa.PrivateKey
 }
 
+// DPoPThumbprint is the RFC 7638 thumbprint of the public half of the key
+// the token is bound to (what the authorization server names as cnf.jkt),
+// for showing which key a token needs; "" for a bearer token. It never
+// reveals the key.
+func (t *Token) DPoPThumbprint() string {
+	if t.DPoPKey == nil {
+		return ""
+	}
+	return jwkThumbprint(&t.DPoPKey.PublicKey)
+}
+
 // scheme is the Authorization scheme the token is presented with.
 func (t *Token) scheme() string {
 	if t.DPoPKey != nil {

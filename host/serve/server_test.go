@@ -120,6 +120,8 @@ type wireEvent struct {
 	ApprovalID string `json:"approvalId"`
 	Deadline   string `json:"deadline"`
 	RiskLevel  string `json:"riskLevel"`
+	// tool_task, and the approval of a task's question
+	TaskID string `json:"taskId"`
 }
 
 func (e wireEvent) Failed() bool { return e.IsError != nil && *e.IsError }

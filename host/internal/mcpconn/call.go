@@ -41,6 +41,11 @@ type CallRequest struct {
 	// stops, which is resumed and follows the task then); taskTimeout and
 	// a task that asks too much cancel it regardless.
 	KeepTask func(ctx context.Context) bool
+	// Decide, when set, answers a task's input request that asks for a
+	// decision (TaskQuestion): true accepts it, false declines it. The
+	// host asks the session's approvers. Without it a decision is
+	// elicited like any other input request.
+	Decide func(ctx context.Context, q TaskQuestion) (bool, error)
 	// Progress, when set, asks the server for progress: each attempt is
 	// sent with a progressToken of its own, and the server's
 	// notifications/progress for it are handed to Progress while the
@@ -313,6 +318,9 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 			call.Params.Meta = &mcp.Meta{}
 		}
 		call.Params.Meta.ProgressToken = token
+	}
+	if legacyTaskCall(cl, c.tasksOn(), req.Tool) {
+		call.Params.Task = &mcp.TaskParams{}
 	}
 	var x *exchange
 	if tasks, headerTool := c.tasksOn(), c.paramHeaderTool(w, req.Tool.Name); req.Secure != nil || tasks || headerTool != nil {

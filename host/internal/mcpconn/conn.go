@@ -127,8 +127,10 @@ type Conn struct {
 
 	refreshCh chan struct{}
 
-	// progress routes notifications/progress to the calls that asked.
-	progress progressRoutes
+	// progress routes notifications/progress to the calls that asked;
+	// taskWatches notifications/tasks to the calls whose tasks they name.
+	progress    progressRoutes
+	taskWatches taskWatches
 
 	mu         sync.Mutex
 	client     *client.Client
@@ -759,6 +761,9 @@ func (c *Conn) listenForChanges(cl *client.Client) {
 			c.RequestRefresh()
 		case mcp.MethodNotificationSubscriptionsAcknowledged:
 			ackOnce.Do(func() { close(acked) })
+			c.taskWatches.deliver(n.Method, n.Params.AdditionalFields)
+		case methodTasksNotification:
+			c.taskWatches.deliver(n.Method, n.Params.AdditionalFields)
 		case string(mcp.MethodNotificationProgress):
 			c.progress.deliver(n.Params.AdditionalFields)
 		}

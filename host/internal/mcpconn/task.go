@@ -6,20 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 // MCP Tasks, the io.modelcontextprotocol/tasks extension of the 2026-07-28
 // protocol. With a server's `tasks: auto` the connection declares the
 // extension, and a tools/call the server answers with a task handle
-// (resultType "task") is followed here to its end: tasks/get every poll
-// interval the server suggests (bounded), the task's inputRequests answered
-// through the connection's elicitation handler and sent with tasks/update,
+// (resultType "task") is followed here to its end: on the task's
+// subscriptions/listen stream (notifications/tasks) when the server
+// acknowledges one, else with tasks/get every poll interval the server
+// suggests (bounded), the task's inputRequests answered
+// (a decision through CallRequest.Decide, the approval workflow; any other
+// through the connection's elicitation handler) and sent with tasks/update,
 // and tasks/cancel when the caller gives up (unless CallRequest.KeepTask)
 // or taskTimeout passes; CallRequest.Task follows a task an earlier call
 // created (a resumed durable turn). The
@@ -58,8 +63,16 @@ const (
 	maxTaskUpdates        = 128
 	maxTaskMessageBytes   = 500
 	maxTaskIDBytes        = 256
+	// maxTaskQuestionBytes bounds the question of a decision an
+	// approver is shown.
+	maxTaskQuestionBytes = 1000
 	// maxTaskReconnects bounds the reconnects while one task is followed.
 	maxTaskReconnects = 3
+	// taskListenAckTimeout bounds the wait for the server to acknowledge
+	// a task's subscriptions/listen; taskListenBackstop is the tasks/get
+	// of a listened task when no notification came (a lost one).
+	taskListenAckTimeout = 2 * time.Second
+	taskListenBackstop   = maxTaskPoll
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
 	// early (its caller's context may be gone already).
 	taskCancelTimeout = 5 * time.Second
@@ -70,6 +83,9 @@ const (
 	methodTasksGet    = string(mcp.MethodTasksGet)
 	methodTasksUpdate = "tasks/update"
 	methodTasksCancel = string(mcp.MethodTasksCancel)
+	// methodTasksNotification is the extension's notifications/tasks,
+	// sent on a subscriptions/listen stream that named the task.
+	methodTasksNotification = "notifications/tasks"
 )
 
 // tasksOn reports the server's `tasks: auto`.
@@ -87,22 +103,72 @@ func (c *Conn) taskTimeout() time.Duration {
 // notifications/tasks carry it (DetailedTask: result, error and
 // inputRequests by status).
 type wireTask struct {
-	ResultType     string                     `json:"resultType"`
-	TaskID         string                     `json:"taskId"`
-	Status         mcp.TaskStatus             `json:"status"`
-	StatusMessage  string                     `json:"statusMessage"`
-	PollIntervalMs *int64                     `json:"pollIntervalMs"`
-	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-	Result         json.RawMessage            `json:"result"`
-	Error          *mcp.JSONRPCErrorDetails   `json:"error"`
+	ResultType     string         `json:"resultType"`
+	TaskID         string         `json:"taskId"`
+	Status         mcp.TaskStatus `json:"status"`
+	StatusMessage  string         `json:"statusMessage"`
+	PollIntervalMs *int64         `json:"pollIntervalMs"`
+	// PollInterval is the 2025-11-25 revision's name of PollIntervalMs.
+	PollInterval  *int64                     `json:"pollInterval"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	Result        json.RawMessage            `json:"result"`
+	Error         *mcp.JSONRPCErrorDetails   `json:"error"`
 }
 
-// isTaskHandle reports whether a tools/call result is a CreateTaskResult.
+// isTaskHandle reports whether a tools/call result is a CreateTaskResult:
+// the extension's (resultType "task") or the 2025-11-25 revision's ({task}
+// and no content).
 func isTaskHandle(result json.RawMessage) bool {
 	var probe struct {
-		ResultType string `json:"resultType"`
+		ResultType string          `json:"resultType"`
+		Task       json.RawMessage `json:"task"`
+		Content    json.RawMessage `json:"content"`
 	}
-	return json.Unmarshal(result, &probe) == nil && probe.ResultType == "task"
+	if json.Unmarshal(result, &probe) != nil {
+		return false
+	}
+	return probe.ResultType == "task" || (len(probe.Task) > 0 && probe.Task[0] == '{' && probe.Content == nil)
+}
+
+// The 2025-11-25 revision's form of tasks (its basic/utilities/tasks):
+// with `tasks: auto`, a connection of that revision sends a tools/call
+// with params.task when the server declares tasks.requests.tools.call and
+// the tool's execution.taskSupport is optional or required; the answer's
+// task is polled with tasks/get (its pollInterval), and once it ends, or
+// asks for input (which the server then requests during tasks/result, on
+// the connection's elicitation path), tasks/result has its result.
+
+// legacyTaskCall reports whether a call is sent task-augmented in the
+// 2025-11-25 form.
+func legacyTaskCall(cl *client.Client, on bool, tool *secureparams.Tool) bool {
+	if !on || mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		return false
+	}
+	caps := cl.GetServerCapabilities()
+	if caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil || caps.Tasks.Requests.Tools.Call == nil {
+		return false
+	}
+	var def struct {
+		Execution struct {
+			TaskSupport mcp.TaskSupport `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if json.Unmarshal(tool.Raw, &def) != nil {
+		return false
+	}
+	return def.Execution.TaskSupport == mcp.TaskSupportOptional || def.Execution.TaskSupport == mcp.TaskSupportRequired
+}
+
+// legacyResult is tasks/result of a 2025-11-25 task: the call's result, or
+// the task's error. It blocks until the task ends (bounded by ctx).
+func (f *taskFollower) legacyResult(ctx context.Context, cl *client.Client) (*mcp.CallToolResult, error) {
+	req := mcp.TaskResultRequest{}
+	req.Params.TaskId = f.id
+	res, err := cl.TaskResult(ctx, req)
+	if err != nil {
+		return nil, classifyCallError(ctx, ctx, f.c.taskTimeout(), err)
+	}
+	return &mcp.CallToolResult{Result: res.Result, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
 }
 
 // taskStubResult is what mcp-go decodes instead of a task handle: the
@@ -118,6 +184,9 @@ func parseTask(raw json.RawMessage, want string) (*wireTask, error) {
 	var t wireTask
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, taskProblem("%v", err)
+	}
+	if t.PollIntervalMs == nil {
+		t.PollIntervalMs = t.PollInterval
 	}
 	switch {
 	case t.TaskID == "":
@@ -155,16 +224,27 @@ type taskFollower struct {
 	messages int             // updates that changed only the message
 	answered map[string]bool // inputRequests keys answered
 	inputs   int
+	// legacy: the 2025-11-25 form (the result comes from tasks/result).
+	legacy bool
 }
 
 // followTask follows the task created answers a call with to its end; its
 // error is a *CallError naming the task.
 func (c *Conn) followTask(ctx context.Context, cl *client.Client, w *wireTransport, req CallRequest, created json.RawMessage) (*mcp.CallToolResult, error) {
+	legacy := !mcp.IsModernProtocol(cl.ProtocolVersion())
+	if legacy {
+		var handle struct {
+			Task json.RawMessage `json:"task"`
+		}
+		if json.Unmarshal(created, &handle) == nil && len(handle.Task) > 0 {
+			created = handle.Task
+		}
+	}
 	t, err := parseTask(created, "")
 	if err != nil {
 		return nil, &CallError{Failure: FailProtocol, Err: err}
 	}
-	f := &taskFollower{c: c, req: req, id: t.TaskID, answered: map[string]bool{}}
+	f := &taskFollower{c: c, req: req, id: t.TaskID, answered: map[string]bool{}, legacy: legacy}
 	result, err := f.follow(ctx, cl, w, t)
 	if err != nil {
 		var cerr *CallError
@@ -209,8 +289,24 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 			Err: fmt.Errorf("task %s did not finish within %s (taskTimeout)", truncate(f.id, 40), timeout)}
 	}
 	reconnects := 0
+	// watch is the task's subscriptions/listen stream, when the server
+	// acknowledged one (listened: it was tried).
+	var (
+		watch    *taskWatch
+		listened bool
+	)
 	f.report(t)
 	for {
+		if f.legacy && (t.Status == mcp.TaskStatusCompleted || t.Status == mcp.TaskStatusFailed || t.Status == mcp.TaskStatusInputRequired) {
+			result, err := f.legacyResult(tctx, cl)
+			if err != nil && tctx.Err() != nil {
+				return nil, ended()
+			}
+			if err == nil {
+				f.report(&wireTask{Status: mcp.TaskStatusCompleted, StatusMessage: t.StatusMessage})
+			}
+			return result, err
+		}
 		switch t.Status {
 		case mcp.TaskStatusCompleted:
 			return f.result(t)
@@ -231,14 +327,12 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 				return nil, err
 			}
 		}
-		timer := time.NewTimer(t.pollInterval())
-		select {
-		case <-tctx.Done():
-			timer.Stop()
-			return nil, ended()
-		case <-timer.C:
+		if watch == nil && !listened {
+			listened = true
+			watch = f.listen(tctx, cl, w)
+			defer func() { watch.close() }()
 		}
-		raw, err := f.rpc(tctx, cl, w, methodTasksGet, nil)
+		raw, err := f.next(tctx, cl, w, t, &watch)
 		if err != nil {
 			var cerr *CallError
 			switch {
@@ -254,6 +348,9 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 					return nil, &CallError{Failure: FailUnavailable, Err: derr}
 				}
 				cl, w = ncl, nw
+				// The stream went with the connection: poll.
+				watch.close()
+				watch = nil
 				continue
 			}
 			return nil, err
@@ -265,6 +362,212 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 		t = next
 		f.report(t)
 	}
+}
+
+// next waits for the task's next state and returns it raw: the next
+// notifications/tasks of its stream, or else a tasks/get after the poll
+// interval (the backstop interval while a stream is open, at once when the
+// stream has just been acknowledged or has ended).
+func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask, watch **taskWatch) (json.RawMessage, error) {
+	wait := t.pollInterval()
+	if wt := *watch; wt != nil {
+		wait = taskListenBackstop
+		if wt.fresh {
+			// What changed before the stream was established was not
+			// sent on it.
+			wt.fresh = false
+			wait = 0
+		}
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case raw := <-wt.updates:
+			return raw, nil
+		case <-wt.ended:
+			// The server closed the stream: poll from here.
+			wt.close()
+			*watch = nil
+		case <-timer.C:
+		}
+		return f.rpc(ctx, cl, w, methodTasksGet, nil)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+	}
+	return f.rpc(ctx, cl, w, methodTasksGet, nil)
+}
+
+// listen opens a subscriptions/listen stream for the task's
+// notifications/tasks on a 2026-07-28 connection, and returns it once the
+// server acknowledged the task on it; nil (the task is polled) when the
+// connection is of an earlier revision, the server refuses or ends the
+// stream, or does not acknowledge the task within taskListenAckTimeout.
+func (f *taskFollower) listen(ctx context.Context, cl *client.Client, w *wireTransport) *taskWatch {
+	if !mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		return nil
+	}
+	wt, ok := f.c.taskWatches.add(f.id)
+	if !ok {
+		return nil
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(wt.ended)
+		params := map[string]any{"notifications": map[string]any{"taskIds": []string{f.id}}}
+		if _, err := f.request(lctx, cl, w, methodSubscriptionsListen, params, 0); err != nil && lctx.Err() == nil {
+			f.c.logger.Debug("subscriptions/listen for a task ended", "task", truncate(f.id, 40), "err", err)
+		}
+	}()
+	wt.stop = func() {
+		cancel()
+		<-done
+		f.c.taskWatches.remove(f.id, wt)
+	}
+	wt.stopOnce = &sync.Once{}
+	timer := time.NewTimer(taskListenAckTimeout)
+	defer timer.Stop()
+	select {
+	case ok := <-wt.acked:
+		if ok {
+			wt.fresh = true
+			return wt
+		}
+	case <-wt.ended:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	wt.close()
+	return nil
+}
+
+// methodSubscriptionsListen opens a notification stream (2026-07-28).
+const methodSubscriptionsListen = string(mcp.MethodSubscriptionsListen)
+
+// taskWatch is a followed task's subscriptions/listen stream: the
+// notifications/tasks for it (the latest one not yet taken), whether the
+// server acknowledged it, and the stream's end.
+type taskWatch struct {
+	updates chan json.RawMessage
+	// acked says whether the server agreed to send the task's
+	// notifications (once).
+	acked   chan bool
+	ackOnce sync.Once
+	ended   chan struct{}
+	// fresh: acknowledged, and the task not read since.
+	fresh    bool
+	stop     func()
+	stopOnce *sync.Once
+}
+
+// answer takes the server's first answer to the subscription.
+func (wt *taskWatch) answer(ok bool) { wt.ackOnce.Do(func() { wt.acked <- ok }) }
+
+// close ends the stream and forgets the watch; nil and closed watches
+// are left as they are.
+func (wt *taskWatch) close() {
+	if wt != nil && wt.stopOnce != nil {
+		wt.stopOnce.Do(wt.stop)
+	}
+}
+
+// taskWatches routes notifications/tasks and the acknowledgements of task
+// subscriptions to the followers of the tasks they name. It holds one
+// entry per task followed through a stream, so it is bounded by the calls
+// in flight; a notification for no such task is dropped.
+type taskWatches struct {
+	mu      sync.Mutex
+	watches map[string]*taskWatch
+}
+
+// add registers a watch for task id; false when one is registered (the
+// same task followed twice is polled the second time).
+func (r *taskWatches) add(id string) (*taskWatch, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.watches[id]; ok {
+		return nil, false
+	}
+	if r.watches == nil {
+		r.watches = map[string]*taskWatch{}
+	}
+	wt := &taskWatch{updates: make(chan json.RawMessage, 1), acked: make(chan bool, 1), ended: make(chan struct{})}
+	r.watches[id] = wt
+	return wt, true
+}
+
+func (r *taskWatches) remove(id string, wt *taskWatch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watches[id] == wt {
+		delete(r.watches, id)
+	}
+}
+
+// deliver takes a notification the connection read: notifications/tasks
+// for a watched task (the watch keeps the latest), or an acknowledgement
+// naming watched tasks. It runs on the connection's reader and never
+// blocks.
+func (r *taskWatches) deliver(method string, params map[string]any) {
+	if method != methodTasksNotification && method != mcp.MethodNotificationSubscriptionsAcknowledged {
+		return
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.watches) == 0 {
+		return
+	}
+	if method == mcp.MethodNotificationSubscriptionsAcknowledged {
+		var ack struct {
+			Notifications struct {
+				TaskIDs []string `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(raw, &ack) != nil {
+			return
+		}
+		// The ack names the tasks the server agreed to; one that names
+		// none refused the tasks whose streams wait for an answer (an
+		// ack of the connection's own stream, made only as it connects,
+		// at worst has them polled).
+		if len(ack.Notifications.TaskIDs) == 0 {
+			for _, wt := range r.watches {
+				wt.answer(false)
+			}
+		}
+		for _, id := range ack.Notifications.TaskIDs {
+			if wt := r.watches[id]; wt != nil {
+				wt.answer(true)
+			}
+		}
+		return
+	}
+	var probe struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return
+	}
+	wt := r.watches[probe.TaskID]
+	if wt == nil {
+		return
+	}
+	select {
+	case <-wt.updates: // superseded
+	default:
+	}
+	wt.updates <- raw
 }
 
 // result is a completed task's CallToolResult.
@@ -328,7 +631,7 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 		if err := json.Unmarshal(t.InputRequests[key], &ir); err != nil {
 			return &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s input request %q: %w", truncate(f.id, 40), truncate(key, 40), err)}
 		}
-		resp, err := f.fulfil(ctx, ir)
+		resp, err := f.fulfil(ctx, key, ir)
 		if err != nil {
 			return err
 		}
@@ -343,14 +646,34 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 	return nil
 }
 
-// fulfil answers one input request: elicitation through the connection's
-// handler (declined without one); agenthost answers no other kind.
-func (f *taskFollower) fulfil(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+// fulfil answers one input request: a decision (decisionField) through
+// CallRequest.Decide, the approval workflow, when set; other elicitation
+// through the connection's handler (declined without one); agenthost
+// answers no other kind.
+func (f *taskFollower) fulfil(ctx context.Context, key string, ir mcp.InputRequest) (mcp.InputResponse, error) {
 	if ir.Method != mcp.MethodElicitationCreate || ir.Elicitation == nil {
 		return mcp.InputResponse{}, &CallError{Failure: FailServerError,
 			Err: fmt.Errorf("task %s asks for %s, which agenthost does not answer", truncate(f.id, 40), ir.Method)}
 	}
 	decline := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
+	if field, ok := decisionField(ir.Elicitation); ok && f.req.Decide != nil {
+		yes, err := f.req.Decide(ctx, TaskQuestion{TaskID: f.id, Key: truncate(key, maxTaskIDBytes), Message: truncate(ir.Elicitation.Message, maxTaskQuestionBytes)})
+		if err != nil {
+			if ctx.Err() != nil {
+				return mcp.InputResponse{}, ctx.Err()
+			}
+			return mcp.InputResponse{}, &CallError{Failure: FailServerError, Err: fmt.Errorf("task %s: deciding its question: %w", truncate(f.id, 40), err)}
+		}
+		if !yes {
+			return mcp.NewElicitationInputResponse(decline), nil
+		}
+		content := map[string]any{}
+		if field != "" {
+			content[field] = true
+		}
+		return mcp.NewElicitationInputResponse(mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: content}}), nil
+	}
 	if f.c.elicitation == nil {
 		return mcp.NewElicitationInputResponse(decline), nil
 	}
@@ -384,15 +707,23 @@ func (f *taskFollower) cancel(ctx context.Context, cl *client.Client, w *wireTra
 // result; the error is a *CallError. Each request is bounded by the
 // server's callTimeout.
 func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransport, method string, params map[string]any) (json.RawMessage, error) {
-	timeout := f.c.callTimeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	x := &exchange{method: string(mcp.MethodTasksGet)}
 	all := map[string]any{"taskId": f.id}
 	for k, v := range params {
 		all[k] = v
 	}
-	x.task = &taskRequest{method: method, params: all}
+	return f.request(ctx, cl, w, method, all, f.c.callTimeout())
+}
+
+// request sends one request of the Tasks seam with params as they are,
+// bounded by timeout (0: by ctx only, a stream).
+func (f *taskFollower) request(ctx context.Context, cl *client.Client, w *wireTransport, method string, params map[string]any, timeout time.Duration) (json.RawMessage, error) {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	x := &exchange{method: string(mcp.MethodTasksGet)}
+	x.task = &taskRequest{method: method, params: params}
 	req := mcp.GetTaskRequest{}
 	req.Params.TaskId = f.id
 	if _, err := cl.GetTask(x.bind(cctx), req); err != nil {
@@ -403,6 +734,50 @@ func (f *taskFollower) rpc(ctx context.Context, cl *client.Client, w *wireTransp
 		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("%s had no result", method)}
 	}
 	return raw, nil
+}
+
+// TaskQuestion is an input request of a task that asks for a decision: a
+// form elicitation whose requestedSchema asks for nothing (accept or
+// decline) or for one boolean (a confirmation). The extension names no
+// request type for a decision; these are the shapes that can mean only
+// yes or no. Key and Message are the server's, cut to bounds.
+type TaskQuestion struct {
+	TaskID  string
+	Key     string
+	Message string
+}
+
+// decisionField reports whether an elicitation asks for a decision
+// (TaskQuestion), and the name of its boolean ("" for none).
+func decisionField(p *mcp.ElicitationParams) (string, bool) {
+	if p.Mode != "" && p.Mode != mcp.ElicitationModeForm {
+		return "", false
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return "", false
+	}
+	var schema struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type string          `json:"type"`
+			Enum json.RawMessage `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &schema) != nil || (schema.Type != "" && schema.Type != "object") {
+		return "", false
+	}
+	switch len(schema.Properties) {
+	case 0:
+		return "", true
+	case 1:
+		for name, prop := range schema.Properties {
+			if prop.Type == "boolean" && len(prop.Enum) == 0 {
+				return name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // taskRequest is the method and params the seam sends for a task

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,23 @@ func taskConn(t *testing.T, srv *mcptest.Server, url string, cfg config.Server, 
 	return c
 }
 
+// taskServer serves long_job with the task behaviour in process or (over
+// "http") on a real HTTP server, whose URL it returns.
+func taskServer(t *testing.T, over, behaviour string) (*mcptest.Server, string) {
+	t.Helper()
+	opts := mcptest.Options{ToolsJSON: taskTool(behaviour)}
+	if over == "http" {
+		url, srv := mcptest.StartHTTP(t, opts)
+		return srv, url
+	}
+	srv, err := mcptest.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, ""
+}
+
 func callLongJob(ctx context.Context, c *Conn, updates *[]TaskUpdate) (*mcp.CallToolResult, error) {
 	req := CallRequest{Tool: &secureparams.Tool{Name: "long_job"}, Arguments: json.RawMessage(`{}`)}
 	if updates != nil {
@@ -103,19 +121,7 @@ func statuses(updates []TaskUpdate) []string {
 func TestTaskFollowedToItsResult(t *testing.T) {
 	for _, over := range []string{"in-process", "http"} {
 		t.Run(over, func(t *testing.T) {
-			opts := mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "polls": 1, "pollIntervalMs": 1}`)}
-			var (
-				srv *mcptest.Server
-				url string
-				err error
-			)
-			if over == "http" {
-				url, srv = mcptest.StartHTTP(t, opts)
-			} else if srv, err = mcptest.New(opts); err != nil {
-				t.Fatal(err)
-			} else {
-				defer srv.Close()
-			}
+			srv, url := taskServer(t, over, `{"inputs": 2, "polls": 1, "pollIntervalMs": 1}`)
 			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
 			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto}, elicit)
 			var updates []TaskUpdate
@@ -427,5 +433,247 @@ func TestTaskUpdatesBounded(t *testing.T) {
 	}
 	if messages > maxTaskMessageUpdates {
 		t.Errorf("%d message-only updates, want at most %d", messages, maxTaskMessageUpdates)
+	}
+}
+
+// TestTaskDecisionGoesToDecide: a task that asks twice, once for a
+// decision and once for input, has the decision answered by
+// CallRequest.Decide (approved: accepted with the boolean true; denied:
+// declined, which ends the task with isError) and the other by the
+// elicitation handler; without Decide both are elicited.
+func TestTaskDecisionGoesToDecide(t *testing.T) {
+	tests := []struct {
+		name      string
+		decide    *bool
+		elicited  int
+		isError   bool
+		wantInRes string
+	}{
+		{name: "approved", decide: ptr(true), elicited: 1, wantInRes: "answers: confirm=true, a1"},
+		{name: "denied", decide: ptr(false), elicited: 0, isError: true, wantInRes: "input 1 decline"},
+		{name: "no Decide: elicited", elicited: 2, wantInRes: "answers: confirm=<nil>, a2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := mcptest.New(mcptest.Options{ToolsJSON: taskTool(`{"inputs": 2, "decide": [1], "pollIntervalMs": 1}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+			c := taskConn(t, srv, "", config.Server{Tasks: config.TasksAuto}, elicit)
+			var questions []TaskQuestion
+			req := CallRequest{Tool: &secureparams.Tool{Name: "long_job"}, Arguments: json.RawMessage(`{}`)}
+			if tc.decide != nil {
+				req.Decide = func(_ context.Context, q TaskQuestion) (bool, error) {
+					questions = append(questions, q)
+					return *tc.decide, nil
+				}
+			}
+			result, _, err := c.Call(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError != tc.isError || !strings.Contains(resultText(result), tc.wantInRes) {
+				t.Fatalf("result = %q (isError %v), want %q (isError %v)", resultText(result), result.IsError, tc.wantInRes, tc.isError)
+			}
+			if n := elicit.count(); n != tc.elicited {
+				t.Errorf("elicited %d times, want %d", n, tc.elicited)
+			}
+			if tc.decide != nil {
+				if len(questions) != 1 || questions[0].Key != "input-1" || questions[0].TaskID == "" ||
+					!strings.Contains(questions[0].Message, "Confirm step 1 of 2 of long_job") {
+					t.Errorf("questions = %+v, want the one decision with its task, key and message", questions)
+				}
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDecisionField(t *testing.T) {
+	tests := []struct {
+		name, params, field string
+		ok                  bool
+	}{
+		{"one boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`, "confirm", true},
+		{"form mode, required boolean", `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","default":false}},"required":["ok"]}}`, "ok", true},
+		{"nothing asked", `{"message":"m","requestedSchema":{"type":"object","properties":{}}}`, "", true},
+		{"no properties member", `{"message":"m","requestedSchema":{"type":"object"}}`, "", true},
+		{"a string", `{"message":"m","requestedSchema":{"type":"object","properties":{"answer":{"type":"string"}}}}`, "", false},
+		{"a boolean and more", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"},"why":{"type":"string"}}}}`, "", false},
+		{"an enum boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","enum":[true]}}}}`, "", false},
+		{"url mode", `{"mode":"url","message":"m","url":"https://example.test","elicitationId":"e"}`, "", false},
+		{"not an object schema", `{"message":"m","requestedSchema":{"type":"string"}}`, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p mcp.ElicitationParams
+			if err := json.Unmarshal([]byte(tc.params), &p); err != nil {
+				t.Fatal(err)
+			}
+			field, ok := decisionField(&p)
+			if field != tc.field || ok != tc.ok {
+				t.Errorf("decisionField = %q, %v, want %q, %v", field, ok, tc.field, tc.ok)
+			}
+		})
+	}
+}
+
+// taskListens are the subscriptions/listen requests that named a task.
+func taskListens(rec *mcptest.Recording) int {
+	n := 0
+	for _, m := range rec.Messages("subscriptions/listen") {
+		if m.Dir == mcptest.DirIn && strings.Contains(string(m.Message), `"taskIds"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTaskFollowedThroughListen: a server that offers subscriptions/listen
+// for its task (it acknowledges the task's id and sends notifications/tasks)
+// has the task followed on that stream, its question answered, and the
+// result taken from the notification, without polling tasks/get at the
+// poll interval (which here would outlast taskTimeout): one tasks/get at
+// most, to catch up once the stream is established.
+func TestTaskFollowedThroughListen(t *testing.T) {
+	for _, over := range []string{"in-process", "http"} {
+		t.Run(over, func(t *testing.T) {
+			srv, url := taskServer(t, over, `{"inputs": 1, "polls": 2, "pollIntervalMs": 60000, "notify": true}`)
+			elicit := &answering{action: mcp.ElicitationResponseActionAccept}
+			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, TaskTimeout: 10 * time.Second}, elicit)
+			var updates []TaskUpdate
+			result, err := callLongJob(context.Background(), c, &updates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError || !strings.Contains(resultText(result), "answers: a1") {
+				t.Fatalf("result = %q (isError %v), want the task's result with the answer", resultText(result), result.IsError)
+			}
+			rec := srv.Recording()
+			var gets int
+			for _, m := range rec.Messages("tasks/get") {
+				if m.Dir == mcptest.DirIn {
+					gets++
+				}
+			}
+			if gets > 1 {
+				t.Errorf("%d tasks/get, want at most 1 (the task is followed on its stream)", gets)
+			}
+			if n := taskListens(rec); n != 1 {
+				t.Errorf("%d subscriptions/listen naming the task, want 1", n)
+			}
+			if got := statuses(updates); got[len(got)-1] != "completed" || !slices.Contains(got, "input_required") {
+				t.Errorf("task statuses reported: %v", got)
+			}
+		})
+	}
+}
+
+// TestTaskPolledAtItsInterval: a server that does not offer the task on
+// subscriptions/listen (it acknowledges none) has the task polled with
+// tasks/get, each poll at least the server's pollIntervalMs after the last.
+func TestTaskPolledAtItsInterval(t *testing.T) {
+	const interval = 150 * time.Millisecond
+	url, srv := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: taskTool(fmt.Sprintf(`{"polls": 2, "pollIntervalMs": %d}`, interval.Milliseconds()))})
+	c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto}, nil)
+	start := time.Now()
+	result, err := callLongJob(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.IsError {
+		t.Fatalf("result %q is an error", resultText(result))
+	}
+	rec := srv.Recording()
+	var at []time.Time
+	for _, m := range rec.Messages("tasks/get") {
+		if m.Dir == mcptest.DirIn {
+			at = append(at, m.Time)
+		}
+	}
+	if len(at) != 3 {
+		t.Fatalf("%d tasks/get, want 3 (two working steps and the end)", len(at))
+	}
+	for i, ts := range at {
+		prev := start
+		if i > 0 {
+			prev = at[i-1]
+		}
+		if gap := ts.Sub(prev); gap < interval {
+			t.Errorf("tasks/get %d came %v after the one before, sooner than the interval %v", i+1, gap, interval)
+		}
+	}
+	if n := taskListens(rec); n != 1 {
+		t.Errorf("%d subscriptions/listen naming the task, want 1 (tried, refused)", n)
+	}
+}
+
+// TestLegacyTaskForm: on a 2025-11-25 connection, a tool whose
+// execution.taskSupport is optional, of a server that declares
+// tasks.requests.tools.call, is called task-augmented (params.task); the
+// {task} answer is polled with tasks/get at its pollInterval and the
+// result taken with tasks/result once it ended. A tool without
+// taskSupport is called as usual, and with `tasks: off` nothing is
+// augmented.
+func TestLegacyTaskForm(t *testing.T) {
+	tools := []byte(`[{"name": "long_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+		"x-test": {"text": "job done", "task": {"polls": 2, "pollIntervalMs": 1}}},
+		{"name": "failing_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+		"x-test": {"task": {"polls": 1, "pollIntervalMs": 1, "failCode": -32050}}}]`)
+	for _, over := range []string{"in-process", "http"} {
+		t.Run(over, func(t *testing.T) {
+			opts := mcptest.Options{ToolsJSON: tools}
+			var srv *mcptest.Server
+			url := ""
+			if over == "http" {
+				url, srv = mcptest.StartHTTP(t, opts)
+			} else {
+				var err error
+				if srv, err = mcptest.New(opts); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = srv.Close() })
+			}
+			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, ProtocolVersion: "2025-11-25"}, nil)
+			var updates []TaskUpdate
+			req := CallRequest{Tool: &secureparams.Tool{Name: "long_job", Raw: json.RawMessage(`{"name":"long_job","execution":{"taskSupport":"optional"}}`)},
+				Arguments: json.RawMessage(`{}`), OnTask: func(u TaskUpdate) { updates = append(updates, u) }}
+			result, _, err := c.Call(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.IsError || !strings.Contains(resultText(result), "job done") {
+				t.Fatalf("result = %q (isError %v), want the task's result", resultText(result), result.IsError)
+			}
+			rec := srv.Recording()
+			calls := rec.Messages("tools/call")
+			if len(calls) == 0 || !strings.Contains(string(calls[0].Message), `"task":{}`) {
+				t.Errorf("the tools/call was not task-augmented: %d calls", len(calls))
+			}
+			in := func(method string) (n int) {
+				for _, m := range rec.Messages(method) {
+					if m.Dir == mcptest.DirIn {
+						n++
+					}
+				}
+				return n
+			}
+			if in("tasks/get") != 3 || in("tasks/result") != 1 {
+				t.Errorf("%d tasks/get and %d tasks/result, want 3 and 1", in("tasks/get"), in("tasks/result"))
+			}
+			if got := statuses(updates); len(got) == 0 || got[len(got)-1] != "completed" || updates[0].TaskID == "" {
+				t.Errorf("updates %+v", updates)
+			}
+
+			failing := CallRequest{Tool: &secureparams.Tool{Name: "failing_job", Raw: json.RawMessage(`{"execution":{"taskSupport":"required"}}`)}, Arguments: json.RawMessage(`{}`)}
+			_, _, err = c.Call(context.Background(), failing)
+			var cerr *CallError
+			if !errors.As(err, &cerr) || cerr.Task == "" || !strings.Contains(err.Error(), "-32050") && !strings.Contains(err.Error(), "failed on purpose") && !strings.Contains(err.Error(), "task failed") {
+				t.Errorf("failing task: %v, want a call error naming the task and its error", err)
+			}
+		})
 	}
 }
