@@ -12,29 +12,19 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/stores"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
-)
-
-// Exit codes of the approvals and audit commands (docs/cli.md).
-const (
-	// exitNoSuchApproval: no approval request has this id.
-	exitNoSuchApproval = 11
-	// exitVoteRefused: the vote did not count (the request is settled,
-	// the approver already allowed it, or is its requester).
-	exitVoteRefused = 12
-	// exitChainBroken: `audit verify` found a broken audit chain.
-	exitChainBroken = 13
 )
 
 // openApprovalStore loads the config and opens approvals.store.
 func (a *app) openApprovalStore(cmd *cobra.Command) (approvals.Store, error) {
-	cfg, err := a.loadConfig()
+	cfg, err := a.f.Config()
 	if err != nil {
 		return nil, err
 	}
 	s, err := host.OpenApprovalStore(cmd.Context(), cfg, stores.Databases{})
 	if err != nil {
-		return nil, a.hostErr(cfg.File, err)
+		return nil, cmdutil.HostErr(cfg.File, err)
 	}
 	return s, nil
 }
@@ -46,7 +36,7 @@ func (a *app) hostErr(file string, err error) error {
 	if kind == host.KindConfig && file != "" {
 		err = fmt.Errorf("%s: %w", file, err)
 	}
-	return &exitErr{code: exitCodeFor(kind), err: err}
+	return &cmdutil.ExitErr{Code: cmdutil.CodeFor(kind), Err: err}
 }
 
 // waitApprover is `--approve wait`: each ask is raised in approvals.store
@@ -54,11 +44,11 @@ func (a *app) hostErr(file string, err error) error {
 func (a *app) waitApprover(h *host.Host) (approvals.Approver, error) {
 	store := h.ApprovalStore()
 	if store == nil {
-		return nil, usageErr(errors.New("--approve wait: approvals.store is not set in the config; set it to sqlite:PATH or a postgres:// URL (docs/config.md)"))
+		return nil, cmdutil.UsageErr(errors.New("--approve wait: approvals.store is not set in the config; set it to sqlite:PATH or a postgres:// URL (docs/config.md)"))
 	}
 	return approvals.StoreApprover{Store: store, OnRaised: func(p approvals.Approval) {
-		fmt.Fprintf(a.stderr, "agenthost: approval %s raised for %s/%s (needs %d approver(s), expires %s); vote with: agenthost approvals approve %s --as NAME\n",
-			p.ID, shown(a.stderr, p.Request.Server), shown(a.stderr, p.Request.Tool), p.Needed, p.Request.Deadline.UTC().Format(time.RFC3339), p.ID)
+		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: approval %s raised for %s/%s (needs %d approver(s), expires %s); vote with: agenthost approvals approve %s --as NAME\n",
+			p.ID, cmdutil.Shown(a.f.IO.ErrOut, p.Request.Server), cmdutil.Shown(a.f.IO.ErrOut, p.Request.Tool), p.Needed, p.Request.Deadline.UTC().Format(time.RFC3339), p.ID)
 	}}, nil
 }
 
@@ -87,13 +77,13 @@ func (a *app) approvalsListCommand() *cobra.Command {
 			defer s.Close()
 			list, err := s.List(cmd.Context(), approvals.ListOptions{Settled: all})
 			if err != nil {
-				return &exitErr{code: exitError, err: err}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitError, Err: err}
 			}
 			if list == nil {
 				list = []approvals.Approval{}
 			}
 			if asJSON {
-				return writeJSON(a.stdout, list)
+				return cmdutil.WriteJSON(a.f.IO.Out, list)
 			}
 			return a.printApprovals(list)
 		},
@@ -105,14 +95,14 @@ func (a *app) approvalsListCommand() *cobra.Command {
 
 func (a *app) printApprovals(list []approvals.Approval) error {
 	if len(list) == 0 {
-		fmt.Fprintln(a.stdout, "no approval requests")
+		fmt.Fprintln(a.f.IO.Out, "no approval requests")
 		return nil
 	}
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(a.f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tSESSION\tSUBJECT\tALLOWED\tEXPIRES")
 	for _, p := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\t%d/%d\t%s\n", p.ID, p.State, shown(a.stdout, p.Request.Server), shown(a.stdout, p.Request.Tool),
-			shown(a.stdout, p.Request.SessionID), shown(a.stdout, p.Request.Requester), allowedCount(p), p.Needed, expires(p))
+		fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\t%d/%d\t%s\n", p.ID, p.State, cmdutil.Shown(a.f.IO.Out, p.Request.Server), cmdutil.Shown(a.f.IO.Out, p.Request.Tool),
+			cmdutil.Shown(a.f.IO.Out, p.Request.SessionID), cmdutil.Shown(a.f.IO.Out, p.Request.Requester), allowedCount(p), p.Needed, expires(p))
 	}
 	return w.Flush()
 }
@@ -151,9 +141,9 @@ func (a *app) approvalsShowCommand() *cobra.Command {
 				return voteErr(err)
 			}
 			if asJSON {
-				return writeJSON(a.stdout, p)
+				return cmdutil.WriteJSON(a.f.IO.Out, p)
 			}
-			a.printApproval(a.stdout, p)
+			a.printApproval(a.f.IO.Out, p)
 			return nil
 		},
 	}
@@ -164,26 +154,26 @@ func (a *app) approvalsShowCommand() *cobra.Command {
 func (a *app) printApproval(w io.Writer, p approvals.Approval) {
 	r := &p.Request
 	fmt.Fprintf(w, "id:         %s\nstate:      %s\ntool:       %s/%s\nsession:    %s\nsubject:    %s\n",
-		p.ID, p.State, shown(w, r.Server), shown(w, r.Tool), shown(w, r.SessionID), shown(w, r.Requester))
-	fmt.Fprintf(w, "arguments:  %s\n", shown(w, string(r.Arguments)))
+		p.ID, p.State, cmdutil.Shown(w, r.Server), cmdutil.Shown(w, r.Tool), cmdutil.Shown(w, r.SessionID), cmdutil.Shown(w, r.Requester))
+	fmt.Fprintf(w, "arguments:  %s\n", cmdutil.Shown(w, string(r.Arguments)))
 	if r.Unclassified {
 		fmt.Fprintf(w, "risk:       %s\n", approvals.DescribeRisk(r.Risk, true))
 	} else {
 		fmt.Fprintf(w, "risk:       %s, %s, blast radius %s\n", r.Risk.Category, r.Risk.RiskLevel, r.Risk.BlastRadius)
 	}
 	if len(r.Rules) > 0 {
-		fmt.Fprintf(w, "rules:      %s\n", shown(w, strings.Join(r.Rules, ", ")))
+		fmt.Fprintf(w, "rules:      %s\n", cmdutil.Shown(w, strings.Join(r.Rules, ", ")))
 	}
 	if r.Message != "" {
-		fmt.Fprintf(w, "message:    %s\n", shown(w, r.Message))
+		fmt.Fprintf(w, "message:    %s\n", cmdutil.Shown(w, r.Message))
 	}
 	fmt.Fprintf(w, "approvers:  %d needed, %d allowed\ncreated:    %s\nexpires:    %s\n", p.Needed, allowedCount(p), p.Created.UTC().Format(time.RFC3339), expires(p))
 	for _, v := range p.Votes {
 		note := ""
 		if v.Note != "" {
-			note = ": " + shown(w, v.Note)
+			note = ": " + cmdutil.Shown(w, v.Note)
 		}
-		fmt.Fprintf(w, "vote:       %s %s at %s%s\n", shown(w, v.ApproverID), v.Decision, v.TS.UTC().Format(time.RFC3339), note)
+		fmt.Fprintf(w, "vote:       %s %s at %s%s\n", cmdutil.Shown(w, v.ApproverID), v.Decision, v.TS.UTC().Format(time.RFC3339), note)
 	}
 }
 
@@ -191,14 +181,14 @@ func (a *app) printApproval(w io.Writer, p approvals.Approval) {
 func voteErr(err error) error {
 	switch {
 	case errors.Is(err, approvals.ErrUnknownApproval):
-		return &exitErr{code: exitNoSuchApproval, err: err}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitNoSuchApproval, Err: err}
 	case errors.Is(err, approvals.ErrAlreadyResolved), errors.Is(err, approvals.ErrDuplicateVote),
 		errors.Is(err, approvals.ErrSelfApproval), errors.Is(err, approvals.ErrSessionGrant):
-		return &exitErr{code: exitVoteRefused, err: err}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitVoteRefused, Err: err}
 	case errors.Is(err, approvals.ErrNoApproverID):
-		return usageErr(fmt.Errorf("--as: %w", err))
+		return cmdutil.UsageErr(fmt.Errorf("--as: %w", err))
 	}
-	return &exitErr{code: exitError, err: err}
+	return &cmdutil.ExitErr{Code: cmdutil.ExitError, Err: err}
 }
 
 func (a *app) approvalsVoteCommand(allow bool) *cobra.Command {
@@ -214,7 +204,7 @@ func (a *app) approvalsVoteCommand(allow bool) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(as) == "" {
-				return usageErr(errors.New("--as NAME is required: the approver the vote is cast as"))
+				return cmdutil.UsageErr(errors.New("--as NAME is required: the approver the vote is cast as"))
 			}
 			s, err := a.openApprovalStore(cmd)
 			if err != nil {
@@ -226,13 +216,13 @@ func (a *app) approvalsVoteCommand(allow bool) *cobra.Command {
 				return voteErr(err)
 			}
 			if asJSON {
-				return writeJSON(a.stdout, p)
+				return cmdutil.WriteJSON(a.f.IO.Out, p)
 			}
 			switch p.State {
 			case approvals.StatePending:
-				fmt.Fprintf(a.stdout, "%s: vote counted; %d of %d approvers allowed, still pending\n", p.ID, allowedCount(p), p.Needed)
+				fmt.Fprintf(a.f.IO.Out, "%s: vote counted; %d of %d approvers allowed, still pending\n", p.ID, allowedCount(p), p.Needed)
 			default:
-				fmt.Fprintf(a.stdout, "%s: vote counted; %s\n", p.ID, p.State)
+				fmt.Fprintf(a.f.IO.Out, "%s: vote counted; %s\n", p.ID, p.State)
 			}
 			return nil
 		},
@@ -258,23 +248,23 @@ func (a *app) auditCommand() *cobra.Command {
 		Short: "Check the hash chain(s) of audit.store and name the first broken record",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			cfg, err := a.f.Config()
 			if err != nil {
 				return err
 			}
 			chainKey, err := host.AuditChainKey(cfg, nil)
 			if err != nil {
-				return a.hostErr(cfg.File, err)
+				return cmdutil.HostErr(cfg.File, err)
 			}
 			reports, err := host.VerifyAudit(cmd.Context(), cfg, stores.Databases{ChainKey: chainKey})
 			if err != nil {
-				return a.hostErr(cfg.File, err)
+				return cmdutil.HostErr(cfg.File, err)
 			}
 			if reports == nil {
 				reports = []approvals.ChainReport{}
 			}
 			if asJSON {
-				if err := writeJSON(a.stdout, reports); err != nil {
+				if err := cmdutil.WriteJSON(a.f.IO.Out, reports); err != nil {
 					return err
 				}
 			}
@@ -286,20 +276,20 @@ func (a *app) auditCommand() *cobra.Command {
 				}
 				switch {
 				case r.Broken != nil:
-					fmt.Fprintf(a.stdout, "chain %s: BROKEN at record %d: %s (%d records before it check out)\n", r.Chain, r.Broken.Seq, r.Broken.Reason, r.Records)
+					fmt.Fprintf(a.f.IO.Out, "chain %s: BROKEN at record %d: %s (%d records before it check out)\n", r.Chain, r.Broken.Seq, r.Broken.Reason, r.Records)
 				case r.Keyed == 0:
-					fmt.Fprintf(a.stdout, "chain %s: %d records, intact\n", r.Chain, r.Records)
+					fmt.Fprintf(a.f.IO.Out, "chain %s: %d records, intact\n", r.Chain, r.Records)
 				case r.Keyed == r.Records:
-					fmt.Fprintf(a.stdout, "chain %s: %d records, intact, keyed\n", r.Chain, r.Records)
+					fmt.Fprintf(a.f.IO.Out, "chain %s: %d records, intact, keyed\n", r.Chain, r.Records)
 				default:
-					fmt.Fprintf(a.stdout, "chain %s: %d records, intact; the last %d keyed, the first %d unkeyed (SHA-256 only)\n", r.Chain, r.Records, r.Keyed, r.Records-r.Keyed)
+					fmt.Fprintf(a.f.IO.Out, "chain %s: %d records, intact; the last %d keyed, the first %d unkeyed (SHA-256 only)\n", r.Chain, r.Records, r.Keyed, r.Records-r.Keyed)
 				}
 			}
 			if !asJSON && len(reports) == 0 {
-				fmt.Fprintln(a.stdout, "no audit records")
+				fmt.Fprintln(a.f.IO.Out, "no audit records")
 			}
 			if broken {
-				return &exitErr{code: exitChainBroken, err: errors.New("the audit chain is broken"), printed: asJSON}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitChainBroken, Err: errors.New("the audit chain is broken"), Printed: asJSON}
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 )
 
 // TestAuditVerifyWithChainKey: `audit verify` reads the chain key from
@@ -52,12 +53,12 @@ func TestAuditVerifyWithChainKey(t *testing.T) {
 		want      string
 	}{
 		{"with the key file", config("keyed.yaml", "  chainKeyFile: "+keyFile+"\n"), 0, "chain main: 3 records, intact, keyed"},
-		{"without the key", config("plain.yaml", ""), exitUsage, "the audit chain is keyed"},
+		{"without the key", config("plain.yaml", ""), cmdutil.ExitUsage, "the audit chain is keyed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+			a := &app{f: cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})}
 			code := a.run(context.Background(), []string{"--config", tt.cfg, "audit", "verify"})
 			if code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
 				t.Errorf("exit %d, want %d saying %q\nstdout: %s\nstderr: %s", code, tt.code, tt.want, stdout.String(), stderr.String())

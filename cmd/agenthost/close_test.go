@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 )
 
 func TestCloseWithinIsBounded(t *testing.T) {
@@ -12,7 +14,7 @@ func TestCloseWithinIsBounded(t *testing.T) {
 	defer close(release)
 	returned := make(chan struct{})
 	go func() {
-		closeWithin(&out, 50*time.Millisecond, func() error { <-release; return nil })
+		cmdutil.CloseWithin(&out, 50*time.Millisecond, func() error { <-release; return nil })
 		close(returned)
 	}()
 	select {
@@ -25,7 +27,7 @@ func TestCloseWithinIsBounded(t *testing.T) {
 	}
 
 	out.Reset()
-	closeWithin(&out, time.Minute, func() error { return nil })
+	cmdutil.CloseWithin(&out, time.Minute, func() error { return nil })
 	if out.Len() != 0 {
 		t.Errorf("a prompt close printed %q", out.String())
 	}

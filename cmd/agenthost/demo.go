@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/demo"
 )
@@ -18,17 +19,17 @@ func (a *app) demoCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var llm config.LLM
 			if live {
-				cfg, err := a.loadConfig()
+				cfg, err := a.f.Config()
 				if err != nil {
 					return err
 				}
 				llm = cfg.LLM
 			}
 			err := demo.Run(cmd.Context(), demo.Options{
-				Out: a.stdout, In: a.stdin, Interactive: a.stdinIsTerminal(), Live: live, LLM: llm,
+				Out: a.f.IO.Out, In: a.f.IO.In, Interactive: a.f.IO.StdinIsTerminal(), Live: live, LLM: llm,
 			})
 			if errors.Is(err, demo.ErrNoLiveModel) {
-				return usageErr(err)
+				return cmdutil.UsageErr(err)
 			}
 			return err
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 )
 
 func TestTerminalElicitation(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSchemaDefaults(t *testing.T) {
 		{"nil", nil, `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := json.Marshal(schemaDefaults(tc.schema))
+			got, err := json.Marshal(cmdutil.SchemaDefaults(tc.schema))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +103,7 @@ func FuzzSchemaDefaults(f *testing.F) {
 			return
 		}
 		// Whatever the server sends, the answer is a JSON object.
-		if _, err := json.Marshal(schemaDefaults(json.RawMessage(raw))); err != nil {
+		if _, err := json.Marshal(cmdutil.SchemaDefaults(json.RawMessage(raw))); err != nil {
 			t.Fatalf("the answer does not encode: %v", err)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 )
 
 func TestParseOutputFormat(t *testing.T) {
@@ -51,10 +53,10 @@ func TestParseOutputFormat(t *testing.T) {
 // any config is looked for.
 func TestRunRefusesUnknownOutputFormat(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	a := &app{f: cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})}
 	code := a.run(context.Background(), []string{"--config", "does-not-exist.yaml", "run", "hello", "--output-format", "xml"})
-	if code != exitUsage {
-		t.Fatalf("exit code %d, want %d; stderr: %s", code, exitUsage, stderr.String())
+	if code != cmdutil.ExitUsage {
+		t.Fatalf("exit code %d, want %d; stderr: %s", code, cmdutil.ExitUsage, stderr.String())
 	}
 	for _, want := range []string{"--output-format", `"xml"`, "text, json, stream-json"} {
 		if !strings.Contains(stderr.String(), want) {

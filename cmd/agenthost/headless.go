@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/ccstream"
@@ -69,30 +70,30 @@ func (a *app) applyHeadless(cmd *cobra.Command, cfg *config.Config, maxSteps *in
 	}
 	if cmd.Flags().Changed("max-turns") {
 		if cmd.Flags().Changed("max-steps") && h.maxTurns != *maxSteps {
-			return usageErr(errors.New("--max-turns and --max-steps are the same setting: give one"))
+			return cmdutil.UsageErr(errors.New("--max-turns and --max-steps are the same setting: give one"))
 		}
 		if h.maxTurns < 1 {
-			return usageErr(errors.New("--max-turns: must be at least 1"))
+			return cmdutil.UsageErr(errors.New("--max-turns: must be at least 1"))
 		}
 		*maxSteps = h.maxTurns
 	}
 	if h.permissionMode != "" {
 		approve, ok := permissionModes[h.permissionMode]
 		if !ok {
-			return usageErr(fmt.Errorf("--permission-mode: %q is not one of default, acceptEdits, plan, dontAsk, bypassPermissions", h.permissionMode))
+			return cmdutil.UsageErr(fmt.Errorf("--permission-mode: %q is not one of default, acceptEdits, plan, dontAsk, bypassPermissions", h.permissionMode))
 		}
-		if a.approve != "" && a.approve != approve {
-			return usageErr(fmt.Errorf("--permission-mode %s means --approve %s; give one of the two", h.permissionMode, orDefault(approve)))
+		if a.sess.Approve != "" && a.sess.Approve != approve {
+			return cmdutil.UsageErr(fmt.Errorf("--permission-mode %s means --approve %s; give one of the two", h.permissionMode, orDefault(approve)))
 		}
-		a.approve = approve
+		a.sess.Approve = approve
 	}
 	switch h.inputFormat {
 	case "text", "stream-json":
 	default:
-		return usageErr(fmt.Errorf("--input-format: %q is not one of text, stream-json", h.inputFormat))
+		return cmdutil.UsageErr(fmt.Errorf("--input-format: %q is not one of text, stream-json", h.inputFormat))
 	}
 	if h.includePartial && format != formatStreamJSON {
-		return usageErr(errors.New("--include-partial-messages needs --output-format stream-json"))
+		return cmdutil.UsageErr(errors.New("--include-partial-messages needs --output-format stream-json"))
 	}
 	for _, file := range h.mcpConfigs {
 		servers, err := config.LoadMCPServers(file)
@@ -100,7 +101,7 @@ func (a *app) applyHeadless(cmd *cobra.Command, cfg *config.Config, maxSteps *in
 			err = cfg.AddServers(file, servers)
 		}
 		if err != nil {
-			return &exitErr{code: exitUsage, err: err}
+			return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: err}
 		}
 	}
 	var lists config.PermissionLists
@@ -113,10 +114,10 @@ func (a *app) applyHeadless(cmd *cobra.Command, cfg *config.Config, maxSteps *in
 	rules, ignored := config.PermissionRules("cli", lists)
 	cfg.Approvals.Rules = append(cfg.Approvals.Rules, rules...)
 	for _, p := range append(cfg.IgnoredPermissions, ignored...) {
-		fmt.Fprintf(a.stderr, "agenthost: warning: the permission pattern %q names no MCP tool (mcp__SERVER__TOOL); agenthost has only MCP tools, so it is ignored\n", shown(a.stderr, p))
+		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: warning: the permission pattern %q names no MCP tool (mcp__SERVER__TOOL); agenthost has only MCP tools, so it is ignored\n", cmdutil.Shown(a.f.IO.ErrOut, p))
 	}
 	if err := cfg.Validate(); err != nil {
-		return &exitErr{code: exitUsage, err: err}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: err}
 	}
 	h.prices = cfg.LLM.Prices
 	return nil
@@ -132,7 +133,7 @@ func orDefault(approve string) string {
 // streamTurns is --input-format stream-json: one turn for each user
 // message on stdin, until stdin ends or a turn does not end done.
 func (a *app) streamTurns(ctx context.Context, sess *host.Session, format outputFormat, opts host.TurnOptions) error {
-	sc := bufio.NewScanner(a.stdin)
+	sc := bufio.NewScanner(a.f.IO.In)
 	sc.Buffer(make([]byte, 0, 64<<10), maxInputLine)
 	turns := 0
 	for sc.Scan() {
@@ -142,7 +143,7 @@ func (a *app) streamTurns(ctx context.Context, sess *host.Session, format output
 		}
 		prompt, err := ccstream.ParseUserMessage([]byte(line))
 		if err != nil {
-			return usageErr(fmt.Errorf("--input-format stream-json: line %d: %w", turns+1, err))
+			return cmdutil.UsageErr(fmt.Errorf("--input-format stream-json: line %d: %w", turns+1, err))
 		}
 		turns++
 		end, lastErr := a.printTurn(ctx, sess, prompt, format, opts)
@@ -154,7 +155,7 @@ func (a *app) streamTurns(ctx context.Context, sess *host.Session, format output
 		return fmt.Errorf("read stdin: %w", err)
 	}
 	if turns == 0 {
-		return usageErr(errors.New("--input-format stream-json: no user message on stdin"))
+		return cmdutil.UsageErr(errors.New("--input-format stream-json: no user message on stdin"))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -12,7 +13,7 @@ import (
 // docs/ and never at a document outside it; the root help names the four
 // references.
 func TestHelpCitesTheRepositoryDocs(t *testing.T) {
-	root := (&app{}).rootCommand()
+	root := (&app{f: cmdutil.New(cmdutil.System())}).rootCommand()
 	for _, ref := range []string{"docs/cli.md", "docs/config.md", "docs/events.md", "docs/audit.md"} {
 		if !strings.Contains(root.Long, ref) {
 			t.Errorf("the root help does not name %s", ref)
@@ -52,7 +53,7 @@ func TestHelpCitesTheRepositoryDocs(t *testing.T) {
 // streamable HTTP to legacy SSE, so its help must not show a default of
 // "http" beside the words that describe the fallback.
 func TestTransportHelpHasNoDefault(t *testing.T) {
-	root := (&app{}).rootCommand()
+	root := (&app{f: cmdutil.New(cmdutil.System())}).rootCommand()
 	for _, name := range []string{"tools", "call"} {
 		c, _, err := root.Find([]string{name})
 		if err != nil {
@@ -76,8 +77,8 @@ func TestPlural(t *testing.T) {
 		n    int
 		want string
 	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}} {
-		if got := plural(tc.n, "step"); got != tc.want {
-			t.Errorf("plural(%d) = %q, want %q", tc.n, got, tc.want)
+		if got := cmdutil.Plural(tc.n, "step"); got != tc.want {
+			t.Errorf("cmdutil.Plural(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

@@ -14,46 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/internal/childproc"
+
 	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor), the program is only that, from before
 	// the other packages initialize.
 	"github.com/agenthost/agenthost/host"
 	_ "github.com/agenthost/agenthost/internal/childproc/supervisor"
 )
-
-// Exit codes (docs/cli.md).
-const (
-	exitOK          = 0
-	exitError       = 1
-	exitUsage       = 2
-	exitDenied      = 3
-	exitBinding     = 4
-	exitToolError   = 5
-	exitUnavailable = 6
-	exitMaxSteps    = 7
-	// exitAuthorization: the server requires authorization and nobody can
-	// log in here (no terminal, no $BROWSER), or the authorization failed.
-	exitAuthorization = 8
-	exitWouldAsk      = 10
-)
-
-// exitErr carries an exit code up to main; the message has already been
-// printed when printed is true.
-type exitErr struct {
-	code    int
-	err     error
-	printed bool
-}
-
-func (e *exitErr) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitErr) Unwrap() error { return e.err }
 
 // shutdownGrace is how long the process may take to stop after SIGINT or
 // SIGTERM cancelled the command. Every blocking step watches the context,
@@ -66,11 +35,11 @@ func main() {
 	// host.Options.ChildSupervisor): that is all this process does.
 	childproc.MaybeSupervise()
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	a := &app{f: cmdutil.New(cmdutil.System())}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})
-	go watchSignals(signals, stopped, a.interruptTurn, cancel, shutdownGrace, func(code int, msg string) {
+	go watchSignals(signals, stopped, a.f.InterruptTurn, cancel, shutdownGrace, func(code int, msg string) {
 		fmt.Fprintln(os.Stderr, "agenthost:", msg)
 		os.Exit(code)
 	})
@@ -124,27 +93,27 @@ func exitCodeOf(sig os.Signal) int {
 
 // run executes the CLI and returns the process exit code.
 func (a *app) run(ctx context.Context, args []string) int {
-	stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
+	stdin, stdout, stderr := a.f.IO.In, a.f.IO.Out, a.f.IO.ErrOut
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	defer a.close()
+	defer a.f.Close()
 	if err == nil {
-		return exitOK
+		return cmdutil.ExitOK
 	}
-	var ee *exitErr
+	var ee *cmdutil.ExitErr
 	if errors.As(err, &ee) {
-		if !ee.printed && ee.err != nil {
-			fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(ee.err.Error())))
+		if !ee.Printed && ee.Err != nil {
+			fmt.Fprintln(stderr, "agenthost:", cmdutil.Shown(stderr, a.f.Redact(ee.Err.Error())))
 		}
-		return ee.code
+		return ee.Code
 	}
 	// cobra's own errors: unknown command, bad flags, wrong arg count.
-	fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(err.Error())))
-	return exitUsage
+	fmt.Fprintln(stderr, "agenthost:", cmdutil.Shown(stderr, a.f.Redact(err.Error())))
+	return cmdutil.ExitUsage
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -159,10 +128,10 @@ func (a *app) rootCommand() *cobra.Command {
 		Version:       host.Version, // enables --version; the template prints versionLine
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&a.f.ConfigPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
+	root.PersistentFlags().StringVar(&a.f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		a.logLevelSet = cmd.Flags().Changed("log-level")
+		a.f.LogLevelSet = cmd.Flags().Changed("log-level")
 	}
 	root.AddCommand(
 		a.serversCommand(),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -34,26 +35,26 @@ func (a *app) mcpFile(scope string) (string, error) {
 	switch scope {
 	case "", "local":
 	case "project":
-		if a.configPath != "" {
-			return "", usageErr(errors.New("--scope project and --config name two files: give one"))
+		if a.f.ConfigPath != "" {
+			return "", cmdutil.UsageErr(errors.New("--scope project and --config name two files: give one"))
 		}
 		return paths[0], nil
 	case "user":
-		if a.configPath != "" {
-			return "", usageErr(errors.New("--scope user and --config name two files: give one"))
+		if a.f.ConfigPath != "" {
+			return "", cmdutil.UsageErr(errors.New("--scope user and --config name two files: give one"))
 		}
 		if len(paths) < 2 {
-			return "", usageErr(errors.New("--scope user: neither XDG_CONFIG_HOME nor the home directory is known"))
+			return "", cmdutil.UsageErr(errors.New("--scope user: neither XDG_CONFIG_HOME nor the home directory is known"))
 		}
 		if err := os.MkdirAll(filepath.Dir(paths[1]), 0o700); err != nil {
 			return "", err
 		}
 		return paths[1], nil
 	default:
-		return "", usageErr(fmt.Errorf("--scope: %q is not one of local, project, user", scope))
+		return "", cmdutil.UsageErr(fmt.Errorf("--scope: %q is not one of local, project, user", scope))
 	}
-	if a.configPath != "" {
-		return a.configPath, nil
+	if a.f.ConfigPath != "" {
+		return a.f.ConfigPath, nil
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err == nil {
@@ -78,19 +79,19 @@ func (a *app) mcpAddCommand() *cobra.Command {
 			switch transport {
 			case "", "stdio":
 				if len(headers) > 0 {
-					return usageErr(errors.New("--header is for http and sse servers"))
+					return cmdutil.UsageErr(errors.New("--header is for http and sse servers"))
 				}
 				e.Command, e.Args = target, rest
 			case "http", "sse":
 				if len(rest) > 0 {
-					return usageErr(fmt.Errorf("a %s server takes NAME URL, no more arguments", transport))
+					return cmdutil.UsageErr(fmt.Errorf("a %s server takes NAME URL, no more arguments", transport))
 				}
 				if len(env) > 0 {
-					return usageErr(errors.New("--env is for stdio servers"))
+					return cmdutil.UsageErr(errors.New("--env is for stdio servers"))
 				}
 				e.Type, e.URL = config.Transport(transport), target
 			default:
-				return usageErr(fmt.Errorf("--transport: %q is not one of stdio, http, sse", transport))
+				return cmdutil.UsageErr(fmt.Errorf("--transport: %q is not one of stdio, http, sse", transport))
 			}
 			var err error
 			if e.Env, err = keyValues(env, "=", "--env"); err != nil {
@@ -105,11 +106,11 @@ func (a *app) mcpAddCommand() *cobra.Command {
 			}
 			if err := config.AddServer(path, name, e); err != nil {
 				if errors.Is(err, config.ErrServerExists) {
-					return usageErr(fmt.Errorf("%s: a server named %q is configured already (agenthost mcp remove %s first)", path, name, name))
+					return cmdutil.UsageErr(fmt.Errorf("%s: a server named %q is configured already (agenthost mcp remove %s first)", path, name, name))
 				}
-				return &exitErr{code: exitUsage, err: err}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: err}
 			}
-			fmt.Fprintf(a.stdout, "Added %s MCP server %s to %s\n", transportOf(e.Type), name, path)
+			fmt.Fprintf(a.f.IO.Out, "Added %s MCP server %s to %s\n", transportOf(e.Type), name, path)
 			return nil
 		},
 	}
@@ -131,7 +132,7 @@ func keyValues(list []string, sep, flag string) (map[string]string, error) {
 		k, v, ok := strings.Cut(kv, sep)
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, usageErr(fmt.Errorf("%s: want KEY%sVALUE, got %q", flag, sep, kv))
+			return nil, cmdutil.UsageErr(fmt.Errorf("%s: want KEY%sVALUE, got %q", flag, sep, kv))
 		}
 		if sep == ":" {
 			v = strings.TrimSpace(v)
@@ -161,11 +162,11 @@ func (a *app) mcpRemoveCommand() *cobra.Command {
 			}
 			if err := config.RemoveServer(path, args[0]); err != nil {
 				if errors.Is(err, config.ErrNoSuchServer) {
-					return usageErr(fmt.Errorf("%s: no server named %q", path, args[0]))
+					return cmdutil.UsageErr(fmt.Errorf("%s: no server named %q", path, args[0]))
 				}
-				return &exitErr{code: exitUsage, err: err}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: err}
 			}
-			fmt.Fprintf(a.stdout, "Removed MCP server %s from %s\n", args[0], path)
+			fmt.Fprintf(a.f.IO.Out, "Removed MCP server %s from %s\n", args[0], path)
 			return nil
 		},
 	}
@@ -197,32 +198,32 @@ func (a *app) mcpGetCommand() *cobra.Command {
 
 // mcpShow connects and prints every server (name "") or one, in detail.
 func (a *app) mcpShow(cmd *cobra.Command, name string) error {
-	a.reportsServers = true
-	cfg, err := a.loadConfigWith(name, "")
+	a.f.ReportsServers = true
+	cfg, err := a.f.ConfigWith(name, "")
 	if err != nil {
 		return err
 	}
 	if name != "" {
 		cfg.MCPServers = map[string]*config.Server{name: cfg.MCPServers[name]}
 	}
-	h, err := a.newHost(cfg)
+	h, err := a.f.Host(cfg, &a.sess)
 	if err != nil {
 		return err
 	}
 	if name == "" && len(cfg.MCPServers) > 0 {
-		fmt.Fprintln(a.stdout, "Checking MCP server health...")
-		fmt.Fprintln(a.stdout)
+		fmt.Fprintln(a.f.IO.Out, "Checking MCP server health...")
+		fmt.Fprintln(a.f.IO.Out)
 	}
 	h.Connect(cmd.Context())
 	snaps := h.Servers()
 	if name == "" && len(snaps) == 0 {
-		fmt.Fprintln(a.stdout, "No MCP servers configured. Use `agenthost mcp add` to add a server.")
+		fmt.Fprintln(a.f.IO.Out, "No MCP servers configured. Use `agenthost mcp add` to add a server.")
 		return nil
 	}
 	for _, s := range snaps {
 		srv := cfg.MCPServers[s.Name]
 		if name == "" {
-			fmt.Fprintf(a.stdout, "%s: %s - %s\n", shown(a.stdout, s.Name), shown(a.stdout, serverTarget(srv)), a.serverStatus(s))
+			fmt.Fprintf(a.f.IO.Out, "%s: %s - %s\n", cmdutil.Shown(a.f.IO.Out, s.Name), cmdutil.Shown(a.f.IO.Out, serverTarget(srv)), a.serverStatus(s))
 			continue
 		}
 		a.printServer(s, srv, cfg.File)
@@ -241,9 +242,9 @@ func serverTarget(s *config.Server) string {
 func (a *app) serverStatus(s *host.ServerSnapshot) string {
 	switch s.Status {
 	case host.StatusConnected:
-		return fmt.Sprintf("✓ Connected (%s)", plural(len(s.Tools), "tool"))
+		return fmt.Sprintf("✓ Connected (%s)", cmdutil.Plural(len(s.Tools), "tool"))
 	case host.StatusError:
-		return "✗ Failed to connect: " + shown(a.stdout, a.redact(s.Error))
+		return "✗ Failed to connect: " + cmdutil.Shown(a.f.IO.Out, a.f.Redact(s.Error))
 	default:
 		return string(s.Status)
 	}
@@ -252,18 +253,18 @@ func (a *app) serverStatus(s *host.ServerSnapshot) string {
 // printServer is `mcp get`: the server's settings, values of env and
 // headers masked (they often hold secrets), and its status.
 func (a *app) printServer(s *host.ServerSnapshot, srv *config.Server, file string) {
-	w := a.stdout
-	fmt.Fprintf(w, "%s:\n", shown(w, s.Name))
+	w := a.f.IO.Out
+	fmt.Fprintf(w, "%s:\n", cmdutil.Shown(w, s.Name))
 	if file != "" {
-		fmt.Fprintf(w, "  File: %s\n", shown(w, file))
+		fmt.Fprintf(w, "  File: %s\n", cmdutil.Shown(w, file))
 	}
 	fmt.Fprintf(w, "  Status: %s\n", a.serverStatus(s))
 	fmt.Fprintf(w, "  Type: %s\n", transportOf(srv.Type))
 	if srv.URL != "" {
-		fmt.Fprintf(w, "  URL: %s\n", shown(w, srv.URL))
+		fmt.Fprintf(w, "  URL: %s\n", cmdutil.Shown(w, srv.URL))
 	} else {
-		fmt.Fprintf(w, "  Command: %s\n", shown(w, srv.Command))
-		fmt.Fprintf(w, "  Args: %s\n", shown(w, strings.Join(srv.Args, " ")))
+		fmt.Fprintf(w, "  Command: %s\n", cmdutil.Shown(w, srv.Command))
+		fmt.Fprintf(w, "  Args: %s\n", cmdutil.Shown(w, strings.Join(srv.Args, " ")))
 	}
 	for _, part := range []struct {
 		title string
@@ -279,8 +280,8 @@ func (a *app) printServer(s *host.ServerSnapshot, srv *config.Server, file strin
 		slices.Sort(keys)
 		fmt.Fprintf(w, "  %s:\n", part.title)
 		for _, k := range keys {
-			fmt.Fprintf(w, "    %s=(set)\n", shown(w, k))
+			fmt.Fprintf(w, "    %s=(set)\n", cmdutil.Shown(w, k))
 		}
 	}
-	fmt.Fprintf(w, "\nTo remove this server, run: agenthost mcp remove %s\n", shown(w, s.Name))
+	fmt.Fprintf(w, "\nTo remove this server, run: agenthost mcp remove %s\n", cmdutil.Shown(w, s.Name))
 }

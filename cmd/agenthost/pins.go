@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -44,15 +45,15 @@ func (a *app) pinsCommand() *cobra.Command {
 // pinsHost loads the config, connects to the servers named (all when
 // none) and reports those that could not be listed.
 func (a *app) pinsHost(cmd *cobra.Command, server string) (*host.Host, []string, int, error) {
-	cfg, err := a.loadConfigWith(server, "")
+	cfg, err := a.f.ConfigWith(server, "")
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	h, err := a.newHost(cfg)
+	h, err := a.f.Host(cfg, &a.sess)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	names, failed := a.connectServers(cmd, h, server, " (its tools were not pinned or compared)")
+	names, failed := a.f.ConnectServers(cmd.Context(), h, server, " (its tools were not pinned or compared)")
 	return h, names, failed, nil
 }
 
@@ -66,7 +67,7 @@ func (a *app) connectServers(cmd *cobra.Command, h *host.Host, server, note stri
 			continue
 		}
 		if snap.Status != host.StatusConnected {
-			fmt.Fprintf(a.stderr, "agenthost: %s: %s %s%s\n", snap.Name, snap.Status, a.redact(snap.Error), note)
+			fmt.Fprintf(a.f.IO.ErrOut, "agenthost: %s: %s %s%s\n", snap.Name, snap.Status, a.f.Redact(snap.Error), note)
 			failed++
 			continue
 		}
@@ -86,19 +87,19 @@ func (a *app) pinsRecord(cmd *cobra.Command, server string) error {
 			return a.pinsErr(err)
 		}
 		for _, c := range recorded {
-			fmt.Fprintf(a.stdout, "pinned %s/%s\n", c.Server, c.Tool)
+			fmt.Fprintf(a.f.IO.Out, "pinned %s/%s\n", c.Server, c.Tool)
 		}
 		changes, err := h.PinChanges(names...)
 		if err != nil {
 			return a.pinsErr(err)
 		}
 		for _, c := range changes {
-			fmt.Fprintf(a.stdout, "changed since pinned, not re-pinned: %s/%s (review: agenthost pins diff %s %s)\n", c.Server, c.Tool, c.Server, c.Tool)
+			fmt.Fprintf(a.f.IO.Out, "changed since pinned, not re-pinned: %s/%s (review: agenthost pins diff %s %s)\n", c.Server, c.Tool, c.Server, c.Tool)
 		}
-		fmt.Fprintf(a.stdout, "lock file: %s (%d newly pinned)\n", h.PinsFile(), len(recorded))
+		fmt.Fprintf(a.f.IO.Out, "lock file: %s (%d newly pinned)\n", h.PinsFile(), len(recorded))
 	}
 	if failed > 0 {
-		return &exitErr{code: exitUnavailable, printed: true}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 	}
 	return nil
 }
@@ -130,18 +131,18 @@ func (a *app) pinsDiffCommand() *cobra.Command {
 					if tool != "" && c.Tool != tool {
 						continue
 					}
-					writePinChange(a.stdout, c)
+					writePinChange(a.f.IO.Out, c)
 					shown++
 				}
 			}
 			if shown == 0 {
-				fmt.Fprintf(a.stdout, "every listed tool matches its pin (lock file: %s)\n", h.PinsFile())
+				fmt.Fprintf(a.f.IO.Out, "every listed tool matches its pin (lock file: %s)\n", h.PinsFile())
 			}
 			switch {
 			case failed > 0:
-				return &exitErr{code: exitUnavailable, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 			case shown > 0:
-				return &exitErr{code: exitWouldAsk, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitWouldAsk, Printed: true}
 			}
 			return nil
 		},
@@ -165,28 +166,28 @@ func (a *app) pinsApproveCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, tools := args[0], args[1:]
 			if len(tools) == 0 && !all {
-				return usageErr(errors.New("name the tools to approve, or --all for every changed or new tool of the server"))
+				return cmdutil.UsageErr(errors.New("name the tools to approve, or --all for every changed or new tool of the server"))
 			}
 			if len(tools) > 0 && all {
-				return usageErr(errors.New("name tools or give --all, not both"))
+				return cmdutil.UsageErr(errors.New("name tools or give --all, not both"))
 			}
 			h, names, failed, err := a.pinsHost(cmd, server)
 			if err != nil {
 				return err
 			}
 			if failed > 0 || len(names) == 0 {
-				return &exitErr{code: exitUnavailable, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 			}
 			approved, err := h.ApprovePins(server, tools...)
 			if err != nil {
 				return a.pinsErr(err)
 			}
 			for _, c := range approved {
-				writePinChange(a.stdout, c)
-				fmt.Fprintf(a.stdout, "approved %s/%s\n", c.Server, c.Tool)
+				writePinChange(a.f.IO.Out, c)
+				fmt.Fprintf(a.f.IO.Out, "approved %s/%s\n", c.Server, c.Tool)
 			}
 			if len(approved) == 0 {
-				fmt.Fprintln(a.stdout, "nothing to approve: the named tools match their pins")
+				fmt.Fprintln(a.f.IO.Out, "nothing to approve: the named tools match their pins")
 			}
 			return nil
 		},
@@ -199,9 +200,9 @@ func (a *app) pinsApproveCommand() *cobra.Command {
 func (a *app) pinsErr(err error) error {
 	switch {
 	case errors.Is(err, host.ErrToolUnavailable), errors.Is(err, host.ErrServerUnavailable):
-		return &exitErr{code: exitUnavailable, err: err}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Err: err}
 	case errors.Is(err, host.ErrUnknownServer):
-		return usageErr(err)
+		return cmdutil.UsageErr(err)
 	}
-	return &exitErr{code: exitError, err: err}
+	return &cmdutil.ExitErr{Code: cmdutil.ExitError, Err: err}
 }

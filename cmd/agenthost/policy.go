@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/atomicfile"
@@ -36,7 +37,7 @@ func (a *app) policyExplainCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, tool := args[0], args[1]
-			cfg, err := a.loadConfigWith(server, "")
+			cfg, err := a.f.ConfigWith(server, "")
 			if err != nil {
 				return err
 			}
@@ -44,37 +45,37 @@ func (a *app) policyExplainCommand() *cobra.Command {
 			if argsJSON != "" {
 				var obj map[string]any
 				if err := json.Unmarshal([]byte(argsJSON), &obj); err != nil || obj == nil {
-					return usageErr(errors.New("--args: not a JSON object"))
+					return cmdutil.UsageErr(errors.New("--args: not a JSON object"))
 				}
 				arguments = json.RawMessage(argsJSON)
 			}
-			h, err := a.newHost(cfg)
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
-			sess, err := a.newSession(h)
+			sess, err := a.f.Session(h, &a.sess)
 			if err != nil {
 				return err
 			}
 			x, err := sess.Explain(cmd.Context(), server, tool, arguments)
 			if err != nil {
 				kind := host.KindOf(err)
-				return &exitErr{code: exitCodeFor(kind), err: err}
+				return &cmdutil.ExitErr{Code: cmdutil.CodeFor(kind), Err: err}
 			}
 			if asJSON {
-				if err := writeJSON(a.stdout, x); err != nil {
+				if err := cmdutil.WriteJSON(a.f.IO.Out, x); err != nil {
 					return err
 				}
-			} else if err := x.WriteText(a.stdout); err != nil {
+			} else if err := x.WriteText(a.f.IO.Out); err != nil {
 				return err
 			}
 			switch x.Decision.Action {
 			case approvals.ActionAllow:
 				return nil
 			case approvals.ActionAsk:
-				return &exitErr{code: exitWouldAsk, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitWouldAsk, Printed: true}
 			default:
-				return &exitErr{code: exitDenied, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitDenied, Printed: true}
 			}
 		},
 	}
@@ -91,11 +92,11 @@ func (a *app) policyCatalogueCommand() *cobra.Command {
 		Short: "Print a YAML catalogue of inferred risk metadata to review and paste into the config",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfigWith(server, "--server: ")
+			cfg, err := a.f.ConfigWith(server, "--server: ")
 			if err != nil {
 				return err
 			}
-			h, err := a.newHost(cfg)
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
@@ -106,16 +107,16 @@ func (a *app) policyCatalogueCommand() *cobra.Command {
 					continue
 				}
 				if snap.Status != host.StatusConnected {
-					fmt.Fprintf(a.stderr, "agenthost: %s: %s %s\n", snap.Name, snap.Status, a.redact(snap.Error))
+					fmt.Fprintf(a.f.IO.ErrOut, "agenthost: %s: %s %s\n", snap.Name, snap.Status, a.f.Redact(snap.Error))
 					failed++
 					continue
 				}
-				if err := approvals.WriteCatalogueYAML(a.stdout, snap.Name, h.Catalogue(snap.Name)); err != nil {
+				if err := approvals.WriteCatalogueYAML(a.f.IO.Out, snap.Name, h.Catalogue(snap.Name)); err != nil {
 					return err
 				}
 			}
 			if failed > 0 {
-				return &exitErr{code: exitUnavailable, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 			}
 			return nil
 		},
@@ -137,52 +138,52 @@ func (a *app) policyInitCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if write && entries {
-				return usageErr(errors.New("--write and --entries do not go together"))
+				return cmdutil.UsageErr(errors.New("--write and --entries do not go together"))
 			}
-			cfg, err := a.loadConfigWith(server, "--server: ")
+			cfg, err := a.f.ConfigWith(server, "--server: ")
 			if err != nil {
 				return err
 			}
 			if write {
 				if cfg.File == "" {
-					return usageErr(errors.New("--write: no configuration file (give --config or create ./agenthost.yaml)"))
+					return cmdutil.UsageErr(errors.New("--write: no configuration file (give --config or create ./agenthost.yaml)"))
 				}
 				if ext := strings.ToLower(filepath.Ext(cfg.File)); ext != ".yaml" && ext != ".yml" && ext != ".json" {
-					return usageErr(fmt.Errorf("--write edits YAML and JSON configuration files only, not %s: run without --write and merge the printed approvals block by hand", cfg.File))
+					return cmdutil.UsageErr(fmt.Errorf("--write edits YAML and JSON configuration files only, not %s: run without --write and merge the printed approvals block by hand", cfg.File))
 				}
 			}
-			h, err := a.newHost(cfg)
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
-			names, failed := a.connectServers(cmd, h, server, "")
+			names, failed := a.f.ConnectServers(cmd.Context(), h, server, "")
 			plan := h.PlanInit(names)
 			switch {
 			case !write && len(plan.Entries) == 0 && len(plan.Rules) == 0:
 				// Nothing on stdout: what is printed there is a block to
 				// merge, and an empty one reads as a broken run.
-				fmt.Fprintf(a.stderr, "nothing to add (%d tools already catalogued)\n", plan.Present)
+				fmt.Fprintf(a.f.IO.ErrOut, "nothing to add (%d tools already catalogued)\n", plan.Present)
 			case write:
 				if err := a.writeInit(cfg.File, plan); err != nil {
 					return err
 				}
 			case entries:
-				if err := approvals.WriteInitEntries(a.stdout, plan, indent); err != nil {
+				if err := approvals.WriteInitEntries(a.f.IO.Out, plan, indent); err != nil {
 					return err
 				}
 			case isJSONConfig(cfg.File):
 				// A JSON config (a copied Claude Desktop file) gets a
 				// JSON block it can take as it is.
-				if err := approvals.WriteInitJSON(a.stdout, plan); err != nil {
+				if err := approvals.WriteInitJSON(a.f.IO.Out, plan); err != nil {
 					return err
 				}
 			default:
-				if err := approvals.WriteInitYAML(a.stdout, plan); err != nil {
+				if err := approvals.WriteInitYAML(a.f.IO.Out, plan); err != nil {
 					return err
 				}
 			}
 			if failed > 0 {
-				return &exitErr{code: exitUnavailable, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 			}
 			return nil
 		},
@@ -205,11 +206,11 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--write: %w", err)}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return &exitErr{code: exitUsage, err: fmt.Errorf("--write: %w", err)}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--write: %w", err)}
 	}
 	merge, format := approvals.MergeInitYAML, config.FormatYAML
 	if isJSONConfig(path) {
@@ -217,14 +218,14 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	}
 	out, added, rulesAdded, changed, err := merge(data, plan)
 	if err != nil {
-		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: %w", path, err)}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--write %s: %w", path, err)}
 	}
 	if !changed {
-		fmt.Fprintf(a.stdout, "%s: nothing to add (%d tools already catalogued)\n", path, plan.Present)
+		fmt.Fprintf(a.f.IO.Out, "%s: nothing to add (%d tools already catalogued)\n", path, plan.Present)
 		return nil
 	}
 	if _, err := config.Parse(out, format, path); err != nil {
-		return &exitErr{code: exitUsage, err: fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err)}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err)}
 	}
 	if err := atomicfile.Write(path, out, info.Mode().Perm()); err != nil {
 		return fmt.Errorf("--write: %w", err)
@@ -233,6 +234,6 @@ func (a *app) writeInit(path string, plan approvals.InitPlan) error {
 	if rulesAdded {
 		rules = fmt.Sprintf("%d default rules added", len(plan.Rules))
 	}
-	fmt.Fprintf(a.stdout, "%s: %d catalogue entries added, %s; review them\n", path, added, rules)
+	fmt.Fprintf(a.f.IO.Out, "%s: %d catalogue entries added, %s; review them\n", path, added, rules)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -116,11 +117,11 @@ func (u *replUI) label(callID string) string {
 func (a *app) repl(ctx context.Context, h *host.Host, cfgFile string, format outputFormat, opts host.TurnOptions) error {
 	ui := a.replUI
 	m := newReplModel(ctx, a, h, ui, cfgFile, format, opts)
-	out := a.stderr
-	if isTerminal(a.stdout) {
-		out = a.stdout
+	out := a.f.IO.ErrOut
+	if cmdutil.IsTerminal(a.f.IO.Out) {
+		out = a.f.IO.Out
 	}
-	ui.prog = tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(a.stdin), tea.WithOutput(out), tea.WithoutSignalHandler())
+	ui.prog = tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(a.f.IO.In), tea.WithOutput(out), tea.WithoutSignalHandler())
 	final, err := ui.prog.Run()
 	close(ui.done)
 	fm, _ := final.(*replModel)
@@ -129,7 +130,7 @@ func (a *app) repl(ctx context.Context, h *host.Host, cfgFile string, format out
 		fm.hist.save()
 	}
 	if ctx.Err() != nil {
-		return &exitErr{code: 130, printed: true}
+		return &cmdutil.ExitErr{Code: 130, Printed: true}
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("the terminal: %w", err)
@@ -460,7 +461,7 @@ func (m *replModel) startTurn(prompt string) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.running, m.cancelTurn, m.started, m.status = true, cancel, time.Now(), "thinking"
 	m.turnDone = make(chan struct{})
-	m.a.setInterrupt(cancel)
+	m.a.f.SetInterrupt(cancel)
 	m.ui.mu.Lock()
 	m.ui.labels = map[string]string{}
 	m.ui.mu.Unlock()
@@ -478,7 +479,7 @@ func (m *replModel) stopTurn() {
 
 func (m *replModel) endTurn(end host.Event) tea.Cmd {
 	m.running = false
-	m.a.setInterrupt(nil)
+	m.a.f.SetInterrupt(nil)
 	if m.cancelTurn != nil {
 		m.cancelTurn()
 	}
@@ -621,5 +622,5 @@ func firstLine(s string, n int) string {
 		more = fmt.Sprintf(" … (%d lines)", strings.Count(s, "\n")+1)
 		s = s[:i]
 	}
-	return truncateText(s, n) + more
+	return cmdutil.Truncate(s, n) + more
 }

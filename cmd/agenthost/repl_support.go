@@ -18,6 +18,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/regularfile"
@@ -61,7 +62,7 @@ func (la *localAlways) reused(e host.Event) string {
 	la.mu.Unlock()
 	switch {
 	case has && e.Decision == "allow":
-		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
+		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", cmdutil.Shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
 	case e.Outcome == string(approvals.OutcomeGranted):
 		return "allowed by your earlier answer \"for this session\""
 	}
@@ -239,7 +240,7 @@ func progressText(e host.Event) string {
 	if e.Text != "" {
 		text = strings.TrimSpace(text + " " + e.Text)
 	}
-	return truncateText(text, 80)
+	return cmdutil.Truncate(text, 80)
 }
 
 // printJSONEvent prints an event in --output-format agenthost-json or
@@ -281,7 +282,7 @@ func (m *replModel) slash(line string) tea.Cmd {
 			out = m.local.list()
 		}
 	case "/clear":
-		sess, err := m.a.newSession(m.h)
+		sess, err := m.a.f.Session(m.h, &m.a.sess)
 		if err != nil {
 			out = approvals.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
 			break
@@ -342,7 +343,7 @@ func (m *replModel) serversText() string {
 	for _, s := range m.h.Servers() {
 		fmt.Fprintf(&b, "  %s  %s, %d tools", s.Name, s.Status, len(s.Tools))
 		if s.Error != "" {
-			fmt.Fprintf(&b, ": %s", m.a.redact(s.Error))
+			fmt.Fprintf(&b, ": %s", m.a.f.Redact(s.Error))
 		}
 		b.WriteString("\n")
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -31,9 +32,9 @@ func (a *app) runCommand() *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxSteps < 1 {
-				return usageErr(fmt.Errorf("--max-steps: must be at least 1"))
+				return cmdutil.UsageErr(fmt.Errorf("--max-steps: must be at least 1"))
 			}
-			cfg, err := a.loadConfig()
+			cfg, err := a.f.Config()
 			if err != nil {
 				return err
 			}
@@ -45,27 +46,28 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			streamInput := a.headless.inputFormat == "stream-json"
 			if streamInput && len(args) == 1 {
-				return usageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
+				return cmdutil.UsageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
 			}
-			interactive := len(args) == 0 && !print && !streamInput && a.stdinIsTerminal()
+			interactive := len(args) == 0 && !print && !streamInput && a.f.IO.StdinIsTerminal()
 			if interactive {
 				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
-				a.replElicitation = newTerminalElicitation(a.replUI).ask
+				a.f.Elicitation = newTerminalElicitation(a.replUI).ask
 				a.replLocal = newLocalAlways(cfg)
-				a.replPromptOpts = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
+				a.f.Asker = a.replUI
+				a.f.PromptOptions = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
 				if a.replLocal.l != nil {
-					a.replPromptOpts.Always = a.replLocal.always
+					a.f.PromptOptions.Always = a.replLocal.always
 				}
 			}
 			resuming, err := a.openSessions(cmd.Context(), &saved, interactive)
 			if err != nil {
 				return err
 			}
-			h, err := a.newHost(cfg)
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
-			sess, err := a.newSession(h)
+			sess, err := a.f.Session(h, &a.sess)
 			if err != nil {
 				return err
 			}
@@ -75,13 +77,13 @@ func (a *app) runCommand() *cobra.Command {
 			if len(args) == 1 {
 				title = args[0]
 			}
-			a.describeSession(ctx, sess, title)
+			a.describeSession(ctx, h, sess, title)
 			if resuming {
 				if err := a.resumeTurns(ctx, sess, format); err != nil {
 					return err
 				}
 				if len(args) == 0 && !interactive {
-					data, _ := io.ReadAll(a.stdin)
+					data, _ := io.ReadAll(a.f.IO.In)
 					if strings.TrimSpace(string(data)) == "" {
 						return nil // resumed, and nothing more to say
 					}
@@ -89,13 +91,13 @@ func (a *app) runCommand() *cobra.Command {
 				}
 			}
 			h.Connect(ctx)
-			if err := needsLogin(h); err != nil {
+			if err := cmdutil.NeedsLogin(h); err != nil {
 				return err
 			}
 			// Said before a REPL opens or a turn starts, once the
 			// configuration and the servers have had their say.
 			if cfg.LLM.Model == "" {
-				return usageErr(errNoModel)
+				return cmdutil.UsageErr(errNoModel)
 			}
 			a.warnAboutTools(sess.View(ctx).Summary())
 			h.WarnUnrecorded()
@@ -109,13 +111,13 @@ func (a *app) runCommand() *cobra.Command {
 			case len(args) == 1:
 				return a.oneTurn(ctx, sess, args[0], format, opts)
 			case !interactive:
-				data, err := io.ReadAll(a.stdin)
+				data, err := io.ReadAll(a.f.IO.In)
 				if err != nil {
 					return fmt.Errorf("read prompt from stdin: %w", err)
 				}
 				prompt := strings.TrimSpace(string(data))
 				if prompt == "" {
-					return usageErr(errors.New("no prompt: give one as an argument or on stdin"))
+					return cmdutil.UsageErr(errors.New("no prompt: give one as an argument or on stdin"))
 				}
 				return a.oneTurn(ctx, sess, prompt, format, opts)
 			default:
@@ -136,7 +138,7 @@ func (a *app) runCommand() *cobra.Command {
 }
 
 func (a *app) stdinIsTerminal() bool {
-	f, ok := a.stdin.(*os.File)
+	f, ok := a.f.IO.In.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -147,15 +149,15 @@ func (a *app) warnAboutTools(sum host.ViewSummary) {
 	notOffered := sum.Hidden + sum.Excluded
 	switch {
 	case notOffered == 0 && sum.Active == 0:
-		fmt.Fprintln(a.stderr, "agenthost: warning: the model is offered no tools: no server listed any (`agenthost servers` shows each server's state).")
+		fmt.Fprintln(a.f.IO.ErrOut, "agenthost: warning: the model is offered no tools: no server listed any (`agenthost servers` shows each server's state).")
 	case notOffered == 0:
 		return
 	case sum.Active == 0:
-		fmt.Fprintf(a.stderr, "agenthost: warning: the model is offered no tools: %d hidden, %d excluded. Most common reason (%d): %s\n  `agenthost tools` lists every tool and why.\n",
-			sum.Hidden, sum.Excluded, sum.TopReasonCount, shown(a.stderr, sum.TopReason))
+		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: warning: the model is offered no tools: %d hidden, %d excluded. Most common reason (%d): %s\n  `agenthost tools` lists every tool and why.\n",
+			sum.Hidden, sum.Excluded, sum.TopReasonCount, cmdutil.Shown(a.f.IO.ErrOut, sum.TopReason))
 	default:
-		fmt.Fprintf(a.stderr, "agenthost: %d of %d tools are not offered to the model (%d hidden, %d excluded). Most common reason (%d): %s\n",
-			notOffered, notOffered+sum.Active, sum.Hidden, sum.Excluded, sum.TopReasonCount, shown(a.stderr, sum.TopReason))
+		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: %d of %d tools are not offered to the model (%d hidden, %d excluded). Most common reason (%d): %s\n",
+			notOffered, notOffered+sum.Active, sum.Hidden, sum.Excluded, sum.TopReasonCount, cmdutil.Shown(a.f.IO.ErrOut, sum.TopReason))
 	}
 }
 
@@ -170,15 +172,15 @@ func turnExit(end host.Event, lastErr *host.Event) error {
 	case host.EndDone:
 		return nil
 	case host.EndMaxSteps:
-		return &exitErr{code: exitMaxSteps, printed: true}
+		return &cmdutil.ExitErr{Code: cmdutil.ExitMaxSteps, Printed: true}
 	case host.EndInterrupted:
-		return &exitErr{code: 130, printed: true}
+		return &cmdutil.ExitErr{Code: 130, Printed: true}
 	default:
-		code := exitError
+		code := cmdutil.ExitError
 		if lastErr != nil && lastErr.Kind == host.KindConfig {
-			code = exitUsage
+			code = cmdutil.ExitUsage
 		}
-		return &exitErr{code: code, printed: true}
+		return &cmdutil.ExitErr{Code: code, Printed: true}
 	}
 }
 
@@ -192,10 +194,10 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 // printEvents prints a turn's events in the chosen format; seen reports
 // whether there was one.
 func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end host.Event, lastErr *host.Event, seen bool) {
-	enc := json.NewEncoder(a.stdout)
+	enc := json.NewEncoder(a.f.IO.Out)
 	enc.SetEscapeHTML(false)
-	p := newTextPrinter(a.stdout, a.stderr)
-	cc := a.claudeStream(a.stdout, format)
+	p := newTextPrinter(a.f.IO.Out, a.f.IO.ErrOut)
+	cc := a.claudeStream(a.f.IO.Out, format)
 	for e := range events {
 		seen = true
 		switch e.Type {
@@ -262,13 +264,13 @@ func (p *textPrinter) callLabel(e host.Event) string {
 	if e.Server != "" {
 		name = e.Server + "/" + e.Tool
 	}
-	return fmt.Sprintf("[%d] %s", n, shown(p.stderr, name))
+	return fmt.Sprintf("[%d] %s", n, cmdutil.Shown(p.stderr, name))
 }
 
 func (p *textPrinter) print(e host.Event) {
 	switch e.Type {
 	case host.EventAssistantDelta:
-		fmt.Fprint(p.stdout, shown(p.stdout, e.Text))
+		fmt.Fprint(p.stdout, cmdutil.Shown(p.stdout, e.Text))
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 		return
 	case host.EventAssistant, host.EventSessionEnd:
@@ -279,14 +281,14 @@ func (p *textPrinter) print(e host.Event) {
 	}
 	switch e.Type {
 	case host.EventToolCall:
-		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), shown(p.stderr, truncateText(string(e.Arguments), 200)))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(string(e.Arguments), 200)))
 	case host.EventApprovalRequested:
 		if e.ApprovalID != "" {
-			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.callLabel(e), shown(p.stderr, e.ApprovalID),
-				shown(p.stderr, e.RiskLevel), plural(approversOf(e), "approver"), shown(p.stderr, e.Deadline))
+			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.callLabel(e), cmdutil.Shown(p.stderr, e.ApprovalID),
+				cmdutil.Shown(p.stderr, e.RiskLevel), cmdutil.Plural(approversOf(e), "approver"), cmdutil.Shown(p.stderr, e.Deadline))
 			return
 		}
-		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.callLabel(e), shown(p.stderr, e.Explanation))
+		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.callLabel(e), cmdutil.Shown(p.stderr, e.Explanation))
 		if p.explained == nil {
 			p.explained = map[string]string{}
 		}
@@ -297,9 +299,9 @@ func (p *textPrinter) print(e host.Event) {
 			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
 		}
 	case host.EventToolTask:
-		line := fmt.Sprintf("  %s task %s: %s", p.callLabel(e), shown(p.stderr, truncateText(e.TaskID, 40)), shown(p.stderr, e.TaskStatus))
+		line := fmt.Sprintf("  %s task %s: %s", p.callLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(e.TaskID, 40)), cmdutil.Shown(p.stderr, e.TaskStatus))
 		if e.StatusMessage != "" {
-			line += " (" + shown(p.stderr, truncateText(e.StatusMessage, 200)) + ")"
+			line += " (" + cmdutil.Shown(p.stderr, cmdutil.Truncate(e.StatusMessage, 200)) + ")"
 		}
 		fmt.Fprintln(p.stderr, line)
 	case host.EventToolResult:
@@ -307,12 +309,12 @@ func (p *textPrinter) print(e host.Event) {
 		if e.Failed() {
 			status = "error"
 		}
-		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, shown(p.stderr, truncateText(host.ContentsText(e.Content, " "), 200)))
+		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, cmdutil.Shown(p.stderr, cmdutil.Truncate(host.ContentsText(e.Content, " "), 200)))
 	case host.EventError:
-		fmt.Fprintf(p.stderr, "agenthost: %s\n", shown(p.stderr, e.Error))
+		fmt.Fprintf(p.stderr, "agenthost: %s\n", cmdutil.Shown(p.stderr, e.Error))
 	case host.EventSessionEnd:
 		if e.Reason != host.EndDone {
-			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %s\n", e.Reason, plural(e.Steps, "step"))
+			fmt.Fprintf(p.stderr, "agenthost: turn ended: %s after %s\n", e.Reason, cmdutil.Plural(e.Steps, "step"))
 		}
 	}
 }
@@ -320,11 +322,3 @@ func (p *textPrinter) print(e host.Event) {
 // errNoModel is the CLI's words for host.ErrNoModel, said before the
 // first turn.
 var errNoModel = fmt.Errorf("%w: set llm.model in the config (docs/config.md) or AGENTHOST_LLM_MODEL in the environment; the endpoint and key come from llm.baseURL and llm.apiKey, else OPENAI_BASE_URL and OPENAI_API_KEY", host.ErrNoModel)
-
-func truncateText(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}

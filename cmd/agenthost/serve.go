@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/serve"
@@ -21,7 +22,7 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve the HTTP API, the approvals page and webhooks (docs/cli.md, serve/openapi.yaml)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			cfg, err := a.f.Config()
 			if err != nil {
 				return err
 			}
@@ -29,9 +30,9 @@ func (a *app) serveCommand() *cobra.Command {
 				cfg.Serve.Listen = listen
 			}
 			if len(cfg.Serve.Identities) == 0 {
-				fmt.Fprintln(a.stderr, "agenthost: serve.identities is empty: every /v1 request will be refused (docs/config.md, serve)")
+				fmt.Fprintln(a.f.IO.ErrOut, "agenthost: serve.identities is empty: every /v1 request will be refused (docs/config.md, serve)")
 			}
-			logger, err := a.logger()
+			logger, err := a.f.Logger()
 			if err != nil {
 				return err
 			}
@@ -41,8 +42,8 @@ func (a *app) serveCommand() *cobra.Command {
 				return err
 			}
 			audit := serve.NewAuditLog(0)
-			a.auditAlso = audit
-			h, err := a.newHost(cfg)
+			a.f.AuditAlso = audit
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
@@ -54,29 +55,29 @@ func (a *app) serveCommand() *cobra.Command {
 				lctx, stop := context.WithCancel(ctx)
 				defer stop()
 				go func() {
-					err := a.durable.KeepLease(lctx, durable.LeaseOptions{Timeout: cfg.Serve.Replica.LeaseTimeout,
+					err := a.f.Durable.KeepLease(lctx, durable.LeaseOptions{Timeout: cfg.Serve.Replica.LeaseTimeout,
 						Every: cfg.Serve.Replica.LeaseTimeout / 6,
 						OnTakeOver: func(id string, n int) {
 							logger.Info("serve: took over the unfinished turns of a replica whose lease expired", "replica", id, "turns", n)
 						}})
 					if err != nil {
-						logger.Error("serve: the replica lease cannot be kept; another replica may take over this one's turns", "error", a.redact(err.Error()))
+						logger.Error("serve: the replica lease cannot be kept; another replica may take over this one's turns", "error", a.f.Redact(err.Error()))
 					}
 				}()
 			}
 			h.Connect(ctx)
 			h.WarnUnrecorded()
 			err = srv.ListenAndServe(ctx, func(addr net.Addr) {
-				fmt.Fprintf(a.stderr, "agenthost: serving on %s\n", addr)
+				fmt.Fprintf(a.f.IO.ErrOut, "agenthost: serving on %s\n", addr)
 			})
 			if shared != nil {
 				// The engine stops first: turns running here stay
 				// unfinished (taken up again), rather than failing on the
 				// servers the host closes.
-				closeWithin(a.stderr, closeTimeout, a.durable.Close)
+				cmdutil.CloseWithin(a.f.IO.ErrOut, cmdutil.CloseTimeout, a.f.Durable.Close)
 			}
 			if err != nil {
-				return &exitErr{code: exitUsage, err: err}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: err}
 			}
 			return nil
 		},
@@ -95,7 +96,7 @@ func (a *app) openSharedServe(ctx context.Context, cfg *config.Config) (*serve.S
 	}
 	key, err := sessionKey(cfg.Serve.Replica.SessionKeyFile)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, cmdutil.UsageErr(err)
 	}
 	executor := cfg.Serve.Replica.ID
 	if executor == "" {
@@ -104,9 +105,9 @@ func (a *app) openSharedServe(ctx context.Context, cfg *config.Config) (*serve.S
 	}
 	e, err := durable.Open(ctx, dsn, durable.Options{ExecutorID: executor})
 	if err != nil {
-		return nil, &exitErr{code: exitUsage, err: fmt.Errorf("approvals.store: %w", err)}
+		return nil, &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("approvals.store: %w", err)}
 	}
-	a.durable = e
+	a.f.Durable = e
 	return &serve.Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, nil
 }
 

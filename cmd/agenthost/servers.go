@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
@@ -30,12 +31,12 @@ func (a *app) serversCommand() *cobra.Command {
 		Short: "Connect to every configured server and report its status",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.reportsServers = true
-			cfg, err := a.loadConfig()
+			a.f.ReportsServers = true
+			cfg, err := a.f.Config()
 			if err != nil {
 				return err
 			}
-			h, err := a.newHost(cfg)
+			h, err := a.f.Host(cfg, &a.sess)
 			if err != nil {
 				return err
 			}
@@ -44,7 +45,7 @@ func (a *app) serversCommand() *cobra.Command {
 			for _, s := range h.Servers() {
 				sj := serverJSON{Name: s.Name, Status: string(s.Status), SecureParams: s.SecureParams, Tools: len(s.Tools), Sandbox: s.Sandbox}
 				if s.Error != "" {
-					e := a.redact(s.Error)
+					e := a.f.Redact(s.Error)
 					sj.Error = &e
 				}
 				if s.ProtocolVersion != "" {
@@ -65,7 +66,7 @@ func (a *app) serversCommand() *cobra.Command {
 			if unavailable > 0 {
 				// A health check: exit 6 when any configured server is
 				// unavailable (docs/cli.md).
-				return &exitErr{code: exitUnavailable, printed: true}
+				return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 			}
 			return nil
 		},
@@ -76,13 +77,13 @@ func (a *app) serversCommand() *cobra.Command {
 
 func (a *app) printServers(out []serverJSON, asJSON bool) error {
 	if asJSON {
-		return writeJSON(a.stdout, map[string]any{"servers": out})
+		return cmdutil.WriteJSON(a.f.IO.Out, map[string]any{"servers": out})
 	}
 	if len(out) == 0 {
-		fmt.Fprintln(a.stdout, "no servers configured")
+		fmt.Fprintln(a.f.IO.Out, "no servers configured")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(a.f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSECURE-PARAMS\tTOOLS\tERROR")
 	for _, s := range out {
 		proto, errText := "-", ""
@@ -92,7 +93,7 @@ func (a *app) printServers(out []serverJSON, asJSON bool) error {
 		if s.Error != nil {
 			errText = *s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, shown(a.stdout, proto), s.SecureParams, s.Tools, shown(a.stdout, errText))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s\n", s.Name, s.Status, cmdutil.Shown(a.f.IO.Out, proto), s.SecureParams, s.Tools, cmdutil.Shown(a.f.IO.Out, errText))
 	}
 	return tw.Flush()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/durable"
 )
@@ -48,13 +49,13 @@ func (f *sessionFlags) add(cmd *cobra.Command) {
 // unfinished turns are taken up first.
 func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive bool) (resuming bool, err error) {
 	if f.noSave && (f.resume != "" || f.cont || f.save) {
-		return false, usageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
+		return false, cmdutil.UsageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
 	}
-	if !f.saving(interactive, a.approve) {
+	if !f.saving(interactive, a.sess.Approve) {
 		return false, nil
 	}
 	if f.resume != "" && f.cont {
-		return false, usageErr(errors.New("--resume and --continue: give one"))
+		return false, cmdutil.UsageErr(errors.New("--resume and --continue: give one"))
 	}
 	path, err := durable.DefaultPath(os.Getenv)
 	if err != nil {
@@ -68,9 +69,9 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 	switch {
 	case f.resume != "":
 		if _, err := store.Session(ctx, f.resume); err != nil {
-			return false, usageErr(fmt.Errorf("--resume: %w", err))
+			return false, cmdutil.UsageErr(fmt.Errorf("--resume: %w", err))
 		}
-		a.sessionID = f.resume
+		a.sess.ID = f.resume
 		resuming = true
 	case f.cont:
 		dir, _ := os.Getwd()
@@ -79,34 +80,34 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 			return false, err
 		}
 		if len(list) == 0 {
-			return false, usageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
+			return false, cmdutil.UsageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
 		}
-		a.sessionID = list[0].ID
+		a.sess.ID = list[0].ID
 		resuming = true
-	case a.sessionID == "":
-		a.sessionID = durable.NewSessionID()
+	case a.sess.ID == "":
+		a.sess.ID = durable.NewSessionID()
 	}
 	// One executor per session: a restarted run takes up this session's
 	// unfinished turns, and no other's.
-	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.sessionID})
+	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.sess.ID})
 	if err != nil {
 		return false, fmt.Errorf("saved sessions: %w", err)
 	}
-	a.durable = e
+	a.f.Durable = e
 	return resuming, nil
 }
 
 // describeSession records the session's subject, folder and title.
-func (a *app) describeSession(ctx context.Context, sess *host.Session, title string) {
-	if a.durable == nil {
+func (a *app) describeSession(ctx context.Context, h *host.Host, sess *host.Session, title string) {
+	if a.f.Durable == nil {
 		return
 	}
 	dir, _ := os.Getwd()
 	// The title is the prompt as the model sees it: protected values
 	// masked (before it is cut, so no value is cut out of reach).
-	title = truncateText(a.host.Redactor().Redact(title), 80)
-	if err := a.durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: title}); err != nil {
-		fmt.Fprintf(a.stderr, "agenthost: warning: the session's line was not saved: %v\n", err)
+	title = cmdutil.Truncate(h.Redactor().Redact(title), 80)
+	if err := a.f.Durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: title}); err != nil {
+		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: warning: the session's line was not saved: %v\n", err)
 	}
 }
 
@@ -148,11 +149,11 @@ func (a *app) sessionsCommand() *cobra.Command {
 				if list == nil {
 					list = []durable.SessionInfo{}
 				}
-				return json.NewEncoder(a.stdout).Encode(list)
+				return json.NewEncoder(a.f.IO.Out).Encode(list)
 			}
 			for _, s := range list {
-				fmt.Fprintf(a.stdout, "%s  %s  %3d messages  %s  %s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Messages,
-					shown(a.stdout, s.Dir), shown(a.stdout, s.Title))
+				fmt.Fprintf(a.f.IO.Out, "%s  %s  %3d messages  %s  %s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Messages,
+					cmdutil.Shown(a.f.IO.Out, s.Dir), cmdutil.Shown(a.f.IO.Out, s.Title))
 			}
 			return nil
 		},
@@ -172,14 +173,14 @@ func (a *app) sessionsCommand() *cobra.Command {
 			defer store.Close()
 			info, err := store.Session(cmd.Context(), args[0])
 			if err != nil {
-				return usageErr(err)
+				return cmdutil.UsageErr(err)
 			}
 			msgs, err := store.Load(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			if showJSON {
-				return json.NewEncoder(a.stdout).Encode(struct {
+				return json.NewEncoder(a.f.IO.Out).Encode(struct {
 					durable.SessionInfo
 					Conversation any `json:"conversation"`
 				}{info, msgs})
@@ -189,7 +190,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 				for _, tc := range m.ToolCalls {
 					line = strings.TrimSpace(line + " " + tc.Name + " " + tc.Arguments)
 				}
-				fmt.Fprintf(a.stdout, "%s: %s\n", m.Role, shown(a.stdout, line))
+				fmt.Fprintf(a.f.IO.Out, "%s: %s\n", m.Role, cmdutil.Shown(a.f.IO.Out, line))
 			}
 			return nil
 		},
@@ -211,11 +212,11 @@ func (a *app) sessionsCommand() *cobra.Command {
 			defer e.Close()
 			if err := e.DeleteSession(cmd.Context(), args[0]); err != nil {
 				if errors.Is(err, durable.ErrUnknownSession) {
-					return usageErr(err)
+					return cmdutil.UsageErr(err)
 				}
 				return err
 			}
-			fmt.Fprintf(a.stdout, "deleted %s\n", args[0])
+			fmt.Fprintf(a.f.IO.Out, "deleted %s\n", args[0])
 			return nil
 		},
 	}

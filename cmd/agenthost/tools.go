@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -21,30 +21,12 @@ func (a *app) toolsCommand() *cobra.Command {
 		Short: "Show the catalog: what the model sees, what is hidden or excluded and why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.reportsServers = true
-			var cfg *config.Config
-			var err error
-			if serverURL != "" {
-				if server != "" {
-					return usageErr(errors.New("--server and --url exclude each other"))
-				}
-				cfg, err = adHocConfig(serverURL, transport)
-				if err != nil {
-					return usageErr(err)
-				}
-			} else if cfg, err = a.loadConfigWith(server, "--server: "); err != nil {
-				return err
+			a.f.ReportsServers = true
+			if serverURL != "" && server != "" {
+				return cmdutil.UsageErr(errors.New("--server and --url exclude each other"))
 			}
-			h, err := a.newHost(cfg)
-			if err != nil {
-				return err
-			}
-			if serverURL != "" && !cmd.Flags().Changed("transport") {
-				if h, err = a.adHocFallback(cmd.Context(), h, serverURL); err != nil {
-					return usageErr(err)
-				}
-			}
-			sess, err := a.newSession(h)
+			t := cmdutil.Target{Server: server, ServerFlag: "--server: ", URL: serverURL, Transport: transport, TransportSet: cmd.Flags().Changed("transport")}
+			h, sess, err := a.f.Connect(cmd.Context(), t, &a.sess)
 			if err != nil {
 				return err
 			}
@@ -57,14 +39,14 @@ func (a *app) toolsCommand() *cobra.Command {
 			}
 			report := sess.Report(cmd.Context(), server)
 			if asJSON {
-				if err := writeJSON(a.stdout, report); err != nil {
+				if err := cmdutil.WriteJSON(a.f.IO.Out, report); err != nil {
 					return err
 				}
 				return unavailableExit(report)
 			}
 			for i, s := range report.Servers {
 				if i > 0 {
-					fmt.Fprintln(a.stdout)
+					fmt.Fprintln(a.f.IO.Out)
 				}
 				line := fmt.Sprintf("%s (%s", s.Name, s.Status)
 				if s.ProtocolVersion != nil {
@@ -74,40 +56,40 @@ func (a *app) toolsCommand() *cobra.Command {
 					line += ", secure-params"
 				}
 				line += ")"
-				fmt.Fprintln(a.stdout, shown(a.stdout, line))
+				fmt.Fprintln(a.f.IO.Out, cmdutil.Shown(a.f.IO.Out, line))
 				if s.Error != nil {
-					fmt.Fprintln(a.stdout, "  error:", shown(a.stdout, *s.Error))
+					fmt.Fprintln(a.f.IO.Out, "  error:", cmdutil.Shown(a.f.IO.Out, *s.Error))
 				}
 				for _, w := range s.Warnings {
-					fmt.Fprintln(a.stdout, "  warning:", shown(a.stdout, w))
+					fmt.Fprintln(a.f.IO.Out, "  warning:", cmdutil.Shown(a.f.IO.Out, w))
 				}
 				for _, t := range s.Tools {
 					name := t.Name
 					if t.ExposedName != nil && t.Status == "active" {
 						name = *t.ExposedName
 					}
-					fmt.Fprintf(a.stdout, "  %-9s %s", t.Status, shown(a.stdout, name))
+					fmt.Fprintf(a.f.IO.Out, "  %-9s %s", t.Status, cmdutil.Shown(a.f.IO.Out, name))
 					if len(t.SecureParams) > 0 {
-						fmt.Fprintf(a.stdout, "  [secure: %s]", shown(a.stdout, strings.Join(t.SecureParams, ", ")))
+						fmt.Fprintf(a.f.IO.Out, "  [secure: %s]", cmdutil.Shown(a.f.IO.Out, strings.Join(t.SecureParams, ", ")))
 					}
 					if t.Decision != nil {
-						fmt.Fprintf(a.stdout, "  decision: %s", *t.Decision)
+						fmt.Fprintf(a.f.IO.Out, "  decision: %s", *t.Decision)
 					}
-					fmt.Fprintln(a.stdout)
+					fmt.Fprintln(a.f.IO.Out)
 					if t.Reason != nil {
-						fmt.Fprintf(a.stdout, "            why: %s\n", shown(a.stdout, *t.Reason))
+						fmt.Fprintf(a.f.IO.Out, "            why: %s\n", cmdutil.Shown(a.f.IO.Out, *t.Reason))
 					}
 					for _, w := range t.Warnings {
-						fmt.Fprintf(a.stdout, "            warning: %s\n", shown(a.stdout, w))
+						fmt.Fprintf(a.f.IO.Out, "            warning: %s\n", cmdutil.Shown(a.f.IO.Out, w))
 					}
 					if line := vocabularyLine(t.Risk); line != "" {
-						fmt.Fprintf(a.stdout, "            %s\n", shown(a.stdout, line))
+						fmt.Fprintf(a.f.IO.Out, "            %s\n", cmdutil.Shown(a.f.IO.Out, line))
 					}
 				}
 			}
 			if len(report.Servers) > 0 {
-				fmt.Fprintln(a.stdout)
-				fmt.Fprintln(a.stdout, shown(a.stdout, summaryLine(sess.View(cmd.Context()).Summary())))
+				fmt.Fprintln(a.f.IO.Out)
+				fmt.Fprintln(a.f.IO.Out, cmdutil.Shown(a.f.IO.Out, summaryLine(sess.View(cmd.Context()).Summary())))
 			}
 			return unavailableExit(report)
 		},
@@ -115,7 +97,7 @@ func (a *app) toolsCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the document described in docs/cli.md)")
 	cmd.Flags().StringVar(&server, "server", "", "only this server")
 	cmd.Flags().StringVar(&serverURL, "url", "", "the tools of an ad-hoc server at this URL (no config)")
-	cmd.Flags().StringVar(&transport, "transport", "", transportUsage)
+	cmd.Flags().StringVar(&transport, "transport", "", cmdutil.TransportUsage)
 	a.addSessionFlags(cmd)
 	return cmd
 }
@@ -135,18 +117,10 @@ func summaryLine(sum host.ViewSummary) string {
 func unavailableExit(report *host.CatalogReport) error {
 	for _, s := range report.Servers {
 		if s.Status == host.StatusError {
-			return &exitErr{code: exitUnavailable, printed: true}
+			return &cmdutil.ExitErr{Code: cmdutil.ExitUnavailable, Printed: true}
 		}
 	}
 	return nil
-}
-
-// plural is "1 step", "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // vocabularyLine says what a tool's risk took from the action-metadata

@@ -16,7 +16,7 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print the version, the commit it was built from and the Go version",
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(a.stdout, versionLine())
+			fmt.Fprintln(a.f.IO.Out, versionLine())
 		},
 	}
 }

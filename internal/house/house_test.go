@@ -28,6 +28,11 @@ var rooms = []struct {
 	rank   int
 }{
 	{"cmd", 100}, {"e2e", 100}, {"internal/bench", 100},
+	// The CLI's own packages: the commands above what they share.
+	{"cmd/agenthost/internal/cmd", 99},
+	{"cmd/agenthost/internal/repl", 97},
+	{"cmd/agenthost/internal/eventprint", 96},
+	{"cmd/agenthost/internal/cmdutil", 95},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},
@@ -165,6 +170,8 @@ func TestRoomOf(t *testing.T) {
 		{"internal/childproc/supervisor", "internal/childproc", 0},
 		{"approvals/hooks", "approvals/hooks", 21},
 		{"cmd/agenthost", "cmd", 100},
+		{"cmd/agenthost/internal/cmd/call", "cmd/agenthost/internal/cmd", 99},
+		{"cmd/agenthost/internal/cmdutil", "cmd/agenthost/internal/cmdutil", 95},
 	}
 	for _, tt := range tests {
 		room, rank, ok := roomOf(tt.pkg)
