@@ -14,6 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/demo"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/servers"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/tools"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/version"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/internal/childproc"
 
@@ -127,21 +132,21 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       host.Version, // enables --version; the template prints versionLine
 	}
-	root.SetVersionTemplate(versionLine() + "\n")
+	root.SetVersionTemplate(version.Line() + "\n")
 	root.PersistentFlags().StringVar(&a.f.ConfigPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
 	root.PersistentFlags().StringVar(&a.f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		a.f.LogLevelSet = cmd.Flags().Changed("log-level")
 	}
 	root.AddCommand(
-		a.serversCommand(),
-		a.toolsCommand(),
-		a.callCommand(),
+		servers.NewCmdServers(a.f, nil),
+		tools.NewCmdTools(a.f, nil),
+		call.NewCmdCall(a.f, nil),
 		a.runCommand(),
 		a.policyCommand(),
-		a.demoCommand(),
+		demo.NewCmdDemo(a.f, nil),
 		a.serveCommand(),
-		a.versionCommand(),
+		version.NewCmdVersion(a.f, nil),
 		a.authCommand(),
 		a.pinsCommand(),
 		a.approvalsCommand(),

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -59,7 +59,7 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 	}
 
 	out := &screen{}
-	printContent(&app{f: cmdutil.New(&cmdutil.IOStreams{Out: out})}, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("line 1\n\tline 2 " + hostile)}})
+	call.PrintContent(out, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("line 1\n\tline 2 " + hostile)}})
 	assertEscaped(t, "call", out.String())
 	if !strings.HasPrefix(out.String(), "line 1\n\tline 2 ") {
 		t.Errorf("newline and tab not kept: %q", out.String())
@@ -85,7 +85,7 @@ func TestTextOutputIsRawOffATerminal(t *testing.T) {
 		t.Errorf("stdout = %q, want the text as it is", stdout.String())
 	}
 	var out bytes.Buffer
-	printContent(&app{f: cmdutil.New(&cmdutil.IOStreams{Out: &out})}, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(hostile)}})
+	call.PrintContent(&out, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(hostile)}})
 	if out.String() != hostile+"\n" {
 		t.Errorf("call output = %q, want the text as it is", out.String())
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -204,4 +206,27 @@ func ArgsObject(argsJSON string) (json.RawMessage, error) {
 		return nil, errors.New("--args: not a JSON object")
 	}
 	return json.RawMessage(argsJSON), nil
+}
+
+// AdHocFlags are --url and --transport: an ad-hoc server, no config.
+type AdHocFlags struct {
+	URL, Transport string
+	// TransportSet says --transport was given (an unset one falls back
+	// from streamable HTTP to legacy SSE).
+	TransportSet bool
+}
+
+// AddAdHocFlags adds --url (described by urlUsage) and --transport to
+// cmd, read into a; call a.Parsed(cmd) once the flags are parsed.
+func AddAdHocFlags(cmd *cobra.Command, a *AdHocFlags, urlUsage string) {
+	cmd.Flags().StringVar(&a.URL, "url", "", urlUsage)
+	cmd.Flags().StringVar(&a.Transport, "transport", "", TransportUsage)
+}
+
+// Parsed records whether --transport was given.
+func (a *AdHocFlags) Parsed(cmd *cobra.Command) { a.TransportSet = cmd.Flags().Changed("transport") }
+
+// Target is the target of these flags and server.
+func (a AdHocFlags) Target(server, serverFlag string) Target {
+	return Target{Server: server, ServerFlag: serverFlag, URL: a.URL, Transport: a.Transport, TransportSet: a.TransportSet}
 }

@@ -1,4 +1,5 @@
-package main
+// Package version is `agenthost version` and the line --version prints.
+package version
 
 import (
 	"fmt"
@@ -7,24 +8,40 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 )
 
-func (a *app) versionCommand() *cobra.Command {
+// VersionOptions are `version`'s.
+type VersionOptions struct {
+	IO *cmdutil.IOStreams
+}
+
+// NewCmdVersion is `agenthost version`; runF replaces versionRun (tests).
+func NewCmdVersion(f *cmdutil.Factory, runF func(*VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: f.IO}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the commit it was built from and the Go version",
 		Args:  cobra.NoArgs,
-		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(a.f.IO.Out, versionLine())
+		RunE: func(*cobra.Command, []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return versionRun(opts)
 		},
 	}
 }
 
-// versionLine is "agenthost VERSION (commit C[, modified], GOVERSION)"; the
+func versionRun(opts *VersionOptions) error {
+	_, err := fmt.Fprintln(opts.IO.Out, Line())
+	return err
+}
+
+// Line is "agenthost VERSION (commit C[, modified], GOVERSION)"; the
 // commit comes from the build's VCS stamp ("unknown" for builds without
 // one, such as go run or test binaries).
-func versionLine() string {
+func Line() string {
 	return fmt.Sprintf("agenthost %s (commit %s, %s)", host.Version, buildCommit(debug.ReadBuildInfo()), runtime.Version())
 }
 
