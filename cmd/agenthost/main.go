@@ -16,6 +16,8 @@ import (
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/demo"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/mcp"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/policy"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/servers"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/tools"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/version"
@@ -143,7 +145,7 @@ func (a *app) rootCommand() *cobra.Command {
 		tools.NewCmdTools(a.f, nil),
 		call.NewCmdCall(a.f, nil),
 		a.runCommand(),
-		a.policyCommand(),
+		policy.NewCmdPolicy(a.f),
 		demo.NewCmdDemo(a.f, nil),
 		a.serveCommand(),
 		version.NewCmdVersion(a.f, nil),
@@ -152,7 +154,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.approvalsCommand(),
 		a.sessionsCommand(),
 		a.auditCommand(),
-		a.mcpCommand(),
+		mcp.NewCmdMCP(a.f),
 	)
 	return root
 }

@@ -100,3 +100,12 @@ func HostErr(file string, err error) error {
 	}
 	return &ExitErr{Code: CodeFor(kind), Err: err}
 }
+
+// Run is how a command's RunE ends: runF with the options when a test
+// gave one (to capture them), else the command's own run.
+func Run[O any](opts *O, runF, run func(*O) error) error {
+	if runF != nil {
+		return runF(opts)
+	}
+	return run(opts)
+}

@@ -53,10 +53,7 @@ func NewCmdCall(f *cmdutil.Factory, runF func(*CallOptions) error) *cobra.Comman
 			default:
 				opts.Server, opts.Tool = args[0], args[1]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return callRun(opts)
+			return cmdutil.Run(opts, runF, callRun)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Args, "args", "", "tool arguments as a JSON object")

@@ -29,10 +29,7 @@ func NewCmdDemo(f *cmdutil.Factory, runF func(*DemoOptions) error) *cobra.Comman
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			if runF != nil {
-				return runF(opts)
-			}
-			return demoRun(opts)
+			return cmdutil.Run(opts, runF, demoRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Live, "live", false, "use the configured model endpoint instead of the script")

@@ -49,10 +49,7 @@ func NewCmdServers(f *cmdutil.Factory, runF func(*ServersOptions) error) *cobra.
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			if runF != nil {
-				return runF(opts)
-			}
-			return serversRun(opts)
+			return cmdutil.Run(opts, runF, serversRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (the document described in docs/cli.md)")

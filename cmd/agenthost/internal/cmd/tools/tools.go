@@ -41,10 +41,7 @@ func NewCmdTools(f *cmdutil.Factory, runF func(*ToolsOptions) error) *cobra.Comm
 			if opts.URL != "" && opts.Server != "" {
 				return cmdutil.UsageErr(errors.New("--server and --url exclude each other"))
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return toolsRun(opts)
+			return cmdutil.Run(opts, runF, toolsRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (the document described in docs/cli.md)")

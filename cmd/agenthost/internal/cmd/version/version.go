@@ -25,10 +25,7 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*VersionOptions) error) *cobra.
 		Short: "Print the version, the commit it was built from and the Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return versionRun(opts)
+			return cmdutil.Run(opts, runF, versionRun)
 		},
 	}
 }
