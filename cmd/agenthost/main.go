@@ -14,9 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/auth"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/demo"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/mcp"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/pins"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/policy"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/servers"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/tools"
@@ -149,8 +151,8 @@ func (a *app) rootCommand() *cobra.Command {
 		demo.NewCmdDemo(a.f, nil),
 		a.serveCommand(),
 		version.NewCmdVersion(a.f, nil),
-		a.authCommand(),
-		a.pinsCommand(),
+		auth.NewCmdAuth(a.f),
+		pins.NewCmdPins(a.f),
 		a.approvalsCommand(),
 		a.sessionsCommand(),
 		a.auditCommand(),
