@@ -14,13 +14,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/approvals"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/audit"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/auth"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/demo"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/mcp"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/pins"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/policy"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/serve"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/servers"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/sessions"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/tools"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/version"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
@@ -149,13 +153,13 @@ func (a *app) rootCommand() *cobra.Command {
 		a.runCommand(),
 		policy.NewCmdPolicy(a.f),
 		demo.NewCmdDemo(a.f, nil),
-		a.serveCommand(),
+		serve.NewCmdServe(a.f, nil),
 		version.NewCmdVersion(a.f, nil),
 		auth.NewCmdAuth(a.f),
 		pins.NewCmdPins(a.f),
-		a.approvalsCommand(),
-		a.sessionsCommand(),
-		a.auditCommand(),
+		approvals.NewCmdApprovals(a.f),
+		sessions.NewCmdSessions(a.f),
+		audit.NewCmdAudit(a.f),
 		mcp.NewCmdMCP(a.f),
 	)
 	return root

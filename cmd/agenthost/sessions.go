@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -119,115 +116,4 @@ func (a *app) resumeTurns(ctx context.Context, sess *host.Session, format output
 		return nil
 	}
 	return turnExit(end, lastErr)
-}
-
-func (a *app) sessionsCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List, show and delete the saved sessions of `run` (--resume, --continue)",
-	}
-	var asJSON, here bool
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "The saved sessions, the most recent first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := a.sessionStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			opts := durable.ListOptions{}
-			if here {
-				opts.Dir, _ = os.Getwd()
-			}
-			list, err := store.Sessions(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if list == nil {
-					list = []durable.SessionInfo{}
-				}
-				return json.NewEncoder(a.f.IO.Out).Encode(list)
-			}
-			for _, s := range list {
-				fmt.Fprintf(a.f.IO.Out, "%s  %s  %3d messages  %s  %s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Messages,
-					cmdutil.Shown(a.f.IO.Out, s.Dir), cmdutil.Shown(a.f.IO.Out, s.Title))
-			}
-			return nil
-		},
-	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	list.Flags().BoolVar(&here, "here", false, "only the sessions run in this folder")
-	var showJSON bool
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "A saved session's conversation (what the model saw and said)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := a.sessionStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			info, err := store.Session(cmd.Context(), args[0])
-			if err != nil {
-				return cmdutil.UsageErr(err)
-			}
-			msgs, err := store.Load(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if showJSON {
-				return json.NewEncoder(a.f.IO.Out).Encode(struct {
-					durable.SessionInfo
-					Conversation any `json:"conversation"`
-				}{info, msgs})
-			}
-			for _, m := range msgs {
-				line := m.Content
-				for _, tc := range m.ToolCalls {
-					line = strings.TrimSpace(line + " " + tc.Name + " " + tc.Arguments)
-				}
-				fmt.Fprintf(a.f.IO.Out, "%s: %s\n", m.Role, cmdutil.Shown(a.f.IO.Out, line))
-			}
-			return nil
-		},
-	}
-	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
-	del := &cobra.Command{
-		Use:   "delete ID",
-		Short: "Delete a saved session: its conversation and its turns (an unfinished one never resumes)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := durable.DefaultPath(os.Getenv)
-			if err != nil {
-				return err
-			}
-			e, err := durable.Open(cmd.Context(), "sqlite:"+path, durable.Options{ExecutorID: "cli-delete"})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			if err := e.DeleteSession(cmd.Context(), args[0]); err != nil {
-				if errors.Is(err, durable.ErrUnknownSession) {
-					return cmdutil.UsageErr(err)
-				}
-				return err
-			}
-			fmt.Fprintf(a.f.IO.Out, "deleted %s\n", args[0])
-			return nil
-		},
-	}
-	cmd.AddCommand(list, show, del)
-	return cmd
-}
-
-func (a *app) sessionStore(ctx context.Context) (*durable.Store, error) {
-	path, err := durable.DefaultPath(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	return durable.OpenStore(ctx, path)
 }

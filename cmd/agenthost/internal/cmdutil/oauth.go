@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/oauth"
 )
 
@@ -92,4 +93,13 @@ func NeedsLogin(h *host.Host) error {
 		}
 	}
 	return nil
+}
+
+// SessionStore opens the saved sessions of `run` (docs/cli.md, "sessions").
+func SessionStore(ctx context.Context) (*durable.Store, error) {
+	path, err := durable.DefaultPath(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return durable.OpenStore(ctx, path)
 }

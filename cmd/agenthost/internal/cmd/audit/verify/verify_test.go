@@ -1,7 +1,6 @@
-package main
+package verify
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/sqlitestore"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil/cmdtest"
 )
 
 // TestAuditVerifyWithChainKey: `audit verify` reads the chain key from
@@ -57,15 +57,53 @@ func TestAuditVerifyWithChainKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			a := &app{f: cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})}
-			code := a.run(context.Background(), []string{"--config", tt.cfg, "audit", "verify"})
-			if code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
-				t.Errorf("exit %d, want %d saying %q\nstdout: %s\nstderr: %s", code, tt.code, tt.want, stdout.String(), stderr.String())
+			f, s := cmdtest.Factory(t, "", "")
+			f.ConfigPath = tt.cfg
+			err := cmdtest.Parse(NewCmdVerify(f, nil))
+			msg := s.Out.String() + s.ErrOut.String()
+			if err != nil {
+				msg += err.Error()
 			}
-			if strings.Contains(stdout.String()+stderr.String(), key) {
+			if code := cmdtest.Code(err); code != tt.code || !strings.Contains(msg, tt.want) {
+				t.Errorf("exit %d, want %d saying %q\n%s", code, tt.code, tt.want, msg)
+			}
+			if strings.Contains(msg, key) {
 				t.Errorf("the key was printed")
 			}
 		})
+	}
+}
+
+func TestVerifyNoRecords(t *testing.T) {
+	dir := t.TempDir()
+	f, s := cmdtest.Factory(t, "audit:\n  path: \"\"\n  store: sqlite:"+filepath.Join(dir, "audit.db")+"\n", "")
+	if err := cmdtest.Parse(NewCmdVerify(f, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if s.Out.String() != "no audit records\n" {
+		t.Errorf("stdout %q", s.Out.String())
+	}
+	f, s = cmdtest.Factory(t, "audit:\n  path: \"\"\n  store: sqlite:"+filepath.Join(dir, "audit.db")+"\n", "")
+	if err := cmdtest.Parse(NewCmdVerify(f, nil), "--json"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Out.String() != "[]\n" {
+		t.Errorf("--json: %q, want an empty array", s.Out.String())
+	}
+}
+
+func TestPrintReports(t *testing.T) {
+	var b strings.Builder
+	printReports(&b, []approvals.ChainReport{
+		{Chain: "a", Records: 3},
+		{Chain: "b", Records: 3, Keyed: 3},
+		{Chain: "c", Records: 5, Keyed: 2},
+		{Chain: "d", Records: 4, Broken: &approvals.BrokenChainError{Seq: 5, Reason: "hash mismatch"}},
+	})
+	want := "chain a: 3 records, intact\nchain b: 3 records, intact, keyed\n" +
+		"chain c: 5 records, intact; the last 2 keyed, the first 3 unkeyed (SHA-256 only)\n" +
+		"chain d: BROKEN at record 5: hash mismatch (4 records before it check out)\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
