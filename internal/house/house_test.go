@@ -30,8 +30,6 @@ var rooms = []struct {
 	{"cmd", 100}, {"e2e", 100}, {"internal/bench", 100},
 	// The CLI's own packages: the commands above what they share.
 	{"cmd/agenthost/internal/cmd", 99},
-	{"cmd/agenthost/internal/repl", 97},
-	{"cmd/agenthost/internal/eventprint", 96},
 	{"cmd/agenthost/internal/cmdutil", 95},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},

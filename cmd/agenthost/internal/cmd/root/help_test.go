@@ -1,4 +1,4 @@
-package main
+package root
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // docs/ and never at a document outside it; the root help names the four
 // references.
 func TestHelpCitesTheRepositoryDocs(t *testing.T) {
-	root := (&app{f: cmdutil.New(cmdutil.System())}).rootCommand()
+	root := NewCmdRoot(cmdutil.New(cmdutil.System()))
 	for _, ref := range []string{"docs/cli.md", "docs/config.md", "docs/events.md", "docs/audit.md"} {
 		if !strings.Contains(root.Long, ref) {
 			t.Errorf("the root help does not name %s", ref)
@@ -53,7 +53,7 @@ func TestHelpCitesTheRepositoryDocs(t *testing.T) {
 // streamable HTTP to legacy SSE, so its help must not show a default of
 // "http" beside the words that describe the fallback.
 func TestTransportHelpHasNoDefault(t *testing.T) {
-	root := (&app{f: cmdutil.New(cmdutil.System())}).rootCommand()
+	root := NewCmdRoot(cmdutil.New(cmdutil.System()))
 	for _, name := range []string{"tools", "call"} {
 		c, _, err := root.Find([]string{name})
 		if err != nil {
@@ -68,17 +68,6 @@ func TestTransportHelpHasNoDefault(t *testing.T) {
 		}
 		if !strings.Contains(f.Usage, "falling back to legacy SSE") {
 			t.Errorf("%s --transport help: %q", name, f.Usage)
-		}
-	}
-}
-
-func TestPlural(t *testing.T) {
-	for _, tc := range []struct {
-		n    int
-		want string
-	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}} {
-		if got := cmdutil.Plural(tc.n, "step"); got != tc.want {
-			t.Errorf("cmdutil.Plural(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

@@ -1,12 +1,11 @@
-package main
+package run
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil/cmdtest"
 )
 
 func TestParseOutputFormat(t *testing.T) {
@@ -52,18 +51,18 @@ func TestParseOutputFormat(t *testing.T) {
 // (exit 2) naming the flag, the value and the valid values, reported before
 // any config is looked for.
 func TestRunRefusesUnknownOutputFormat(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	a := &app{f: cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})}
-	code := a.run(context.Background(), []string{"--config", "does-not-exist.yaml", "run", "hello", "--output-format", "xml"})
-	if code != cmdutil.ExitUsage {
-		t.Fatalf("exit code %d, want %d; stderr: %s", code, cmdutil.ExitUsage, stderr.String())
+	f, s := cmdtest.Factory(t, "", "")
+	f.ConfigPath = "does-not-exist.yaml"
+	err := cmdtest.Parse(NewCmdRun(f, nil), "hello", "--output-format", "xml")
+	if cmdtest.Code(err) != cmdutil.ExitUsage {
+		t.Fatalf("exit code %d, want %d: %v", cmdtest.Code(err), cmdutil.ExitUsage, err)
 	}
 	for _, want := range []string{"--output-format", `"xml"`, "text, json, stream-json"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
-	if strings.Contains(stderr.String(), "does-not-exist") {
-		t.Errorf("the config was read before the flag was checked: %q", stderr.String())
+	if strings.Contains(s.ErrOut.String()+err.Error(), "does-not-exist") {
+		t.Errorf("the config was read before the flag was checked: %q", s.ErrOut.String())
 	}
 }

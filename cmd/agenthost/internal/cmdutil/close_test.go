@@ -1,11 +1,9 @@
-package main
+package cmdutil
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 )
 
 func TestCloseWithinIsBounded(t *testing.T) {
@@ -14,7 +12,7 @@ func TestCloseWithinIsBounded(t *testing.T) {
 	defer close(release)
 	returned := make(chan struct{})
 	go func() {
-		cmdutil.CloseWithin(&out, 50*time.Millisecond, func() error { <-release; return nil })
+		CloseWithin(&out, 50*time.Millisecond, func() error { <-release; return nil })
 		close(returned)
 	}()
 	select {
@@ -27,8 +25,19 @@ func TestCloseWithinIsBounded(t *testing.T) {
 	}
 
 	out.Reset()
-	cmdutil.CloseWithin(&out, time.Minute, func() error { return nil })
+	CloseWithin(&out, time.Minute, func() error { return nil })
 	if out.Len() != 0 {
 		t.Errorf("a prompt close printed %q", out.String())
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}} {
+		if got := Plural(tc.n, "step"); got != tc.want {
+			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
 	}
 }

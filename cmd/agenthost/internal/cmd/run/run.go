@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -18,7 +18,19 @@ import (
 	"github.com/agenthost/agenthost/host"
 )
 
-func (a *app) runCommand() *cobra.Command {
+// RunOptions are `run`'s flags, as parsed.
+type RunOptions struct {
+	Args         []string
+	Format       outputFormat
+	MaxSteps     int
+	Print        bool
+	SystemPrompt string
+	Saved        sessionFlags
+	Session      cmdutil.SessionFlags
+	Headless     headlessFlags
+}
+
+func (a *app) runCommand(runF func(*RunOptions) error) *cobra.Command {
 	var (
 		format       outputFormat // text unless --output-format says otherwise
 		maxSteps     int
@@ -31,6 +43,10 @@ func (a *app) runCommand() *cobra.Command {
 		Short: "Run an agent session: one-shot with a prompt or piped stdin, a REPL on a terminal",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&RunOptions{Args: args, Format: format, MaxSteps: maxSteps, Print: print, SystemPrompt: systemPrompt,
+					Saved: saved, Session: a.sess, Headless: a.headless})
+			}
 			if maxSteps < 1 {
 				return cmdutil.UsageErr(fmt.Errorf("--max-steps: must be at least 1"))
 			}
