@@ -14,18 +14,16 @@ import (
 // headless, saved sessions); runF, when set, is called with them in place
 // of the turn (tests).
 func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
-	a := &app{f: f}
+	a := &app{f: f, opts: &RunOptions{}}
 	return a.runCommand(runF)
 }
 
 // app holds the CLI's Factory, the session flags of the command that runs
 // and the REPL's state.
 type app struct {
-	f    *cmdutil.Factory
-	sess cmdutil.SessionFlags
-
-	// headless holds run's Claude Code flags.
-	headless headlessFlags
+	f *cmdutil.Factory
+	// opts are the flags of the run.
+	opts *RunOptions
 
 	// The REPL's terminal program, its session and its saved answers
 	// "always" (run on a terminal only).
@@ -34,4 +32,3 @@ type app struct {
 	replLocal   *localAlways
 }
 
-func (a *app) addSessionFlags(cmd interface{}) {}

@@ -36,7 +36,7 @@ type headlessFlags struct {
 
 func (a *app) addHeadlessFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	h := &a.headless
+	h := &a.opts.Headless
 	f.StringVar(&h.model, "model", "", "the model (overrides llm.model)")
 	f.StringVar(&h.appendSystemPrompt, "append-system-prompt", "", "text appended to the system prompt")
 	f.IntVar(&h.maxTurns, "max-turns", 0, "Claude Code's name of --max-steps")
@@ -58,18 +58,19 @@ var permissionModes = map[string]string{
 	"bypassPermissions": "auto",
 }
 
-// applyHeadless applies the headless flags to the loaded configuration
-// and the session flags; maxSteps is --max-steps.
-func (a *app) applyHeadless(cmd *cobra.Command, cfg *config.Config, maxSteps *int, format outputFormat) error {
-	h := &a.headless
+// applyHeadless applies the headless flags to the loaded configuration,
+// --max-steps and the session flags.
+func (a *app) applyHeadless(cfg *config.Config) error {
+	maxSteps, format := &a.opts.MaxSteps, a.opts.Format
+	h := &a.opts.Headless
 	if h.model != "" {
 		cfg.LLM.Model = h.model
 	}
 	if h.appendSystemPrompt != "" {
 		cfg.LLM.SystemPrompt = strings.TrimSpace(cfg.LLM.SystemPrompt + "\n\n" + h.appendSystemPrompt)
 	}
-	if cmd.Flags().Changed("max-turns") {
-		if cmd.Flags().Changed("max-steps") && h.maxTurns != *maxSteps {
+	if a.opts.MaxTurnsSet {
+		if a.opts.MaxStepsSet && h.maxTurns != *maxSteps {
 			return cmdutil.UsageErr(errors.New("--max-turns and --max-steps are the same setting: give one"))
 		}
 		if h.maxTurns < 1 {
@@ -82,10 +83,10 @@ func (a *app) applyHeadless(cmd *cobra.Command, cfg *config.Config, maxSteps *in
 		if !ok {
 			return cmdutil.UsageErr(fmt.Errorf("--permission-mode: %q is not one of default, acceptEdits, plan, dontAsk, bypassPermissions", h.permissionMode))
 		}
-		if a.sess.Approve != "" && a.sess.Approve != approve {
+		if a.opts.Session.Approve != "" && a.opts.Session.Approve != approve {
 			return cmdutil.UsageErr(fmt.Errorf("--permission-mode %s means --approve %s; give one of the two", h.permissionMode, orDefault(approve)))
 		}
-		a.sess.Approve = approve
+		a.opts.Session.Approve = approve
 	}
 	switch h.inputFormat {
 	case "text", "stream-json":
@@ -170,15 +171,15 @@ func (a *app) claudeStream(w io.Writer, format outputFormat) *ccstream.Writer {
 		return nil
 	}
 	cwd, _ := os.Getwd()
-	mode := a.headless.permissionMode
+	mode := a.opts.Headless.permissionMode
 	if mode == "" {
 		mode = "default"
 	}
 	return ccstream.New(w, ccstream.Options{
 		CWD:            cwd,
 		PermissionMode: mode,
-		Prices:         a.headless.prices,
-		IncludePartial: a.headless.includePartial,
+		Prices:         a.opts.Headless.prices,
+		IncludePartial: a.opts.Headless.includePartial,
 		ResultOnly:     format == formatJSON,
 	})
 }

@@ -282,7 +282,7 @@ func (m *replModel) slash(line string) tea.Cmd {
 			out = m.local.list()
 		}
 	case "/clear":
-		sess, err := m.a.f.Session(m.h, &m.a.sess)
+		sess, err := m.a.f.Session(m.h, &m.a.opts.Session)
 		if err != nil {
 			out = approvals.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
 			break

@@ -20,137 +20,140 @@ import (
 
 // RunOptions are `run`'s flags, as parsed.
 type RunOptions struct {
+	// Ctx is the command's context.
+	Ctx          context.Context
 	Args         []string
-	Format       outputFormat
+	Format       outputFormat // text unless --output-format says otherwise
 	MaxSteps     int
 	Print        bool
 	SystemPrompt string
 	Saved        sessionFlags
 	Session      cmdutil.SessionFlags
 	Headless     headlessFlags
+	// MaxStepsSet and MaxTurnsSet say --max-steps and --max-turns were
+	// given.
+	MaxStepsSet, MaxTurnsSet bool
 }
 
 func (a *app) runCommand(runF func(*RunOptions) error) *cobra.Command {
-	var (
-		format       outputFormat // text unless --output-format says otherwise
-		maxSteps     int
-		print        bool
-		systemPrompt string
-		saved        sessionFlags
-	)
+	o := a.opts
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
 		Short: "Run an agent session: one-shot with a prompt or piped stdin, a REPL on a terminal",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(&RunOptions{Args: args, Format: format, MaxSteps: maxSteps, Print: print, SystemPrompt: systemPrompt,
-					Saved: saved, Session: a.sess, Headless: a.headless})
-			}
-			if maxSteps < 1 {
-				return cmdutil.UsageErr(fmt.Errorf("--max-steps: must be at least 1"))
-			}
-			cfg, err := a.f.Config()
-			if err != nil {
-				return err
-			}
-			if systemPrompt != "" {
-				cfg.LLM.SystemPrompt = systemPrompt
-			}
-			if err := a.applyHeadless(cmd, cfg, &maxSteps, format); err != nil {
-				return err
-			}
-			streamInput := a.headless.inputFormat == "stream-json"
-			if streamInput && len(args) == 1 {
-				return cmdutil.UsageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
-			}
-			interactive := len(args) == 0 && !print && !streamInput && a.f.IO.StdinIsTerminal()
-			if interactive {
-				a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
-				a.f.Elicitation = newTerminalElicitation(a.replUI).ask
-				a.replLocal = newLocalAlways(cfg)
-				a.f.Asker = a.replUI
-				a.f.PromptOptions = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
-				if a.replLocal.l != nil {
-					a.f.PromptOptions.Always = a.replLocal.always
-				}
-			}
-			resuming, err := a.openSessions(cmd.Context(), &saved, interactive)
-			if err != nil {
-				return err
-			}
-			h, err := a.f.Host(cfg, &a.sess)
-			if err != nil {
-				return err
-			}
-			sess, err := a.f.Session(h, &a.sess)
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			ctx := cmd.Context()
-			title := ""
-			if len(args) == 1 {
-				title = args[0]
-			}
-			a.describeSession(ctx, h, sess, title)
-			if resuming {
-				if err := a.resumeTurns(ctx, sess, format); err != nil {
-					return err
-				}
-				if len(args) == 0 && !interactive {
-					data, _ := io.ReadAll(a.f.IO.In)
-					if strings.TrimSpace(string(data)) == "" {
-						return nil // resumed, and nothing more to say
-					}
-					args = []string{strings.TrimSpace(string(data))}
-				}
-			}
-			h.Connect(ctx)
-			if err := cmdutil.NeedsLogin(h); err != nil {
-				return err
-			}
-			// Said before a REPL opens or a turn starts, once the
-			// configuration and the servers have had their say.
-			if cfg.LLM.Model == "" {
-				return cmdutil.UsageErr(errNoModel)
-			}
-			a.warnAboutTools(sess.View(ctx).Summary())
-			h.WarnUnrecorded()
-			// An incoming trace context, the way OpenTelemetry passes one
-			// to a process (used only with telemetry on; docs/config.md).
-			opts := host.TurnOptions{MaxSteps: maxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
-
-			switch {
-			case streamInput:
-				return a.streamTurns(ctx, sess, format, opts)
-			case len(args) == 1:
-				return a.oneTurn(ctx, sess, args[0], format, opts)
-			case !interactive:
-				data, err := io.ReadAll(a.f.IO.In)
-				if err != nil {
-					return fmt.Errorf("read prompt from stdin: %w", err)
-				}
-				prompt := strings.TrimSpace(string(data))
-				if prompt == "" {
-					return cmdutil.UsageErr(errors.New("no prompt: give one as an argument or on stdin"))
-				}
-				return a.oneTurn(ctx, sess, prompt, format, opts)
-			default:
-				a.replSession = sess
-				defer func() { a.replSession.Close() }()
-				return a.repl(ctx, h, cfg.File, format, opts)
-			}
+			o.Ctx, o.Args = cmd.Context(), args
+			o.MaxStepsSet, o.MaxTurnsSet = cmd.Flags().Changed("max-steps"), cmd.Flags().Changed("max-turns")
+			return cmdutil.Run(o, runF, a.runRun)
 		},
 	}
-	cmd.Flags().Var(&format, "output-format", "text, json (Claude Code's result object), stream-json (Claude Code's lines), agenthost-json (agenthost's session_end) or agenthost-stream-json (agenthost's events); all are described in docs/events.md")
-	cmd.Flags().IntVar(&maxSteps, "max-steps", 20, "most model requests in one turn")
-	cmd.Flags().BoolVarP(&print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
-	cmd.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
-	a.addSessionFlags(cmd)
-	saved.add(cmd)
+	cmd.Flags().Var(&o.Format, "output-format", "text, json (Claude Code's result object), stream-json (Claude Code's lines), agenthost-json (agenthost's session_end) or agenthost-stream-json (agenthost's events); all are described in docs/events.md")
+	cmd.Flags().IntVar(&o.MaxSteps, "max-steps", 20, "most model requests in one turn")
+	cmd.Flags().BoolVarP(&o.Print, "print", "p", false, "one turn, print the answer and exit, even on a terminal (the prompt is the argument, else stdin)")
+	cmd.Flags().StringVar(&o.SystemPrompt, "system-prompt", "", "system prompt sent first in every model request (overrides llm.systemPrompt)")
+	cmdutil.AddSessionFlags(cmd, &o.Session)
+	o.Saved.add(cmd)
 	a.addHeadlessFlags(cmd)
 	return cmd
+}
+
+// runRun runs the turns of `run`: one-shot, streamed from stdin, resumed,
+// or the REPL.
+func (a *app) runRun(o *RunOptions) error {
+	if o.MaxSteps < 1 {
+		return cmdutil.UsageErr(fmt.Errorf("--max-steps: must be at least 1"))
+	}
+	cfg, err := a.f.Config()
+	if err != nil {
+		return err
+	}
+	if o.SystemPrompt != "" {
+		cfg.LLM.SystemPrompt = o.SystemPrompt
+	}
+	if err := a.applyHeadless(cfg); err != nil {
+		return err
+	}
+	streamInput := a.opts.Headless.inputFormat == "stream-json"
+	if streamInput && len(o.Args) == 1 {
+		return cmdutil.UsageErr(errors.New("--input-format stream-json reads the prompts from stdin: give no PROMPT argument"))
+	}
+	interactive := len(o.Args) == 0 && !o.Print && !streamInput && a.f.IO.StdinIsTerminal()
+	if interactive {
+		a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
+		a.f.Elicitation = newTerminalElicitation(a.replUI).ask
+		a.replLocal = newLocalAlways(cfg)
+		a.f.Asker = a.replUI
+		a.f.PromptOptions = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
+		if a.replLocal.l != nil {
+			a.f.PromptOptions.Always = a.replLocal.always
+		}
+	}
+	resuming, err := a.openSessions(o.Ctx, &o.Saved, interactive)
+	if err != nil {
+		return err
+	}
+	h, err := a.f.Host(cfg, &a.opts.Session)
+	if err != nil {
+		return err
+	}
+	sess, err := a.f.Session(h, &a.opts.Session)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	ctx := o.Ctx
+	title := ""
+	if len(o.Args) == 1 {
+		title = o.Args[0]
+	}
+	a.describeSession(ctx, h, sess, title)
+	if resuming {
+		if err := a.resumeTurns(ctx, sess, o.Format); err != nil {
+			return err
+		}
+		if len(o.Args) == 0 && !interactive {
+			data, _ := io.ReadAll(a.f.IO.In)
+			if strings.TrimSpace(string(data)) == "" {
+				return nil // resumed, and nothing more to say
+			}
+			o.Args = []string{strings.TrimSpace(string(data))}
+		}
+	}
+	h.Connect(ctx)
+	if err := cmdutil.NeedsLogin(h); err != nil {
+		return err
+	}
+	// Said before a REPL opens or a turn starts, once the
+	// configuration and the servers have had their say.
+	if cfg.LLM.Model == "" {
+		return cmdutil.UsageErr(errNoModel)
+	}
+	a.warnAboutTools(sess.View(ctx).Summary())
+	h.WarnUnrecorded()
+	// An incoming trace context, the way OpenTelemetry passes one
+	// to a process (used only with telemetry on; docs/config.md).
+	opts := host.TurnOptions{MaxSteps: o.MaxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
+
+	switch {
+	case streamInput:
+		return a.streamTurns(ctx, sess, o.Format, opts)
+	case len(o.Args) == 1:
+		return a.oneTurn(ctx, sess, o.Args[0], o.Format, opts)
+	case !interactive:
+		data, err := io.ReadAll(a.f.IO.In)
+		if err != nil {
+			return fmt.Errorf("read prompt from stdin: %w", err)
+		}
+		prompt := strings.TrimSpace(string(data))
+		if prompt == "" {
+			return cmdutil.UsageErr(errors.New("no prompt: give one as an argument or on stdin"))
+		}
+		return a.oneTurn(ctx, sess, prompt, o.Format, opts)
+	default:
+		a.replSession = sess
+		defer func() { a.replSession.Close() }()
+		return a.repl(ctx, h, cfg.File, o.Format, opts)
+	}
 }
 
 func (a *app) stdinIsTerminal() bool {

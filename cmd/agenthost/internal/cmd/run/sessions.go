@@ -48,7 +48,7 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 	if f.noSave && (f.resume != "" || f.cont || f.save) {
 		return false, cmdutil.UsageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
 	}
-	if !f.saving(interactive, a.sess.Approve) {
+	if !f.saving(interactive, a.opts.Session.Approve) {
 		return false, nil
 	}
 	if f.resume != "" && f.cont {
@@ -68,7 +68,7 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 		if _, err := store.Session(ctx, f.resume); err != nil {
 			return false, cmdutil.UsageErr(fmt.Errorf("--resume: %w", err))
 		}
-		a.sess.ID = f.resume
+		a.opts.Session.ID = f.resume
 		resuming = true
 	case f.cont:
 		dir, _ := os.Getwd()
@@ -79,14 +79,14 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 		if len(list) == 0 {
 			return false, cmdutil.UsageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
 		}
-		a.sess.ID = list[0].ID
+		a.opts.Session.ID = list[0].ID
 		resuming = true
-	case a.sess.ID == "":
-		a.sess.ID = durable.NewSessionID()
+	case a.opts.Session.ID == "":
+		a.opts.Session.ID = durable.NewSessionID()
 	}
 	// One executor per session: a restarted run takes up this session's
 	// unfinished turns, and no other's.
-	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.sess.ID})
+	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.opts.Session.ID})
 	if err != nil {
 		return false, fmt.Errorf("saved sessions: %w", err)
 	}
