@@ -31,4 +31,3 @@ type app struct {
 	replSession *host.Session
 	replLocal   *localAlways
 }
-
