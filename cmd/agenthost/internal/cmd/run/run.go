@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
@@ -154,11 +153,6 @@ func (a *app) runRun(o *RunOptions) error {
 		defer func() { a.replSession.Close() }()
 		return a.repl(ctx, h, cfg.File, o.Format, opts)
 	}
-}
-
-func (a *app) stdinIsTerminal() bool {
-	f, ok := a.f.IO.In.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // warnAboutTools says on stderr when the model is offered no tools, or
