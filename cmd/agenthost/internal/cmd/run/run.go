@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -78,14 +79,7 @@ func (a *app) runRun(o *RunOptions) error {
 	}
 	interactive := len(o.Args) == 0 && !o.Print && !streamInput && a.f.IO.StdinIsTerminal()
 	if interactive {
-		a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
-		a.f.Elicitation = newTerminalElicitation(a.replUI).ask
-		a.replLocal = newLocalAlways(cfg)
-		a.f.Asker = a.replUI
-		a.f.PromptOptions = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
-		if a.replLocal.l != nil {
-			a.f.PromptOptions.Always = a.replLocal.always
-		}
+		a.setUpREPL(cfg)
 	}
 	resuming, err := a.openSessions(o.Ctx, &o.Saved, interactive)
 	if err != nil {
@@ -129,10 +123,31 @@ func (a *app) runRun(o *RunOptions) error {
 	}
 	a.warnAboutTools(sess.View(ctx).Summary())
 	h.WarnUnrecorded()
+	return a.turns(h, sess, cfg.File, interactive, streamInput)
+
+}
+
+// setUpREPL makes the Factory ask approvals and servers' questions
+// through the REPL's program, with the answers "always" kept beside the
+// config.
+func (a *app) setUpREPL(cfg *config.Config) {
+	a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
+	a.f.Elicitation = newTerminalElicitation(a.replUI).ask
+	a.replLocal = newLocalAlways(cfg)
+	a.f.Asker = a.replUI
+	a.f.PromptOptions = approvals.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
+	if a.replLocal.l != nil {
+		a.f.PromptOptions.Always = a.replLocal.always
+	}
+}
+
+// turns runs the run's turns on sess: stream-json lines from stdin, the
+// prompt argument, the prompt on stdin, or the REPL.
+func (a *app) turns(h *host.Host, sess *host.Session, cfgFile string, interactive, streamInput bool) error {
+	ctx, o := a.opts.Ctx, a.opts
 	// An incoming trace context, the way OpenTelemetry passes one
 	// to a process (used only with telemetry on; docs/config.md).
 	opts := host.TurnOptions{MaxSteps: o.MaxSteps, TraceParent: os.Getenv("TRACEPARENT"), TraceState: os.Getenv("TRACESTATE")}
-
 	switch {
 	case streamInput:
 		return a.streamTurns(ctx, sess, o.Format, opts)
@@ -151,7 +166,7 @@ func (a *app) runRun(o *RunOptions) error {
 	default:
 		a.replSession = sess
 		defer func() { a.replSession.Close() }()
-		return a.repl(ctx, h, cfg.File, o.Format, opts)
+		return a.repl(ctx, h, cfgFile, o.Format, opts)
 	}
 }
 
