@@ -1,184 +1,24 @@
-// Command agenthost is the CLI of the agenthost runtime: it parses flags,
-// reads the terminal and prints results. Everything else lives in the
-// library packages (host, config, bindings, approvals, plugins).
+// Command agenthost is the CLI of the agenthost runtime. The commands live
+// in cmd/agenthost/internal/cmd (the root command and one package per
+// command); everything else in the library packages (host, config,
+// bindings, approvals, plugins).
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/root"
 	"github.com/agenthost/agenthost/internal/childproc"
+
 	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor), the program is only that, from before
 	// the other packages initialize.
-	"github.com/agenthost/agenthost/host"
 	_ "github.com/agenthost/agenthost/internal/childproc/supervisor"
 )
-
-// Exit codes (docs/cli.md).
-const (
-	exitOK          = 0
-	exitError       = 1
-	exitUsage       = 2
-	exitDenied      = 3
-	exitBinding     = 4
-	exitToolError   = 5
-	exitUnavailable = 6
-	exitMaxSteps    = 7
-	// exitAuthorization: the server requires authorization and nobody can
-	// log in here (no terminal, no $BROWSER), or the authorization failed.
-	exitAuthorization = 8
-	exitWouldAsk      = 10
-)
-
-// exitErr carries an exit code up to main; the message has already been
-// printed when printed is true.
-type exitErr struct {
-	code    int
-	err     error
-	printed bool
-}
-
-func (e *exitErr) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitErr) Unwrap() error { return e.err }
-
-// shutdownGrace is how long the process may take to stop after SIGINT or
-// SIGTERM cancelled the command. Every blocking step watches the context,
-// but a CPU-bound one cannot; past the grace period (or at a second signal)
-// the process exits anyway, with 128 + the signal's number.
-const shutdownGrace = 5 * time.Second
 
 func main() {
 	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor): that is all this process does.
 	childproc.MaybeSupervise()
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	stopped := make(chan struct{})
-	go watchSignals(signals, stopped, a.interruptTurn, cancel, shutdownGrace, func(code int, msg string) {
-		fmt.Fprintln(os.Stderr, "agenthost:", msg)
-		os.Exit(code)
-	})
-	code := a.run(ctx, os.Args[1:])
-	signal.Stop(signals)
-	close(stopped)
-	cancel()
-	os.Exit(code)
-}
-
-// watchSignals turns SIGINT and SIGTERM into cancel. In the REPL, Ctrl-C
-// ends the running turn (interruptTurn reports true); otherwise (and for
-// SIGTERM, or a second Ctrl-C with no turn running) the command. Once the
-// command is cancelled, forceExit runs when it has not stopped (stopped is
-// not closed) within grace, or at the next signal. It returns when stopped
-// is closed.
-func watchSignals(signals <-chan os.Signal, stopped <-chan struct{}, interruptTurn func() bool, cancel func(), grace time.Duration, forceExit func(code int, msg string)) {
-	var deadline <-chan time.Time
-	code := 0
-	for {
-		select {
-		case <-stopped:
-			return
-		case <-deadline:
-			forceExit(code, fmt.Sprintf("still running %s after the signal; exiting", grace))
-			return
-		case sig := <-signals:
-			if code != 0 {
-				forceExit(exitCodeOf(sig), "second signal; exiting")
-				return
-			}
-			if sig == os.Interrupt && interruptTurn() {
-				continue
-			}
-			cancel()
-			code = exitCodeOf(sig)
-			timer := time.NewTimer(grace)
-			defer timer.Stop()
-			deadline = timer.C
-		}
-	}
-}
-
-// exitCodeOf is 128 + the signal's number, as shells report it.
-func exitCodeOf(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 130
-}
-
-// run executes the CLI and returns the process exit code.
-func (a *app) run(ctx context.Context, args []string) int {
-	stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
-	root := a.rootCommand()
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	defer a.close()
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		if !ee.printed && ee.err != nil {
-			fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(ee.err.Error())))
-		}
-		return ee.code
-	}
-	// cobra's own errors: unknown command, bad flags, wrong arg count.
-	fmt.Fprintln(stderr, "agenthost:", shown(stderr, a.redact(err.Error())))
-	return exitUsage
-}
-
-func (a *app) rootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "agenthost",
-		Short: "Host-side agent runtime: MCP connections, secure parameters, approvals",
-		Long: "Host-side agent runtime: MCP connections, secure parameters, approvals.\n\n" +
-			"Reference (in the source repository): docs/cli.md (commands, flags, JSON outputs, exit codes),\n" +
-			"docs/config.md (configuration keys), docs/events.md (run output), docs/audit.md (audit log).",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       host.Version, // enables --version; the template prints versionLine
-	}
-	root.SetVersionTemplate(versionLine() + "\n")
-	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		a.logLevelSet = cmd.Flags().Changed("log-level")
-	}
-	root.AddCommand(
-		a.serversCommand(),
-		a.toolsCommand(),
-		a.callCommand(),
-		a.runCommand(),
-		a.policyCommand(),
-		a.demoCommand(),
-		a.serveCommand(),
-		a.versionCommand(),
-		a.authCommand(),
-		a.pinsCommand(),
-		a.approvalsCommand(),
-		a.sessionsCommand(),
-		a.auditCommand(),
-		a.mcpCommand(),
-	)
-	return root
+	os.Exit(root.Main(os.Args[1:]))
 }

@@ -35,6 +35,9 @@ var rooms = []struct {
 	{"internal/demo", 80}, {"host/compose", 70},
 	// The CLI's terminal: line reader and the prompt approver.
 	{"cmd/agenthost/internal/terminal", 90},
+	// The CLI's own packages: the commands above what they share.
+	{"cmd/agenthost/internal/cmd", 99},
+	{"cmd/agenthost/internal/cmdutil", 95},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},
@@ -182,6 +185,8 @@ func TestRoomOf(t *testing.T) {
 		{"approvals/internal/norm", "approvals/internal/norm", 12},
 		{"approvals/internal/sqlstore", "approvals/internal", 22},
 		{"cmd/agenthost", "cmd", 100},
+		{"cmd/agenthost/internal/cmd/call", "cmd/agenthost/internal/cmd", 99},
+		{"cmd/agenthost/internal/cmdutil", "cmd/agenthost/internal/cmdutil", 95},
 	}
 	for _, tt := range tests {
 		room, rank, ok := roomOf(tt.pkg)

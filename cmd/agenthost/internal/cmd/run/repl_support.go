@@ -1,0 +1,482 @@
+package run
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/regularfile"
+	"github.com/agenthost/agenthost/internal/textdiff"
+)
+
+// localAlways keeps the answers "always" in the local settings file beside
+// the config (config.Local).
+type localAlways struct {
+	mu sync.Mutex
+	l  *config.Local // nil: no config file, "always" is not offered
+}
+
+func newLocalAlways(cfg *config.Config) *localAlways {
+	if cfg.File == "" {
+		return &localAlways{}
+	}
+	l := cfg.Local
+	if l == nil {
+		l = &config.Local{Path: config.LocalPath(cfg.File)}
+	}
+	return &localAlways{l: l}
+}
+
+// always saves the answer "always" for the request's tool.
+func (la *localAlways) always(req *approvals.Request) (string, error) {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	if err := la.l.AddAlways(req.Server, req.Tool, time.Now()); err != nil {
+		return "", err
+	}
+	e := config.AlwaysEntry{Server: req.Server, Tool: req.Tool}
+	return fmt.Sprintf("allowed always: rule %s saved in %s (/approvals lists and removes it)", e.RuleID(), la.l.Path), nil
+}
+
+// reused says when an approval event reuses an earlier answer ("" when it
+// does not).
+func (la *localAlways) reused(e host.Event) string {
+	la.mu.Lock()
+	has := la.l != nil && la.l.Has(e.Server, e.Tool)
+	la.mu.Unlock()
+	switch {
+	case has && e.Decision == "allow":
+		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", cmdutil.Shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
+	case e.Outcome == string(rules.OutcomeGranted):
+		return "allowed by your earlier answer \"for this session\""
+	}
+	return ""
+}
+
+// list describes the saved answers, numbered for /approvals remove N.
+func (la *localAlways) list() string {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	if la.l == nil {
+		return "no config file, so no local settings file: \"always\" is not offered\n"
+	}
+	if len(la.l.Approvals.Always) == 0 {
+		return fmt.Sprintf("no answers \"always\" saved (they are kept in %s)\n", la.l.Path)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "answers \"always\" in %s (each an allow rule; deny and ask rules still win):\n", la.l.Path)
+	for i, e := range la.l.Approvals.Always {
+		fmt.Fprintf(&b, "  %d. %s/%s  rule %s  saved %s\n", i+1, e.Server, e.Tool, e.RuleID(), e.At.Local().Format(time.DateTime))
+	}
+	b.WriteString("remove one with /approvals remove N; answers \"for this session\" last until /clear or the end of the REPL\n")
+	return terminal.TerminalText(b.String())
+}
+
+// remove removes saved answer n (1-based) or the one with rule id arg.
+func (la *localAlways) remove(arg string) string {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	if la.l == nil {
+		return "no local settings file\n"
+	}
+	id := arg
+	if n, err := strconv.Atoi(arg); err == nil {
+		if n < 1 || n > len(la.l.Approvals.Always) {
+			return fmt.Sprintf("no answer %d (/approvals lists them)\n", n)
+		}
+		id = la.l.Approvals.Always[n-1].RuleID()
+	}
+	ok, err := la.l.Remove(id)
+	switch {
+	case err != nil:
+		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.l.Path, err))
+	case !ok:
+		return terminal.TerminalText(fmt.Sprintf("no answer %q (/approvals lists them)\n", arg))
+	}
+	return terminal.TerminalText(fmt.Sprintf("removed rule %s; this session's policy was loaded at start, so it stops applying when agenthost starts next (and a tool allowed for this session stays so until /clear)\n", id))
+}
+
+// approvalDetail is what the REPL adds to an approval question: which call
+// it is ([N] of the turn), and for a call that writes a file, a diff of the
+// file as it is against what the call would write.
+func (a *app) approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Request) string {
+	return func(req *approvals.Request) string {
+		var b strings.Builder
+		if l := ui.label(req.CallID); l != "" {
+			fmt.Fprintf(&b, "  call:       %s\n", terminal.TerminalText(l))
+		}
+		cwd := ""
+		if s, ok := cfg.MCPServers[req.Server]; ok && s != nil {
+			cwd = s.Cwd
+		}
+		b.WriteString(fileDiff(req.Arguments, cwd))
+		return b.String()
+	}
+}
+
+// maxDiffFile bounds the file read for a diff.
+const maxDiffFile = 1 << 20
+
+// fileDiff is the diff a call's arguments would make to a file: arguments
+// with a path and new content (path/content, as filesystem servers'
+// write_file takes), or a path and edits of oldText/newText (edit_file).
+// Anything else shows nothing.
+func fileDiff(raw json.RawMessage, cwd string) string {
+	var args struct {
+		Path     string `json:"path"`
+		FilePath string `json:"file_path"`
+		Content  *string
+		Edits    []struct {
+			OldText string `json:"oldText"`
+			NewText string `json:"newText"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(raw, &args) != nil {
+		return ""
+	}
+	path := args.Path
+	if path == "" {
+		path = args.FilePath
+	}
+	if path == "" || (args.Content == nil && len(args.Edits) == 0) {
+		return ""
+	}
+	if !filepath.IsAbs(path) && cwd != "" {
+		path = filepath.Join(cwd, path)
+	}
+	old, err := readSmallFile(path)
+	if err != nil {
+		return "  diff:       " + terminal.TerminalText(err.Error()) + "\n"
+	}
+	next := old
+	if args.Content != nil {
+		next = *args.Content
+	} else {
+		for _, e := range args.Edits {
+			if !strings.Contains(next, e.OldText) {
+				return "  diff:       an edit's oldText is not in the file as it is now\n"
+			}
+			next = strings.Replace(next, e.OldText, e.NewText, 1)
+		}
+	}
+	d := textdiff.Unified(path+" (now)", path+" (after the call)", old, next, 3, 200)
+	if d == "" {
+		return "  diff:       the file would not change\n"
+	}
+	var b strings.Builder
+	b.WriteString("  diff:\n")
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(d, "\n"), "\n") {
+		b.WriteString("    " + terminal.TerminalText(strings.TrimSuffix(line, "\n")) + "\n")
+	}
+	return b.String()
+}
+
+// readSmallFile reads the file a call would write, bounded as
+// regularfile.Read bounds it: the path is the model's choice, so a named
+// pipe, a device or a huge file must not hang the REPL or fill its memory,
+// and nothing but a regular file is opened. A file that does not exist reads
+// as empty (the call would create it). The path is not confined to the
+// server's roots: agenthost does not know them, and the diff is shown only
+// to the person answering, never to the model.
+func readSmallFile(path string) (string, error) {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && kernelFile(resolved) {
+		return "", fmt.Errorf("%s is a kernel file: no diff shown", path)
+	}
+	data, err := regularfile.Read(path, maxDiffFile)
+	var notRegular *regularfile.NotRegularError
+	switch {
+	case err == nil:
+		return string(data), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case errors.As(err, &notRegular):
+		return "", fmt.Errorf("%s is not a regular file (%s): no diff shown", path, regularfile.Kind(notRegular.Mode))
+	case errors.Is(err, regularfile.ErrTooLarge):
+		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", terminal.GroupDigits(maxDiffFile))
+	default:
+		return "", fmt.Errorf("cannot read the file: %w", err)
+	}
+}
+
+// kernelFile reports a path of the kernel's pseudo file systems, whose
+// files look regular but report no size, may not end and may block a read.
+func kernelFile(path string) bool {
+	for _, dir := range []string{"/proc", "/sys", "/dev"} {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// progressText is a tool_progress event for the spinner line: the
+// server's progress (of its total, when it gave one) and its message, one
+// line of at most 80 characters (escaped where it is drawn).
+func progressText(e host.Event) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	text := ""
+	if e.Progress != nil {
+		text = num(*e.Progress)
+		if e.Total != nil {
+			text += "/" + num(*e.Total)
+		}
+	}
+	if e.Text != "" {
+		text = strings.TrimSpace(text + " " + e.Text)
+	}
+	return cmdutil.Truncate(text, 80)
+}
+
+// printJSONEvent prints an event in --output-format agenthost-json or
+// agenthost-stream-json.
+func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
+	if format == formatAgentJSON && e.Type != host.EventSessionEnd {
+		return
+	}
+	var v any = e
+	if format == formatAgentJSON { // result is always present, even when empty
+		v = struct {
+			host.Event
+			Result string `json:"result"`
+		}{e, e.Result}
+	}
+	data, err := json.Marshal(v)
+	if err == nil {
+		_, _ = w.Write(append(data, '\n'))
+	}
+}
+
+// slash runs a slash command.
+func (m *replModel) slash(line string) tea.Cmd {
+	fields := strings.Fields(line)
+	out := ""
+	switch fields[0] {
+	case "/help":
+		out = replHelp
+	case "/exit", "/quit":
+		return m.quit()
+	case "/tools":
+		out = m.toolsText()
+	case "/servers":
+		out = m.serversText()
+	case "/approvals":
+		if len(fields) == 3 && fields[1] == "remove" {
+			out = m.local.remove(fields[2])
+		} else {
+			out = m.local.list()
+		}
+	case "/clear":
+		sess, err := m.a.f.Session(m.h, &m.a.opts.Session)
+		if err != nil {
+			out = terminal.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
+			break
+		}
+		m.sess.Close()
+		m.sess = sess
+		out = "conversation cleared: a new session (answers \"for this session\" are forgotten; answers \"always\" are kept)\n"
+	case "/cost":
+		out = fmt.Sprintf("%d turns; tokens: %s prompt, %s completion, %s total\n", m.turns,
+			terminal.GroupDigits(m.usage.PromptTokens), terminal.GroupDigits(m.usage.CompletionTokens), terminal.GroupDigits(m.usage.TotalTokens))
+	default:
+		out = terminal.TerminalText(fmt.Sprintf("unknown command %s; /help lists them\n", fields[0]))
+	}
+	m.addOut(line + "\n" + out)
+	return m.flush()
+}
+
+const replHelp = `commands:
+  /help                  this list
+  /tools                 the tools of every server: offered to the model, hidden or excluded, and why
+  /servers               each server's state
+  /approvals             the answers "always" saved beside the config; /approvals remove N removes one
+  /clear                 start a new conversation (a new session)
+  /cost                  turns and tokens used so far
+  /exit                  leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+keys:
+  Enter sends; Shift-Enter, Alt-Enter, Ctrl-J or a \ at the end of the line adds a line
+  Up/Down recall earlier messages (kept across sessions); Ctrl-A/E, Alt-B/F, Ctrl-W/K/U edit
+  Ctrl-C clears the line, interrupts a running turn (and denies an open question), twice leaves
+  a message typed while a turn runs is queued for after it
+`
+
+func (m *replModel) toolsText() string {
+	v := m.sess.View(m.ctx)
+	var b strings.Builder
+	names := make([]string, 0, len(v.Tools))
+	for name := range v.Tools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, server := range names {
+		for _, t := range v.Tools[server] {
+			fmt.Fprintf(&b, "  %s/%s  %s", server, t.ExposedName, t.Status)
+			if t.Reason != "" {
+				fmt.Fprintf(&b, ": %s", t.Reason)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "no tools (/servers shows each server's state)\n"
+	}
+	return terminal.TerminalText(b.String())
+}
+
+func (m *replModel) serversText() string {
+	var b strings.Builder
+	for _, s := range m.h.Servers() {
+		fmt.Fprintf(&b, "  %s  %s, %d tools", s.Name, s.Status, len(s.Tools))
+		if s.Error != "" {
+			fmt.Fprintf(&b, ": %s", m.a.f.Redact(s.Error))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return "no servers configured\n"
+	}
+	return terminal.TerminalText(b.String())
+}
+
+// history is the REPL's message history, kept in a file across sessions
+// (one JSON string a line), at most maxHistory entries.
+type history struct {
+	path    string
+	entries []string
+	idx     int
+	draft   string
+}
+
+const (
+	maxHistory      = 1000
+	maxHistoryEntry = 64 << 10 // longer messages are not kept
+)
+
+// historyPath is $XDG_STATE_HOME/agenthost/history (default
+// ~/.local/state/agenthost/history); "" when neither is known.
+func historyPath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "agenthost", "history")
+}
+
+func loadHistory(path string) *history {
+	h := &history{path: path}
+	if path != "" {
+		if f, err := os.Open(path); err == nil {
+			sc := bufio.NewScanner(io.LimitReader(f, 16<<20))
+			sc.Buffer(make([]byte, 0, 64<<10), 2*maxHistoryEntry)
+			for sc.Scan() {
+				var s string
+				if json.Unmarshal(sc.Bytes(), &s) == nil && s != "" {
+					h.entries = append(h.entries, s)
+				}
+			}
+			f.Close()
+		}
+	}
+	if len(h.entries) > maxHistory {
+		h.entries = h.entries[len(h.entries)-maxHistory:]
+	}
+	h.idx = len(h.entries)
+	return h
+}
+
+func (h *history) add(s string) {
+	h.reset()
+	if len(s) > maxHistoryEntry || (len(h.entries) > 0 && h.entries[len(h.entries)-1] == s) {
+		return
+	}
+	h.entries = append(h.entries, s)
+	if len(h.entries) > maxHistory {
+		h.entries = h.entries[len(h.entries)-maxHistory:]
+	}
+	h.idx = len(h.entries)
+	h.append(s)
+}
+
+// append adds one entry to the file.
+func (h *history) append(s string) {
+	if h.path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(h.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	data, _ := json.Marshal(s)
+	_, _ = f.Write(append(data, '\n'))
+	_ = f.Close()
+}
+
+// save rewrites the file with the entries kept when it has grown past
+// twice the bound.
+func (h *history) save() {
+	if h.path == "" {
+		return
+	}
+	info, err := os.Stat(h.path)
+	if err != nil || info.Size() < 2*maxHistory*256 {
+		return
+	}
+	var b strings.Builder
+	for _, s := range h.entries {
+		data, _ := json.Marshal(s)
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	tmp := h.path + ".tmp"
+	if os.WriteFile(tmp, []byte(b.String()), 0o600) == nil {
+		_ = os.Rename(tmp, h.path)
+	}
+}
+
+func (h *history) prev(current string) (string, bool) {
+	if h.idx == 0 {
+		return "", false
+	}
+	if h.idx == len(h.entries) {
+		h.draft = current
+	}
+	h.idx--
+	return h.entries[h.idx], true
+}
+
+func (h *history) next() (string, bool) {
+	if h.idx >= len(h.entries) {
+		return "", false
+	}
+	h.idx++
+	if h.idx == len(h.entries) {
+		return h.draft, true
+	}
+	return h.entries[h.idx], true
+}
+
+func (h *history) reset() { h.idx, h.draft = len(h.entries), "" }

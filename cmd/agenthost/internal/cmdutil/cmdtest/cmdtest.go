@@ -1,0 +1,91 @@
+// Package cmdtest is the test kit of the CLI's command packages: a
+// Factory on buffers, reading a configuration written for the test, and a
+// way to run a command's flag parsing alone.
+package cmdtest
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/host/mcptest"
+)
+
+// Streams are a Factory's buffers.
+type Streams struct {
+	Out, ErrOut *bytes.Buffer
+}
+
+// Factory is a Factory reading stdin from in, writing to buffers, with
+// --config set to a file holding configYAML ("" for a file with no
+// servers). The token file and saved state live under the test's own
+// folders; the Factory is closed when the test ends.
+func Factory(t testing.TB, configYAML, in string) (*cmdutil.Factory, Streams) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("HOME", dir)
+	t.Setenv("BROWSER", "")
+	s := Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(in), Out: s.Out, ErrOut: s.ErrOut})
+	f.ConfigPath = WriteConfig(t, dir, configYAML)
+	t.Cleanup(f.Close)
+	return f, s
+}
+
+// WriteConfig writes configYAML as dir/agenthost.yaml and returns its path.
+func WriteConfig(t testing.TB, dir, configYAML string) string {
+	t.Helper()
+	if configYAML == "" {
+		configYAML = "mcpServers: {}\n"
+	}
+	path := filepath.Join(dir, "agenthost.yaml")
+	if err := os.WriteFile(path, []byte(configYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Parse runs cmd's flag and argument parsing on args; the command's
+// runF captures its options. The error is cobra's or the command's own
+// validation's.
+func Parse(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors = true
+	cmd.SilenceUsage = true
+	return cmd.Execute()
+}
+
+// Code is err's exit code (0 for nil; 2 for an error that carries none,
+// as the root command maps cobra's own).
+func Code(err error) int { return cmdutil.CodeOf(err) }
+
+// Tools are the tools of StartServer: echo answers "hello", fail answers
+// with a tool error.
+const Tools = `[
+ {"name": "echo", "description": "Says hello.", "inputSchema": {"type": "object"},
+  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1},
+  "x-test": {"text": "hello"}},
+ {"name": "fail", "description": "Fails.", "inputSchema": {"type": "object"},
+  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1},
+  "x-test": {"isError": true, "text": "it broke"}}
+]`
+
+// StartServer serves Tools over streamable
+// HTTP on a loopback port for the test, and returns the endpoint URL.
+func StartServer(t testing.TB) string {
+	t.Helper()
+	url, _ := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(Tools)})
+	return url
+}

@@ -1,0 +1,236 @@
+// Package cmdutil is what every command of the agenthost CLI shares: the
+// Factory (the IO streams, the global flags and the one preamble
+// config-or-URL → host → ad-hoc fallback → session, each built lazily
+// and closed at exit), the session flags, the exit codes and the small
+// printing helpers (escaping on a terminal, JSON documents). It decides
+// nothing a library does not decide: flags in, host calls out.
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/stores"
+	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
+	"github.com/agenthost/agenthost/host/durable"
+	"github.com/agenthost/agenthost/internal/childproc"
+)
+
+// Factory holds the global flags and builds what a command needs, each on
+// first use; Close releases what it built. One Factory serves one command
+// line.
+type Factory struct {
+	IO *IOStreams
+
+	// ConfigPath is --config, LogLevel --log-level; LogLevelSet says that
+	// --log-level was given.
+	ConfigPath  string
+	LogLevel    string
+	LogLevelSet bool
+	// ReportsServers is set by commands that print each server's error
+	// themselves (servers, tools, call, mcp list/get): unless --log-level
+	// was given, their logs start at error, so that no error is printed
+	// twice.
+	ReportsServers bool
+
+	// What a command sets before its host is built.
+	//
+	// Elicitation asks servers' questions (the REPL's terminal); nil: as
+	// --approve answers asks (see elicitation).
+	Elicitation host.ElicitationFunc
+	// Asker, with PromptOptions, is where the approval prompt asks (the
+	// REPL); nil: the line prompt on stdin and stderr.
+	Asker         terminal.Asker
+	PromptOptions terminal.PromptOptions
+	// AuditAlso also receives every audit record (serve's index).
+	AuditAlso auditlog.Sink
+	// Durable runs the host's turns durably and keeps its sessions (nil:
+	// in memory). The Factory closes it at exit.
+	Durable *durable.Engine
+
+	config   *config.Config
+	redactor *bindings.Redactor
+	host     *host.Host
+	input    *terminal.Input
+
+	interruptMu sync.Mutex
+	interrupt   func()
+}
+
+// New is a Factory on io, with the global flags' defaults.
+func New(io *IOStreams) *Factory { return &Factory{IO: io, LogLevel: "warn"} }
+
+// Logger is the logger --log-level asks for, writing to stderr.
+func (f *Factory) Logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
+		return nil, UsageErr(fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", f.LogLevel))
+	}
+	if f.ReportsServers && !f.LogLevelSet {
+		level = max(level, slog.LevelError)
+	}
+	return slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level})), nil
+}
+
+// Config reads --config (or the default locations) once; a missing file
+// is said on stderr and read as an empty configuration.
+func (f *Factory) Config() (*config.Config, error) {
+	if f.config != nil {
+		return f.config, nil
+	}
+	cfg, err := config.LoadDefault(f.ConfigPath)
+	if err == nil {
+		err = cfg.CheckSources() // the CLI supplies no source of its own
+	}
+	if err != nil {
+		return nil, UsageErr(err)
+	}
+	if cfg.File == "" {
+		fmt.Fprintf(f.IO.ErrOut, "agenthost: no config file found (searched %s); running with no servers. Pass --config FILE; docs/config.md describes the file.\n",
+			strings.Join(config.DefaultPaths(), ", "))
+	}
+	f.config = cfg
+	return cfg, nil
+}
+
+// ConfigWith is Config, checking that a server named on the command line
+// (if any) is configured; flag names it for the message.
+func (f *Factory) ConfigWith(server, flag string) (*config.Config, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if server != "" {
+		if _, ok := cfg.MCPServers[server]; !ok {
+			return nil, UsageErr(fmt.Errorf("%sno server named %q in the config", flag, server))
+		}
+	}
+	return cfg, nil
+}
+
+// Host builds the host for cfg, acting for s's subject (s may be nil);
+// the Factory closes it at exit. It is the CLI's one construction of a
+// host: every command's host, and the ad-hoc fallback's, is built here.
+func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) {
+	if s == nil {
+		s = &SessionFlags{}
+	}
+	logger, err := f.Logger()
+	if err != nil {
+		return nil, err
+	}
+	f.redactor = bindings.NewRedactor()
+	store, err := TokenStore()
+	if err != nil {
+		return nil, err
+	}
+	chainKey, err := host.AuditChainKey(cfg, nil)
+	if err != nil {
+		return nil, UsageErr(err)
+	}
+	// Telemetry is set up only when the observability section or an
+	// OTEL_EXPORTER_OTLP_*ENDPOINT variable turns it on (docs/config.md);
+	// the host flushes it when it closes.
+	opts := compose.Options{Host: host.Options{Logger: logger, Redactor: f.redactor, Elicitation: f.elicitation(s.Approve),
+		ChildSupervisor: childproc.Self(), AuditAlso: f.AuditAlso},
+		Databases: stores.Databases{ChainKey: chainKey}, Telemetry: true,
+		OAuth: compose.OAuthOptions{Store: store, Subject: s.Subject, Login: f.oauthLogin}}
+	if f.Durable != nil {
+		opts.Host.Durability = f.Durable
+	}
+	h, err := compose.New(context.Background(), cfg, opts)
+	if err != nil {
+		// The host names the key (sources.vault.sha256, audit.path); the
+		// message names the file too (docs/config.md).
+		if cfg.File != "" && host.KindOf(err) == host.KindConfig {
+			err = fmt.Errorf("%s: %w", cfg.File, err)
+		}
+		return nil, UsageErr(err)
+	}
+	f.host = h
+	return h, nil
+}
+
+// Redact masks every secure value the host has resolved so far.
+func (f *Factory) Redact(s string) string {
+	if f.redactor == nil {
+		return s
+	}
+	return f.redactor.Redact(s)
+}
+
+// TerminalInput is the shared reader of stdin's lines: whoever asks (an
+// open approval question, a server's question) gets the next line, and a
+// question interrupted by Ctrl-C leaves it to the next asker.
+func (f *Factory) TerminalInput() *terminal.Input {
+	if f.input == nil {
+		f.input = terminal.NewInput(f.IO.In)
+	}
+	return f.input
+}
+
+// SetInterrupt installs what Ctrl-C does while a REPL turn runs (nil: none).
+func (f *Factory) SetInterrupt(fn func()) {
+	f.interruptMu.Lock()
+	defer f.interruptMu.Unlock()
+	f.interrupt = fn
+}
+
+// InterruptTurn ends the running REPL turn, reporting whether there was one.
+func (f *Factory) InterruptTurn() bool {
+	f.interruptMu.Lock()
+	defer f.interruptMu.Unlock()
+	if f.interrupt == nil {
+		return false
+	}
+	f.interrupt()
+	f.interrupt = nil
+	return true
+}
+
+// Close releases what the Factory built: the host (which flushes
+// telemetry), the durable engine and the terminal reader, each within a
+// bound.
+func (f *Factory) Close() {
+	if f.host != nil {
+		CloseWithin(f.IO.ErrOut, CloseTimeout, f.host.Close)
+	}
+	if f.Durable != nil {
+		CloseWithin(f.IO.ErrOut, CloseTimeout, f.Durable.Close)
+	}
+	if f.input != nil {
+		_ = f.input.Close()
+	}
+}
+
+// CloseTimeout bounds the host's shutdown at exit. Closing a stdio server
+// takes at most a few seconds (stdin closed, SIGTERM, SIGKILL, then its
+// process tree); past this the CLI exits anyway, and the child supervisor
+// ends what is left when this process is gone.
+const CloseTimeout = 10 * time.Second
+
+// CloseWithin runs closeFn, waiting at most d for it to return.
+func CloseWithin(stderr io.Writer, d time.Duration, closeFn func() error) {
+	done := make(chan struct{})
+	go func() {
+		_ = closeFn()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		fmt.Fprintf(stderr, "agenthost: shutting down took longer than %s; exiting without waiting for the servers to stop\n", d)
+	}
+}

@@ -1,0 +1,234 @@
+package cmdutil
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
+)
+
+// Target is what a command connects to: the configured servers (one of
+// them named, or all), or an ad-hoc server at a URL (`--url`, no config).
+type Target struct {
+	// Server is the server named on the command line ("" for none); it
+	// must be configured. ServerFlag names it in the message ("--server: ").
+	Server, ServerFlag string
+	// URL is --url; Transport is --transport and TransportSet says it was
+	// given (an unset one falls back from streamable HTTP to legacy SSE).
+	URL, Transport string
+	TransportSet   bool
+	// Check runs once the configuration is loaded, before the host is
+	// built (the checks of the command's own flags, in the order the
+	// command reports them).
+	Check func() error
+}
+
+// Connect is the preamble of the commands that open a session: the
+// configuration (or the ad-hoc server's), the host, the ad-hoc fallback to
+// legacy SSE, and the session s describes.
+func (f *Factory) Connect(ctx context.Context, t Target, s *SessionFlags) (*host.Host, *host.Session, error) {
+	cfg, err := f.ConfigFor(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Check != nil {
+		if err := t.Check(); err != nil {
+			return nil, nil, err
+		}
+	}
+	h, err := f.HostFor(ctx, cfg, t, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := f.Session(h, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, sess, nil
+}
+
+// ConfigFor is the configuration of t: the ad-hoc server's for a URL,
+// else the config file's, with t.Server configured.
+func (f *Factory) ConfigFor(t Target) (*config.Config, error) {
+	if t.URL == "" {
+		return f.ConfigWith(t.Server, t.ServerFlag)
+	}
+	cfg, err := AdHocConfig(t.URL, t.Transport)
+	if err != nil {
+		return nil, UsageErr(err)
+	}
+	return cfg, nil
+}
+
+// HostFor builds the host for cfg and, for an ad-hoc server whose
+// --transport was not given, falls back to legacy SSE (see adHocFallback).
+func (f *Factory) HostFor(ctx context.Context, cfg *config.Config, t Target, s *SessionFlags) (*host.Host, error) {
+	h, err := f.Host(cfg, s)
+	if err != nil {
+		return nil, err
+	}
+	if t.URL != "" && !t.TransportSet {
+		if h, err = f.adHocFallback(ctx, h, t.URL, s); err != nil {
+			return nil, UsageErr(err)
+		}
+	}
+	return h, nil
+}
+
+// AdHocServer is the name of the server of `call --url` and `tools --url`.
+const AdHocServer = "url"
+
+// TransportUsage is the --transport flag's help: no default is shown,
+// since an unset flag is not the same as "http" (it falls back to SSE).
+const TransportUsage = "transport for --url: http or sse (default: streamable HTTP, falling back to legacy SSE when the server answers a POST as a legacy one)"
+
+// AdHocConfig is the config of an ad-hoc server at rawURL.
+func AdHocConfig(rawURL, transport string) (*config.Config, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url: %q is not an http(s) URL", rawURL)
+	}
+	if transport == "" {
+		transport = "http"
+	}
+	if transport != "http" && transport != "sse" {
+		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)
+	}
+	cfg := &config.Config{
+		MCPServers: map[string]*config.Server{AdHocServer: {URL: rawURL, Type: config.Transport(transport), OAuth: compose.OAuthFromEnv(os.Getenv)}},
+		Approvals:  adHocApprovals(AdHocServer),
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// The administrator's managed policy applies to ad-hoc servers too.
+	if err := cfg.ApplyManaged(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// adHocFallback connects h's ad-hoc server over streamable HTTP and, when
+// the server answered but not as a streamable HTTP endpoint (a legacy
+// HTTP+SSE server answers a POST with 4xx), tries the legacy SSE
+// transport, as the MCP spec's backwards-compatibility section says. It
+// returns the host to use and says on stderr which transport worked.
+func (f *Factory) adHocFallback(ctx context.Context, h *host.Host, rawURL string, s *SessionFlags) (*host.Host, error) {
+	h.Connect(ctx)
+	snap := h.Server(AdHocServer)
+	if snap == nil || snap.Status != host.StatusError || unreachable(snap.Error) || strings.Contains(snap.Error, "oauth: ") {
+		return h, nil
+	}
+	cfg, err := AdHocConfig(rawURL, "sse")
+	if err != nil {
+		return nil, err
+	}
+	sse, err := f.Host(cfg, s) // the Factory now closes the SSE host; the first is closed here
+	if err != nil {
+		return nil, err
+	}
+	_ = h.Close()
+	sse.Connect(ctx)
+	if s := sse.Server(AdHocServer); s != nil && s.Status == host.StatusConnected {
+		fmt.Fprintln(f.IO.ErrOut, "agenthost: the server speaks the legacy HTTP+SSE transport; connected with --transport sse")
+		return sse, nil
+	}
+	fmt.Fprintf(f.IO.ErrOut, "agenthost: streamable HTTP failed (%s) and so did legacy SSE; pass --transport http or sse to choose\n", f.Redact(snap.Error))
+	return sse, nil
+}
+
+// unreachable reports a connection error that no other transport would
+// get past.
+func unreachable(msg string) bool {
+	for _, s := range []string{"connection refused", "no such host", "i/o timeout", "deadline exceeded", "network is unreachable"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// adHocApprovals is the policy of a `call --url` call. There is no operator
+// catalogue or rule set, and the strict bucket would make every tool without
+// trusted metadata uncallable (minTrustLevel 5, two approvers), so the
+// person who typed the call decides it: the risk stays unknown (the
+// fail-closed values), but the call is one ask for one approver, answered by
+// --approve (a prompt on a terminal, deny otherwise, auto for scripts).
+func adHocApprovals(server string) rules.Config {
+	single := "single"
+	return rules.Config{
+		Catalogue: []rules.CatalogueEntry{{
+			Server:   server,
+			Tool:     "*",
+			Metadata: risk.RawMetadata{ApprovalRecommendation: &single, MinTrustLevel: 1},
+		}},
+		NoMatch: "ask",
+	}
+}
+
+// ConnectServers connects h and returns the names of its connected
+// servers (only server when it is set), reporting each one that is not
+// connected on stderr, followed by why it matters (note), and counting it.
+func (f *Factory) ConnectServers(ctx context.Context, h *host.Host, server, note string) (names []string, failed int) {
+	h.Connect(ctx)
+	for _, snap := range h.Servers() {
+		if server != "" && snap.Name != server {
+			continue
+		}
+		if snap.Status != host.StatusConnected {
+			fmt.Fprintf(f.IO.ErrOut, "agenthost: %s: %s %s%s\n", snap.Name, snap.Status, f.Redact(snap.Error), note)
+			failed++
+			continue
+		}
+		names = append(names, snap.Name)
+	}
+	return names, failed
+}
+
+// ArgsObject reads --args: "" is none, anything else must be a JSON
+// object.
+func ArgsObject(argsJSON string) (json.RawMessage, error) {
+	if argsJSON == "" {
+		return nil, nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(argsJSON), &obj); err != nil || obj == nil {
+		return nil, errors.New("--args: not a JSON object")
+	}
+	return json.RawMessage(argsJSON), nil
+}
+
+// AdHocFlags are --url and --transport: an ad-hoc server, no config.
+type AdHocFlags struct {
+	URL, Transport string
+	// TransportSet says --transport was given (an unset one falls back
+	// from streamable HTTP to legacy SSE).
+	TransportSet bool
+}
+
+// AddAdHocFlags adds --url (described by urlUsage) and --transport to
+// cmd, read into a; call a.Parsed(cmd) once the flags are parsed.
+func AddAdHocFlags(cmd *cobra.Command, a *AdHocFlags, urlUsage string) {
+	cmd.Flags().StringVar(&a.URL, "url", "", urlUsage)
+	cmd.Flags().StringVar(&a.Transport, "transport", "", TransportUsage)
+}
+
+// Parsed records whether --transport was given.
+func (a *AdHocFlags) Parsed(cmd *cobra.Command) { a.TransportSet = cmd.Flags().Changed("transport") }
+
+// Target is the target of these flags and server.
+func (a AdHocFlags) Target(server, serverFlag string) Target {
+	return Target{Server: server, ServerFlag: serverFlag, URL: a.URL, Transport: a.Transport, TransportSet: a.TransportSet}
+}
