@@ -137,8 +137,8 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 // a tools/call of a tool that sleeps or hangs.
 func (s *Server) mayBlock(msg *message) bool {
 	switch msg.Method {
-	case "subscriptions/listen":
-		return true
+	case "subscriptions/listen", "tasks/result":
+		return true // tasks/result may ask the client (2025-11-25 tasks)
 	case "tools/call":
 		var p struct {
 			Name string `json:"name"`

@@ -31,8 +31,9 @@
 // # Decisions where the specs are silent
 //
 //   - input_required (MRTR) results are returned in both eras; mcp-go's client
-//     drives the retry loop in both. Legacy server-initiated elicitation/create
-//     requests are not implemented. requestState is MAC-sealed and binds the
+//     drives the retry loop in both. The only server-initiated request is
+//     the elicitation/create of a 2025-11-25 task's tasks/result
+//     (TaskBehaviour). requestState is MAC-sealed and binds the
 //     round and a MAC of secureArguments; a retry that changes them is -32602.
 //   - notifications/tools/list_changed goes to: legacy stdio connections that
 //     completed initialize (written before the triggering call's response);

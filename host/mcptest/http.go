@@ -74,6 +74,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !msg.isRequest() {
+		if msg.Method == "" && msg.hasID() {
+			s.answered(msg)
+		}
 		w.WriteHeader(http.StatusAccepted) // notifications and client responses
 		return
 	}
@@ -81,6 +84,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	x := &exchange{ctx: r.Context(), msg: msg, transport: "http", header: r.Header, modern: s.isModern(msg, r.Header)}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		// A request to the client goes first on the SSE response, which
+		// then carries the answer too.
+		x.request = func(req serverRequest) error {
+			if x.sse == nil {
+				x.sse = startSSE(w, s.rec)
+			}
+			return x.sse.event(req.Method, req)
+		}
+	}
 	if !x.modern && s.opts.accepts(EraLegacy) && legacyNeedsSession(msg.Method) {
 		id := r.Header.Get(headerSessionID)
 		if id == "" {
@@ -96,6 +109,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, x *exchange, rep reply) {
+	if x.sse != nil {
+		defer x.sse.stop()
+	}
 	if rep.silent {
 		if s.dead() {
 			panic(http.ErrAbortHandler)
@@ -103,6 +119,10 @@ func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, x *exchange,
 		return // cancelled or hung up: the client is gone
 	}
 	if x.ctx.Err() != nil {
+		return
+	}
+	if x.sse != nil {
+		_ = x.sse.event(x.msg.Method, newResponse(x.msg.ID, rep.resultOrNil(), rep.err))
 		return
 	}
 	if rep.garbage != nil {
@@ -122,11 +142,7 @@ func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, x *exchange,
 		}
 		return
 	}
-	var result any
-	if rep.result != nil {
-		result = rep.result
-	}
-	resp := newResponse(x.msg.ID, result, rep.err)
+	resp := newResponse(x.msg.ID, rep.resultOrNil(), rep.err)
 	if len(rep.before) > 0 && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		stream := startSSE(w, s.rec)
 		defer stream.stop()

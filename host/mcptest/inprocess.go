@@ -19,7 +19,7 @@ import (
 // bytes a client would send. Every call returns a new, unstarted transport
 // with its own connection state (legacy session, subscriptions).
 func (s *Server) InProcessTransport() transport.Interface {
-	return &inProcess{srv: s, pending: map[string]chan *transport.JSONRPCResponse{}}
+	return &inProcess{srv: s}
 }
 
 type inProcess struct {
@@ -30,8 +30,9 @@ type inProcess struct {
 	ctx            context.Context
 	cancel         context.CancelFunc
 	handlers       sync.WaitGroup
-	pending        map[string]chan *transport.JSONRPCResponse
+	pending        waiters[*transport.JSONRPCResponse]
 	onNotification func(mcp.JSONRPCNotification)
+	onRequest      transport.RequestHandler
 	onLost         func(error)
 	closed         bool
 }
@@ -82,16 +83,8 @@ func (t *inProcess) SendRequest(ctx context.Context, request transport.JSONRPCRe
 	if err != nil {
 		return nil, fmt.Errorf("mcptest: encoding request id: %w", err)
 	}
-	key := idKey(rawID)
-	answer := make(chan *transport.JSONRPCResponse, 1)
-	t.mu.Lock()
-	t.pending[key] = answer
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		delete(t.pending, key)
-		t.mu.Unlock()
-	}()
+	answer, done := t.pending.add(idKey(rawID))
+	defer done()
 
 	if !conn.dispatch(t.ctx, &t.handlers, line) {
 		t.lost(ErrServerDied)
@@ -134,8 +127,42 @@ func (t *inProcess) SetNotificationHandler(handler func(mcp.JSONRPCNotification)
 	t.onNotification = handler
 }
 
-// SetRequestHandler: the test server sends no requests to its clients.
-func (t *inProcess) SetRequestHandler(transport.RequestHandler) {}
+// SetRequestHandler sets what answers the server's requests (a task's
+// elicitation/create during tasks/result).
+func (t *inProcess) SetRequestHandler(handler transport.RequestHandler) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onRequest = handler
+}
+
+var _ transport.BidirectionalInterface = (*inProcess)(nil)
+
+// request answers a request the server wrote, beside the server's handler
+// that waits for the answer (as mcp-go's transports do); without a handler
+// the answer is method-not-found, as theirs is.
+func (t *inProcess) request(conn *stdioConn, req transport.JSONRPCRequest) {
+	t.mu.Lock()
+	handler := t.onRequest
+	t.mu.Unlock()
+	t.handlers.Add(1) // the server's handler that asked holds the group open
+	go func() {
+		defer t.handlers.Done()
+		resp := transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "no handler configured for method: "+req.Method, nil)
+		if handler != nil {
+			answer, err := handler(t.ctx, req)
+			switch {
+			case err != nil:
+				resp = transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil)
+			case answer != nil:
+				resp = answer
+			}
+		}
+		line, err := json.Marshal(resp)
+		if err == nil {
+			conn.dispatch(t.ctx, &t.handlers, line)
+		}
+	}()
+}
 
 func (t *inProcess) SetConnectionLostHandler(handler func(error)) {
 	t.mu.Lock()
@@ -179,7 +206,7 @@ func (t *inProcess) Close() error {
 
 // inProcessWriter receives what the server writes to the connection: a
 // response goes to the request waiting for it, a notification to the
-// client's handler.
+// client's handler, a request to the client's request handler.
 type inProcessWriter struct{ t *inProcess }
 
 func (w inProcessWriter) Write(line []byte) (int, error) {
@@ -191,6 +218,18 @@ func (w inProcessWriter) Write(line []byte) (int, error) {
 		return 0, fmt.Errorf("mcptest: the server wrote no JSON-RPC message: %w", err)
 	}
 	t := w.t
+	if msg.Method != "" && len(msg.ID) > 0 {
+		var req transport.JSONRPCRequest
+		if err := json.Unmarshal(line, &req); err != nil {
+			return 0, fmt.Errorf("mcptest: decoding request %s: %w", msg.Method, err)
+		}
+		conn, err := t.started()
+		if err != nil {
+			return 0, err
+		}
+		t.request(conn, req)
+		return len(line), nil
+	}
 	if msg.Method != "" && len(msg.ID) == 0 {
 		var n mcp.JSONRPCNotification
 		if err := json.Unmarshal(line, &n); err != nil {
@@ -208,14 +247,6 @@ func (w inProcessWriter) Write(line []byte) (int, error) {
 	if err := json.Unmarshal(line, resp); err != nil {
 		return 0, fmt.Errorf("mcptest: decoding response: %w", err)
 	}
-	t.mu.Lock()
-	answer := t.pending[idKey(msg.ID)]
-	t.mu.Unlock()
-	if answer != nil {
-		select {
-		case answer <- resp:
-		default: // a second answer to one id: the first one counts
-		}
-	}
+	t.pending.deliver(idKey(msg.ID), resp)
 	return len(line), nil
 }

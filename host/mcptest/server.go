@@ -24,6 +24,8 @@ type Server struct {
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
 	tasks    map[string]*serverTask // task.go
+	asks     waiters[*message]      // ask.go: requests to clients awaiting answers
+	askSeq   atomic.Int64
 
 	requests atomic.Int64
 	noiseMu  sync.Mutex
@@ -67,6 +69,11 @@ type exchange struct {
 	// send delivers a notification on the stream that carries this request
 	// (stdio connection); nil over HTTP.
 	send func(notification) error
+	// request delivers a request to the client on that stream (stdio
+	// connection, HTTP SSE response: see sse); nil where none can go.
+	request func(serverRequest) error
+	// sse is the HTTP SSE response request started; the answer goes on it.
+	sse *sseStream
 	// abandoned closes when the peer can no longer read answers (stdio EOF).
 	abandoned <-chan struct{}
 }
@@ -84,6 +91,15 @@ type reply struct {
 }
 
 func errorReply(err *RPCError) reply { return reply{err: err} }
+
+// resultOrNil is the result to encode: nil rather than a nil map, so an
+// error response carries no "result".
+func (r reply) resultOrNil() any {
+	if r.result == nil {
+		return nil
+	}
+	return r.result
+}
 
 // New builds a server from opts.
 func New(opts Options) (*Server, error) {

@@ -143,6 +143,7 @@ func (c *stdioConn) dispatch(ctx context.Context, handlers *sync.WaitGroup, raw 
 		x := &exchange{
 			ctx: reqCtx, msg: msg, transport: "stdio", sess: c.sess,
 			modern: s.isModern(msg, nil), send: c.notify, abandoned: c.inputClosed,
+			request: func(r serverRequest) error { return c.write(r.Method, r) },
 		}
 		run := func() {
 			defer func() {
@@ -165,6 +166,8 @@ func (c *stdioConn) dispatch(ctx context.Context, handlers *sync.WaitGroup, raw 
 			defer handlers.Done()
 			run()
 		}()
+	case msg.Method == "" && msg.hasID():
+		s.answered(msg)
 	case msg.Method == "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -199,11 +202,7 @@ func (c *stdioConn) deliver(x *exchange, rep reply) {
 	for _, n := range rep.before {
 		_ = c.notify(n)
 	}
-	var result any
-	if rep.result != nil {
-		result = rep.result
-	}
-	_ = c.write(x.msg.Method, newResponse(x.msg.ID, result, rep.err))
+	_ = c.write(x.msg.Method, newResponse(x.msg.ID, rep.resultOrNil(), rep.err))
 }
 
 func (c *stdioConn) notify(n notification) error { return c.write(n.Method, n) }

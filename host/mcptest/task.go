@@ -39,7 +39,13 @@ const maxServerTasks = 1000
 // connection the server offers the revision's form instead (capability
 // tasks.requests.tools.call): a tools/call with params.task answers
 // {task}, tasks/get the task without its result, tasks/result the result
-// once it ended (inputs are not asked in that form here).
+// once it ended. A task of that form that is input_required asks its
+// inputs during tasks/result, as the revision has it: an elicitation/create
+// request to the client on the stream of tasks/result (the stdio or
+// in-process connection, the SSE response over HTTP), tagged with the
+// related task; each answer is taken as a tasks/update one would be, the
+// task runs on to its next input or its end, and tasks/result answers
+// then. An elicitation the client answers with an error fails the task.
 type TaskBehaviour struct {
 	Message        string `json:"message,omitempty"`
 	Lag            int    `json:"lag,omitempty"`
@@ -221,6 +227,49 @@ func (st *serverTask) legacyWire() map[string]any {
 	return w
 }
 
+// legacyTaskResult is the 2025-11-25 revision's tasks/result: the inputs
+// the task still needs are asked with elicitation/create (without st.mu
+// held while the client answers), then the task's end is answered.
+func (s *Server) legacyTaskResult(x *exchange, st *serverTask) reply {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for st.status == "input_required" && st.outstanding != "" {
+		params := st.inputRequest()
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": st.id}}
+		round := st.round
+		st.mu.Unlock()
+		answer, err := s.ask(x, "elicitation/create", params)
+		st.mu.Lock()
+		if err != nil {
+			if x.ctx.Err() != nil {
+				return reply{silent: true}
+			}
+			return errorReply(newError(CodeInternalError, "asking for input %d: %v", round+1, err))
+		}
+		if st.round != round || st.status != "input_required" {
+			continue // answered or ended meanwhile
+		}
+		var result struct {
+			Action  string         `json:"action"`
+			Content map[string]any `json:"content"`
+		}
+		if len(answer.Error) > 0 || json.Unmarshal(answer.Result, &result) != nil {
+			var refused RPCError
+			_ = json.Unmarshal(answer.Error, &refused)
+			st.outstanding = ""
+			st.err = newError(CodeInternalError, "input %d was not answered: %s", round+1, refused.Message)
+			st.set("failed", "input not answered")
+			break
+		}
+		st.answer(result.Action, result.Content)
+		// Run on to the next input or the end (Polls steps, then one).
+		for i := 0; i <= st.b.Polls && !st.terminal() && st.status != "input_required"; i++ {
+			st.advance()
+		}
+	}
+	return st.legacyResult()
+}
+
 // legacyResult answers the 2025-11-25 revision's tasks/result of a task
 // that ended: the tool's result or the task's error (this server answers
 // one that has not ended with an error rather than wait).
@@ -261,6 +310,9 @@ func (s *Server) handleTask(x *exchange) reply {
 	st, responses, rpcErr := s.findTask(x)
 	if rpcErr != nil {
 		return errorReply(rpcErr)
+	}
+	if x.msg.Method == "tasks/result" && !x.modern {
+		return s.legacyTaskResult(x, st)
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -393,19 +445,9 @@ func (st *serverTask) wire() map[string]any {
 	}
 	switch st.status {
 	case "input_required":
-		message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
-		properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
-		if st.decides(st.round + 1) {
-			message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
-			properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
-		}
 		w["inputRequests"] = map[string]any{st.outstanding: map[string]any{
 			"method": "elicitation/create",
-			"params": map[string]any{
-				"mode":            "form",
-				"message":         message,
-				"requestedSchema": map[string]any{"type": "object", "properties": properties},
-			},
+			"params": st.inputRequest(),
 		}}
 	case "completed":
 		w["result"] = st.result
@@ -413,4 +455,20 @@ func (st *serverTask) wire() map[string]any {
 		w["error"] = st.err
 	}
 	return w
+}
+
+// inputRequest is the params of the elicitation/create the task's next
+// input asks with.
+func (st *serverTask) inputRequest() map[string]any {
+	message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
+	properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
+	if st.decides(st.round + 1) {
+		message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
+		properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
+	}
+	return map[string]any{
+		"mode":            "form",
+		"message":         message,
+		"requestedSchema": map[string]any{"type": "object", "properties": properties},
+	}
 }

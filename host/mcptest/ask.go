@@ -1,0 +1,84 @@
+package mcptest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// serverRequest is an outgoing JSON-RPC request, from the server to a
+// client.
+type serverRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  map[string]any  `json:"params,omitempty"`
+}
+
+var errCannotAsk = errors.New("this stream cannot carry a request to the client")
+
+// ask sends a request to the client on the stream that carries x (stdio:
+// the connection; HTTP: the SSE response of x) and waits for the client's
+// answer, which arrives as a message of its own (answered). The wait ends
+// with x, the connection or the server.
+func (s *Server) ask(x *exchange, method string, params map[string]any) (*message, error) {
+	if x.request == nil {
+		return nil, errCannotAsk
+	}
+	id := json.RawMessage(fmt.Sprintf(`"mcptest-ask-%d"`, s.askSeq.Add(1)))
+	answer, done := s.asks.add(idKey(id))
+	defer done()
+	if err := x.request(serverRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
+		return nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+	select {
+	case m := <-answer:
+		return m, nil
+	case <-x.ctx.Done():
+		return nil, x.ctx.Err()
+	case <-x.abandoned:
+		return nil, errStreamClosed
+	case <-s.closed:
+		return nil, errStreamClosed
+	case <-s.died:
+		return nil, ErrServerDied
+	}
+}
+
+// answered hands a client's response to the ask waiting for it.
+func (s *Server) answered(msg *message) { s.asks.deliver(idKey(msg.ID), msg) }
+
+// waiters are the requests awaiting their answers, by idKey; each entry
+// lives while its request waits.
+type waiters[T any] struct {
+	mu sync.Mutex
+	m  map[string]chan T
+}
+
+// add registers a request; done forgets it.
+func (w *waiters[T]) add(key string) (answer <-chan T, done func()) {
+	ch := make(chan T, 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]chan T{}
+	}
+	w.m[key] = ch
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.m, key)
+	}
+}
+
+// deliver hands an answer to the request waiting for it; an answer nobody
+// waits for, or a second one to one id, is dropped: the first one counts.
+func (w *waiters[T]) deliver(key string, v T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.m[key] <- v: // a nil channel (nobody waits) is never ready
+	default:
+	}
+}
