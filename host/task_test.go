@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/bindings"
@@ -146,5 +147,67 @@ func TestTaskToolWithTasksOff(t *testing.T) {
 	_, err := h.NewSession(SessionOptions{}).CallTool(context.Background(), "db", "long_job", []byte(`{}`))
 	if KindOf(err) != KindConfig || !strings.Contains(err.Error(), "mcpServers.db.tasks: auto") {
 		t.Fatalf("err = %v (kind %s), want a config error naming mcpServers.db.tasks", err, KindOf(err))
+	}
+}
+
+// TestLegacyTaskQuestions: on a 2025-11-25 connection a task's questions
+// come as elicitation/create requests during tasks/result; the host's
+// Elicitation answers them and the model gets the task's result with the
+// answers. Without Elicitation the host declines, and the model gets the
+// server's result for a declined input. In process and over HTTP.
+func TestLegacyTaskQuestions(t *testing.T) {
+	tools := []byte(`[{"name": "long_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+		"x-test": {"text": "job done", "task": {"inputs": 2, "polls": 1, "pollIntervalMs": 1}}}]`)
+	for _, over := range []string{"in-process", "http"} {
+		for _, answered := range []bool{true, false} {
+			t.Run(over+map[bool]string{true: "/answered", false: "/declined"}[answered], func(t *testing.T) {
+				server := &config.Server{Tasks: config.TasksAuto, ProtocolVersion: "2025-11-25", CallTimeout: 5 * time.Second, TaskTimeout: 5 * time.Second}
+				opts := Options{}
+				var srv *mcptest.Server
+				if over == "http" {
+					server.URL, srv = mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: tools})
+					server.Type = config.TransportHTTP
+				} else {
+					var err error
+					if srv, err = mcptest.New(mcptest.Options{ToolsJSON: tools}); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = srv.Close() })
+					opts.Transports = map[string]TransportFactory{"db": func() (transport.Interface, error) { return srv.InProcessTransport(), nil }}
+				}
+				opts.Config = &config.Config{MCPServers: map[string]*config.Server{"db": server}, Approvals: readsAllowed()}
+				opts.Config.ApplyDefaults()
+				var asked atomic.Int32
+				want := "input 1 decline"
+				if answered {
+					want = "answers: answer 1, answer 2"
+					opts.Elicitation = func(_ context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+						n := asked.Add(1)
+						return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+							Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"answer": fmt.Sprintf("answer %d", n)}}}, nil
+					}
+				}
+				h, err := New(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = h.Close() })
+				scripted := scriptModel(t, h, modeltest.Script{
+					{ToolCalls: []modeltest.ToolCall{{Name: "db__long_job", Arguments: `{}`}}},
+					{Text: "ok", Expect: &modeltest.Expect{LastToolResultContains: want}},
+				})
+				events := collect(t, h.NewSession(SessionOptions{}), context.Background(), "run the job", TurnOptions{})
+				scripted.AssertNoFailures(t)
+				if end := events[len(events)-1]; end.Reason != EndDone {
+					t.Fatalf("end: %+v", end)
+				}
+				if n, want := asked.Load(), map[bool]int32{true: 2, false: 0}[answered]; n != want {
+					t.Errorf("elicited %d times, want %d", n, want)
+				}
+				if n := len(srv.Recording().Messages("tasks/result")); n != 1 {
+					t.Errorf("%d tasks/result, want 1 (the 2025-11-25 form)", n)
+				}
+			})
+		}
 	}
 }

@@ -70,7 +70,13 @@ func taskConn(t *testing.T, srv *mcptest.Server, url string, cfg config.Server, 
 // "http") on a real HTTP server, whose URL it returns.
 func taskServer(t *testing.T, over, behaviour string) (*mcptest.Server, string) {
 	t.Helper()
-	opts := mcptest.Options{ToolsJSON: taskTool(behaviour)}
+	return toolsServer(t, over, mcptest.Options{ToolsJSON: taskTool(behaviour)})
+}
+
+// toolsServer serves opts in process or (over "http") on a real HTTP
+// server, whose URL it returns.
+func toolsServer(t *testing.T, over string, opts mcptest.Options) (*mcptest.Server, string) {
+	t.Helper()
 	if over == "http" {
 		url, srv := mcptest.StartHTTP(t, opts)
 		return srv, url
@@ -625,18 +631,7 @@ func TestLegacyTaskForm(t *testing.T) {
 		"x-test": {"task": {"polls": 1, "pollIntervalMs": 1, "failCode": -32050}}}]`)
 	for _, over := range []string{"in-process", "http"} {
 		t.Run(over, func(t *testing.T) {
-			opts := mcptest.Options{ToolsJSON: tools}
-			var srv *mcptest.Server
-			url := ""
-			if over == "http" {
-				url, srv = mcptest.StartHTTP(t, opts)
-			} else {
-				var err error
-				if srv, err = mcptest.New(opts); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = srv.Close() })
-			}
+			srv, url := toolsServer(t, over, mcptest.Options{ToolsJSON: tools})
 			c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, ProtocolVersion: "2025-11-25"}, nil)
 			var updates []TaskUpdate
 			req := CallRequest{Tool: &secureparams.Tool{Name: "long_job", Raw: json.RawMessage(`{"name":"long_job","execution":{"taskSupport":"optional"}}`)},
@@ -675,5 +670,71 @@ func TestLegacyTaskForm(t *testing.T) {
 				t.Errorf("failing task: %v, want a call error naming the task and its error", err)
 			}
 		})
+	}
+}
+
+// TestLegacyTaskQuestions: a 2025-11-25 task that needs input asks with
+// elicitation/create while tasks/result is pending; the connection's
+// elicitation handler answers each question (two here), and the call's
+// result carries the answers. A declined question ends the task with the
+// server's isError result; without a handler the question is refused and
+// the call fails naming the task.
+func TestLegacyTaskQuestions(t *testing.T) {
+	tools := []byte(`[{"name": "asking_job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+		"x-test": {"text": "job done", "task": {"inputs": 2, "polls": 1, "pollIntervalMs": 1}}}]`)
+	req := CallRequest{Tool: &secureparams.Tool{Name: "asking_job", Raw: json.RawMessage(`{"name":"asking_job","execution":{"taskSupport":"optional"}}`)},
+		Arguments: json.RawMessage(`{}`)}
+	cases := []struct {
+		name    string
+		action  mcp.ElicitationResponseAction // "": no handler
+		asked   int                           // questions the handler saw
+		text    string                        // in the result
+		isError bool
+		fails   bool // the call fails with a CallError naming the task
+	}{
+		{name: "accepted", action: mcp.ElicitationResponseActionAccept, asked: 2, text: "answers: a1, a2"},
+		{name: "declined", action: mcp.ElicitationResponseActionDecline, asked: 1, text: "input 1 decline", isError: true},
+		{name: "no handler", fails: true},
+	}
+	for _, over := range []string{"in-process", "http"} {
+		for _, tc := range cases {
+			t.Run(over+"/"+tc.name, func(t *testing.T) {
+				srv, url := toolsServer(t, over, mcptest.Options{ToolsJSON: tools})
+				var elicit *answering
+				if tc.action != "" {
+					elicit = &answering{action: tc.action}
+				}
+				c := taskConn(t, srv, url, config.Server{Tasks: config.TasksAuto, ProtocolVersion: "2025-11-25"}, elicit)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				result, _, err := c.Call(ctx, req)
+				if tc.fails {
+					var cerr *CallError
+					if !errors.As(err, &cerr) || cerr.Task == "" || !strings.Contains(err.Error(), "not answered") {
+						t.Fatalf("call = %v, %v; want a call error naming the task and the unanswered input", result, err)
+					}
+				} else {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := resultText(result); result.IsError != tc.isError || !strings.Contains(got, tc.text) {
+						t.Errorf("result = %q (isError %v), want %q (isError %v)", got, result.IsError, tc.text, tc.isError)
+					}
+					if got := elicit.count(); got != tc.asked {
+						t.Errorf("the handler was asked %d times, want %d", got, tc.asked)
+					}
+				}
+				asks := 0
+				for _, m := range srv.Recording().Sent("elicitation/create") {
+					asks++
+					if !strings.Contains(string(m.Message), `"io.modelcontextprotocol/related-task":{"taskId":"task-`) {
+						t.Errorf("the question does not name its task: %s", m.Message)
+					}
+				}
+				if want := max(tc.asked, 1); asks != want {
+					t.Errorf("the server asked %d times, want %d", asks, want)
+				}
+			})
+		}
 	}
 }
