@@ -344,8 +344,10 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 			}
 		}
 	}
-	req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
-		return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
+	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
+		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
+			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
+		}
 	}
 	var progress *progressForwarder
 	if c.info.emit != nil {

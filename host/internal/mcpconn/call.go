@@ -319,11 +319,11 @@ func (c *Conn) sendCall(ctx context.Context, cl *client.Client, w *wireTransport
 		}
 		call.Params.Meta.ProgressToken = token
 	}
-	if legacyTaskCall(cl, c.tasksOn(), req.Tool) {
+	if legacyTaskCall(cl, c.TasksOn(), req.Tool) {
 		call.Params.Task = &mcp.TaskParams{}
 	}
 	var x *exchange
-	if tasks, headerTool := c.tasksOn(), c.paramHeaderTool(w, req.Tool.Name); req.Secure != nil || tasks || headerTool != nil {
+	if tasks, headerTool := c.TasksOn(), c.paramHeaderTool(w, req.Tool.Name); req.Secure != nil || tasks || headerTool != nil {
 		x = &exchange{method: string(mcp.MethodToolsCall), secure: req.Secure, headerTool: headerTool, tasks: tasks}
 		cctx = x.bind(cctx)
 	}

@@ -487,7 +487,7 @@ func (c *Conn) dial(ctx context.Context) (*client.Client, *wireTransport, *Serve
 	}
 	var opts []client.ClientOption
 	extensions := c.extensionIDs()
-	if c.tasksOn() {
+	if c.TasksOn() {
 		// Declared on every request of a 2026-07-28 connection (mcp-go
 		// sends the capabilities in each request's _meta): a server may
 		// answer any tools/call with a task handle then.

@@ -88,8 +88,9 @@ const (
 	methodTasksNotification = "notifications/tasks"
 )
 
-// tasksOn reports the server's `tasks: auto`.
-func (c *Conn) tasksOn() bool { return c.cfg.Tasks == config.TasksAuto }
+// TasksOn reports the server's `tasks: auto`: only then may a call be
+// answered with a task (and a task ask questions).
+func (c *Conn) TasksOn() bool { return c.cfg.Tasks == config.TasksAuto }
 
 // taskTimeout bounds a call answered with a task.
 func (c *Conn) taskTimeout() time.Duration {
