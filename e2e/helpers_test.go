@@ -17,9 +17,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/syncbuf"
 
 	"gopkg.in/yaml.v3"
 )
@@ -683,23 +684,8 @@ func spawn(t *testing.T, what string, cmd *exec.Cmd, gentle bool) *spawned {
 	return p
 }
 
-// syncBuffer collects a process's output while tests read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// syncBuffer is a buffer safe to read while others write to it.
+type syncBuffer = syncbuf.Buffer
 
 // waitFor polls cond until it holds, failing the test after within.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {

@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/syncbuf"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -101,23 +102,8 @@ func decodeTools(t *testing.T, body []byte) []map[string]json.RawMessage {
 	return resp.Result.Tools
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while others write to it.
+type syncBuffer = syncbuf.Buffer
 
 func TestStderrNoiseCarriesNoValues(t *testing.T) {
 	var stderr syncBuffer

@@ -10,25 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/syncbuf"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the server's concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer is a buffer safe to read while others write to it.
+type lockedBuffer = syncbuf.Buffer
 
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/syncbuf"
+
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -85,22 +87,8 @@ type fixture struct {
 	client *http.Client
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while others write to it.
+type syncBuffer = syncbuf.Buffer
 
 func testServeConfig() config.Serve {
 	return config.Serve{Identities: []config.Identity{

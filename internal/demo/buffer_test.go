@@ -1,23 +1,8 @@
 package demo
 
 import (
-	"bytes"
-	"sync"
+	"github.com/agenthost/agenthost/internal/syncbuf"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while others write to it.
+type syncBuffer = syncbuf.Buffer

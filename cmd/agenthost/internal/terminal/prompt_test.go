@@ -12,27 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/syncbuf"
+
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
 
-// syncBuffer is an io.Writer safe to read while the prompt writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while others write to it.
+type syncBuffer = syncbuf.Buffer
 
 // waitFor polls until the output contains s count times. It may run on
 // any goroutine, so it reports with Errorf.
