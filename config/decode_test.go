@@ -85,20 +85,6 @@ func TestDecodeShapes(t *testing.T) {
 	}
 }
 
-func TestEditDistanceHints(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "abc", 0}, {"mcpserver", "mcpservers", 1}, {"comand", "command", 1}, {"kitten", "sitting", 3},
-	}
-	for _, tc := range tests {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 // A YAML syntax error names the line it is on, counted from 1: yaml.v3
 // names the line before it for its parser's errors and none on line 1.
 func TestYAMLSyntaxErrorLine(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenthost/agenthost/config/internal/document"
 	"github.com/agenthost/agenthost/internal/atomicfile"
 	"github.com/agenthost/agenthost/internal/jsonedit"
 	"github.com/agenthost/agenthost/internal/regularfile"
@@ -92,7 +93,7 @@ func RemoveServer(path, name string) error {
 // editServers reads path, edits it and writes it back once it loads; want
 // is a server the edited file must hold ("" for none).
 func editServers(path string, create bool, edit func([]byte, string) ([]byte, error), want string) error {
-	format, ok := normalizeFormat(filepath.Ext(path))
+	format, ok := document.Format(filepath.Ext(path))
 	if !ok {
 		return &Error{File: path, Msg: "unsupported file extension (use .yaml, .yml, .json or .toml)"}
 	}
@@ -108,7 +109,7 @@ func editServers(path string, create bool, edit func([]byte, string) ([]byte, er
 	case errors.Is(err, fs.ErrNotExist) && create:
 		data = nil
 	case err != nil:
-		return &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
+		return &Error{File: path, Msg: "cannot read configuration: " + document.DescribeReadError(err), Err: err}
 	default:
 		if info, err := os.Stat(path); err == nil {
 			perm = info.Mode().Perm()
@@ -140,7 +141,7 @@ func editServersYAML(data []byte, edit func(servers *yaml.Node) error) ([]byte, 
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("cannot parse YAML: %w", yamlSyntaxError(err))
+		return nil, fmt.Errorf("cannot parse YAML: %w", document.YAMLSyntaxError(err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -210,12 +211,12 @@ func isNullYAML(n *yaml.Node) bool {
 // serversJSON finds the mcpServers object of a JSON document; ok is false
 // when there is none (or it is null).
 func serversJSON(data []byte) (top, servers jsonedit.Object, ok bool, err error) {
-	top, err = jsonedit.Members(bytes.TrimPrefix(data, utf8BOM))
+	top, err = jsonedit.Members(bytes.TrimPrefix(data, document.BOM))
 	if err != nil {
 		return top, servers, false, fmt.Errorf("%w: the top level is not a JSON object", ErrCannotEdit)
 	}
-	if bytes.HasPrefix(data, utf8BOM) {
-		top = top.Shift(len(utf8BOM))
+	if bytes.HasPrefix(data, document.BOM) {
+		top = top.Shift(len(document.BOM))
 	}
 	span, found := top.Members["mcpServers"]
 	if !found || string(data[span[0]:span[1]]) == "null" {

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/config/internal/document"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
@@ -82,12 +83,12 @@ func LoadLocal(path string) (*Local, error) {
 		return l, nil
 	}
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read local settings: " + describeReadError(err), Err: err}
+		return nil, &Error{File: path, Msg: "cannot read local settings: " + document.DescribeReadError(err), Err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxLocalFile+1))
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read local settings: " + describeReadError(err), Err: err}
+		return nil, &Error{File: path, Msg: "cannot read local settings: " + document.DescribeReadError(err), Err: err}
 	}
 	if len(data) > maxLocalFile {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("local settings larger than %d bytes", maxLocalFile)}
@@ -110,7 +111,7 @@ func ParseLocal(data []byte) (*Local, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(l); err != nil {
-		return nil, fmt.Errorf("local settings: %w", yamlSyntaxError(err))
+		return nil, fmt.Errorf("local settings: %w", document.YAMLSyntaxError(err))
 	}
 	seen := map[string]bool{}
 	for i, e := range l.Approvals.Always {

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/config/internal/document"
+	"github.com/agenthost/agenthost/config/internal/problem"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -94,14 +96,14 @@ func ManagedPolicyPath() string {
 // cannot be read or is invalid is an error, so a broken managed policy
 // never silently stops applying. Every error is an [*Error] naming path.
 func LoadManaged(path string) (*Managed, error) {
-	format, ok := normalizeFormat(filepath.Ext(path))
+	format, ok := document.Format(filepath.Ext(path))
 	if !ok {
 		return nil, &Error{File: path, Msg: "managed policy: unsupported file extension (use .yaml, .yml, .json or .toml)"}
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	data, err := readConfigFile(path)
+	data, err := document.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,60 +114,60 @@ func LoadManaged(path string) (*Managed, error) {
 // format; name is used as Managed.File and in error messages. Nothing is
 // expanded: a managed policy is taken literally.
 func ParseManaged(data []byte, format, name string) (*Managed, error) {
-	f, ok := normalizeFormat(format)
+	f, ok := document.Format(format)
 	if !ok {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("unsupported format %q (use yaml, json or toml)", format)}
 	}
-	doc, err := decodeDocument(data, f)
+	doc, err := document.Parse(data, f)
 	if err != nil {
 		return nil, &Error{File: name, Msg: err.Error(), Err: err}
 	}
-	p := &problems{file: name}
+	p := &problem.List{File: name}
 	m := &Managed{}
-	(&decoder{problems: p}).decode("", doc, reflect.ValueOf(m).Elem())
-	if err := p.err(); err != nil {
+	(&document.Decoder{Problems: p}).Decode("", doc, reflect.ValueOf(m).Elem())
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	m.File = name
 	validateApprovals(p, &m.Approvals)
 	for i, sp := range m.AllowedServers {
-		validateServerPattern(p, indexKey("allowedServers", i), sp)
+		validateServerPattern(p, problem.Index("allowedServers", i), sp)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func validateServerPattern(p *problems, key string, sp ServerPattern) {
+func validateServerPattern(p *problem.List, key string, sp ServerPattern) {
 	if (sp.Command == "") == (sp.URL == "") {
-		p.add(key, "set exactly one of command or url")
+		p.Add(key, "set exactly one of command or url")
 		return
 	}
 	if sp.Command != "" {
 		if err := glob.Validate(sp.Command); err != nil {
-			p.addf(childKey(key, "command"), "invalid glob: %v", err)
+			p.Addf(problem.Key(key, "command"), "invalid glob: %v", err)
 		}
 		for i, a := range sp.Args {
 			if err := glob.Validate(a); err != nil {
-				p.addf(indexKey(childKey(key, "args"), i), "invalid glob: %v", err)
+				p.Addf(problem.Index(problem.Key(key, "args"), i), "invalid glob: %v", err)
 			}
 		}
 		for i, name := range sp.Env {
 			if err := glob.Validate(name); err != nil || strings.ContainsAny(name, "=\x00") {
-				p.add(indexKey(childKey(key, "env"), i), "must be an environment variable name or a glob of names (not empty, no '=')")
+				p.Add(problem.Index(problem.Key(key, "env"), i), "must be an environment variable name or a glob of names (not empty, no '=')")
 			}
 		}
 		return
 	}
 	if len(sp.Args) > 0 {
-		p.add(childKey(key, "args"), "only applies to command patterns")
+		p.Add(problem.Key(key, "args"), "only applies to command patterns")
 	}
 	if len(sp.Env) > 0 {
-		p.add(childKey(key, "env"), "only applies to command patterns")
+		p.Add(problem.Key(key, "env"), "only applies to command patterns")
 	}
 	if _, err := parseURLPattern(sp.URL); err != nil {
-		p.addf(childKey(key, "url"), "%v", err)
+		p.Addf(problem.Key(key, "url"), "%v", err)
 	}
 }
 
@@ -407,11 +409,11 @@ func (m *Managed) admitsURL(u *url.URL) (ok bool, why string) {
 
 // checkManaged files a problem for every enabled server the managed policy
 // does not allow.
-func (c *Config) checkManaged(p *problems) {
+func (c *Config) checkManaged(p *problem.List) {
 	if c.Managed == nil {
 		return
 	}
-	for _, name := range sortedKeys(c.MCPServers) {
+	for _, name := range problem.SortedKeys(c.MCPServers) {
 		srv := c.MCPServers[name]
 		if srv == nil || srv.Disabled {
 			continue
@@ -437,8 +439,8 @@ func assertionCommand(srv *Server) *Server {
 	return &Server{Command: srv.OAuth.AssertionCommand, Args: srv.OAuth.AssertionArgs}
 }
 
-func (m *Managed) refuseAssertion(p *problems, name, why string) {
-	p.addf(childKey(childKey("mcpServers", name), "oauth")+".assertionCommand", "not allowed by the managed policy %s: %s of its allowedServers: a command agenthost executes for a server is admitted as a stdio server's is (docs/config.md, \"Managed policy\")", m.File, why)
+func (m *Managed) refuseAssertion(p *problem.List, name, why string) {
+	p.Addf(problem.Key(problem.Key("mcpServers", name), "oauth")+".assertionCommand", "not allowed by the managed policy %s: %s of its allowedServers: a command agenthost executes for a server is admitted as a stdio server's is (docs/config.md, \"Managed policy\")", m.File, why)
 }
 
 // AdmitAssertionCommand checks the jwt-bearer grant's assertionCommand of
@@ -460,8 +462,8 @@ func (c *Config) AdmitAssertionCommand(name, path string) (string, error) {
 	return c.admitFile(name, cmd, path, c.Managed.refuseAssertion)
 }
 
-func (m *Managed) refuse(p *problems, name, why string) {
-	p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", m.File, why)
+func (m *Managed) refuse(p *problem.List, name, why string) {
+	p.Addf(problem.Key("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", m.File, why)
 }
 
 // AdmitServer reports, as an [*Error] naming the server and the managed
@@ -472,11 +474,11 @@ func (c *Config) AdmitServer(name string) error {
 	if c.Managed == nil || srv == nil {
 		return nil
 	}
-	p := &problems{file: c.File}
+	p := &problem.List{File: c.File}
 	if _, ok, why := c.Managed.admitted(srv, resolveCommand(srv)); !ok {
 		c.Managed.refuse(p, name, why)
 	}
-	return p.err()
+	return p.Err()
 }
 
 // AdmitURL reports, as an [*Error] naming the server and the managed
@@ -488,11 +490,11 @@ func (c *Config) AdmitURL(name string, u *url.URL) error {
 	if c.Managed == nil {
 		return nil
 	}
-	p := &problems{file: c.File}
+	p := &problem.List{File: c.File}
 	if ok, why := c.Managed.admitsURL(u); !ok {
-		p.addf(childKey("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
+		p.Addf(problem.Key("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
 	}
-	return p.err()
+	return p.Err()
 }
 
 // AdmitExecutable checks stdio server name against the managed policy with
@@ -513,12 +515,12 @@ func (c *Config) AdmitExecutable(name, path string) (string, error) {
 // admitFile checks the file srv's command names (path) against the
 // managed allowlist and returns the form of it to execute; refuse files
 // the refusal.
-func (c *Config) admitFile(name string, srv *Server, path string, refuse func(p *problems, name, why string)) (string, error) {
+func (c *Config) admitFile(name string, srv *Server, path string, refuse func(p *problem.List, name, why string)) (string, error) {
 	exe, ok, why := c.Managed.admitted(srv, fileAt(path))
 	if !ok {
-		p := &problems{file: c.File}
+		p := &problem.List{File: c.File}
 		refuse(p, name, why)
-		return "", p.err()
+		return "", p.Err()
 	}
 	return exe, nil
 }
@@ -539,7 +541,7 @@ func (c *Config) ApplyManaged() error {
 		return err
 	}
 	c.Managed = m
-	p := &problems{file: c.File}
+	p := &problem.List{File: c.File}
 	c.checkManaged(p)
-	return p.err()
+	return p.Err()
 }
