@@ -111,10 +111,3 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 		})
 	}
 }
-
-func TestParseLocalYAMLSyntaxErrorLine(t *testing.T) {
-	_, err := ParseLocal([]byte("approvals:\n  always: [{server: a, tool: b}\n"))
-	if want := "local settings: yaml: line 2: did not find expected ',' or ']'"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %s", err, want)
-	}
-}
