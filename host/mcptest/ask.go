@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // serverRequest is an outgoing JSON-RPC request, from the server to a
@@ -22,12 +24,12 @@ var errCannotAsk = errors.New("this stream cannot carry a request to the client"
 // the connection; HTTP: the SSE response of x) and waits for the client's
 // answer, which arrives as a message of its own (answered). The wait ends
 // with x, the connection or the server.
-func (s *Server) ask(x *exchange, method string, params map[string]any) (*message, error) {
+func (s *Server) ask(x *exchange, method string, params map[string]any) (*wire.Message, error) {
 	if x.request == nil {
 		return nil, errCannotAsk
 	}
 	id := json.RawMessage(fmt.Sprintf(`"mcptest-ask-%d"`, s.askSeq.Add(1)))
-	answer, done := s.asks.add(idKey(id))
+	answer, done := s.asks.add(wire.IDKey(id))
 	defer done()
 	if err := x.request(serverRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		return nil, fmt.Errorf("sending %s: %w", method, err)
@@ -47,9 +49,9 @@ func (s *Server) ask(x *exchange, method string, params map[string]any) (*messag
 }
 
 // answered hands a client's response to the ask waiting for it.
-func (s *Server) answered(msg *message) { s.asks.deliver(idKey(msg.ID), msg) }
+func (s *Server) answered(msg *wire.Message) { s.asks.deliver(wire.IDKey(msg.ID), msg) }
 
-// waiters are the requests awaiting their answers, by idKey; each entry
+// waiters are the requests awaiting their answers, by wire.IDKey; each entry
 // lives while its request waits.
 type waiters[T any] struct {
 	mu sync.Mutex

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 type callParams struct {
@@ -26,10 +28,10 @@ type callParams struct {
 func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	var p callParams
 	if err := json.Unmarshal(x.msg.Params, &p); err != nil {
-		return reply{err: newError(CodeInvalidParams, "invalid tools/call params: %v", err), toolError: true}
+		return reply{err: wire.Errorf(CodeInvalidParams, "invalid tools/call params: %v", err), toolError: true}
 	}
 	if p.Name == "" {
-		return reply{err: newError(CodeInvalidParams, "missing tool name"), toolError: true}
+		return reply{err: wire.Errorf(CodeInvalidParams, "missing tool name"), toolError: true}
 	}
 	ts := s.currentTools()
 	t := ts.find(p.Name)
@@ -68,7 +70,7 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 		token := progressToken(x.msg.Params)
 		for i := range parts {
 			if i < len(b.Progress) && token != nil && x.send != nil {
-				_ = x.send(newNotification(methodProgress, progressParams(token, b.Progress[i])))
+				_ = x.send(wire.NewNotification(methodProgress, progressParams(token, b.Progress[i])))
 			}
 			timer := time.NewTimer(b.sleep / time.Duration(parts))
 			select {
@@ -103,14 +105,14 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	if b.Task != nil {
 		return s.createTask(x, t, args, secureArgs)
 	}
-	var before []notification
+	var before []wire.Notification
 	if b.ListChanged != "" {
 		if err := s.switchTools(ts, b.ListChanged); err != nil {
-			return errorReply(newError(CodeInternalError, "%v", err))
+			return errorReply(wire.Errorf(CodeInternalError, "%v", err))
 		}
 		s.broadcastToolsChanged()
 		if x.transport == "http" && !x.modern && x.sess != nil && x.sess.openGetStreams() == 0 {
-			before = append(before, newNotification(methodToolsListChanged, nil))
+			before = append(before, wire.NewNotification(methodToolsListChanged, nil))
 		}
 	}
 	if b.Garbage != "" {
@@ -135,7 +137,7 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 
 // mayBlock reports whether a request can take long: subscriptions/listen, or
 // a tools/call of a tool that sleeps or hangs.
-func (s *Server) mayBlock(msg *message) bool {
+func (s *Server) mayBlock(msg *wire.Message) bool {
 	switch msg.Method {
 	case "subscriptions/listen", "tasks/result":
 		return true // tasks/result may ask the client (2025-11-25 tasks)
@@ -158,9 +160,9 @@ func (s *session) openGetStreams() int {
 
 func (s *Server) unknownToolError(name string) *RPCError {
 	if s.opts.UnknownToolCode == CodeInvalidParams {
-		return newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", name)
+		return wire.Errorf(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", name)
 	}
-	return newError(CodeMethodNotFound, "Tool not found")
+	return wire.Errorf(CodeMethodNotFound, "Tool not found")
 }
 
 func behaviourError(b Behaviour) *RPCError {
@@ -278,14 +280,14 @@ func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.Ra
 	if p.RequestState != "" {
 		st, err := s.openState(p.RequestState)
 		if err != nil || st.Tool != t.name {
-			return reply{err: newError(CodeInvalidParams, "invalid requestState"), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "invalid requestState"), toolError: true}, true
 		}
 		if st.Secure != s.secureDigest(secureArgs) {
-			return reply{err: newError(CodeInvalidParams, "secureArguments must be re-sent unchanged when retrying with requestState"), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "secureArguments must be re-sent unchanged when retrying with requestState"), toolError: true}, true
 		}
 		raw, ok := p.InputResponses["confirm"]
 		if !ok {
-			return reply{err: newError(CodeInvalidParams, "missing inputResponses.confirm"), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "missing inputResponses.confirm"), toolError: true}, true
 		}
 		var answer struct {
 			Action string `json:"action"`
@@ -326,20 +328,20 @@ func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.Ra
 func toolboxCall(x *exchange, t *tool, negotiatedHere bool, args, secureArgs map[string]json.RawMessage, advertised []string) (reply, bool) {
 	switch {
 	case !x.modern:
-		return reply{err: newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.name), toolError: true}, true
+		return reply{err: wire.Errorf(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.name), toolError: true}, true
 	case !negotiatedHere:
 		// Toolbox names its id in the message and sends no data.
-		return reply{err: newError(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
+		return reply{err: wire.Errorf(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
 			t.name, strings.Join(advertised, ", ")), toolError: true}, true
 	}
 	for _, name := range sortedKeys(args) {
 		if _, isSecure := t.secure.properties[name]; isSecure {
-			return reply{err: newError(CodeInvalidParams, "parameter %q is secure and must not be passed in standard arguments", name), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "parameter %q is secure and must not be passed in standard arguments", name), toolError: true}, true
 		}
 	}
 	for _, name := range sortedKeys(secureArgs) {
 		if _, isSecure := t.secure.properties[name]; !isSecure {
-			return reply{err: newError(CodeInvalidParams, "parameter %q is not secure and must not be passed in secureArguments", name), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "parameter %q is not secure and must not be passed in secureArguments", name), toolError: true}, true
 		}
 	}
 	for _, name := range sortedKeys(t.secure.properties) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -83,7 +84,7 @@ func (t *inProcess) SendRequest(ctx context.Context, request transport.JSONRPCRe
 	if err != nil {
 		return nil, fmt.Errorf("mcptest: encoding request id: %w", err)
 	}
-	answer, done := t.pending.add(idKey(rawID))
+	answer, done := t.pending.add(wire.IDKey(rawID))
 	defer done()
 
 	if !conn.dispatch(t.ctx, &t.handlers, line) {
@@ -94,7 +95,7 @@ func (t *inProcess) SendRequest(ctx context.Context, request transport.JSONRPCRe
 	case resp := <-answer:
 		return resp, nil
 	case <-ctx.Done():
-		cancelled, _ := json.Marshal(newNotification("notifications/cancelled", map[string]any{"requestId": rawID}))
+		cancelled, _ := json.Marshal(wire.NewNotification("notifications/cancelled", map[string]any{"requestId": rawID}))
 		conn.dispatch(t.ctx, &t.handlers, cancelled)
 		return nil, ctx.Err()
 	case <-t.ctx.Done():
@@ -247,6 +248,6 @@ func (w inProcessWriter) Write(line []byte) (int, error) {
 	if err := json.Unmarshal(line, resp); err != nil {
 		return 0, fmt.Errorf("mcptest: decoding response: %w", err)
 	}
-	t.pending.deliver(idKey(msg.ID), resp)
+	t.pending.deliver(wire.IDKey(msg.ID), resp)
 	return len(line), nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 const (
@@ -13,9 +15,9 @@ const (
 
 // subscriber is a stream that receives notifications/tools/list_changed: a
 // legacy stdio connection, a legacy HTTP GET stream, or a modern
-// subscriptions/listen stream (then subscriptionID tags every notification).
+// subscriptions/listen stream (then subscriptionID tags every wire.Notification).
 type subscriber struct {
-	send           func(notification) error
+	send           func(wire.Notification) error
 	subscriptionID json.RawMessage
 }
 
@@ -47,9 +49,9 @@ func (s *Server) broadcastToolsChanged() {
 	for _, sub := range subs {
 		var params map[string]any
 		if sub.subscriptionID != nil {
-			params = map[string]any{"_meta": map[string]any{metaSubscriptionID: sub.subscriptionID}}
+			params = map[string]any{"_meta": map[string]any{wire.MetaSubscriptionID: sub.subscriptionID}}
 		}
-		_ = sub.send(newNotification(methodToolsListChanged, params))
+		_ = sub.send(wire.NewNotification(methodToolsListChanged, params))
 	}
 }
 
@@ -85,7 +87,7 @@ func (s *Server) listen(x *exchange) reply {
 		} `json:"notifications"`
 	}
 	if json.Unmarshal(x.msg.Params, &p) != nil {
-		return errorReply(newError(CodeInvalidParams, "subscriptions/listen params must be an object"))
+		return errorReply(wire.Errorf(CodeInvalidParams, "subscriptions/listen params must be an object"))
 	}
 	if len(p.Notifications.TaskIDs) > 0 && !declaresTasks(x.meta) {
 		return errorReply(missingTasksError())
@@ -96,13 +98,13 @@ func (s *Server) listen(x *exchange) reply {
 // runListen acknowledges a subscription and holds it open until the client
 // cancels (ctx), abandons the stream, or the server closes or dies. It
 // returns the final result, and false when nothing more may be written.
-func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification) error) (map[string]any, bool) {
+func (s *Server) runListen(x *exchange, l *listenRequest, send func(wire.Notification) error) (map[string]any, bool) {
 	allowed := map[string]any{}
 	if l.toolsListChanged {
 		allowed["toolsListChanged"] = true
 	}
-	ack := newNotification(methodSubscriptionsAck, map[string]any{
-		"_meta":         map[string]any{metaSubscriptionID: l.id},
+	ack := wire.NewNotification(methodSubscriptionsAck, map[string]any{
+		"_meta":         map[string]any{wire.MetaSubscriptionID: l.id},
 		"notifications": allowed,
 	})
 	// Subscribe before acknowledging: a client that acts on the ack must
@@ -141,7 +143,7 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 		case <-s.closed:
 		}
 	}
-	result := map[string]any{"_meta": map[string]any{metaSubscriptionID: l.id}}
+	result := map[string]any{"_meta": map[string]any{wire.MetaSubscriptionID: l.id}}
 	decorateModern(result, s.serverInfo())
 	return result, true
 }

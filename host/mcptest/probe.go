@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // Probes a tool's x-test "probe" runs with the call's arguments: what a
@@ -81,7 +83,7 @@ func (b *Behaviour) validateProbe() error {
 }
 
 // probeReply runs the tool's probe.
-func probeReply(ctx context.Context, b Behaviour, raw map[string]json.RawMessage, before []notification) reply {
+func probeReply(ctx context.Context, b Behaviour, raw map[string]json.RawMessage, before []wire.Notification) reply {
 	args := map[string]any{}
 	for k, v := range raw {
 		var x any

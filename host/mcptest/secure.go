@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // secureSchema is what the server understands of a secureInputSchema: the
@@ -86,9 +88,10 @@ func missingCapabilityError(advertised []string) *RPCError {
 	if len(advertised) > 0 {
 		id = advertised[0]
 	}
-	return newError(CodeMissingCapability, "Missing required client capability: %s", id).withData(map[string]any{
+	return wire.WithData(wire.Errorf(CodeMissingCapability, "Missing required client capability: %s", id), map[string]any{
 		"requiredCapabilities": map[string]any{"extensions": map[string]any{id: map[string]any{}}},
 	})
+
 }
 
 // validateSecureCall applies SEP-3221 section 5 and the minimal schema checks.
@@ -96,24 +99,24 @@ func missingCapabilityError(advertised []string) *RPCError {
 func validateSecureCall(s *secureSchema, args map[string]json.RawMessage, secureArgs map[string]json.RawMessage) *RPCError {
 	for _, name := range sortedKeys(args) {
 		if _, isSecure := s.properties[name]; isSecure || slices.Contains(s.required, name) {
-			return newError(CodeInvalidParams, "parameter %q is secure and must not be passed in arguments", name)
+			return wire.Errorf(CodeInvalidParams, "parameter %q is secure and must not be passed in arguments", name)
 		}
 	}
 	for _, name := range s.required {
 		if _, ok := secureArgs[name]; !ok {
-			return newError(CodeInvalidParams, "missing required secure parameter %q in secureArguments", name)
+			return wire.Errorf(CodeInvalidParams, "missing required secure parameter %q in secureArguments", name)
 		}
 	}
 	for _, name := range sortedKeys(secureArgs) {
 		prop, declared := s.properties[name]
 		if !declared {
 			if s.closed {
-				return newError(CodeInvalidParams, "unknown secure parameter %q in secureArguments", name)
+				return wire.Errorf(CodeInvalidParams, "unknown secure parameter %q in secureArguments", name)
 			}
 			continue
 		}
 		if len(prop.types) > 0 && !slices.ContainsFunc(prop.types, func(t string) bool { return jsonHasType(secureArgs[name], t) }) {
-			return newError(CodeInvalidParams, "secure parameter %q must be of type %s", name, strings.Join(prop.types, " or "))
+			return wire.Errorf(CodeInvalidParams, "secure parameter %q must be of type %s", name, strings.Join(prop.types, " or "))
 		}
 	}
 	return nil
@@ -158,17 +161,17 @@ func validateParamHeaders(t *tool, header http.Header, args, secureArgs map[stri
 			if prop.header == "" {
 				continue
 			}
-			headerKey := headerParamPrefix + prop.header
+			headerKey := wire.HeaderParamPrefix + prop.header
 			got, present := header.Get(headerKey), len(header.Values(headerKey)) > 0
 			value, has := values[name]
 			has = has && string(bytes.TrimSpace(value)) != "null" // SEP-2243: a null value has no header
 			switch {
 			case !has && present:
-				return newError(CodeHeaderMismatch, "header %s is present but parameter %q is not", headerKey, name)
+				return wire.Errorf(CodeHeaderMismatch, "header %s is present but parameter %q is not", headerKey, name)
 			case has && !present:
-				return newError(CodeHeaderMismatch, "header %s is required for parameter %q", headerKey, name)
+				return wire.Errorf(CodeHeaderMismatch, "header %s is required for parameter %q", headerKey, name)
 			case has && !headerMatches(got, value):
-				return newError(CodeHeaderMismatch, "header %s does not match parameter %q", headerKey, name)
+				return wire.Errorf(CodeHeaderMismatch, "header %s does not match parameter %q", headerKey, name)
 			}
 		}
 		return nil
@@ -240,11 +243,11 @@ func decodeObject(raw json.RawMessage, what string) (map[string]json.RawMessage,
 		return map[string]json.RawMessage{}, nil
 	}
 	if trimmed[0] != '{' {
-		return nil, newError(CodeInvalidParams, "%s must be an object", what)
+		return nil, wire.Errorf(CodeInvalidParams, "%s must be an object", what)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &m); err != nil {
-		return nil, newError(CodeInvalidParams, "%s: %v", what, err)
+		return nil, wire.Errorf(CodeInvalidParams, "%s: %v", what, err)
 	}
 	return m, nil
 }

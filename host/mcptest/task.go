@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // TasksExtension is the MCP Tasks extension identifier (2026-07-28).
@@ -145,8 +147,8 @@ func (st *serverTask) drive() {
 			st.mu.Unlock()
 			for _, sub := range subs {
 				params := maps.Clone(w)
-				params["_meta"] = map[string]any{metaSubscriptionID: sub.subscriptionID}
-				_ = sub.send(newNotification("notifications/tasks", params))
+				params["_meta"] = map[string]any{wire.MetaSubscriptionID: sub.subscriptionID}
+				_ = sub.send(wire.NewNotification("notifications/tasks", params))
 			}
 			if stop {
 				return
@@ -172,9 +174,10 @@ func declaresTasks(m requestMeta) bool {
 }
 
 func missingTasksError() *RPCError {
-	return newError(CodeMissingCapability, "Missing required client capability: %s", TasksExtension).withData(map[string]any{
+	return wire.WithData(wire.Errorf(CodeMissingCapability, "Missing required client capability: %s", TasksExtension), map[string]any{
 		"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}},
 	})
+
 }
 
 // createTask answers a task tool's call with a task handle.
@@ -193,7 +196,7 @@ func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]js
 	}
 	if len(s.tasks) >= maxServerTasks {
 		s.mu.Unlock()
-		return errorReply(newError(CodeInternalError, "too many tasks"))
+		return errorReply(wire.Errorf(CodeInternalError, "too many tasks"))
 	}
 	s.tasks[st.id] = st
 	s.mu.Unlock()
@@ -244,7 +247,7 @@ func (s *Server) legacyTaskResult(x *exchange, st *serverTask) reply {
 			if x.ctx.Err() != nil {
 				return reply{silent: true}
 			}
-			return errorReply(newError(CodeInternalError, "asking for input %d: %v", round+1, err))
+			return errorReply(wire.Errorf(CodeInternalError, "asking for input %d: %v", round+1, err))
 		}
 		if st.round != round || st.status != "input_required" {
 			continue // answered or ended meanwhile
@@ -257,7 +260,7 @@ func (s *Server) legacyTaskResult(x *exchange, st *serverTask) reply {
 			var refused RPCError
 			_ = json.Unmarshal(answer.Error, &refused)
 			st.outstanding = ""
-			st.err = newError(CodeInternalError, "input %d was not answered: %s", round+1, refused.Message)
+			st.err = wire.Errorf(CodeInternalError, "input %d was not answered: %s", round+1, refused.Message)
 			st.set("failed", "input not answered")
 			break
 		}
@@ -280,9 +283,9 @@ func (st *serverTask) legacyResult() reply {
 	case "failed":
 		return errorReply(st.err)
 	case "cancelled":
-		return errorReply(newError(CodeInternalError, "the task was cancelled"))
+		return errorReply(wire.Errorf(CodeInternalError, "the task was cancelled"))
 	}
-	return errorReply(newError(CodeInternalError, "the task has not ended (this test server does not wait)"))
+	return errorReply(wire.Errorf(CodeInternalError, "the task has not ended (this test server does not wait)"))
 }
 
 // findTask resolves a tasks/* request's task.
@@ -295,13 +298,13 @@ func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError)
 		InputResponses json.RawMessage `json:"inputResponses"`
 	}
 	if err := json.Unmarshal(x.msg.Params, &p); err != nil || p.TaskID == "" {
-		return nil, nil, newError(CodeInvalidParams, "missing taskId")
+		return nil, nil, wire.Errorf(CodeInvalidParams, "missing taskId")
 	}
 	s.mu.Lock()
 	st := s.tasks[p.TaskID]
 	s.mu.Unlock()
 	if st == nil {
-		return nil, nil, newError(CodeInvalidParams, "Failed to retrieve task: Task not found")
+		return nil, nil, wire.Errorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	return st, p.InputResponses, nil
 }
@@ -377,7 +380,7 @@ func (st *serverTask) advance() {
 	case st.b.Forever:
 		st.set("working", "still working")
 	case st.b.FailCode != 0:
-		st.err = newError(st.b.FailCode, "task failed on purpose")
+		st.err = wire.Errorf(st.b.FailCode, "task failed on purpose")
 		st.set("failed", "failed on purpose")
 	default:
 		st.result = toolResult(st.tool, st.args, st.secureArgs)

@@ -12,6 +12,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // StartHTTP serves a new server on a loopback httptest server for the life
@@ -56,9 +58,9 @@ func ModernMeta(extensions ...string) map[string]any {
 		caps["extensions"] = exts
 	}
 	return map[string]any{
-		metaProtocolVersion: modernVersion,
-		metaClientCaps:      caps,
-		metaClientInfo:      map[string]any{"name": "mcptestserver-test", "version": "0"},
+		wire.MetaProtocolVersion: wire.ModernVersion,
+		wire.MetaClientCaps:      caps,
+		wire.MetaClientInfo:      map[string]any{"name": "mcptestserver-test", "version": "0"},
 	}
 }
 
@@ -140,13 +142,13 @@ func PostMessage(ctx context.Context, url string, header http.Header, msg any) (
 	}
 	if json.Unmarshal(body, &probe) == nil {
 		var version string
-		_ = json.Unmarshal(probe.Params.Meta[metaProtocolVersion], &version)
-		if isModernVersion(version) {
-			setDefault(req.Header, headerProtocolVersion, version)
-			setDefault(req.Header, headerMethod, probe.Method)
+		_ = json.Unmarshal(probe.Params.Meta[wire.MetaProtocolVersion], &version)
+		if wire.IsModern(version) {
+			setDefault(req.Header, wire.HeaderProtocolVersion, version)
+			setDefault(req.Header, wire.HeaderMethod, probe.Method)
 			var name string
 			if probe.Method == "tools/call" && json.Unmarshal(probe.Params.Name, &name) == nil {
-				setDefault(req.Header, headerName, name)
+				setDefault(req.Header, wire.HeaderName, name)
 			}
 		}
 	}

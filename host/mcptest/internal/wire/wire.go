@@ -1,0 +1,155 @@
+// Package wire owns mcptest's JSON-RPC framing: the message as received,
+// the response and notification as sent, the error object and its codes,
+// request ids compared as values, and the protocol's version, _meta and
+// header names.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// JSON-RPC and MCP error codes the server emits.
+const (
+	CodeParseError         = -32700
+	CodeInvalidRequest     = -32600
+	CodeMethodNotFound     = -32601
+	CodeInvalidParams      = -32602
+	CodeInternalError      = -32603
+	CodeHeaderMismatch     = -32020
+	CodeMissingCapability  = -32021
+	CodeUnsupportedVersion = -32022
+)
+
+// Protocol constants shared with mcp-go v1.2.1: the versions, the _meta
+// keys and the HTTP headers.
+const (
+	ModernVersion         = "2026-07-28"
+	LatestLegacyVersion   = "2025-11-25"
+	MetaProtocolVersion   = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCaps        = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo        = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo        = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID    = "io.modelcontextprotocol/subscriptionId"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderParamPrefix     = "Mcp-Param-"
+)
+
+// LegacyVersions are the handshake versions initialize accepts, newest first.
+var LegacyVersions = []string{LatestLegacyVersion, "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// IsModern mirrors mcp.IsModernProtocol: dated versions sort as strings.
+func IsModern(v string) bool { return v >= ModernVersion }
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error renders the code and the message.
+func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// Errorf is the error of code with a formatted message.
+func Errorf(code int, format string, args ...any) *RPCError {
+	return &RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithData attaches data to e and returns it; data must marshal (it is
+// built by the server).
+func WithData(e *RPCError, data any) *RPCError {
+	raw, err := json.Marshal(data)
+	if err == nil {
+		e.Data = raw
+	}
+	return e
+}
+
+// Message is any JSON-RPC message as received: request, notification or
+// response. ID stays raw so it is echoed back byte for byte.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+// HasID reports a message with an id (not null): a request or a response.
+func (m *Message) HasID() bool {
+	return len(m.ID) > 0 && !bytes.Equal(bytes.TrimSpace(m.ID), []byte("null"))
+}
+
+// IsRequest reports a request (a method and an id).
+func (m *Message) IsRequest() bool { return m.Method != "" && m.HasID() }
+
+// Parse decodes one JSON-RPC message; batches are not supported.
+func Parse(raw []byte) (*Message, *RPCError) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || !json.Valid(trimmed) {
+		return nil, Errorf(CodeParseError, "Parse error")
+	}
+	if trimmed[0] != '{' {
+		return nil, Errorf(CodeInvalidRequest, "Invalid Request: expected a single JSON-RPC object")
+	}
+	var m Message
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return nil, Errorf(CodeInvalidRequest, "Invalid Request: %v", err)
+	}
+	if m.JSONRPC != "2.0" {
+		return &m, Errorf(CodeInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"")
+	}
+	return &m, nil
+}
+
+// Response is an outgoing JSON-RPC response.
+type Response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// NewResponse is the response of id (null when the request had none).
+func NewResponse(id json.RawMessage, result any, rpcErr *RPCError) Response {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return Response{JSONRPC: "2.0", ID: id, Result: result, Error: rpcErr}
+}
+
+// Notification is an outgoing JSON-RPC notification.
+type Notification struct {
+	JSONRPC string         `json:"jsonrpc"`
+	Method  string         `json:"method"`
+	Params  map[string]any `json:"params,omitempty"`
+}
+
+// NewNotification is a notification of method.
+func NewNotification(method string, params map[string]any) Notification {
+	return Notification{JSONRPC: "2.0", Method: method, Params: params}
+}
+
+// IDKey canonicalises a raw id so 7 and 7.0 or differently spaced strings
+// compare equal when matching notifications/cancelled to a request.
+func IDKey(raw json.RawMessage) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			return fmt.Sprintf("n:%v", f)
+		}
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
