@@ -18,8 +18,6 @@ import (
 	"time"
 )
 
-const maxBodyBytes = 16 << 20
-
 // HTTPHandler serves streamable HTTP on Options.Path: POST answers with
 // application/json, or text/event-stream for subscriptions/listen and for a
 // legacy call that changed the tool list; GET opens a legacy notification
@@ -48,12 +46,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
 	if err != nil {
 		http.Error(w, "reading body failed", http.StatusBadRequest)
 		return
 	}
-	if len(body) > maxBodyBytes {
+	if len(body) > wire.MaxBodyBytes {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}

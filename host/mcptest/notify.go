@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
 	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
@@ -15,7 +16,7 @@ const (
 
 // subscriber is a stream that receives notifications/tools/list_changed: a
 // legacy stdio connection, a legacy HTTP GET stream, or a modern
-// subscriptions/listen stream (then subscriptionID tags every wire.Notification).
+// subscriptions/listen stream (then subscriptionID tags every notification).
 type subscriber struct {
 	send           func(wire.Notification) error
 	subscriptionID json.RawMessage
@@ -57,16 +58,16 @@ func (s *Server) broadcastToolsChanged() {
 
 // switchTools replaces the served tool set with another file; relative paths
 // resolve against the directory of the current tools file.
-func (s *Server) switchTools(current *toolSet, path string) error {
-	if !filepath.IsAbs(path) && current.baseDir != "" {
-		path = filepath.Join(current.baseDir, path)
+func (s *Server) switchTools(current *toolset.Set, path string) error {
+	if !filepath.IsAbs(path) && current.BaseDir != "" {
+		path = filepath.Join(current.BaseDir, path)
 	}
-	next, err := loadToolsFile(path)
+	next, err := toolset.Load(path)
 	if err != nil {
 		return fmt.Errorf("switching tool list: %w", err)
 	}
 	s.mu.Lock()
-	next.generation = s.tools.generation + 1
+	next.Generation = s.tools.Generation + 1
 	s.tools = next
 	s.mu.Unlock()
 	return nil
@@ -151,12 +152,12 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(wire.Notific
 // SetTools replaces the served tools (the format of Options.ToolsJSON) and
 // tells subscribed clients that the list changed.
 func (s *Server) SetTools(toolsJSON []byte) error {
-	next, err := parseTools(toolsJSON, "")
+	next, err := toolset.Parse(toolsJSON, "")
 	if err != nil {
 		return fmt.Errorf("tools JSON: %w", err)
 	}
 	s.mu.Lock()
-	next.generation = s.tools.generation + 1
+	next.Generation = s.tools.Generation + 1
 	s.tools = next
 	s.mu.Unlock()
 	s.broadcastToolsChanged()

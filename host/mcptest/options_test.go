@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -53,7 +55,7 @@ func TestParseFlags(t *testing.T) {
 			}
 			defer srv.Close()
 			var names []string
-			for _, raw := range srv.currentTools().visibleTools(true, false) {
+			for _, raw := range srv.currentTools().Visible(true, false) {
 				var tool struct {
 					Name   string `json:"name"`
 					Secure struct {
@@ -125,7 +127,7 @@ func TestParseTools(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, err := parseTools([]byte(tc.json), "")
+			ts, err := toolset.Parse([]byte(tc.json), "")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -136,7 +138,7 @@ func TestParseTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			for _, tool := range ts.visibleTools(true, false) {
+			for _, tool := range ts.Visible(true, false) {
 				var entry struct {
 					Name   string          `json:"name"`
 					XTest  json.RawMessage `json:"x-test"`
@@ -157,7 +159,7 @@ func TestParseTools(t *testing.T) {
 
 // TestFallbackView pins which tools an un-negotiated client sees.
 func TestFallbackView(t *testing.T) {
-	ts, err := parseTools([]byte(`[
+	ts, err := toolset.Parse([]byte(`[
 		{"name":"required","secureInputSchema":{"type":"object","properties":{"a":{}},"required":["a"]}},
 		{"name":"optional","secureInputSchema":{"type":"object","properties":{"a":{}}}},
 		{"name":"unreadable","secureInputSchema":"object"},
@@ -167,7 +169,7 @@ func TestFallbackView(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, raw := range ts.visibleTools(false, false) {
+	for _, raw := range ts.Visible(false, false) {
 		got = append(got, string(raw))
 	}
 	want := []string{`{"name":"optional"}`, `{"name":"null","secureInputSchema":null}`, `{"name":"plain"}`}

@@ -207,7 +207,7 @@ func TestSecureCallRules(t *testing.T) {
 					if sent, ok := tc.params["secureArguments"]; ok {
 						calls := srv.Recording().Messages("tools/call")
 						want, _ := json.Marshal(sent)
-						if got := calls[len(calls)-1].Params()["secureArguments"]; string(canonicalJSON(got)) != string(canonicalJSON(want)) {
+						if got := calls[len(calls)-1].Params()["secureArguments"]; string(wire.Canonical(got)) != string(wire.Canonical(want)) {
 							t.Errorf("recorded secureArguments %s, want %s", got, want)
 						}
 					}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agenthost/agenthost/host/mcptest/internal/record"
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
 	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
@@ -23,7 +24,7 @@ type Server struct {
 	stateKey []byte // keys requestState MACs; random per server
 
 	mu       sync.Mutex
-	tools    *toolSet
+	tools    *toolset.Set
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
 	tasks    map[string]*serverTask // task.go
@@ -110,12 +111,12 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("mcptestserver options: %w", err)
 	}
-	var tools *toolSet
+	var tools *toolset.Set
 	var err error
 	if opts.ToolsFile != "" {
-		tools, err = loadToolsFile(opts.ToolsFile)
+		tools, err = toolset.Load(opts.ToolsFile)
 	} else {
-		tools, err = parseTools(opts.ToolsJSON, "")
+		tools, err = toolset.Parse(opts.ToolsJSON, "")
 		if err != nil {
 			err = fmt.Errorf("tools JSON: %w", err)
 		}
@@ -151,7 +152,7 @@ func (s *Server) Close() error {
 	return record.Close(s.rec)
 }
 
-func (s *Server) currentTools() *toolSet {
+func (s *Server) currentTools() *toolset.Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tools
@@ -240,7 +241,7 @@ func (s *Server) handleModern(x *exchange) reply {
 	if err := s.validateModern(x); err != nil {
 		return errorReply(err)
 	}
-	negotiatedHere := negotiated(s.opts.Extensions, x.meta.extensions)
+	negotiatedHere := toolset.Negotiated(s.opts.Extensions, x.meta.extensions)
 	switch x.msg.Method {
 	case "server/discover":
 		versions := []string{wire.ModernVersion}
@@ -307,7 +308,7 @@ func (s *Server) validateModern(x *exchange) *RPCError {
 			Name json.RawMessage `json:"name"`
 		}
 		_ = json.Unmarshal(x.msg.Params, &p)
-		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !headerMatches(values[0], p.Name) {
+		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !wire.HeaderMatches(values[0], p.Name) {
 			return wire.Errorf(CodeHeaderMismatch, "%s header does not match params.name", wire.HeaderName)
 		}
 	}
@@ -316,7 +317,7 @@ func (s *Server) validateModern(x *exchange) *RPCError {
 			TaskID json.RawMessage `json:"taskId"`
 		}
 		_ = json.Unmarshal(x.msg.Params, &p)
-		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !headerMatches(values[0], p.TaskID) {
+		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !wire.HeaderMatches(values[0], p.TaskID) {
 			return wire.Errorf(CodeHeaderMismatch, "%s header does not match params.taskId", wire.HeaderName)
 		}
 	}
@@ -359,9 +360,9 @@ func (s *Server) handleLegacy(x *exchange) reply {
 		return reply{result: map[string]any{}}
 	case "tools/list":
 		// Toolbox lists secure tools on 2026-07-28 only.
-		return s.listTools(x, !s.opts.Toolbox && negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+		return s.listTools(x, !s.opts.Toolbox && toolset.Negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tools/call":
-		return s.callTool(x, negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+		return s.callTool(x, toolset.Negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tasks/get", "tasks/cancel", "tasks/result":
 		return s.handleTask(x)
 	default:
@@ -458,7 +459,7 @@ func (s *Server) listTools(x *exchange, negotiatedHere bool) reply {
 		return reply{garbage: []byte(deep)}
 	}
 	ts := s.currentTools()
-	items, next, pageNumber, err := page(ts.visibleTools(negotiatedHere, s.opts.Toolbox), s.opts.PageSize, p.Cursor, ts.generation)
+	items, next, pageNumber, err := toolset.Page(ts.Visible(negotiatedHere, s.opts.Toolbox), s.opts.PageSize, p.Cursor, ts.Generation)
 	if err != nil {
 		return errorReply(wire.Errorf(CodeInvalidParams, "Invalid cursor: %v", err))
 	}

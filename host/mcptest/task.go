@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
 	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
@@ -20,61 +21,14 @@ const TasksExtension = "io.modelcontextprotocol/tasks"
 // maxServerTasks bounds the tasks one server keeps.
 const maxServerTasks = 1000
 
-// TaskBehaviour is the "task" member of x-test: on a 2026-07-28 request
-// that declares the Tasks extension, tools/call answers with a task handle,
-// and the task advances one step per tasks/get, deterministically:
-// Polls polls answer working, then the task asks for its next input (one
-// elicitation at a time, Inputs in all, each answered with tasks/update),
-// and after the last input and Polls more polls it completes with the
-// tool's usual result (or fails with FailCode, or never ends with
-// Forever). A declined input completes the task with isError. Message,
-// when set, is the statusMessage of the working steps. Lag polls after an
-// answer still show the answered request (an eventually consistent
-// server). Decide are the inputs (1-based) that ask for a decision
-// instead: a confirmation, one boolean "confirm", whose accepted answer is
-// recorded as "confirm=<value>". With Notify the server offers
-// subscriptions/listen for the task: it acknowledges the task's id, and
-// while the task is listened to it also advances on its own, a step every
-// taskStep, and sends each new state as notifications/tasks on the stream
-// (it stops at a question, until it is answered, and at the end). A call of a task
-// tool that does not declare the extension answers -32021. On a 2025-11-25
-// connection the server offers the revision's form instead (capability
-// tasks.requests.tools.call): a tools/call with params.task answers
-// {task}, tasks/get the task without its result, tasks/result the result
-// once it ended. A task of that form that is input_required asks its
-// inputs during tasks/result, as the revision has it: an elicitation/create
-// request to the client on the stream of tasks/result (the stdio or
-// in-process connection, the SSE response over HTTP), tagged with the
-// related task; each answer is taken as a tasks/update one would be, the
-// task runs on to its next input or its end, and tasks/result answers
-// then. An elicitation the client answers with an error fails the task.
-type TaskBehaviour struct {
-	Message        string `json:"message,omitempty"`
-	Lag            int    `json:"lag,omitempty"`
-	Inputs         int    `json:"inputs,omitempty"`
-	Polls          int    `json:"polls,omitempty"`
-	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
-	FailCode       int    `json:"failCode,omitempty"`
-	Forever        bool   `json:"forever,omitempty"`
-	Decide         []int  `json:"decide,omitempty"`
-	Notify         bool   `json:"notify,omitempty"`
-}
-
 // taskStep is the pace of a listened-to Notify task.
 const taskStep = 5 * time.Millisecond
-
-func (b *TaskBehaviour) validate() error {
-	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
-		return fmt.Errorf("task: inputs, polls, lag and pollIntervalMs must not be negative")
-	}
-	return nil
-}
 
 // serverTask is one task's state.
 type serverTask struct {
 	mu          sync.Mutex
 	id          string
-	tool        *tool
+	tool        *toolset.Tool
 	args        map[string]json.RawMessage
 	secureArgs  map[string]json.RawMessage
 	b           TaskBehaviour
@@ -160,8 +114,8 @@ func (st *serverTask) drive() {
 // taskExtensionServed reports whether a served tool runs as a task, so the
 // server advertises the extension.
 func (s *Server) taskExtensionServed() bool {
-	for _, t := range s.currentTools().tools {
-		if t.test.Task != nil {
+	for _, t := range s.currentTools().Tools {
+		if t.Test.Task != nil {
 			return true
 		}
 	}
@@ -181,7 +135,7 @@ func missingTasksError() *RPCError {
 }
 
 // createTask answers a task tool's call with a task handle.
-func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]json.RawMessage) reply {
+func (s *Server) createTask(x *exchange, t *toolset.Tool, args, secureArgs map[string]json.RawMessage) reply {
 	if x.modern && !declaresTasks(x.meta) || !x.modern && !legacyTaskAugmented(x) {
 		return reply{err: missingTasksError(), toolError: true}
 	}
@@ -189,7 +143,7 @@ func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]js
 	_, _ = rand.Read(id)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	st := &serverTask{id: "task-" + hex.EncodeToString(id), tool: t, args: args, secureArgs: secureArgs,
-		b: *t.test.Task, created: now, updated: now, status: "working", message: "started"}
+		b: *t.Test.Task, created: now, updated: now, status: "working", message: "started"}
 	s.mu.Lock()
 	if s.tasks == nil {
 		s.tasks = map[string]*serverTask{}
@@ -463,10 +417,10 @@ func (st *serverTask) wire() map[string]any {
 // inputRequest is the params of the elicitation/create the task's next
 // input asks with.
 func (st *serverTask) inputRequest() map[string]any {
-	message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
+	message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.Name)
 	properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
 	if st.decides(st.round + 1) {
-		message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
+		message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.Name)
 		properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
 	}
 	return map[string]any{

@@ -6,8 +6,13 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // JSON-RPC and MCP error codes the server emits.
@@ -152,4 +157,81 @@ func IDKey(raw json.RawMessage) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+// MaxBodyBytes bounds one HTTP body the server reads, and one event of an
+// event stream a test reads.
+const MaxBodyBytes = 16 << 20
+
+// SecureParamsExtension is the SEP-3221 extension id.
+const SecureParamsExtension = "io.modelcontextprotocol/secure-params"
+
+// DecodeObject decodes an optional JSON object parameter.
+func DecodeObject(raw json.RawMessage, what string) (map[string]json.RawMessage, *RPCError) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return map[string]json.RawMessage{}, nil
+	}
+	if trimmed[0] != '{' {
+		return nil, Errorf(CodeInvalidParams, "%s must be an object", what)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return nil, Errorf(CodeInvalidParams, "%s: %v", what, err)
+	}
+	return m, nil
+}
+
+// Canonical re-encodes a value with sorted keys so equal payloads hash
+// equally whatever their key order or spacing.
+func Canonical(raw json.RawMessage) []byte {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// SortedKeys are m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// HeaderMatches compares a header with a JSON value using SEP-2243 encoding:
+// strings as-is or =?base64?...?=, integers in decimal, booleans as words.
+func HeaderMatches(header string, value json.RawMessage) bool {
+	if inner, ok := strings.CutPrefix(header, "=?base64?"); ok {
+		if inner, ok = strings.CutSuffix(inner, "?="); ok {
+			decoded, err := base64.StdEncoding.DecodeString(inner)
+			if err != nil {
+				return false
+			}
+			header = string(decoded)
+		}
+	}
+	var v any
+	if json.Unmarshal(value, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return header == v
+	case bool:
+		return header == strconv.FormatBool(v)
+	case float64:
+		return v == math.Trunc(v) && header == strconv.FormatInt(int64(v), 10)
+	default:
+		return false
+	}
 }
