@@ -119,9 +119,12 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(wire.Notific
 	if len(tasks) > 0 {
 		ids := make([]string, 0, len(tasks))
 		for _, st := range tasks {
-			ids = append(ids, st.id)
-			st.listen(sub)
-			defer st.unlisten(sub)
+			ids = append(ids, st.ID())
+			st.Listen(sub, func(state map[string]any) {
+				state["_meta"] = map[string]any{wire.MetaSubscriptionID: sub.subscriptionID}
+				_ = sub.send(wire.NewNotification("notifications/tasks", state))
+			})
+			defer st.Unlisten(sub)
 		}
 		allowed["taskIds"] = ids
 	}
@@ -129,9 +132,9 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(wire.Notific
 		return nil, false
 	}
 	for _, st := range tasks {
-		st.mu.Lock()
-		st.drive()
-		st.mu.Unlock()
+		st.Lock()
+		st.Drive()
+		st.Unlock()
 	}
 	if l.toolsListChanged || len(tasks) > 0 {
 		select {

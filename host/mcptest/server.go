@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agenthost/agenthost/host/mcptest/internal/record"
+	"github.com/agenthost/agenthost/host/mcptest/internal/task"
 	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
 	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
@@ -27,7 +28,7 @@ type Server struct {
 	tools    *toolset.Set
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
-	tasks    map[string]*serverTask // task.go
+	tasks    map[string]*task.Task  // task.go
 	asks     waiters[*wire.Message] // ask.go: requests to clients awaiting answers
 	askSeq   atomic.Int64
 
