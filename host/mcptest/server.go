@@ -28,8 +28,8 @@ type Server struct {
 	tools    *toolset.Set
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
-	tasks    map[string]*task.Task  // task.go
-	asks     waiters[*wire.Message] // ask.go: requests to clients awaiting answers
+	tasks    map[string]*task.Task       // task.go
+	asks     wire.Waiters[*wire.Message] // ask.go: requests to clients awaiting answers
 	askSeq   atomic.Int64
 
 	requests atomic.Int64

@@ -33,6 +33,11 @@ type stdioConn struct {
 	inputClosed chan struct{} // EOF: nobody will read answers to hanging requests
 }
 
+// newStdioConn is a connection writing to w, with a session of its own.
+func (s *Server) newStdioConn(w io.Writer) *stdioConn {
+	return &stdioConn{srv: s, sess: &session{}, w: w, inflight: map[string]context.CancelFunc{}, inputClosed: make(chan struct{})}
+}
+
 // ServeStdio serves one connection until r reaches EOF (then in-flight
 // requests finish, hanging ones are dropped), ctx ends, or the server dies
 // (ErrServerDied). On an early return r is closed when it is an io.Closer,
@@ -43,7 +48,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	}
 	s.noise("serving stdio")
 	ctx, cancel := context.WithCancel(ctx)
-	c := &stdioConn{srv: s, sess: &session{}, w: w, inflight: map[string]context.CancelFunc{}, inputClosed: make(chan struct{})}
+	c := s.newStdioConn(w)
 	var handlers sync.WaitGroup
 	defer func() {
 		cancel()

@@ -45,9 +45,11 @@ var rooms = []struct {
 	{"host/internal", 45},
 	{"host/mcptest", 42},
 	// mcptest's leaves: a task's state above the tools file, which with
-	// the test client stands on the JSON-RPC framing; the recording.
+	// the test client and the in-process transport stands on the JSON-RPC
+	// framing; the recording.
 	{"host/mcptest/internal/task", 41},
 	{"host/mcptest/internal/toolset", 40}, {"host/mcptest/internal/client", 40},
+	{"host/mcptest/internal/inprocess", 40},
 	{"host/mcptest/internal/wire", 39}, {"host/mcptest/internal/record", 39},
 	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
 	{"config", 30},

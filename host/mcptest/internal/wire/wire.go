@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // JSON-RPC and MCP error codes the server emits.
@@ -233,5 +234,39 @@ func HeaderMatches(header string, value json.RawMessage) bool {
 		return v == math.Trunc(v) && header == strconv.FormatInt(int64(v), 10)
 	default:
 		return false
+	}
+}
+
+// Waiters are the requests awaiting their answers, by IDKey; each entry
+// lives while its request waits.
+type Waiters[T any] struct {
+	mu sync.Mutex
+	m  map[string]chan T
+}
+
+// Add registers a request; done forgets it.
+func (w *Waiters[T]) Add(key string) (answer <-chan T, done func()) {
+	ch := make(chan T, 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]chan T{}
+	}
+	w.m[key] = ch
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.m, key)
+	}
+}
+
+// Deliver hands an answer to the request waiting for it; an answer nobody
+// waits for, or a second one to one id, is dropped: the first one counts.
+func (w *Waiters[T]) Deliver(key string, v T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.m[key] <- v: // a nil channel (nobody waits) is never ready
+	default:
 	}
 }
