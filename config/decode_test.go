@@ -85,20 +85,6 @@ func TestDecodeShapes(t *testing.T) {
 	}
 }
 
-func TestEditDistanceHints(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "abc", 0}, {"mcpserver", "mcpservers", 1}, {"comand", "command", 1}, {"kitten", "sitting", 3},
-	}
-	for _, tc := range tests {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 // A YAML syntax error names the line it is on, counted from 1: yaml.v3
 // names the line before it for its parser's errors and none on line 1.
 func TestYAMLSyntaxErrorLine(t *testing.T) {
@@ -123,12 +109,5 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 				t.Errorf("error\n%s\nwant\n%s", err, want)
 			}
 		})
-	}
-}
-
-func TestParseLocalYAMLSyntaxErrorLine(t *testing.T) {
-	_, err := ParseLocal([]byte("approvals:\n  always: [{server: a, tool: b}\n"))
-	if want := "local settings: yaml: line 2: did not find expected ',' or ']'"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %s", err, want)
 	}
 }

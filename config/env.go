@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/config/internal/document"
+	"github.com/agenthost/agenthost/config/internal/problem"
 	"github.com/spf13/viper"
 )
 
@@ -45,10 +47,10 @@ func envParts(parts []string) []string {
 // nested structs and of the entries of name-keyed maps of structs
 // (mcpServers, sources). Lists and other maps are not scalar settings.
 func scalarSettings(v reflect.Value, key string, parts []string, out []scalarSetting) []scalarSetting {
-	for _, f := range settingFields(v.Type()) {
-		fv := v.Field(f.index)
-		fkey := childKey(key, f.name)
-		fparts := append(parts[:len(parts):len(parts)], f.name)
+	for _, f := range document.Fields(v.Type()) {
+		fv := v.Field(f.Index)
+		fkey := problem.Key(key, f.Name)
+		fparts := append(parts[:len(parts):len(parts)], f.Name)
 		switch t := fv.Type(); {
 		case isScalar(t):
 			out = append(out, scalarSetting{key: fkey, parts: fparts, value: fv})
@@ -61,7 +63,7 @@ func scalarSettings(v reflect.Value, key string, parts []string, out []scalarSet
 				if entry.IsNil() {
 					continue
 				}
-				out = scalarSettings(entry.Elem(), childKey(fkey, name), append(fparts[:len(fparts):len(fparts)], name), out)
+				out = scalarSettings(entry.Elem(), problem.Key(fkey, name), append(fparts[:len(fparts):len(fparts)], name), out)
 			}
 		}
 	}
@@ -82,7 +84,7 @@ func sortedMapKeys(m reflect.Value) []string {
 	for _, k := range m.MapKeys() {
 		keys[k.String()] = struct{}{}
 	}
-	return sortedKeys(keys)
+	return problem.SortedKeys(keys)
 }
 
 // newEnvReader returns a viper instance that only reads AGENTHOST_*
@@ -97,7 +99,7 @@ func newEnvReader() *viper.Viper {
 
 // applyEnvOverrides sets every scalar setting whose AGENTHOST_* variable is
 // set and returns the keys it set, which are then not ${VAR}-expanded.
-func applyEnvOverrides(cfg *Config, p *problems) map[string]bool {
+func applyEnvOverrides(cfg *Config, p *problem.List) map[string]bool {
 	env := newEnvReader()
 	overridden := make(map[string]bool)
 	for _, s := range scalarSettings(reflect.ValueOf(cfg).Elem(), "", nil, nil) {
@@ -106,7 +108,7 @@ func applyEnvOverrides(cfg *Config, p *problems) map[string]bool {
 			continue
 		}
 		if msg := setScalar(s.value, raw); msg != "" {
-			p.addf(s.key, "%s %s", EnvName(s.parts...), msg)
+			p.Addf(s.key, "%s %s", EnvName(s.parts...), msg)
 			continue
 		}
 		overridden[s.key] = true
@@ -118,7 +120,7 @@ func applyEnvOverrides(cfg *Config, p *problems) map[string]bool {
 // it returns on failure does not contain the text.
 func setScalar(v reflect.Value, text string) string {
 	switch {
-	case v.Type() == durationType:
+	case v.Type() == document.DurationType:
 		d, err := time.ParseDuration(strings.TrimSpace(text))
 		if err != nil {
 			return `is not a duration (use Go syntax such as "60s" or "10m")`

@@ -6,58 +6,6 @@ import (
 	"testing"
 )
 
-func TestExpandString(t *testing.T) {
-	env := map[string]string{"HOST": "example.test", "EMPTY": "", "TOKEN": "t0k", "DOLLARS": "a$b${HOST}"}
-	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-	tests := []struct {
-		in, want, wantErr string
-	}{
-		{in: "plain", want: "plain"},
-		{in: "${HOST}", want: "example.test"},
-		{in: "https://${HOST}:8443/${TOKEN}", want: "https://example.test:8443/t0k"},
-		{in: "${MISSING:-fallback}", want: "fallback"},
-		{in: "${EMPTY:-fallback}", want: "fallback"},
-		{in: "${EMPTY}", want: ""},
-		{in: "${HOST:-unused}", want: "example.test"},
-		{in: "${MISSING:-}", want: ""},
-		{in: "${MISSING:-${HOST}}", want: "example.test"},
-		{in: "${MISSING:-${ALSO_MISSING:-deep}}", want: "deep"},
-		{in: "${MISSING:-a}b}", want: "ab}"},
-		{in: "cost $$5", want: "cost $5"},
-		{in: "$${HOST}", want: "${HOST}"},
-		{in: "$$$$", want: "$$"},
-		{in: "${MISSING:-$$x}", want: "$x"},
-		{in: "pa$word $ end$", want: "pa$word $ end$"},
-		{in: "${DOLLARS}", want: "a$b${HOST}"}, // values are not expanded again
-		{in: "${MISSING}", wantErr: "environment variable MISSING is not set"},
-		{in: "x ${HOST} ${MISSING}", wantErr: "environment variable MISSING is not set"},
-		{in: "${MISSING:-${ALSO_MISSING}}", wantErr: "in the default for MISSING: environment variable ALSO_MISSING is not set"},
-		{in: "${HOST", wantErr: "unterminated ${ reference (missing })"},
-		{in: "${MISSING:-${HOST}", wantErr: "unterminated ${ reference (missing })"},
-		{in: "${}", wantErr: "invalid ${...} reference"},
-		{in: "${1ABC}", wantErr: "invalid ${...} reference"},
-		{in: "${A-B}", wantErr: "invalid ${...} reference"},
-		{in: "${sk-secretish}", wantErr: "invalid ${...} reference"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := expandString(tc.in, lookup)
-			if tc.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-					t.Fatalf("expandString(%q) error = %v, want %q", tc.in, err, tc.wantErr)
-				}
-				if strings.Contains(err.Error(), "secretish") || strings.Contains(err.Error(), "t0k") {
-					t.Errorf("error shows input or value: %v", err)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("expandString(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-			}
-		})
-	}
-}
-
 func TestExpansionInConfig(t *testing.T) {
 	isolateEnv(t)
 	t.Setenv("T_HOST", "127.0.0.1")

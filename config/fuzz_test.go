@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/config/internal/document"
 )
 
 // fuzzCanary marks a value; no error may show it. fuzzSecret is the value
@@ -69,7 +71,7 @@ func FuzzParse(f *testing.F) {
 			if err == nil {
 				return
 			}
-			doc, derr := decodeDocument([]byte(text), format)
+			doc, derr := document.Parse([]byte(text), format)
 			if derr != nil || keyHolds(doc, fuzzCanary) || strings.Contains(text, "${") {
 				return
 			}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/agenthost/agenthost/config/internal/document"
+	"github.com/agenthost/agenthost/config/internal/problem"
 )
 
 // DefaultFile is the configuration file looked for in the working directory.
@@ -18,11 +21,11 @@ const DefaultFile = "agenthost.yaml"
 // managed policy (see ApplyManaged). The format follows the
 // extension: .yaml/.yml, .json or .toml. Every error is an [*Error].
 func Load(path string) (*Config, error) {
-	format, ok := normalizeFormat(filepath.Ext(path))
+	format, ok := document.Format(filepath.Ext(path))
 	if !ok {
 		return nil, &Error{File: path, Msg: "unsupported file extension (use .yaml, .yml, .json or .toml)"}
 	}
-	data, err := readConfigFile(path)
+	data, err := document.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -86,14 +89,6 @@ func (c *Config) resolvePaths(dir string) {
 	}
 }
 
-func describeReadError(err error) string {
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
-		return pathErr.Err.Error() // the path is already in front of the message
-	}
-	return err.Error()
-}
-
 // LoadDefault loads the configuration the CLI uses. A non-empty
 // explicitPath (--config) must exist. Otherwise the first existing file of
 // [DefaultPaths] is loaded; when there is none, the result is an empty,
@@ -112,7 +107,7 @@ func LoadDefault(explicitPath string) (*Config, error) {
 		if err != nil {
 			// Unreadable is not the same as absent: say so rather than
 			// silently running without the user's configuration.
-			return nil, &Error{File: path, Msg: "cannot read configuration: " + describeReadError(err), Err: err}
+			return nil, &Error{File: path, Msg: "cannot read configuration: " + document.DescribeReadError(err), Err: err}
 		}
 		if info.IsDir() {
 			return nil, &Error{File: path, Msg: "is a directory, not a configuration file"}
@@ -152,7 +147,7 @@ func DefaultPaths() []string {
 // environment, but AGENTHOST_* overrides are not applied: the result
 // depends only on data and the variables it names.
 func Parse(data []byte, format string, name string) (*Config, error) {
-	f, ok := normalizeFormat(format)
+	f, ok := document.Format(format)
 	if !ok {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("unsupported format %q (use yaml, json or toml)", format)}
 	}
@@ -163,14 +158,14 @@ func Parse(data []byte, format string, name string) (*Config, error) {
 // Overrides come before expansion so that they can switch a server on or
 // off, and are recorded so that their values are not expanded.
 func build(data []byte, format, file string, withEnv bool) (*Config, error) {
-	doc, err := decodeDocument(data, format)
+	doc, err := document.Parse(data, format)
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error(), Err: err}
 	}
-	p := &problems{file: file}
+	p := &problem.List{File: file}
 	cfg := &Config{}
-	(&decoder{problems: p}).decode("", doc, reflect.ValueOf(cfg).Elem())
-	if err := p.err(); err != nil {
+	(&document.Decoder{Problems: p}).Decode("", doc, reflect.ValueOf(cfg).Elem())
+	if err := p.Err(); err != nil {
 		return nil, err // types are wrong; later checks would only add noise
 	}
 	cfg.File = file
@@ -179,7 +174,7 @@ func build(data []byte, format, file string, withEnv bool) (*Config, error) {
 		overridden = applyEnvOverrides(cfg, p)
 	}
 	expandConfig(cfg, os.LookupEnv, overridden, p)
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if withEnv {

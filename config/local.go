@@ -1,185 +1,40 @@
 package config
 
-import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"time"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/internal/glob"
-)
+import "github.com/agenthost/agenthost/config/internal/localfile"
 
 // LocalFileName is the local settings file kept beside a configuration
 // file: the answers "always" given at a terminal's approval question
 // (docs/cli.md, "The REPL"). It is written by the CLI, not by hand.
-const LocalFileName = "agenthost.local.yaml"
+const LocalFileName = localfile.FileName
 
 // LocalRulePrefix starts the id of every rule loaded from a local settings
 // file: local/always/SERVER/TOOL.
-const LocalRulePrefix = "local/always/"
-
-// maxLocalFile bounds the local settings file read.
-const maxLocalFile = 1 << 20
+const LocalRulePrefix = localfile.RulePrefix
 
 // Local is a local settings file: each Always entry allows every call of
-// one tool, loaded as an allow rule. Rules combine deny > ask > allow and
-// the managed policy's rules are evaluated besides them, so an entry never
-// lifts a deny or an ask of the configuration or of the managed policy.
-type Local struct {
-	// Path is the file ("" when the configuration has no file).
-	Path      string      `yaml:"-"`
-	Approvals LocalAlways `yaml:"approvals"`
-}
+// one tool, loaded as an allow rule that never lifts a deny or an ask of
+// the configuration or of the managed policy. Has, AddAlways, Remove and
+// Save read and write it (mode 0600, replaced whole).
+type Local = localfile.Settings
 
 // LocalAlways is the approvals section of a local settings file.
-type LocalAlways struct {
-	Always []AlwaysEntry `yaml:"always"`
-}
+type LocalAlways = localfile.Always
 
-// AlwaysEntry is one answer "always": the tool, and when it was given.
-type AlwaysEntry struct {
-	Server string    `yaml:"server"`
-	Tool   string    `yaml:"tool"`
-	At     time.Time `yaml:"at,omitempty"`
-}
-
-// RuleID is the id of the entry's rule in decisions and audit records.
-func (e AlwaysEntry) RuleID() string { return LocalRulePrefix + e.Server + "/" + e.Tool }
-
-// Rule is the allow rule the entry loads as: it matches the server and the
-// tool by name exactly.
-func (e AlwaysEntry) Rule() rules.Rule {
-	return rules.Rule{ID: e.RuleID(), Decide: "allow",
-		When: rules.Match{Server: []string{glob.Escape(e.Server)}, Tool: []string{glob.Escape(e.Tool)}}}
-}
+// AlwaysEntry is one answer "always": the tool, and when it was given;
+// RuleID and Rule are the allow rule it loads as.
+type AlwaysEntry = localfile.Entry
 
 // LocalPath is the local settings file beside the configuration file
 // cfgFile; "" when there is none.
-func LocalPath(cfgFile string) string {
-	if cfgFile == "" {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(cfgFile), LocalFileName)
-}
+func LocalPath(cfgFile string) string { return localfile.Path(cfgFile) }
 
 // LoadLocal reads the local settings file at path. A file that does not
 // exist is empty settings; one that cannot be read or parsed is an error.
-func LoadLocal(path string) (*Local, error) {
-	l := &Local{Path: path}
-	if path == "" {
-		return l, nil
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return l, nil
-	}
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read local settings: " + describeReadError(err), Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxLocalFile+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read local settings: " + describeReadError(err), Err: err}
-	}
-	if len(data) > maxLocalFile {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("local settings larger than %d bytes", maxLocalFile)}
-	}
-	parsed, err := ParseLocal(data)
-	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error(), Err: err}
-	}
-	parsed.Path = path
-	return parsed, nil
-}
+func LoadLocal(path string) (*Local, error) { return localfile.Load(path) }
 
 // ParseLocal parses a local settings file: unknown keys, an entry without
 // a server or a tool, and duplicate entries are errors.
-func ParseLocal(data []byte) (*Local, error) {
-	l := &Local{}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return l, nil
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(l); err != nil {
-		return nil, fmt.Errorf("local settings: %w", yamlSyntaxError(err))
-	}
-	seen := map[string]bool{}
-	for i, e := range l.Approvals.Always {
-		if e.Server == "" || e.Tool == "" {
-			return nil, fmt.Errorf("local settings: approvals.always[%d]: needs a server and a tool", i)
-		}
-		if seen[e.RuleID()] {
-			return nil, fmt.Errorf("local settings: approvals.always[%d]: %s/%s is listed twice", i, e.Server, e.Tool)
-		}
-		seen[e.RuleID()] = true
-	}
-	return l, nil
-}
-
-// Has reports whether the tool is allowed always.
-func (l *Local) Has(server, tool string) bool {
-	return slices.ContainsFunc(l.Approvals.Always, func(e AlwaysEntry) bool { return e.Server == server && e.Tool == tool })
-}
-
-// AddAlways adds an entry for the tool (if it has none) and saves the file.
-func (l *Local) AddAlways(server, tool string, at time.Time) error {
-	if l.Has(server, tool) {
-		return nil
-	}
-	l.Approvals.Always = append(l.Approvals.Always, AlwaysEntry{Server: server, Tool: tool, At: at.UTC().Truncate(time.Second)})
-	return l.Save()
-}
-
-// Remove removes the entry whose rule id is id and saves the file; it
-// reports whether there was one.
-func (l *Local) Remove(id string) (bool, error) {
-	i := slices.IndexFunc(l.Approvals.Always, func(e AlwaysEntry) bool { return e.RuleID() == id })
-	if i < 0 {
-		return false, nil
-	}
-	l.Approvals.Always = slices.Delete(l.Approvals.Always, i, i+1)
-	return true, l.Save()
-}
-
-// Save writes the file (mode 0600) through a temporary file renamed over
-// it, so that a reader never sees half a file.
-func (l *Local) Save() error {
-	if l.Path == "" {
-		return errors.New("no configuration file, so no local settings file beside it")
-	}
-	data, err := yaml.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("encode local settings: %w", err)
-	}
-	data = append([]byte("# Answers \"always\" given at agenthost's approval question: each allows every\n"+
-		"# call of one tool (an allow rule; deny and ask rules still win). `/approvals` in\n"+
-		"# the REPL lists them and removes one.\n"), data...)
-	tmp, err := os.CreateTemp(filepath.Dir(l.Path), ".agenthost.local-*")
-	if err != nil {
-		return fmt.Errorf("write local settings: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write local settings: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write local settings: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), l.Path); err != nil {
-		return fmt.Errorf("write local settings: %w", err)
-	}
-	return nil
-}
+func ParseLocal(data []byte) (*Local, error) { return localfile.Parse(data) }
 
 // applyLocal loads the local settings beside the configuration file and
 // appends its entries to the approvals rules; Local stays nil when there

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/internal/childproc"
-	"github.com/agenthost/agenthost/internal/glob"
+	"github.com/agenthost/agenthost/config/internal/allowlist"
+	"github.com/agenthost/agenthost/config/internal/document"
+	"github.com/agenthost/agenthost/config/internal/problem"
 )
 
 // ManagedPolicyEnv names the environment variable that moves the managed
@@ -41,37 +41,9 @@ type Managed struct {
 }
 
 // ServerPattern admits servers: stdio servers by command (and optionally
-// arguments), HTTP and SSE servers by URL. Exactly one of Command and URL
-// is set; every pattern is a glob of the configuration's one dialect.
-type ServerPattern struct {
-	// Command matches a stdio server's command. A pattern with a "/" is a
-	// path pattern: it is matched (glob.MatchPath: wildcards never cross
-	// a "/") against the absolute, cleaned path of the file that will run
-	// (childproc.LookPath: relative to the server's cwd, a bare name
-	// looked up in PATH) and against that path with its symlinks
-	// resolved; the host then executes the resolved file. A pattern
-	// without a "/" matches the command as written (a bare name).
-	Command string `json:"command" yaml:"command"`
-	// Args, when set, must match the server's arguments one by one (the
-	// same number of them). An argument pattern that starts with "/" is a
-	// path pattern: the argument must be a clean absolute path (no "..",
-	// ".", or doubled "/") and wildcards never cross a "/".
-	Args []string `json:"args" yaml:"args"`
-	// Env names the environment variables (names or globs of names, such
-	// as "GITHUB_*") a configuration may set for a server this entry
-	// admits (its env key); any other is refused. A variable such as
-	// PYTHONPATH, NODE_OPTIONS or LD_PRELOAD changes what an admitted
-	// command executes, so none is allowed unless named here. Only for
-	// command patterns.
-	Env []string `json:"env" yaml:"env"`
-	// URL is SCHEME://HOST[:PORT][/PATH]: the scheme, host, port and path
-	// are matched separately (case-insensitively for scheme and host), so
-	// "*" in the host never reaches into the path. Without a port the
-	// pattern matches the scheme's default port only; "*" matches any.
-	// Without a path it matches any path. A server URL with user
-	// information (user@host) matches nothing.
-	URL string `json:"url" yaml:"url"`
-}
+// arguments and env names), HTTP and SSE servers by URL (docs/config.md,
+// "Managed policy").
+type ServerPattern = allowlist.ServerPattern
 
 // ManagedPolicyPath is the managed policy file agenthost reads: the
 // ManagedPolicyEnv variable when set, else the system path.
@@ -94,14 +66,14 @@ func ManagedPolicyPath() string {
 // cannot be read or is invalid is an error, so a broken managed policy
 // never silently stops applying. Every error is an [*Error] naming path.
 func LoadManaged(path string) (*Managed, error) {
-	format, ok := normalizeFormat(filepath.Ext(path))
+	format, ok := document.Format(filepath.Ext(path))
 	if !ok {
 		return nil, &Error{File: path, Msg: "managed policy: unsupported file extension (use .yaml, .yml, .json or .toml)"}
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	data, err := readConfigFile(path)
+	data, err := document.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,306 +84,53 @@ func LoadManaged(path string) (*Managed, error) {
 // format; name is used as Managed.File and in error messages. Nothing is
 // expanded: a managed policy is taken literally.
 func ParseManaged(data []byte, format, name string) (*Managed, error) {
-	f, ok := normalizeFormat(format)
+	f, ok := document.Format(format)
 	if !ok {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("unsupported format %q (use yaml, json or toml)", format)}
 	}
-	doc, err := decodeDocument(data, f)
+	doc, err := document.Parse(data, f)
 	if err != nil {
 		return nil, &Error{File: name, Msg: err.Error(), Err: err}
 	}
-	p := &problems{file: name}
+	p := &problem.List{File: name}
 	m := &Managed{}
-	(&decoder{problems: p}).decode("", doc, reflect.ValueOf(m).Elem())
-	if err := p.err(); err != nil {
+	(&document.Decoder{Problems: p}).Decode("", doc, reflect.ValueOf(m).Elem())
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	m.File = name
 	validateApprovals(p, &m.Approvals)
 	for i, sp := range m.AllowedServers {
-		validateServerPattern(p, indexKey("allowedServers", i), sp)
+		allowlist.Validate(p, problem.Index("allowedServers", i), sp)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func validateServerPattern(p *problems, key string, sp ServerPattern) {
-	if (sp.Command == "") == (sp.URL == "") {
-		p.add(key, "set exactly one of command or url")
-		return
-	}
-	if sp.Command != "" {
-		if err := glob.Validate(sp.Command); err != nil {
-			p.addf(childKey(key, "command"), "invalid glob: %v", err)
-		}
-		for i, a := range sp.Args {
-			if err := glob.Validate(a); err != nil {
-				p.addf(indexKey(childKey(key, "args"), i), "invalid glob: %v", err)
-			}
-		}
-		for i, name := range sp.Env {
-			if err := glob.Validate(name); err != nil || strings.ContainsAny(name, "=\x00") {
-				p.add(indexKey(childKey(key, "env"), i), "must be an environment variable name or a glob of names (not empty, no '=')")
-			}
-		}
-		return
-	}
-	if len(sp.Args) > 0 {
-		p.add(childKey(key, "args"), "only applies to command patterns")
-	}
-	if len(sp.Env) > 0 {
-		p.add(childKey(key, "env"), "only applies to command patterns")
-	}
-	if _, err := parseURLPattern(sp.URL); err != nil {
-		p.addf(childKey(key, "url"), "%v", err)
-	}
-}
-
-// urlPattern is a ServerPattern.URL split into its parts.
-type urlPattern struct {
-	scheme, host, port glob.Pattern
-	anyPort, noPort    bool
-	path               glob.Pattern
-	anyPath            bool
-}
-
-// parseURLPattern splits SCHEME://HOST[:PORT][/PATH] and compiles each
-// part. The host part may be a bracketed IPv6 address.
-func parseURLPattern(s string) (urlPattern, error) {
-	var up urlPattern
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok || scheme == "" {
-		return up, errors.New(`want SCHEME://HOST[:PORT][/PATH], such as "https://*.example.com/*"`)
-	}
-	hostport, path := rest, ""
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		hostport, path = rest[:i], rest[i:]
-	}
-	host, port, hasPort := strings.Cut(hostport, ":")
-	if j := strings.IndexByte(hostport, ']'); strings.HasPrefix(hostport, "[") && j > 0 && strings.Contains(hostport[1:j], ":") {
-		// A bracketed IPv6 address, not a character class.
-		host, port = hostport[1:j], ""
-		rest := hostport[j+1:]
-		port, hasPort = strings.CutPrefix(rest, ":")
-		if !hasPort && rest != "" {
-			return up, errors.New("unexpected text after the IPv6 address")
-		}
-	}
-	if hasPort && port == "" {
-		return up, errors.New("empty port (leave out the colon, or use * for any port)")
-	}
-	if host == "" {
-		return up, errors.New("no host (use * for any host)")
-	}
-	var err error
-	compile := func(part, v string) glob.Pattern {
-		g, e := glob.Compile(strings.ToLower(v))
-		if e != nil && err == nil {
-			err = fmt.Errorf("invalid glob in the %s: %v", part, e)
-		}
-		return g
-	}
-	up.scheme = compile("scheme", scheme)
-	up.host = compile("host", host)
-	switch port {
-	case "":
-		up.noPort = true
-	case "*":
-		up.anyPort = true
-	default:
-		up.port = compile("port", port)
-	}
-	if path == "" || path == "/*" {
-		up.anyPath = true
-	} else {
-		up.path = compile("path", path)
-	}
-	return up, err
-}
-
-// defaultPorts are the ports a URL pattern without a port accepts.
-var defaultPorts = map[string]string{"http": "80", "https": "443"}
-
-func (up urlPattern) match(u *url.URL) bool {
-	scheme := strings.ToLower(u.Scheme)
-	if !up.scheme.Match(scheme) || !up.host.Match(strings.ToLower(u.Hostname())) {
-		return false
-	}
-	switch port := u.Port(); {
-	case up.anyPort:
-	case up.noPort:
-		if port != "" && port != defaultPorts[scheme] {
-			return false
-		}
-	default:
-		if !up.port.Match(port) {
-			return false
-		}
-	}
-	if up.anyPath {
-		return true
-	}
-	path := u.Path
-	if path == "" {
-		path = "/"
-	}
-	return up.path.Match(strings.ToLower(path))
-}
-
 // admitted reports whether the managed policy lets a configuration use
-// srv; why says which kind of pattern it failed (for the message, which
-// names no configured value but the names of refused env variables). For
-// a stdio server, cf is the file its command names, and exe the file to
-// execute: the form of it that an entry matched.
-func (m *Managed) admitted(srv *Server, cf commandFile) (exe string, ok bool, why string) {
-	if m == nil || m.AllowedServers == nil {
-		return cf.pick(), true, ""
+// srv, and the file to execute (see allowlist.Admitted).
+func (m *Managed) admitted(srv *Server, cf allowlist.CommandFile) (exe string, ok bool, why string) {
+	if m == nil {
+		return cf.Pick(), true, ""
 	}
-	if srv.URL != "" {
-		u, err := url.Parse(srv.URL)
-		if err != nil {
-			return "", false, "its url cannot be matched (not an absolute URL, or it carries user information)"
-		}
-		ok, why := m.admitsURL(u)
-		return "", ok, why
-	}
-	var refusedEnv []string
-	for _, sp := range m.AllowedServers {
-		if sp.Command == "" || !sp.matchArgs(srv.Args) {
-			continue
-		}
-		exe, ok := sp.matchCommand(srv.Command, cf)
-		if !ok {
-			continue
-		}
-		extra := unlistedEnv(srv.Env, sp.Env)
-		if len(extra) == 0 {
-			return exe, true, ""
-		}
-		if refusedEnv == nil {
-			refusedEnv = extra
-		}
-	}
-	if refusedEnv != nil {
-		return "", false, fmt.Sprintf("its command is admitted, but it sets env %s, which no admitting entry lists in its env (a variable such as PYTHONPATH, NODE_OPTIONS or LD_PRELOAD would change what the admitted command executes)", strings.Join(refusedEnv, ", "))
-	}
-	return "", false, "its command (and arguments) match no command pattern"
+	return allowlist.Admitted(m.AllowedServers, allowlist.Server{Command: srv.Command, Args: srv.Args, Env: srv.Env, URL: srv.URL}, cf)
 }
-
-// commandFile is the file a stdio server's command names: clean is its
-// absolute path (childproc.LookPath) cleaned lexically, real the path the
-// kernel resolves it to (symlinks and ".." followed); either is empty
-// when unknown (real when the file does not exist).
-type commandFile struct{ clean, real string }
 
 // resolveCommand finds the file srv's command names, as the host will
 // execute it.
-func resolveCommand(srv *Server) commandFile {
-	abs, err := childproc.LookPath(srv.Command, srv.Cwd)
-	if err != nil {
-		return commandFile{}
-	}
-	return fileAt(abs)
-}
-
-func fileAt(abs string) commandFile {
-	cf := commandFile{clean: filepath.Clean(abs)}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		cf.real = real
-	}
-	return cf
-}
-
-// pick is the file to execute when any form of it may run.
-func (cf commandFile) pick() string {
-	if cf.real != "" {
-		return cf.real
-	}
-	return cf.clean
-}
-
-// isPathPattern reports a command pattern matched as a file path.
-func isPathPattern(p string) bool { return strings.Contains(p, "/") }
-
-// matchCommand reports whether sp's command pattern admits a server's
-// command, and the file to execute: for a path pattern the form of it the
-// pattern matched (its real path first, else its cleaned path, whose
-// folders the pattern names), so that what runs is what was matched.
-func (sp ServerPattern) matchCommand(command string, cf commandFile) (string, bool) {
-	if !isPathPattern(sp.Command) {
-		return cf.pick(), glob.Match(sp.Command, command)
-	}
-	if cf.real != "" && glob.MatchPath(sp.Command, cf.real) {
-		return cf.real, true
-	}
-	if cf.clean != "" && glob.MatchPath(sp.Command, cf.clean) {
-		return cf.clean, true
-	}
-	return "", false
-}
-
-func (sp ServerPattern) matchArgs(args []string) bool {
-	if sp.Args == nil {
-		return true
-	}
-	if len(sp.Args) != len(args) {
-		return false
-	}
-	for i, a := range sp.Args {
-		if strings.HasPrefix(a, "/") {
-			if args[i] != filepath.Clean(args[i]) || !glob.MatchPath(a, args[i]) {
-				return false
-			}
-			continue
-		}
-		if !glob.Match(a, args[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// unlistedEnv is the sorted names of env that no glob of allowed matches.
-func unlistedEnv(env map[string]string, allowed []string) []string {
-	var extra []string
-	for name := range env {
-		if !slices.ContainsFunc(allowed, func(p string) bool { return glob.Match(p, name) }) {
-			extra = append(extra, name)
-		}
-	}
-	slices.Sort(extra)
-	return extra
-}
-
-// admitsURL reports whether a url pattern of the managed policy matches
-// u; why says what failed, as admitted's does.
-func (m *Managed) admitsURL(u *url.URL) (ok bool, why string) {
-	if m == nil || m.AllowedServers == nil {
-		return true, ""
-	}
-	if u.Host == "" || u.User != nil {
-		return false, "its url cannot be matched (not an absolute URL, or it carries user information)"
-	}
-	for _, sp := range m.AllowedServers {
-		if sp.URL == "" {
-			continue
-		}
-		if up, err := parseURLPattern(sp.URL); err == nil && up.match(u) {
-			return true, ""
-		}
-	}
-	return false, "its url matches no url pattern"
+func resolveCommand(srv *Server) allowlist.CommandFile {
+	return allowlist.Resolve(srv.Command, srv.Cwd)
 }
 
 // checkManaged files a problem for every enabled server the managed policy
 // does not allow.
-func (c *Config) checkManaged(p *problems) {
+func (c *Config) checkManaged(p *problem.List) {
 	if c.Managed == nil {
 		return
 	}
-	for _, name := range sortedKeys(c.MCPServers) {
+	for _, name := range problem.SortedKeys(c.MCPServers) {
 		srv := c.MCPServers[name]
 		if srv == nil || srv.Disabled {
 			continue
@@ -437,8 +156,8 @@ func assertionCommand(srv *Server) *Server {
 	return &Server{Command: srv.OAuth.AssertionCommand, Args: srv.OAuth.AssertionArgs}
 }
 
-func (m *Managed) refuseAssertion(p *problems, name, why string) {
-	p.addf(childKey(childKey("mcpServers", name), "oauth")+".assertionCommand", "not allowed by the managed policy %s: %s of its allowedServers: a command agenthost executes for a server is admitted as a stdio server's is (docs/config.md, \"Managed policy\")", m.File, why)
+func (m *Managed) refuseAssertion(p *problem.List, name, why string) {
+	p.Addf(problem.Key(problem.Key("mcpServers", name), "oauth")+".assertionCommand", "not allowed by the managed policy %s: %s of its allowedServers: a command agenthost executes for a server is admitted as a stdio server's is (docs/config.md, \"Managed policy\")", m.File, why)
 }
 
 // AdmitAssertionCommand checks the jwt-bearer grant's assertionCommand of
@@ -460,8 +179,8 @@ func (c *Config) AdmitAssertionCommand(name, path string) (string, error) {
 	return c.admitFile(name, cmd, path, c.Managed.refuseAssertion)
 }
 
-func (m *Managed) refuse(p *problems, name, why string) {
-	p.addf(childKey("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", m.File, why)
+func (m *Managed) refuse(p *problem.List, name, why string) {
+	p.Addf(problem.Key("mcpServers", name), "not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", m.File, why)
 }
 
 // AdmitServer reports, as an [*Error] naming the server and the managed
@@ -472,11 +191,11 @@ func (c *Config) AdmitServer(name string) error {
 	if c.Managed == nil || srv == nil {
 		return nil
 	}
-	p := &problems{file: c.File}
+	p := &problem.List{File: c.File}
 	if _, ok, why := c.Managed.admitted(srv, resolveCommand(srv)); !ok {
 		c.Managed.refuse(p, name, why)
 	}
-	return p.err()
+	return p.Err()
 }
 
 // AdmitURL reports, as an [*Error] naming the server and the managed
@@ -488,11 +207,11 @@ func (c *Config) AdmitURL(name string, u *url.URL) error {
 	if c.Managed == nil {
 		return nil
 	}
-	p := &problems{file: c.File}
-	if ok, why := c.Managed.admitsURL(u); !ok {
-		p.addf(childKey("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
+	p := &problem.List{File: c.File}
+	if ok, why := allowlist.AdmitsURL(c.Managed.AllowedServers, u); !ok {
+		p.Addf(problem.Key("mcpServers", name), "a redirect target not allowed by the managed policy %s: %s of its allowedServers (docs/config.md, \"Managed policy\")", c.Managed.File, strings.Replace(why, "its url", "the target", 1))
 	}
-	return p.err()
+	return p.Err()
 }
 
 // AdmitExecutable checks stdio server name against the managed policy with
@@ -513,12 +232,12 @@ func (c *Config) AdmitExecutable(name, path string) (string, error) {
 // admitFile checks the file srv's command names (path) against the
 // managed allowlist and returns the form of it to execute; refuse files
 // the refusal.
-func (c *Config) admitFile(name string, srv *Server, path string, refuse func(p *problems, name, why string)) (string, error) {
-	exe, ok, why := c.Managed.admitted(srv, fileAt(path))
+func (c *Config) admitFile(name string, srv *Server, path string, refuse func(p *problem.List, name, why string)) (string, error) {
+	exe, ok, why := c.Managed.admitted(srv, allowlist.FileAt(path))
 	if !ok {
-		p := &problems{file: c.File}
+		p := &problem.List{File: c.File}
 		refuse(p, name, why)
-		return "", p.err()
+		return "", p.Err()
 	}
 	return exe, nil
 }
@@ -539,7 +258,7 @@ func (c *Config) ApplyManaged() error {
 		return err
 	}
 	c.Managed = m
-	p := &problems{file: c.File}
+	p := &problem.List{File: c.File}
 	c.checkManaged(p)
-	return p.err()
+	return p.Err()
 }

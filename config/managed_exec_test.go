@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/config/internal/allowlist"
 )
 
 // managedTree is a folder an administrator owns (opt/mcp) and one a user
@@ -100,7 +102,7 @@ func TestManagedArgsAreCleanPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		srv := Server{Command: "python3", Args: []string{tt.arg}}
-		if _, ok, _ := m.admitted(&srv, commandFile{}); ok != tt.want {
+		if _, ok, _ := m.admitted(&srv, allowlist.CommandFile{}); ok != tt.want {
 			t.Errorf("python3 %s: admitted = %v, want %v", tt.arg, ok, tt.want)
 		}
 	}
@@ -128,7 +130,7 @@ func TestManagedEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ok, why := m.admitted(&tt.srv, commandFile{})
+			_, ok, why := m.admitted(&tt.srv, allowlist.CommandFile{})
 			if ok != (tt.refused == "") {
 				t.Fatalf("admitted = %v (%s)", ok, why)
 			}

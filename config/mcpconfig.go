@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+
+	"github.com/agenthost/agenthost/config/internal/document"
+	"github.com/agenthost/agenthost/config/internal/problem"
 )
 
 // LoadMCPServers reads the servers of an MCP configuration file in Claude
@@ -13,15 +16,15 @@ import (
 // administrator's managed policy applies to the servers as it does to
 // the configuration's own. Every error is an [*Error].
 func LoadMCPServers(path string) (map[string]*Server, error) {
-	format, ok := normalizeFormat(filepath.Ext(path))
+	format, ok := document.Format(filepath.Ext(path))
 	if !ok {
 		format = "json" // .mcp.json and friends; any other name is read as JSON
 	}
-	data, err := readConfigFile(path)
+	data, err := document.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := decodeDocument(data, format)
+	doc, err := document.Parse(data, format)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error(), Err: err}
 	}
@@ -50,7 +53,7 @@ func (c *Config) AddServers(from string, servers map[string]*Server) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if _, dup := c.MCPServers[name]; dup {
-			return &Error{File: from, Key: childKey("mcpServers", name), Msg: "a server of that name is already configured (in the configuration or an earlier --mcp-config file)"}
+			return &Error{File: from, Key: problem.Key("mcpServers", name), Msg: "a server of that name is already configured (in the configuration or an earlier --mcp-config file)"}
 		}
 	}
 	if c.MCPServers == nil {

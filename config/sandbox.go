@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/approvals/hooks"
+	"github.com/agenthost/agenthost/config/internal/problem"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
@@ -91,39 +92,39 @@ func (c *Config) SourceSandbox(name string) Sandbox {
 }
 
 // validateSandbox checks one sandbox block (key is its path).
-func validateSandbox(p *problems, key string, s *Sandbox) {
+func validateSandbox(p *problem.List, key string, s *Sandbox) {
 	switch s.Mode {
 	case "", SandboxEnforce, SandboxOff:
 	default:
-		p.add(childKey(key, "mode"), "must be enforce or off")
+		p.Add(problem.Key(key, "mode"), "must be enforce or off")
 	}
 	switch s.Network {
 	case "", SandboxNetworkNone, SandboxNetworkLoopback, SandboxNetworkAllow:
 	default:
-		p.add(childKey(key, "network"), "must be none, loopback or allow")
+		p.Add(problem.Key(key, "network"), "must be none, loopback or allow")
 	}
 	switch s.Mechanism {
 	case "", childproc.MechanismLandlock, childproc.MechanismAuto:
 	case childproc.MechanismBubblewrap:
 		if s.Network == SandboxNetworkLoopback || len(s.Connect) > 0 {
-			p.add(childKey(key, "mechanism"), "bubblewrap gives a server the whole network or none of it (network none or allow, without connect): network loopback and connect need landlock")
+			p.Add(problem.Key(key, "mechanism"), "bubblewrap gives a server the whole network or none of it (network none or allow, without connect): network loopback and connect need landlock")
 		}
 	default:
-		p.add(childKey(key, "mechanism"), "must be landlock, bubblewrap or auto")
+		p.Add(problem.Key(key, "mechanism"), "must be landlock, bubblewrap or auto")
 	}
 	for i, c := range s.Connect {
-		ckey := indexKey(childKey(key, "connect"), i)
+		ckey := problem.Index(problem.Key(key, "connect"), i)
 		host, _, err := childproc.ParseConnect(c)
 		if err != nil {
-			p.add(ckey, err.Error())
+			p.Add(ckey, err.Error())
 			continue
 		}
 		if s.Network == SandboxNetworkLoopback && !isLoopbackHost(host) {
-			p.add(ckey, "network loopback allows loopback hosts only (localhost, 127.0.0.0/8, ::1)")
+			p.Add(ckey, "network loopback allows loopback hosts only (localhost, 127.0.0.0/8, ::1)")
 		}
 	}
 	if len(s.Connect) > 0 && s.Network == SandboxNetworkNone {
-		p.add(childKey(key, "connect"), "does not apply under network none")
+		p.Add(problem.Key(key, "connect"), "does not apply under network none")
 	}
 	for _, list := range []struct {
 		name  string
@@ -131,58 +132,58 @@ func validateSandbox(p *problems, key string, s *Sandbox) {
 	}{{"read", s.Filesystem.Read}, {"write", s.Filesystem.Write}} {
 		for i, path := range list.paths {
 			if path == "" || strings.ContainsRune(path, 0) {
-				p.add(indexKey(childKey(childKey(key, "filesystem"), list.name), i), "must be a path")
+				p.Add(problem.Index(problem.Key(problem.Key(key, "filesystem"), list.name), i), "must be a path")
 			}
 		}
 	}
-	lkey := childKey(key, "limits")
+	lkey := problem.Key(key, "limits")
 	if s.Limits.AddressSpace != "" {
 		if n, err := childproc.ParseSize(s.Limits.AddressSpace); err != nil {
-			p.add(childKey(lkey, "addressSpace"), err.Error())
+			p.Add(problem.Key(lkey, "addressSpace"), err.Error())
 		} else if n < minSandboxAddressSpace {
-			p.add(childKey(lkey, "addressSpace"), "must be at least 64MiB")
+			p.Add(problem.Key(lkey, "addressSpace"), "must be at least 64MiB")
 		}
 	}
 	if n := s.Limits.OpenFiles; n != 0 && n < minSandboxOpenFiles {
-		p.addf(childKey(lkey, "openFiles"), "must be at least %d", minSandboxOpenFiles)
+		p.Addf(problem.Key(lkey, "openFiles"), "must be at least %d", minSandboxOpenFiles)
 	}
 	if s.Limits.Processes < 0 {
-		p.add(childKey(lkey, "processes"), "must not be negative")
+		p.Add(problem.Key(lkey, "processes"), "must not be negative")
 	}
 	if s.Limits.CPUSeconds < 0 {
-		p.add(childKey(lkey, "cpuSeconds"), "must not be negative")
+		p.Add(problem.Key(lkey, "cpuSeconds"), "must not be negative")
 	}
 }
 
 // validateSandboxes checks the top-level sandbox, each server's block,
 // and what they make together for each stdio server.
-func (c *Config) validateSandboxes(p *problems) {
+func (c *Config) validateSandboxes(p *problem.List) {
 	validateSandbox(p, "sandbox", &c.Sandbox)
-	for _, name := range sortedKeys(c.MCPServers) {
+	for _, name := range problem.SortedKeys(c.MCPServers) {
 		srv := c.MCPServers[name]
 		if srv == nil || srv.Sandbox == nil {
 			continue
 		}
-		key := childKey(childKey("mcpServers", name), "sandbox")
+		key := problem.Key(problem.Key("mcpServers", name), "sandbox")
 		if srv.URL != "" {
-			p.add(key, "only applies to servers started with command")
+			p.Add(key, "only applies to servers started with command")
 			continue
 		}
 		validateSandbox(p, key, srv.Sandbox)
 	}
-	for _, name := range sortedKeys(c.MCPServers) {
+	for _, name := range problem.SortedKeys(c.MCPServers) {
 		srv := c.MCPServers[name]
 		if srv == nil || srv.Command == "" {
 			continue
 		}
-		validateLoopback(p, childKey(childKey("mcpServers", name), "sandbox"), c.ServerSandbox(name))
+		validateLoopback(p, problem.Key(problem.Key("mcpServers", name), "sandbox"), c.ServerSandbox(name))
 	}
-	for _, name := range sortedKeys(c.Sources) {
+	for _, name := range problem.SortedKeys(c.Sources) {
 		src := c.Sources[name]
 		if src == nil || src.Sandbox == nil {
 			continue
 		}
-		key := childKey(childKey("sources", name), "sandbox")
+		key := problem.Key(problem.Key("sources", name), "sandbox")
 		validateSandbox(p, key, src.Sandbox)
 		validateLoopback(p, key, *src.Sandbox)
 	}
@@ -211,9 +212,9 @@ func hookSandboxes(cfg *hooks.Config, fn func(key string, sb *Sandbox)) {
 
 // validateLoopback checks what a sandbox that applies to a child makes
 // together: network loopback needs its destinations.
-func validateLoopback(p *problems, key string, s Sandbox) {
+func validateLoopback(p *problem.List, key string, s Sandbox) {
 	if s.Enforced() && s.Network == SandboxNetworkLoopback && len(s.Connect) == 0 {
-		p.add(childKey(key, "connect"),
+		p.Add(problem.Key(key, "connect"),
 			"network loopback needs the host:port destinations (the kernel restricts TCP by port, not by address)")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/config/internal/problem"
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
@@ -144,26 +145,26 @@ type Replica struct {
 	SessionKeyFile string `json:"sessionKeyFile" yaml:"sessionKeyFile"`
 }
 
-func validateServe(p *problems, s *Serve) {
+func validateServe(p *problem.List, s *Serve) {
 	if s.Listen != "" {
 		if _, _, err := net.SplitHostPort(s.Listen); err != nil {
-			p.add("serve.listen", "must be HOST:PORT (for example 127.0.0.1:8080)")
+			p.Add("serve.listen", "must be HOST:PORT (for example 127.0.0.1:8080)")
 		}
 	}
 	if s.PublicURL != "" && !isHTTPURL(s.PublicURL) {
-		p.add("serve.publicURL", "must be an absolute http:// or https:// URL")
+		p.Add("serve.publicURL", "must be an absolute http:// or https:// URL")
 	}
 	seen := map[string]string{}
 	for i, id := range s.Identities {
-		key := indexKey("serve.identities", i)
+		key := problem.Index("serve.identities", i)
 		norm, err := approvals.NormalizeID(id.Name)
 		switch {
 		case strings.TrimSpace(id.Name) == "":
-			p.add(childKey(key, "name"), "must not be empty")
+			p.Add(problem.Key(key, "name"), "must not be empty")
 		case err != nil:
-			p.add(childKey(key, "name"), "is not a valid identity name (it holds an invisible, default-ignorable or otherwise refused character; see docs/config.md, approvals)")
+			p.Add(problem.Key(key, "name"), "is not a valid identity name (it holds an invisible, default-ignorable or otherwise refused character; see docs/config.md, approvals)")
 		case seen[norm] != "":
-			p.addf(childKey(key, "name"), "repeats the identity %q (names are compared normalised)", seen[norm])
+			p.Addf(problem.Key(key, "name"), "repeats the identity %q (names are compared normalised)", seen[norm])
 		default:
 			seen[norm] = id.Name
 		}
@@ -171,51 +172,51 @@ func validateServe(p *problems, s *Serve) {
 			n, err := approvals.NormalizeID(pat)
 			switch {
 			case glob.Validate(pat) != nil:
-				p.addf(indexKey(childKey(key, "subjects"), j), "is not a valid pattern (%s)", glob.Syntax)
+				p.Addf(problem.Index(problem.Key(key, "subjects"), j), "is not a valid pattern (%s)", glob.Syntax)
 			case err != nil || n != pat:
-				p.add(indexKey(childKey(key, "subjects"), j), "must be written in normalised form (lower case, no invisible characters): it is matched against normalised subjects")
+				p.Add(problem.Index(problem.Key(key, "subjects"), j), "must be written in normalised form (lower case, no invisible characters): it is matched against normalised subjects")
 			}
 		}
 		if id.Tenant != "" {
 			if n, err := approvals.NormalizeID(id.Tenant); err != nil || n == "" {
-				p.add(childKey(key, "tenant"), "is not a valid tenant name (it holds an invisible, default-ignorable or otherwise refused character)")
+				p.Add(problem.Key(key, "tenant"), "is not a valid tenant name (it holds an invisible, default-ignorable or otherwise refused character)")
 			}
 		}
 		if id.TokenSHA256 != "" {
 			if b, err := hex.DecodeString(id.TokenSHA256); err != nil || len(b) != 32 {
-				p.add(childKey(key, "tokenSHA256"), "must be 64 hex digits (sha256sum of the token)")
+				p.Add(problem.Key(key, "tokenSHA256"), "must be 64 hex digits (sha256sum of the token)")
 			}
 		} else if s.TLS.ClientCA == "" {
-			p.add(childKey(key, "tokenSHA256"), "is required unless serve.tls.clientCA is set (the identity could not authenticate)")
+			p.Add(problem.Key(key, "tokenSHA256"), "is required unless serve.tls.clientCA is set (the identity could not authenticate)")
 		}
 		if len(id.Roles) == 0 {
-			p.add(childKey(key, "roles"), "must name at least one of api, approver")
+			p.Add(problem.Key(key, "roles"), "must name at least one of api, approver")
 		}
 		for j, r := range id.Roles {
 			if r != RoleAPI && r != RoleApprover {
-				p.add(indexKey(childKey(key, "roles"), j), "must be api or approver")
+				p.Add(problem.Index(problem.Key(key, "roles"), j), "must be api or approver")
 			}
 		}
 	}
 	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
-		p.add("serve.tls", "set both cert and key, or neither")
+		p.Add("serve.tls", "set both cert and key, or neither")
 	}
 	if s.TLS.ClientCA != "" && s.TLS.Cert == "" {
-		p.add("serve.tls.clientCA", "needs serve.tls.cert and serve.tls.key (mutual TLS runs over HTTPS)")
+		p.Add("serve.tls.clientCA", "needs serve.tls.cert and serve.tls.key (mutual TLS runs over HTTPS)")
 	}
 	for i, w := range s.Webhooks {
-		key := indexKey("serve.webhooks", i)
+		key := problem.Index("serve.webhooks", i)
 		if !isHTTPURL(w.URL) {
-			p.add(childKey(key, "url"), "must be an absolute http:// or https:// URL")
+			p.Add(problem.Key(key, "url"), "must be an absolute http:// or https:// URL")
 		}
 		if w.Secret == "" {
-			p.add(childKey(key, "secret"), "is required (receivers verify the signature with it)")
+			p.Add(problem.Key(key, "secret"), "is required (receivers verify the signature with it)")
 		}
 		if w.Timeout < 0 {
-			p.add(childKey(key, "timeout"), "must be positive")
+			p.Add(problem.Key(key, "timeout"), "must be positive")
 		}
 		if w.MaxAttempts < 0 {
-			p.add(childKey(key, "maxAttempts"), "must be positive")
+			p.Add(problem.Key(key, "maxAttempts"), "must be positive")
 		}
 	}
 	for _, n := range []struct {
@@ -232,7 +233,7 @@ func validateServe(p *problems, s *Serve) {
 		{"serve.maxConnectionsPerClient", int64(s.MaxConnectionsPerClient)},
 	} {
 		if n.v < 0 {
-			p.add(n.key, "must be positive")
+			p.Add(n.key, "must be positive")
 		}
 	}
 	for _, n := range []struct {
@@ -244,21 +245,21 @@ func validateServe(p *problems, s *Serve) {
 		{"serve.events.maxTotalBytes", s.Events.MaxTotalBytes},
 	} {
 		if n.v != 0 && n.v < MinLimitBytes {
-			p.addf(n.key, "must be at least %d bytes (0 or absent: the default)", MinLimitBytes)
+			p.Addf(n.key, "must be at least %d bytes (0 or absent: the default)", MinLimitBytes)
 		}
 	}
 	if len(s.Replica.Peers) > 0 && s.Replica.ID == "" {
-		p.add("serve.replica.id", "is required when serve.replica.peers is set")
+		p.Add("serve.replica.id", "is required when serve.replica.peers is set")
 	}
 	if s.Replica.LeaseTimeout < 0 || (s.Replica.LeaseTimeout > 0 && s.Replica.LeaseTimeout < 2*time.Second) {
-		p.add("serve.replica.leaseTimeout", "must be at least 2s")
+		p.Add("serve.replica.leaseTimeout", "must be at least 2s")
 	}
 	if strings.ContainsAny(s.Replica.ID, "-/ ") {
-		p.add("serve.replica.id", "must not contain '-', '/' or spaces (it prefixes ids)")
+		p.Add("serve.replica.id", "must not contain '-', '/' or spaces (it prefixes ids)")
 	}
-	for _, name := range sortedKeys(s.Replica.Peers) {
+	for _, name := range problem.SortedKeys(s.Replica.Peers) {
 		if !isHTTPURL(s.Replica.Peers[name]) {
-			p.add(childKey("serve.replica.peers", name), "must be an absolute http:// or https:// URL")
+			p.Add(problem.Key("serve.replica.peers", name), "must be an absolute http:// or https:// URL")
 		}
 	}
 }
@@ -268,9 +269,9 @@ func (id Identity) HasRole(role string) bool { return slices.Contains(id.Roles, 
 
 func (c *Config) expandServe(field func(string, *string)) {
 	for i := range c.Serve.Webhooks {
-		key := indexKey("serve.webhooks", i)
-		field(childKey(key, "url"), &c.Serve.Webhooks[i].URL)
-		field(childKey(key, "secret"), &c.Serve.Webhooks[i].Secret)
+		key := problem.Index("serve.webhooks", i)
+		field(problem.Key(key, "url"), &c.Serve.Webhooks[i].URL)
+		field(problem.Key(key, "secret"), &c.Serve.Webhooks[i].Secret)
 	}
 	field("serve.publicURL", &c.Serve.PublicURL)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/config/internal/problem"
 )
 
 func TestValidationErrorsNameFileAndKey(t *testing.T) {
@@ -187,9 +188,9 @@ func TestApprovalsErrorsAreFiledUnderApprovals(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &problems{file: "cfg.yaml"}
+			p := &problem.List{File: "cfg.yaml"}
 			validateApprovals(p, approvalsErrors{err: tc.err})
-			err := p.err()
+			err := p.Err()
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -200,7 +201,7 @@ func TestApprovalsErrorsAreFiledUnderApprovals(t *testing.T) {
 			if len(errorLines(t, err)) != len(tc.want) {
 				t.Errorf("problem count: %v", err)
 			}
-			if !errors.Is(err, leafErrors(tc.err)[0]) {
+			if !errors.Is(err, problem.Leaves(tc.err)[0]) {
 				t.Errorf("the approvals error is not kept as the cause: %v", err)
 			}
 		})

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // serverRequest is an outgoing JSON-RPC request, from the server to a
@@ -22,12 +23,12 @@ var errCannotAsk = errors.New("this stream cannot carry a request to the client"
 // the connection; HTTP: the SSE response of x) and waits for the client's
 // answer, which arrives as a message of its own (answered). The wait ends
 // with x, the connection or the server.
-func (s *Server) ask(x *exchange, method string, params map[string]any) (*message, error) {
+func (s *Server) ask(x *exchange, method string, params map[string]any) (*wire.Message, error) {
 	if x.request == nil {
 		return nil, errCannotAsk
 	}
 	id := json.RawMessage(fmt.Sprintf(`"mcptest-ask-%d"`, s.askSeq.Add(1)))
-	answer, done := s.asks.add(idKey(id))
+	answer, done := s.asks.Add(wire.IDKey(id))
 	defer done()
 	if err := x.request(serverRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		return nil, fmt.Errorf("sending %s: %w", method, err)
@@ -47,38 +48,4 @@ func (s *Server) ask(x *exchange, method string, params map[string]any) (*messag
 }
 
 // answered hands a client's response to the ask waiting for it.
-func (s *Server) answered(msg *message) { s.asks.deliver(idKey(msg.ID), msg) }
-
-// waiters are the requests awaiting their answers, by idKey; each entry
-// lives while its request waits.
-type waiters[T any] struct {
-	mu sync.Mutex
-	m  map[string]chan T
-}
-
-// add registers a request; done forgets it.
-func (w *waiters[T]) add(key string) (answer <-chan T, done func()) {
-	ch := make(chan T, 1)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]chan T{}
-	}
-	w.m[key] = ch
-	return ch, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.m, key)
-	}
-}
-
-// deliver hands an answer to the request waiting for it; an answer nobody
-// waits for, or a second one to one id, is dropped: the first one counts.
-func (w *waiters[T]) deliver(key string, v T) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	select {
-	case w.m[key] <- v: // a nil channel (nobody waits) is never ready
-	default:
-	}
-}
+func (s *Server) answered(msg *wire.Message) { s.asks.Deliver(wire.IDKey(msg.ID), msg) }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -365,7 +366,7 @@ func TestListChanged(t *testing.T) {
 				}
 				if !tc.legacy {
 					note := notes.got[0]
-					if note.Params.Meta[metaSubscriptionID] == nil {
+					if note.Params.Meta[wire.MetaSubscriptionID] == nil {
 						t.Errorf("modern notification not tagged with the subscription id: %+v", note.Params)
 					}
 				}

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 type callParams struct {
@@ -26,51 +29,51 @@ type callParams struct {
 func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	var p callParams
 	if err := json.Unmarshal(x.msg.Params, &p); err != nil {
-		return reply{err: newError(CodeInvalidParams, "invalid tools/call params: %v", err), toolError: true}
+		return reply{err: wire.Errorf(CodeInvalidParams, "invalid tools/call params: %v", err), toolError: true}
 	}
 	if p.Name == "" {
-		return reply{err: newError(CodeInvalidParams, "missing tool name"), toolError: true}
+		return reply{err: wire.Errorf(CodeInvalidParams, "missing tool name"), toolError: true}
 	}
 	ts := s.currentTools()
-	t := ts.find(p.Name)
+	t := ts.Find(p.Name)
 	if t == nil {
 		return reply{err: s.unknownToolError(p.Name), toolError: true}
 	}
-	args, rpcErr := decodeObject(p.Arguments, "arguments")
+	args, rpcErr := wire.DecodeObject(p.Arguments, "arguments")
 	if rpcErr != nil {
 		return reply{err: rpcErr, toolError: true}
 	}
-	secureArgs, rpcErr := decodeObject(p.SecureArguments, "secureArguments")
+	secureArgs, rpcErr := wire.DecodeObject(p.SecureArguments, "secureArguments")
 	if rpcErr != nil {
 		return reply{err: rpcErr, toolError: true}
 	}
-	if t.secure != nil && s.opts.Toolbox {
+	if t.Secure != nil && s.opts.Toolbox {
 		if rep, done := toolboxCall(x, t, negotiatedHere, args, secureArgs, s.opts.Extensions); done {
 			return rep
 		}
-	} else if t.secure != nil {
+	} else if t.Secure != nil {
 		if !negotiatedHere {
-			return reply{err: missingCapabilityError(s.opts.Extensions), toolError: true}
+			return reply{err: toolset.MissingCapability(s.opts.Extensions), toolError: true}
 		}
-		if err := validateSecureCall(t.secure, args, secureArgs); err != nil {
+		if err := toolset.ValidateCall(t.Secure, args, secureArgs); err != nil {
 			return reply{err: err, toolError: true}
 		}
 	}
 	if x.modern && x.header != nil {
-		if err := validateParamHeaders(t, x.header, args, secureArgs); err != nil {
+		if err := toolset.ValidateParamHeaders(t, x.header, args, secureArgs); err != nil {
 			return errorReply(err)
 		}
 	}
 
-	b := t.test
-	if b.sleep > 0 {
+	b := t.Test
+	if toolset.Sleep(b) > 0 {
 		parts := max(len(b.Progress), 1)
 		token := progressToken(x.msg.Params)
 		for i := range parts {
 			if i < len(b.Progress) && token != nil && x.send != nil {
-				_ = x.send(newNotification(methodProgress, progressParams(token, b.Progress[i])))
+				_ = x.send(wire.NewNotification(methodProgress, progressParams(token, b.Progress[i])))
 			}
-			timer := time.NewTimer(b.sleep / time.Duration(parts))
+			timer := time.NewTimer(toolset.Sleep(b) / time.Duration(parts))
 			select {
 			case <-timer.C:
 			case <-x.ctx.Done():
@@ -103,14 +106,14 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 	if b.Task != nil {
 		return s.createTask(x, t, args, secureArgs)
 	}
-	var before []notification
+	var before []wire.Notification
 	if b.ListChanged != "" {
 		if err := s.switchTools(ts, b.ListChanged); err != nil {
-			return errorReply(newError(CodeInternalError, "%v", err))
+			return errorReply(wire.Errorf(CodeInternalError, "%v", err))
 		}
 		s.broadcastToolsChanged()
 		if x.transport == "http" && !x.modern && x.sess != nil && x.sess.openGetStreams() == 0 {
-			before = append(before, newNotification(methodToolsListChanged, nil))
+			before = append(before, wire.NewNotification(methodToolsListChanged, nil))
 		}
 	}
 	if b.Garbage != "" {
@@ -123,7 +126,7 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 		return probeReply(x.ctx, b, args, before)
 	}
 	if s.opts.Handler != nil {
-		text, isError := s.opts.Handler(x.ctx, t.name, args, secureArgs)
+		text, isError := s.opts.Handler(x.ctx, t.Name, args, secureArgs)
 		result := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 		if isError {
 			result["isError"] = true
@@ -135,7 +138,7 @@ func (s *Server) callTool(x *exchange, negotiatedHere bool) reply {
 
 // mayBlock reports whether a request can take long: subscriptions/listen, or
 // a tools/call of a tool that sleeps or hangs.
-func (s *Server) mayBlock(msg *message) bool {
+func (s *Server) mayBlock(msg *wire.Message) bool {
 	switch msg.Method {
 	case "subscriptions/listen", "tasks/result":
 		return true // tasks/result may ask the client (2025-11-25 tasks)
@@ -144,8 +147,8 @@ func (s *Server) mayBlock(msg *message) bool {
 			Name string `json:"name"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
-		t := s.currentTools().find(p.Name)
-		return t != nil && (t.test.sleep > 0 || t.test.Hang)
+		t := s.currentTools().Find(p.Name)
+		return t != nil && (toolset.Sleep(t.Test) > 0 || t.Test.Hang)
 	}
 	return false
 }
@@ -158,9 +161,9 @@ func (s *session) openGetStreams() int {
 
 func (s *Server) unknownToolError(name string) *RPCError {
 	if s.opts.UnknownToolCode == CodeInvalidParams {
-		return newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", name)
+		return wire.Errorf(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", name)
 	}
-	return newError(CodeMethodNotFound, "Tool not found")
+	return wire.Errorf(CodeMethodNotFound, "Tool not found")
 }
 
 func behaviourError(b Behaviour) *RPCError {
@@ -177,7 +180,7 @@ func behaviourError(b Behaviour) *RPCError {
 	}
 	err := &RPCError{Code: b.ErrorCode, Message: msg, Data: b.ErrorData}
 	if b.ErrorCode == CodeMissingCapability && len(b.ErrorData) == 0 {
-		err = missingCapabilityError(nil)
+		err = toolset.MissingCapability(nil)
 		err.Message = msg
 	}
 	return err
@@ -185,8 +188,8 @@ func behaviourError(b Behaviour) *RPCError {
 
 // toolResult builds the CallToolResult. The default text names the secure
 // arguments but never carries their values unless echoSecure asks for it.
-func toolResult(t *tool, args, secureArgs map[string]json.RawMessage) map[string]any {
-	b := t.test
+func toolResult(t *toolset.Tool, args, secureArgs map[string]json.RawMessage) map[string]any {
+	b := t.Test
 	result := map[string]any{}
 	if len(b.Content) > 0 {
 		result["content"] = b.Content
@@ -200,9 +203,9 @@ func toolResult(t *tool, args, secureArgs map[string]json.RawMessage) map[string
 			}
 		} else {
 			summary := map[string]any{
-				"tool":                t.name,
+				"tool":                t.Name,
 				"arguments":           args,
-				"secureArgumentNames": sortedKeys(secureArgs),
+				"secureArgumentNames": wire.SortedKeys(secureArgs),
 			}
 			if b.EchoSecure {
 				summary["secureArguments"] = secureArgs
@@ -248,7 +251,7 @@ func (s *Server) mac(parts ...[]byte) []byte {
 
 func (s *Server) secureDigest(secureArgs map[string]json.RawMessage) string {
 	encoded, _ := json.Marshal(secureArgs)
-	return base64.RawURLEncoding.EncodeToString(s.mac([]byte("secure"), canonicalJSON(encoded)))
+	return base64.RawURLEncoding.EncodeToString(s.mac([]byte("secure"), wire.Canonical(encoded)))
 }
 
 func (s *Server) sealState(st roundState) string {
@@ -273,19 +276,19 @@ func (s *Server) openState(state string) (roundState, error) {
 
 // inputRound returns the reply for a call that still needs input (or whose
 // retry is invalid or declined), and false once all rounds are answered.
-func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.RawMessage) (reply, bool) {
+func (s *Server) inputRound(t *toolset.Tool, p callParams, secureArgs map[string]json.RawMessage) (reply, bool) {
 	round := 0
 	if p.RequestState != "" {
 		st, err := s.openState(p.RequestState)
-		if err != nil || st.Tool != t.name {
-			return reply{err: newError(CodeInvalidParams, "invalid requestState"), toolError: true}, true
+		if err != nil || st.Tool != t.Name {
+			return reply{err: wire.Errorf(CodeInvalidParams, "invalid requestState"), toolError: true}, true
 		}
 		if st.Secure != s.secureDigest(secureArgs) {
-			return reply{err: newError(CodeInvalidParams, "secureArguments must be re-sent unchanged when retrying with requestState"), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "secureArguments must be re-sent unchanged when retrying with requestState"), toolError: true}, true
 		}
 		raw, ok := p.InputResponses["confirm"]
 		if !ok {
-			return reply{err: newError(CodeInvalidParams, "missing inputResponses.confirm"), toolError: true}, true
+			return reply{err: wire.Errorf(CodeInvalidParams, "missing inputResponses.confirm"), toolError: true}, true
 		}
 		var answer struct {
 			Action string `json:"action"`
@@ -298,18 +301,18 @@ func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.Ra
 		}
 		round = st.Round
 	}
-	if round >= t.test.InputRequired {
+	if round >= t.Test.InputRequired {
 		return reply{}, false
 	}
 	next := round + 1
-	state := s.sealState(roundState{Tool: t.name, Round: next, Secure: s.secureDigest(secureArgs)})
+	state := s.sealState(roundState{Tool: t.Name, Round: next, Secure: s.secureDigest(secureArgs)})
 	return reply{result: map[string]any{
 		"resultType": "input_required",
 		"inputRequests": map[string]any{
 			"confirm": map[string]any{
 				"method": "elicitation/create",
 				"params": map[string]any{
-					"message": fmt.Sprintf("Confirm %s? (round %d of %d)", t.name, next, t.test.InputRequired),
+					"message": fmt.Sprintf("Confirm %s? (round %d of %d)", t.Name, next, t.Test.InputRequired),
 					"requestedSchema": map[string]any{
 						"type":       "object",
 						"properties": map[string]any{"ok": map[string]any{"type": "boolean"}},
@@ -323,26 +326,26 @@ func (s *Server) inputRound(t *tool, p callParams, secureArgs map[string]json.Ra
 
 // toolboxCall applies Toolbox's rules to a call of a tool with secure
 // parameters (Options.Toolbox); done reports an answer that ends the call.
-func toolboxCall(x *exchange, t *tool, negotiatedHere bool, args, secureArgs map[string]json.RawMessage, advertised []string) (reply, bool) {
+func toolboxCall(x *exchange, t *toolset.Tool, negotiatedHere bool, args, secureArgs map[string]json.RawMessage, advertised []string) (reply, bool) {
 	switch {
 	case !x.modern:
-		return reply{err: newError(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.name), toolError: true}, true
+		return reply{err: wire.Errorf(CodeInvalidParams, "invalid tool name: tool with name %q does not exist", t.Name), toolError: true}, true
 	case !negotiatedHere:
 		// Toolbox names its id in the message and sends no data.
-		return reply{err: newError(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
-			t.name, strings.Join(advertised, ", ")), toolError: true}, true
+		return reply{err: wire.Errorf(CodeMissingCapability, "missing required client capability: tool %q requires %s extension which is not supported by the client",
+			t.Name, strings.Join(advertised, ", ")), toolError: true}, true
 	}
-	for _, name := range sortedKeys(args) {
-		if _, isSecure := t.secure.properties[name]; isSecure {
-			return reply{err: newError(CodeInvalidParams, "parameter %q is secure and must not be passed in standard arguments", name), toolError: true}, true
+	for _, name := range wire.SortedKeys(args) {
+		if _, isSecure := t.Secure.Properties[name]; isSecure {
+			return reply{err: wire.Errorf(CodeInvalidParams, "parameter %q is secure and must not be passed in standard arguments", name), toolError: true}, true
 		}
 	}
-	for _, name := range sortedKeys(secureArgs) {
-		if _, isSecure := t.secure.properties[name]; !isSecure {
-			return reply{err: newError(CodeInvalidParams, "parameter %q is not secure and must not be passed in secureArguments", name), toolError: true}, true
+	for _, name := range wire.SortedKeys(secureArgs) {
+		if _, isSecure := t.Secure.Properties[name]; !isSecure {
+			return reply{err: wire.Errorf(CodeInvalidParams, "parameter %q is not secure and must not be passed in secureArguments", name), toolError: true}, true
 		}
 	}
-	for _, name := range sortedKeys(t.secure.properties) {
+	for _, name := range wire.SortedKeys(t.Secure.Properties) {
 		if _, ok := secureArgs[name]; !ok {
 			return reply{result: map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
 				"text": fmt.Sprintf("provided parameters were invalid: parameter %q is required", name)}}}}, true

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -235,7 +236,7 @@ func (h *httpRPC) call(method string, params map[string]any) (Response, int) {
 		header = http.Header{}
 	}
 	if h.session != "" {
-		header.Set(headerSessionID, h.session)
+		header.Set(wire.HeaderSessionID, h.session)
 	}
 	msg := map[string]any{"jsonrpc": "2.0", "id": rawIDs.Add(1), "method": method, "params": withMeta(params, h.modern, h.exts)}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -249,7 +250,7 @@ func (h *httpRPC) call(method string, params map[string]any) (Response, int) {
 		h.t.Fatalf("%s: %v (body %q)", method, err, res.Body)
 	}
 	if method == "initialize" {
-		h.session = res.Header.Get(headerSessionID)
+		h.session = res.Header.Get(wire.HeaderSessionID)
 	}
 	return resp, res.Status
 }

@@ -1,6 +1,8 @@
 package mcptest
 
 import (
+	"github.com/agenthost/agenthost/host/mcptest/internal/record"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 	"github.com/agenthost/agenthost/host/oauth/oauthtest"
 
 	"context"
@@ -15,8 +17,6 @@ import (
 	"sync"
 	"time"
 )
-
-const maxBodyBytes = 16 << 20
 
 // HTTPHandler serves streamable HTTP on Options.Path: POST answers with
 // application/json, or text/event-stream for subscriptions/listen and for a
@@ -46,21 +46,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
 	if err != nil {
 		http.Error(w, "reading body failed", http.StatusBadRequest)
 		return
 	}
-	if len(body) > maxBodyBytes {
+	if len(body) > wire.MaxBodyBytes {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	msg, perr := parseMessage(body)
+	msg, perr := wire.Parse(body)
 	method := ""
 	if msg != nil {
 		method = msg.Method
 	}
-	s.rec.recordIn("http", body, method, r)
+	record.In(s.rec, "http", body, method, r)
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
 		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
 		return
@@ -70,11 +70,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		if msg != nil {
 			id = msg.ID
 		}
-		s.writeJSON(w, http.StatusBadRequest, method, newResponse(id, nil, perr))
+		s.writeJSON(w, http.StatusBadRequest, method, wire.NewResponse(id, nil, perr))
 		return
 	}
-	if !msg.isRequest() {
-		if msg.Method == "" && msg.hasID() {
+	if !msg.IsRequest() {
+		if msg.Method == "" && msg.HasID() {
 			s.answered(msg)
 		}
 		w.WriteHeader(http.StatusAccepted) // notifications and client responses
@@ -95,7 +95,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !x.modern && s.opts.accepts(EraLegacy) && legacyNeedsSession(msg.Method) {
-		id := r.Header.Get(headerSessionID)
+		id := r.Header.Get(wire.HeaderSessionID)
 		if id == "" {
 			http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
 			return
@@ -122,27 +122,27 @@ func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, x *exchange,
 		return
 	}
 	if x.sse != nil {
-		_ = x.sse.event(x.msg.Method, newResponse(x.msg.ID, rep.resultOrNil(), rep.err))
+		_ = x.sse.event(x.msg.Method, wire.NewResponse(x.msg.ID, rep.resultOrNil(), rep.err))
 		return
 	}
 	if rep.garbage != nil {
-		s.rec.recordOut("http", x.msg.Method, rep.garbage)
+		record.Out(s.rec, "http", x.msg.Method, rep.garbage)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(rep.garbage)
 		return
 	}
 	if rep.sessionID != "" {
-		w.Header().Set(headerSessionID, rep.sessionID)
+		w.Header().Set(wire.HeaderSessionID, rep.sessionID)
 	}
 	if rep.listen != nil {
 		stream := startSSE(w, s.rec)
 		defer stream.stop()
 		if final, ok := s.runListen(x, rep.listen, stream.notify); ok {
-			_ = stream.event(x.msg.Method, newResponse(x.msg.ID, final, nil))
+			_ = stream.event(x.msg.Method, wire.NewResponse(x.msg.ID, final, nil))
 		}
 		return
 	}
-	resp := newResponse(x.msg.ID, rep.resultOrNil(), rep.err)
+	resp := wire.NewResponse(x.msg.ID, rep.resultOrNil(), rep.err)
 	if len(rep.before) > 0 && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		stream := startSSE(w, s.rec)
 		defer stream.stop()
@@ -187,7 +187,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, method string, v a
 		http.Error(w, "encoding response failed", http.StatusInternalServerError)
 		return
 	}
-	s.rec.recordOut("http", method, body)
+	record.Out(s.rec, "http", method, body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
@@ -195,10 +195,10 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, method string, v a
 
 // serveGet opens the legacy standalone notification stream of a session.
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
-	s.rec.recordIn("http", nil, "", r)
-	if !s.opts.accepts(EraLegacy) || isModernVersion(r.Header.Get(headerProtocolVersion)) {
+	record.In(s.rec, "http", nil, "", r)
+	if !s.opts.accepts(EraLegacy) || wire.IsModern(r.Header.Get(wire.HeaderProtocolVersion)) {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "GET is not supported in protocol version "+modernVersion, http.StatusMethodNotAllowed)
+		http.Error(w, "GET is not supported in protocol version "+wire.ModernVersion, http.StatusMethodNotAllowed)
 		return
 	}
 	sess, status := s.sessionFromHeader(r)
@@ -227,10 +227,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
-	s.rec.recordIn("http", nil, "", r)
-	if !s.opts.accepts(EraLegacy) || isModernVersion(r.Header.Get(headerProtocolVersion)) {
+	record.In(s.rec, "http", nil, "", r)
+	if !s.opts.accepts(EraLegacy) || wire.IsModern(r.Header.Get(wire.HeaderProtocolVersion)) {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "DELETE is not supported in protocol version "+modernVersion, http.StatusMethodNotAllowed)
+		http.Error(w, "DELETE is not supported in protocol version "+wire.ModernVersion, http.StatusMethodNotAllowed)
 		return
 	}
 	sess, status := s.sessionFromHeader(r)
@@ -243,7 +243,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sessionFromHeader(r *http.Request) (*session, int) {
-	id := r.Header.Get(headerSessionID)
+	id := r.Header.Get(wire.HeaderSessionID)
 	if id == "" {
 		return nil, http.StatusBadRequest
 	}
@@ -272,7 +272,7 @@ func startSSE(w http.ResponseWriter, rec *Recording) *sseStream {
 	return &sseStream{w: w, rc: rc, rec: rec}
 }
 
-func (st *sseStream) notify(n notification) error { return st.event(n.Method, n) }
+func (st *sseStream) notify(n wire.Notification) error { return st.event(n.Method, n) }
 
 func (st *sseStream) event(method string, v any) error {
 	data, err := json.Marshal(v)
@@ -284,7 +284,7 @@ func (st *sseStream) event(method string, v any) error {
 	if st.stopped {
 		return errStreamClosed
 	}
-	st.rec.recordOut("http", method, data)
+	record.Out(st.rec, "http", method, data)
 	if _, err := fmt.Fprintf(st.w, "event: message\ndata: %s\n\n", data); err != nil {
 		return fmt.Errorf("writing event: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -155,7 +156,7 @@ func assertReceivedHandshake(t *testing.T, srv *Server, tr string, legacy, decla
 	if len(lists) == 0 {
 		t.Fatal("no tools/list received")
 	}
-	var msg message
+	var msg wire.Message
 	if err := lists[0].Decode(&msg); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 const (
@@ -15,7 +18,7 @@ const (
 // legacy stdio connection, a legacy HTTP GET stream, or a modern
 // subscriptions/listen stream (then subscriptionID tags every notification).
 type subscriber struct {
-	send           func(notification) error
+	send           func(wire.Notification) error
 	subscriptionID json.RawMessage
 }
 
@@ -47,24 +50,24 @@ func (s *Server) broadcastToolsChanged() {
 	for _, sub := range subs {
 		var params map[string]any
 		if sub.subscriptionID != nil {
-			params = map[string]any{"_meta": map[string]any{metaSubscriptionID: sub.subscriptionID}}
+			params = map[string]any{"_meta": map[string]any{wire.MetaSubscriptionID: sub.subscriptionID}}
 		}
-		_ = sub.send(newNotification(methodToolsListChanged, params))
+		_ = sub.send(wire.NewNotification(methodToolsListChanged, params))
 	}
 }
 
 // switchTools replaces the served tool set with another file; relative paths
 // resolve against the directory of the current tools file.
-func (s *Server) switchTools(current *toolSet, path string) error {
-	if !filepath.IsAbs(path) && current.baseDir != "" {
-		path = filepath.Join(current.baseDir, path)
+func (s *Server) switchTools(current *toolset.Set, path string) error {
+	if !filepath.IsAbs(path) && current.BaseDir != "" {
+		path = filepath.Join(current.BaseDir, path)
 	}
-	next, err := loadToolsFile(path)
+	next, err := toolset.Load(path)
 	if err != nil {
 		return fmt.Errorf("switching tool list: %w", err)
 	}
 	s.mu.Lock()
-	next.generation = s.tools.generation + 1
+	next.Generation = s.tools.Generation + 1
 	s.tools = next
 	s.mu.Unlock()
 	return nil
@@ -85,7 +88,7 @@ func (s *Server) listen(x *exchange) reply {
 		} `json:"notifications"`
 	}
 	if json.Unmarshal(x.msg.Params, &p) != nil {
-		return errorReply(newError(CodeInvalidParams, "subscriptions/listen params must be an object"))
+		return errorReply(wire.Errorf(CodeInvalidParams, "subscriptions/listen params must be an object"))
 	}
 	if len(p.Notifications.TaskIDs) > 0 && !declaresTasks(x.meta) {
 		return errorReply(missingTasksError())
@@ -96,13 +99,13 @@ func (s *Server) listen(x *exchange) reply {
 // runListen acknowledges a subscription and holds it open until the client
 // cancels (ctx), abandons the stream, or the server closes or dies. It
 // returns the final result, and false when nothing more may be written.
-func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification) error) (map[string]any, bool) {
+func (s *Server) runListen(x *exchange, l *listenRequest, send func(wire.Notification) error) (map[string]any, bool) {
 	allowed := map[string]any{}
 	if l.toolsListChanged {
 		allowed["toolsListChanged"] = true
 	}
-	ack := newNotification(methodSubscriptionsAck, map[string]any{
-		"_meta":         map[string]any{metaSubscriptionID: l.id},
+	ack := wire.NewNotification(methodSubscriptionsAck, map[string]any{
+		"_meta":         map[string]any{wire.MetaSubscriptionID: l.id},
 		"notifications": allowed,
 	})
 	// Subscribe before acknowledging: a client that acts on the ack must
@@ -116,9 +119,12 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 	if len(tasks) > 0 {
 		ids := make([]string, 0, len(tasks))
 		for _, st := range tasks {
-			ids = append(ids, st.id)
-			st.listen(sub)
-			defer st.unlisten(sub)
+			ids = append(ids, st.ID())
+			st.Listen(sub, func(state map[string]any) {
+				state["_meta"] = map[string]any{wire.MetaSubscriptionID: sub.subscriptionID}
+				_ = sub.send(wire.NewNotification("notifications/tasks", state))
+			})
+			defer st.Unlisten(sub)
 		}
 		allowed["taskIds"] = ids
 	}
@@ -126,9 +132,9 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 		return nil, false
 	}
 	for _, st := range tasks {
-		st.mu.Lock()
-		st.drive()
-		st.mu.Unlock()
+		st.Lock()
+		st.Drive()
+		st.Unlock()
 	}
 	if l.toolsListChanged || len(tasks) > 0 {
 		select {
@@ -141,7 +147,7 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 		case <-s.closed:
 		}
 	}
-	result := map[string]any{"_meta": map[string]any{metaSubscriptionID: l.id}}
+	result := map[string]any{"_meta": map[string]any{wire.MetaSubscriptionID: l.id}}
 	decorateModern(result, s.serverInfo())
 	return result, true
 }
@@ -149,12 +155,12 @@ func (s *Server) runListen(x *exchange, l *listenRequest, send func(notification
 // SetTools replaces the served tools (the format of Options.ToolsJSON) and
 // tells subscribed clients that the list changed.
 func (s *Server) SetTools(toolsJSON []byte) error {
-	next, err := parseTools(toolsJSON, "")
+	next, err := toolset.Parse(toolsJSON, "")
 	if err != nil {
 		return fmt.Errorf("tools JSON: %w", err)
 	}
 	s.mu.Lock()
-	next.generation = s.tools.generation + 1
+	next.Generation = s.tools.Generation + 1
 	s.tools = next
 	s.mu.Unlock()
 	s.broadcastToolsChanged()

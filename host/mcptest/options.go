@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // SecureParamsExtension is the SEP-3221 extension id advertised by default.
-const SecureParamsExtension = "io.modelcontextprotocol/secure-params"
+const SecureParamsExtension = wire.SecureParamsExtension
 
 // Eras the server can accept.
 const (

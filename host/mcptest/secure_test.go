@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // TestSecureCallRules sends raw tools/call requests carrying secureArguments
@@ -205,7 +207,7 @@ func TestSecureCallRules(t *testing.T) {
 					if sent, ok := tc.params["secureArguments"]; ok {
 						calls := srv.Recording().Messages("tools/call")
 						want, _ := json.Marshal(sent)
-						if got := calls[len(calls)-1].Params()["secureArguments"]; string(canonicalJSON(got)) != string(canonicalJSON(want)) {
+						if got := calls[len(calls)-1].Params()["secureArguments"]; string(wire.Canonical(got)) != string(wire.Canonical(want)) {
 							t.Errorf("recorded secureArguments %s, want %s", got, want)
 						}
 					}
@@ -254,9 +256,9 @@ func TestModernHTTPValidation(t *testing.T) {
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 			"params": map[string]any{"name": name, "secureArguments": secure, "_meta": meta}}
 	}
-	noCaps := map[string]any{metaProtocolVersion: modernVersion}
+	noCaps := map[string]any{wire.MetaProtocolVersion: wire.ModernVersion}
 	future := ModernMeta()
-	future[metaProtocolVersion] = "2027-01-01"
+	future[wire.MetaProtocolVersion] = "2027-01-01"
 	region := map[string]any{"region": "eu-west-1"}
 	cases := []struct {
 		name     string
@@ -333,7 +335,7 @@ func TestLegacyHTTPSessions(t *testing.T) {
 		t.Errorf("ping in session: %d %+v", status, resp.Error)
 	}
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
-	req.Header.Set(headerSessionID, peer.session)
+	req.Header.Set(wire.HeaderSessionID, peer.session)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

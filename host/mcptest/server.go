@@ -10,6 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/record"
+	"github.com/agenthost/agenthost/host/mcptest/internal/task"
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // Server serves one tool set to any number of stdio connections and HTTP
@@ -20,11 +25,11 @@ type Server struct {
 	stateKey []byte // keys requestState MACs; random per server
 
 	mu       sync.Mutex
-	tools    *toolSet
+	tools    *toolset.Set
 	sessions map[string]*session // legacy HTTP sessions by Mcp-Session-Id
 	subs     map[*subscriber]struct{}
-	tasks    map[string]*serverTask // task.go
-	asks     waiters[*message]      // ask.go: requests to clients awaiting answers
+	tasks    map[string]*task.Task       // task.go
+	asks     wire.Waiters[*wire.Message] // ask.go: requests to clients awaiting answers
 	askSeq   atomic.Int64
 
 	requests atomic.Int64
@@ -60,7 +65,7 @@ func (s *session) declaredExtensions() map[string]json.RawMessage {
 // exchange is one request being handled.
 type exchange struct {
 	ctx       context.Context
-	msg       *message
+	msg       *wire.Message
 	transport string      // "stdio" or "http"
 	header    http.Header // HTTP request headers; nil on stdio
 	sess      *session    // legacy state; nil for modern requests over HTTP
@@ -68,7 +73,7 @@ type exchange struct {
 	meta      requestMeta
 	// send delivers a notification on the stream that carries this request
 	// (stdio connection); nil over HTTP.
-	send func(notification) error
+	send func(wire.Notification) error
 	// request delivers a request to the client on that stream (stdio
 	// connection, HTTP SSE response: see sse); nil where none can go.
 	request func(serverRequest) error
@@ -82,12 +87,12 @@ type exchange struct {
 type reply struct {
 	result    map[string]any
 	err       *RPCError
-	silent    bool           // cancelled, hung or dead: write nothing
-	garbage   []byte         // fault: written instead of a JSON-RPC response
-	sessionID string         // HTTP: minted by initialize
-	before    []notification // legacy HTTP: delivered in the same SSE response first
-	listen    *listenRequest // subscriptions/listen: the transport runs the stream
-	toolError bool           // produced by tools/call resolution (SEP status table)
+	silent    bool                // cancelled, hung or dead: write nothing
+	garbage   []byte              // fault: written instead of a JSON-RPC response
+	sessionID string              // HTTP: minted by initialize
+	before    []wire.Notification // legacy HTTP: delivered in the same SSE response first
+	listen    *listenRequest      // subscriptions/listen: the transport runs the stream
+	toolError bool                // produced by tools/call resolution (SEP status table)
 }
 
 func errorReply(err *RPCError) reply { return reply{err: err} }
@@ -107,12 +112,12 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("mcptestserver options: %w", err)
 	}
-	var tools *toolSet
+	var tools *toolset.Set
 	var err error
 	if opts.ToolsFile != "" {
-		tools, err = loadToolsFile(opts.ToolsFile)
+		tools, err = toolset.Load(opts.ToolsFile)
 	} else {
-		tools, err = parseTools(opts.ToolsJSON, "")
+		tools, err = toolset.Parse(opts.ToolsJSON, "")
 		if err != nil {
 			err = fmt.Errorf("tools JSON: %w", err)
 		}
@@ -120,7 +125,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newRecording(opts.RecordFile, opts.RecordSent)
+	rec, err := record.Open(opts.RecordFile, opts.RecordSent)
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +150,10 @@ func (s *Server) Recording() *Recording { return s.rec }
 // record file. Connections are owned by their transports.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
-	return s.rec.close()
+	return record.Close(s.rec)
 }
 
-func (s *Server) currentTools() *toolSet {
+func (s *Server) currentTools() *toolset.Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tools
@@ -195,11 +200,11 @@ func parseMeta(params json.RawMessage) requestMeta {
 	if json.Unmarshal(params, &p) != nil || p.Meta == nil {
 		return m
 	}
-	_ = json.Unmarshal(p.Meta[metaProtocolVersion], &m.version)
+	_ = json.Unmarshal(p.Meta[wire.MetaProtocolVersion], &m.version)
 	var caps struct {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
-	if raw, ok := p.Meta[metaClientCaps]; ok && json.Unmarshal(raw, &caps) == nil && len(raw) > 0 && raw[0] == '{' {
+	if raw, ok := p.Meta[wire.MetaClientCaps]; ok && json.Unmarshal(raw, &caps) == nil && len(raw) > 0 && raw[0] == '{' {
 		m.hasCaps = true
 		m.extensions = caps.Extensions
 	}
@@ -210,14 +215,14 @@ func parseMeta(params json.RawMessage) requestMeta {
 // modern version in _meta or in the Mcp-Protocol-Version header. A server
 // that does not accept the modern era treats everything as legacy, like a
 // server that predates it.
-func (s *Server) isModern(msg *message, header http.Header) bool {
+func (s *Server) isModern(msg *wire.Message, header http.Header) bool {
 	if !s.opts.accepts(EraModern) {
 		return false
 	}
-	if isModernVersion(parseMeta(msg.Params).version) {
+	if wire.IsModern(parseMeta(msg.Params).version) {
 		return true
 	}
-	return header != nil && isModernVersion(header.Get(headerProtocolVersion))
+	return header != nil && wire.IsModern(header.Get(wire.HeaderProtocolVersion))
 }
 
 // handle answers one request. The transport has recorded it, admitted it
@@ -237,12 +242,12 @@ func (s *Server) handleModern(x *exchange) reply {
 	if err := s.validateModern(x); err != nil {
 		return errorReply(err)
 	}
-	negotiatedHere := negotiated(s.opts.Extensions, x.meta.extensions)
+	negotiatedHere := toolset.Negotiated(s.opts.Extensions, x.meta.extensions)
 	switch x.msg.Method {
 	case "server/discover":
-		versions := []string{modernVersion}
+		versions := []string{wire.ModernVersion}
 		if s.opts.accepts(EraLegacy) {
-			versions = append(versions, legacyVersions...)
+			versions = append(versions, wire.LegacyVersions...)
 		}
 		return reply{result: map[string]any{
 			"supportedVersions": versions,
@@ -264,7 +269,7 @@ func (s *Server) handleModern(x *exchange) reply {
 	case "tasks/get", "tasks/update", "tasks/cancel", "tasks/result":
 		return s.handleTask(x)
 	default:
-		return errorReply(newError(CodeMethodNotFound, "Method not found"))
+		return errorReply(wire.Errorf(CodeMethodNotFound, "Method not found"))
 	}
 }
 
@@ -274,37 +279,38 @@ func (s *Server) handleModern(x *exchange) reply {
 func (s *Server) validateModern(x *exchange) *RPCError {
 	m := x.meta
 	if x.header != nil {
-		hv := x.header.Get(headerProtocolVersion)
+		hv := x.header.Get(wire.HeaderProtocolVersion)
 		switch {
 		case hv == "":
-			return newError(CodeHeaderMismatch, "%s header is required for requests carrying %s", headerProtocolVersion, metaProtocolVersion)
+			return wire.Errorf(CodeHeaderMismatch, "%s header is required for requests carrying %s", wire.HeaderProtocolVersion, wire.MetaProtocolVersion)
 		case m.version == "":
-			return newError(CodeInvalidParams, "missing or invalid _meta field %s", metaProtocolVersion)
+			return wire.Errorf(CodeInvalidParams, "missing or invalid _meta field %s", wire.MetaProtocolVersion)
 		case hv != m.version:
-			return newError(CodeHeaderMismatch, "%s header %s does not match request %s %s", headerProtocolVersion, hv, metaProtocolVersion, m.version)
+			return wire.Errorf(CodeHeaderMismatch, "%s header %s does not match request %s %s", wire.HeaderProtocolVersion, hv, wire.MetaProtocolVersion, m.version)
 		}
 	}
-	if m.version != modernVersion {
-		supported := []string{modernVersion}
-		return newError(CodeUnsupportedVersion, "unsupported protocol version: %q (supported: %v)", m.version, supported).
-			withData(map[string]any{"supported": supported, "requested": m.version})
+	if m.version != wire.ModernVersion {
+		supported := []string{wire.ModernVersion}
+		return wire.WithData(wire.Errorf(CodeUnsupportedVersion, "unsupported protocol version: %q (supported: %v)", m.version, supported),
+			map[string]any{"supported": supported, "requested": m.version})
+
 	}
 	if !m.hasCaps {
-		return newError(CodeInvalidParams, "missing or invalid _meta field %s", metaClientCaps)
+		return wire.Errorf(CodeInvalidParams, "missing or invalid _meta field %s", wire.MetaClientCaps)
 	}
 	if x.header == nil {
 		return nil
 	}
-	if got := x.header.Get(headerMethod); got != x.msg.Method {
-		return newError(CodeHeaderMismatch, "%s header %q does not match method %q", headerMethod, got, x.msg.Method)
+	if got := x.header.Get(wire.HeaderMethod); got != x.msg.Method {
+		return wire.Errorf(CodeHeaderMismatch, "%s header %q does not match method %q", wire.HeaderMethod, got, x.msg.Method)
 	}
 	if x.msg.Method == "tools/call" {
 		var p struct {
 			Name json.RawMessage `json:"name"`
 		}
 		_ = json.Unmarshal(x.msg.Params, &p)
-		if values := x.header.Values(headerName); len(values) == 0 || !headerMatches(values[0], p.Name) {
-			return newError(CodeHeaderMismatch, "%s header does not match params.name", headerName)
+		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !wire.HeaderMatches(values[0], p.Name) {
+			return wire.Errorf(CodeHeaderMismatch, "%s header does not match params.name", wire.HeaderName)
 		}
 	}
 	if strings.HasPrefix(x.msg.Method, "tasks/") {
@@ -312,8 +318,8 @@ func (s *Server) validateModern(x *exchange) *RPCError {
 			TaskID json.RawMessage `json:"taskId"`
 		}
 		_ = json.Unmarshal(x.msg.Params, &p)
-		if values := x.header.Values(headerName); len(values) == 0 || !headerMatches(values[0], p.TaskID) {
-			return newError(CodeHeaderMismatch, "%s header does not match params.taskId", headerName)
+		if values := x.header.Values(wire.HeaderName); len(values) == 0 || !wire.HeaderMatches(values[0], p.TaskID) {
+			return wire.Errorf(CodeHeaderMismatch, "%s header does not match params.taskId", wire.HeaderName)
 		}
 	}
 	return nil
@@ -330,7 +336,7 @@ func decorateModern(result map[string]any, serverInfo map[string]any) {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[metaServerInfo] = serverInfo
+	meta[wire.MetaServerInfo] = serverInfo
 	result["_meta"] = meta
 }
 
@@ -344,9 +350,9 @@ func (s *Server) handleLegacy(x *exchange) reply {
 		if requested == "" {
 			requested = parseMeta(x.msg.Params).version
 		}
-		supported := []string{modernVersion}
-		return errorReply(newError(CodeUnsupportedVersion, "unsupported protocol version: %q (supported: %v)", requested, supported).
-			withData(map[string]any{"supported": supported, "requested": requested}))
+		supported := []string{wire.ModernVersion}
+		return errorReply(wire.WithData(wire.Errorf(CodeUnsupportedVersion, "unsupported protocol version: %q (supported: %v)", requested, supported),
+			map[string]any{"supported": supported, "requested": requested}))
 	}
 	switch x.msg.Method {
 	case "initialize":
@@ -355,13 +361,13 @@ func (s *Server) handleLegacy(x *exchange) reply {
 		return reply{result: map[string]any{}}
 	case "tools/list":
 		// Toolbox lists secure tools on 2026-07-28 only.
-		return s.listTools(x, !s.opts.Toolbox && negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+		return s.listTools(x, !s.opts.Toolbox && toolset.Negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tools/call":
-		return s.callTool(x, negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
+		return s.callTool(x, toolset.Negotiated(s.opts.Extensions, x.sess.declaredExtensions()))
 	case "tasks/get", "tasks/cancel", "tasks/result":
 		return s.handleTask(x)
 	default:
-		return errorReply(newError(CodeMethodNotFound, "Method not found"))
+		return errorReply(wire.Errorf(CodeMethodNotFound, "Method not found"))
 	}
 }
 
@@ -382,12 +388,12 @@ func (s *Server) initialize(x *exchange) reply {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		if json.Unmarshal(x.msg.Params, &loose) != nil {
-			return errorReply(newError(CodeInvalidParams, "initialize params must be an object"))
+			return errorReply(wire.Errorf(CodeInvalidParams, "initialize params must be an object"))
 		}
 		p.ProtocolVersion = loose.ProtocolVersion // capabilities unreadable: none declared
 	}
-	version := latestLegacyVersion
-	if slices.Contains(legacyVersions, p.ProtocolVersion) {
+	version := wire.LatestLegacyVersion
+	if slices.Contains(wire.LegacyVersions, p.ProtocolVersion) {
 		version = p.ProtocolVersion
 	}
 	rep := reply{result: map[string]any{
@@ -442,7 +448,7 @@ func (s *Server) listTools(x *exchange, negotiatedHere bool) reply {
 		Cursor string `json:"cursor"`
 	}
 	if len(x.msg.Params) > 0 && json.Unmarshal(x.msg.Params, &p) != nil {
-		return errorReply(newError(CodeInvalidParams, "tools/list params must be an object"))
+		return errorReply(wire.Errorf(CodeInvalidParams, "tools/list params must be an object"))
 	}
 	if s.opts.MalformedList {
 		return reply{result: map[string]any{"tools": map[string]any{"not": "an array"}}}
@@ -454,9 +460,9 @@ func (s *Server) listTools(x *exchange, negotiatedHere bool) reply {
 		return reply{garbage: []byte(deep)}
 	}
 	ts := s.currentTools()
-	items, next, pageNumber, err := page(ts.visibleTools(negotiatedHere, s.opts.Toolbox), s.opts.PageSize, p.Cursor, ts.generation)
+	items, next, pageNumber, err := toolset.Page(ts.Visible(negotiatedHere, s.opts.Toolbox), s.opts.PageSize, p.Cursor, ts.Generation)
 	if err != nil {
-		return errorReply(newError(CodeInvalidParams, "Invalid cursor: %v", err))
+		return errorReply(wire.Errorf(CodeInvalidParams, "Invalid cursor: %v", err))
 	}
 	if s.opts.MalformedPage == pageNumber {
 		if s.opts.MalformedKind == MalformedGarbage {

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/record"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // maxLineBytes bounds one stdio message.
@@ -25,9 +28,14 @@ type stdioConn struct {
 	w       io.Writer
 
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // by idKey, for notifications/cancelled
+	inflight map[string]context.CancelFunc // by wire.IDKey, for notifications/cancelled
 
 	inputClosed chan struct{} // EOF: nobody will read answers to hanging requests
+}
+
+// newStdioConn is a connection writing to w, with a session of its own.
+func (s *Server) newStdioConn(w io.Writer) *stdioConn {
+	return &stdioConn{srv: s, sess: &session{}, w: w, inflight: map[string]context.CancelFunc{}, inputClosed: make(chan struct{})}
 }
 
 // ServeStdio serves one connection until r reaches EOF (then in-flight
@@ -40,7 +48,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	}
 	s.noise("serving stdio")
 	ctx, cancel := context.WithCancel(ctx)
-	c := &stdioConn{srv: s, sess: &session{}, w: w, inflight: map[string]context.CancelFunc{}, inputClosed: make(chan struct{})}
+	c := s.newStdioConn(w)
 	var handlers sync.WaitGroup
 	defer func() {
 		cancel()
@@ -116,27 +124,27 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // dispatch handles one line; it returns false when the server must die.
 func (c *stdioConn) dispatch(ctx context.Context, handlers *sync.WaitGroup, raw []byte) bool {
 	s := c.srv
-	msg, perr := parseMessage(raw)
+	msg, perr := wire.Parse(raw)
 	method := ""
 	if msg != nil {
 		method = msg.Method
 	}
-	s.rec.recordIn("stdio", raw, method, nil)
+	record.In(s.rec, "stdio", raw, method, nil)
 	if perr != nil {
 		var id json.RawMessage
 		if msg != nil {
 			id = msg.ID
 		}
-		_ = c.write(method, newResponse(id, nil, perr))
+		_ = c.write(method, wire.NewResponse(id, nil, perr))
 		return true
 	}
 	switch {
-	case msg.isRequest():
+	case msg.IsRequest():
 		if !s.admit() {
 			return false
 		}
 		reqCtx, reqCancel := context.WithCancel(ctx)
-		key := idKey(msg.ID)
+		key := wire.IDKey(msg.ID)
 		c.mu.Lock()
 		c.inflight[key] = reqCancel
 		c.mu.Unlock()
@@ -166,7 +174,7 @@ func (c *stdioConn) dispatch(ctx context.Context, handlers *sync.WaitGroup, raw 
 			defer handlers.Done()
 			run()
 		}()
-	case msg.Method == "" && msg.hasID():
+	case msg.Method == "" && msg.HasID():
 		s.answered(msg)
 	case msg.Method == "notifications/cancelled":
 		var p struct {
@@ -174,7 +182,7 @@ func (c *stdioConn) dispatch(ctx context.Context, handlers *sync.WaitGroup, raw 
 		}
 		if json.Unmarshal(msg.Params, &p) == nil && len(p.RequestID) > 0 {
 			c.mu.Lock()
-			cancelRequest := c.inflight[idKey(p.RequestID)]
+			cancelRequest := c.inflight[wire.IDKey(p.RequestID)]
 			c.mu.Unlock()
 			if cancelRequest != nil {
 				cancelRequest()
@@ -195,17 +203,17 @@ func (c *stdioConn) deliver(x *exchange, rep reply) {
 	if rep.listen != nil {
 		final, ok := c.srv.runListen(x, rep.listen, c.notify)
 		if ok {
-			_ = c.write(x.msg.Method, newResponse(x.msg.ID, final, nil))
+			_ = c.write(x.msg.Method, wire.NewResponse(x.msg.ID, final, nil))
 		}
 		return
 	}
 	for _, n := range rep.before {
 		_ = c.notify(n)
 	}
-	_ = c.write(x.msg.Method, newResponse(x.msg.ID, rep.resultOrNil(), rep.err))
+	_ = c.write(x.msg.Method, wire.NewResponse(x.msg.ID, rep.resultOrNil(), rep.err))
 }
 
-func (c *stdioConn) notify(n notification) error { return c.write(n.Method, n) }
+func (c *stdioConn) notify(n wire.Notification) error { return c.write(n.Method, n) }
 
 func (c *stdioConn) write(method string, v any) error {
 	line, err := json.Marshal(v)
@@ -222,7 +230,7 @@ func (c *stdioConn) writeRaw(method string, line []byte) error {
 		return errStreamClosed // a dead process says nothing more
 	}
 	// Recorded before writing, so a test that has the answer finds it.
-	c.srv.rec.recordOut("stdio", method, bytes.TrimSpace(line))
+	record.Out(c.srv.rec, "stdio", method, bytes.TrimSpace(line))
 	if _, err := c.w.Write(line); err != nil {
 		return fmt.Errorf("writing stdio: %w", err)
 	}

@@ -4,12 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/agenthost/agenthost/host/mcptest/internal/task"
+	"github.com/agenthost/agenthost/host/mcptest/internal/toolset"
+	"github.com/agenthost/agenthost/host/mcptest/internal/wire"
 )
 
 // TasksExtension is the MCP Tasks extension identifier (2026-07-28).
@@ -18,148 +17,24 @@ const TasksExtension = "io.modelcontextprotocol/tasks"
 // maxServerTasks bounds the tasks one server keeps.
 const maxServerTasks = 1000
 
-// TaskBehaviour is the "task" member of x-test: on a 2026-07-28 request
-// that declares the Tasks extension, tools/call answers with a task handle,
-// and the task advances one step per tasks/get, deterministically:
-// Polls polls answer working, then the task asks for its next input (one
-// elicitation at a time, Inputs in all, each answered with tasks/update),
-// and after the last input and Polls more polls it completes with the
-// tool's usual result (or fails with FailCode, or never ends with
-// Forever). A declined input completes the task with isError. Message,
-// when set, is the statusMessage of the working steps. Lag polls after an
-// answer still show the answered request (an eventually consistent
-// server). Decide are the inputs (1-based) that ask for a decision
-// instead: a confirmation, one boolean "confirm", whose accepted answer is
-// recorded as "confirm=<value>". With Notify the server offers
-// subscriptions/listen for the task: it acknowledges the task's id, and
-// while the task is listened to it also advances on its own, a step every
-// taskStep, and sends each new state as notifications/tasks on the stream
-// (it stops at a question, until it is answered, and at the end). A call of a task
-// tool that does not declare the extension answers -32021. On a 2025-11-25
-// connection the server offers the revision's form instead (capability
-// tasks.requests.tools.call): a tools/call with params.task answers
-// {task}, tasks/get the task without its result, tasks/result the result
-// once it ended. A task of that form that is input_required asks its
-// inputs during tasks/result, as the revision has it: an elicitation/create
-// request to the client on the stream of tasks/result (the stdio or
-// in-process connection, the SSE response over HTTP), tagged with the
-// related task; each answer is taken as a tasks/update one would be, the
-// task runs on to its next input or its end, and tasks/result answers
-// then. An elicitation the client answers with an error fails the task.
-type TaskBehaviour struct {
-	Message        string `json:"message,omitempty"`
-	Lag            int    `json:"lag,omitempty"`
-	Inputs         int    `json:"inputs,omitempty"`
-	Polls          int    `json:"polls,omitempty"`
-	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
-	FailCode       int    `json:"failCode,omitempty"`
-	Forever        bool   `json:"forever,omitempty"`
-	Decide         []int  `json:"decide,omitempty"`
-	Notify         bool   `json:"notify,omitempty"`
-}
-
-// taskStep is the pace of a listened-to Notify task.
-const taskStep = 5 * time.Millisecond
-
-func (b *TaskBehaviour) validate() error {
-	if b.Inputs < 0 || b.Polls < 0 || b.PollIntervalMs < 0 || b.Lag < 0 {
-		return fmt.Errorf("task: inputs, polls, lag and pollIntervalMs must not be negative")
-	}
-	return nil
-}
-
-// serverTask is one task's state.
-type serverTask struct {
-	mu          sync.Mutex
-	id          string
-	tool        *tool
-	args        map[string]json.RawMessage
-	secureArgs  map[string]json.RawMessage
-	b           TaskBehaviour
-	created     string
-	updated     string
-	status      string
-	message     string
-	round       int    // inputs answered
-	polls       int    // polls since the last step
-	outstanding string // the open input request's key
-	answers     []string
-	// apply is an answer taken but not yet visible, for lag more polls.
-	apply  func()
-	lag    int
-	result map[string]any
-	err    *RPCError
-	// listeners are the subscriptions/listen streams that name the task
-	// (Notify); driving: its goroutine advances it.
-	listeners []*subscriber
-	driving   bool
-}
-
 // notifyingTasks are the Notify tasks of ids.
-func (s *Server) notifyingTasks(ids []string) []*serverTask {
+func (s *Server) notifyingTasks(ids []string) []*task.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []*serverTask
+	var out []*task.Task
 	for _, id := range ids {
-		if st := s.tasks[id]; st != nil && st.b.Notify {
+		if st := s.tasks[id]; st != nil && st.Behaviour().Notify {
 			out = append(out, st)
 		}
 	}
 	return out
 }
 
-func (st *serverTask) listen(sub *subscriber) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.listeners = append(st.listeners, sub)
-}
-
-func (st *serverTask) unlisten(sub *subscriber) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.listeners = slices.DeleteFunc(st.listeners, func(l *subscriber) bool { return l == sub })
-}
-
-// drive starts advancing a listened-to task on its own (st.mu held).
-func (st *serverTask) drive() {
-	if st.driving || len(st.listeners) == 0 || st.terminal() || (st.outstanding != "" && st.apply == nil) {
-		return
-	}
-	st.driving = true
-	go func() {
-		for {
-			time.Sleep(taskStep)
-			st.mu.Lock()
-			if len(st.listeners) == 0 {
-				st.driving = false
-				st.mu.Unlock()
-				return
-			}
-			st.advance()
-			w := st.wire()
-			subs := slices.Clone(st.listeners)
-			stop := st.terminal() || (st.outstanding != "" && st.apply == nil)
-			if stop {
-				st.driving = false
-			}
-			st.mu.Unlock()
-			for _, sub := range subs {
-				params := maps.Clone(w)
-				params["_meta"] = map[string]any{metaSubscriptionID: sub.subscriptionID}
-				_ = sub.send(newNotification("notifications/tasks", params))
-			}
-			if stop {
-				return
-			}
-		}
-	}()
-}
-
 // taskExtensionServed reports whether a served tool runs as a task, so the
 // server advertises the extension.
 func (s *Server) taskExtensionServed() bool {
-	for _, t := range s.currentTools().tools {
-		if t.test.Task != nil {
+	for _, t := range s.currentTools().Tools {
+		if t.Test.Task != nil {
 			return true
 		}
 	}
@@ -172,38 +47,37 @@ func declaresTasks(m requestMeta) bool {
 }
 
 func missingTasksError() *RPCError {
-	return newError(CodeMissingCapability, "Missing required client capability: %s", TasksExtension).withData(map[string]any{
+	return wire.WithData(wire.Errorf(CodeMissingCapability, "Missing required client capability: %s", TasksExtension), map[string]any{
 		"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}},
 	})
+
 }
 
 // createTask answers a task tool's call with a task handle.
-func (s *Server) createTask(x *exchange, t *tool, args, secureArgs map[string]json.RawMessage) reply {
+func (s *Server) createTask(x *exchange, t *toolset.Tool, args, secureArgs map[string]json.RawMessage) reply {
 	if x.modern && !declaresTasks(x.meta) || !x.modern && !legacyTaskAugmented(x) {
 		return reply{err: missingTasksError(), toolError: true}
 	}
 	id := make([]byte, 12)
 	_, _ = rand.Read(id)
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	st := &serverTask{id: "task-" + hex.EncodeToString(id), tool: t, args: args, secureArgs: secureArgs,
-		b: *t.test.Task, created: now, updated: now, status: "working", message: "started"}
+	st := task.New("task-"+hex.EncodeToString(id), t.Name, *t.Test.Task, func() map[string]any { return toolResult(t, args, secureArgs) })
 	s.mu.Lock()
 	if s.tasks == nil {
-		s.tasks = map[string]*serverTask{}
+		s.tasks = map[string]*task.Task{}
 	}
 	if len(s.tasks) >= maxServerTasks {
 		s.mu.Unlock()
-		return errorReply(newError(CodeInternalError, "too many tasks"))
+		return errorReply(wire.Errorf(CodeInternalError, "too many tasks"))
 	}
-	s.tasks[st.id] = st
+	s.tasks[st.ID()] = st
 	s.mu.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.Lock()
+	defer st.Unlock()
 	if !x.modern {
 		// 2025-11-25: CreateTaskResult is {task}.
-		return reply{result: map[string]any{"task": st.legacyWire()}}
+		return reply{result: map[string]any{"task": st.LegacyWire()}}
 	}
-	w := st.wire()
+	w := st.Wire()
 	w["resultType"] = "task"
 	return reply{result: w}
 }
@@ -216,37 +90,26 @@ func legacyTaskAugmented(x *exchange) bool {
 	return json.Unmarshal(x.msg.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
 }
 
-// legacyWire is the task as the 2025-11-25 revision's tasks/get returns
-// it: ttl and pollInterval, no result (tasks/result has it).
-func (st *serverTask) legacyWire() map[string]any {
-	w := map[string]any{"taskId": st.id, "status": st.status, "statusMessage": st.message,
-		"createdAt": st.created, "lastUpdatedAt": st.updated, "ttl": int64(time.Hour / time.Millisecond)}
-	if st.b.PollIntervalMs > 0 {
-		w["pollInterval"] = st.b.PollIntervalMs
-	}
-	return w
-}
-
 // legacyTaskResult is the 2025-11-25 revision's tasks/result: the inputs
-// the task still needs are asked with elicitation/create (without st.mu
-// held while the client answers), then the task's end is answered.
-func (s *Server) legacyTaskResult(x *exchange, st *serverTask) reply {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for st.status == "input_required" && st.outstanding != "" {
-		params := st.inputRequest()
-		params["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": st.id}}
-		round := st.round
-		st.mu.Unlock()
+// the task still needs are asked with elicitation/create (the task is not
+// locked while the client answers), then the task's end is answered.
+func (s *Server) legacyTaskResult(x *exchange, st *task.Task) reply {
+	st.Lock()
+	defer st.Unlock()
+	for st.Status() == "input_required" && st.Asking() {
+		params := st.InputRequest()
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": st.ID()}}
+		round := st.Round()
+		st.Unlock()
 		answer, err := s.ask(x, "elicitation/create", params)
-		st.mu.Lock()
+		st.Lock()
 		if err != nil {
 			if x.ctx.Err() != nil {
 				return reply{silent: true}
 			}
-			return errorReply(newError(CodeInternalError, "asking for input %d: %v", round+1, err))
+			return errorReply(wire.Errorf(CodeInternalError, "asking for input %d: %v", round+1, err))
 		}
-		if st.round != round || st.status != "input_required" {
+		if st.Round() != round || st.Status() != "input_required" {
 			continue // answered or ended meanwhile
 		}
 		var result struct {
@@ -256,37 +119,33 @@ func (s *Server) legacyTaskResult(x *exchange, st *serverTask) reply {
 		if len(answer.Error) > 0 || json.Unmarshal(answer.Result, &result) != nil {
 			var refused RPCError
 			_ = json.Unmarshal(answer.Error, &refused)
-			st.outstanding = ""
-			st.err = newError(CodeInternalError, "input %d was not answered: %s", round+1, refused.Message)
-			st.set("failed", "input not answered")
+			st.Fail(wire.Errorf(CodeInternalError, "input %d was not answered: %s", round+1, refused.Message), "input not answered")
 			break
 		}
-		st.answer(result.Action, result.Content)
-		// Run on to the next input or the end (Polls steps, then one).
-		for i := 0; i <= st.b.Polls && !st.terminal() && st.status != "input_required"; i++ {
-			st.advance()
-		}
+		st.Answer(result.Action, result.Content)
+		st.RunOn()
 	}
-	return st.legacyResult()
+	return legacyResult(st)
 }
 
 // legacyResult answers the 2025-11-25 revision's tasks/result of a task
 // that ended: the tool's result or the task's error (this server answers
 // one that has not ended with an error rather than wait).
-func (st *serverTask) legacyResult() reply {
-	switch st.status {
+func legacyResult(st *task.Task) reply {
+	result, err := st.Ended()
+	switch st.Status() {
 	case "completed":
-		return reply{result: st.result}
+		return reply{result: result}
 	case "failed":
-		return errorReply(st.err)
+		return errorReply(err)
 	case "cancelled":
-		return errorReply(newError(CodeInternalError, "the task was cancelled"))
+		return errorReply(wire.Errorf(CodeInternalError, "the task was cancelled"))
 	}
-	return errorReply(newError(CodeInternalError, "the task has not ended (this test server does not wait)"))
+	return errorReply(wire.Errorf(CodeInternalError, "the task has not ended (this test server does not wait)"))
 }
 
 // findTask resolves a tasks/* request's task.
-func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError) {
+func (s *Server) findTask(x *exchange) (*task.Task, json.RawMessage, *RPCError) {
 	if x.modern && !declaresTasks(x.meta) {
 		return nil, nil, missingTasksError()
 	}
@@ -295,13 +154,13 @@ func (s *Server) findTask(x *exchange) (*serverTask, json.RawMessage, *RPCError)
 		InputResponses json.RawMessage `json:"inputResponses"`
 	}
 	if err := json.Unmarshal(x.msg.Params, &p); err != nil || p.TaskID == "" {
-		return nil, nil, newError(CodeInvalidParams, "missing taskId")
+		return nil, nil, wire.Errorf(CodeInvalidParams, "missing taskId")
 	}
 	s.mu.Lock()
 	st := s.tasks[p.TaskID]
 	s.mu.Unlock()
 	if st == nil {
-		return nil, nil, newError(CodeInvalidParams, "Failed to retrieve task: Task not found")
+		return nil, nil, wire.Errorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	return st, p.InputResponses, nil
 }
@@ -314,161 +173,22 @@ func (s *Server) handleTask(x *exchange) reply {
 	if x.msg.Method == "tasks/result" && !x.modern {
 		return s.legacyTaskResult(x, st)
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.Lock()
+	defer st.Unlock()
 	switch x.msg.Method {
 	case "tasks/get":
-		st.advance()
+		st.Advance()
 		if !x.modern {
-			return reply{result: st.legacyWire()}
+			return reply{result: st.LegacyWire()}
 		}
-		return reply{result: st.wire()}
+		return reply{result: st.Wire()}
 	case "tasks/result":
-		return st.legacyResult()
+		return legacyResult(st)
 	case "tasks/update":
-		st.update(responses)
-		st.drive()
+		st.Update(responses)
+		st.Drive()
 	case "tasks/cancel":
-		if !st.terminal() {
-			st.set("cancelled", "cancelled by request")
-		}
+		st.Cancel()
 	}
 	return reply{result: map[string]any{}}
-}
-
-func (st *serverTask) terminal() bool {
-	return st.status == "completed" || st.status == "failed" || st.status == "cancelled"
-}
-
-func (st *serverTask) set(status, message string) {
-	st.status, st.message = status, message
-	st.updated = time.Now().UTC().Format(time.RFC3339Nano)
-}
-
-// advance is one poll's step.
-func (st *serverTask) advance() {
-	if st.apply != nil {
-		if st.lag > 0 {
-			st.lag--
-			return
-		}
-		apply := st.apply
-		st.apply = nil
-		apply()
-		return
-	}
-	if st.terminal() || st.outstanding != "" {
-		return
-	}
-	st.polls++
-	if st.polls <= st.b.Polls {
-		msg := fmt.Sprintf("step %d", st.polls)
-		if st.b.Message != "" {
-			msg = st.b.Message
-		}
-		st.set("working", msg)
-		return
-	}
-	st.polls = 0
-	switch {
-	case st.round < st.b.Inputs:
-		st.outstanding = fmt.Sprintf("input-%d", st.round+1)
-		st.set("input_required", fmt.Sprintf("waiting for input %d of %d", st.round+1, st.b.Inputs))
-	case st.b.Forever:
-		st.set("working", "still working")
-	case st.b.FailCode != 0:
-		st.err = newError(st.b.FailCode, "task failed on purpose")
-		st.set("failed", "failed on purpose")
-	default:
-		st.result = toolResult(st.tool, st.args, st.secureArgs)
-		if len(st.answers) > 0 {
-			content, _ := st.result["content"].([]any)
-			st.result["content"] = append(content, map[string]any{"type": "text", "text": "answers: " + strings.Join(st.answers, ", ")})
-		}
-		st.set("completed", "done")
-	}
-}
-
-// update takes the answer to the outstanding input request; other keys
-// are ignored, as the extension asks.
-func (st *serverTask) update(raw json.RawMessage) {
-	var responses map[string]struct {
-		Action  string         `json:"action"`
-		Content map[string]any `json:"content"`
-	}
-	if json.Unmarshal(raw, &responses) != nil || st.outstanding == "" {
-		return
-	}
-	r, ok := responses[st.outstanding]
-	if !ok || st.apply != nil {
-		return
-	}
-	if st.b.Lag == 0 {
-		st.answer(r.Action, r.Content)
-		return
-	}
-	st.apply, st.lag = func() { st.answer(r.Action, r.Content) }, st.b.Lag
-}
-
-// answer applies the answer to the outstanding input request.
-func (st *serverTask) answer(action string, content map[string]any) {
-	st.outstanding = ""
-	if action != "accept" {
-		st.result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("input %d %s", st.round+1, action)}}, "isError": true}
-		st.set("completed", "input "+action)
-		return
-	}
-	if st.decides(st.round + 1) {
-		st.answers = append(st.answers, fmt.Sprintf("confirm=%v", content["confirm"]))
-	} else {
-		st.answers = append(st.answers, fmt.Sprint(content["answer"]))
-	}
-	st.round++
-	st.set("working", fmt.Sprintf("got input %d", st.round))
-}
-
-// decides reports whether input round (1-based) asks for a decision.
-func (st *serverTask) decides(round int) bool { return slices.Contains(st.b.Decide, round) }
-
-// wire is the task as tasks/get returns it.
-func (st *serverTask) wire() map[string]any {
-	w := map[string]any{
-		"taskId":        st.id,
-		"status":        st.status,
-		"statusMessage": st.message,
-		"createdAt":     st.created,
-		"lastUpdatedAt": st.updated,
-		"ttlMs":         int64(time.Hour / time.Millisecond),
-	}
-	if st.b.PollIntervalMs > 0 {
-		w["pollIntervalMs"] = st.b.PollIntervalMs
-	}
-	switch st.status {
-	case "input_required":
-		w["inputRequests"] = map[string]any{st.outstanding: map[string]any{
-			"method": "elicitation/create",
-			"params": st.inputRequest(),
-		}}
-	case "completed":
-		w["result"] = st.result
-	case "failed":
-		w["error"] = st.err
-	}
-	return w
-}
-
-// inputRequest is the params of the elicitation/create the task's next
-// input asks with.
-func (st *serverTask) inputRequest() map[string]any {
-	message := fmt.Sprintf("Input %d of %d for %s?", st.round+1, st.b.Inputs, st.tool.name)
-	properties := map[string]any{"answer": map[string]any{"type": "string", "default": "yes"}}
-	if st.decides(st.round + 1) {
-		message = fmt.Sprintf("Confirm step %d of %d of %s?", st.round+1, st.b.Inputs, st.tool.name)
-		properties = map[string]any{"confirm": map[string]any{"type": "boolean"}}
-	}
-	return map[string]any{
-		"mode":            "form",
-		"message":         message,
-		"requestedSchema": map[string]any{"type": "object", "properties": properties},
-	}
 }

@@ -1,4 +1,9 @@
-package config
+// Package document owns reading a configuration document: the file
+// (bounded, regular files only), its format (YAML, JSON or TOML) parsed to
+// one generic tree with every key as written, and the strict decoding of
+// that tree into typed settings (unknown keys are errors, setting names
+// match case-insensitively, messages name keys and never values).
+package document
 
 import (
 	"bytes"
@@ -7,60 +12,59 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"gopkg.in/yaml.v3"
 )
 
-// Formats accepted by Parse.
+// The formats of a configuration document.
 const (
-	FormatYAML = "yaml"
-	FormatJSON = "json"
-	FormatTOML = "toml"
+	YAML = "yaml"
+	JSON = "json"
+	TOML = "toml"
 )
 
-// normalizeFormat accepts a format name or a file extension ("yml", ".toml").
-func normalizeFormat(format string) (string, bool) {
+// Format accepts a format name or a file extension ("yml", ".toml").
+func Format(format string) (string, bool) {
 	switch strings.ToLower(strings.TrimPrefix(format, ".")) {
 	case "yaml", "yml":
-		return FormatYAML, true
+		return YAML, true
 	case "json":
-		return FormatJSON, true
+		return JSON, true
 	case "toml":
-		return FormatTOML, true
+		return TOML, true
 	}
 	return "", false
 }
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+// BOM is the UTF-8 byte order mark Windows editors write first.
+var BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// decodeDocument parses data into a generic tree with every map key as
+// Parse parses data into a generic tree with every map key as
 // written. viper would lower-case keys and split keys containing dots, so
 // the document is decoded here with the format's own parser.
-func decodeDocument(data []byte, format string) (map[string]any, error) {
+func Parse(data []byte, format string) (map[string]any, error) {
 	// Windows editors write a BOM into JSON files such as
 	// claude_desktop_config.json; encoding/json rejects it.
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return map[string]any{}, nil
 	}
 	var doc any
 	switch format {
-	case FormatYAML:
+	case YAML:
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) { // EOF: only comments
-			return nil, fmt.Errorf("cannot parse YAML: %w", yamlSyntaxError(err))
+			return nil, fmt.Errorf("cannot parse YAML: %w", YAMLSyntaxError(err))
 		}
 		var extra any
 		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 			return nil, errors.New("cannot parse YAML: the file must hold exactly one document")
 		}
-	case FormatJSON:
+	case JSON:
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
@@ -69,7 +73,7 @@ func decodeDocument(data []byte, format string) (map[string]any, error) {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 			return nil, errors.New("cannot parse JSON: unexpected data after the top-level object")
 		}
-	case FormatTOML:
+	case TOML:
 		var table map[string]any
 		if err := toml.Unmarshal(data, &table); err != nil {
 			var derr *toml.DecodeError
@@ -149,12 +153,12 @@ var yamlScannerProblems = []string{
 	"mapping values are not allowed in this context",
 }
 
-// yamlSyntaxError gives a yaml.v3 syntax error the line it is on, counted
+// YAMLSyntaxError gives a yaml.v3 syntax error the line it is on, counted
 // from 1 as an editor does: yaml.v3 names the line before it for every
 // parser error ("did not find expected key" under line 3 said line 2) and
 // no line for a problem on the first line. Other errors are returned as
 // they are.
-func yamlSyntaxError(err error) error {
+func YAMLSyntaxError(err error) error {
 	msg := err.Error()
 	rest, ok := strings.CutPrefix(msg, "yaml: ")
 	if !ok {
@@ -281,248 +285,4 @@ func describe(v any) string {
 	default:
 		return "a date or time"
 	}
-}
-
-var durationType = reflect.TypeFor[time.Duration]()
-
-// decoder fills typed values from the generic tree. It is strict (unknown
-// keys are errors), keeps map keys as written, matches field names
-// case-insensitively, and never puts a value in an error message.
-type decoder struct {
-	problems *problems
-}
-
-func (d *decoder) decode(key string, raw any, out reflect.Value) {
-	if raw == nil {
-		return // null and empty entries leave the zero value
-	}
-	if out.Type() == durationType {
-		d.duration(key, raw, out)
-		return
-	}
-	switch out.Kind() {
-	case reflect.Pointer:
-		elem := reflect.New(out.Type().Elem())
-		d.decode(key, raw, elem.Elem())
-		out.Set(elem)
-	case reflect.Interface:
-		if out.NumMethod() != 0 {
-			d.problems.add(key, "unsupported setting type")
-			return
-		}
-		out.Set(reflect.ValueOf(raw))
-	case reflect.String:
-		d.string(key, raw, out)
-	case reflect.Bool:
-		b, ok := raw.(bool)
-		if !ok {
-			d.problems.addf(key, "expected true or false, got %s", describe(raw))
-			return
-		}
-		out.SetBool(b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := wholeNumber(raw)
-		if !ok || out.OverflowInt(n) {
-			d.problems.addf(key, "expected an integer, got %s", describe(raw))
-			return
-		}
-		out.SetInt(n)
-	case reflect.Float32, reflect.Float64:
-		switch n := raw.(type) {
-		case int64:
-			out.SetFloat(float64(n))
-		case float64:
-			out.SetFloat(n)
-		default:
-			d.problems.addf(key, "expected a number, got %s", describe(raw))
-		}
-	case reflect.Slice:
-		list, ok := raw.([]any)
-		if !ok {
-			d.problems.addf(key, "expected a list, got %s", describe(raw))
-			return
-		}
-		s := reflect.MakeSlice(out.Type(), len(list), len(list))
-		for i, e := range list {
-			d.decode(indexKey(key, i), e, s.Index(i))
-		}
-		out.Set(s)
-	case reflect.Map:
-		d.mapping(key, raw, out)
-	case reflect.Struct:
-		d.structure(key, raw, out)
-	default:
-		d.problems.add(key, "unsupported setting type")
-	}
-}
-
-func (d *decoder) duration(key string, raw any, out reflect.Value) {
-	s, ok := raw.(string)
-	if !ok {
-		d.problems.addf(key, `expected a duration such as "60s" or "10m", got %s`, describe(raw))
-		return
-	}
-	dur, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		d.problems.add(key, `invalid duration; use Go syntax such as "60s", "1m30s" or "10m"`)
-		return
-	}
-	out.SetInt(int64(dur))
-}
-
-// string accepts integers and booleans too, because YAML users write
-// env: {PORT: 8080} and expect "8080". Floats are refused: their text
-// would not survive the round trip (1.10 would become "1.1").
-func (d *decoder) string(key string, raw any, out reflect.Value) {
-	switch v := raw.(type) {
-	case string:
-		out.SetString(v)
-	case int64:
-		out.SetString(strconv.FormatInt(v, 10))
-	case bool:
-		out.SetString(strconv.FormatBool(v))
-	case float64:
-		d.problems.add(key, "expected a string, got a number; put the value in quotes")
-	default:
-		d.problems.addf(key, "expected a string, got %s", describe(raw))
-	}
-}
-
-func wholeNumber(raw any) (int64, bool) {
-	switch n := raw.(type) {
-	case int64:
-		return n, true
-	case float64:
-		if n == math.Trunc(n) && n >= math.MinInt64 && n <= math.MaxInt64 {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
-
-func (d *decoder) mapping(key string, raw any, out reflect.Value) {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		d.problems.addf(key, "expected a mapping, got %s", describe(raw))
-		return
-	}
-	if out.Type().Key().Kind() != reflect.String {
-		d.problems.add(key, "unsupported setting type")
-		return
-	}
-	result := reflect.MakeMapWithSize(out.Type(), len(m))
-	for _, name := range sortedKeys(m) {
-		elem := reflect.New(out.Type().Elem()).Elem()
-		d.decode(childKey(key, name), m[name], elem)
-		result.SetMapIndex(reflect.ValueOf(name).Convert(out.Type().Key()), elem)
-	}
-	out.Set(result)
-}
-
-type field struct {
-	name  string // canonical name, from the json tag
-	index int
-}
-
-// settingFields lists the settable fields of a config struct by their
-// json names; fields tagged "-" (such as Server.Name) are not settings.
-func settingFields(t reflect.Type) []field {
-	var fields []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		fields = append(fields, field{name: name, index: i})
-	}
-	return fields
-}
-
-func (d *decoder) structure(key string, raw any, out reflect.Value) {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		d.problems.addf(key, "expected a mapping, got %s", describe(raw))
-		return
-	}
-	fields := settingFields(out.Type())
-	usedBy := make(map[int]string)
-	for _, name := range sortedKeys(m) {
-		f, ok := matchField(fields, name)
-		if !ok {
-			d.problems.add(childKey(key, name), unknownKeyMessage(name, fields))
-			continue
-		}
-		if other, dup := usedBy[f.index]; dup {
-			d.problems.addf(childKey(key, name), "same setting as key %q; keep only one", other)
-			continue
-		}
-		usedBy[f.index] = name
-		d.decode(childKey(key, f.name), m[name], out.Field(f.index))
-	}
-}
-
-func matchField(fields []field, name string) (field, bool) {
-	for _, f := range fields {
-		if f.name == name {
-			return f, true
-		}
-	}
-	for _, f := range fields {
-		if strings.EqualFold(f.name, name) {
-			return f, true
-		}
-	}
-	return field{}, false
-}
-
-func unknownKeyMessage(name string, fields []field) string {
-	best, bestDist := "", math.MaxInt
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-		if dist := editDistance(strings.ToLower(name), strings.ToLower(f.name)); dist < bestDist {
-			best, bestDist = f.name, dist
-		}
-	}
-	if bestDist <= 2 && bestDist < len(name)/2+1 {
-		return fmt.Sprintf("unknown key (did you mean %q?)", best)
-	}
-	return "unknown key (valid keys: " + strings.Join(names, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance, for "did you mean" hints.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
