@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // replicaApprover asks the server's queue, with the replica id in front
@@ -286,9 +287,9 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer stop()
-	sw := startSSE(w, r, http.StatusOK)
-	_ = sw.comment("approvals")
-	if sw.flush() != nil {
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sw.Comment("approvals")
+	if sw.Flush() != nil {
 		return
 	}
 	keepAlive := time.NewTicker(25 * time.Second)
@@ -300,11 +301,11 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			data, _ := json.Marshal(map[string]string{"type": ev.typ, "id": ev.id})
-			if sw.event(0, ev.typ, data) != nil || sw.flush() != nil {
+			if sw.Event(0, ev.typ, data) != nil || sw.Flush() != nil {
 				return
 			}
 		case <-keepAlive.C:
-			if sw.comment("keep-alive") != nil || sw.flush() != nil {
+			if sw.Comment("keep-alive") != nil || sw.Flush() != nil {
 				return
 			}
 		case <-r.Context().Done():

@@ -131,7 +131,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	if ss == nil && s.db != nil {
 		// The shared mode: the stored session's owner (the records are
 		// the ones this replica wrote; audit.store has every replica's).
-		if rec, err := s.db.load(r.Context(), id); err == nil {
+		if rec, err := s.db.Load(r.Context(), id); err == nil {
 			ss = &servedSession{owner: rec.Owner}
 		}
 	}

@@ -14,6 +14,12 @@
 // the webhook notifier, an in-memory index of audit records by session, and
 // forwarding to the replica that owns a session or an approval.
 //
+// Its parts with one job each live below it in internal packages, which
+// never import serve: internal/eventlog (a turn's events, encoded once and
+// bounded), internal/sse (writing and streaming Server-Sent Events),
+// internal/sharedstore (the shared mode's PostgreSQL store of sessions and
+// turn events) and internal/connlimit (the listener's connection bounds).
+//
 // Layering: cmd/agenthost → serve → host → {approvals, bindings, ...}.
 // serve uses only the public API of host, approvals and config; nothing
 // below it imports it, and cmd/agenthost only parses flags and calls it.

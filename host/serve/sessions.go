@@ -13,6 +13,9 @@ import (
 
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
+	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // servedSession is one session created through the API.
@@ -39,7 +42,7 @@ type servedSession struct {
 // Last-Event-ID loses nothing.
 type servedTurn struct {
 	id      string
-	log     *eventLog
+	log     *eventlog.Log
 	cancel  context.CancelFunc
 	running bool
 	// by is the name of the identity that started the turn: its approval
@@ -202,7 +205,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		if ss.turn.running {
 			ss.turn.cancel()
 		}
-		ss.turn.log.release()
+		ss.turn.log.Release()
 	}
 	ss.mu.Unlock()
 	ss.sess.Close()
@@ -251,8 +254,8 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", eventsPath(sid, t.id))
 	w.Header().Set("Agenthost-Turn-Id", t.id)
-	sw := startSSE(w, r, http.StatusOK)
-	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sse.Stream(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
 // readTurn reads and checks a turn request; ok false: an answer was
@@ -273,8 +276,6 @@ func (s *Server) readTurn(w http.ResponseWriter, r *http.Request) (req turnReque
 	return req, true
 }
 
-var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
-
 func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*servedTurn, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -282,12 +283,12 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 		return nil, errors.New("the session was deleted")
 	}
 	if ss.turn != nil && ss.turn.running {
-		return nil, errTurnRunning
+		return nil, sharedstore.ErrTurnRunning
 	}
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: newServedTurnID(), log: s.events.newLog(), cancel: cancel, running: true, by: by}
+	t := &servedTurn{id: newServedTurnID(), log: s.events.NewLog(), cancel: cancel, running: true, by: by}
 	if ss.turn != nil {
-		ss.turn.log.release() // only the latest turn is kept
+		ss.turn.log.Release() // only the latest turn is kept
 	}
 	ss.turn = t
 	opts := s.turnOp
@@ -299,16 +300,16 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		var frames frameArena
+		var frames eventlog.FrameArena
 		id := int64(0)
 		for e := range ss.sess.Turn(ctx, req.Message, opts) {
 			id++
-			t.log.append(frames.frame(id, boundResult(&e, s.lim.events.maxResult)))
+			t.log.Append(frames.Frame(id, eventlog.BoundResult(&e, s.lim.events.MaxResult)))
 		}
 		ss.mu.Lock()
 		t.running = false
 		ss.mu.Unlock()
-		t.log.finish()
+		t.log.Finish()
 	}()
 	return t, nil
 }
@@ -342,10 +343,10 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, _, _, gone := t.log.since(after); gone {
+	if _, _, _, _, gone := t.log.Since(after); gone {
 		writeError(w, http.StatusGone, "gone", "events after this id were dropped (serve.events bounds what a turn keeps)")
 		return
 	}
-	sw := startSSE(w, r, http.StatusOK)
-	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sse.Stream(r.Context(), sw, t.log, after, s.life.Done(), false)
 }
