@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
 	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
@@ -101,7 +102,7 @@ type approvalView struct {
 
 // approvalView renders a for viewer (nil: no identity, as for webhooks,
 // which then get no conversation).
-func (s *Server) approvalView(a approvals.Approval, viewer *identity) approvalView {
+func (s *Server) approvalView(a approvals.Approval, viewer *auth.Identity) approvalView {
 	a = a.View(time.Now())
 	p := a.Pending
 	req := p.Request
@@ -136,7 +137,7 @@ func (s *Server) approvalView(a approvals.Approval, viewer *identity) approvalVi
 			v.Description = ct.Tool.Description
 		}
 	}
-	if viewer != nil && req.MayVote(viewer.name) {
+	if viewer != nil && req.MayVote(viewer.Name) {
 		v.MayVote = true
 		if c := req.Conversation; c != (approvals.Conversation{}) {
 			v.Conversation = &c
@@ -183,8 +184,8 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	who := identityOf(r.Context())
-	out := approvalList{Approver: who.name, Approvals: []approvalView{}}
+	who := auth.IdentityOf(r.Context())
+	out := approvalList{Approver: who.Name, Approvals: []approvalView{}}
 	now := time.Now()
 	for i := range list {
 		if list[i].Open(now) {
@@ -210,7 +211,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.approvalView(a, identityOf(r.Context())))
+	writeJSON(w, http.StatusOK, s.approvalView(a, auth.IdentityOf(r.Context())))
 }
 
 type voteRequest struct {
@@ -244,8 +245,8 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("approvalId")
-	who := identityOf(r.Context())
-	a, err := s.store.Vote(r.Context(), id, approvals.Resolution{ApproverID: who.name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
+	who := auth.IdentityOf(r.Context())
+	a, err := s.store.Vote(r.Context(), id, approvals.Resolution{ApproverID: who.Name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
 	switch {
 	case err == nil:
 	case errors.Is(err, approvals.ErrUnknownApproval):
@@ -275,13 +276,13 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 	if settled && s.shared {
 		s.watch.publish("settled", id) // a memory store says so itself
 	}
-	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.name, Decision: req.Decision, Counted: true, Settled: settled})
+	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.Name, Decision: req.Decision, Counted: true, Settled: settled})
 }
 
 // approvalEvents streams "pending" and "settled" events (data: the
 // approval id) so the approvals page updates when anyone decides.
 func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
-	ch, stop, err := s.watch.subscribe(identityOf(r.Context()).name)
+	ch, stop, err := s.watch.subscribe(auth.IdentityOf(r.Context()).Name)
 	if err != nil {
 		writeError(w, http.StatusTooManyRequests, "too_many_streams", err.Error())
 		return

@@ -19,9 +19,11 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
 	"github.com/agenthost/agenthost/host/serve/internal/connlimit"
 	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
+	"github.com/agenthost/agenthost/host/serve/internal/webhook"
 	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
@@ -64,7 +66,7 @@ type Server struct {
 	host   *host.Host
 	cfg    config.Serve
 	lim    limits
-	auth   *authenticator
+	auth   *auth.Authenticator
 	audit  *AuditLog
 	logger *slog.Logger
 	// store holds the approval requests served sessions raise: the host's
@@ -74,7 +76,7 @@ type Server struct {
 	shared   bool
 	queue    *approvals.Queue // nil with a shared store
 	approver approvals.Approver
-	hooks    *notifier
+	hooks    *webhook.Notifier
 	watch    *broadcaster
 	events   *eventlog.Budget
 	client   *http.Client
@@ -118,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	// (docs/config.md, "Redirects"): a delivery's signed payload, a
 	// forwarded caller's Authorization, go nowhere else.
 	client := httpredirect.Apply(opts.HTTPClient, httpredirect.Policy{})
-	auth, err := newAuthenticator(&opts.Config)
+	authn, err := auth.New(&opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -128,7 +130,7 @@ func New(opts Options) (*Server, error) {
 		host:     opts.Host,
 		cfg:      opts.Config,
 		lim:      lim,
-		auth:     auth,
+		auth:     authn,
 		audit:    audit,
 		logger:   logger,
 		client:   client,
@@ -147,10 +149,10 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
+	s.hooks = webhook.New(life, &s.wg, opts.Config.Webhooks, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)
-		s.hooks.notify(s.approvalView(a, nil))
+		s.notifyHooks(s.approvalView(a, nil))
 	}
 	if st := opts.Host.ApprovalStore(); st != nil {
 		// Every replica raises in, lists from and votes on the one store;

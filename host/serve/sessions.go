@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
 	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
 	"github.com/agenthost/agenthost/host/serve/internal/sse"
@@ -102,7 +103,7 @@ func (s *Server) newSessionID() string {
 // readCreate reads and checks a create-session request: the subject is
 // the caller's own name unless it names one the caller may act for.
 // names are the values' names, sorted. ok false: an answer was written.
-func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createSessionRequest, who *identity, names []string, ok bool) {
+func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createSessionRequest, who *auth.Identity, names []string, ok bool) {
 	if !readJSON(w, r, &req) {
 		return req, nil, nil, false
 	}
@@ -110,16 +111,16 @@ func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createS
 		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
 		return req, nil, nil, false
 	}
-	who = identityOf(r.Context())
+	who = auth.IdentityOf(r.Context())
 	if strings.TrimSpace(req.Subject) == "" {
-		req.Subject = who.name // a session acts for its caller unless it names someone it may act for
+		req.Subject = who.Name // a session acts for its caller unless it names someone it may act for
 	}
-	switch ok, err := who.mayActFor(req.Subject); {
+	switch ok, err := who.MayActFor(req.Subject); {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "invalid_request", "subject is not a valid id (it holds an invisible, default-ignorable or otherwise refused character)")
 		return req, nil, nil, false
 	case !ok:
-		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
+		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.Name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
 		return req, nil, nil, false
 	}
 	names = make([]string, 0, len(req.Values))
@@ -135,7 +136,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	creator := who.name
+	creator := who.Name
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -152,7 +153,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
 		return
 	}
-	ss := &servedSession{subject: req.Subject, valueNames: names, created: time.Now().UTC(), owner: who.owner, creator: who.name}
+	ss := &servedSession{subject: req.Subject, valueNames: names, created: time.Now().UTC(), owner: who.Owner, creator: who.Name}
 	ss.sess = s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
 		Approver: sessionApprover{base: s.approver, ss: ss}})
 	ss.trust = ss.sess.TrustLevel()
@@ -171,7 +172,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (string, *serve
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	if ss == nil || ss.owner != identityOf(r.Context()).owner {
+	if ss == nil || ss.owner != auth.IdentityOf(r.Context()).Owner {
 		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 		return "", nil
 	}
@@ -247,7 +248,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "values are given when the session is created (a turn carries them only in the shared mode, docs/config.md serve.replica)")
 		return
 	}
-	t, err := s.startTurn(ss, req, identityOf(r.Context()).name)
+	t, err := s.startTurn(ss, req, auth.IdentityOf(r.Context()).Name)
 	if err != nil {
 		writeError(w, http.StatusConflict, "turn_running", err.Error())
 		return

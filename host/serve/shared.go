@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
 	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
 	"github.com/agenthost/agenthost/host/serve/internal/sse"
@@ -71,7 +72,7 @@ func (s *Server) sharedSession(w http.ResponseWriter, r *http.Request) (sharedst
 		s.logger.Error("serve: reading a session failed", "error", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be read")
 		return rec, false
-	case rec.Owner == identityOf(r.Context()).owner:
+	case rec.Owner == auth.IdentityOf(r.Context()).Owner:
 		return rec, true
 	}
 	writeError(w, http.StatusNotFound, "not_found", "no session with this id")
@@ -106,7 +107,7 @@ func (s *Server) createSharedSession(w http.ResponseWriter, r *http.Request) {
 		trust = 1
 	}
 	id := s.newSessionID()
-	rec := sharedstore.Record{ID: id, Owner: who.owner, Creator: who.name, Subject: req.Subject, TrustLevel: trust,
+	rec := sharedstore.Record{ID: id, Owner: who.Owner, Creator: who.Name, Subject: req.Subject, TrustLevel: trust,
 		ValueNames: names, Created: time.Now().UTC()}
 	if s.sealer != nil && len(req.Values) > 0 {
 		sealed, err := s.sealer.Seal(id, req.Values)
@@ -235,7 +236,7 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 		return
 	}
-	by := identityOf(r.Context()).name
+	by := auth.IdentityOf(r.Context()).Name
 	turnID := newServedTurnID()
 	err := s.db.StartTurn(r.Context(), rec.ID, turnID, by)
 	if errors.Is(err, sharedstore.ErrTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
