@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/oauth/internal/jose"
+	"github.com/agenthost/agenthost/host/oauth/internal/tokenwire"
+	"github.com/agenthost/agenthost/host/oauth/internal/wellknown"
 	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
@@ -122,7 +124,7 @@ type Client struct {
 	store    TokenStore
 	now      func() time.Time
 
-	nonces dpopNonces // DPoP nonces the servers asked for
+	nonces jose.Nonces // DPoP nonces the servers asked for
 
 	mu        sync.Mutex
 	disc      *discovery
@@ -182,7 +184,7 @@ func NewClient(cfg Config) (*Client, error) {
 		if cfg.ClientID == "" {
 			return nil, errors.New("oauth: the id-jag grant needs a client id")
 		}
-		if err := checkURL("the identity provider's token endpoint", cfg.IDPTokenEndpoint, true); err != nil {
+		if err := wellknown.CheckURL("the identity provider's token endpoint", cfg.IDPTokenEndpoint, true); err != nil {
 			return nil, err
 		}
 		if cfg.IDToken == nil {
@@ -212,7 +214,7 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("oauth: unknown token endpoint auth method %q", cfg.TokenEndpointAuthMethod)
 	}
 	if cfg.PrivateKey != nil {
-		if _, err := signingAlg(cfg.PrivateKey); err != nil {
+		if _, err := jose.SigningAlg(cfg.PrivateKey); err != nil {
 			return nil, err
 		}
 	}
@@ -302,12 +304,12 @@ func (c *Client) forgetDiscovery() {
 }
 
 func (c *Client) fetchDiscovery(ctx context.Context, rmURL string) (*discovery, error) {
-	candidates, err := resourceMetadataURLs(c.cfg.ServerURL)
+	candidates, err := wellknown.ResourceMetadataURLs(c.cfg.ServerURL)
 	if err != nil {
 		return nil, err
 	}
 	if rmURL != "" {
-		if err := checkURL("resource_metadata", rmURL, false); err != nil {
+		if err := wellknown.CheckURL("resource_metadata", rmURL, false); err != nil {
 			return nil, err
 		}
 		candidates = append([]string{rmURL}, candidates...)
@@ -324,7 +326,7 @@ func (c *Client) fetchDiscovery(ctx context.Context, rmURL string) (*discovery, 
 		if err != nil {
 			return nil, err
 		}
-		if !resourceCovers(prm.Resource, c.cfg.ServerURL) {
+		if !wellknown.ResourceCovers(prm.Resource, c.cfg.ServerURL) {
 			return nil, fmt.Errorf("oauth: the protected resource metadata at %s names resource %s, not %s", u, prm.Resource, c.resource)
 		}
 		if len(prm.AuthorizationServers) == 0 {
@@ -343,7 +345,7 @@ func (c *Client) fetchDiscovery(ctx context.Context, rmURL string) (*discovery, 
 // serverMetadata fetches an issuer's metadata from the well-known URIs and
 // checks that it names the same issuer (RFC 8414 §3.3).
 func (c *Client) serverMetadata(ctx context.Context, issuer string) (*ServerMetadata, error) {
-	urls, err := serverMetadataURLs(issuer)
+	urls, err := wellknown.ServerMetadataURLs(issuer)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +384,7 @@ func (c *Client) legacyDiscovery(ctx context.Context) (*discovery, error) {
 			return nil, err
 		}
 	case errors.Is(err, ErrMetadataNotFound):
-		if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		if u.Scheme != "https" && !wellknown.IsLoopback(u.Hostname()) {
 			return nil, fmt.Errorf("oauth: %s has no authorization metadata and is not https", origin)
 		}
 		as = &ServerMetadata{Issuer: origin, AuthorizationEndpoint: origin + "/authorize",
@@ -547,7 +549,7 @@ func applicationType(redirectURI string) string {
 	if err != nil {
 		return "web"
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || isLoopback(u.Hostname()) {
+	if (u.Scheme != "http" && u.Scheme != "https") || wellknown.IsLoopback(u.Hostname()) {
 		return "native"
 	}
 	return "web"
@@ -571,7 +573,7 @@ func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL
 	if c.cfg.Grant != GrantAuthorizationCode {
 		return "", "", fmt.Errorf("oauth: the %s grant has no authorization step", c.cfg.Grant)
 	}
-	if err := checkURL("redirect URI", r.RedirectURI, true); err != nil {
+	if err := wellknown.CheckURL("redirect URI", r.RedirectURI, true); err != nil {
 		return "", "", err
 	}
 	d, err := c.discover(ctx)
@@ -596,8 +598,8 @@ func (c *Client) StartAuthorization(ctx context.Context, r AuthRequest) (authURL
 	if scopes == nil {
 		scopes = c.challengeScopes(d)
 	}
-	verifier := randomString(32)
-	state = randomString(32)
+	verifier := jose.RandomString(32)
+	state = jose.RandomString(32)
 	sum := sha256.Sum256([]byte(verifier))
 	q := url.Values{
 		"response_type":         {"code"},
@@ -695,11 +697,11 @@ func (c *Client) CompleteAuthorization(ctx context.Context, query url.Values) (s
 		return "", ErrInvalidState
 	}
 	if code := query.Get("error"); code != "" {
-		return p.subject, &AuthorizationError{Code: clip(code, 64), Description: clip(query.Get("error_description"), 200)}
+		return p.subject, &AuthorizationError{Code: tokenwire.Clip(code, 64), Description: tokenwire.Clip(query.Get("error_description"), 200)}
 	}
 	iss := query.Get("iss")
 	if iss != "" && !sameIssuer(iss, p.issuer) {
-		return p.subject, fmt.Errorf("oauth: the authorization response comes from issuer %s, not %s (RFC 9207)", clip(iss, 200), p.issuer)
+		return p.subject, fmt.Errorf("oauth: the authorization response comes from issuer %s, not %s (RFC 9207)", tokenwire.Clip(iss, 200), p.issuer)
 	}
 	if iss == "" && p.issRequired {
 		return p.subject, fmt.Errorf("oauth: the authorization response has no iss parameter, which %s promises (RFC 9207)", p.issuer)
@@ -731,7 +733,7 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 	var basic string
 	switch reg.method {
 	case AuthClientSecretBasic:
-		basic = basicCredentials(reg.id, reg.secret)
+		basic = tokenwire.BasicCredentials(reg.id, reg.secret)
 		header.Set("Authorization", "Basic "+basic)
 	case AuthClientSecretPost:
 		form.Set("client_id", reg.id)
@@ -740,12 +742,12 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		if c.cfg.PrivateKey == nil {
 			return nil, errors.New("oauth: private_key_jwt needs a private key")
 		}
-		a, err := clientAssertion(c.cfg.PrivateKey, reg.id, issuer, c.now())
+		a, err := jose.ClientAssertion(c.cfg.PrivateKey, reg.id, issuer, c.now())
 		if err != nil {
 			return nil, err
 		}
 		form.Set("client_id", reg.id)
-		form.Set("client_assertion_type", clientAssertionType)
+		form.Set("client_assertion_type", jose.ClientAssertionType)
 		form.Set("client_assertion", a)
 	default:
 		if reg.id != "" {
@@ -754,7 +756,7 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 	}
 	// What the answer must not repeat in an error: the grant's secrets
 	// (refresh token, code, verifier, assertions) and the client's.
-	sent := sentSecrets(form, reg.secret, basic)
+	sent := tokenwire.SentSecrets(form, reg.secret, basic)
 	eu, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token endpoint: %w", err)
@@ -772,7 +774,7 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Accept", "application/json")
 		if key != nil {
-			proof, err := dpopProof(key, http.MethodPost, eu, "", c.nonces.get(eu), c.now())
+			proof, err := jose.DPoPProof(key, http.MethodPost, eu, "", c.nonces.Get(eu), c.now())
 			if err != nil {
 				return nil, err
 			}
@@ -788,10 +790,10 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		if err != nil {
 			return nil, fmt.Errorf("oauth: reading the token endpoint's answer: %w", err)
 		}
-		newNonce := key != nil && c.nonces.note(eu, resp.Header)
+		newNonce := key != nil && c.nonces.Note(eu, resp.Header)
 		// RFC 9449 §8: a use_dpop_nonce answer names the nonce the next
 		// proof must carry; one retry with a fresh proof.
-		if resp.StatusCode == http.StatusBadRequest && newNonce && try == 0 && errorCode(data) == "use_dpop_nonce" {
+		if resp.StatusCode == http.StatusBadRequest && newNonce && try == 0 && tokenwire.ErrorCode(data) == "use_dpop_nonce" {
 			continue
 		}
 		break
@@ -823,9 +825,9 @@ func (c *Client) tokenRequest(ctx context.Context, endpoint, issuer string, reg 
 		// A server may issue a bearer token despite the proof (RFC 9449
 		// §5): the key is then of no use.
 	default:
-		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not %s", clip(redactSent(out.TokenType, sent), 32), expectedType(key))
+		return nil, fmt.Errorf("oauth: the token endpoint issued a token of type %q, not %s", tokenwire.Clip(tokenwire.Redact(out.TokenType, sent), 32), expectedType(key))
 	}
-	if secs, ok := expiresIn(out.ExpiresIn); ok {
+	if secs, ok := tokenwire.ExpiresIn(out.ExpiresIn); ok {
 		tok.Expiry = c.now().Add(time.Duration(secs) * time.Second)
 	}
 	return tok, nil
@@ -839,39 +841,8 @@ func expectedType(key *ecdsa.PrivateKey) string {
 	return "Bearer"
 }
 
-// errorCode is the OAuth error code of an error answer ("" when none).
-func errorCode(data []byte) string {
-	var e struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(data, &e)
-	return e.Error
-}
-
-// expiresIn reads expires_in, a number (some servers send a string).
-func expiresIn(raw json.RawMessage) (int64, bool) {
-	if len(raw) == 0 {
-		return 0, false
-	}
-	var n json.Number
-	s := strings.Trim(string(raw), `"`)
-	n = json.Number(s)
-	v, err := n.Int64()
-	if err != nil {
-		f, ferr := n.Float64()
-		if ferr != nil {
-			return 0, false
-		}
-		v = int64(f)
-	}
-	if v <= 0 || v > 10*365*24*3600 {
-		return 0, false
-	}
-	return v, true
-}
-
 // parseErrorBody turns an error answer into an *AuthorizationError. Any of
-// sent (the secrets of the request answered, see sentSecrets) that the
+// sent (the secrets of the request answered, see tokenwire.SentSecrets) that the
 // server quotes is redacted.
 func parseErrorBody(status int, data []byte, sent []string) error {
 	var e struct {
@@ -881,70 +852,7 @@ func parseErrorBody(status int, data []byte, sent []string) error {
 	if json.Unmarshal(data, &e) != nil || e.Error == "" {
 		return &AuthorizationError{Code: "server_error", Description: "no OAuth error in the answer", Status: status}
 	}
-	return &AuthorizationError{Code: clip(redactSent(e.Error, sent), 64), Description: clip(redactSent(e.Description, sent), 200), Status: status}
-}
-
-// publicParams are the token request parameters that are no secret; every
-// other value a request sends is one (sentSecrets).
-var publicParams = map[string]bool{
-	"grant_type": true, "resource": true, "redirect_uri": true, "scope": true, "client_id": true,
-	"client_assertion_type": true, "requested_token_type": true, "subject_token_type": true, "audience": true,
-}
-
-// sentSecrets are the values of a token request that an error built from
-// its answer must not repeat: every form value but publicParams', and
-// extra (the client secret, HTTP Basic credentials).
-func sentSecrets(form url.Values, extra ...string) []string {
-	var out []string
-	for k, vs := range form {
-		if !publicParams[k] {
-			out = append(out, vs...)
-		}
-	}
-	return append(out, extra...)
-}
-
-// redactSent replaces in s every one of secrets, as sent and form-encoded.
-func redactSent(s string, secrets []string) string {
-	for _, v := range secrets {
-		if len(v) < minRedacted {
-			continue
-		}
-		s = strings.ReplaceAll(s, v, "[redacted]")
-		if q := url.QueryEscape(v); q != v {
-			s = strings.ReplaceAll(s, q, "[redacted]")
-		}
-	}
-	return s
-}
-
-// minRedacted: shorter values are not searched for (a one-letter secret
-// would blank the message, and is no secret worth the name).
-const minRedacted = 4
-
-// basicCredentials are the HTTP Basic credentials of a client (RFC 6749
-// §2.3.1: each part form-encoded first).
-func basicCredentials(id, secret string) string {
-	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret)))
-}
-
-// clip cuts server text to n bytes and drops control characters.
-func clip(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, strings.ToValidUTF8(s, ""))
-}
-
-func randomString(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b)
+	return &AuthorizationError{Code: tokenwire.Clip(tokenwire.Redact(e.Error, sent), 64), Description: tokenwire.Clip(tokenwire.Redact(e.Description, sent), 200), Status: status}
 }
 
 // Token returns a usable token of the subject: the stored one, renewed by
@@ -1142,3 +1050,8 @@ func (c *Client) HasPending(state string) bool {
 	_, ok := c.pending[state]
 	return ok
 }
+
+// ParsePrivateKey reads a PEM private key (PKCS#8, SEC 1 EC or PKCS#1
+// RSA) for private_key_jwt client authentication. Errors never quote the
+// key.
+func ParsePrivateKey(data []byte) (crypto.Signer, error) { return jose.ParsePrivateKey(data) }

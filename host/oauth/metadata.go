@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/internal/httpredirect"
+	"github.com/agenthost/agenthost/host/oauth/internal/wellknown"
 )
 
 // ResourceMetadata is OAuth 2.0 Protected Resource Metadata (RFC 9728).
@@ -62,11 +61,11 @@ func ParseResourceMetadata(data []byte) (*ResourceMetadata, error) {
 	if m.Resource == "" {
 		return nil, errors.New("oauth: protected resource metadata has no resource")
 	}
-	if err := checkURL("resource", m.Resource, false); err != nil {
+	if err := wellknown.CheckURL("resource", m.Resource, false); err != nil {
 		return nil, err
 	}
 	for _, as := range m.AuthorizationServers {
-		if err := checkURL("authorization_servers", as, true); err != nil {
+		if err := wellknown.CheckURL("authorization_servers", as, true); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +83,7 @@ func ParseServerMetadata(data []byte) (*ServerMetadata, error) {
 	if m.Issuer == "" {
 		return nil, errors.New("oauth: authorization server metadata has no issuer")
 	}
-	if err := checkURL("issuer", m.Issuer, true); err != nil {
+	if err := wellknown.CheckURL("issuer", m.Issuer, true); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct{ name, v string }{
@@ -95,7 +94,7 @@ func ParseServerMetadata(data []byte) (*ServerMetadata, error) {
 		if f.v == "" {
 			continue
 		}
-		if err := checkURL(f.name, f.v, true); err != nil {
+		if err := wellknown.CheckURL(f.name, f.v, true); err != nil {
 			return nil, err
 		}
 	}
@@ -110,67 +109,6 @@ func (m *ServerMetadata) supportsPKCE() bool {
 	return slices.Contains(m.CodeChallengeMethodsSupported, "S256")
 }
 
-// checkURL accepts absolute http(s) URLs without a fragment; with secure
-// set, plain http only for a loopback host.
-func checkURL(field, raw string, secure bool) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("oauth: %s is not an absolute http(s) URL", field)
-	}
-	if u.Fragment != "" {
-		return fmt.Errorf("oauth: %s has a fragment", field)
-	}
-	if secure && u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		return fmt.Errorf("oauth: %s must use https (http only on a loopback host)", field)
-	}
-	return nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// resourceMetadataURLs lists where a server's protected resource metadata
-// may be, in the order the spec gives: path-based first, then the root.
-func resourceMetadataURLs(server string) ([]string, error) {
-	u, err := url.Parse(server)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("oauth: server URL %q is not absolute", server)
-	}
-	root := u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource"
-	path := strings.TrimSuffix(u.EscapedPath(), "/")
-	if path == "" {
-		return []string{root}, nil
-	}
-	return []string{root + path, root}, nil
-}
-
-// serverMetadataURLs lists where an issuer's metadata may be (MCP
-// authorization spec, "Authorization Server Metadata Discovery").
-func serverMetadataURLs(issuer string) ([]string, error) {
-	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("oauth: issuer %q is not absolute", issuer)
-	}
-	origin := u.Scheme + "://" + u.Host
-	path := strings.TrimSuffix(u.EscapedPath(), "/")
-	if path == "" {
-		return []string{
-			origin + "/.well-known/oauth-authorization-server",
-			origin + "/.well-known/openid-configuration",
-		}, nil
-	}
-	return []string{
-		origin + "/.well-known/oauth-authorization-server" + path,
-		origin + "/.well-known/openid-configuration" + path,
-		origin + path + "/.well-known/openid-configuration",
-	}, nil
-}
-
 // sameIssuer compares issuer identifiers by simple string comparison, the
 // one rule for the metadata's issuer (RFC 8414 §3.3: identical to the
 // identifier the well-known URL was built from), the authorization
@@ -180,23 +118,6 @@ func serverMetadataURLs(issuer string) ([]string, error) {
 // issuer (SEP-2468), as a mix-up attacker's look-alike would.
 func sameIssuer(a, b string) bool {
 	return a == b
-}
-
-// resourceCovers reports whether the resource identifier in metadata names
-// the server URL: same scheme and host, and a path that is the server's or
-// a parent of it (RFC 9728 §3.3; RFC 8707).
-func resourceCovers(resource, server string) bool {
-	r, err1 := url.Parse(resource)
-	s, err2 := url.Parse(server)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if !httpredirect.SameOrigin(r, s) {
-		return false
-	}
-	rp := strings.TrimSuffix(r.EscapedPath(), "/")
-	sp := strings.TrimSuffix(s.EscapedPath(), "/")
-	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
 }
 
 // CanonicalResource is the server URL as a resource indicator (RFC 8707):
