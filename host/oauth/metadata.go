@@ -1,12 +1,9 @@
 package oauth
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -44,11 +41,11 @@ type ServerMetadata struct {
 }
 
 // maxMetadataBytes bounds a metadata document or token endpoint answer.
-const maxMetadataBytes = 1 << 20
+const maxMetadataBytes = wellknown.MaxDocumentBytes
 
 // ErrMetadataNotFound means no metadata document was found at any of the
 // well-known locations tried.
-var ErrMetadataNotFound = errors.New("oauth: metadata not found")
+var ErrMetadataNotFound = wellknown.ErrNotFound
 
 // ParseResourceMetadata decodes and checks a protected resource metadata
 // document: resource must be an http(s) URL, every authorization server an
@@ -134,38 +131,3 @@ func CanonicalResource(server string) (string, error) {
 	}
 	return strings.TrimSuffix(s, "/"), nil
 }
-
-// getJSON fetches a document; a 404 (or other 4xx) is ErrMetadataNotFound.
-func getJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: metadata request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set(protocolVersionHeader, protocolVersion)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: fetching %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("oauth: reading %s: %w", u, err)
-	}
-	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-		return nil, fmt.Errorf("%w: %s answered %d", ErrMetadataNotFound, u, resp.StatusCode)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("oauth: %s answered %d", u, resp.StatusCode)
-	}
-	if len(body) > maxMetadataBytes {
-		return nil, fmt.Errorf("oauth: %s is larger than %d bytes", u, maxMetadataBytes)
-	}
-	return body, nil
-}
-
-// The MCP protocol version sent with discovery requests, as the spec asks.
-const (
-	protocolVersionHeader = "MCP-Protocol-Version"
-	protocolVersion       = "2025-11-25"
-)

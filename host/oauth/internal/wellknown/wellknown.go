@@ -2,12 +2,17 @@
 // protected resource's metadata (RFC 9728) and an issuer's metadata (RFC
 // 8414, OpenID discovery) may be, which resource identifiers cover a
 // server URL, and which URLs a document may name (absolute http(s), no
-// fragment, plain http on loopback only).
+// fragment, plain http on loopback only); and fetching one document,
+// bounded, with the MCP protocol version the spec asks discovery to send.
 package wellknown
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -92,3 +97,47 @@ func ResourceCovers(resource, server string) bool {
 	sp := strings.TrimSuffix(s.EscapedPath(), "/")
 	return rp == "" || rp == sp || strings.HasPrefix(sp, rp+"/")
 }
+
+// MaxDocumentBytes bounds a metadata document (and the token endpoint's
+// answer, which oauth reads with the same bound).
+const MaxDocumentBytes = 1 << 20
+
+// ErrNotFound means no metadata document was found where one may be
+// (oauth.ErrMetadataNotFound).
+var ErrNotFound = errors.New("oauth: metadata not found")
+
+// Fetch gets a JSON document of at most MaxDocumentBytes, sending the MCP
+// protocol version as the spec asks; a 404 (or other 4xx) is ErrNotFound.
+func Fetch(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: metadata request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(ProtocolVersionHeader, ProtocolVersion)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: fetching %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("oauth: reading %s: %w", u, err)
+	}
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		return nil, fmt.Errorf("%w: %s answered %d", ErrNotFound, u, resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("oauth: %s answered %d", u, resp.StatusCode)
+	}
+	if len(body) > MaxDocumentBytes {
+		return nil, fmt.Errorf("oauth: %s is larger than %d bytes", u, MaxDocumentBytes)
+	}
+	return body, nil
+}
+
+// The MCP protocol version sent with discovery requests, as the spec asks.
+const (
+	ProtocolVersionHeader = "MCP-Protocol-Version"
+	ProtocolVersion       = "2025-11-25"
+)
