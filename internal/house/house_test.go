@@ -41,8 +41,9 @@ var rooms = []struct {
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},
-	// serve's own parts (event log, SSE, shared store, webhooks, the
-	// listener's bounds): below serve, so none imports it.
+	// serve's own parts (event log, SSE, shared store, webhooks, callers'
+	// authentication, the listener's bounds): below serve, so none
+	// imports it.
 	{"host/serve/internal", 55},
 	{"host", 50},
 	{"host/internal", 45},
