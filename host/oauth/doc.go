@@ -36,7 +36,14 @@
 // policy of internal/httpredirect (docs/config.md, "Redirects"), and a
 // token is refreshed only at the authorization server that issued it.
 //
-// The package imports no other agenthost package but the leaves
-// internal/atomicfile and internal/filelock, which write and lock the
-// token file, and internal/httpredirect.
+// Its parts with one job each live below it in internal packages, which
+// never import it: internal/jose (client assertions, DPoP keys, proofs and
+// nonces), internal/wwwauth (parsing WWW-Authenticate), internal/wellknown
+// (where metadata may be, which resource covers a server, which URLs a
+// document may name) and internal/tokenwire (the token requests' wire
+// details and the redaction of their errors).
+//
+// Besides those, the package imports no other agenthost package but the
+// leaves internal/atomicfile and internal/filelock, which write and lock
+// the token file, and internal/httpredirect.
 package oauth

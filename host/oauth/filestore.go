@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/oauth/internal/jose"
 	"github.com/agenthost/agenthost/internal/atomicfile"
 	"github.com/agenthost/agenthost/internal/filelock"
 )
@@ -111,7 +112,7 @@ func (s *FileStore) read() ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(doc.Tokens))
 	for _, t := range doc.Tokens {
-		key, err := parseDPoPKey(t.DPoPKey)
+		key, err := jose.ParseDPoPKey(t.DPoPKey)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: the token file %s: %w", s.path, err)
 		}
@@ -140,7 +141,7 @@ func (s *FileStore) save(entries []Entry) error {
 	doc := fileDoc{Version: 1, Tokens: make([]fileToken, 0, len(entries))}
 	for _, e := range entries {
 		t := e.Token
-		key, err := marshalDPoPKey(t.DPoPKey)
+		key, err := jose.MarshalDPoPKey(t.DPoPKey)
 		if err != nil {
 			return err
 		}

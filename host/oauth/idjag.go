@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agenthost/agenthost/host/oauth/internal/tokenwire"
 )
 
 // Enterprise-managed authorization (SEP-990, the Identity Assertion JWT
@@ -84,7 +86,7 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 	}
 	var basic string
 	if c.cfg.IDPClientSecret != "" {
-		basic = basicCredentials(c.cfg.IDPClientID, c.cfg.IDPClientSecret)
+		basic = tokenwire.BasicCredentials(c.cfg.IDPClientID, c.cfg.IDPClientSecret)
 		req.Header.Set("Authorization", "Basic "+basic)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -99,7 +101,7 @@ func (c *Client) exchangeIDJAG(ctx context.Context, d *discovery, idToken string
 		return "", fmt.Errorf("oauth: reading the identity provider's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data, sentSecrets(form, c.cfg.IDPClientSecret, basic)))
+		return "", fmt.Errorf("oauth: token exchange at the identity provider: %w", parseErrorBody(resp.StatusCode, data, tokenwire.SentSecrets(form, c.cfg.IDPClientSecret, basic)))
 	}
 	return parseIDJAGAnswer(data)
 }
@@ -129,7 +131,7 @@ func parseIDJAGAnswer(data []byte) (string, error) {
 		return "", errors.New("oauth: the identity provider's token exchange answer has no access_token")
 	}
 	if out.IssuedTokenType != tokenTypeIDJAG {
-		return "", fmt.Errorf("oauth: the identity provider issued a token of type %q, not an ID-JAG (%s)", clip(out.IssuedTokenType, 80), tokenTypeIDJAG)
+		return "", fmt.Errorf("oauth: the identity provider issued a token of type %q, not an ID-JAG (%s)", tokenwire.Clip(out.IssuedTokenType, 80), tokenTypeIDJAG)
 	}
 	if strings.Count(out.AccessToken, ".") != 2 || strings.ContainsAny(out.AccessToken, " \t\r\n") {
 		return "", errors.New("oauth: the identity provider's ID-JAG is not a compact JWT")

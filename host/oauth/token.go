@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthost/agenthost/host/oauth/internal/jose"
 )
 
 // Token is a stored grant: the access token and what is needed to renew it.
@@ -45,7 +47,7 @@ func (t *Token) DPoPThumbprint() string {
 	if t.DPoPKey == nil {
 		return ""
 	}
-	return jwkThumbprint(&t.DPoPKey.PublicKey)
+	return jose.Thumbprint(&t.DPoPKey.PublicKey)
 }
 
 // scheme is the Authorization scheme the token is presented with.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/agenthost/agenthost/host/oauth/internal/jose"
 )
 
 type subjectKey struct{}
@@ -142,7 +144,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if dpop {
 			// A fresh proof for every request sent, retries included.
-			proof, err := dpopProof(tok.DPoPKey, r.Method, r.URL, tok.AccessToken, c.nonces.get(r.URL), c.now())
+			proof, err := jose.DPoPProof(tok.DPoPKey, r.Method, r.URL, tok.AccessToken, c.nonces.Get(r.URL), c.now())
 			if err != nil {
 				closeBody(r)
 				return nil, err
@@ -154,7 +156,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resend = true
-		newNonce := dpop && c.nonces.note(r.URL, resp.Header)
+		newNonce := dpop && c.nonces.Note(r.URL, resp.Header)
 		ch, _ := AuthChallenge(resp.Header, dpop)
 		if resp.StatusCode == http.StatusUnauthorized && dpop && isNonceChallenge(ch) && newNonce && !nonceRetried {
 			// RFC 9449 §9: the resource asks for its nonce in the proof.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // replicaApprover asks the server's queue, with the replica id in front
@@ -100,7 +102,7 @@ type approvalView struct {
 
 // approvalView renders a for viewer (nil: no identity, as for webhooks,
 // which then get no conversation).
-func (s *Server) approvalView(a approvals.Approval, viewer *identity) approvalView {
+func (s *Server) approvalView(a approvals.Approval, viewer *auth.Identity) approvalView {
 	a = a.View(time.Now())
 	p := a.Pending
 	req := p.Request
@@ -135,7 +137,7 @@ func (s *Server) approvalView(a approvals.Approval, viewer *identity) approvalVi
 			v.Description = ct.Tool.Description
 		}
 	}
-	if viewer != nil && req.MayVote(viewer.name) {
+	if viewer != nil && req.MayVote(viewer.Name) {
 		v.MayVote = true
 		if c := req.Conversation; c != (approvals.Conversation{}) {
 			v.Conversation = &c
@@ -182,8 +184,8 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	who := identityOf(r.Context())
-	out := approvalList{Approver: who.name, Approvals: []approvalView{}}
+	who := auth.IdentityOf(r.Context())
+	out := approvalList{Approver: who.Name, Approvals: []approvalView{}}
 	now := time.Now()
 	for i := range list {
 		if list[i].Open(now) {
@@ -209,7 +211,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the approvals store cannot be read")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.approvalView(a, identityOf(r.Context())))
+	writeJSON(w, http.StatusOK, s.approvalView(a, auth.IdentityOf(r.Context())))
 }
 
 type voteRequest struct {
@@ -243,8 +245,8 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("approvalId")
-	who := identityOf(r.Context())
-	a, err := s.store.Vote(r.Context(), id, approvals.Resolution{ApproverID: who.name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
+	who := auth.IdentityOf(r.Context())
+	a, err := s.store.Vote(r.Context(), id, approvals.Resolution{ApproverID: who.Name, Allow: req.Decision == "allow", ForSession: req.ForSession, Note: req.Note})
 	switch {
 	case err == nil:
 	case errors.Is(err, approvals.ErrUnknownApproval):
@@ -274,21 +276,21 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request) {
 	if settled && s.shared {
 		s.watch.publish("settled", id) // a memory store says so itself
 	}
-	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.name, Decision: req.Decision, Counted: true, Settled: settled})
+	writeJSON(w, http.StatusOK, voteResult{ApprovalID: id, Approver: who.Name, Decision: req.Decision, Counted: true, Settled: settled})
 }
 
 // approvalEvents streams "pending" and "settled" events (data: the
 // approval id) so the approvals page updates when anyone decides.
 func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
-	ch, stop, err := s.watch.subscribe(identityOf(r.Context()).name)
+	ch, stop, err := s.watch.subscribe(auth.IdentityOf(r.Context()).Name)
 	if err != nil {
 		writeError(w, http.StatusTooManyRequests, "too_many_streams", err.Error())
 		return
 	}
 	defer stop()
-	sw := startSSE(w, r, http.StatusOK)
-	_ = sw.comment("approvals")
-	if sw.flush() != nil {
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sw.Comment("approvals")
+	if sw.Flush() != nil {
 		return
 	}
 	keepAlive := time.NewTicker(25 * time.Second)
@@ -300,11 +302,11 @@ func (s *Server) approvalEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			data, _ := json.Marshal(map[string]string{"type": ev.typ, "id": ev.id})
-			if sw.event(0, ev.typ, data) != nil || sw.flush() != nil {
+			if sw.Event(0, ev.typ, data) != nil || sw.Flush() != nil {
 				return
 			}
 		case <-keepAlive.C:
-			if sw.comment("keep-alive") != nil || sw.flush() != nil {
+			if sw.Comment("keep-alive") != nil || sw.Flush() != nil {
 				return
 			}
 		case <-r.Context().Done():

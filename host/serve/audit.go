@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
 )
 
 // Bounds of an AuditLog.
@@ -122,7 +123,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	// A live session's owner is the session's; the log's own note of it
 	// is for sessions already deleted (and it forgets the oldest).
-	owner := identityOf(r.Context()).owner
+	owner := auth.IdentityOf(r.Context()).Owner
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
@@ -131,7 +132,7 @@ func (s *Server) auditQuery(w http.ResponseWriter, r *http.Request) {
 	if ss == nil && s.db != nil {
 		// The shared mode: the stored session's owner (the records are
 		// the ones this replica wrote; audit.store has every replica's).
-		if rec, err := s.db.load(r.Context(), id); err == nil {
+		if rec, err := s.db.Load(r.Context(), id); err == nil {
 			ss = &servedSession{owner: rec.Owner}
 		}
 	}

@@ -62,7 +62,7 @@ func (s *Server) crossSiteGuard(origins *http.CrossOriginProtection, h http.Hand
 				return
 			}
 		}
-		if (s.auth.byCertificate(r) || fromBrowser(r)) && !validCSRF(r) {
+		if (s.auth.ByCertificate(r) || fromBrowser(r)) && !validCSRF(r) {
 			writeError(w, http.StatusForbidden, "csrf", "this request needs the "+csrfHeader+" header, equal to the CSRF cookie GET /approvals sets")
 			return
 		}

@@ -11,8 +11,16 @@
 // of state-changing routes against cross-site requests (csrf.go), the
 // served sessions and their turns (events as Server-Sent Events, resumable
 // with Last-Event-ID), the pending-approvals queue that served sessions ask,
-// the webhook notifier, an in-memory index of audit records by session, and
+// the webhooks' payload, an in-memory index of audit records by session, and
 // forwarding to the replica that owns a session or an approval.
+//
+// Its parts with one job each live below it in internal packages, which
+// never import serve: internal/eventlog (a turn's events, encoded once and
+// bounded), internal/sse (writing and streaming Server-Sent Events),
+// internal/sharedstore (the shared mode's PostgreSQL store of sessions and
+// turn events), internal/connlimit (the listener's connection bounds),
+// internal/webhook (signing and delivering the webhooks) and internal/auth
+// (who a caller is: identities, their tokens and certificates).
 //
 // Layering: cmd/agenthost → serve → host → {approvals, bindings, ...}.
 // serve uses only the public API of host, approvals and config; nothing

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 )
 
 // Defaults of the serve section's bounds (docs/config.md, "serve").
@@ -29,7 +30,7 @@ type limits struct {
 	readTimeout, writeTimeout           time.Duration
 	idleTimeout                         time.Duration
 	maxConns, maxConnsPerClient         int
-	events                              eventLimits
+	events                              eventlog.Limits
 }
 
 // resolveLimits fills in the defaults of cfg; modelResult is the host's
@@ -44,15 +45,15 @@ func resolveLimits(cfg *config.Serve, modelResult int64) limits {
 		idleTimeout:            orDefault(cfg.IdleTimeout, defaultIdleTimeout),
 		maxConns:               orDefault(cfg.MaxConnections, defaultMaxConnections),
 		maxConnsPerClient:      orDefault(cfg.MaxConnectionsPerClient, defaultMaxConnectionsPerIP),
-		events: eventLimits{
-			maxResult:  orDefault(cfg.Events.MaxResultBytes, orDefault(modelResult, config.DefaultMaxModelResultBytes)),
-			maxSession: orDefault(cfg.Events.MaxSessionBytes, defaultMaxSessionEventBytes),
-			maxTotal:   orDefault(cfg.Events.MaxTotalBytes, defaultMaxTotalEventBytes),
+		events: eventlog.Limits{
+			MaxResult:  orDefault(cfg.Events.MaxResultBytes, orDefault(modelResult, config.DefaultMaxModelResultBytes)),
+			MaxSession: orDefault(cfg.Events.MaxSessionBytes, defaultMaxSessionEventBytes),
+			MaxTotal:   orDefault(cfg.Events.MaxTotalBytes, defaultMaxTotalEventBytes),
 		},
 	}
 	l.maxSessionsPerIdentity = min(l.maxSessionsPerIdentity, l.maxSessions)
 	l.maxConnsPerClient = min(l.maxConnsPerClient, l.maxConns)
-	l.events.maxSession = min(l.events.maxSession, l.events.maxTotal)
+	l.events.MaxSession = min(l.events.MaxSession, l.events.MaxTotal)
 	return l
 }
 

@@ -43,8 +43,7 @@ func TestWebhookRedirects(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			h := srv.hooks.hooks[0]
-			h.deliver(t.Context(), delivery{id: "apr_1", body: []byte(`{"type":"approval.pending","approval":{"id":"CANARY-PAYLOAD"}}`)}, time.Millisecond)
+			srv.hooks.DeliverNow(t.Context(), 0, "apr_1", []byte(`{"type":"approval.pending","approval":{"id":"CANARY-PAYLOAD"}}`))
 			if n := len(other.Requests()); n != 0 {
 				t.Fatalf("the other origin received %d deliveries (payload seen: %t)", n, other.Saw("CANARY-PAYLOAD"))
 			}

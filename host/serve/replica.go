@@ -8,6 +8,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // Many replicas: every id a replica hands out (sessions, approvals) starts
@@ -68,7 +70,7 @@ func (s *Server) forwardSession(w http.ResponseWriter, r *http.Request, id strin
 			writeError(w, http.StatusBadGateway, "unavailable", "the replica that owns this id cannot be reached")
 		},
 	}
-	rp.ServeHTTP(streamThrough(w, r), r)
+	rp.ServeHTTP(sse.StreamThrough(w, r), r)
 	return true
 }
 

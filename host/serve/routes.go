@@ -112,7 +112,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	out := readiness{Status: "ready", Servers: []serverStatus{}}
-	if s.auth.authenticate(r).has(config.RoleAPI) {
+	if s.auth.Authenticate(r).Has(config.RoleAPI) {
 		out.Sessions = &n
 	}
 	for _, snap := range s.host.Servers() {

@@ -19,6 +19,11 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
+	"github.com/agenthost/agenthost/host/serve/internal/connlimit"
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
+	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
+	"github.com/agenthost/agenthost/host/serve/internal/webhook"
 	"github.com/agenthost/agenthost/internal/httpredirect"
 )
 
@@ -61,7 +66,7 @@ type Server struct {
 	host   *host.Host
 	cfg    config.Serve
 	lim    limits
-	auth   *authenticator
+	auth   *auth.Authenticator
 	audit  *AuditLog
 	logger *slog.Logger
 	// store holds the approval requests served sessions raise: the host's
@@ -71,17 +76,17 @@ type Server struct {
 	shared   bool
 	queue    *approvals.Queue // nil with a shared store
 	approver approvals.Approver
-	hooks    *notifier
+	hooks    *webhook.Notifier
 	watch    *broadcaster
-	events   *eventBudget
+	events   *eventlog.Budget
 	client   *http.Client
 	peers    map[string]string
 	turnOp   host.TurnOptions
 	// db, in the shared mode, is where sessions and their turns' events
 	// are kept; sealer seals session values (nil: never stored); local
 	// are the turns running on this replica, by session id.
-	db     *sharedStore
-	sealer *sealer
+	db     *sharedstore.Store
+	sealer *sharedstore.Sealer
 	forget Shared
 	local  map[string]*servedTurn
 
@@ -115,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	// (docs/config.md, "Redirects"): a delivery's signed payload, a
 	// forwarded caller's Authorization, go nowhere else.
 	client := httpredirect.Apply(opts.HTTPClient, httpredirect.Policy{})
-	auth, err := newAuthenticator(&opts.Config)
+	authn, err := auth.New(&opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -125,7 +130,7 @@ func New(opts Options) (*Server, error) {
 		host:     opts.Host,
 		cfg:      opts.Config,
 		lim:      lim,
-		auth:     auth,
+		auth:     authn,
 		audit:    audit,
 		logger:   logger,
 		client:   client,
@@ -136,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		sessions: map[string]*servedSession{},
 		creators: map[string]int{},
 		watch:    newBroadcaster(lim.maxApprovalStreams),
-		events:   newEventBudget(lim.events),
+		events:   eventlog.NewBudget(lim.events),
 	}
 	if opts.Shared != nil {
 		if err := s.openShared(opts.Shared); err != nil {
@@ -144,10 +149,10 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.hooks = newNotifier(life, &s.wg, opts.Config.Webhooks, opts.Config.PublicURL, client, logger, opts.hookBackoff)
+	s.hooks = webhook.New(life, &s.wg, opts.Config.Webhooks, client, logger, opts.hookBackoff)
 	raised := func(a approvals.Approval) {
 		s.watch.publish("pending", a.ID)
-		s.hooks.notify(s.approvalView(a, nil))
+		s.notifyHooks(s.approvalView(a, nil))
 	}
 	if st := opts.Host.ApprovalStore(); st != nil {
 		// Every replica raises in, lists from and votes on the one store;
@@ -193,7 +198,7 @@ func (s *Server) openShared(sh *Shared) error {
 		return errors.New("serve: the shared mode needs the shared approvals store (approvals.store)")
 	}
 	if sh.SealKey != nil {
-		sl, err := newSealer(sh.SealKey)
+		sl, err := sharedstore.NewSealer(sh.SealKey)
 		if err != nil {
 			return err
 		}
@@ -201,7 +206,7 @@ func (s *Server) openShared(sh *Shared) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	db, err := openSharedStore(ctx, sh.Pool)
+	db, err := sharedstore.Open(ctx, sh.Pool)
 	if err != nil {
 		return err
 	}
@@ -236,7 +241,7 @@ func (s *Server) Close() error {
 	if s.db != nil {
 		// Turns running here are not ended: they stop with the durable
 		// engine, unfinished, and are taken up again.
-		s.db.close()
+		s.db.Close()
 	}
 	return nil
 }
@@ -246,10 +251,10 @@ func (s *Server) Close() error {
 // accepting, lets requests in flight finish for up to 10 s and closes the
 // server. ready, when not nil, is called with the bound address first.
 //
-// The connections are bounded (in all and per client address, connLimiter)
+// The connections are bounded (in all and per client address, connlimit)
 // and so is the time a request may take to arrive, an answer to leave and
 // a connection to sit idle (serve.readTimeout, writeTimeout, idleTimeout);
-// event streams extend their deadlines as they go (sseWriter).
+// event streams extend their deadlines as they go (internal/sse).
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) error {
 	addr := s.cfg.Listen
 	if addr == "" {
@@ -265,14 +270,14 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr net.Addr)) 
 	}
 	// Counted below TLS: a handshake that never ends holds a slot only
 	// until the handshake timeout.
-	limited := newConnLimiter(raw, s.lim.maxConns, s.lim.maxConnsPerClient)
+	limited := connlimit.New(raw, s.lim.maxConns, s.lim.maxConnsPerClient)
 	var ln net.Listener = limited
 	if tlsConf != nil {
 		ln = tls.NewListener(ln, tlsConf)
 	}
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: min(readHeaderTimeout, s.lim.readTimeout),
 		ReadTimeout: s.lim.readTimeout, WriteTimeout: s.lim.writeTimeout, IdleTimeout: s.lim.idleTimeout,
-		ConnState: limited.connState, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
+		ConnState: limited.ConnState, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)}
 	if ready != nil {
 		ready(ln.Addr())
 	}

@@ -13,6 +13,10 @@ import (
 
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
+	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // servedSession is one session created through the API.
@@ -39,7 +43,7 @@ type servedSession struct {
 // Last-Event-ID loses nothing.
 type servedTurn struct {
 	id      string
-	log     *eventLog
+	log     *eventlog.Log
 	cancel  context.CancelFunc
 	running bool
 	// by is the name of the identity that started the turn: its approval
@@ -99,7 +103,7 @@ func (s *Server) newSessionID() string {
 // readCreate reads and checks a create-session request: the subject is
 // the caller's own name unless it names one the caller may act for.
 // names are the values' names, sorted. ok false: an answer was written.
-func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createSessionRequest, who *identity, names []string, ok bool) {
+func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createSessionRequest, who *auth.Identity, names []string, ok bool) {
 	if !readJSON(w, r, &req) {
 		return req, nil, nil, false
 	}
@@ -107,16 +111,16 @@ func (s *Server) readCreate(w http.ResponseWriter, r *http.Request) (req createS
 		writeError(w, http.StatusBadRequest, "invalid_request", "trustLevel must be between 1 and 5")
 		return req, nil, nil, false
 	}
-	who = identityOf(r.Context())
+	who = auth.IdentityOf(r.Context())
 	if strings.TrimSpace(req.Subject) == "" {
-		req.Subject = who.name // a session acts for its caller unless it names someone it may act for
+		req.Subject = who.Name // a session acts for its caller unless it names someone it may act for
 	}
-	switch ok, err := who.mayActFor(req.Subject); {
+	switch ok, err := who.MayActFor(req.Subject); {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "invalid_request", "subject is not a valid id (it holds an invisible, default-ignorable or otherwise refused character)")
 		return req, nil, nil, false
 	case !ok:
-		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
+		writeError(w, http.StatusForbidden, "forbidden_subject", "the identity "+quote(who.Name)+" may not act for this subject (serve.identities[].subjects lists the subjects an identity may use besides its own name)")
 		return req, nil, nil, false
 	}
 	names = make([]string, 0, len(req.Values))
@@ -132,7 +136,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	creator := who.name
+	creator := who.Name
 	id := s.newSessionID()
 	s.mu.Lock()
 	switch {
@@ -149,7 +153,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this replica holds serve.maxSessions sessions; delete some first")
 		return
 	}
-	ss := &servedSession{subject: req.Subject, valueNames: names, created: time.Now().UTC(), owner: who.owner, creator: who.name}
+	ss := &servedSession{subject: req.Subject, valueNames: names, created: time.Now().UTC(), owner: who.Owner, creator: who.Name}
 	ss.sess = s.host.NewSession(host.SessionOptions{ID: id, Subject: req.Subject, TrustLevel: req.TrustLevel, Values: req.Values,
 		Approver: sessionApprover{base: s.approver, ss: ss}})
 	ss.trust = ss.sess.TrustLevel()
@@ -168,7 +172,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (string, *serve
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	if ss == nil || ss.owner != identityOf(r.Context()).owner {
+	if ss == nil || ss.owner != auth.IdentityOf(r.Context()).Owner {
 		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 		return "", nil
 	}
@@ -202,7 +206,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		if ss.turn.running {
 			ss.turn.cancel()
 		}
-		ss.turn.log.release()
+		ss.turn.log.Release()
 	}
 	ss.mu.Unlock()
 	ss.sess.Close()
@@ -244,15 +248,15 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "values are given when the session is created (a turn carries them only in the shared mode, docs/config.md serve.replica)")
 		return
 	}
-	t, err := s.startTurn(ss, req, identityOf(r.Context()).name)
+	t, err := s.startTurn(ss, req, auth.IdentityOf(r.Context()).Name)
 	if err != nil {
 		writeError(w, http.StatusConflict, "turn_running", err.Error())
 		return
 	}
 	w.Header().Set("Location", eventsPath(sid, t.id))
 	w.Header().Set("Agenthost-Turn-Id", t.id)
-	sw := startSSE(w, r, http.StatusOK)
-	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sse.Stream(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
 // readTurn reads and checks a turn request; ok false: an answer was
@@ -273,8 +277,6 @@ func (s *Server) readTurn(w http.ResponseWriter, r *http.Request) (req turnReque
 	return req, true
 }
 
-var errTurnRunning = errors.New("a turn is already running in this session; wait for its session_end")
-
 func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*servedTurn, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -282,12 +284,12 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 		return nil, errors.New("the session was deleted")
 	}
 	if ss.turn != nil && ss.turn.running {
-		return nil, errTurnRunning
+		return nil, sharedstore.ErrTurnRunning
 	}
 	ctx, cancel := context.WithCancel(s.life)
-	t := &servedTurn{id: newServedTurnID(), log: s.events.newLog(), cancel: cancel, running: true, by: by}
+	t := &servedTurn{id: newServedTurnID(), log: s.events.NewLog(), cancel: cancel, running: true, by: by}
 	if ss.turn != nil {
-		ss.turn.log.release() // only the latest turn is kept
+		ss.turn.log.Release() // only the latest turn is kept
 	}
 	ss.turn = t
 	opts := s.turnOp
@@ -299,16 +301,16 @@ func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*serv
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		var frames frameArena
+		var frames eventlog.FrameArena
 		id := int64(0)
 		for e := range ss.sess.Turn(ctx, req.Message, opts) {
 			id++
-			t.log.append(frames.frame(id, boundResult(&e, s.lim.events.maxResult)))
+			t.log.Append(frames.Frame(id, eventlog.BoundResult(&e, s.lim.events.MaxResult)))
 		}
 		ss.mu.Lock()
 		t.running = false
 		ss.mu.Unlock()
-		t.log.finish()
+		t.log.Finish()
 	}()
 	return t, nil
 }
@@ -342,10 +344,10 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, _, _, _, gone := t.log.since(after); gone {
+	if _, _, _, _, gone := t.log.Since(after); gone {
 		writeError(w, http.StatusGone, "gone", "events after this id were dropped (serve.events bounds what a turn keeps)")
 		return
 	}
-	sw := startSSE(w, r, http.StatusOK)
-	_ = streamLog(r.Context(), sw, t.log, after, s.life.Done(), false)
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sse.Stream(r.Context(), sw, t.log, after, s.life.Done(), false)
 }

@@ -2,30 +2,28 @@ package serve
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"iter"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/serve/internal/auth"
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
+	"github.com/agenthost/agenthost/host/serve/internal/sharedstore"
+	"github.com/agenthost/agenthost/host/serve/internal/sse"
 )
 
 // Shared mode: every replica serves every session (docs/config.md,
-// "serve.replica"). A session is a record in PostgreSQL (sharedStore),
+// "serve.replica"). A session is a record in PostgreSQL (internal/sharedstore),
 // its conversation is the durable engine's, its turns are durable
 // workflows, and its latest turn's events are rows any replica replays and
 // follows. No replica holds a session between requests: each turn (and
@@ -61,89 +59,27 @@ type Shared struct {
 
 // ParseSealKey reads a sealing key: 64 hexadecimal digits or the
 // standard base64 of 32 bytes (surrounding white space ignored).
-func ParseSealKey(text string) ([]byte, error) {
-	text = strings.TrimSpace(text)
-	if b, err := hex.DecodeString(text); err == nil && len(b) == 32 {
-		return b, nil
-	}
-	if b, err := base64.StdEncoding.DecodeString(text); err == nil && len(b) == 32 {
-		return b, nil
-	}
-	return nil, errors.New("the session sealing key must be 32 bytes, written as 64 hexadecimal digits or in base64")
-}
-
-// sealer seals session values for one session (AES-256-GCM; the session
-// id is the additional data, so a record's values open for it alone).
-type sealer struct{ aead cipher.AEAD }
-
-func newSealer(key []byte) (*sealer, error) {
-	if len(key) != 32 {
-		return nil, errors.New("serve: the session sealing key must be 32 bytes")
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	return &sealer{aead: aead}, nil
-}
-
-func (s *sealer) seal(sessionID string, values map[string]string) (string, error) {
-	plain, err := json.Marshal(values)
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", err
-	}
-	return "v1:" + base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(sessionID))), nil
-}
-
-var errUnseal = errors.New("the session's sealed values do not open with this replica's key")
-
-func (s *sealer) open(sessionID, sealed string) (map[string]string, error) {
-	text, ok := strings.CutPrefix(sealed, "v1:")
-	if !ok {
-		return nil, errUnseal
-	}
-	raw, err := base64.StdEncoding.DecodeString(text)
-	if err != nil || len(raw) < s.aead.NonceSize() {
-		return nil, errUnseal
-	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(sessionID))
-	if err != nil {
-		return nil, errUnseal
-	}
-	var values map[string]string
-	if err := json.Unmarshal(plain, &values); err != nil {
-		return nil, errUnseal
-	}
-	return values, nil
-}
+func ParseSealKey(text string) ([]byte, error) { return sharedstore.ParseSealKey(text) }
 
 // sharedSession loads the request's session; it answers 404 for a session
 // of another owner as for one that does not exist (ok false: an answer
 // was written).
-func (s *Server) sharedSession(w http.ResponseWriter, r *http.Request) (sessionRecord, bool) {
-	rec, err := s.db.load(r.Context(), r.PathValue("sessionId"))
+func (s *Server) sharedSession(w http.ResponseWriter, r *http.Request) (sharedstore.Record, bool) {
+	rec, err := s.db.Load(r.Context(), r.PathValue("sessionId"))
 	switch {
-	case errors.Is(err, errNoSession):
+	case errors.Is(err, sharedstore.ErrNoSession):
 	case err != nil:
 		s.logger.Error("serve: reading a session failed", "error", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be read")
 		return rec, false
-	case rec.Owner == identityOf(r.Context()).owner:
+	case rec.Owner == auth.IdentityOf(r.Context()).Owner:
 		return rec, true
 	}
 	writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 	return rec, false
 }
 
-func recordInfo(rec sessionRecord) sessionInfo {
+func recordInfo(rec sharedstore.Record) sessionInfo {
 	out := sessionInfo{ID: rec.ID, Subject: rec.Subject, TrustLevel: rec.TrustLevel, ValueNames: rec.ValueNames, CreatedAt: rec.Created}
 	if out.ValueNames == nil {
 		out.ValueNames = []string{}
@@ -171,21 +107,21 @@ func (s *Server) createSharedSession(w http.ResponseWriter, r *http.Request) {
 		trust = 1
 	}
 	id := s.newSessionID()
-	rec := sessionRecord{ID: id, Owner: who.owner, Creator: who.name, Subject: req.Subject, TrustLevel: trust,
+	rec := sharedstore.Record{ID: id, Owner: who.Owner, Creator: who.Name, Subject: req.Subject, TrustLevel: trust,
 		ValueNames: names, Created: time.Now().UTC()}
 	if s.sealer != nil && len(req.Values) > 0 {
-		sealed, err := s.sealer.seal(id, req.Values)
+		sealed, err := s.sealer.Seal(id, req.Values)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "internal", "the session values could not be sealed")
 			return
 		}
 		rec.Sealed = sealed
 	}
-	switch err := s.db.create(r.Context(), rec, s.lim.maxSessions, s.lim.maxSessionsPerIdentity); {
-	case errors.Is(err, errTooManyCreator):
+	switch err := s.db.Create(r.Context(), rec, s.lim.maxSessions, s.lim.maxSessionsPerIdentity); {
+	case errors.Is(err, sharedstore.ErrTooManyForCreator):
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "this identity holds serve.maxSessionsPerIdentity sessions; delete some first")
 		return
-	case errors.Is(err, errTooManyShared):
+	case errors.Is(err, sharedstore.ErrTooManySessions):
 		writeError(w, http.StatusTooManyRequests, "too_many_sessions", "the replicas hold serve.maxSessions sessions; delete some first")
 		return
 	case err != nil:
@@ -213,7 +149,7 @@ func (s *Server) deleteSharedSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := s.db.remove(r.Context(), rec.ID); err != nil {
+	if err := s.db.Remove(r.Context(), rec.ID); err != nil {
 		s.logger.Error("serve: deleting a session failed", "error", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be written")
 		return
@@ -235,7 +171,7 @@ func (s *Server) deleteSharedSession(w http.ResponseWriter, r *http.Request) {
 // sessionValues are the values a turn of rec runs with: the request's
 // (which must name the values the session was created with), else the
 // sealed ones. ok false: an answer was written.
-func (s *Server) sessionValues(w http.ResponseWriter, rec sessionRecord, given map[string]string) (map[string]string, bool) {
+func (s *Server) sessionValues(w http.ResponseWriter, rec sharedstore.Record, given map[string]string) (map[string]string, bool) {
 	if given != nil {
 		if !slices.Equal(slices.Sorted(maps.Keys(given)), rec.ValueNames) {
 			writeError(w, http.StatusBadRequest, "invalid_request", "values must name the session's values, no more and no fewer (valueNames)")
@@ -247,7 +183,7 @@ func (s *Server) sessionValues(w http.ResponseWriter, rec sessionRecord, given m
 		return nil, true
 	}
 	if rec.Sealed != "" && s.sealer != nil {
-		values, err := s.sealer.open(rec.ID, rec.Sealed)
+		values, err := s.sealer.Open(rec.ID, rec.Sealed)
 		if err == nil {
 			return values, true
 		}
@@ -258,7 +194,7 @@ func (s *Server) sessionValues(w http.ResponseWriter, rec sessionRecord, given m
 }
 
 // hostSession re-creates rec's host session for one turn (or listing).
-func (s *Server) hostSession(rec sessionRecord, values map[string]string, by string) (*host.Session, *servedSession) {
+func (s *Server) hostSession(rec sharedstore.Record, values map[string]string, by string) (*host.Session, *servedSession) {
 	ss := &servedSession{subject: rec.Subject, trust: rec.TrustLevel, valueNames: rec.ValueNames, created: rec.Created,
 		owner: rec.Owner, creator: rec.Creator}
 	if by != "" {
@@ -276,7 +212,7 @@ func (s *Server) sharedTools(w http.ResponseWriter, r *http.Request) {
 	}
 	values := map[string]string(nil)
 	if rec.Sealed != "" && s.sealer != nil {
-		values, _ = s.sealer.open(rec.ID, rec.Sealed)
+		values, _ = s.sealer.Open(rec.ID, rec.Sealed)
 	}
 	sess, _ := s.hostSession(rec, values, "")
 	defer sess.Close()
@@ -300,21 +236,21 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 		return
 	}
-	by := identityOf(r.Context()).name
+	by := auth.IdentityOf(r.Context()).Name
 	turnID := newServedTurnID()
-	err := s.db.startTurn(r.Context(), rec.ID, turnID, by)
-	if errors.Is(err, errTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
+	err := s.db.StartTurn(r.Context(), rec.ID, turnID, by)
+	if errors.Is(err, sharedstore.ErrTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
 		// The record says a turn runs, but the engine has no unfinished
 		// turn of the session: its replica stopped between the two.
-		if err = s.db.endTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID), 0, nil); err == nil {
-			err = s.db.startTurn(r.Context(), rec.ID, turnID, by)
+		if err = s.db.EndTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID), 0, nil); err == nil {
+			err = s.db.StartTurn(r.Context(), rec.ID, turnID, by)
 		}
 	}
 	switch {
-	case errors.Is(err, errTurnRunning):
+	case errors.Is(err, sharedstore.ErrTurnRunning):
 		writeError(w, http.StatusConflict, "turn_running", err.Error())
 		return
-	case errors.Is(err, errNoSession):
+	case errors.Is(err, sharedstore.ErrNoSession):
 		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
 		return
 	case err != nil:
@@ -332,8 +268,8 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 	})
 	w.Header().Set("Location", eventsPath(rec.ID, turnID))
 	w.Header().Set("Agenthost-Turn-Id", turnID)
-	sw := startSSE(w, r, http.StatusOK)
-	_ = streamLog(r.Context(), sw, t.log, 0, s.life.Done(), true)
+	sw := sse.Start(w, r, http.StatusOK)
+	_ = sse.Stream(r.Context(), sw, t.log, 0, s.life.Done(), true)
 }
 
 // staleTurn reports whether the session has no unfinished durable turn
@@ -350,7 +286,7 @@ func (s *Server) staleTurn(ctx context.Context, sessionID string) bool {
 }
 
 func (s *Server) recordTurn(ctx context.Context, sessionID string) string {
-	rec, err := s.db.load(ctx, sessionID)
+	rec, err := s.db.Load(ctx, sessionID)
 	if err != nil {
 		return ""
 	}
@@ -369,12 +305,11 @@ func newServedTurnID() string {
 // for every replica's streams by storeEvents. The turn is not ended by
 // the server's Close: it stops with the durable engine, unfinished, and
 // is taken up again (by this executor restarted, or by a survivor).
-func (s *Server) runShared(rec sessionRecord, turnID, by string, values map[string]string, first int64,
+func (s *Server) runShared(rec sharedstore.Record, turnID, by string, values map[string]string, first int64,
 	run func(context.Context, *host.Session) iter.Seq[host.Event]) *servedTurn {
 	sess, ss := s.hostSession(rec, values, by)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(s.life))
-	t := &servedTurn{id: turnID, log: s.events.newLog(), cancel: cancel, running: true, by: by}
-	t.log.first = first
+	t := &servedTurn{id: turnID, log: s.events.NewLogFrom(first), cancel: cancel, running: true, by: by}
 	ss.turn = t
 	s.mu.Lock()
 	s.local[rec.ID] = t
@@ -384,27 +319,27 @@ func (s *Server) runShared(rec sessionRecord, turnID, by string, values map[stri
 	go func() {
 		defer cancel()
 		defer sess.Close()
-		var frames frameArena
+		var frames eventlog.FrameArena
 		var end []byte
 		id := first - 1
 		for e := range run(ctx, sess) {
 			id++
-			f := frames.frame(id, boundResult(&e, s.lim.events.maxResult))
+			f := frames.Frame(id, eventlog.BoundResult(&e, s.lim.events.MaxResult))
 			if e.Type == host.EventSessionEnd {
 				end = f // held back until the store has the turn's end
 				continue
 			}
-			t.log.append(f)
+			t.log.Append(f)
 		}
 		close(produced)
 		// session_end reaches this replica's streams once the store says
 		// the turn ended: a client that saw it may start the next turn on
 		// any replica at once.
 		if <-stored && !s.isClosing() {
-			s.retryStore(func() error { return s.db.endTurn(context.Background(), rec.ID, t.id, id, end) })
+			s.retryStore(func() error { return s.db.EndTurn(context.Background(), rec.ID, t.id, id, end) })
 		}
 		if end != nil {
-			t.log.append(end)
+			t.log.Append(end)
 		}
 		s.mu.Lock()
 		if s.local[rec.ID] == t {
@@ -414,8 +349,8 @@ func (s *Server) runShared(rec sessionRecord, turnID, by string, values map[stri
 		ss.mu.Lock()
 		t.running = false
 		ss.mu.Unlock()
-		t.log.finish()
-		t.log.release()
+		t.log.Finish()
+		t.log.Release()
 	}()
 	return t
 }
@@ -428,20 +363,16 @@ func (s *Server) runShared(rec sessionRecord, turnID, by string, values map[stri
 func (s *Server) storeEvents(t *servedTurn, after int64, produced <-chan struct{}) bool {
 	ctx := context.Background()
 	for {
-		evs, _, _, changed, gone := t.log.since(after)
+		evs, _, _, changed, gone := t.log.Since(after)
 		if gone {
-			after = t.log.firstNumber() - 1
+			after = t.log.FirstNumber() - 1
 			continue
 		}
 		if s.isClosing() {
 			return false
 		}
 		if len(evs) > 0 {
-			frames := make([][]byte, len(evs))
-			for i := range evs {
-				frames[i] = evs[i].frame
-			}
-			if !s.retryStore(func() error { return s.db.appendEvents(ctx, t.id, after+1, frames) }) {
+			if !s.retryStore(func() error { return s.db.AppendEvents(ctx, t.id, after+1, evs) }) {
 				return false
 			}
 			after += int64(len(evs))
@@ -449,7 +380,7 @@ func (s *Server) storeEvents(t *servedTurn, after int64, produced <-chan struct{
 		}
 		select {
 		case <-produced:
-			if evs, _, _, _, _ := t.log.since(after); len(evs) > 0 {
+			if evs, _, _, _, _ := t.log.Since(after); len(evs) > 0 {
 				continue // the last ones came with the end
 			}
 			return true
@@ -490,7 +421,7 @@ func (s *Server) retryStore(write func() error) bool {
 func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 	ctx, cancel := context.WithTimeout(s.life, 30*time.Second)
 	defer cancel()
-	rec, err := s.db.load(ctx, tr.SessionID)
+	rec, err := s.db.Load(ctx, tr.SessionID)
 	if err != nil {
 		s.logger.Warn("serve: a durable turn was taken up, but its session is not stored; it waits", "turn", workflowID, "error", err)
 		return
@@ -498,7 +429,7 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 	var values map[string]string
 	if len(rec.ValueNames) > 0 {
 		if rec.Sealed != "" && s.sealer != nil {
-			values, err = s.sealer.open(rec.ID, rec.Sealed)
+			values, err = s.sealer.Open(rec.ID, rec.Sealed)
 		}
 		if values == nil {
 			s.logger.Warn("serve: a taken-up turn resumes without its session values (they are not sealed, or not with this key)",
@@ -509,11 +440,11 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 	if turnID == "" {
 		turnID = newServedTurnID()
 	}
-	if err := s.db.resumeTurn(ctx, rec.ID, turnID); err != nil {
+	if err := s.db.ResumeTurn(ctx, rec.ID, turnID); err != nil {
 		s.logger.Warn("serve: taking up a turn failed", "session", rec.ID, "error", err)
 		return
 	}
-	last, err := s.db.lastSeq(ctx, turnID)
+	last, err := s.db.LastSeq(ctx, turnID)
 	if err != nil {
 		s.logger.Warn("serve: taking up a turn failed", "session", rec.ID, "error", err)
 		return
@@ -542,59 +473,59 @@ func (s *Server) sharedTurnEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if _, _, err := s.db.since(ctx, turnID, after); errors.Is(err, errEventsDropped) {
+	if _, _, err := s.db.Since(ctx, turnID, after); errors.Is(err, sharedstore.ErrEventsDropped) {
 		writeError(w, http.StatusGone, "gone", "events after this id were dropped (a turn keeps its last 10000 events)")
 		return
 	}
-	sw := startSSE(w, r, http.StatusOK)
-	if err := sw.flush(); err != nil {
+	sw := sse.Start(w, r, http.StatusOK)
+	if err := sw.Flush(); err != nil {
 		return
 	}
 	for {
-		woken, stop := s.db.watch(turnID)
-		frames, last, err := s.db.since(ctx, turnID, after)
-		if errors.Is(err, errEventsDropped) {
+		woken, stop := s.db.Watch(turnID)
+		frames, last, err := s.db.Since(ctx, turnID, after)
+		if errors.Is(err, sharedstore.ErrEventsDropped) {
 			stop()
-			_ = sw.event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (a turn keeps its last 10000)"}`))
+			_ = sw.Event(0, "error", []byte(`{"type":"error","kind":"internal","error":"events before this point were dropped (a turn keeps its last 10000)"}`))
 			return
 		}
 		if err != nil {
 			stop()
 			if ctx.Err() == nil {
-				_ = sw.event(0, "error", []byte(`{"type":"error","kind":"unavailable","error":"the turn's events cannot be read"}`))
+				_ = sw.Event(0, "error", []byte(`{"type":"error","kind":"unavailable","error":"the turn's events cannot be read"}`))
 			}
 			return
 		}
 		for _, f := range frames {
-			if _, err := sw.w.Write(f); err != nil {
+			if err := sw.WriteFrame(f); err != nil {
 				stop()
 				return
 			}
 		}
 		after = last
-		if len(frames) == maxReplay {
+		if len(frames) == sharedstore.MaxReplay {
 			stop()
 			continue
 		}
 		if len(frames) > 0 {
-			if err := sw.flush(); err != nil {
+			if err := sw.Flush(); err != nil {
 				stop()
 				return
 			}
-		} else if now, err := s.db.load(ctx, rec.ID); err != nil || now.TurnID != turnID || !now.TurnRunning {
+		} else if now, err := s.db.Load(ctx, rec.ID); err != nil || now.TurnID != turnID || !now.TurnRunning {
 			// Ended (or gone): what was stored before the end is read.
 			stop()
-			frames, _, err := s.db.since(ctx, turnID, after)
+			frames, _, err := s.db.Since(ctx, turnID, after)
 			if err == nil {
 				for _, f := range frames {
-					_, _ = sw.w.Write(f)
+					_ = sw.WriteFrame(f)
 				}
 			}
 			return
 		}
 		select {
 		case <-woken:
-		case <-time.After(followPoll):
+		case <-time.After(sharedstore.FollowPoll):
 		case <-ctx.Done():
 		case <-s.life.Done():
 		}

@@ -1,4 +1,4 @@
-package serve
+package eventlog
 
 import (
 	"bytes"
@@ -139,7 +139,7 @@ func TestAppendFrame(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(appendFrame([]byte("x"), 7, &tc.e)); got != "x"+tc.want {
+			if got := string(AppendFrame([]byte("x"), 7, &tc.e)); got != "x"+tc.want {
 				t.Fatalf("frame %q, want %q", got, "x"+tc.want)
 			}
 		})
@@ -149,7 +149,7 @@ func TestAppendFrame(t *testing.T) {
 // Frames stay as they were handed out while later ones are cut, in the
 // same chunk or in new ones; one larger than a chunk is kept at its size.
 func TestFrameArenaKeepsFrames(t *testing.T) {
-	var a frameArena
+	var a FrameArena
 	var frames [][]byte
 	var want []string
 	for i := range 50 {
@@ -158,13 +158,13 @@ func TestFrameArenaKeepsFrames(t *testing.T) {
 			size = i * frameChunk / 4 // beyond a chunk
 		}
 		e := host.Event{Type: host.EventAssistant, Text: string(bytes.Repeat([]byte{'a' + byte(i%26)}, size))}
-		f := a.frame(int64(i+1), &e)
+		f := a.Frame(int64(i+1), &e)
 		if cap(a.buf) > frameChunk {
 			// The frame shares it: a log would keep up to twice its size.
 			t.Fatalf("frame %d (%d bytes) left the arena holding a %d-byte array", i+1, len(f), cap(a.buf))
 		}
 		frames = append(frames, f)
-		want = append(want, string(appendFrame(nil, int64(i+1), &e)))
+		want = append(want, string(AppendFrame(nil, int64(i+1), &e)))
 	}
 	for i, f := range frames {
 		if string(f) != want[i] {

@@ -1,4 +1,9 @@
-package serve
+// Package connlimit bounds the connections an HTTP server holds open, in
+// all and per client address (an IPv4 address, an IPv6 /64), closing the
+// longest idle to make room, so that silent connections cannot starve the
+// callers with work to do (serve.maxConnections,
+// serve.maxConnectionsPerClient).
+package connlimit
 
 import (
 	"container/list"
@@ -8,9 +13,9 @@ import (
 	"sync"
 )
 
-// connLimiter is the listener of ListenAndServe. It bounds the connections
-// open at once, in all (serve.maxConnections) and from one client address
-// (serve.maxConnectionsPerClient), so that a client that opens connections
+// Listener is the listener of serve's ListenAndServe. It bounds the
+// connections open at once, in all (serve.maxConnections) and from one
+// client address (serve.maxConnectionsPerClient), so that a client that opens connections
 // and leaves them silent cannot hold every file descriptor and starve the
 // callers that have work to do.
 //
@@ -23,8 +28,8 @@ import (
 // may take to arrive).
 //
 // It learns whether a connection waits for a request from the server's
-// ConnState hook (connState).
-type connLimiter struct {
+// ConnState hook (ConnState).
+type Listener struct {
 	net.Listener
 	max, perClient int
 
@@ -42,10 +47,10 @@ type connClient struct {
 	idle list.List // its *limitedConn waiting for a request, longest first
 }
 
-// limitedConn is a connection connLimiter counts.
+// limitedConn is a connection Listener counts.
 type limitedConn struct {
 	net.Conn
-	l      *connLimiter
+	l      *Listener
 	client string
 
 	// Under l.mu.
@@ -53,12 +58,14 @@ type limitedConn struct {
 	idleAt, clientAt *list.Element // set while it waits for a request
 }
 
-func newConnLimiter(ln net.Listener, max, perClient int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, perClient: perClient, clients: map[string]*connClient{}}
+// New bounds ln to max connections open at once, perClient of them from
+// one client.
+func New(ln net.Listener, max, perClient int) *Listener {
+	return &Listener{Listener: ln, max: max, perClient: perClient, clients: map[string]*connClient{}}
 }
 
 // Accept returns the next connection within the bounds.
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -75,7 +82,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 }
 
 // admit counts c in, making room first; nil means c was refused (closed).
-func (l *connLimiter) admit(c net.Conn) (net.Conn, error) {
+func (l *Listener) admit(c net.Conn) (net.Conn, error) {
 	key := clientKey(c.RemoteAddr())
 	for {
 		l.mu.Lock()
@@ -129,7 +136,7 @@ func oldest(idle *list.List) *limitedConn {
 }
 
 // Close closes the listener and wakes an Accept that waits for room.
-func (l *connLimiter) Close() error {
+func (l *Listener) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	l.wakeLocked()
@@ -137,9 +144,9 @@ func (l *connLimiter) Close() error {
 	return l.Listener.Close()
 }
 
-// connState is the server's ConnState hook: a connection waits for a
+// ConnState is the server's ConnState hook: a connection waits for a
 // request when it is new or idle, and is busy while a request runs.
-func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
+func (l *Listener) ConnState(c net.Conn, st http.ConnState) {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
@@ -164,13 +171,13 @@ func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
 	}
 }
 
-func (l *connLimiter) waitsLocked(lc *limitedConn, cl *connClient) {
+func (l *Listener) waitsLocked(lc *limitedConn, cl *connClient) {
 	lc.idleAt = l.idle.PushBack(lc)
 	lc.clientAt = cl.idle.PushBack(lc)
 	l.wakeLocked()
 }
 
-func (l *connLimiter) busyLocked(lc *limitedConn) {
+func (l *Listener) busyLocked(lc *limitedConn) {
 	if lc.idleAt != nil {
 		l.idle.Remove(lc.idleAt)
 		l.clients[lc.client].idle.Remove(lc.clientAt)
@@ -179,7 +186,7 @@ func (l *connLimiter) busyLocked(lc *limitedConn) {
 }
 
 // releaseLocked stops counting lc (once).
-func (l *connLimiter) releaseLocked(lc *limitedConn) {
+func (l *Listener) releaseLocked(lc *limitedConn) {
 	if lc.gone {
 		return
 	}
@@ -193,7 +200,7 @@ func (l *connLimiter) releaseLocked(lc *limitedConn) {
 	l.wakeLocked()
 }
 
-func (l *connLimiter) wakeLocked() {
+func (l *Listener) wakeLocked() {
 	if l.freed != nil {
 		close(l.freed)
 		l.freed = nil
@@ -219,7 +226,7 @@ func (c *limitedConn) CloseWrite() error {
 }
 
 // open reports the connections counted (tests).
-func (l *connLimiter) open() int {
+func (l *Listener) open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.total

@@ -1,4 +1,9 @@
-package oauth
+// Package jose signs what the OAuth client sends as JWTs: client
+// assertions of private_key_jwt (RFC 7523) with the client's key, and DPoP
+// proofs (RFC 9449) with the P-256 key a token is bound to; it makes,
+// encodes and thumbprints those keys (RFC 7638) and keeps the nonces
+// servers ask the proofs to carry. Errors never quote a key.
+package jose
 
 import (
 	"crypto"
@@ -18,8 +23,8 @@ import (
 	"time"
 )
 
-// clientAssertionType is the client_assertion_type of private_key_jwt.
-const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+// ClientAssertionType is the client_assertion_type of private_key_jwt.
+const ClientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 // ParsePrivateKey reads a PEM private key (PKCS#8, SEC 1 EC or PKCS#1
 // RSA) for private_key_jwt client authentication. Errors never quote the
@@ -44,9 +49,9 @@ func ParsePrivateKey(data []byte) (crypto.Signer, error) {
 	return nil, errors.New("oauth: the private key is neither PKCS#8, SEC 1 EC nor PKCS#1 RSA")
 }
 
-// signingAlg is the JWS algorithm for a key: ES256/ES384 for EC P-256/P-384,
+// SigningAlg is the JWS algorithm for a key: ES256/ES384 for EC P-256/P-384,
 // RS256 for RSA, EdDSA for Ed25519.
-func signingAlg(key crypto.Signer) (string, error) {
+func SigningAlg(key crypto.Signer) (string, error) {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
 		switch k.Curve {
@@ -64,10 +69,10 @@ func signingAlg(key crypto.Signer) (string, error) {
 	return "", fmt.Errorf("oauth: unsupported private key type %T", key)
 }
 
-// clientAssertion builds the signed JWT of private_key_jwt (RFC 7523):
+// ClientAssertion builds the signed JWT of private_key_jwt (RFC 7523):
 // iss and sub the client id, aud the issuer, valid for five minutes.
-func clientAssertion(key crypto.Signer, clientID, audience string, now time.Time) (string, error) {
-	alg, err := signingAlg(key)
+func ClientAssertion(key crypto.Signer, clientID, audience string, now time.Time) (string, error) {
+	alg, err := SigningAlg(key)
 	if err != nil {
 		return "", err
 	}

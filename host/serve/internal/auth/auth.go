@@ -1,4 +1,9 @@
-package serve
+// Package auth authenticates serve's callers: the identities of
+// serve.identities (bearer tokens known by their SHA-256 hash only,
+// client certificates by their verified common name), each one's roles,
+// owner (its tenant, or itself) and the subjects it may act for, and the
+// identity a request carries in its context.
+package auth
 
 import (
 	"context"
@@ -13,23 +18,24 @@ import (
 	"github.com/agenthost/agenthost/internal/glob"
 )
 
-// identity is an authenticated caller.
-type identity struct {
-	name  string
+// Identity is an authenticated caller.
+type Identity struct {
+	Name  string
 	roles []string
-	// key is the name in normalised form (approvals.NormalizeID): the
+	// Key is the name in normalised form (approvals.NormalizeID): the
 	// form in which identities, subjects and approvers are compared.
-	key string
-	// owner is whose the sessions this identity creates are: its
+	Key string
+	// Owner is whose the sessions this identity creates are: its
 	// tenant's when it has one, else its own. Only identities of the same
 	// owner see a session; to every other one it does not exist.
-	owner string
+	Owner string
 	// subjects are the patterns of the subjects it may act for besides
 	// its own name (serve.identities[].subjects).
 	subjects []glob.Pattern
 }
 
-func (id *identity) has(role string) bool {
+// Has reports whether the identity holds role (a nil one holds none).
+func (id *Identity) Has(role string) bool {
 	if id == nil {
 		return false
 	}
@@ -41,45 +47,46 @@ func (id *identity) has(role string) bool {
 	return false
 }
 
-// mayActFor reports whether the identity may create a session for
+// MayActFor reports whether the identity may create a session for
 // subject: its own name, or a subject (compared normalised) that one of
 // its serve.identities[].subjects patterns matches. A session's subject
 // selects whose OAuth tokens and credentials its calls carry, so this is
 // the rule that keeps one caller from acting as another's users.
-func (id *identity) mayActFor(subject string) (bool, error) {
+func (id *Identity) MayActFor(subject string) (bool, error) {
 	key, err := approvals.NormalizeID(subject)
 	if err != nil {
 		return false, err
 	}
-	if key == id.key {
+	if key == id.Key {
 		return true, nil
 	}
 	return glob.MatchAny(id.subjects, key), nil
 }
 
-// authenticator maps bearer tokens (by SHA-256) and certificate names to
+// Authenticator maps bearer tokens (by SHA-256) and certificate names to
 // identities.
-type authenticator struct {
-	byHash map[[sha256.Size]byte]*identity
-	byName map[string]*identity
+type Authenticator struct {
+	byHash map[[sha256.Size]byte]*Identity
+	byName map[string]*Identity
 	// certs: client certificates are accepted (serve.tls.clientCA set).
 	certs bool
 }
 
-func newAuthenticator(cfg *config.Serve) (*authenticator, error) {
-	a := &authenticator{byHash: map[[sha256.Size]byte]*identity{}, byName: map[string]*identity{}, certs: cfg.TLS.ClientCA != ""}
+// New reads the identities of cfg (serve.identities).
+func New(cfg *config.Serve) (*Authenticator, error) {
+	a := &Authenticator{byHash: map[[sha256.Size]byte]*Identity{}, byName: map[string]*Identity{}, certs: cfg.TLS.ClientCA != ""}
 	for i, ci := range cfg.Identities {
 		key, err := approvals.NormalizeID(ci.Name)
 		if err != nil || key == "" {
 			return nil, fmt.Errorf("serve.identities[%d].name: not a valid identity name", i)
 		}
-		id := &identity{name: ci.Name, key: key, roles: append([]string(nil), ci.Roles...), owner: "identity:" + key}
+		id := &Identity{Name: ci.Name, Key: key, roles: append([]string(nil), ci.Roles...), Owner: "identity:" + key}
 		if ci.Tenant != "" {
 			tenant, err := approvals.NormalizeID(ci.Tenant)
 			if err != nil || tenant == "" {
 				return nil, fmt.Errorf("serve.identities[%d].tenant: not a valid tenant name", i)
 			}
-			id.owner = "tenant:" + tenant
+			id.Owner = "tenant:" + tenant
 		}
 		for j, s := range ci.Subjects {
 			p, err := glob.Compile(s)
@@ -96,11 +103,11 @@ func newAuthenticator(cfg *config.Serve) (*authenticator, error) {
 	return a, nil
 }
 
-// authenticate returns the caller's identity, or nil. A bearer token is
+// Authenticate returns the caller's identity, or nil. A bearer token is
 // looked up by its hash, so the token itself is never kept or compared;
 // without one, a verified client certificate's common name names the
 // identity.
-func (a *authenticator) authenticate(r *http.Request) *identity {
+func (a *Authenticator) Authenticate(r *http.Request) *Identity {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
@@ -108,47 +115,29 @@ func (a *authenticator) authenticate(r *http.Request) *identity {
 		}
 		return a.byHash[sha256.Sum256([]byte(strings.TrimSpace(token)))]
 	}
-	if a.byCertificate(r) {
+	if a.ByCertificate(r) {
 		return a.byName[r.TLS.VerifiedChains[0][0].Subject.CommonName]
 	}
 	return nil
 }
 
-// byCertificate reports whether r authenticates by its client certificate
+// ByCertificate reports whether r authenticates by its client certificate
 // (verified, and no Authorization header): a credential the browser
 // attaches by itself, to any site's requests.
-func (a *authenticator) byCertificate(r *http.Request) bool {
+func (a *Authenticator) ByCertificate(r *http.Request) bool {
 	return a.certs && r.Header.Get("Authorization") == "" && r.TLS != nil &&
 		len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0
 }
 
 type identityKey struct{}
 
-func withIdentity(ctx context.Context, id *identity) context.Context {
+// WithIdentity returns ctx carrying the request's identity.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
 	return context.WithValue(ctx, identityKey{}, id)
 }
 
-func identityOf(ctx context.Context) *identity {
-	id, _ := ctx.Value(identityKey{}).(*identity)
+// IdentityOf is the identity WithIdentity put in ctx, or nil.
+func IdentityOf(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey{}).(*Identity)
 	return id
 }
-
-// require wraps h so that only callers holding role reach it: 401 without a
-// valid credential, 403 without the role.
-func (s *Server) require(role string, h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id := s.auth.authenticate(r)
-		if id == nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
-			writeError(w, http.StatusUnauthorized, "unauthenticated", "a valid bearer token or client certificate is required")
-			return
-		}
-		if !id.has(role) {
-			writeError(w, http.StatusForbidden, "forbidden", "the identity "+quote(id.name)+" does not hold the "+role+" role")
-			return
-		}
-		h(w, r.WithContext(withIdentity(r.Context(), id)))
-	}
-}
-
-func quote(s string) string { return `"` + s + `"` }

@@ -1,4 +1,4 @@
-package serve
+package sse
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 )
 
 // flushRecorder is a ResponseWriter that remembers, at each Flush, what
@@ -23,8 +25,8 @@ func (r *flushRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *flushRecorder) Flush()                      { r.flushes = append(r.flushes, r.body.String()) }
 
 // waitCaughtUp returns once a stream of l waits for l's next change.
-func waitCaughtUp(l *eventLog) {
-	for !l.waiting() {
+func waitCaughtUp(l *eventlog.Log) {
+	for !l.Waiting() {
 		runtime.Gosched()
 	}
 }
@@ -43,18 +45,18 @@ func TestStreamHoldsHeadersForTheFirstEvents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newEventLog()
+			l := eventlog.New()
 			rec := &flushRecorder{header: http.Header{}}
-			sw := startSSE(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK)
+			sw := Start(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK)
 			done := make(chan error, 1)
 			go func() {
-				done <- streamLog(context.Background(), sw, l, 0, nil, tc.holdHeaders)
+				done <- Stream(context.Background(), sw, l, 0, nil, tc.holdHeaders)
 			}()
 			waitCaughtUp(l)
-			l.append([]byte("id: 1\nevent: session_start\ndata: {}\n\n"))
+			l.Append([]byte("id: 1\nevent: session_start\ndata: {}\n\n"))
 			waitCaughtUp(l)
-			l.append([]byte("id: 2\nevent: session_end\ndata: {}\n\n"))
-			l.finish()
+			l.Append([]byte("id: 2\nevent: session_end\ndata: {}\n\n"))
+			l.Finish()
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
@@ -64,43 +66,6 @@ func TestStreamHoldsHeadersForTheFirstEvents(t *testing.T) {
 			want := "id: 1\nevent: session_start\ndata: {}\n\nid: 2\nevent: session_end\ndata: {}\n\n"
 			if got := rec.body.String(); got != want {
 				t.Fatalf("body %q, want %q", got, want)
-			}
-		})
-	}
-}
-
-// A reader that waits is woken by the next event and by the end of the
-// turn; a reader with events to take is given no channel.
-func TestEventLogWakesWaitingReaders(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(l *eventLog)
-		done   bool
-	}{
-		{"append", func(l *eventLog) { l.append([]byte("id: 2\nevent: assistant\ndata: {}\n\n")) }, false},
-		{"finish", (*eventLog).finish, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			l := newEventLog()
-			l.append([]byte("id: 1\nevent: session_start\ndata: {}\n\n"))
-			if evs, _, _, changed, _ := l.since(0); len(evs) != 1 || changed != nil {
-				t.Fatalf("since(0): %d events, channel %v; want 1 and none", len(evs), changed)
-			}
-			if l.waiting() {
-				t.Fatal("a reader that took events counts as waiting")
-			}
-			_, _, _, changed, _ := l.since(1)
-			if changed == nil || !l.waiting() {
-				t.Fatal("a caught-up reader got no channel to wait on")
-			}
-			tc.change(l)
-			<-changed // closed by the change
-			if l.waiting() {
-				t.Fatal("the change left a channel nobody asked for")
-			}
-			if _, _, done, _, _ := l.since(1); done != tc.done {
-				t.Fatalf("done %v, want %v", done, tc.done)
 			}
 		})
 	}

@@ -1,4 +1,10 @@
-package serve
+// Package sharedstore keeps serve's sessions in PostgreSQL for every
+// replica of the shared mode (docs/config.md, "serve.replica"): each
+// session's record (its owner, subject, trust level, the names of its
+// values and, with the operator's key, the values sealed with
+// AES-256-GCM), its latest turn and whether it runs, and that turn's
+// events, which any replica replays and follows (LISTEN/NOTIFY).
+package sharedstore
 
 import (
 	"context"
@@ -8,19 +14,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/serve/internal/eventlog"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// sharedStore keeps served sessions in PostgreSQL for every replica (the
+// Store keeps served sessions in PostgreSQL for every replica (the
 // shared mode, docs/config.md "serve.replica"): a record per session (who
 // owns it, its subject, trust level, the names of its values and, with a
 // sealing key, the values sealed; its latest turn and whether it runs),
 // and the latest turn's events, numbered per turn. A replica appends the
 // events of the turns it runs; any replica replays them after a
 // Last-Event-ID and follows new ones, woken by LISTEN/NOTIFY (one
-// connection per replica) with a poll of followPoll as the safety net.
-type sharedStore struct {
+// connection per replica) with a poll of FollowPoll as the safety net.
+type Store struct {
 	pool *pgxpool.Pool
 
 	mu      sync.Mutex
@@ -33,9 +40,9 @@ type sharedStore struct {
 // eventsChannel is the NOTIFY channel; the payload is a turn id.
 const eventsChannel = "agenthost_turn_events"
 
-// followPoll bounds how long a follower waits for a notification before
+// FollowPoll bounds how long a follower waits for a notification before
 // it reads again (a notification lost while the listener reconnected).
-const followPoll = time.Second
+const FollowPoll = time.Second
 
 var sharedSchema = []string{
 	`CREATE TABLE IF NOT EXISTS agenthost_served_sessions (
@@ -60,33 +67,36 @@ var sharedSchema = []string{
 	)`,
 }
 
-func openSharedStore(ctx context.Context, pool *pgxpool.Pool) (*sharedStore, error) {
+// Open creates the store's tables if they are missing and starts the
+// replica's LISTEN connection (Close ends it).
+func Open(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	for _, q := range sharedSchema {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("serve: create the shared session tables: %w", err)
 		}
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	st := &sharedStore{pool: pool, waiters: map[string]map[chan struct{}]struct{}{}, cancel: cancel, finished: make(chan struct{})}
+	st := &Store{pool: pool, waiters: map[string]map[chan struct{}]struct{}{}, cancel: cancel, finished: make(chan struct{})}
 	ready := make(chan struct{})
 	go st.listen(lctx, ready)
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		st.close()
+		st.Close()
 		return nil, ctx.Err()
 	}
 	return st, nil
 }
 
-func (st *sharedStore) close() {
+// Close stops listening and waits for the listener to end.
+func (st *Store) Close() {
 	st.cancel()
 	<-st.finished
 }
 
 // listen owns the LISTEN connection: it wakes the followers of each turn
 // notified, and every follower when it (re)connects.
-func (st *sharedStore) listen(ctx context.Context, ready chan struct{}) {
+func (st *Store) listen(ctx context.Context, ready chan struct{}) {
 	defer close(st.finished)
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
@@ -120,9 +130,9 @@ func (st *sharedStore) listen(ctx context.Context, ready chan struct{}) {
 	}
 }
 
-// watch returns a channel closed at the turn's next notification, and
+// Watch returns a channel closed at the turn's next notification, and
 // the function that stops watching.
-func (st *sharedStore) watch(turnID string) (<-chan struct{}, func()) {
+func (st *Store) Watch(turnID string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	st.mu.Lock()
 	set := st.waiters[turnID]
@@ -147,7 +157,7 @@ func (st *sharedStore) watch(turnID string) (<-chan struct{}, func()) {
 	}
 }
 
-func (st *sharedStore) wake(turnID string) {
+func (st *Store) wake(turnID string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for ch := range st.waiters[turnID] {
@@ -156,7 +166,7 @@ func (st *sharedStore) wake(turnID string) {
 	delete(st.waiters, turnID)
 }
 
-func (st *sharedStore) wakeAll() {
+func (st *Store) wakeAll() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for id, set := range st.waiters {
@@ -167,8 +177,8 @@ func (st *sharedStore) wakeAll() {
 	}
 }
 
-// sessionRecord is a served session as every replica reads it.
-type sessionRecord struct {
+// Record is a served session as every replica reads it.
+type Record struct {
 	ID         string
 	Owner      string
 	Creator    string
@@ -185,15 +195,19 @@ type sessionRecord struct {
 	TurnRunning bool
 }
 
+// Errors of the store's writes, for the callers to branch on.
 var (
-	errNoSession      = errors.New("no such session")
-	errTooManyShared  = errors.New("the replicas hold serve.maxSessions sessions")
-	errTooManyCreator = errors.New("this identity holds serve.maxSessionsPerIdentity sessions")
+	// ErrTurnRunning refuses a turn while the session's turn runs (the
+	// memory mode refuses with it too: one answer in both).
+	ErrTurnRunning       = errors.New("a turn is already running in this session; wait for its session_end")
+	ErrNoSession         = errors.New("no such session")
+	ErrTooManySessions   = errors.New("the replicas hold serve.maxSessions sessions")
+	ErrTooManyForCreator = errors.New("this identity holds serve.maxSessionsPerIdentity sessions")
 )
 
-// create stores a new session's record, unless the store holds maxTotal
+// Create stores a new session's record, unless the store holds maxTotal
 // sessions or maxPer of its creator's.
-func (st *sharedStore) create(ctx context.Context, rec sessionRecord, maxTotal, maxPer int) error {
+func (st *Store) Create(ctx context.Context, rec Record, maxTotal, maxPer int) error {
 	names, err := json.Marshal(rec.ValueNames)
 	if err != nil {
 		return err
@@ -215,35 +229,35 @@ func (st *sharedStore) create(ctx context.Context, rec sessionRecord, maxTotal, 
 	case inserted:
 		return nil
 	case mine >= maxPer:
-		return errTooManyCreator
+		return ErrTooManyForCreator
 	default:
-		return errTooManyShared
+		return ErrTooManySessions
 	}
 }
 
-// load reads a session's record (errNoSession).
-func (st *sharedStore) load(ctx context.Context, id string) (sessionRecord, error) {
-	rec := sessionRecord{ID: id}
+// Load reads a session's record (ErrNoSession).
+func (st *Store) Load(ctx context.Context, id string) (Record, error) {
+	rec := Record{ID: id}
 	var names string
 	var created int64
 	err := st.pool.QueryRow(ctx, `SELECT owner, creator, subject, trust_level, value_names, sealed, created_ms, turn_id, turn_by, turn_running
 		FROM agenthost_served_sessions WHERE session_id = $1`, id).Scan(&rec.Owner, &rec.Creator, &rec.Subject, &rec.TrustLevel,
 		&names, &rec.Sealed, &created, &rec.TurnID, &rec.TurnBy, &rec.TurnRunning)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return sessionRecord{}, errNoSession
+		return Record{}, ErrNoSession
 	}
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("serve: read the session: %w", err)
+		return Record{}, fmt.Errorf("serve: read the session: %w", err)
 	}
 	if err := json.Unmarshal([]byte(names), &rec.ValueNames); err != nil {
-		return sessionRecord{}, fmt.Errorf("serve: read the session: %w", err)
+		return Record{}, fmt.Errorf("serve: read the session: %w", err)
 	}
 	rec.Created = time.UnixMilli(created).UTC()
 	return rec, nil
 }
 
-// remove deletes a session's record and its latest turn's events.
-func (st *sharedStore) remove(ctx context.Context, id string) error {
+// Remove deletes a session's record and its latest turn's events.
+func (st *Store) Remove(ctx context.Context, id string) error {
 	_, err := st.pool.Exec(ctx, `WITH gone AS (DELETE FROM agenthost_served_sessions WHERE session_id = $1 RETURNING turn_id)
 		DELETE FROM agenthost_turn_events WHERE turn_id IN (SELECT turn_id FROM gone)`, id)
 	if err != nil {
@@ -252,19 +266,19 @@ func (st *sharedStore) remove(ctx context.Context, id string) error {
 	return nil
 }
 
-// startTurn makes turnID the session's running turn, unless one runs
-// (errTurnRunning) or the session is gone (errNoSession); the previous
+// StartTurn makes turnID the session's running turn, unless one runs
+// (ErrTurnRunning) or the session is gone (ErrNoSession); the previous
 // turn's events are dropped (a session keeps its latest turn's).
-func (st *sharedStore) startTurn(ctx context.Context, id, turnID, by string) error {
+func (st *Store) StartTurn(ctx context.Context, id, turnID, by string) error {
 	var prev string
 	err := st.pool.QueryRow(ctx, `WITH old AS (SELECT turn_id FROM agenthost_served_sessions WHERE session_id = $1 AND NOT turn_running FOR UPDATE)
 		UPDATE agenthost_served_sessions s SET turn_id = $2, turn_by = $3, turn_running = true
 		FROM old WHERE s.session_id = $1 RETURNING old.turn_id`, id, turnID, by).Scan(&prev)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if _, lerr := st.load(ctx, id); errors.Is(lerr, errNoSession) {
-			return errNoSession
+		if _, lerr := st.Load(ctx, id); errors.Is(lerr, ErrNoSession) {
+			return ErrNoSession
 		}
-		return errTurnRunning
+		return ErrTurnRunning
 	}
 	if err != nil {
 		return fmt.Errorf("serve: start the turn: %w", err)
@@ -277,9 +291,9 @@ func (st *sharedStore) startTurn(ctx context.Context, id, turnID, by string) err
 	return nil
 }
 
-// endTurn records that the session's turn turnID has ended, with its
+// EndTurn records that the session's turn turnID has ended, with its
 // last event (frame, number seq; nil: none), in one round trip.
-func (st *sharedStore) endTurn(ctx context.Context, id, turnID string, seq int64, frame []byte) error {
+func (st *Store) EndTurn(ctx context.Context, id, turnID string, seq int64, frame []byte) error {
 	b := &pgx.Batch{}
 	if frame != nil {
 		b.Queue(`INSERT INTO agenthost_turn_events (turn_id, seq, frame) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, turnID, seq, frame)
@@ -292,8 +306,8 @@ func (st *sharedStore) endTurn(ctx context.Context, id, turnID string, seq int64
 	return nil
 }
 
-// lastSeq is the number of the turn's last stored event (0: none).
-func (st *sharedStore) lastSeq(ctx context.Context, turnID string) (int64, error) {
+// LastSeq is the number of the turn's last stored event (0: none).
+func (st *Store) LastSeq(ctx context.Context, turnID string) (int64, error) {
 	var n int64
 	err := st.pool.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM agenthost_turn_events WHERE turn_id = $1`, turnID).Scan(&n)
 	if err != nil {
@@ -302,10 +316,10 @@ func (st *sharedStore) lastSeq(ctx context.Context, turnID string) (int64, error
 	return n, nil
 }
 
-// appendEvents stores frames as the turn's events first, first+1, ...
+// AppendEvents stores frames as the turn's events first, first+1, ...
 // (numbers stored already are kept) and notifies the followers, in one
 // round trip.
-func (st *sharedStore) appendEvents(ctx context.Context, turnID string, first int64, frames [][]byte) error {
+func (st *Store) AppendEvents(ctx context.Context, turnID string, first int64, frames [][]byte) error {
 	if len(frames) == 0 {
 		return nil
 	}
@@ -313,9 +327,9 @@ func (st *sharedStore) appendEvents(ctx context.Context, turnID string, first in
 	for i, f := range frames {
 		b.Queue(`INSERT INTO agenthost_turn_events (turn_id, seq, frame) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, turnID, first+int64(i), f)
 	}
-	if last := first + int64(len(frames)) - 1; last > maxTurnEvents {
-		// A turn keeps its newest maxTurnEvents events, as in memory.
-		b.Queue(`DELETE FROM agenthost_turn_events WHERE turn_id = $1 AND seq <= $2`, turnID, last-maxTurnEvents)
+	if last := first + int64(len(frames)) - 1; last > eventlog.MaxTurnEvents {
+		// A turn keeps its newest eventlog.MaxTurnEvents events, as in memory.
+		b.Queue(`DELETE FROM agenthost_turn_events WHERE turn_id = $1 AND seq <= $2`, turnID, last-eventlog.MaxTurnEvents)
 	}
 	b.Queue(`SELECT pg_notify($1, $2)`, eventsChannel, turnID)
 	if err := st.pool.SendBatch(ctx, b).Close(); err != nil {
@@ -324,15 +338,15 @@ func (st *sharedStore) appendEvents(ctx context.Context, turnID string, first in
 	return nil
 }
 
-// maxReplay bounds the events one read of the store returns.
-const maxReplay = 256
+// MaxReplay bounds the events one read of the store returns.
+const MaxReplay = 256
 
-// since returns the turn's stored events numbered after `after`, at most
-// maxReplay, in order, with the number of the last; errEventsDropped when
-// the one after `after` was dropped (maxTurnEvents).
-func (st *sharedStore) since(ctx context.Context, turnID string, after int64) ([][]byte, int64, error) {
+// Since returns the turn's stored events numbered after `after`, at most
+// MaxReplay, in order, with the number of the last; ErrEventsDropped when
+// the one after `after` was dropped (eventlog.MaxTurnEvents).
+func (st *Store) Since(ctx context.Context, turnID string, after int64) ([][]byte, int64, error) {
 	rows, err := st.pool.Query(ctx, `SELECT seq, frame FROM agenthost_turn_events WHERE turn_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		turnID, after, maxReplay)
+		turnID, after, MaxReplay)
 	if err != nil {
 		return nil, after, fmt.Errorf("serve: read the turn's events: %w", err)
 	}
@@ -346,24 +360,25 @@ func (st *sharedStore) since(ctx context.Context, turnID string, after int64) ([
 			return nil, after, fmt.Errorf("serve: read the turn's events: %w", err)
 		}
 		if len(out) == 0 && seq > after+1 {
-			return nil, after, errEventsDropped
+			return nil, after, ErrEventsDropped
 		}
 		out, last = append(out, f), seq
 	}
 	return out, last, rows.Err()
 }
 
-var errEventsDropped = errors.New("events after this id were dropped")
+// ErrEventsDropped is Since's error for a reader behind the events kept.
+var ErrEventsDropped = errors.New("events after this id were dropped")
 
-// resumeTurn makes turnID the session's running turn again (a turn taken
+// ResumeTurn makes turnID the session's running turn again (a turn taken
 // up after its replica stopped).
-func (st *sharedStore) resumeTurn(ctx context.Context, id, turnID string) error {
+func (st *Store) ResumeTurn(ctx context.Context, id, turnID string) error {
 	tag, err := st.pool.Exec(ctx, `UPDATE agenthost_served_sessions SET turn_id = $2, turn_running = true WHERE session_id = $1`, id, turnID)
 	if err != nil {
 		return fmt.Errorf("serve: resume the turn: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return errNoSession
+		return ErrNoSession
 	}
 	return nil
 }
