@@ -39,23 +39,38 @@ func TestCommitModeFollowsTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	toolStep, tool := stepContext(ctx, "tool")
+	modelStep, model := stepContext(ctx, "model")
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context
+		then func() // after the connection was prepared
 		want string
 	}{
-		{"plain", ctx, "on"},
-		{"lazy", lazyCommits(ctx), "off"},
-		{"lazy again", lazyCommits(ctx), "off"},
-		{"flushed inside a lazy step", flushedCommits(lazyCommits(ctx)), "on"},
-		{"lazy after flushed", lazyCommits(ctx), "off"},
-		{"plain after lazy", ctx, "on"},
+		{"plain", ctx, nil, "on"},
+		{"lazy", lazyCommits(ctx), nil, "off"},
+		{"lazy again", lazyCommits(ctx), nil, "off"},
+		{"flushed inside a lazy step", flushedCommits(lazyCommits(ctx)), nil, "on"},
+		{"lazy after flushed", lazyCommits(ctx), nil, "off"},
+		{"a read keeps it", anyCommits(ctx), nil, "off"},
+		{"plain after lazy", ctx, nil, "on"},
+		{"a read keeps it on", anyCommits(ctx), nil, "on"},
+		// A step's lookup of its checkpoint is a read; its record is
+		// written in the step's mode; its work is flushed.
+		{"a lazy step's lookup", toolStep, func() { tool.recording.Store(true) }, "on"},
+		{"a lazy step's work", flushedCommits(toolStep), nil, "on"},
+		{"a lazy step's record", toolStep, nil, "off"},
+		{"a flushed step's lookup", modelStep, func() { model.recording.Store(true) }, "off"},
+		{"a flushed step's record", modelStep, nil, "on"},
 	} {
 		if ok, err := prepareCommitMode(tt.ctx, conn); !ok || err != nil {
 			t.Fatalf("%s: prepareCommitMode = %v, %v", tt.name, ok, err)
 		}
 		if got := showSyncCommit(t, conn); got != tt.want {
 			t.Errorf("%s: synchronous_commit = %s, want %s", tt.name, got, tt.want)
+		}
+		if tt.then != nil {
+			tt.then()
 		}
 	}
 }

@@ -326,25 +326,25 @@ func (s *steps) TurnID() string { return s.id }
 
 func (s *steps) Step(ctx context.Context, name string, fn host.StepFunc) (json.RawMessage, bool, error) {
 	ran := false
-	out, err := dbos.RunAsStep(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
+	sctx, mode := stepContext(ctx, name) // commit.go
+	out, err := dbos.RunAsStep(dbos.From(s.wf, sctx), func(ctx context.Context) (json.RawMessage, error) {
 		ran = true
-		return fn(flushedCommits(ctx))
+		return runStep(ctx, mode, fn)
 	}, dbos.WithStepName(name))
 	return out, ran, err
 }
 
-// stepCommits is the context the engine checkpoints step name under:
-// lazy commits for the steps lazyStep names (commit.go).
-func stepCommits(ctx context.Context, name string) context.Context {
-	if lazyStep(name) {
-		return lazyCommits(ctx)
-	}
-	return ctx
+// runStep runs a step's work with flushed commits; the engine's record of
+// its outcome follows in the step's own mode.
+func runStep(ctx context.Context, mode *stepCommit, fn host.StepFunc) (json.RawMessage, error) {
+	defer mode.recording.Store(true)
+	return fn(flushedCommits(ctx))
 }
 
 func (s *steps) Go(ctx context.Context, name string, fn host.StepFunc) (<-chan host.StepOutcome, error) {
-	ch, err := dbos.Go(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
-		return fn(flushedCommits(ctx))
+	sctx, mode := stepContext(ctx, name)
+	ch, err := dbos.Go(dbos.From(s.wf, sctx), func(ctx context.Context) (json.RawMessage, error) {
+		return runStep(ctx, mode, fn)
 	}, dbos.WithStepName(name))
 	if err != nil {
 		return nil, err

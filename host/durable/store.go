@@ -115,7 +115,7 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // Load implements host.History.
 func (s *Store) Load(ctx context.Context, sessionID string) ([]model.Message, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT message FROM agenthost_messages WHERE session_id = $1 ORDER BY seq`), sessionID)
+	rows, err := s.db.QueryContext(anyCommits(ctx), s.d.rebind(`SELECT message FROM agenthost_messages WHERE session_id = $1 ORDER BY seq`), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("durable: load conversation: %w", err)
 	}
@@ -419,7 +419,7 @@ func (s *Store) sentTask(ctx context.Context, key, taskID string) error {
 // taskOf is the task recorded for the call key, or "".
 func (s *Store) taskOf(ctx context.Context, key string) (string, error) {
 	var id string
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT task_id FROM agenthost_call_tasks WHERE call_key = $1`), key).Scan(&id)
+	err := s.db.QueryRowContext(anyCommits(ctx), s.d.rebind(`SELECT task_id FROM agenthost_call_tasks WHERE call_key = $1`), key).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

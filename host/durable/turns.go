@@ -53,7 +53,7 @@ func (s *Store) dropTurns(ctx context.Context, ids ...string) error {
 // candidateTurns are the session's turns in the index, oldest first (a
 // turn id sorts by its start: host's newTurnID).
 func (s *Store) candidateTurns(ctx context.Context, session string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT turn_id FROM agenthost_turns WHERE session_id = $1 ORDER BY turn_id`), session)
+	rows, err := s.db.QueryContext(anyCommits(ctx), s.d.rebind(`SELECT turn_id FROM agenthost_turns WHERE session_id = $1 ORDER BY turn_id`), session)
 	if err != nil {
 		return nil, fmt.Errorf("durable: list turns: %w", err)
 	}
