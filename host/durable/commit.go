@@ -107,6 +107,26 @@ func commitMode(ctx context.Context) (lazy, any bool) {
 	return false, false
 }
 
+// lazyPoolConns bounds the lazy pool's connections (one write per turn's
+// start and end).
+const lazyPoolConns = 2
+
+// openLazyPool is a small pool of cfg's database whose connections commit
+// with synchronous_commit off from their start (no round trip to set it):
+// the writes that are always lazy go through it, and the engine's pool
+// switches modes only for the steps' checkpoints.
+func openLazyPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	lcfg := cfg.Copy()
+	lcfg.PrepareConn = nil
+	lcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	lcfg.MaxConns, lcfg.MinConns = lazyPoolConns, 0
+	lcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		conn.PgConn().CustomData()[syncCommitData] = true
+		return nil
+	}
+	return pgxpool.NewWithConfig(ctx, lcfg)
+}
+
 // syncCommitData is the key, in a connection's CustomData, of its
 // synchronous_commit as this package last set it (absent: the server's
 // default, on).

@@ -127,7 +127,7 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 	for _, tt := range []struct {
 		write string
 		lazy  bool
-	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}} {
+	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}, {"index row", true}, {"index drop", true}} {
 		lazy, ok := rec.lazy[tt.write]
 		if !ok {
 			t.Errorf("no %s was written", tt.write)
@@ -135,6 +135,12 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 			t.Errorf("%s: written with synchronous_commit off = %v, want %v", tt.write, lazy, tt.lazy)
 		}
 	}
+	for write := range rec.lazy {
+		if strings.Contains(write, "engine's pool") {
+			t.Errorf("%s", write)
+		}
+	}
+	t.Logf("%d SET synchronous_commit round trips in the turn", rec.sets)
 }
 
 // commitRecorder notes, for each checkpoint and send ledger row written,
@@ -142,6 +148,7 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 type commitRecorder struct {
 	mu   sync.Mutex
 	lazy map[string]bool
+	sets int // SET synchronous_commit round trips
 }
 
 func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
@@ -152,10 +159,24 @@ func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, da
 		write = "step " + name
 	case strings.Contains(data.SQL, "INSERT INTO agenthost_call_sends"):
 		write = "send ledger"
+	case strings.Contains(data.SQL, "INSERT INTO agenthost_turns"):
+		write = "index row"
+	case strings.Contains(data.SQL, "DELETE FROM agenthost_turns WHERE turn_id"):
+		write = "index drop"
+	case strings.HasPrefix(data.SQL, "SET synchronous_commit"):
+		r.mu.Lock()
+		r.sets++
+		r.mu.Unlock()
+		return ctx
 	default:
 		return ctx
 	}
 	lazy, _ := conn.PgConn().CustomData()[syncCommitData].(bool)
+	if strings.HasPrefix(write, "index") && conn.Config().RuntimeParams["synchronous_commit"] != "off" {
+		// The index's rows go through the pool opened lazy, so that
+		// the engine's connections do not switch modes for them.
+		write += " (on a connection of the engine's pool)"
+	}
 	r.mu.Lock()
 	r.lazy[write] = lazy
 	r.mu.Unlock()

@@ -78,11 +78,14 @@ const workflowName = "agenthost.turn"
 // store in the same database. Open it, pass it as host.Options.Durability,
 // and Close it after the host.
 type Engine struct {
-	dbos    dbos.Context
-	store   *Store
-	pool    *pgxpool.Pool // PostgreSQL only
-	timeout time.Duration
-	retries int
+	dbos  dbos.Context
+	store *Store
+	pool  *pgxpool.Pool // PostgreSQL only
+	// lazyPool (PostgreSQL, without AsyncCommit) commits without waiting
+	// for the flush: the index of unfinished turns (commit.go).
+	lazyPool *pgxpool.Pool
+	timeout  time.Duration
+	retries  int
 	// executor and version are the engine's identity (leases).
 	executor, version string
 
@@ -167,11 +170,20 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		cfg.SystemDBPool = pool
 		db = stdlib.OpenDBFromPool(pool)
 		d = postgresDialect
+		if !opts.AsyncCommit {
+			if e.lazyPool, err = openLazyPool(ctx, pcfg); err != nil { // commit.go
+				e.closeDB(db)
+				return nil, fmt.Errorf("durable: open PostgreSQL: %w", redactDSNError(err, dsn))
+			}
+		}
 	}
 	store, err := newStore(ctx, db, d)
 	if err != nil {
 		e.closeDB(db)
 		return nil, err
+	}
+	if e.lazyPool != nil {
+		store.lazy = stdlib.OpenDBFromPool(e.lazyPool)
 	}
 	store.asyncCommit = opts.AsyncCommit && d.name == "postgres"
 	e.store = store
@@ -191,8 +203,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 
 func (e *Engine) closeDB(db *sql.DB) {
 	_ = db.Close()
-	if e.pool != nil {
-		e.pool.Close()
+	if e.store != nil && e.store.lazy != nil {
+		_ = e.store.lazy.Close()
+	}
+	for _, p := range []*pgxpool.Pool{e.pool, e.lazyPool} {
+		if p != nil {
+			p.Close()
+		}
 	}
 }
 

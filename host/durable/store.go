@@ -24,6 +24,9 @@ type Store struct {
 	db *sql.DB
 	d  dialect
 
+	// lazy, when set, is a pool whose commits never wait for the flush
+	// (PostgreSQL): the index of unfinished turns is written through it.
+	lazy *sql.DB
 	// asyncCommit: the pool commits without waiting for the flush.
 	asyncCommit bool
 	// appends are the prepared append statements by message count.
