@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -42,7 +43,9 @@ var testPoolConfig func(*pgxpool.Config)
 // engine's own writes (a turn's start, its outcome, recovery and queues).
 func lazyStep(name string) bool { return name == "tool" || name == "load" }
 
-// commitKey marks a context whose pool writes need not wait for the flush.
+// commitKey is the context key of the mode the pool's commits take: a
+// bool (true: lazy, not waiting for the flush; false: flushed), or a
+// step's *stepCommit. No value: flushed.
 type commitKey struct{}
 
 // lazyCommits is ctx with the pool's commits not waiting for the flush;
@@ -53,10 +56,75 @@ func lazyCommits(ctx context.Context) context.Context {
 }
 
 func flushedCommits(ctx context.Context) context.Context {
-	if lazy, _ := ctx.Value(commitKey{}).(bool); !lazy {
+	switch v := ctx.Value(commitKey{}).(type) {
+	case nil:
 		return ctx
+	case bool:
+		if !v {
+			return ctx
+		}
 	}
 	return context.WithValue(ctx, commitKey{}, false)
+}
+
+// anyCommits is ctx for reads: the pool's hook leaves a connection's mode
+// as it is (a read commits nothing).
+func anyCommits(ctx context.Context) context.Context {
+	return context.WithValue(ctx, commitKey{}, anyCommit{})
+}
+
+type anyCommit struct{}
+
+// stepCommit is the mode of a step's own statements: the engine looks its
+// checkpoint up (a read: any mode) before the step's work, and records it
+// (a write: lazy or flushed, lazyStep) after; recording says that the
+// work is over. The work itself runs under flushedCommits.
+type stepCommit struct {
+	lazy      bool
+	recording atomic.Bool
+}
+
+// stepContext is ctx for the engine's statements of step name.
+func stepContext(ctx context.Context, name string) (context.Context, *stepCommit) {
+	m := &stepCommit{lazy: lazyStep(name)}
+	return context.WithValue(ctx, commitKey{}, m), m
+}
+
+// commitMode is what ctx asks of a connection's synchronous_commit: lazy
+// (off) or not (on), or any (keep the connection's).
+func commitMode(ctx context.Context) (lazy, any bool) {
+	switch v := ctx.Value(commitKey{}).(type) {
+	case bool:
+		return v, false
+	case anyCommit:
+		return false, true
+	case *stepCommit:
+		if !v.recording.Load() {
+			return false, true
+		}
+		return v.lazy, false
+	}
+	return false, false
+}
+
+// lazyPoolConns bounds the lazy pool's connections (one write per turn's
+// start and end).
+const lazyPoolConns = 2
+
+// openLazyPool is a small pool of cfg's database whose connections commit
+// with synchronous_commit off from their start (no round trip to set it):
+// the writes that are always lazy go through it, and the engine's pool
+// switches modes only for the steps' checkpoints.
+func openLazyPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	lcfg := cfg.Copy()
+	lcfg.PrepareConn = nil
+	lcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	lcfg.MaxConns, lcfg.MinConns = lazyPoolConns, 0
+	lcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		conn.PgConn().CustomData()[syncCommitData] = true
+		return nil
+	}
+	return pgxpool.NewWithConfig(ctx, lcfg)
 }
 
 // syncCommitData is the key, in a connection's CustomData, of its
@@ -66,12 +134,13 @@ const syncCommitData = "agenthost.synchronous_commit"
 
 // prepareCommitMode is the pool's PrepareConn: it sets the connection's
 // synchronous_commit to what the acquiring context asks (off under
-// lazyCommits, else on), with a round trip only when it changes.
+// lazyCommits, else on; a read keeps it), with a round trip only when it
+// changes.
 func prepareCommitMode(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	lazy, _ := ctx.Value(commitKey{}).(bool)
+	lazy, anyMode := commitMode(ctx)
 	data := conn.PgConn().CustomData()
 	cur, _ := data[syncCommitData].(bool) // false: on
-	if cur == lazy {
+	if anyMode || cur == lazy {
 		return true, nil
 	}
 	q := "SET synchronous_commit TO on"

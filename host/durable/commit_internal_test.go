@@ -39,23 +39,38 @@ func TestCommitModeFollowsTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	toolStep, tool := stepContext(ctx, "tool")
+	modelStep, model := stepContext(ctx, "model")
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context
+		then func() // after the connection was prepared
 		want string
 	}{
-		{"plain", ctx, "on"},
-		{"lazy", lazyCommits(ctx), "off"},
-		{"lazy again", lazyCommits(ctx), "off"},
-		{"flushed inside a lazy step", flushedCommits(lazyCommits(ctx)), "on"},
-		{"lazy after flushed", lazyCommits(ctx), "off"},
-		{"plain after lazy", ctx, "on"},
+		{"plain", ctx, nil, "on"},
+		{"lazy", lazyCommits(ctx), nil, "off"},
+		{"lazy again", lazyCommits(ctx), nil, "off"},
+		{"flushed inside a lazy step", flushedCommits(lazyCommits(ctx)), nil, "on"},
+		{"lazy after flushed", lazyCommits(ctx), nil, "off"},
+		{"a read keeps it", anyCommits(ctx), nil, "off"},
+		{"plain after lazy", ctx, nil, "on"},
+		{"a read keeps it on", anyCommits(ctx), nil, "on"},
+		// A step's lookup of its checkpoint is a read; its record is
+		// written in the step's mode; its work is flushed.
+		{"a lazy step's lookup", toolStep, func() { tool.recording.Store(true) }, "on"},
+		{"a lazy step's work", flushedCommits(toolStep), nil, "on"},
+		{"a lazy step's record", toolStep, nil, "off"},
+		{"a flushed step's lookup", modelStep, func() { model.recording.Store(true) }, "off"},
+		{"a flushed step's record", modelStep, nil, "on"},
 	} {
 		if ok, err := prepareCommitMode(tt.ctx, conn); !ok || err != nil {
 			t.Fatalf("%s: prepareCommitMode = %v, %v", tt.name, ok, err)
 		}
 		if got := showSyncCommit(t, conn); got != tt.want {
 			t.Errorf("%s: synchronous_commit = %s, want %s", tt.name, got, tt.want)
+		}
+		if tt.then != nil {
+			tt.then()
 		}
 	}
 }
@@ -112,7 +127,7 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 	for _, tt := range []struct {
 		write string
 		lazy  bool
-	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}} {
+	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}, {"index row", true}, {"index drop", true}} {
 		lazy, ok := rec.lazy[tt.write]
 		if !ok {
 			t.Errorf("no %s was written", tt.write)
@@ -120,6 +135,12 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 			t.Errorf("%s: written with synchronous_commit off = %v, want %v", tt.write, lazy, tt.lazy)
 		}
 	}
+	for write := range rec.lazy {
+		if strings.Contains(write, "engine's pool") {
+			t.Errorf("%s", write)
+		}
+	}
+	t.Logf("%d SET synchronous_commit round trips in the turn", rec.sets)
 }
 
 // commitRecorder notes, for each checkpoint and send ledger row written,
@@ -127,6 +148,7 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 type commitRecorder struct {
 	mu   sync.Mutex
 	lazy map[string]bool
+	sets int // SET synchronous_commit round trips
 }
 
 func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
@@ -137,10 +159,24 @@ func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, da
 		write = "step " + name
 	case strings.Contains(data.SQL, "INSERT INTO agenthost_call_sends"):
 		write = "send ledger"
+	case strings.Contains(data.SQL, "INSERT INTO agenthost_turns"):
+		write = "index row"
+	case strings.Contains(data.SQL, "DELETE FROM agenthost_turns WHERE turn_id"):
+		write = "index drop"
+	case strings.HasPrefix(data.SQL, "SET synchronous_commit"):
+		r.mu.Lock()
+		r.sets++
+		r.mu.Unlock()
+		return ctx
 	default:
 		return ctx
 	}
 	lazy, _ := conn.PgConn().CustomData()[syncCommitData].(bool)
+	if strings.HasPrefix(write, "index") && conn.Config().RuntimeParams["synchronous_commit"] != "off" {
+		// The index's rows go through the pool opened lazy, so that
+		// the engine's connections do not switch modes for them.
+		write += " (on a connection of the engine's pool)"
+	}
 	r.mu.Lock()
 	r.lazy[write] = lazy
 	r.mu.Unlock()

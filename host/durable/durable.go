@@ -78,11 +78,14 @@ const workflowName = "agenthost.turn"
 // store in the same database. Open it, pass it as host.Options.Durability,
 // and Close it after the host.
 type Engine struct {
-	dbos    dbos.Context
-	store   *Store
-	pool    *pgxpool.Pool // PostgreSQL only
-	timeout time.Duration
-	retries int
+	dbos  dbos.Context
+	store *Store
+	pool  *pgxpool.Pool // PostgreSQL only
+	// lazyPool (PostgreSQL, without AsyncCommit) commits without waiting
+	// for the flush: the index of unfinished turns (commit.go).
+	lazyPool *pgxpool.Pool
+	timeout  time.Duration
+	retries  int
 	// executor and version are the engine's identity (leases).
 	executor, version string
 
@@ -167,11 +170,20 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 		cfg.SystemDBPool = pool
 		db = stdlib.OpenDBFromPool(pool)
 		d = postgresDialect
+		if !opts.AsyncCommit {
+			if e.lazyPool, err = openLazyPool(ctx, pcfg); err != nil { // commit.go
+				e.closeDB(db)
+				return nil, fmt.Errorf("durable: open PostgreSQL: %w", redactDSNError(err, dsn))
+			}
+		}
 	}
 	store, err := newStore(ctx, db, d)
 	if err != nil {
 		e.closeDB(db)
 		return nil, err
+	}
+	if e.lazyPool != nil {
+		store.lazy = stdlib.OpenDBFromPool(e.lazyPool)
 	}
 	store.asyncCommit = opts.AsyncCommit && d.name == "postgres"
 	e.store = store
@@ -191,8 +203,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 
 func (e *Engine) closeDB(db *sql.DB) {
 	_ = db.Close()
-	if e.pool != nil {
-		e.pool.Close()
+	if e.store != nil && e.store.lazy != nil {
+		_ = e.store.lazy.Close()
+	}
+	for _, p := range []*pgxpool.Pool{e.pool, e.lazyPool} {
+		if p != nil {
+			p.Close()
+		}
 	}
 }
 
@@ -326,25 +343,25 @@ func (s *steps) TurnID() string { return s.id }
 
 func (s *steps) Step(ctx context.Context, name string, fn host.StepFunc) (json.RawMessage, bool, error) {
 	ran := false
-	out, err := dbos.RunAsStep(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
+	sctx, mode := stepContext(ctx, name) // commit.go
+	out, err := dbos.RunAsStep(dbos.From(s.wf, sctx), func(ctx context.Context) (json.RawMessage, error) {
 		ran = true
-		return fn(flushedCommits(ctx))
+		return runStep(ctx, mode, fn)
 	}, dbos.WithStepName(name))
 	return out, ran, err
 }
 
-// stepCommits is the context the engine checkpoints step name under:
-// lazy commits for the steps lazyStep names (commit.go).
-func stepCommits(ctx context.Context, name string) context.Context {
-	if lazyStep(name) {
-		return lazyCommits(ctx)
-	}
-	return ctx
+// runStep runs a step's work with flushed commits; the engine's record of
+// its outcome follows in the step's own mode.
+func runStep(ctx context.Context, mode *stepCommit, fn host.StepFunc) (json.RawMessage, error) {
+	defer mode.recording.Store(true)
+	return fn(flushedCommits(ctx))
 }
 
 func (s *steps) Go(ctx context.Context, name string, fn host.StepFunc) (<-chan host.StepOutcome, error) {
-	ch, err := dbos.Go(dbos.From(s.wf, stepCommits(ctx, name)), func(ctx context.Context) (json.RawMessage, error) {
-		return fn(flushedCommits(ctx))
+	sctx, mode := stepContext(ctx, name)
+	ch, err := dbos.Go(dbos.From(s.wf, sctx), func(ctx context.Context) (json.RawMessage, error) {
+		return runStep(ctx, mode, fn)
 	}, dbos.WithStepName(name))
 	if err != nil {
 		return nil, err

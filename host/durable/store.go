@@ -24,11 +24,15 @@ type Store struct {
 	db *sql.DB
 	d  dialect
 
+	// lazy, when set, is a pool whose commits never wait for the flush
+	// (PostgreSQL): the index of unfinished turns is written through it.
+	lazy *sql.DB
 	// asyncCommit: the pool commits without waiting for the flush.
 	asyncCommit bool
-	// appends are the prepared append statements by message count.
+	// appends are the prepared append statements by message count (and
+	// whether they write the session's line).
 	mu      sync.Mutex
-	appends map[int]*sql.Stmt
+	appends map[appendKey]*sql.Stmt
 }
 
 var _ host.SequencedHistory = (*Store)(nil)
@@ -88,7 +92,7 @@ func newStore(ctx context.Context, db *sql.DB, d dialect) (*Store, error) {
 			return nil, fmt.Errorf("durable: create the session store: %w", err)
 		}
 	}
-	return &Store{db: db, d: d, appends: map[int]*sql.Stmt{}}, nil
+	return &Store{db: db, d: d, appends: map[appendKey]*sql.Stmt{}}, nil
 }
 
 // openSQLite opens the SQLite file at path (creating its folder, mode
@@ -115,7 +119,7 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // Load implements host.History.
 func (s *Store) Load(ctx context.Context, sessionID string) ([]model.Message, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT message FROM agenthost_messages WHERE session_id = $1 ORDER BY seq`), sessionID)
+	rows, err := s.db.QueryContext(anyCommits(ctx), s.d.rebind(`SELECT message FROM agenthost_messages WHERE session_id = $1 ORDER BY seq`), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("durable: load conversation: %w", err)
 	}
@@ -169,7 +173,10 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 		}
 		args = append(args, string(b))
 	}
-	stmt, err := s.appendStmt(ctx, len(msgs))
+	// The session's line is written with its first message: in the same
+	// statement on PostgreSQL.
+	line := at <= 0
+	stmt, err := s.appendStmt(ctx, len(msgs), line && s.d.name == "postgres")
 	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
 	}
@@ -187,8 +194,7 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 			return fmt.Errorf("durable: append at %d, but the conversation has %d messages", at, next)
 		}
 	}
-	if at <= 0 {
-		// The session's line, written with its first message.
+	if line && s.d.name != "postgres" {
 		if _, err := s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, $2, $2)
 			ON CONFLICT (session_id) DO NOTHING`), sessionID, now); err != nil {
 			return fmt.Errorf("durable: append: %w", err)
@@ -201,14 +207,22 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 // message count).
 const maxPreparedAppend = 16
 
+// appendKey names a prepared append statement.
+type appendKey struct {
+	n    int
+	line bool
+}
+
 // appendStmt is the statement appending n messages: $1 the session, $2
 // the position (-1: the end), $3 the time, $4... the messages. It inserts
 // them at their positions from the start, unless that leaves a gap after
-// the conversation's last message.
-func (s *Store) appendStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+// the conversation's last message. With line (PostgreSQL) it also writes
+// the session's line when there is none.
+func (s *Store) appendStmt(ctx context.Context, n int, line bool) (*sql.Stmt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.appends[n]; ok {
+	key := appendKey{n, line}
+	if st, ok := s.appends[key]; ok {
 		return st, nil
 	}
 	var rows []string
@@ -220,6 +234,10 @@ func (s *Store) appendStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 		SELECT $1, ` + start + ` + v.k, v.m, $3 FROM (VALUES ` + strings.Join(rows, ", ") + `) AS v(k, m)
 		WHERE $2 <= 0 OR EXISTS (SELECT 1 FROM agenthost_messages WHERE session_id = $1 AND seq = $2 - 1)
 		ON CONFLICT (session_id, seq) DO NOTHING`
+	if line {
+		q = `WITH line AS (INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, $3, $3)
+			ON CONFLICT (session_id) DO NOTHING) ` + q
+	}
 	if s.d.name == "postgres" {
 		q = strings.NewReplacer("$2", "$2::bigint", "$3", "$3::bigint", "v.m", "v.m::text").Replace(q)
 	} else {
@@ -231,7 +249,7 @@ func (s *Store) appendStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 		return nil, err
 	}
 	if len(s.appends) < maxPreparedAppend {
-		s.appends[n] = st
+		s.appends[key] = st
 	}
 	return st, nil
 }
@@ -419,7 +437,7 @@ func (s *Store) sentTask(ctx context.Context, key, taskID string) error {
 // taskOf is the task recorded for the call key, or "".
 func (s *Store) taskOf(ctx context.Context, key string) (string, error) {
 	var id string
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT task_id FROM agenthost_call_tasks WHERE call_key = $1`), key).Scan(&id)
+	err := s.db.QueryRowContext(anyCommits(ctx), s.d.rebind(`SELECT task_id FROM agenthost_call_tasks WHERE call_key = $1`), key).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

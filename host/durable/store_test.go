@@ -143,3 +143,43 @@ func TestPendingTurnsAreTheSessionsOwn(t *testing.T) {
 		}
 	})
 }
+
+// A session's line is written with its first message, whichever way it is
+// appended, and a described session keeps its line's facts.
+func TestSessionLineComesWithTheFirstMessage(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e, err := durable.Open(ctx, b.dsn, durable.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		st := e.Store()
+		msg := model.Message{Role: model.RoleUser, Content: "hello"}
+		if err := st.AppendAt(ctx, t.Name()+"/at", 0, msg, msg); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Append(ctx, t.Name()+"/end", msg); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Describe(ctx, durable.SessionInfo{ID: t.Name() + "/described", Subject: "alice", Title: "a title"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendAt(ctx, t.Name()+"/described", 0, msg); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]durable.SessionInfo{
+			"/at":        {Messages: 2},
+			"/end":       {Messages: 1},
+			"/described": {Messages: 1, Subject: "alice", Title: "a title"},
+		} {
+			got, err := st.Session(ctx, t.Name()+id)
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			if got.Messages != want.Messages || got.Subject != want.Subject || got.Title != want.Title {
+				t.Errorf("%s: %+v, want %+v", id, got, want)
+			}
+		}
+	})
+}

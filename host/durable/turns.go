@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 
@@ -22,17 +23,18 @@ import (
 // pending workflow without a row (a database written before this table)
 // gets one when the engine starts (indexPending).
 //
-// Each row is written with a lazy commit (commit.go): it is written just
-// before the engine's flushed insert of the turn's workflow, which flushes
-// it, and removed just before the engine's flushed record of the turn's
-// outcome.
+// Each row is written with a lazy commit (commit.go), through the pool
+// kept for it (so that no connection of the engine's pool switches its
+// mode for it): it is written just before the engine's flushed insert of
+// the turn's workflow, which flushes it, and removed just before the
+// engine's flushed record of the turn's outcome.
 
 // pendingStatuses are the engine's statuses of an unfinished turn.
 var pendingStatuses = []dbos.WorkflowStatusType{dbos.WorkflowStatusPending, dbos.WorkflowStatusEnqueued}
 
 // addTurn records the turn id of session as unfinished.
 func (s *Store) addTurn(ctx context.Context, id, session string) error {
-	_, err := s.db.ExecContext(lazyCommits(ctx), s.d.rebind(`INSERT INTO agenthost_turns (turn_id, session_id) VALUES ($1, $2)
+	_, err := s.lazyDB().ExecContext(lazyCommits(ctx), s.d.rebind(`INSERT INTO agenthost_turns (turn_id, session_id) VALUES ($1, $2)
 		ON CONFLICT (turn_id) DO NOTHING`), id, session)
 	if err != nil {
 		return fmt.Errorf("durable: record the turn: %w", err)
@@ -40,10 +42,18 @@ func (s *Store) addTurn(ctx context.Context, id, session string) error {
 	return nil
 }
 
+// lazyDB is the handle of the index's lazy writes.
+func (s *Store) lazyDB() *sql.DB {
+	if s.lazy != nil {
+		return s.lazy
+	}
+	return s.db
+}
+
 // dropTurns forgets the turns (finished, or found ended).
 func (s *Store) dropTurns(ctx context.Context, ids ...string) error {
 	for _, id := range ids {
-		if _, err := s.db.ExecContext(lazyCommits(ctx), s.d.rebind(`DELETE FROM agenthost_turns WHERE turn_id = $1`), id); err != nil {
+		if _, err := s.lazyDB().ExecContext(lazyCommits(ctx), s.d.rebind(`DELETE FROM agenthost_turns WHERE turn_id = $1`), id); err != nil {
 			return fmt.Errorf("durable: forget the turn: %w", err)
 		}
 	}
@@ -53,7 +63,7 @@ func (s *Store) dropTurns(ctx context.Context, ids ...string) error {
 // candidateTurns are the session's turns in the index, oldest first (a
 // turn id sorts by its start: host's newTurnID).
 func (s *Store) candidateTurns(ctx context.Context, session string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT turn_id FROM agenthost_turns WHERE session_id = $1 ORDER BY turn_id`), session)
+	rows, err := s.db.QueryContext(anyCommits(ctx), s.d.rebind(`SELECT turn_id FROM agenthost_turns WHERE session_id = $1 ORDER BY turn_id`), session)
 	if err != nil {
 		return nil, fmt.Errorf("durable: list turns: %w", err)
 	}

@@ -77,7 +77,11 @@ type apiClient struct {
 	http *http.Client
 }
 
-func newServeFixture(tb testing.TB) *serveFixture {
+func newServeFixture(tb testing.TB) *serveFixture { return newServeFixtureOn(tb, "") }
+
+// newServeFixtureOn is the fixture with its turns in memory (dsn ""), or
+// durable on dsn (durableServe).
+func newServeFixtureOn(tb testing.TB, dsn string) *serveFixture {
 	tb.Helper()
 	mcp, err := mcptest.New(mcptest.Options{ToolsJSON: []byte(`[{"name": "lookup", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
 	  "annotations": {"category": "read", "riskLevel": "low", "blastRadius": "item", "reversibility": "auto", "approvalRecommendation": "none", "minTrustLevel": 1}}]`),
@@ -101,13 +105,18 @@ func newServeFixture(tb testing.TB) *serveFixture {
 		return model.Message{ToolCalls: []model.ToolCall{{ID: "c1", Name: "db__lookup", Arguments: `{"q":"x"}`}}}, model.Usage{TotalTokens: 1}, nil
 	})
 	audit := serve.NewAuditLog(0)
-	h, err := host.New(host.Options{Config: cfg, Model: llm, ModelName: "scripted", AuditAlso: audit,
-		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}})
+	opts := host.Options{Config: cfg, Model: llm, ModelName: "scripted", AuditAlso: audit,
+		Transports: map[string]host.TransportFactory{"db": func() (transport.Interface, error) { return mcp.InProcessTransport(), nil }}}
+	var shared *serve.Shared
+	if dsn != "" {
+		shared = durableServe(tb, dsn, &opts) // serveproc_test.go
+	}
+	h, err := host.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	h.Connect(context.Background())
-	srv, err := serve.New(serve.Options{Host: h, Config: cfg.Serve, Audit: audit})
+	srv, err := serve.New(serve.Options{Host: h, Config: cfg.Serve, Audit: audit, Shared: shared})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -12,17 +13,29 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/pgstore"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/durable"
+	"github.com/agenthost/agenthost/host/serve"
 )
 
 // serveClientEnv, in a process of the benchmark binary, makes it the HTTP
 // client of BenchmarkServeProcess (TestMain runs runServeClient instead
 // of the tests): the server's URL.
 const serveClientEnv = "AGENTHOST_BENCH_SERVE_CLIENT"
+
+// serveSessionsEnv tells a client process how many sessions to run
+// (serveSessions when unset).
+const serveSessionsEnv = "AGENTHOST_BENCH_SERVE_SESSIONS"
 
 // BenchmarkServeProcess: serve's own CPU per turn, counted fairly. The
 // client (1,000 sessions × 3 turns at once, each turn's SSE stream read to
@@ -52,8 +65,8 @@ func BenchmarkServeProcess(b *testing.B) {
 	for range b.N {
 		_, cpu := libraryRound(b, f.host, &lat)
 		lib += cpu
-		srv += clientRound(b, f.ts.URL)
-		flr += clientRound(b, floor.URL)
+		srv += clientRound(b, f.ts.URL, serveSessions)
+		flr += clientRound(b, floor.URL, serveSessions)
 	}
 	b.StopTimer()
 	turns := float64(b.N * serveSessions * serveTurnsPerSess)
@@ -63,6 +76,93 @@ func BenchmarkServeProcess(b *testing.B) {
 	b.ReportMetric(perTurn(flr), "floor-cpu-µs/turn")
 	b.ReportMetric(perTurn(srv)-perTurn(lib)-perTurn(flr), "serve-own-µs/turn")
 	b.ReportMetric((perTurn(lib)+perTurn(flr))/perTurn(srv), "(library+floor)/serve")
+}
+
+// serveDurableSessions is how many sessions (of serveTurnsPerSess turns,
+// all at once) a round of BenchmarkServeDurable runs.
+const serveDurableSessions = 100
+
+// BenchmarkServeDurable: a served turn's CPU in durable mode against the
+// same turn in memory, counted in the server's process alone (the client
+// runs in another process, as in BenchmarkServeProcess). One op is three
+// rounds of serveDurableSessions sessions × serveTurnsPerSess turns at
+// once, through `agenthost serve`'s handler on the same scripted model,
+// tool server and events, with the turns
+//
+//   - memory: in memory;
+//   - sqlite: durable on a SQLite file (the engine in this process);
+//   - postgres: durable on PostgreSQL in serve's shared mode, as
+//     `agenthost serve` runs with a PostgreSQL approvals.store (its
+//     session records in the same database). PostgreSQL runs in its own
+//     process, as in production: its CPU is not counted.
+//
+// The rounds' order turns every op. Reported: each round's CPU per turn,
+// the durable rounds over the memory one (target ≤ 1.5×), and the
+// PostgreSQL transactions per turn (the server's count, the engine's
+// background polls included).
+func BenchmarkServeDurable(b *testing.B) {
+	names := []string{"memory", "sqlite", "postgres"}
+	urls := map[string]string{
+		"memory": newServeFixture(b).ts.URL,
+		"sqlite": newServeFixtureOn(b, "sqlite:"+filepath.Join(b.TempDir(), "durable.db")).ts.URL,
+	}
+	dsn := postgresDSN(b)
+	urls["postgres"] = newServeFixtureOn(b, dsn).ts.URL
+	xacts := xactCounter(b, dsn)
+	cpu := map[string]time.Duration{}
+	var x int64
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range names {
+			name := names[(i+j)%len(names)]
+			var x0 int64
+			if name == "postgres" {
+				b.StopTimer()
+				x0 = xacts()
+				b.StartTimer()
+			}
+			cpu[name] += clientRound(b, urls[name], serveDurableSessions)
+			if name == "postgres" {
+				b.StopTimer()
+				x += xacts() - x0
+				b.StartTimer()
+			}
+		}
+	}
+	b.StopTimer()
+	turns := float64(b.N * serveDurableSessions * serveTurnsPerSess)
+	perTurn := func(name string) float64 { return float64(cpu[name].Nanoseconds()) / 1e3 / turns }
+	for _, name := range names {
+		b.ReportMetric(perTurn(name), name+"-cpu-µs/turn")
+	}
+	b.ReportMetric(perTurn("sqlite")/perTurn("memory"), "sqlite/memory")
+	b.ReportMetric(perTurn("postgres")/perTurn("memory"), "postgres/memory")
+	b.ReportMetric(float64(x)/turns, "postgres-xacts/turn")
+}
+
+// durableServe makes opts' host run its turns durably on dsn and returns
+// serve's shared mode for PostgreSQL (nil for SQLite): the engine, and on
+// PostgreSQL the approvals store in the same database, closed with tb
+// after the host.
+func durableServe(tb testing.TB, dsn string, opts *host.Options) *serve.Shared {
+	tb.Helper()
+	ctx := context.Background()
+	e, err := durable.Open(ctx, dsn, durable.Options{ExecutorID: "bench"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Close() })
+	opts.Durability = e
+	if !strings.HasPrefix(dsn, "postgres") {
+		return nil
+	}
+	store, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = store.Close() })
+	opts.ApprovalStore, opts.Approver = store, approvals.StoreApprover{Store: store}
+	return &serve.Shared{Pool: e.Pool(), Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}
 }
 
 // servedTurnEvents is the body serve streams for one turn of the fixture.
@@ -129,10 +229,10 @@ func newFloorServer(events []byte) *httptest.Server {
 // clientRound starts a client process against url, lets it create its
 // sessions, and returns this process's CPU from the moment the client
 // starts its turns until they have all ended.
-func clientRound(tb testing.TB, url string) time.Duration {
+func clientRound(tb testing.TB, url string, sessions int) time.Duration {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveClientEnv+"="+url)
+	cmd.Env = append(os.Environ(), serveClientEnv+"="+url, serveSessionsEnv+"="+strconv.Itoa(sessions))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -173,9 +273,13 @@ func clientRound(tb testing.TB, url string) time.Duration {
 // "ready", waits for "go", runs every session's turns at once and says
 // "done N" (N turns failed, then the first error).
 func runServeClient(url string) int {
-	tr := &http.Transport{MaxIdleConns: 2 * serveSessions, MaxIdleConnsPerHost: 2 * serveSessions, IdleConnTimeout: time.Minute}
+	sessions := serveSessions
+	if n, err := strconv.Atoi(os.Getenv(serveSessionsEnv)); err == nil && n > 0 {
+		sessions = n
+	}
+	tr := &http.Transport{MaxIdleConns: 2 * sessions, MaxIdleConnsPerHost: 2 * sessions, IdleConnTimeout: time.Minute}
 	c := &apiClient{url: url, http: &http.Client{Transport: tr}}
-	ids := make([]string, serveSessions)
+	ids := make([]string, sessions)
 	for i := range ids {
 		id, err := c.createSession()
 		if err != nil {

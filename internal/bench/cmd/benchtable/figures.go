@@ -346,6 +346,26 @@ func evaluate(r results, checks map[string]error) []row {
 	}
 	rows = append(rows, served)
 
+	servedDurable := row{figure: "a served turn's CPU, durable on PostgreSQL ÷ in memory (the serve process alone)", target: "≤ 1.5×", status: noData}
+	if v, ok := r.median("BenchmarkServeDurable", "postgres/memory"); ok {
+		servedDurable.measured = fmt.Sprintf("%.1f×", v)
+		servedDurable.status = status(v <= 1.5)
+		var detail []string
+		for _, m := range []struct{ unit, name string }{{"postgres-cpu-µs/turn", "PostgreSQL"}, {"memory-cpu-µs/turn", "memory"}, {"sqlite-cpu-µs/turn", "SQLite"}} {
+			if x, ok := r.median("BenchmarkServeDurable", m.unit); ok {
+				detail = append(detail, fmt.Sprintf("%s %.0f µs", m.name, x))
+			}
+		}
+		if x, ok := r.median("BenchmarkServeDurable", "sqlite/memory"); ok {
+			detail = append(detail, fmt.Sprintf("SQLite ÷ memory %.1f×", x))
+		}
+		if x, ok := r.median("BenchmarkServeDurable", "postgres-xacts/turn"); ok {
+			detail = append(detail, fmt.Sprintf("%.0f PostgreSQL transactions a turn", x))
+		}
+		servedDurable.detail = strings.Join(detail, ", ")
+	}
+	rows = append(rows, servedDurable)
+
 	for _, db := range []string{"sqlite", "postgres"} {
 		restart := row{figure: "1,000 sessions resumable after a restart (" + db + ")", target: "≤ 5 s", status: noData}
 		if v, ok := r.median("BenchmarkDurableRestart/"+db, "s/restart"); ok {

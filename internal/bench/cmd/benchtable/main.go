@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 7, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, restart)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, serve-durable, restart)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -228,6 +228,7 @@ var groups = []group{
 	{name: "durable-turn", benchtime: "200x", benches: []string{
 		"BenchmarkDurableTurn/memory", "BenchmarkDurableTurn/sqlite", "BenchmarkDurableTurn/postgres", "BenchmarkDurableTurn/postgres_floor"}},
 	{name: "serve-process", benchtime: "1x", benches: []string{"BenchmarkServeProcess"}},
+	{name: "serve-durable", benchtime: "1x", benches: []string{"BenchmarkServeDurable"}},
 	{name: "restart", benchtime: "2x", benches: []string{
 		"BenchmarkDurableRestart/sqlite", "BenchmarkDurableRestart/postgres"}},
 }

@@ -133,6 +133,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkDurableTurn/memory":                  {{"ns/op": 1, "cpu-ns/op": 1e6}},
 		"BenchmarkDurableTurn/postgres":                {{"ns/op": 1, "cpu-ns/op": 1.4e6}},
 		"BenchmarkServeProcess":                        {{"ns/op": 1, "(library+floor)/serve": 0.9}},
+		"BenchmarkServeDurable":                        {{"ns/op": 1, "postgres/memory": 1.4}},
 	}
 	checks := map[string]error{"others untouched": nil}
 	for _, x := range evaluate(good, checks) {
@@ -177,6 +178,7 @@ func TestEvaluate(t *testing.T) {
 		"BenchmarkDurableTurn/memory":                  {{"ns/op": 1, "cpu-ns/op": 1e6}},
 		"BenchmarkDurableTurn/postgres":                {{"ns/op": 1, "cpu-ns/op": 1.6e6}},
 		"BenchmarkServeProcess":                        {{"ns/op": 1, "(library+floor)/serve": 0.8}},
+		"BenchmarkServeDurable":                        {{"ns/op": 1, "postgres/memory": 1.6}},
 	}
 	failed := map[string]error{"others untouched": errors.New("replaced")}
 	for _, x := range evaluate(bad, failed) {
