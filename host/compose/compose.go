@@ -6,7 +6,10 @@
 // sources section, the OAuth clients of servers reached by url, and
 // OpenTelemetry (the observability section). It also holds the helpers
 // of the agenthost CLI that concern those parts (OpenApprovalStore,
-// VerifyAudit, NewOAuthClient, OAuthFromEnv, BrowserOpener).
+// VerifyAudit, NewOAuthClient, OAuthFromEnv, BrowserOpener), and the
+// configuration of a server reached at a URL with no config file: its
+// servers, its policy and its fallback to legacy SSE (AdHocConfig,
+// ConnectAdHoc).
 //
 // A program that wires a host by hand calls host.New with the parts it
 // chose instead, and links none of these (docs/library.md).
