@@ -3,10 +3,8 @@ package run
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,12 +17,11 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/approvals/writediff"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/regularfile"
-	"github.com/agenthost/agenthost/internal/textdiff"
 )
 
 // localAlways keeps the answers "always" in the local settings file beside
@@ -132,99 +129,24 @@ func (a *app) approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Req
 	}
 }
 
-// maxDiffFile bounds the file read for a diff.
-const maxDiffFile = 1 << 20
-
-// fileDiff is the diff a call's arguments would make to a file: arguments
-// with a path and new content (path/content, as filesystem servers'
-// write_file takes), or a path and edits of oldText/newText (edit_file).
-// Anything else shows nothing.
+// fileDiff is the diff lines of an approval question for a call that
+// would write a file (writediff decides which calls do and what they
+// change): the note when none is shown, else the diff, indented and
+// escaped; "" for a call that writes no file.
 func fileDiff(raw json.RawMessage, cwd string) string {
-	var args struct {
-		Path     string `json:"path"`
-		FilePath string `json:"file_path"`
-		Content  *string
-		Edits    []struct {
-			OldText string `json:"oldText"`
-			NewText string `json:"newText"`
-		} `json:"edits"`
-	}
-	if json.Unmarshal(raw, &args) != nil {
+	d, ok := writediff.Of(raw, cwd)
+	switch {
+	case !ok:
 		return ""
-	}
-	path := args.Path
-	if path == "" {
-		path = args.FilePath
-	}
-	if path == "" || (args.Content == nil && len(args.Edits) == 0) {
-		return ""
-	}
-	if !filepath.IsAbs(path) && cwd != "" {
-		path = filepath.Join(cwd, path)
-	}
-	old, err := readSmallFile(path)
-	if err != nil {
-		return "  diff:       " + terminal.TerminalText(err.Error()) + "\n"
-	}
-	next := old
-	if args.Content != nil {
-		next = *args.Content
-	} else {
-		for _, e := range args.Edits {
-			if !strings.Contains(next, e.OldText) {
-				return "  diff:       an edit's oldText is not in the file as it is now\n"
-			}
-			next = strings.Replace(next, e.OldText, e.NewText, 1)
-		}
-	}
-	d := textdiff.Unified(path+" (now)", path+" (after the call)", old, next, 3, 200)
-	if d == "" {
-		return "  diff:       the file would not change\n"
+	case d.Note != "":
+		return "  diff:       " + terminal.TerminalText(d.Note) + "\n"
 	}
 	var b strings.Builder
 	b.WriteString("  diff:\n")
-	for _, line := range strings.SplitAfter(strings.TrimSuffix(d, "\n"), "\n") {
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(d.Unified, "\n"), "\n") {
 		b.WriteString("    " + terminal.TerminalText(strings.TrimSuffix(line, "\n")) + "\n")
 	}
 	return b.String()
-}
-
-// readSmallFile reads the file a call would write, bounded as
-// regularfile.Read bounds it: the path is the model's choice, so a named
-// pipe, a device or a huge file must not hang the REPL or fill its memory,
-// and nothing but a regular file is opened. A file that does not exist reads
-// as empty (the call would create it). The path is not confined to the
-// server's roots: agenthost does not know them, and the diff is shown only
-// to the person answering, never to the model.
-func readSmallFile(path string) (string, error) {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil && kernelFile(resolved) {
-		return "", fmt.Errorf("%s is a kernel file: no diff shown", path)
-	}
-	data, err := regularfile.Read(path, maxDiffFile)
-	var notRegular *regularfile.NotRegularError
-	switch {
-	case err == nil:
-		return string(data), nil
-	case errors.Is(err, fs.ErrNotExist):
-		return "", nil
-	case errors.As(err, &notRegular):
-		return "", fmt.Errorf("%s is not a regular file (%s): no diff shown", path, regularfile.Kind(notRegular.Mode))
-	case errors.Is(err, regularfile.ErrTooLarge):
-		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", terminal.GroupDigits(maxDiffFile))
-	default:
-		return "", fmt.Errorf("cannot read the file: %w", err)
-	}
-}
-
-// kernelFile reports a path of the kernel's pseudo file systems, whose
-// files look regular but report no size, may not end and may block a read.
-func kernelFile(path string) bool {
-	for _, dir := range []string{"/proc", "/sys", "/dev"} {
-		if path == dir || strings.HasPrefix(path, dir+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // progressText is a tool_progress event for the spinner line: the
