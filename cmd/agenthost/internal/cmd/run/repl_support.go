@@ -3,6 +3,7 @@ package run
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,59 +11,43 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/approvals/writediff"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 )
 
-// localAlways keeps the answers "always" in the local settings file beside
-// the config (config.Local).
-type localAlways struct {
-	mu sync.Mutex
-	l  *config.Local // nil: no config file, "always" is not offered
-}
+// localAlways shows the answers "always" (compose.AlwaysAnswers keeps
+// them) at the approval question, in the REPL's events and for /approvals.
+type localAlways struct{ a *compose.AlwaysAnswers }
 
 func newLocalAlways(cfg *config.Config) *localAlways {
-	if cfg.File == "" {
-		return &localAlways{}
-	}
-	l := cfg.Local
-	if l == nil {
-		l = &config.Local{Path: config.LocalPath(cfg.File)}
-	}
-	return &localAlways{l: l}
+	return &localAlways{a: compose.NewAlwaysAnswers(cfg)}
 }
 
 // always saves the answer "always" for the request's tool.
 func (la *localAlways) always(req *approvals.Request) (string, error) {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if err := la.l.AddAlways(req.Server, req.Tool, time.Now()); err != nil {
+	id, err := la.a.Save(req.Server, req.Tool, time.Now())
+	if err != nil {
 		return "", err
 	}
-	e := config.AlwaysEntry{Server: req.Server, Tool: req.Tool}
-	return fmt.Sprintf("allowed always: rule %s saved in %s (/approvals lists and removes it)", e.RuleID(), la.l.Path), nil
+	return fmt.Sprintf("allowed always: rule %s saved in %s (/approvals lists and removes it)", id, la.a.Path()), nil
 }
 
 // reused says when an approval event reuses an earlier answer ("" when it
 // does not).
 func (la *localAlways) reused(e host.Event) string {
-	la.mu.Lock()
-	has := la.l != nil && la.l.Has(e.Server, e.Tool)
-	la.mu.Unlock()
-	switch {
-	case has && e.Decision == "allow":
+	switch la.a.Reused(e.Server, e.Tool, e.Decision, e.Outcome) {
+	case compose.ReuseAlways:
 		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", cmdutil.Shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
-	case e.Outcome == string(rules.OutcomeGranted):
+	case compose.ReuseSession:
 		return "allowed by your earlier answer \"for this session\""
 	}
 	return ""
@@ -70,17 +55,16 @@ func (la *localAlways) reused(e host.Event) string {
 
 // list describes the saved answers, numbered for /approvals remove N.
 func (la *localAlways) list() string {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if la.l == nil {
+	if !la.a.Offered() {
 		return "no config file, so no local settings file: \"always\" is not offered\n"
 	}
-	if len(la.l.Approvals.Always) == 0 {
-		return fmt.Sprintf("no answers \"always\" saved (they are kept in %s)\n", la.l.Path)
+	entries := la.a.Entries()
+	if len(entries) == 0 {
+		return fmt.Sprintf("no answers \"always\" saved (they are kept in %s)\n", la.a.Path())
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "answers \"always\" in %s (each an allow rule; deny and ask rules still win):\n", la.l.Path)
-	for i, e := range la.l.Approvals.Always {
+	fmt.Fprintf(&b, "answers \"always\" in %s (each an allow rule; deny and ask rules still win):\n", la.a.Path())
+	for i, e := range entries {
 		fmt.Fprintf(&b, "  %d. %s/%s  rule %s  saved %s\n", i+1, e.Server, e.Tool, e.RuleID(), e.At.Local().Format(time.DateTime))
 	}
 	b.WriteString("remove one with /approvals remove N; answers \"for this session\" last until /clear or the end of the REPL\n")
@@ -89,24 +73,16 @@ func (la *localAlways) list() string {
 
 // remove removes saved answer n (1-based) or the one with rule id arg.
 func (la *localAlways) remove(arg string) string {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if la.l == nil {
+	if !la.a.Offered() {
 		return "no local settings file\n"
 	}
-	id := arg
-	if n, err := strconv.Atoi(arg); err == nil {
-		if n < 1 || n > len(la.l.Approvals.Always) {
-			return fmt.Sprintf("no answer %d (/approvals lists them)\n", n)
-		}
-		id = la.l.Approvals.Always[n-1].RuleID()
-	}
-	ok, err := la.l.Remove(id)
+	id, err := la.a.Remove(arg)
+	var none *compose.NoAnswerError
 	switch {
+	case errors.As(err, &none):
+		return terminal.TerminalText(none.Error() + " (/approvals lists them)\n")
 	case err != nil:
-		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.l.Path, err))
-	case !ok:
-		return terminal.TerminalText(fmt.Sprintf("no answer %q (/approvals lists them)\n", arg))
+		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.a.Path(), err))
 	}
 	return terminal.TerminalText(fmt.Sprintf("removed rule %s; this session's policy was loaded at start, so it stops applying when agenthost starts next (and a tool allowed for this session stays so until /clear)\n", id))
 }
