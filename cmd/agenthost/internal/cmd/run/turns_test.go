@@ -157,7 +157,7 @@ func TestSaving(t *testing.T) {
 		{sessionFlags{}, false, "wait", true},
 		{sessionFlags{noSave: true}, true, "wait", false},
 	} {
-		if got := tc.f.saving(tc.interactive, tc.approve); got != tc.want {
+		if got := tc.f.saved().Saves(tc.interactive, approvals.AnswerMode(tc.approve)); got != tc.want {
 			t.Errorf("%+v interactive %t approve %q: %t, want %t", tc.f, tc.interactive, tc.approve, got, tc.want)
 		}
 	}
