@@ -4,5 +4,7 @@
 // YAML and JSON renderings ([WriteInitYAML], [WriteInitJSON],
 // [WriteCatalogueYAML]) and the merges into an existing configuration
 // file that keep everything else of it as written ([MergeInitYAML],
-// [MergeInitJSON]).
+// [MergeInitJSON]), and `policy init --write`'s edit of the file itself:
+// which files it edits, and that it replaces one only when something was
+// added and the result still loads ([WriteInitFile]).
 package policyinit

@@ -6,7 +6,12 @@
 // sources section, the OAuth clients of servers reached by url, and
 // OpenTelemetry (the observability section). It also holds the helpers
 // of the agenthost CLI that concern those parts (OpenApprovalStore,
-// VerifyAudit, NewOAuthClient, OAuthFromEnv, BrowserOpener).
+// VerifyAudit, NewOAuthClient, OAuthFromEnv, BrowserOpener), and the
+// configuration of a server reached at a URL with no config file: its
+// servers, its policy and its fallback to legacy SSE (AdHocConfig,
+// ConnectAdHoc); and the answers "always" given at a terminal's approval
+// question, kept beside the configuration file (AlwaysAnswers), and which
+// saved session a run takes up or keeps (SavedSession).
 //
 // A program that wires a host by hand calls host.New with the parts it
 // chose instead, and links none of these (docs/library.md).

@@ -79,6 +79,9 @@ var rooms = []struct {
 	{"approvals/internal/risktest", 15},
 	{"approvals/risk", 14},
 	{"approvals/internal/norm", 12},
+	// writediff: a write's proposed change, as its approver sees it
+	// (leaves only).
+	{"approvals/writediff", 12},
 	{"plugins", 20},
 	{"llmview", 10}, {"bindings", 10},
 	{"internal", 0},

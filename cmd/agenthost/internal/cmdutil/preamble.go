@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals/risk"
-	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -87,95 +83,38 @@ func (f *Factory) HostFor(ctx context.Context, cfg *config.Config, t Target, s *
 }
 
 // AdHocServer is the name of the server of `call --url` and `tools --url`.
-const AdHocServer = "url"
+const AdHocServer = compose.AdHocServer
 
 // TransportUsage is the --transport flag's help: no default is shown,
 // since an unset flag is not the same as "http" (it falls back to SSE).
 const TransportUsage = "transport for --url: http or sse (default: streamable HTTP, falling back to legacy SSE when the server answers a POST as a legacy one)"
 
-// AdHocConfig is the config of an ad-hoc server at rawURL.
+// AdHocConfig is compose.AdHocConfig, its bad parameters named as the
+// flags that gave them (--url, --transport).
 func AdHocConfig(rawURL, transport string) (*config.Config, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--url: %q is not an http(s) URL", rawURL)
+	cfg, err := compose.AdHocConfig(rawURL, transport, os.Getenv)
+	var bad *compose.AdHocError
+	if errors.As(err, &bad) {
+		err = errors.New("--" + bad.Error())
 	}
-	if transport == "" {
-		transport = "http"
-	}
-	if transport != "http" && transport != "sse" {
-		return nil, fmt.Errorf("--transport: %q is not http or sse", transport)
-	}
-	cfg := &config.Config{
-		MCPServers: map[string]*config.Server{AdHocServer: {URL: rawURL, Type: config.Transport(transport), OAuth: compose.OAuthFromEnv(os.Getenv)}},
-		Approvals:  adHocApprovals(AdHocServer),
-	}
-	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	// The administrator's managed policy applies to ad-hoc servers too.
-	if err := cfg.ApplyManaged(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, err
 }
 
-// adHocFallback connects h's ad-hoc server over streamable HTTP and, when
-// the server answered but not as a streamable HTTP endpoint (a legacy
-// HTTP+SSE server answers a POST with 4xx), tries the legacy SSE
-// transport, as the MCP spec's backwards-compatibility section says. It
-// returns the host to use and says on stderr which transport worked.
+// adHocFallback is compose.ConnectAdHoc, saying on stderr which transport
+// worked when it fell back.
 func (f *Factory) adHocFallback(ctx context.Context, h *host.Host, rawURL string, s *SessionFlags) (*host.Host, error) {
-	h.Connect(ctx)
-	snap := h.Server(AdHocServer)
-	if snap == nil || snap.Status != host.StatusError || unreachable(snap.Error) || strings.Contains(snap.Error, "oauth: ") {
-		return h, nil
-	}
-	cfg, err := AdHocConfig(rawURL, "sse")
+	// The Factory closes the SSE host; ConnectAdHoc closes the first.
+	c, err := compose.ConnectAdHoc(ctx, h, rawURL, os.Getenv, func(cfg *config.Config) (*host.Host, error) { return f.Host(cfg, s) })
 	if err != nil {
 		return nil, err
 	}
-	sse, err := f.Host(cfg, s) // the Factory now closes the SSE host; the first is closed here
-	if err != nil {
-		return nil, err
-	}
-	_ = h.Close()
-	sse.Connect(ctx)
-	if s := sse.Server(AdHocServer); s != nil && s.Status == host.StatusConnected {
+	switch c.Fallback {
+	case compose.FallbackSSE:
 		fmt.Fprintln(f.IO.ErrOut, "agenthost: the server speaks the legacy HTTP+SSE transport; connected with --transport sse")
-		return sse, nil
+	case compose.FallbackFailed:
+		fmt.Fprintf(f.IO.ErrOut, "agenthost: streamable HTTP failed (%s) and so did legacy SSE; pass --transport http or sse to choose\n", f.Redact(c.HTTPError))
 	}
-	fmt.Fprintf(f.IO.ErrOut, "agenthost: streamable HTTP failed (%s) and so did legacy SSE; pass --transport http or sse to choose\n", f.Redact(snap.Error))
-	return sse, nil
-}
-
-// unreachable reports a connection error that no other transport would
-// get past.
-func unreachable(msg string) bool {
-	for _, s := range []string{"connection refused", "no such host", "i/o timeout", "deadline exceeded", "network is unreachable"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// adHocApprovals is the policy of a `call --url` call. There is no operator
-// catalogue or rule set, and the strict bucket would make every tool without
-// trusted metadata uncallable (minTrustLevel 5, two approvers), so the
-// person who typed the call decides it: the risk stays unknown (the
-// fail-closed values), but the call is one ask for one approver, answered by
-// --approve (a prompt on a terminal, deny otherwise, auto for scripts).
-func adHocApprovals(server string) rules.Config {
-	single := "single"
-	return rules.Config{
-		Catalogue: []rules.CatalogueEntry{{
-			Server:   server,
-			Tool:     "*",
-			Metadata: risk.RawMetadata{ApprovalRecommendation: &single, MinTrustLevel: 1},
-		}},
-		NoMatch: "ask",
-	}
+	return c.Host, nil
 }
 
 // ConnectServers connects h and returns the names of its connected

@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,13 +46,12 @@ func (f *Factory) Session(h *host.Host, s *SessionFlags) (*host.Session, error) 
 	if s.Trust != 0 && !risk.ValidTrustLevel(s.Trust) {
 		return nil, UsageErr(fmt.Errorf("--trust: %d is not in %d..%d", s.Trust, risk.MinTrust, risk.MaxTrust))
 	}
-	switch s.Approve {
-	case "", "prompt", "deny", "auto", "wait":
-	default:
-		return nil, UsageErr(fmt.Errorf("--approve: %q is not one of prompt, deny, auto, wait", s.Approve))
+	mode, err := approvals.ParseAnswerMode(s.Approve)
+	if err != nil {
+		return nil, UsageErr(fmt.Errorf("--approve: %w", err))
 	}
 	approver := f.approver(s)
-	if s.Approve == "wait" {
+	if mode == approvals.AnswerWait {
 		if approver, err = f.waitApprover(h); err != nil {
 			return nil, err
 		}
@@ -69,17 +67,10 @@ func (f *Factory) Session(h *host.Host, s *SessionFlags) (*host.Session, error) 
 
 // approver answers asks per --approve: prompt on a terminal, deny otherwise.
 func (f *Factory) approver(s *SessionFlags) approvals.Approver {
-	mode := s.Approve
-	if mode == "" {
-		mode = "deny"
-		if f.IO.StdinIsTerminal() {
-			mode = "prompt"
-		}
-	}
-	switch mode {
-	case "auto":
+	switch approvals.AnswerMode(s.Approve).Resolve(f.IO.StdinIsTerminal()) {
+	case approvals.AnswerAuto:
 		return approvals.Auto{}
-	case "prompt":
+	case approvals.AnswerPrompt:
 		id := os.Getenv("USER")
 		if id == "" {
 			id = "terminal"
@@ -114,47 +105,22 @@ func (f *Factory) waitApprover(h *host.Host) (approvals.Approver, error) {
 }
 
 // elicitation answers servers' requests for user input (multi-round-trip
-// input rounds, elicitation/create) as --approve answers asks: auto accepts,
-// filling in the requested schema's defaults, so that scripted calls of tools
-// that ask for confirmation can complete; otherwise nil declines them. The
-// REPL's terminal questions (Factory.Elicitation) come first.
+// input rounds, elicitation/create) as --approve answers asks: a mode that
+// accepts them (approvals.AnswerMode.AcceptsQuestions) fills in the
+// requested schema's defaults, so that scripted calls of tools that ask for
+// confirmation can complete; otherwise nil declines them. The REPL's
+// terminal questions (Factory.Elicitation) come first.
 func (f *Factory) elicitation(approve string) host.ElicitationFunc {
 	if f.Elicitation != nil {
 		return f.Elicitation
 	}
-	if approve != "auto" {
+	if !approvals.AnswerMode(approve).AcceptsQuestions() {
 		return nil
 	}
 	return func(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
 			Action:  mcp.ElicitationResponseActionAccept,
-			Content: SchemaDefaults(req.Params.RequestedSchema),
+			Content: approvals.ElicitationDefaults(req.Params.RequestedSchema),
 		}}, nil
 	}
-}
-
-// SchemaDefaults is an object holding the default of every top-level
-// property of a requested schema that declares one.
-func SchemaDefaults(schema any) map[string]any {
-	content := map[string]any{}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return content
-	}
-	var s struct {
-		Properties map[string]struct {
-			Default json.RawMessage `json:"default"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
-		return content
-	}
-	for name, p := range s.Properties {
-		// A null default is none: null is no value of the primitive
-		// types an elicitation asks for.
-		if len(p.Default) > 0 && string(p.Default) != "null" {
-			content[name] = p.Default
-		}
-	}
-	return content
 }

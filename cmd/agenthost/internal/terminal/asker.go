@@ -42,8 +42,8 @@ func (a inputAsker) Ask(ctx context.Context, question string) (string, error) {
 type PromptOptions struct {
 	// Always, when set, offers "a": allow this call and every later call
 	// of the tool, persisted by Always (a rule in the CLI's local settings
-	// file). It is offered only where such a rule would take effect:
-	// AlwaysOffered. Always returns what to tell the person (where the
+	// file). It is offered only where such a rule would take effect
+	// (approvals.Request.AlwaysBar). Always returns what to tell the person (where the
 	// rule was saved). The vote also allows the tool for the session.
 	Always func(req *approvals.Request) (string, error)
 	// Reasons offers "r": deny, with a reason the model is told.
@@ -51,14 +51,6 @@ type PromptOptions struct {
 	// Detail returns extra lines shown under the request (a diff of the
 	// file a call would write), already escaped; "" shows nothing.
 	Detail func(req *approvals.Request) string
-}
-
-// AlwaysOffered reports whether an allow rule for the request's tool
-// would take effect: no rule made the call ask (rules combine
-// deny > ask > allow, so an allow rule cannot lift a rule's ask), the
-// tool is classified and needs one approver.
-func AlwaysOffered(req *approvals.Request) bool {
-	return req.SessionGrantable && !req.Unclassified && req.Approvers <= 1 && len(req.Rules) == 0
 }
 
 // NewAskerPrompt is a terminal approver asking on a; its votes carry

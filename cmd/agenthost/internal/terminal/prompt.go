@@ -101,7 +101,7 @@ func (p *Prompt) Approve(ctx context.Context, req *approvals.Request) (approvals
 	}
 	p.ask.Show(desc)
 	long := utf8.RuneCountInString(args) > maxArgsShown
-	always := p.opts.Always != nil && AlwaysOffered(req)
+	always := p.opts.Always != nil && req.AlwaysBar() == approvals.AlwaysAllowed
 	answers := []string{"y"}
 	question := "Allow? [y] once"
 	if always {
@@ -211,14 +211,15 @@ func (p *Prompt) ended(ctx context.Context, err error, answers string) (approval
 
 // alwaysUnavailable says why "always" is not offered for req.
 func (p *Prompt) alwaysUnavailable(req *approvals.Request) string {
-	switch {
-	case p.opts.Always == nil:
+	if p.opts.Always == nil {
 		return "allowing always is not available here\n"
-	case req.Unclassified:
+	}
+	switch req.AlwaysBar() {
+	case approvals.AlwaysUnclassified:
 		return "allowing always is not available for an unclassified tool (classify it first)\n"
-	case req.Approvers > 1:
+	case approvals.AlwaysNeedsApprovers:
 		return fmt.Sprintf("allowing always is not available for this tool (it needs %d approvers)\n", req.Approvers)
-	case len(req.Rules) > 0:
+	case approvals.AlwaysRuleAsks:
 		return fmt.Sprintf("allowing always is not available: rule %s asks for this call, and a rule's ask is not lifted by an allow rule\n", terminalSafe(strings.Join(req.Rules, ", "), 300))
 	default:
 		return "allowing always is not available for this tool\n"

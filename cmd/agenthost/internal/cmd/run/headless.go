@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -49,15 +50,6 @@ func (a *app) addHeadlessFlags(cmd *cobra.Command) {
 	f.BoolVar(&h.verbose, "verbose", false, "accepted for Claude Code's scripts (claude -p requires it with stream-json); no effect")
 }
 
-// permissionModes maps Claude Code's permission modes to --approve.
-var permissionModes = map[string]string{
-	"default":           "",
-	"acceptEdits":       "",
-	"plan":              "deny",
-	"dontAsk":           "deny",
-	"bypassPermissions": "auto",
-}
-
 // applyHeadless applies the headless flags to the loaded configuration,
 // --max-steps and the session flags.
 func (a *app) applyHeadless(cfg *config.Config) error {
@@ -79,14 +71,14 @@ func (a *app) applyHeadless(cfg *config.Config) error {
 		*maxSteps = h.maxTurns
 	}
 	if h.permissionMode != "" {
-		approve, ok := permissionModes[h.permissionMode]
-		if !ok {
-			return cmdutil.UsageErr(fmt.Errorf("--permission-mode: %q is not one of default, acceptEdits, plan, dontAsk, bypassPermissions", h.permissionMode))
+		mode, err := approvals.PermissionModeAnswer(h.permissionMode)
+		if err != nil {
+			return cmdutil.UsageErr(fmt.Errorf("--permission-mode: %w", err))
 		}
-		if a.opts.Session.Approve != "" && a.opts.Session.Approve != approve {
+		if approve := string(mode); a.opts.Session.Approve != "" && a.opts.Session.Approve != approve {
 			return cmdutil.UsageErr(fmt.Errorf("--permission-mode %s means --approve %s; give one of the two", h.permissionMode, orDefault(approve)))
 		}
-		a.opts.Session.Approve = approve
+		a.opts.Session.Approve = string(mode)
 	}
 	switch h.inputFormat {
 	case "text", "stream-json":

@@ -103,9 +103,10 @@ func TestREPLCtrlC(t *testing.T) {
 	}
 }
 
-// An approval's diff: path/content writes and edits of oldText/newText,
-// relative to the server's folder; anything else shows nothing.
-func TestFileDiffOfEdits(t *testing.T) {
+// An approval's diff lines (writediff decides what a call changes; its
+// tests are there): the note or the diff, indented under the question and
+// escaped; nothing for a call that writes no file.
+func TestFileDiffLines(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -116,15 +117,14 @@ func TestFileDiffOfEdits(t *testing.T) {
 		raw  json.RawMessage
 		want string
 	}{
-		{"an edit", args(map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "two", "newText": "three"}}}), "+three"},
-		{"file_path", args(map[string]any{"file_path": filepath.Join(dir, "a.txt"), "content": "one\ntwo\n"}), "the file would not change"},
-		{"an edit that does not apply", args(map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "zzz", "newText": "y"}}}), "an edit's oldText is not in the file"},
-		{"no path", args(map[string]any{"content": "x"}), ""},
-		{"no content", args(map[string]any{"path": "a.txt"}), ""},
-		{"not JSON", json.RawMessage("nope"), ""},
+		{"an edit", args(map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "two", "newText": "three"}}}),
+			"  diff:\n    --- " + filepath.Join(dir, "a.txt") + " (now)\n"},
+		{"an escape in the new text", args(map[string]any{"path": "a.txt", "content": "one\n\x1b[2J\n"}), "    +\\u001b[2J\n"},
+		{"a note", args(map[string]any{"path": "a.txt", "content": "one\ntwo\n"}), "  diff:       the file would not change\n"},
+		{"no write", args(map[string]any{"path": "a.txt"}), ""},
 	} {
 		got := fileDiff(tc.raw, dir)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || strings.Contains(got, "\x1b") {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -6,66 +6,48 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/approvals/writediff"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/regularfile"
-	"github.com/agenthost/agenthost/internal/textdiff"
+	"github.com/agenthost/agenthost/host/compose"
 )
 
-// localAlways keeps the answers "always" in the local settings file beside
-// the config (config.Local).
-type localAlways struct {
-	mu sync.Mutex
-	l  *config.Local // nil: no config file, "always" is not offered
-}
+// localAlways shows the answers "always" (compose.AlwaysAnswers keeps
+// them) at the approval question, in the REPL's events and for /approvals.
+type localAlways struct{ a *compose.AlwaysAnswers }
 
 func newLocalAlways(cfg *config.Config) *localAlways {
-	if cfg.File == "" {
-		return &localAlways{}
-	}
-	l := cfg.Local
-	if l == nil {
-		l = &config.Local{Path: config.LocalPath(cfg.File)}
-	}
-	return &localAlways{l: l}
+	return &localAlways{a: compose.NewAlwaysAnswers(cfg)}
 }
 
 // always saves the answer "always" for the request's tool.
 func (la *localAlways) always(req *approvals.Request) (string, error) {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if err := la.l.AddAlways(req.Server, req.Tool, time.Now()); err != nil {
+	id, err := la.a.Save(req.Server, req.Tool, time.Now())
+	if err != nil {
 		return "", err
 	}
-	e := config.AlwaysEntry{Server: req.Server, Tool: req.Tool}
-	return fmt.Sprintf("allowed always: rule %s saved in %s (/approvals lists and removes it)", e.RuleID(), la.l.Path), nil
+	return fmt.Sprintf("allowed always: rule %s saved in %s (/approvals lists and removes it)", id, la.a.Path()), nil
 }
 
 // reused says when an approval event reuses an earlier answer ("" when it
 // does not).
 func (la *localAlways) reused(e host.Event) string {
-	la.mu.Lock()
-	has := la.l != nil && la.l.Has(e.Server, e.Tool)
-	la.mu.Unlock()
-	switch {
-	case has && e.Decision == "allow":
+	switch la.a.Reused(e.Server, e.Tool, e.Decision, e.Outcome) {
+	case compose.ReuseAlways:
 		return fmt.Sprintf("allowed by your earlier answer \"always\" (rule %s; /approvals removes it)", cmdutil.Shown(io.Discard, config.AlwaysEntry{Server: e.Server, Tool: e.Tool}.RuleID()))
-	case e.Outcome == string(rules.OutcomeGranted):
+	case compose.ReuseSession:
 		return "allowed by your earlier answer \"for this session\""
 	}
 	return ""
@@ -73,17 +55,16 @@ func (la *localAlways) reused(e host.Event) string {
 
 // list describes the saved answers, numbered for /approvals remove N.
 func (la *localAlways) list() string {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if la.l == nil {
+	if !la.a.Offered() {
 		return "no config file, so no local settings file: \"always\" is not offered\n"
 	}
-	if len(la.l.Approvals.Always) == 0 {
-		return fmt.Sprintf("no answers \"always\" saved (they are kept in %s)\n", la.l.Path)
+	entries := la.a.Entries()
+	if len(entries) == 0 {
+		return fmt.Sprintf("no answers \"always\" saved (they are kept in %s)\n", la.a.Path())
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "answers \"always\" in %s (each an allow rule; deny and ask rules still win):\n", la.l.Path)
-	for i, e := range la.l.Approvals.Always {
+	fmt.Fprintf(&b, "answers \"always\" in %s (each an allow rule; deny and ask rules still win):\n", la.a.Path())
+	for i, e := range entries {
 		fmt.Fprintf(&b, "  %d. %s/%s  rule %s  saved %s\n", i+1, e.Server, e.Tool, e.RuleID(), e.At.Local().Format(time.DateTime))
 	}
 	b.WriteString("remove one with /approvals remove N; answers \"for this session\" last until /clear or the end of the REPL\n")
@@ -92,24 +73,16 @@ func (la *localAlways) list() string {
 
 // remove removes saved answer n (1-based) or the one with rule id arg.
 func (la *localAlways) remove(arg string) string {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if la.l == nil {
+	if !la.a.Offered() {
 		return "no local settings file\n"
 	}
-	id := arg
-	if n, err := strconv.Atoi(arg); err == nil {
-		if n < 1 || n > len(la.l.Approvals.Always) {
-			return fmt.Sprintf("no answer %d (/approvals lists them)\n", n)
-		}
-		id = la.l.Approvals.Always[n-1].RuleID()
-	}
-	ok, err := la.l.Remove(id)
+	id, err := la.a.Remove(arg)
+	var none *compose.NoAnswerError
 	switch {
+	case errors.As(err, &none):
+		return terminal.TerminalText(none.Error() + " (/approvals lists them)\n")
 	case err != nil:
-		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.l.Path, err))
-	case !ok:
-		return terminal.TerminalText(fmt.Sprintf("no answer %q (/approvals lists them)\n", arg))
+		return terminal.TerminalText(fmt.Sprintf("could not save %s: %v\n", la.a.Path(), err))
 	}
 	return terminal.TerminalText(fmt.Sprintf("removed rule %s; this session's policy was loaded at start, so it stops applying when agenthost starts next (and a tool allowed for this session stays so until /clear)\n", id))
 }
@@ -132,99 +105,24 @@ func (a *app) approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Req
 	}
 }
 
-// maxDiffFile bounds the file read for a diff.
-const maxDiffFile = 1 << 20
-
-// fileDiff is the diff a call's arguments would make to a file: arguments
-// with a path and new content (path/content, as filesystem servers'
-// write_file takes), or a path and edits of oldText/newText (edit_file).
-// Anything else shows nothing.
+// fileDiff is the diff lines of an approval question for a call that
+// would write a file (writediff decides which calls do and what they
+// change): the note when none is shown, else the diff, indented and
+// escaped; "" for a call that writes no file.
 func fileDiff(raw json.RawMessage, cwd string) string {
-	var args struct {
-		Path     string `json:"path"`
-		FilePath string `json:"file_path"`
-		Content  *string
-		Edits    []struct {
-			OldText string `json:"oldText"`
-			NewText string `json:"newText"`
-		} `json:"edits"`
-	}
-	if json.Unmarshal(raw, &args) != nil {
+	d, ok := writediff.Of(raw, cwd)
+	switch {
+	case !ok:
 		return ""
-	}
-	path := args.Path
-	if path == "" {
-		path = args.FilePath
-	}
-	if path == "" || (args.Content == nil && len(args.Edits) == 0) {
-		return ""
-	}
-	if !filepath.IsAbs(path) && cwd != "" {
-		path = filepath.Join(cwd, path)
-	}
-	old, err := readSmallFile(path)
-	if err != nil {
-		return "  diff:       " + terminal.TerminalText(err.Error()) + "\n"
-	}
-	next := old
-	if args.Content != nil {
-		next = *args.Content
-	} else {
-		for _, e := range args.Edits {
-			if !strings.Contains(next, e.OldText) {
-				return "  diff:       an edit's oldText is not in the file as it is now\n"
-			}
-			next = strings.Replace(next, e.OldText, e.NewText, 1)
-		}
-	}
-	d := textdiff.Unified(path+" (now)", path+" (after the call)", old, next, 3, 200)
-	if d == "" {
-		return "  diff:       the file would not change\n"
+	case d.Note != "":
+		return "  diff:       " + terminal.TerminalText(d.Note) + "\n"
 	}
 	var b strings.Builder
 	b.WriteString("  diff:\n")
-	for _, line := range strings.SplitAfter(strings.TrimSuffix(d, "\n"), "\n") {
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(d.Unified, "\n"), "\n") {
 		b.WriteString("    " + terminal.TerminalText(strings.TrimSuffix(line, "\n")) + "\n")
 	}
 	return b.String()
-}
-
-// readSmallFile reads the file a call would write, bounded as
-// regularfile.Read bounds it: the path is the model's choice, so a named
-// pipe, a device or a huge file must not hang the REPL or fill its memory,
-// and nothing but a regular file is opened. A file that does not exist reads
-// as empty (the call would create it). The path is not confined to the
-// server's roots: agenthost does not know them, and the diff is shown only
-// to the person answering, never to the model.
-func readSmallFile(path string) (string, error) {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil && kernelFile(resolved) {
-		return "", fmt.Errorf("%s is a kernel file: no diff shown", path)
-	}
-	data, err := regularfile.Read(path, maxDiffFile)
-	var notRegular *regularfile.NotRegularError
-	switch {
-	case err == nil:
-		return string(data), nil
-	case errors.Is(err, fs.ErrNotExist):
-		return "", nil
-	case errors.As(err, &notRegular):
-		return "", fmt.Errorf("%s is not a regular file (%s): no diff shown", path, regularfile.Kind(notRegular.Mode))
-	case errors.Is(err, regularfile.ErrTooLarge):
-		return "", fmt.Errorf("the file is larger than %s bytes: no diff shown", terminal.GroupDigits(maxDiffFile))
-	default:
-		return "", fmt.Errorf("cannot read the file: %w", err)
-	}
-}
-
-// kernelFile reports a path of the kernel's pseudo file systems, whose
-// files look regular but report no size, may not end and may block a read.
-func kernelFile(path string) bool {
-	for _, dir := range []string{"/proc", "/sys", "/dev"} {
-		if path == dir || strings.HasPrefix(path, dir+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // progressText is a tool_progress event for the spinner line: the

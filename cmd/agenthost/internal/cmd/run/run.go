@@ -136,7 +136,7 @@ func (a *app) setUpREPL(cfg *config.Config) {
 	a.replLocal = newLocalAlways(cfg)
 	a.f.Asker = a.replUI
 	a.f.PromptOptions = terminal.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
-	if a.replLocal.l != nil {
+	if a.replLocal.a.Offered() {
 		a.f.PromptOptions.Always = a.replLocal.always
 	}
 }

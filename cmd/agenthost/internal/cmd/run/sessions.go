@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/durable"
 )
 
@@ -21,16 +23,9 @@ type sessionFlags struct {
 	noSave bool
 }
 
-// saving reports whether a run keeps its session in the saved sessions:
-// a REPL does, and so does a run that resumes, waits for votes from
-// elsewhere (--approve wait: its call must survive the process) or is
-// told to (--save). A one-shot run otherwise stays in memory, so that a
-// script's run costs no more than it did before sessions were saved.
-func (f *sessionFlags) saving(interactive bool, approve string) bool {
-	if f.noSave {
-		return false
-	}
-	return interactive || f.save || f.resume != "" || f.cont || approve == "wait"
+// saved is the flags' compose.SavedSession.
+func (f *sessionFlags) saved() compose.SavedSession {
+	return compose.SavedSession{Resume: f.resume, Continue: f.cont, Save: f.save, NoSave: f.noSave}
 }
 
 func (f *sessionFlags) add(cmd *cobra.Command) {
@@ -40,15 +35,17 @@ func (f *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.noSave, "no-save", false, "keep the session in memory only: nothing is saved, and it cannot be resumed")
 }
 
-// openSessions opens the saved sessions for a run that saves (see saving) and
-// settles the session id: --resume's, the folder's last with --continue,
-// else --session-id or a new one. resuming reports that the session's
-// unfinished turns are taken up first.
+// openSessions opens the saved sessions for a run that saves
+// (compose.SavedSession.Saves) and settles the session id
+// (compose.SavedSession.Choose: --resume's, the folder's last with
+// --continue, else --session-id or a new one). resuming reports that the
+// session's unfinished turns are taken up first.
 func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive bool) (resuming bool, err error) {
 	if f.noSave && (f.resume != "" || f.cont || f.save) {
 		return false, cmdutil.UsageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
 	}
-	if !f.saving(interactive, a.opts.Session.Approve) {
+	saved := f.saved()
+	if !saved.Saves(interactive, approvals.AnswerMode(a.opts.Session.Approve)) {
 		return false, nil
 	}
 	if f.resume != "" && f.cont {
@@ -63,30 +60,18 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 		return false, fmt.Errorf("saved sessions: %w", err)
 	}
 	defer store.Close()
+	dir, _ := os.Getwd()
+	id, resuming, err := saved.Choose(ctx, store, dir, a.opts.Session.ID)
 	switch {
-	case f.resume != "":
-		if _, err := store.Session(ctx, f.resume); err != nil {
-			return false, cmdutil.UsageErr(fmt.Errorf("--resume: %w", err))
-		}
-		a.opts.Session.ID = f.resume
-		resuming = true
-	case f.cont:
-		dir, _ := os.Getwd()
-		list, err := store.Sessions(ctx, durable.ListOptions{Dir: dir, Limit: 1})
-		if err != nil {
-			return false, err
-		}
-		if len(list) == 0 {
-			return false, cmdutil.UsageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
-		}
-		a.opts.Session.ID = list[0].ID
-		resuming = true
-	case a.opts.Session.ID == "":
-		a.opts.Session.ID = durable.NewSessionID()
+	case errors.Is(err, compose.ErrNoSessionHere):
+		return false, cmdutil.UsageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
+	case err != nil && f.resume != "":
+		return false, cmdutil.UsageErr(fmt.Errorf("--resume: %w", err))
+	case err != nil:
+		return false, err
 	}
-	// One executor per session: a restarted run takes up this session's
-	// unfinished turns, and no other's.
-	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: "cli-" + a.opts.Session.ID})
+	a.opts.Session.ID = id
+	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: compose.SessionExecutor(id)})
 	if err != nil {
 		return false, fmt.Errorf("saved sessions: %w", err)
 	}

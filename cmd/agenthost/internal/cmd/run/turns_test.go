@@ -157,7 +157,7 @@ func TestSaving(t *testing.T) {
 		{sessionFlags{}, false, "wait", true},
 		{sessionFlags{noSave: true}, true, "wait", false},
 	} {
-		if got := tc.f.saving(tc.interactive, tc.approve); got != tc.want {
+		if got := tc.f.saved().Saves(tc.interactive, approvals.AnswerMode(tc.approve)); got != tc.want {
 			t.Errorf("%+v interactive %t approve %q: %t, want %t", tc.f, tc.interactive, tc.approve, got, tc.want)
 		}
 	}
@@ -193,7 +193,7 @@ func TestProgressTextAndFirstLine(t *testing.T) {
 // removed by number or rule id; with no config file it is not offered.
 func TestLocalAlways(t *testing.T) {
 	none := newLocalAlways(&config.Config{})
-	if none.l != nil || !strings.Contains(none.list(), "no config file") || none.remove("1") != "no local settings file\n" {
+	if none.a.Offered() || !strings.Contains(none.list(), "no config file") || none.remove("1") != "no local settings file\n" {
 		t.Errorf("no config file: %+v", none)
 	}
 	cfgFile := filepath.Join(t.TempDir(), "agenthost.yaml")

@@ -7,16 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/internal/atomicfile"
 )
 
 // InitOptions are `policy init`'s.
@@ -78,7 +74,7 @@ func initRun(opts *InitOptions) error {
 		err = writeInit(f.IO, cfg.File, plan)
 	case opts.Entries:
 		err = policyinit.WriteInitEntries(f.IO.Out, plan, opts.Indent)
-	case isJSONConfig(cfg.File):
+	case policyinit.IsJSONFile(cfg.File):
 		// A JSON config (a copied Claude Desktop file) gets a JSON block
 		// it can take as it is.
 		err = policyinit.WriteInitJSON(f.IO.Out, plan)
@@ -99,51 +95,43 @@ func writable(file string) error {
 	if file == "" {
 		return cmdutil.UsageErr(errors.New("--write: no configuration file (give --config or create ./agenthost.yaml)"))
 	}
-	if ext := strings.ToLower(filepath.Ext(file)); ext != ".yaml" && ext != ".yml" && ext != ".json" {
+	if _, err := policyinit.EditFormat(file); err != nil {
 		return cmdutil.UsageErr(fmt.Errorf("--write edits YAML and JSON configuration files only, not %s: run without --write and merge the printed approvals block by hand", file))
 	}
 	return nil
 }
 
-func isJSONConfig(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
-
-// writeInit merges plan into the YAML or JSON configuration file at path,
-// checks that the result still loads, and replaces the file (same mode)
-// only when something was added.
+// writeInit merges plan into the configuration file at path
+// (policyinit.WriteInitFile, which checks with the config's loader that
+// the result still loads) and says what it added.
 func writeInit(io *cmdutil.IOStreams, path string, plan policyinit.InitPlan) error {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		path = resolved
+	res, err := policyinit.WriteInitFile(path, plan, func(data []byte, format, path string) error {
+		_, err := config.Parse(data, format, path)
+		return err
+	})
+	var we *policyinit.WriteError
+	if errors.As(err, &we) {
+		switch we.Stage {
+		case policyinit.StageRead:
+			return cmdutil.UsageErr(fmt.Errorf("--write: %w", we.Err))
+		case policyinit.StageMerge:
+			return cmdutil.UsageErr(fmt.Errorf("--write %s: %w", we.Path, we.Err))
+		case policyinit.StageCheck:
+			return cmdutil.UsageErr(fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", we.Path, we.Err))
+		}
+		return fmt.Errorf("--write: %w", we.Err)
 	}
-	info, err := os.Stat(path)
 	if err != nil {
-		return cmdutil.UsageErr(fmt.Errorf("--write: %w", err))
+		return err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return cmdutil.UsageErr(fmt.Errorf("--write: %w", err))
-	}
-	merge, format := policyinit.MergeInitYAML, config.FormatYAML
-	if isJSONConfig(path) {
-		merge, format = policyinit.MergeInitJSON, config.FormatJSON
-	}
-	out, added, rulesAdded, changed, err := merge(data, plan)
-	if err != nil {
-		return cmdutil.UsageErr(fmt.Errorf("--write %s: %w", path, err))
-	}
-	if !changed {
-		fmt.Fprintf(io.Out, "%s: nothing to add (%d tools already catalogued)\n", path, plan.Present)
+	if !res.Changed {
+		fmt.Fprintf(io.Out, "%s: nothing to add (%d tools already catalogued)\n", res.Path, plan.Present)
 		return nil
 	}
-	if _, err := config.Parse(out, format, path); err != nil {
-		return cmdutil.UsageErr(fmt.Errorf("--write %s: not written, the edited configuration would not load: %w", path, err))
-	}
-	if err := atomicfile.Write(path, out, info.Mode().Perm()); err != nil {
-		return fmt.Errorf("--write: %w", err)
-	}
 	rules := "no rules added (the config has rules)"
-	if rulesAdded {
+	if res.RulesAdded {
 		rules = fmt.Sprintf("%d default rules added", len(plan.Rules))
 	}
-	fmt.Fprintf(io.Out, "%s: %d catalogue entries added, %s; review them\n", path, added, rules)
+	fmt.Fprintf(io.Out, "%s: %d catalogue entries added, %s; review them\n", res.Path, res.Added, rules)
 	return nil
 }

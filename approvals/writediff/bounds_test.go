@@ -1,6 +1,6 @@
 //go:build unix
 
-package run
+package writediff
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 
 // The diff of a write reads the file at the model's path: a named pipe, a
 // device, a kernel file or a huge file shows no diff, and none of them
-// hangs the REPL or is read.
-func TestFileDiffBoundsTheFileItReads(t *testing.T) {
+// hangs the caller or is read.
+func TestOfBoundsTheFileItReads(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -30,7 +30,7 @@ func TestFileDiffBoundsTheFileItReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, []byte(strings.Repeat("x", maxDiffFile+1)), 0o600); err != nil {
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", MaxFile+1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	notes := filepath.Join(dir, "notes.txt")
@@ -51,14 +51,15 @@ func TestFileDiffBoundsTheFileItReads(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"path": tc.path, "content": "new line\n"})
-			done := make(chan string, 1)
-			go func() { done <- fileDiff(args, dir) }()
-			var got string
+			done := make(chan Diff, 1)
+			go func() { d, _ := Of(args, dir); done <- d }()
+			var d Diff
 			select {
-			case got = <-done:
+			case d = <-done:
 			case <-time.After(10 * time.Second):
 				t.Fatal("the diff hangs")
 			}
+			got := d.Note + d.Unified
 			if !strings.Contains(got, tc.want) || (tc.never != "" && strings.Contains(got, tc.never)) {
 				t.Errorf("diff\n%s\nwant %q", got, tc.want)
 			}
