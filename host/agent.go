@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -387,7 +388,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			defer wg.Done()
 			if err != nil {
 				announced.Done()
-				outcomes[i] = callOutcome{text: modelMsgOperatorFailure.text, failed: true}
+				outcomes[i] = callOutcome{text: hosterr.MsgOperatorFailure.String(), failed: true}
 				return
 			}
 			r := <-ch
@@ -396,7 +397,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			}
 			var o stepOutcome
 			if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-				o = stepOutcome{Text: modelMsgOperatorFailure.text, Failed: true}
+				o = stepOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
 			}
 			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
 		}()
@@ -444,19 +445,19 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 	emit(call)
 	if !known {
-		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(h.redactor.Redact(tc.Name), 80)))
+		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
 	if dc != nil && dc.tainted {
 		// Replayed from the checkpoint, which holds the arguments masked:
 		// the model's own held a protected value, refused as at first.
-		return modelError(modelMsgSecretInArgs.text)
+		return modelError(hosterr.MsgSecretInArgs.String())
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
 		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc, conversation: conv})
 	if err != nil {
 		var he *Error
-		msg := modelMsgOperatorFailure.text
+		msg := hosterr.MsgOperatorFailure.String()
 		if af, ok := errors.AsType[*AuthorizationFailure](err); ok && af.AuthURL != "" {
 			emit(Event{Type: EventAuthorization, Step: step, CallID: tc.ID, Server: ref.Server, Tool: ref.Tool,
 				AuthURL: af.AuthURL, Subject: af.Subject})
@@ -468,7 +469,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 			}
 		}
 		if msg == "" {
-			msg = modelMsgOperatorFailure.text
+			msg = hosterr.MsgOperatorFailure.String()
 		}
 		return modelError(msg)
 	}
@@ -580,8 +581,8 @@ func (t *turn) conversation(modelText string) approvals.Conversation {
 		}
 	}
 	return approvals.Conversation{
-		UserMessage: truncate(r.Redact(user), approvals.MaxConversationText),
-		ModelText:   truncate(r.Redact(modelText), approvals.MaxConversationText),
+		UserMessage: hosterr.Truncate(r.Redact(user), approvals.MaxConversationText),
+		ModelText:   hosterr.Truncate(r.Redact(modelText), approvals.MaxConversationText),
 	}
 }
 

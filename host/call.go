@@ -17,7 +17,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
@@ -91,11 +91,11 @@ func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if c.conn == nil {
 		conn, ok := c.s.host.conns[c.server]
 		if !ok {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
+			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
 		}
 		arguments, err := decodeArguments(c.args)
 		if err != nil {
-			return nil, newError(KindToolError, modelMsgNotJSONObject(err),
+			return nil, hosterr.New(KindToolError, hosterr.MsgNotJSONObject(err),
 				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 		}
 		c.conn, c.arguments = conn, arguments
@@ -128,11 +128,11 @@ func (s *Session) guard(c *call) *refusal {
 			// Servers disagree on which of repeated values wins, and the
 			// audit record could not say which one was meant.
 			return &refusal{warn: "refused a call whose arguments repeat a key", outcome: rules.OutcomeInjectionBlocked,
-				err: newError(KindToolError, modelMsgDuplicateKey, err,
+				err: hosterr.New(KindToolError, hosterr.MsgDuplicateKey, err,
 					"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)}
 		}
 		return &refusal{warn: "refused a call whose arguments name a secure parameter (possible prompt injection)", outcome: rules.OutcomeInjectionBlocked,
-			err: newError(KindBinding, modelMsgInvalidArguments, err,
+			err: hosterr.New(KindBinding, hosterr.MsgInvalidArguments, err,
 				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)}
 	}
 	// A model that learned a protected value (from a leak elsewhere, or a
@@ -140,7 +140,7 @@ func (s *Session) guard(c *call) *refusal {
 	// and tell the model nothing about the value.
 	if c.info.fromModel && s.host.redactor.ContainsSecretBytes(c.args) {
 		return &refusal{warn: "refused a model call whose arguments hold a protected value (possible exfiltration)", outcome: rules.OutcomeInjectionBlocked,
-			err: newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+			err: hosterr.New(KindBinding, hosterr.MsgSecretInArgs, ErrSecretInArguments,
 				"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)}
 	}
 	return nil
@@ -166,7 +166,7 @@ func (h *Host) checkSchema(c *call) error {
 	}
 	t := c.ct.Tool
 	if err := h.args.validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
-		return newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
+		return hosterr.New(KindToolError, hosterr.MsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
 }
@@ -189,7 +189,7 @@ func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 func (h *Host) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
 	if err := h.writeAudit(ctx, rec); err != nil {
 		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+		return hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
 			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
 	}
 	return nil
@@ -219,7 +219,7 @@ func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	}
 	if changed {
 		if c.decisions == maxRedecisions {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
+			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable,
 				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", c.server, c.tool, c.decisions)
 		}
 		return st.redecide.serve(ctx, c)
@@ -290,7 +290,7 @@ func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*Cal
 	if werr != nil {
 		h.logger.Error("audit write failed after the call ran", "server", c.server, "tool", c.tool, "err", werr)
 		if err == nil {
-			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
+			return nil, hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
 				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", c.server, c.tool, werr)
 		}
 	}
@@ -312,7 +312,7 @@ func (st redactStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	h := c.s.host
 	out, err := st.next.serve(ctx, c)
 	if err != nil {
-		return nil, h.callError(c.server, c.ct.Tool.Name, c.secure != nil, err)
+		return nil, hosterr.FromCall(h.redactor, c.server, c.ct.Tool.Name, c.secure != nil, err)
 	}
 	raw := out.Result
 	out.Labels = resultLabels(h.effective(c.server, c.ct), raw)
@@ -449,7 +449,7 @@ func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) 
 // active, holding no protected value, not hidden by a pin.
 func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct *CatalogTool, err error) (*CatalogTool, error) {
 	if err != nil {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, err, "%v", err)
 	}
 	server := c.Name()
 	if ct == nil {
@@ -457,16 +457,16 @@ func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct
 		if len(snap.Warnings) > 0 {
 			note = " (" + strings.Join(snap.Warnings, "; ") + ")"
 		}
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", server, tool, note)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", server, tool, note)
 	}
 	if ct.Status != ToolActive {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
 	}
 	if s.host.toolTainted(snap, ct) {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
 	}
 	if reason := s.host.toolPinHidden(snap, ct); reason != "" {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
 	}
 	return ct, nil
 }
@@ -481,12 +481,12 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 	h := s.host
 	schema, err := t.ValueSchema()
 	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
+		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
 	}
 	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
 	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), secureRequired(h.Server(server), t))
 	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
 	// Bound values rarely change between calls: reuse the prepared values
 	// (coerced, validated, encoded) while they are the same.
@@ -499,7 +499,7 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 	for name, r := range resolved {
 		v, err := schema.Coerce(name, r.Value)
 		if err != nil {
-			return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+			return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 		}
 		values[name] = v
 	}
@@ -508,15 +508,15 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 		values = map[string]any{}
 	}
 	if err := schema.Validate(values); err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
+		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
 	}
 	headers, err := secureparams.ParamHeaders(t, values)
 	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
 	secure, err := mcpconn.NewSecureArgs(t.Name, values, headers)
 	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
+		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, hosterr.ErrRedactedEncoding, "%s/%s: %v", server, t.Name, hosterr.ErrRedactedEncoding)
 	}
 	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, secure)); !replaced && s.preparedN.Add(1) > maxPrepared {
 		// Keyed by definition: a server that keeps changing its tools
@@ -573,65 +573,6 @@ func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
 		}
 	}
 	return true
-}
-
-// callError is a failed call's error as the host hands it on: an *Error of
-// the right Kind, with a message for the operator (server text redacted)
-// and one for the model (no server text when the call carried secure
-// values).
-func (h *Host) callError(server, tool string, carriesSecure bool, err error) error {
-	var ce *mcpconn.CallError
-	if !errors.As(err, &ce) {
-		return newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: %v", server, tool, err)
-	}
-	switch ce.Failure {
-	case mcpconn.FailUnavailable:
-		return newError(KindUnavailable, modelMsgUnavailable, ce.Err, "%v", ce.Err)
-	case mcpconn.FailCancelled:
-		return newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
-	case mcpconn.FailTimeout:
-		if ce.Task != "" {
-			return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: its task %s did not finish within %s (taskTimeout); it was cancelled",
-				server, tool, h.redactor.Redact(ce.Task), ce.Timeout)
-		}
-		return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
-	case mcpconn.FailProtocol:
-		var perr *ProtocolError
-		errors.As(ce.Err, &perr)
-		return newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, perr.Error())
-	case mcpconn.FailConnectionLost:
-		return newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
-			"%s/%s: connection lost: %s", server, tool, h.redactor.Redact(ce.Err.Error()))
-	case mcpconn.FailToolGone:
-		return newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", server, tool)
-	}
-	code, message := 0, ce.Err.Error()
-	if ce.RPC != nil {
-		code, message = ce.RPC.Code, ce.RPC.Message
-	}
-	switch {
-	case ce.Failure == mcpconn.FailSecureRejected:
-		return newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
-			"%s/%s: the server rejected the call's secure arguments (-32602): %s", server, tool, h.redactor.Redact(message))
-	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY && slices.Contains(ce.RPC.RequiredExtensions(), config.TasksExtension):
-		return newError(KindConfig, modelMsgOperatorFailure, ce.Err,
-			"%s/%s: the server runs the tool as a task and requires the Tasks extension (%s, -32021): set mcpServers.%s.tasks: auto",
-			server, tool, config.TasksExtension, server)
-	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
-		fix := "check secureParams.extensions"
-		if ids := ce.RPC.RequiredExtensions(); len(ids) > 0 {
-			fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
-				h.redactor.Redact(strings.Join(ids, ", ")), server)
-		}
-		return newError(KindBinding, modelMsgOperatorFailure, ce.Err,
-			"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", server, tool, h.redactor.Redact(message), fix)
-	case carriesSecure:
-		return newError(KindToolError, modelMsgServerError, ce.Err,
-			"%s/%s: server error %d: %s", server, tool, code, h.redactor.Redact(message))
-	}
-	safe := h.redactor.Redact(message)
-	return newError(KindToolError, modelMsgServerErrorText(safe), ce.Err,
-		"%s/%s: server error %d: %s", server, tool, code, safe)
 }
 
 // redactResult masks any registered secret the server echoed back. The

@@ -10,6 +10,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
 
@@ -152,7 +153,7 @@ func (st subjectStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 			a := *e
 			a.Kind = KindAuthorization
 			a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, authorizationMessage(err))
-			a.ModelMessage = modelMsgAuthorization.text
+			a.ModelMessage = hosterr.MsgAuthorization.String()
 			return res, &a
 		}
 	}

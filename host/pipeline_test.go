@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/secureparams"
@@ -464,9 +465,9 @@ func TestResultRecord(t *testing.T) {
 	}{
 		{name: "ok", result: &CallResult{Result: &mcp.CallToolResult{}, Labels: labels}, want: auditlog.ResultOK},
 		{name: "a tool error", result: &CallResult{Result: &mcp.CallToolResult{IsError: true}}, want: auditlog.ResultToolError},
-		{name: "a server error", err: newError(KindToolError, modelMsgServerError, errors.New("x"), "x"), want: auditlog.ResultServerError},
-		{name: "secure values rejected", err: newError(KindBinding, modelMsgOperatorFailure, ErrSecureRejected, "x"), want: auditlog.ResultServerError, outcome: rules.OutcomeBindingFailed},
-		{name: "maybe ran", err: newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "x"), kind: auditlog.ResultUnknown, want: auditlog.ResultUnknown},
+		{name: "a server error", err: hosterr.New(KindToolError, hosterr.MsgServerError, errors.New("x"), "x"), want: auditlog.ResultServerError},
+		{name: "secure values rejected", err: hosterr.New(KindBinding, hosterr.MsgOperatorFailure, ErrSecureRejected, "x"), want: auditlog.ResultServerError, outcome: rules.OutcomeBindingFailed},
+		{name: "maybe ran", err: hosterr.New(KindToolError, hosterr.MsgMaybeRan, ErrMaybeRan, "x"), kind: auditlog.ResultUnknown, want: auditlog.ResultUnknown},
 		{name: "a hook's rule", result: &CallResult{Result: &mcp.CallToolResult{}}, hookRule: "hook:h1:withheld", want: auditlog.ResultOK},
 		{name: "not sent", err: errors.New("ledger"), kind: auditlog.ResultNotExecuted, want: auditlog.ResultNotExecuted, phase: auditlog.PhaseDecision},
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
 
@@ -96,7 +97,7 @@ func (h *Host) effective(server string, ct *CatalogTool) risk.Effective {
 func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*rules.Explanation, error) {
 	c, ok := s.host.conns[server]
 	if !ok {
-		return nil, newError(KindConfig, modelMsgNone, ErrUnknownServer, "unknown server %q", server)
+		return nil, hosterr.New(KindConfig, hosterr.MsgNone, ErrUnknownServer, "unknown server %q", server)
 	}
 	ct, err := s.lookupTool(ctx, c, tool)
 	if err != nil {
@@ -234,7 +235,7 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	}
 	if fr, ok := h.audit.(auditlog.FailureReporter); ok {
 		if err := fr.Err(); err != nil {
-			return check, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			return check, hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
 		}
 	}
@@ -278,19 +279,19 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 			Explanation: res.Explanation})
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
-	msg := modelMsgFromApprovals(res.ModelMessage)
+	msg := hosterr.MsgFromApprovals(res.ModelMessage)
 	switch {
 	case detached:
-		return newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, tool)
+		return hosterr.New(KindInternal, hosterr.MsgCancelled, gateErr, "%s/%s: approval wait detached", server, tool)
 	case gateErr != nil:
-		return &refusal{rec: rec, err: newError(KindDenied, msg, gateErr, "%s/%s: approval failed: %v", server, tool, gateErr)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, gateErr, "%s/%s: approval failed: %v", server, tool, gateErr)}
 	case res.Allowed():
 		c.rec, c.decision = rec, decision
 		return nil
 	case res.Explanation != "":
-		return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
 	}
-	return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
+	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
 }
 
 // noApproverFix is what an approval_requested event says when an ask found
