@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -473,7 +474,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 		}
 		return modelError(msg)
 	}
-	text := resultText(res.Result)
+	text := results.ForModel(res.Result)
 	e := base
 	e.Type = EventToolResult
 	isErr := res.IsError()
@@ -484,8 +485,8 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
-	text = labelNotice(res.Labels) + text
-	return callOutcome{text: modelResultText(text, h.maxModelResult), failed: isErr}
+	text = results.LabelNotice(res.Labels) + text
+	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
 }
 
 // redactEvent masks protected values in every string of an event that a
@@ -551,19 +552,6 @@ func (h *Host) redactMessage(msg model.Message) model.Message {
 		msg.ToolCalls[i].Name, msg.ToolCalls[i].Arguments = name, args
 	}
 	return msg
-}
-
-// resultText renders a tool result for the model.
-func resultText(r *mcp.CallToolResult) string {
-	if len(r.Content) > 0 {
-		return ContentsText(r.Content, "\n")
-	}
-	if r.StructuredContent != nil {
-		if b, err := json.Marshal(r.StructuredContent); err == nil {
-			return string(b)
-		}
-	}
-	return "(no output)"
 }
 
 // conversation is what approvers of the step's calls are shown of the

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
 )
@@ -165,7 +166,7 @@ func (h *Host) checkSchema(c *call) error {
 		return nil
 	}
 	t := c.ct.Tool
-	if err := h.args.validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
+	if err := h.args.Validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
 		return hosterr.New(KindToolError, hosterr.MsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
@@ -315,8 +316,8 @@ func (st redactStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		return nil, hosterr.FromCall(h.redactor, c.server, c.ct.Tool.Name, c.secure != nil, err)
 	}
 	raw := out.Result
-	out.Labels = resultLabels(h.effective(c.server, c.ct), raw)
-	out.Result = h.redactResult(raw)
+	out.Labels = results.Labels(h.effective(c.server, c.ct), raw)
+	out.Result = results.Redact(h.redactor, raw)
 	return out, nil
 }
 
@@ -569,144 +570,6 @@ func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
 	}
 	for name, r := range resolved {
 		if v, ok := p.resolved[name]; !ok || v != r.Value {
-			return false
-		}
-	}
-	return true
-}
-
-// redactResult masks any registered secret the server echoed back. The
-// common case — plain text content that contains no secret — is checked
-// without re-encoding the result.
-func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
-	if r == nil || h.redactor.Len() == 0 {
-		return r
-	}
-	if clean, known := h.resultIsClean(r); known && clean {
-		return r
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return withheld(r)
-	}
-	cleaned := h.redactor.RedactJSON(raw)
-	if bytes.Equal(cleaned, raw) {
-		return r
-	}
-	out, err := mcp.ParseCallToolResult((*json.RawMessage)(&cleaned))
-	if err != nil {
-		return withheld(r)
-	}
-	return out
-}
-
-// valueIsClean walks decoded JSON for strings that contain a secret; known
-// is false for values it cannot look into.
-//
-// Numbers are looked into by the JSON path (RedactJSON), and only when a
-// registered value could be part of one (a numeric PIN, say).
-func valueIsClean(v any, has func(string) bool, numbers bool) (clean, known bool) {
-	switch x := v.(type) {
-	case nil, bool:
-		return true, true
-	case float64, json.Number:
-		return true, !numbers
-	case string:
-		return !has(x), true
-	case map[string]any:
-		for k, e := range x {
-			if has(k) {
-				return false, true
-			}
-			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
-				return clean, known
-			}
-		}
-		return true, true
-	case []any:
-		for _, e := range x {
-			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
-				return clean, known
-			}
-		}
-		return true, true
-	default:
-		return false, false
-	}
-}
-
-func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
-}
-
-// resultIsClean checks every string of a result for secrets: content
-// text, MIME types, base64 payloads (printed by call --json), and each
-// block's annotations and _meta as well as the result's own _meta (printed
-// by call --json and stream-json, handed to library callers). known is
-// false when the result has parts it does not look into.
-func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
-	has, numbers := h.redactor.ContainsSecret, h.redactor.MayMatchNumbers()
-	if r.StructuredContent != nil {
-		if clean, known := valueIsClean(r.StructuredContent, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	// _meta never reaches the model, but library callers may log it; walk
-	// it without re-encoding (modern results carry it every time).
-	if clean, known := metaIsClean(r.Meta, has, numbers); !known || !clean {
-		return clean, known
-	}
-	for _, c := range r.Content {
-		var ann *mcp.Annotations
-		var meta *mcp.Meta
-		var texts [2]string
-		switch v := c.(type) {
-		case mcp.TextContent:
-			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
-		case *mcp.TextContent:
-			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
-		case mcp.ImageContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case *mcp.ImageContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case mcp.AudioContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case *mcp.AudioContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		default:
-			return false, false
-		}
-		if has(texts[0]) || has(texts[1]) || !annotationsAreClean(ann, has) {
-			return false, true
-		}
-		if clean, known := metaIsClean(meta, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	return true, true
-}
-
-func metaIsClean(m *mcp.Meta, has func(string) bool, numbers bool) (clean, known bool) {
-	if m == nil {
-		return true, true
-	}
-	if m.ProgressToken != nil {
-		if clean, known := valueIsClean(m.ProgressToken, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	return valueIsClean(m.AdditionalFields, has, numbers)
-}
-
-func annotationsAreClean(a *mcp.Annotations, has func(string) bool) bool {
-	if a == nil {
-		return true
-	}
-	if has(a.LastModified) {
-		return false
-	}
-	for _, role := range a.Audience {
-		if has(string(role)) {
 			return false
 		}
 	}

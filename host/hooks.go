@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
@@ -131,11 +132,11 @@ func (s *Session) postHooked(c *call, r *mcp.CallToolResult, v *hooks.PostVerdic
 		switch {
 		case v.Failure != nil:
 			h.logger.Error("a PostToolUse hook failed; the result is withheld from the model", "server", c.server, "tool", c.ct.Tool.Name, "session", s.id, "err", v.Failure)
-			r, rule = withheldByHook(""), hookRule(v.By, "failed")
+			r, rule = results.WithheldByHook(""), hookRule(v.By, "failed")
 		case v.Withheld:
-			r, rule = withheldByHook(v.Reason), hookRule(v.By, "withheld")
+			r, rule = results.WithheldByHook(v.Reason), hookRule(v.By, "withheld")
 		case v.Replaced != nil:
-			r, rule = h.redactResult(replacedResult(v.Replaced, r.IsError)), hookRule(v.By, "replaced")
+			r, rule = results.Redact(h.redactor, results.Replaced(v.Replaced, r.IsError)), hookRule(v.By, "replaced")
 		}
 	}
 	if len(extra) > 0 && r != nil {
@@ -147,48 +148,6 @@ func (s *Session) postHooked(c *call, r *mcp.CallToolResult, v *hooks.PostVerdic
 		r = &out
 	}
 	return r, rule
-}
-
-// withheldByHook is the result the model gets when a PostToolUse hook
-// blocked it.
-func withheldByHook(reason string) *mcp.CallToolResult {
-	text := "The tool ran, but a hook withheld its result."
-	if reason != "" {
-		text += " Hook note: " + reason
-	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent(text)}}
-}
-
-// replacedResult reads a hook's replacement result: a string is one text
-// block; an object with "content" is a whole tool result; a list is the
-// content blocks; anything else is given as its JSON text.
-func replacedResult(raw json.RawMessage, isError bool) *mcp.CallToolResult {
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{mcp.NewTextContent(text)}}
-	}
-	var probe struct {
-		Content json.RawMessage `json:"content"`
-	}
-	switch {
-	case raw[0] == '{' && json.Unmarshal(raw, &probe) == nil && probe.Content != nil:
-		if r, err := mcp.ParseCallToolResult(&raw); err == nil {
-			return r
-		}
-	case raw[0] == '[':
-		wrapped := json.RawMessage(`{"content":` + string(raw) + `,"isError":` + boolText(isError) + `}`)
-		if r, err := mcp.ParseCallToolResult(&wrapped); err == nil {
-			return r
-		}
-	}
-	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{mcp.NewTextContent(string(raw))}}
-}
-
-func boolText(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // permissionApprover puts the PermissionRequest hooks in front of a

@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/argschema"
 	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/model"
@@ -140,7 +141,7 @@ type Host struct {
 	logger   *slog.Logger
 	redactor *bindings.Redactor
 	binder   *bindings.Binder
-	args     argSchemas
+	args     argschema.Checker
 
 	policy   *rules.Policy
 	approver approvals.Approver

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/argschema"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
@@ -50,13 +51,13 @@ type toolVerdicts struct {
 	// taint is whether the definition holds a protected value, as of a
 	// redactor version (see taintedTools).
 	taint atomic.Pointer[taintAnswer]
-	// input is the compiled inputSchema (argschema.go).
-	input atomic.Pointer[compiledSchema]
+	// input is the compiled inputSchema (package argschema).
+	input atomic.Pointer[argschema.Compiled]
 }
 
 // inputSlot is where ct's compiled inputSchema is kept, nil for a
 // CatalogTool built outside a listing.
-func inputSlot(ct *CatalogTool) *atomic.Pointer[compiledSchema] {
+func inputSlot(ct *CatalogTool) *atomic.Pointer[argschema.Compiled] {
 	if v := verdictsOf(ct); v != nil {
 		return &v.input
 	}
