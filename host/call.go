@@ -472,7 +472,8 @@ func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct
 	return ct, nil
 }
 
-// secureArgs resolves, coerces and validates the tool's secure values;
+// secureArgs resolves, coerces and validates the tool's secure values
+// (the session's cache of prepared values reused while they are the same);
 // nil for a tool without secureInputSchema (it never gets
 // secureArguments).
 func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
@@ -480,52 +481,7 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 		return nil, nil
 	}
 	h := s.host
-	schema, err := t.ValueSchema()
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
-	}
-	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
-	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), secureRequired(h.Server(server), t))
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
-	// Bound values rarely change between calls: reuse the prepared values
-	// (coerced, validated, encoded) while they are the same.
-	if v, ok := s.prepared.Load(t); ok {
-		if p := v.(*preparedCall); p.matches(resolved) {
-			return p.secure, nil
-		}
-	}
-	values := make(map[string]any, len(resolved))
-	for name, r := range resolved {
-		v, err := schema.Coerce(name, r.Value)
-		if err != nil {
-			return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-		}
-		values[name] = v
-	}
-	values = secureparams.Select(values, t)
-	if values == nil {
-		values = map[string]any{}
-	}
-	if err := schema.Validate(values); err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
-	}
-	headers, err := secureparams.ParamHeaders(t, values)
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
-	secure, err := mcpconn.NewSecureArgs(t.Name, values, headers)
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, hosterr.ErrRedactedEncoding, "%s/%s: %v", server, t.Name, hosterr.ErrRedactedEncoding)
-	}
-	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, secure)); !replaced && s.preparedN.Add(1) > maxPrepared {
-		// Keyed by definition: a server that keeps changing its tools
-		// would grow a long session without bound. Start over.
-		s.prepared.Clear()
-		s.preparedN.Store(0)
-	}
-	return secure, nil
+	return s.prepared.Resolve(s.bindingContext(ctx), h.binder, s.scope(server, t), t, secureRequired(h.Server(server), t))
 }
 
 // renewSecure drops the session's cached secure values of the tool and
@@ -534,7 +490,9 @@ func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams
 func (s *Session) renewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
 	h := s.host
 	for _, p := range t.SecureParams {
-		h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
+		scope := s.scope(server, t)
+		scope.Param = p
+		h.binder.Invalidate(scope)
 	}
 	fresh, err := s.secureArgs(ctx, server, t)
 	if err == nil {
@@ -543,35 +501,8 @@ func (s *Session) renewSecure(ctx context.Context, server string, t *secureparam
 	return fresh, err
 }
 
-// maxPrepared bounds a session's prepared calls (one per tool definition
-// called); beyond it the cache is cleared.
-const maxPrepared = 256
-
-// preparedCall is a session's last prepared secure values for one tool
-// definition, with the resolved values they were prepared from. Keyed by
-// the parsed definition (a pointer): a changed definition is a new key.
-type preparedCall struct {
-	resolved map[string]string
-	secure   *mcpconn.SecureArgs // read-only
-}
-
-func newPreparedCall(resolved map[string]bindings.Resolved, secure *mcpconn.SecureArgs) *preparedCall {
-	p := &preparedCall{resolved: make(map[string]string, len(resolved)), secure: secure}
-	for name, r := range resolved {
-		p.resolved[name] = r.Value
-	}
-	return p
-}
-
-// matches reports whether resolved are the values p was prepared from.
-func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
-	if len(resolved) != len(p.resolved) {
-		return false
-	}
-	for name, r := range resolved {
-		if v, ok := p.resolved[name]; !ok || v != r.Value {
-			return false
-		}
-	}
-	return true
+// scope is what the binder resolves a secure value of the session's call
+// of t for.
+func (s *Session) scope(server string, t *secureparams.Tool) bindings.Scope {
+	return bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
 }

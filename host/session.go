@@ -9,6 +9,8 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/host/internal/permhook"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
 )
 
 // SessionOptions describe one session: who it acts for and what it may do.
@@ -40,11 +42,8 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	// prepared holds the last secure call prepared per tool definition
-	// (*secureparams.Tool -> *preparedCall), at most maxPrepared of them
-	// (preparedN counts them).
-	prepared  sync.Map
-	preparedN atomic.Int64
+	// prepared holds the last secure call prepared per tool definition.
+	prepared secureargs.Cache
 
 	mu          sync.RWMutex
 	values      bindings.MapValues
@@ -84,7 +83,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if approver == nil {
 		approver = h.approver
 	}
-	approver = h.withPermissionHooks(approver)
+	approver = permhook.Wrap(h.hooks, h.cfg.Hooks, h.logger, approver)
 	// NewGate fails only without a Policy, which a Host always has.
 	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver, Grants: h.grantStore()})
 	history := opts.History
@@ -103,7 +102,6 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 func (s *Session) Close() {
 	s.host.binder.ForgetSession(s.id)
 	s.prepared.Clear()
-	s.preparedN.Store(0)
 }
 
 // ID is the session id.
