@@ -25,6 +25,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/argschema"
 	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -178,7 +179,7 @@ type Host struct {
 	// hooks runs the configured PreToolUse/PostToolUse hooks (nil: none).
 	hooks *hooks.Runner
 	// pins is the lock file of pinned tool definitions (pinned.go).
-	pins *pinState
+	pins *pinstate.State
 	// pipeline is the call pipeline's first stage (pipeline.go).
 	pipeline stage
 
@@ -231,7 +232,7 @@ func New(opts Options) (_ *Host, err error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
-	pinState, err := newPinState(cfg)
+	pinState, err := pinstate.New(cfg)
 	if err != nil {
 		return nil, configErr(err)
 	}

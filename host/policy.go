@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/argschema"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/pinstate"
 )
 
 // toolInfo is what the approvals package needs of a tool.
@@ -229,7 +230,7 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 		Conversation: info.conversation,
 	}
 	if dc := info.durable; dc != nil {
-		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
+		check.RequestID = requestID(dc.key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
 	}
 	if t := c.tighten; t != nil {
 		check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = t.action, t.by, t.message

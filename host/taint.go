@@ -56,7 +56,7 @@ func (h *Host) toolTainted(snap *ServerSnapshot, ct *CatalogTool) bool {
 // taintOf returns the check of snap under version, running it when the
 // snapshot or the values changed since the last one.
 func (h *Host) taintOf(snap *ServerSnapshot, version uint64) *serverTaint {
-	pinGen := h.pinGen()
+	pinGen := h.pins.Gen(h.logger)
 	if st := h.currentTaint(snap.Name); st != nil && st.snap == snap && st.version == version && st.pinGen == pinGen {
 		return st
 	}
@@ -66,7 +66,7 @@ func (h *Host) taintOf(snap *ServerSnapshot, version uint64) *serverTaint {
 	if st != nil && st.snap == snap && st.version == version && st.pinGen == pinGen {
 		return st // another goroutine ran it meanwhile
 	}
-	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap, version), pinned: h.pinHidden(snap), pinGen: pinGen}
+	next := &serverTaint{snap: snap, version: version, tainted: h.taintedTools(snap, version), pinned: h.pins.Hidden(snap), pinGen: pinGen}
 	switch {
 	case st == nil:
 		next.gen = 1
