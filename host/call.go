@@ -20,6 +20,8 @@ import (
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/results"
+	"github.com/agenthost/agenthost/host/internal/taint"
+	"github.com/agenthost/agenthost/host/internal/verdicts"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
 )
@@ -166,7 +168,7 @@ func (h *Host) checkSchema(c *call) error {
 		return nil
 	}
 	t := c.ct.Tool
-	if err := h.args.Validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
+	if err := h.args.Validate(verdicts.Input(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
 		return hosterr.New(KindToolError, hosterr.MsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
@@ -463,10 +465,10 @@ func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct
 	if ct.Status != ToolActive {
 		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
 	}
-	if s.host.toolTainted(snap, ct) {
-		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
+	if s.host.taint.Tainted(snap, ct) {
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taint.Reason)
 	}
-	if reason := s.host.toolPinHidden(snap, ct); reason != "" {
+	if reason := s.host.taint.PinHidden(snap, ct); reason != "" {
 		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
 	}
 	return ct, nil

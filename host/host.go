@@ -26,6 +26,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
+	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -194,11 +195,9 @@ type Host struct {
 	namerGen map[string]uint64 // snapshot generation the namer has seen
 	nameGen  map[string]uint64 // bumps when a server's tools' names change
 
-	// taint: per server name, the *serverTaint of its tools whose
-	// definitions hold a protected value (see syncTaint); read without a
-	// lock, replaced under taintMu
-	taintMu sync.Mutex
-	taint   sync.Map
+	// taint: each server's tools whose definitions hold a protected value
+	// or pinning hides (package taint).
+	taint *taint.Checker
 
 	closeOnce sync.Once
 }
@@ -250,6 +249,7 @@ func New(opts Options) (_ *Host, err error) {
 		model: opts.Model, modelName: cmp.Or(opts.ModelName, cfg.LLM.Model), systemPrompt: cmp.Or(opts.SystemPrompt, cfg.LLM.SystemPrompt),
 		obs: opts.Observer, durable: opts.Durability, auth: opts.Authorizer, life: life, cancel: cancel,
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
+	h.taint = taint.New(h.redactor, pinState, h.logger)
 	h.owned, owned = owned, nil // Close closes them from here on
 	h.connections(opts)
 	h.pipeline = newPipeline(h) // after obs and durable are set

@@ -20,15 +20,6 @@ func PinsPath(cfg *config.Config) string { return pinstate.Path(cfg) }
 // definition against the current one.
 type PinChange = pinstate.Change
 
-// toolPinHidden is the reason ct, a tool of snap, is hidden by pinning,
-// or "".
-func (h *Host) toolPinHidden(snap *ServerSnapshot, ct *CatalogTool) string {
-	if !h.pins.Enforced() {
-		return ""
-	}
-	return h.taintOf(snap, h.redactor.Version()).pinned[ct]
-}
-
 // pinServers is what the pins commands read of the host.
 func (h *Host) pinServers() pinstate.Servers {
 	return pinstate.Servers{Snapshot: h.Server, Names: h.names}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -14,22 +13,10 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/host/internal/argschema"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
-	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
+	"github.com/agenthost/agenthost/host/internal/verdicts"
 )
-
-// toolInfo is what the approvals package needs of a tool.
-func toolInfo(ct *CatalogTool) risk.ToolInfo {
-	return risk.ToolInfo{
-		Name:        ct.Tool.Name,
-		Description: ct.Tool.Description,
-		InputSchema: ct.Tool.InputSchema,
-		Annotations: ct.Tool.Annotations,
-		Meta:        ct.Tool.Meta,
-	}
-}
 
 // trusted reports whether the operator takes the server's declared risk
 // metadata as-is.
@@ -38,59 +25,10 @@ func (h *Host) trusted(server string) bool {
 	return ok && sc.TrustAnnotations
 }
 
-// toolVerdicts are the host's answers about one parsed definition,
-// computed once on first use. They live on the definition's CatalogTool
-// and are carried over to the next listing only while the definition's
-// bytes are unchanged, so they die with the definition: a server that keeps
-// changing its tools does not grow the host.
-type toolVerdicts struct {
-	risk atomic.Pointer[risk.Effective]
-	// never is whether a session of trust level i can ever call the tool:
-	// it depends on the definition and the trust level only, so sessions
-	// share it.
-	never [risk.MaxTrust + 1]atomic.Pointer[neverAnswer]
-	// taint is whether the definition holds a protected value, as of a
-	// redactor version (see taintedTools).
-	taint atomic.Pointer[taintAnswer]
-	// input is the compiled inputSchema (package argschema).
-	input atomic.Pointer[argschema.Compiled]
-}
-
-// inputSlot is where ct's compiled inputSchema is kept, nil for a
-// CatalogTool built outside a listing.
-func inputSlot(ct *CatalogTool) *atomic.Pointer[argschema.Compiled] {
-	if v := verdictsOf(ct); v != nil {
-		return &v.input
-	}
-	return nil
-}
-
-// verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a
-// listing (no memo).
-func verdictsOf(ct *CatalogTool) *toolVerdicts {
-	m := mcpconn.MemoOf(ct)
-	if m == nil {
-		return nil
-	}
-	return m.Load(newToolVerdicts).(*toolVerdicts)
-}
-
-func newToolVerdicts() any { return &toolVerdicts{} }
-
 // effective is the tool's effective risk metadata, computed once per parsed
 // definition.
 func (h *Host) effective(server string, ct *CatalogTool) risk.Effective {
-	v := verdictsOf(ct)
-	if v != nil {
-		if eff := v.risk.Load(); eff != nil {
-			return *eff
-		}
-	}
-	eff := h.policy.Effective(server, h.trusted(server), toolInfo(ct))
-	if v != nil {
-		v.risk.Store(&eff)
-	}
-	return eff
+	return verdicts.Effective(h.policy, server, h.trusted(server), ct)
 }
 
 // Explain runs the whole approval chain for a hypothetical call, without
@@ -105,7 +43,7 @@ func (s *Session) Explain(ctx context.Context, server, tool string, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	x := s.host.policy.Explain(server, s.host.trusted(server), toolInfo(ct), s.policyCall(server, ct.Tool.Name, args))
+	x := s.host.policy.Explain(server, s.host.trusted(server), verdicts.ToolInfo(ct), s.policyCall(server, ct.Tool.Name, args))
 	return &x, nil
 }
 
@@ -118,7 +56,7 @@ func (h *Host) Catalogue(server string) []rules.CatalogueEntry {
 	infos := make([]risk.ToolInfo, 0, len(snap.Tools))
 	for _, ct := range snap.Tools {
 		if ct.Status != ToolExcluded {
-			infos = append(infos, toolInfo(ct))
+			infos = append(infos, verdicts.ToolInfo(ct))
 		}
 	}
 	return h.policy.Catalogue(server, infos)
@@ -146,23 +84,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 // arguments; they are left out of the model view.
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 	h := s.host
-	var slot *atomic.Pointer[neverAnswer]
-	if v := verdictsOf(ct); v != nil && s.trustLevel >= 0 && s.trustLevel < len(v.never) {
-		slot = &v.never[s.trustLevel]
-		if n := slot.Load(); n != nil {
-			return n.never, n.why
-		}
-	}
-	never, why := h.policy.NeverAllowed(server, ct.Tool.Name, h.effective(server, ct), s.trustLevel)
-	if slot != nil {
-		slot.Store(&neverAnswer{never, why})
-	}
-	return never, why
-}
-
-type neverAnswer struct {
-	never bool
-	why   string
+	return verdicts.NeverAllowed(h.policy, server, ct, func() risk.Effective { return h.effective(server, ct) }, s.trustLevel)
 }
 
 // policyCall is a call as the approval rules see it. Rule expressions see
@@ -372,7 +294,7 @@ func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
 		s := policyinit.InitServer{Name: name, Tools: make([]risk.ToolInfo, 0, len(snap.Tools))}
 		for _, ct := range snap.Tools {
 			if ct.Status != ToolExcluded {
-				s.Tools = append(s.Tools, toolInfo(ct))
+				s.Tools = append(s.Tools, verdicts.ToolInfo(ct))
 			}
 		}
 		list = append(list, s)
