@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/progress"
 	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/internal/verdicts"
@@ -352,11 +353,11 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
 		}
 	}
-	var progress *progressForwarder
+	var fwd *progress.Forwarder
 	if c.info.emit != nil {
-		progress = startProgress(c.info.emit, Event{Type: EventToolProgress, Step: c.info.step, CallID: c.info.id,
+		fwd = progress.Start(c.info.emit, Event{Type: EventToolProgress, Step: c.info.step, CallID: c.info.id,
 			ExposedName: c.info.exposedName, Server: c.server, Tool: c.tool}, c.start)
-		req.Progress = progress.notify
+		req.Progress = fwd.Notify
 	}
 	var (
 		result *mcp.CallToolResult
@@ -385,7 +386,7 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 			break
 		}
 	}
-	progress.stop()
+	fwd.Stop()
 	if c.info.durable != nil {
 		failpoint.Hit(failpoint.DurableAfterSend)
 	}

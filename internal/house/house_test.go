@@ -44,7 +44,12 @@ var rooms = []struct {
 	{"host", 50},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
-	{"host/internal/hosterr", 46},
+	{"host/internal/taint", 48}, {"host/internal/progress", 48},
+	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
+	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
+	{"host/internal/permhook", 46},
+	// The events of a turn: embedders use them (as host.Event, ...).
+	{"host/event", 47},
 	{"host/internal", 45},
 	{"host/mcptest", 42},
 	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
