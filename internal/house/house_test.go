@@ -48,8 +48,9 @@ var rooms = []struct {
 	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
 	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
 	{"host/internal/permhook", 46},
-	// The events of a turn: embedders use them (as host.Event, ...).
-	{"host/event", 47},
+	// The events of a turn and the telemetry hooks: embedders use them
+	// (as host.Event, host.Observer, ...).
+	{"host/event", 47}, {"host/observe", 47},
 	{"host/internal", 45},
 	{"host/mcptest", 42},
 	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
