@@ -23,7 +23,9 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/argschema"
+	"github.com/agenthost/agenthost/host/internal/auditsink"
 	"github.com/agenthost/agenthost/host/internal/closer"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/internal/taint"
@@ -150,7 +152,7 @@ type Host struct {
 	audit    auditlog.Sink
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
-	unrecorded *unrecordedSink
+	unrecorded *auditsink.Unrecorded
 	store      approvals.Store
 
 	model        model.LLM
@@ -229,17 +231,17 @@ func New(opts Options) (_ *Host, err error) {
 	}
 	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File, opts.ChildSupervisor)
 	if err != nil {
-		return nil, configErr(err)
+		return nil, hosterr.Config(err)
 	}
 	pinState, err := pinstate.New(cfg)
 	if err != nil {
-		return nil, configErr(err)
+		return nil, hosterr.Config(err)
 	}
 	store, err := approvalStore(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	audit, unrecorded, err := openAudit(cfg, opts, logger, &owned)
+	audit, unrecorded, err := auditsink.Open(cfg, opts.Audit, opts.AuditDatabase, opts.AuditAlso, logger, &owned)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +277,7 @@ func checkOptions(opts Options) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
 		if sc := cfg.MCPServers[name]; sc != nil && !sc.Disabled {
 			if err := cfg.AdmitServer(name); err != nil {
-				return configErr(err)
+				return hosterr.Config(err)
 			}
 		}
 	}
@@ -285,11 +287,11 @@ func checkOptions(opts Options) error {
 		}
 	}
 	if err := cfg.CheckSources(slices.Collect(maps.Keys(opts.Sources))...); err != nil {
-		return configErr(err)
+		return hosterr.Config(err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sources)) {
 		if _, ok := opts.Sources[name]; !ok && cfg.Sources[name] != nil {
-			return configErr(fmt.Errorf("sources.%s: a credential plugin, which host.New does not start: build the host with compose.New, or pass the source in host.Options.Sources", name))
+			return hosterr.Config(fmt.Errorf("sources.%s: a credential plugin, which host.New does not start: build the host with compose.New, or pass the source in host.Options.Sources", name))
 		}
 	}
 	return nil
@@ -523,25 +525,6 @@ func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationReque
 	return e.fn(ctx, e.server, req)
 }
 
-// unrecordedSink stands for an empty audit.path: records are discarded, and
-// the first one warns once that decisions are not recorded.
-type unrecordedSink struct {
-	auditlog.Sink
-	logger *slog.Logger
-	once   sync.Once
-}
-
-func (u *unrecordedSink) Write(ctx context.Context, r *auditlog.Record) error {
-	u.warn()
-	return u.Sink.Write(ctx, r)
-}
-
-func (u *unrecordedSink) warn() {
-	u.once.Do(func() {
-		u.logger.Warn("audit.path is empty: tool-call decisions are not recorded (set audit.path; see docs/config.md)")
-	})
-}
-
 // WarnUnrecorded logs, when audit.path and audit.store are both empty, the
 // warning that tool-call decisions are not recorded, unless it was logged
 // already: a host logs it once, at the first decision or here, whichever
@@ -549,27 +532,6 @@ func (u *unrecordedSink) warn() {
 // draws, so that the warning is not written into its output.
 func (h *Host) WarnUnrecorded() {
 	if h.unrecorded != nil {
-		h.unrecorded.warn()
+		h.unrecorded.Warn()
 	}
-}
-
-// alsoSink writes each record to Sink, then to also; Close closes Sink only.
-type alsoSink struct {
-	auditlog.Sink
-	also auditlog.Sink
-}
-
-func (a alsoSink) Write(ctx context.Context, r *auditlog.Record) error {
-	if err := a.Sink.Write(ctx, r); err != nil {
-		return err
-	}
-	return a.also.Write(ctx, r)
-}
-
-// Err reports the first sink's sticky failure, as an unwrapped sink would.
-func (a alsoSink) Err() error {
-	if fr, ok := a.Sink.(auditlog.FailureReporter); ok {
-		return fr.Err()
-	}
-	return nil
 }

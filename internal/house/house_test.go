@@ -47,7 +47,7 @@ var rooms = []struct {
 	{"host/internal/taint", 48}, {"host/internal/progress", 48},
 	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
 	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
-	{"host/internal/permhook", 46},
+	{"host/internal/permhook", 46}, {"host/internal/auditsink", 47},
 	// The events of a turn and the telemetry hooks: embedders use them
 	// (as host.Event, host.Observer, ...).
 	{"host/event", 47}, {"host/observe", 47},

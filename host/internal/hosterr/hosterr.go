@@ -243,3 +243,14 @@ func FromCall(redactor *bindings.Redactor, server, tool string, carriesSecure bo
 	return New(KindToolError, MsgServerErrorText(safe), ce.Err,
 		"%s/%s: server error %d: %s", server, tool, code, safe)
 }
+
+// NotOpened is the error for a config that names a store the program did
+// not open.
+func NotOpened(key, field string) error {
+	return Config(fmt.Errorf("%s names a database, but this program opens none: build the host with compose.New and compose.Options.Databases (approvals/stores.Databases opens SQLite and PostgreSQL), or pass host.Options.%s (docs/config.md)", key, field))
+}
+
+// Config is err as a configuration error (KindConfig).
+func Config(err error) error {
+	return &Error{Kind: KindConfig, Message: err.Error(), Err: err}
+}
