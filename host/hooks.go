@@ -1,8 +1,6 @@
 package host
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -51,18 +49,6 @@ func hookRule(id, what string) string {
 	return "hook:" + id + ":" + what
 }
 
-// preHookStage asks the PreToolUse hooks for their word on the call's
-// decision (c.tighten), which the gate reads.
-type preHookStage struct{ next stage }
-
-func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	if h := c.s.host; h.hooks.HasPre() {
-		v := h.hooks.Pre(ctx, c.s.hookCall(c))
-		c.tighten = c.s.tighten(c, v)
-	}
-	return st.next.serve(ctx, c)
-}
-
 // tighten is how the PreToolUse hooks' verdict tightens the call's
 // decision. A failed hook denies, and the model is not told why.
 func (s *Session) tighten(c *call, v hooks.PreVerdict) *callTighten {
@@ -89,29 +75,6 @@ type callTighten struct {
 	by      string
 	message string
 	context []string // additionalContext, added to the result the model sees
-}
-
-// postHookStage runs the PostToolUse hooks on the redacted result: what
-// they leave, with the PreToolUse hooks' additionalContext, is what the
-// model gets, and the result record says what they did (c.hookRule).
-type postHookStage struct{ next stage }
-
-func (st postHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	out, err := st.next.serve(ctx, c)
-	if err != nil || out == nil {
-		return out, err
-	}
-	var v *hooks.PostVerdict
-	if h := c.s.host; h.hooks.HasPost() && out.Result != nil {
-		raw, err := json.Marshal(out.Result)
-		if err != nil {
-			raw = []byte(`null`)
-		}
-		pv := h.hooks.Post(ctx, c.s.hookCall(c), raw)
-		v = &pv
-	}
-	out.Result, c.hookRule = c.s.postHooked(c, out.Result, v)
-	return out, nil
 }
 
 // postHooked is what the model is to see of a result (already redacted)

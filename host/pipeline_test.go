@@ -129,7 +129,7 @@ func TestLookupStage(t *testing.T) {
 	}
 }
 
-func TestGuardStage(t *testing.T) {
+func TestArgsStageGuard(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name      string
@@ -148,7 +148,7 @@ func TestGuardStage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{fromModel: tc.fromModel})
 			var hit bool
-			_, err := (guardStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
 			if tc.kind == "" {
 				if err != nil || !hit {
 					t.Fatalf("err %v, reached %v", err, hit)
@@ -169,7 +169,7 @@ func TestGuardStage(t *testing.T) {
 	}
 }
 
-func TestSchemaStage(t *testing.T) {
+func TestArgsStageSchema(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name  string
@@ -185,7 +185,7 @@ func TestSchemaStage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{checkSchema: tc.check})
 			var hit bool
-			_, err := (schemaStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
 			if hit != (tc.kind == "") || (err == nil) != (tc.kind == "") || (err != nil && KindOf(err) != tc.kind) {
 				t.Fatalf("err %v (%s), reached %v; want kind %q", err, KindOf(err), hit, tc.kind)
 			}
@@ -631,22 +631,23 @@ func stageNames(first stage) []string {
 	return names
 }
 
-// The pipeline's order is the security model's: the guard before the
-// schema (whose message quotes the arguments), the hooks before the gate
+// The pipeline's order is the security model's: the argument checks (the
+// guard before the schema, whose message quotes the arguments, as
+// TestArgsStageGuardsBeforeTheSchema pins) before anything else, the hooks before the gate
 // (they can only tighten it), secure values resolved only after the gate
 // allowed the call, the decision audited before anything is sent, the
 // result redacted before the PostToolUse hooks and the result record see
 // it.
 func TestPipelineOrder(t *testing.T) {
-	core := []string{"subject", "refuse", "lookup", "guard", "schema", "preHook", "gate", "resolve", "audit"}
+	core := []string{"subject", "refuse", "lookup", "args", "preHook", "gate", "resolve", "audit"}
 	for _, tc := range []struct {
 		name string
 		h    *Host
 		want []string
 	}{
-		{name: "plain", h: &Host{}, want: slices.Concat(core, []string{"postHook", "redact", "send"})},
+		{name: "plain", h: &Host{}, want: slices.Concat(core, []string{"result", "send"})},
 		{name: "observed, durable", h: &Host{obs: &recordingObserver{}, durable: fakeDurability{}},
-			want: slices.Concat([]string{"observe"}, core, []string{"durable", "postHook", "redact", "send"})},
+			want: slices.Concat([]string{"observe"}, core, []string{"durable", "result", "send"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := stageNames(newPipeline(tc.h)); !slices.Equal(got, tc.want) {

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -102,36 +101,6 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 		slices.Sort(c.SessionValues)
 	}
 	return c
-}
-
-// gateStage runs the approval workflow for the call: a call it allows
-// goes on with its decision record (to be written before the call is
-// sent); one it denies is refused with the record the workflow made.
-type gateStage struct {
-	obs  Observer // nil: none
-	next stage
-}
-
-func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	s := c.s
-	check, err := s.gateCheck(c)
-	if err != nil {
-		return nil, err
-	}
-	var asked time.Time
-	if st.obs != nil {
-		asked = time.Now()
-	}
-	res, gateErr := s.gate.Check(ctx, check)
-	s.emitNobodyAsked(c, res)
-	if st.obs != nil {
-		st.obs.Decision(ctx, DecisionInfo{Server: c.server, Tool: c.ct.Tool.Name, Result: res, Wait: time.Since(asked)})
-	}
-	detached := gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached)
-	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
-		return nil, err
-	}
-	return st.next.serve(ctx, c)
 }
 
 // gateCheck is what the approval workflow is asked about the call. A
@@ -264,20 +233,6 @@ func outcomeText(res approvals.Result) string {
 	default:
 		return string(res.Outcome)
 	}
-}
-
-// writeAudit writes one record. The model's arguments pass through the
-// redactor too: a secret a user pasted into the conversation must not land
-// in the audit log verbatim. Cancellation of the call does not stop the
-// record being written.
-func (h *Host) writeAudit(ctx context.Context, rec *auditlog.Record) error {
-	if rec.Phase != auditlog.PhaseResult { // a result record copies its redacted decision record
-		rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
-	}
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
-	return h.audit.Write(ctx, rec)
 }
 
 // PlanInit proposes, for `agenthost policy init`, catalogue entries for

@@ -139,10 +139,15 @@ func (h *Host) protectSessionValue(name, value string) {
 
 // bindingContext carries the session's values to the session source.
 func (s *Session) bindingContext(ctx context.Context) context.Context {
+	return bindings.ContextWithSessionValues(ctx, s.sessionValues())
+}
+
+// sessionValues are the session's values (read-only: SetValue replaces
+// the map).
+func (s *Session) sessionValues() bindings.MapValues {
 	s.mu.RLock()
-	values := s.values
-	s.mu.RUnlock()
-	return bindings.ContextWithSessionValues(ctx, values)
+	defer s.mu.RUnlock()
+	return s.values
 }
 
 func newID() string {

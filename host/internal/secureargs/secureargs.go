@@ -6,7 +6,6 @@
 package secureargs
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
@@ -40,24 +39,13 @@ func (c *Cache) Len() int {
 	return n
 }
 
-// Resolve resolves t's secure values for scope (ctx carries the session's
-// values to the binder; required are the names every call must carry),
-// coerces and validates them; nil for a tool without secureInputSchema
-// (it never gets secureArguments). Errors are *hosterr.Error of
-// KindBinding.
-func (c *Cache) Resolve(ctx context.Context, binder *bindings.Binder, scope bindings.Scope, t *secureparams.Tool, required []string) (*mcpconn.SecureArgs, error) {
-	if !t.HasSecureSchema {
-		return nil, nil
-	}
-	server := scope.Server
-	schema, err := t.ValueSchema()
-	if err != nil {
-		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
-	}
-	resolved, err := binder.Resolve(ctx, scope, schema.PropertiesShared(), required)
-	if err != nil {
-		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
+// Prepare coerces and validates the secure values the binder resolved
+// for t (a tool with secureInputSchema, whose value schema is schema) and
+// encodes them for the call of server; the values prepared before are
+// reused while they are the same. Errors are *hosterr.Error of
+// KindBinding. The binder is asked by the caller: Prepare takes no
+// context and blocks on nothing.
+func (c *Cache) Prepare(server string, t *secureparams.Tool, schema *secureparams.ValueSchema, resolved map[string]bindings.Resolved) (*mcpconn.SecureArgs, error) {
 	// Bound values rarely change between calls: reuse the prepared values
 	// (coerced, validated, encoded) while they are the same.
 	if v, ok := c.m.Load(t); ok {
