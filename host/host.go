@@ -153,7 +153,9 @@ type Host struct {
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
 	unrecorded *auditsink.Unrecorded
-	store      approvals.Store
+	// record is audit as the call pipeline writes to it (arguments masked).
+	record auditlog.Sink
+	store  approvals.Store
 
 	model        model.LLM
 	modelName    string
@@ -252,6 +254,7 @@ func New(opts Options) (_ *Host, err error) {
 		obs: opts.Observer, durable: opts.Durability, auth: opts.Authorizer, life: life, cancel: cancel,
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
 	h.taint = taint.New(h.redactor, pinState, h.logger)
+	h.record = auditsink.Redacting{Sink: audit, Redactor: redactor}
 	h.owned, owned = owned, nil // Close closes them from here on
 	h.connections(opts)
 	h.pipeline = newPipeline(h) // after obs and durable are set

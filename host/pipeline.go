@@ -219,7 +219,7 @@ func (st refuseStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if r.outcome != "" {
 		rec.Outcome, rec.Result = r.outcome, auditlog.ResultNotExecuted
 	}
-	if werr := h.writeAudit(ctx, rec); werr != nil {
+	if werr := h.record.Write(ctx, rec); werr != nil {
 		h.logger.Error("audit write failed", "err", werr)
 	}
 	return nil, r.err
@@ -385,8 +385,8 @@ type auditStage struct {
 func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	h := c.s.host
 	changed := h.stale(c)
-	if err := h.auditDecision(ctx, c.server, c.tool, c.rec); err != nil {
-		return nil, err
+	if err := h.record.Write(ctx, c.rec); err != nil {
+		return nil, h.auditRefused(c.server, c.tool, err)
 	}
 	if changed {
 		if c.decisions == maxRedecisions {
@@ -398,33 +398,8 @@ func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	c.start = time.Now()
 	res, err := st.next.serve(ctx, c)
 	done := h.resultRecord(c, res, err)
-	werr := h.writeAudit(ctx, &done)
+	werr := h.record.Write(ctx, &done)
 	return h.resultOutcome(c, res, err, werr)
-}
-
-// auditDecision writes a decision record before what it decides is sent;
-// a failed write refuses the send.
-func (h *Host) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-		return hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
-	}
-	return nil
-}
-
-// writeAudit writes one record. The model's arguments pass through the
-// redactor too: a secret a user pasted into the conversation must not land
-// in the audit log verbatim. Cancellation of the call does not stop the
-// record being written.
-func (h *Host) writeAudit(ctx context.Context, rec *auditlog.Record) error {
-	if rec.Phase != auditlog.PhaseResult { // a result record copies its redacted decision record
-		rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
-	}
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
-	return h.audit.Write(ctx, rec)
 }
 
 // resultStage hands on the server's answer as the model is to see it: a
@@ -648,8 +623,8 @@ func (s *Session) decideTaskQuestion(ctx context.Context, server string, ct *Cat
 	// The record names the definition the call runs under; the call is
 	// running whatever the answer, and its result record follows.
 	rec.ToolDefHash, rec.Result = ct.Tool.DefHash(), auditlog.ResultPending
-	if err := h.auditDecision(ctx, server, tool, rec); err != nil {
-		return false, err
+	if err := h.record.Write(ctx, rec); err != nil {
+		return false, h.auditRefused(server, tool, err)
 	}
 	if gateErr != nil {
 		return false, fmt.Errorf("%s/%s: approval of its task's question failed: %w", server, tool, gateErr)

@@ -590,7 +590,7 @@ func TestPipelineAuditsBeforeItSends(t *testing.T) {
 	var log []string
 	f := newStageFixture(t, orderSink{log: &log})
 	sink := f.h.audit
-	f.h.audit = sentCounter{Sink: sink, srv: f.srv, log: &log}
+	f.h.setAudit(sentCounter{Sink: sink, srv: f.srv, log: &log})
 	if _, err := f.s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"select 1"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -256,3 +256,11 @@ func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
 	}
 	return policyinit.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
 }
+
+// auditRefused is the error of a call whose decision record could not be
+// written: it is not sent.
+func (h *Host) auditRefused(server, tool string, err error) error {
+	h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
+	return hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+		"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
+}

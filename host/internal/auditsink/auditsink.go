@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
@@ -141,3 +142,28 @@ func ChainKey(cfg *config.Config, getenv func(string) string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// Redacting is the sink the call pipeline writes its records to: each
+// record goes to Sink with the model's arguments passed through Redactor
+// (a secret a user pasted into the conversation must not land in the audit
+// log verbatim; a result record copies its redacted decision record), and
+// a cancelled call's record is still written. Close closes nothing: Sink
+// is closed by its owner.
+type Redacting struct {
+	Sink     auditlog.Sink
+	Redactor *bindings.Redactor
+}
+
+// Write writes rec to r.Sink, its arguments masked.
+func (r Redacting) Write(ctx context.Context, rec *auditlog.Record) error {
+	if rec.Phase != auditlog.PhaseResult {
+		rec.Arguments = r.Redactor.RedactJSON(rec.Arguments)
+	}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return r.Sink.Write(ctx, rec)
+}
+
+// Close does nothing: the sink's owner closes it.
+func (r Redacting) Close() error { return nil }
