@@ -28,6 +28,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
 	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
@@ -145,7 +146,9 @@ type Host struct {
 	logger   *slog.Logger
 	redactor *bindings.Redactor
 	binder   *bindings.Binder
-	args     argschema.Checker
+	// secureSrc is what sessions resolve their secure values with.
+	secureSrc *secureargs.Source
+	args      argschema.Checker
 
 	policy   *rules.Policy
 	approver approvals.Approver
@@ -255,6 +258,7 @@ func New(opts Options) (_ *Host, err error) {
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
 	h.taint = taint.New(h.redactor, pinState, h.logger)
 	h.record = auditsink.Redacting{Sink: audit, Redactor: redactor}
+	h.secureSrc = &secureargs.Source{Binder: binder, Logger: logger, Snapshot: h.Server}
 	h.owned, owned = owned, nil // Close closes them from here on
 	h.connections(opts)
 	h.pipeline = newPipeline(h) // after obs and durable are set

@@ -12,7 +12,6 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/progress"
@@ -34,8 +33,8 @@ import (
 //	lookup    the server, the arguments object, the offered tool
 //	args      the guard (secure names, repeated keys, protected values),
 //	          then the arguments against the tool's inputSchema
-//	preHook   the PreToolUse hooks' word on the decision
-//	gate      the approval workflow's decision
+//	decide    the PreToolUse hooks' word, then the approval workflow's
+//	          decision
 //	resolve   the secure values, after the gate
 //	audit     the decision record before the send, the result record after
 //	durable   a durable turn's ledger of sends (only with Durability;
@@ -106,8 +105,7 @@ func newPipeline(h *Host) stage {
 	}
 	audit := &auditStage{next: next}
 	next = resolveStage{next: audit}
-	next = gateStage{obs: h.obs, next: next}
-	next = preHookStage{next: next}
+	next = decideStage{obs: h.obs, next: next}
 	next = argsStage{next: next}
 	lookup := lookupStage{next: next}
 	audit.redecide = lookup
@@ -125,7 +123,7 @@ func newPipeline(h *Host) stage {
 // secure values, sends the call with secureArguments, and maps failures to
 // a *Error of the right Kind.
 func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
-	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID(), checkSchema: true})
+	return s.host.pipeline.serve(ctx, &call{s: s, server: server, tool: tool, args: args, info: callInfo{id: newCallID(), checkSchema: true}})
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
@@ -283,28 +281,22 @@ func (st argsStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	return st.next.serve(ctx, c)
 }
 
-// preHookStage asks the PreToolUse hooks for their word on the call's
-// decision (c.tighten), which the gate reads.
-type preHookStage struct{ next stage }
-
-func (st preHookStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	if h := c.s.host; h.hooks.HasPre() {
-		v := h.hooks.Pre(ctx, c.s.hookCall(c))
-		c.tighten = c.s.tighten(c, v)
-	}
-	return st.next.serve(ctx, c)
-}
-
-// gateStage runs the approval workflow for the call: a call it allows
-// goes on with its decision record (to be written before the call is
-// sent); one it denies is refused with the record the workflow made.
-type gateStage struct {
+// decideStage decides the call: the PreToolUse hooks' word first
+// (c.tighten: a hook can only tighten the decision), then the approval
+// workflow's, which reads it. A call the workflow allows goes on with its
+// decision record (to be written before the call is sent); one it denies
+// is refused with the record the workflow made.
+type decideStage struct {
 	obs  Observer // nil: none
 	next stage
 }
 
-func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+func (st decideStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	s := c.s
+	if h := s.host; h.hooks.HasPre() {
+		v := h.hooks.Pre(ctx, s.hookCall(c))
+		c.tighten = s.tighten(c, v)
+	}
 	check, err := s.gateCheck(c)
 	if err != nil {
 		return nil, err
@@ -325,45 +317,28 @@ func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	return st.next.serve(ctx, c)
 }
 
+// secureValues is the resolve stage's seam (package secureargs): a
+// session's secure values of a tool, resolved by the binder after the gate
+// allowed the call and prepared once per definition (Args), and resolved
+// afresh for the one retry after the server rejected them (Renew). Clear
+// drops them when the session closes.
+type secureValues interface {
+	Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
+	Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
+	Clear()
+}
+
 // resolveStage resolves, coerces and validates the secure values of a call
 // the gate allowed; a failure refuses it (binding_failed).
 type resolveStage struct{ next stage }
 
 func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	secure, err := c.s.secureArgs(ctx, c.server, c.ct.Tool)
+	secure, err := c.s.secure.Args(ctx, c.server, c.ct.Tool)
 	if err != nil {
 		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
 	}
 	c.secure = secure
 	return st.next.serve(ctx, c)
-}
-
-// secureArgs resolves the tool's secure values with the binder (the
-// session's values in the context, for the session source), then has the
-// session's cache coerce, validate and encode them (reused while they are
-// the same); nil for a tool without secureInputSchema (it never gets
-// secureArguments).
-func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
-	if !t.HasSecureSchema {
-		return nil, nil
-	}
-	h := s.host
-	schema, err := t.ValueSchema()
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
-	}
-	bctx := bindings.ContextWithSessionValues(ctx, s.sessionValues())
-	resolved, err := h.binder.Resolve(bctx, s.scope(server, t), schema.PropertiesShared(), secureRequired(h.Server(server), t))
-	if err != nil {
-		return nil, hosterr.New(KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
-	return s.prepared.Prepare(server, t, schema, resolved)
-}
-
-// scope is what the binder resolves a secure value of the session's call
-// of t for.
-func (s *Session) scope(server string, t *secureparams.Tool) bindings.Scope {
-	return bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
 }
 
 // auditStage writes the call's decision record before the call is sent,
@@ -485,7 +460,7 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		}
 		again := retryOf(err, retried)
 		if again == mcpconn.RetryRenewed {
-			if fresh, rerr := c.s.renewSecure(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
+			if fresh, rerr := c.s.secure.Renew(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
 				req.Secure = fresh
 			} else {
 				again = mcpconn.RetryNone
@@ -546,23 +521,6 @@ func (h *Host) startAttempt(ctx context.Context, obs Observer, server, tool stri
 		}
 		end(e)
 	}
-}
-
-// renewSecure drops the session's cached secure values of the tool and
-// resolves fresh ones for the one retry after the server rejected the
-// host's values (an expired or revoked token, say).
-func (s *Session) renewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
-	h := s.host
-	for _, p := range t.SecureParams {
-		scope := s.scope(server, t)
-		scope.Param = p
-		h.binder.Invalidate(scope)
-	}
-	fresh, err := s.secureArgs(ctx, server, t)
-	if err == nil {
-		h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
-	}
-	return fresh, err
 }
 
 // decideTaskQuestion answers a question a call's task asks that is a

@@ -311,7 +311,7 @@ func TestGateCheckRefusesAFailedSink(t *testing.T) {
 	f := newStageFixture(t, sink)
 	c := f.lookedUp(t, "echo", `{}`, callInfo{})
 	var hit bool
-	_, err := (gateStage{next: reached(&hit)}).serve(context.Background(), c)
+	_, err := (decideStage{next: reached(&hit)}).serve(context.Background(), c)
 	if hit || !errors.Is(err, ErrAuditFailed) || KindOf(err) != KindInternal {
 		t.Fatalf("err %v (%s), reached %v", err, KindOf(err), hit)
 	}
@@ -639,7 +639,7 @@ func stageNames(first stage) []string {
 // result redacted before the PostToolUse hooks and the result record see
 // it.
 func TestPipelineOrder(t *testing.T) {
-	core := []string{"subject", "refuse", "lookup", "args", "preHook", "gate", "resolve", "audit"}
+	core := []string{"subject", "refuse", "lookup", "args", "decide", "resolve", "audit"}
 	for _, tc := range []struct {
 		name string
 		h    *Host

@@ -42,8 +42,8 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	// prepared holds the last secure call prepared per tool definition.
-	prepared secureargs.Cache
+	// secure are the session's secure values (package secureargs).
+	secure secureValues
 
 	mu          sync.RWMutex
 	values      bindings.MapValues
@@ -94,14 +94,16 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if h.durable != nil {
 		tr.seq, _ = history.(SequencedHistory)
 	}
-	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
+	s := &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
 		transcript: tr}
+	s.secure = secureargs.NewSession(h.secureSrc, id, opts.Subject, s.sessionValues)
+	return s
 }
 
 // Close ends the session: its cached credential values are dropped.
 func (s *Session) Close() {
 	s.host.binder.ForgetSession(s.id)
-	s.prepared.Clear()
+	s.secure.Clear()
 }
 
 // ID is the session id.

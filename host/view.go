@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
 	"github.com/agenthost/agenthost/host/internal/taint"
-	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -260,23 +259,12 @@ func sameBytes(a, b []byte) bool {
 // fill for this session.
 func (s *Session) unbindable(ctx context.Context, snap *ServerSnapshot, ct *CatalogTool) []string {
 	var missing []string
-	for _, p := range secureRequired(snap, ct.Tool) {
+	for _, p := range secureargs.Required(snap, ct.Tool) {
 		if !s.host.binder.CanBind(ctx, snap.Name, ct.Tool.Name, p) {
 			missing = append(missing, p)
 		}
 	}
 	return missing
-}
-
-// secureRequired are the secure names every call of t must carry: under
-// Toolbox's extension every secure parameter (Toolbox makes each one
-// required whatever secureInputSchema says, and answers a call without one
-// with a tool error), otherwise secureInputSchema's required ones.
-func secureRequired(snap *ServerSnapshot, t *secureparams.Tool) []string {
-	if snap != nil && snap.Extension == config.ToolboxSecureParamsExtension {
-		return t.SecureParams
-	}
-	return t.SecureRequired
 }
 
 // syncNames brings the host's exposed names up to date with the servers'

@@ -6,14 +6,101 @@
 package secureargs
 
 import (
+	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
+
+// Source is what a host's sessions resolve their secure values with: the
+// binder, the log the retry is told in, and the servers' listings (a
+// toolbox server's tool requires every secure parameter it names).
+type Source struct {
+	Binder   *bindings.Binder
+	Logger   *slog.Logger
+	Snapshot func(server string) *mcpconn.ServerSnapshot
+}
+
+// Session is one session's secure values: resolved for a call the gate
+// allowed (Args), resolved afresh for the one retry after the server
+// rejected them (Renew), and prepared once per tool definition while the
+// bound values stay the same.
+type Session struct {
+	src         *Source
+	id, subject string
+	values      func() bindings.MapValues
+	cache       Cache
+}
+
+// NewSession returns the secure values of session id of subject, whose
+// session values values returns (for the session source).
+func NewSession(src *Source, id, subject string, values func() bindings.MapValues) *Session {
+	return &Session{src: src, id: id, subject: subject, values: values}
+}
+
+// Args resolves, coerces and validates t's secure values for a call of
+// server; nil for a tool without secureInputSchema (it never gets
+// secureArguments). Errors are *hosterr.Error of KindBinding.
+func (s *Session) Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
+	if !t.HasSecureSchema {
+		return nil, nil
+	}
+	schema, err := t.ValueSchema()
+	if err != nil {
+		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
+	}
+	bctx := bindings.ContextWithSessionValues(ctx, s.values())
+	resolved, err := s.src.Binder.Resolve(bctx, s.scope(server, t), schema.PropertiesShared(), Required(s.src.Snapshot(server), t))
+	if err != nil {
+		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
+	}
+	return s.cache.Prepare(server, t, schema, resolved)
+}
+
+// Renew drops the binder's cached values of t's secure parameters and
+// resolves fresh ones, for the one retry after the server rejected the
+// host's values (an expired or revoked token, say).
+func (s *Session) Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
+	for _, p := range t.SecureParams {
+		scope := s.scope(server, t)
+		scope.Param = p
+		s.src.Binder.Invalidate(scope)
+	}
+	fresh, err := s.Args(ctx, server, t)
+	if err == nil {
+		s.src.Logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
+	}
+	return fresh, err
+}
+
+// Clear drops the session's prepared values (the session closed).
+func (s *Session) Clear() { s.cache.Clear() }
+
+// Len is how many prepared calls the session keeps.
+func (s *Session) Len() int { return s.cache.Len() }
+
+// scope is what the binder resolves a secure value of the session's call
+// of t for.
+func (s *Session) scope(server string, t *secureparams.Tool) bindings.Scope {
+	return bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
+}
+
+// Required are the secure names every call of t must carry: under
+// Toolbox's extension every secure parameter (Toolbox makes each one
+// required whatever secureInputSchema says, and answers a call without one
+// with a tool error), otherwise secureInputSchema's required ones.
+func Required(snap *mcpconn.ServerSnapshot, t *secureparams.Tool) []string {
+	if snap != nil && snap.Extension == config.ToolboxSecureParamsExtension {
+		return t.SecureParams
+	}
+	return t.SecureRequired
+}
 
 // MaxPrepared bounds a session's prepared calls (one per tool definition
 // called); beyond it the cache is cleared.
