@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/mask"
 	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
@@ -79,7 +79,7 @@ func (s *Session) turnEvents(ctx context.Context, opts TurnOptions, yield func(E
 			return
 		}
 		e.SessionID = s.id
-		s.host.redactEvent(&e)
+		mask.Event(s.host.redactor, &e)
 		if !yield(e) {
 			*stopped = true
 			cancel()
@@ -209,7 +209,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				return
 			}
 			msg = settleAnswer(msg)
-			redacted = h.redactMessage(msg)
+			redacted = mask.Message(h.redactor, msg)
 		} else {
 			ms, ran, err := t.modelStep(ctx, view)
 			switch {
@@ -489,34 +489,6 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
 }
 
-// redactEvent masks protected values in every string of an event that a
-// user or library caller sees. Streamed text is redacted by the turn's
-// stream redactor and tool results by the call (redactResult), so their
-// text is not scanned again here.
-func (h *Host) redactEvent(e *Event) {
-	r := h.redactor
-	if r.Len() == 0 {
-		return
-	}
-	if e.Type != EventAssistantDelta {
-		e.Text = r.Redact(e.Text)
-	}
-	e.ExposedName = r.Redact(e.ExposedName)
-	e.Server = r.Redact(e.Server)
-	e.Tool = r.Redact(e.Tool)
-	e.Error = r.Redact(e.Error)
-	e.Explanation = r.Redact(e.Explanation)
-	e.Result = r.Redact(e.Result)
-	e.TaskID = r.Redact(e.TaskID)
-	e.StatusMessage = r.Redact(e.StatusMessage)
-	for i, name := range e.Tools {
-		e.Tools[i] = r.Redact(name)
-	}
-	if len(e.Arguments) > 0 {
-		e.Arguments = r.RedactJSON(e.Arguments)
-	}
-}
-
 // settleAnswer makes the model's answer a message of the conversation, in
 // memory and in a durable turn alike: the assistant's role, and an id for
 // each tool call the model gave none (the call's events, audit records and
@@ -527,29 +499,6 @@ func settleAnswer(msg model.Message) model.Message {
 		if msg.ToolCalls[i].ID == "" {
 			msg.ToolCalls[i].ID = newCallID()
 		}
-	}
-	return msg
-}
-
-// redactMessage returns the model's message with protected values masked
-// in its text and tool calls; msg itself is not modified.
-func (h *Host) redactMessage(msg model.Message) model.Message {
-	r := h.redactor
-	if r.Len() == 0 {
-		return msg
-	}
-	msg.Content = r.Redact(msg.Content)
-	cloned := false
-	for i, tc := range msg.ToolCalls {
-		name, args := r.Redact(tc.Name), r.Redact(tc.Arguments)
-		if name == tc.Name && args == tc.Arguments {
-			continue
-		}
-		if !cloned {
-			msg.ToolCalls = slices.Clone(msg.ToolCalls)
-			cloned = true
-		}
-		msg.ToolCalls[i].Name, msg.ToolCalls[i].Arguments = name, args
 	}
 	return msg
 }

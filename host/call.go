@@ -75,7 +75,7 @@ type callInfo struct {
 }
 
 // taskEvent is the tool_task event of a call's task update (the turn's
-// emit masks the server's words, redactEvent).
+// emit masks the server's words, mask.Event).
 func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 	return Event{Type: EventToolTask, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
 		Server: server, Tool: tool, TaskID: u.TaskID, TaskStatus: u.Status, StatusMessage: u.StatusMessage}

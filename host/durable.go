@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/mask"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -605,7 +606,7 @@ func (t *turn) modelStep(ctx context.Context, view *llmview.View) (modelAnswer, 
 			ans = modelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
 		default:
 			msg = settleAnswer(msg)
-			ans = modelAnswer{Message: h.redactMessage(msg), Usage: t.last, Finish: t.finish, original: msg}
+			ans = modelAnswer{Message: mask.Message(h.redactor, msg), Usage: t.last, Finish: t.finish, original: msg}
 			for i, tc := range msg.ToolCalls {
 				if h.redactor.ContainsSecret(tc.Arguments) {
 					if ans.Tainted == nil {

@@ -44,7 +44,7 @@ var rooms = []struct {
 	{"host", 50},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
-	{"host/internal/taint", 48}, {"host/internal/progress", 48},
+	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
 	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
 	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
 	{"host/internal/permhook", 46}, {"host/internal/auditsink", 47},
