@@ -81,7 +81,7 @@ func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 		Server: server, Tool: tool, TaskID: u.TaskID, TaskStatus: u.Status, StatusMessage: u.StatusMessage}
 }
 
-// guard is the guard stage's decision: nil lets the call on.
+// guard is the args stage's first decision: nil lets the call on.
 func (s *Session) guard(c *call) *refusal {
 	server, tool := c.server, c.ct.Tool.Name
 	if err := c.ct.Tool.CheckArguments(c.args); err != nil {
@@ -107,7 +107,7 @@ func (s *Session) guard(c *call) *refusal {
 	return nil
 }
 
-// checkSchema is the schema stage's decision: nil lets the call on.
+// checkSchema is the args stage's second decision: nil lets the call on.
 func (h *Host) checkSchema(c *call) error {
 	if !c.info.checkSchema {
 		return nil

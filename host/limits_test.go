@@ -14,8 +14,6 @@ import (
 	"github.com/agenthost/agenthost/host/model"
 )
 
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
 // TestToolResultForTheModelIsCut: the model gets at most
 // maxModelResultBytes of a result (with the note); the session's events
 // keep the whole result.

@@ -52,7 +52,7 @@ import (
 // The order is the security model's: nothing is resolved before the gate
 // allowed the call; the decision record reaches the audit sink before the
 // call is sent; secure values never reach model-visible text, errors or
-// audit (the redact stage masks what the server echoes, and the hooks run
+// audit (the result stage masks what the server echoes, and the hooks run
 // before the values are resolved and after the result was redacted).
 
 // stage is one step of the pipeline: it runs its part of c and hands c on
@@ -411,7 +411,7 @@ func (st resultStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 // sendStage sends the call: each tools/call attempt (the one retry
 // mcpconn says the server's answer allows included) under its own MCP
 // request span, with the call's task updates and progress forwarded to
-// the turn. It answers the result as the server sent it (the redact stage
+// the turn. It answers the result as the server sent it (the result stage
 // masks it) or mcpconn's error.
 type sendStage struct{ obs Observer }
 

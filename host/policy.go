@@ -153,7 +153,7 @@ func (s *Session) emitNobodyAsked(c *call, res approvals.Result) {
 	c.info.emit(approvalRequested(c.info, c.server, c.ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
 }
 
-// gateAnswer is the gate stage's decision on the workflow's answer: nil
+// gateAnswer is the decide stage's decision on the workflow's answer: nil
 // lets the call on with its decision record (c.rec, c.decision); a denial
 // is a *refusal; a detached wait (the process is going and the durable
 // call resumes later) is neither audited nor refused, its request stays

@@ -112,7 +112,7 @@ func withoutOptionalNulls(doc any, optional map[string]bool) any {
 	return out
 }
 
-// validate checks model arguments against a tool's inputSchema; the message
+// Validate checks model arguments against a tool's inputSchema; the message
 // is for the model (it only quotes the model's own input). cost is the
 // tool's secureparams ValidationCost: arguments whose JSON values times cost
 // exceed secureparams.MaxValidationWork are refused unvalidated.
