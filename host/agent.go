@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,9 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/mask"
+	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -77,7 +79,7 @@ func (s *Session) turnEvents(ctx context.Context, opts TurnOptions, yield func(E
 			return
 		}
 		e.SessionID = s.id
-		s.host.redactEvent(&e)
+		mask.Event(s.host.redactor, &e)
 		if !yield(e) {
 			*stopped = true
 			cancel()
@@ -207,7 +209,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				return
 			}
 			msg = settleAnswer(msg)
-			redacted = h.redactMessage(msg)
+			redacted = mask.Message(h.redactor, msg)
 		} else {
 			ms, ran, err := t.modelStep(ctx, view)
 			switch {
@@ -387,7 +389,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			defer wg.Done()
 			if err != nil {
 				announced.Done()
-				outcomes[i] = callOutcome{text: modelMsgOperatorFailure.text, failed: true}
+				outcomes[i] = callOutcome{text: hosterr.MsgOperatorFailure.String(), failed: true}
 				return
 			}
 			r := <-ch
@@ -396,7 +398,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			}
 			var o stepOutcome
 			if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-				o = stepOutcome{Text: modelMsgOperatorFailure.text, Failed: true}
+				o = stepOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
 			}
 			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
 		}()
@@ -444,19 +446,19 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 	emit(call)
 	if !known {
-		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", truncate(h.redactor.Redact(tc.Name), 80)))
+		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
 	if dc != nil && dc.tainted {
 		// Replayed from the checkpoint, which holds the arguments masked:
 		// the model's own held a protected value, refused as at first.
-		return modelError(modelMsgSecretInArgs.text)
+		return modelError(hosterr.MsgSecretInArgs.String())
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
 		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc, conversation: conv})
 	if err != nil {
 		var he *Error
-		msg := modelMsgOperatorFailure.text
+		msg := hosterr.MsgOperatorFailure.String()
 		if af, ok := errors.AsType[*AuthorizationFailure](err); ok && af.AuthURL != "" {
 			emit(Event{Type: EventAuthorization, Step: step, CallID: tc.ID, Server: ref.Server, Tool: ref.Tool,
 				AuthURL: af.AuthURL, Subject: af.Subject})
@@ -468,11 +470,11 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 			}
 		}
 		if msg == "" {
-			msg = modelMsgOperatorFailure.text
+			msg = hosterr.MsgOperatorFailure.String()
 		}
 		return modelError(msg)
 	}
-	text := resultText(res.Result)
+	text := results.ForModel(res.Result)
 	e := base
 	e.Type = EventToolResult
 	isErr := res.IsError()
@@ -483,36 +485,8 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
-	text = labelNotice(res.Labels) + text
-	return callOutcome{text: modelResultText(text, h.maxModelResult), failed: isErr}
-}
-
-// redactEvent masks protected values in every string of an event that a
-// user or library caller sees. Streamed text is redacted by the turn's
-// stream redactor and tool results by the call (redactResult), so their
-// text is not scanned again here.
-func (h *Host) redactEvent(e *Event) {
-	r := h.redactor
-	if r.Len() == 0 {
-		return
-	}
-	if e.Type != EventAssistantDelta {
-		e.Text = r.Redact(e.Text)
-	}
-	e.ExposedName = r.Redact(e.ExposedName)
-	e.Server = r.Redact(e.Server)
-	e.Tool = r.Redact(e.Tool)
-	e.Error = r.Redact(e.Error)
-	e.Explanation = r.Redact(e.Explanation)
-	e.Result = r.Redact(e.Result)
-	e.TaskID = r.Redact(e.TaskID)
-	e.StatusMessage = r.Redact(e.StatusMessage)
-	for i, name := range e.Tools {
-		e.Tools[i] = r.Redact(name)
-	}
-	if len(e.Arguments) > 0 {
-		e.Arguments = r.RedactJSON(e.Arguments)
-	}
+	text = results.LabelNotice(res.Labels) + text
+	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
 }
 
 // settleAnswer makes the model's answer a message of the conversation, in
@@ -527,42 +501,6 @@ func settleAnswer(msg model.Message) model.Message {
 		}
 	}
 	return msg
-}
-
-// redactMessage returns the model's message with protected values masked
-// in its text and tool calls; msg itself is not modified.
-func (h *Host) redactMessage(msg model.Message) model.Message {
-	r := h.redactor
-	if r.Len() == 0 {
-		return msg
-	}
-	msg.Content = r.Redact(msg.Content)
-	cloned := false
-	for i, tc := range msg.ToolCalls {
-		name, args := r.Redact(tc.Name), r.Redact(tc.Arguments)
-		if name == tc.Name && args == tc.Arguments {
-			continue
-		}
-		if !cloned {
-			msg.ToolCalls = slices.Clone(msg.ToolCalls)
-			cloned = true
-		}
-		msg.ToolCalls[i].Name, msg.ToolCalls[i].Arguments = name, args
-	}
-	return msg
-}
-
-// resultText renders a tool result for the model.
-func resultText(r *mcp.CallToolResult) string {
-	if len(r.Content) > 0 {
-		return ContentsText(r.Content, "\n")
-	}
-	if r.StructuredContent != nil {
-		if b, err := json.Marshal(r.StructuredContent); err == nil {
-			return string(b)
-		}
-	}
-	return "(no output)"
 }
 
 // conversation is what approvers of the step's calls are shown of the
@@ -580,8 +518,8 @@ func (t *turn) conversation(modelText string) approvals.Conversation {
 		}
 	}
 	return approvals.Conversation{
-		UserMessage: truncate(r.Redact(user), approvals.MaxConversationText),
-		ModelText:   truncate(r.Redact(modelText), approvals.MaxConversationText),
+		UserMessage: hosterr.Truncate(r.Redact(user), approvals.MaxConversationText),
+		ModelText:   hosterr.Truncate(r.Redact(modelText), approvals.MaxConversationText),
 	}
 }
 

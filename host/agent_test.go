@@ -366,7 +366,7 @@ func TestTurnKeepsRepeatedSecretsFromEveryone(t *testing.T) {
 	h.model = openaimodel.New(openaimodel.Options{BaseURL: scripted.Start(t), APIKey: "sk-test", MaxRetryWait: time.Second})
 	h.modelName = "scripted"
 	sink := &recordSink{}
-	h.audit = sink
+	h.setAudit(sink)
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": canary}})
 	events := collect(t, s, context.Background(), "go", TurnOptions{})
 	scripted.AssertNoFailures(t)

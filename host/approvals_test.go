@@ -160,7 +160,7 @@ func TestAuditFailureStopsCalls(t *testing.T) {
 func TestInjectionIsAudited(t *testing.T) {
 	sink := &recordSink{}
 	h, _, _ := testHost(t, "", mcptest.Options{})
-	h.audit = sink
+	h.setAudit(sink)
 	s := h.NewSession(SessionOptions{Values: map[string]string{"instance": "c"}})
 	_, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"x","instance":"payroll"}`))
 	if !errors.Is(err, ErrSecureNameInArguments) {
@@ -181,7 +181,7 @@ func TestInjectionIsAudited(t *testing.T) {
 func TestDuplicateKeysAreRefusedAndAudited(t *testing.T) {
 	sink := &recordSink{}
 	h, srv, _ := testHost(t, "", mcptest.Options{})
-	h.audit = sink
+	h.setAudit(sink)
 	s := h.NewSession(SessionOptions{})
 	args := `{"text":"harmless","text":"rm -rf /"}`
 	_, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(args))

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
@@ -85,10 +86,8 @@ func TestDefinitionChurnKeepsTheHostBounded(t *testing.T) {
 		}
 	}
 	at10000 := heap()
-	prepared := 0
-	s.prepared.Range(func(any, any) bool { prepared++; return true })
-	if prepared > maxPrepared {
-		t.Errorf("the session keeps %d prepared calls, want at most %d", prepared, maxPrepared)
+	if prepared := s.secure.(*secureargs.Session).Len(); prepared > secureargs.MaxPrepared {
+		t.Errorf("the session keeps %d prepared calls, want at most %d", prepared, secureargs.MaxPrepared)
 	}
 	const bound = 8 << 20
 	if at10000 > at1000 && at10000-at1000 > bound {

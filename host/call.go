@@ -16,11 +16,10 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/bindings"
-	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
-	"github.com/agenthost/agenthost/host/secureparams"
-	"github.com/agenthost/agenthost/internal/failpoint"
+	"github.com/agenthost/agenthost/host/internal/taint"
+	"github.com/agenthost/agenthost/host/internal/verdicts"
 )
 
 // CallResult is a tool call's outcome as the server returned it, after
@@ -76,51 +75,13 @@ type callInfo struct {
 }
 
 // taskEvent is the tool_task event of a call's task update (the turn's
-// emit masks the server's words, redactEvent).
+// emit masks the server's words, mask.Event).
 func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 	return Event{Type: EventToolTask, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
 		Server: server, Tool: tool, TaskID: u.TaskID, TaskStatus: u.Status, StatusMessage: u.StatusMessage}
 }
 
-// lookupStage finds what the call is for: its server and its arguments
-// object (once), and the tool the server offers now (again each time the
-// call is decided again).
-type lookupStage struct{ next stage }
-
-func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	if c.conn == nil {
-		conn, ok := c.s.host.conns[c.server]
-		if !ok {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
-		}
-		arguments, err := decodeArguments(c.args)
-		if err != nil {
-			return nil, newError(KindToolError, modelMsgNotJSONObject(err),
-				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
-		}
-		c.conn, c.arguments = conn, arguments
-	}
-	snap, ct, err := c.conn.Lookup(ctx, c.tool)
-	if ct, err = c.s.offered(c.conn, c.tool, snap, ct, err); err != nil {
-		return nil, err
-	}
-	c.ct = ct
-	c.decisions++
-	return st.next.serve(ctx, c)
-}
-
-// guardStage refuses arguments that name a secure parameter or repeat a
-// key, and model arguments that hold a protected value.
-type guardStage struct{ next stage }
-
-func (st guardStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	if r := c.s.guard(c); r != nil {
-		return nil, r
-	}
-	return st.next.serve(ctx, c)
-}
-
-// guard is the guard stage's decision: nil lets the call on.
+// guard is the args stage's first decision: nil lets the call on.
 func (s *Session) guard(c *call) *refusal {
 	server, tool := c.server, c.ct.Tool.Name
 	if err := c.ct.Tool.CheckArguments(c.args); err != nil {
@@ -128,11 +89,11 @@ func (s *Session) guard(c *call) *refusal {
 			// Servers disagree on which of repeated values wins, and the
 			// audit record could not say which one was meant.
 			return &refusal{warn: "refused a call whose arguments repeat a key", outcome: rules.OutcomeInjectionBlocked,
-				err: newError(KindToolError, modelMsgDuplicateKey, err,
+				err: hosterr.New(KindToolError, hosterr.MsgDuplicateKey, err,
 					"refused %s/%s: an object in the arguments repeats a key; nothing was sent", server, tool)}
 		}
 		return &refusal{warn: "refused a call whose arguments name a secure parameter (possible prompt injection)", outcome: rules.OutcomeInjectionBlocked,
-			err: newError(KindBinding, modelMsgInvalidArguments, err,
+			err: hosterr.New(KindBinding, hosterr.MsgInvalidArguments, err,
 				"refused %s/%s: the arguments name a host-controlled (secure) parameter; nothing was sent", server, tool)}
 	}
 	// A model that learned a protected value (from a leak elsewhere, or a
@@ -140,95 +101,22 @@ func (s *Session) guard(c *call) *refusal {
 	// and tell the model nothing about the value.
 	if c.info.fromModel && s.host.redactor.ContainsSecretBytes(c.args) {
 		return &refusal{warn: "refused a model call whose arguments hold a protected value (possible exfiltration)", outcome: rules.OutcomeInjectionBlocked,
-			err: newError(KindBinding, modelMsgSecretInArgs, ErrSecretInArguments,
+			err: hosterr.New(KindBinding, hosterr.MsgSecretInArgs, ErrSecretInArguments,
 				"refused %s/%s: the model's arguments hold a protected value; nothing was sent", server, tool)}
 	}
 	return nil
 }
 
-// schemaStage checks the arguments against the tool's inputSchema (when
-// the call asks for it). After the guard, so the validator's message
-// (which quotes the arguments) never echoes a secure name back to the
-// model.
-type schemaStage struct{ next stage }
-
-func (st schemaStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	if err := c.s.host.checkSchema(c); err != nil {
-		return nil, err
-	}
-	return st.next.serve(ctx, c)
-}
-
-// checkSchema is the schema stage's decision: nil lets the call on.
+// checkSchema is the args stage's second decision: nil lets the call on.
 func (h *Host) checkSchema(c *call) error {
 	if !c.info.checkSchema {
 		return nil
 	}
 	t := c.ct.Tool
-	if err := h.args.validate(inputSlot(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
-		return newError(KindToolError, modelMsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
+	if err := h.args.Validate(verdicts.Input(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
+		return hosterr.New(KindToolError, hosterr.MsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
-}
-
-// resolveStage resolves, coerces and validates the secure values of a call
-// the gate allowed; a failure refuses it (binding_failed).
-type resolveStage struct{ next stage }
-
-func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	secure, err := c.s.secureArgs(ctx, c.server, c.ct.Tool)
-	if err != nil {
-		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
-	}
-	c.secure = secure
-	return st.next.serve(ctx, c)
-}
-
-// auditDecision writes a decision record before what it decides is sent;
-// a failed write refuses the send.
-func (h *Host) auditDecision(ctx context.Context, server, tool string, rec *auditlog.Record) error {
-	if err := h.writeAudit(ctx, rec); err != nil {
-		h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
-		return newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
-			"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
-	}
-	return nil
-}
-
-// auditStage writes the call's decision record before the call is sent,
-// and its result record before the result goes back: no un-audited
-// execution, and a failed write refuses the call (or withholds its
-// result).
-//
-// The decision holds for the definition it was made under. Approvers may
-// take minutes, and the server may change the tool meanwhile (to a destroy
-// with global blast radius, say): the catalog is checked again here, after
-// the decision and the secure values resolved for it, and a changed
-// definition's decision is audited as not executed and the call decided
-// again from the start (redecide), at most maxRedecisions times.
-type auditStage struct {
-	redecide stage
-	next     stage
-}
-
-func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	h := c.s.host
-	changed := h.stale(c)
-	if err := h.auditDecision(ctx, c.server, c.tool, c.rec); err != nil {
-		return nil, err
-	}
-	if changed {
-		if c.decisions == maxRedecisions {
-			return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable,
-				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", c.server, c.tool, c.decisions)
-		}
-		return st.redecide.serve(ctx, c)
-	}
-	c.start = time.Now()
-	res, err := st.next.serve(ctx, c)
-	done := h.resultRecord(c, res, err)
-	werr := h.writeAudit(ctx, &done)
-	return h.resultOutcome(c, res, err, werr)
 }
 
 // stale reports that the catalog no longer offers the tool as the call was
@@ -290,7 +178,7 @@ func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*Cal
 	if werr != nil {
 		h.logger.Error("audit write failed after the call ran", "server", c.server, "tool", c.tool, "err", werr)
 		if err == nil {
-			return nil, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
+			return nil, hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, werr),
 				"%s/%s: the call ran, but its result record could not be written to the audit log, so its result is withheld: %v", c.server, c.tool, werr)
 		}
 	}
@@ -300,106 +188,6 @@ func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*Cal
 	result.Decision = c.decision
 	c.s.noteLabels(result.Labels)
 	return result, nil
-}
-
-// redactStage hands on the server's answer: the result with any secret the
-// server echoed masked and its labels read (from the result as the server
-// sent it: redaction may withhold a _meta, never a label), or the failure
-// as an *Error of the right Kind.
-type redactStage struct{ next stage }
-
-func (st redactStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	h := c.s.host
-	out, err := st.next.serve(ctx, c)
-	if err != nil {
-		return nil, h.callError(c.server, c.ct.Tool.Name, c.secure != nil, err)
-	}
-	raw := out.Result
-	out.Labels = resultLabels(h.effective(c.server, c.ct), raw)
-	out.Result = h.redactResult(raw)
-	return out, nil
-}
-
-// sendStage sends the call: each tools/call attempt (the one retry
-// mcpconn says the server's answer allows included) under its own MCP
-// request span, with the call's task updates and progress forwarded to
-// the turn. It answers the result as the server sent it (the redact stage
-// masks it) or mcpconn's error.
-type sendStage struct{ obs Observer }
-
-func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
-	if dc := c.info.durable; dc != nil {
-		// The task an earlier send created is followed, not sent again;
-		// a task is left running when the process stops.
-		req.Task, req.KeepTask = dc.task, detached
-	}
-	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
-		req.OnTask = func(u mcpconn.TaskUpdate) {
-			if dc != nil {
-				c.s.host.recordTask(ctx, dc, u.TaskID)
-			}
-			if emit != nil {
-				emit(taskEvent(c.info, c.server, c.tool, u))
-			}
-		}
-	}
-	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
-		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
-			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
-		}
-	}
-	var progress *progressForwarder
-	if c.info.emit != nil {
-		progress = startProgress(c.info.emit, Event{Type: EventToolProgress, Step: c.info.step, CallID: c.info.id,
-			ExposedName: c.info.exposedName, Server: c.server, Tool: c.tool}, c.start)
-		req.Progress = progress.notify
-	}
-	var (
-		result *mcp.CallToolResult
-		sent   *mcpconn.SecureArgs
-		err    error
-	)
-	base := req.Meta
-	for retried := false; ; retried = true {
-		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
-		if st.obs != nil && req.Task == "" {
-			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
-		}
-		result, sent, err = c.conn.Call(actx, req)
-		if end != nil {
-			end(result, err)
-		}
-		again := retryOf(err, retried)
-		if again == mcpconn.RetryRenewed {
-			if fresh, rerr := c.s.renewSecure(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
-				req.Secure = fresh
-			} else {
-				again = mcpconn.RetryNone
-			}
-		}
-		if again == mcpconn.RetryNone {
-			break
-		}
-	}
-	progress.stop()
-	if c.info.durable != nil {
-		failpoint.Hit(failpoint.DurableAfterSend)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &CallResult{Server: c.server, Tool: req.Tool.Name, Result: result, SecureParams: sent.Names()}, nil
-}
-
-// retryOf is how an attempt that ended with err may be sent once more: as
-// mcpconn says, and only once (retried: this was the retry).
-func retryOf(err error, retried bool) mcpconn.Retry {
-	var ce *mcpconn.CallError
-	if err == nil || retried || !errors.As(err, &ce) {
-		return mcpconn.RetryNone
-	}
-	return ce.Retry
 }
 
 // decodeArguments checks that args is a JSON object (absent and null mean
@@ -449,7 +237,7 @@ func (s *Session) lookupTool(ctx context.Context, c *mcpconn.Conn, tool string) 
 // active, holding no protected value, not hidden by a pin.
 func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct *CatalogTool, err error) (*CatalogTool, error) {
 	if err != nil {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, err, "%v", err)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, err, "%v", err)
 	}
 	server := c.Name()
 	if ct == nil {
@@ -457,317 +245,16 @@ func (s *Session) offered(c *mcpconn.Conn, tool string, snap *ServerSnapshot, ct
 		if len(snap.Warnings) > 0 {
 			note = " (" + strings.Join(snap.Warnings, "; ") + ")"
 		}
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", server, tool, note)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "server %s has no tool %q%s", server, tool, note)
 	}
 	if ct.Status != ToolActive {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ct.Status, ct.Reason)
 	}
-	if s.host.toolTainted(snap, ct) {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taintReason)
+	if s.host.taint.Tainted(snap, ct) {
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, s.host.redactor.Redact(tool), ToolExcluded, taint.Reason)
 	}
-	if reason := s.host.toolPinHidden(snap, ct); reason != "" {
-		return nil, newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
+	if reason := s.host.taint.PinHidden(snap, ct); reason != "" {
+		return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable, "tool %s/%s is %s: %s", server, tool, ToolHidden, reason)
 	}
 	return ct, nil
-}
-
-// secureArgs resolves, coerces and validates the tool's secure values;
-// nil for a tool without secureInputSchema (it never gets
-// secureArguments).
-func (s *Session) secureArgs(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
-	if !t.HasSecureSchema {
-		return nil, nil
-	}
-	h := s.host
-	schema, err := t.ValueSchema()
-	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
-	}
-	scope := bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
-	resolved, err := h.binder.Resolve(s.bindingContext(ctx), scope, schema.PropertiesShared(), secureRequired(h.Server(server), t))
-	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
-	// Bound values rarely change between calls: reuse the prepared values
-	// (coerced, validated, encoded) while they are the same.
-	if v, ok := s.prepared.Load(t); ok {
-		if p := v.(*preparedCall); p.matches(resolved) {
-			return p.secure, nil
-		}
-	}
-	values := make(map[string]any, len(resolved))
-	for name, r := range resolved {
-		v, err := schema.Coerce(name, r.Value)
-		if err != nil {
-			return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-		}
-		values[name] = v
-	}
-	values = secureparams.Select(values, t)
-	if values == nil {
-		values = map[string]any{}
-	}
-	if err := schema.Validate(values); err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: secure value does not match secureInputSchema: %v", server, t.Name, err)
-	}
-	headers, err := secureparams.ParamHeaders(t, values)
-	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
-	}
-	secure, err := mcpconn.NewSecureArgs(t.Name, values, headers)
-	if err != nil {
-		return nil, newError(KindBinding, modelMsgOperatorFailure, errRedactedEncoding, "%s/%s: %v", server, t.Name, errRedactedEncoding)
-	}
-	if _, replaced := s.prepared.Swap(t, newPreparedCall(resolved, secure)); !replaced && s.preparedN.Add(1) > maxPrepared {
-		// Keyed by definition: a server that keeps changing its tools
-		// would grow a long session without bound. Start over.
-		s.prepared.Clear()
-		s.preparedN.Store(0)
-	}
-	return secure, nil
-}
-
-// renewSecure drops the session's cached secure values of the tool and
-// resolves fresh ones for the one retry after the server rejected the
-// host's values (an expired or revoked token, say).
-func (s *Session) renewSecure(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
-	h := s.host
-	for _, p := range t.SecureParams {
-		h.binder.Invalidate(bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name, Param: p})
-	}
-	fresh, err := s.secureArgs(ctx, server, t)
-	if err == nil {
-		h.logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
-	}
-	return fresh, err
-}
-
-// maxPrepared bounds a session's prepared calls (one per tool definition
-// called); beyond it the cache is cleared.
-const maxPrepared = 256
-
-// preparedCall is a session's last prepared secure values for one tool
-// definition, with the resolved values they were prepared from. Keyed by
-// the parsed definition (a pointer): a changed definition is a new key.
-type preparedCall struct {
-	resolved map[string]string
-	secure   *mcpconn.SecureArgs // read-only
-}
-
-func newPreparedCall(resolved map[string]bindings.Resolved, secure *mcpconn.SecureArgs) *preparedCall {
-	p := &preparedCall{resolved: make(map[string]string, len(resolved)), secure: secure}
-	for name, r := range resolved {
-		p.resolved[name] = r.Value
-	}
-	return p
-}
-
-// matches reports whether resolved are the values p was prepared from.
-func (p *preparedCall) matches(resolved map[string]bindings.Resolved) bool {
-	if len(resolved) != len(p.resolved) {
-		return false
-	}
-	for name, r := range resolved {
-		if v, ok := p.resolved[name]; !ok || v != r.Value {
-			return false
-		}
-	}
-	return true
-}
-
-// callError is a failed call's error as the host hands it on: an *Error of
-// the right Kind, with a message for the operator (server text redacted)
-// and one for the model (no server text when the call carried secure
-// values).
-func (h *Host) callError(server, tool string, carriesSecure bool, err error) error {
-	var ce *mcpconn.CallError
-	if !errors.As(err, &ce) {
-		return newError(KindInternal, modelMsgOperatorFailure, err, "%s/%s: %v", server, tool, err)
-	}
-	switch ce.Failure {
-	case mcpconn.FailUnavailable:
-		return newError(KindUnavailable, modelMsgUnavailable, ce.Err, "%v", ce.Err)
-	case mcpconn.FailCancelled:
-		return newError(KindInternal, modelMsgCancelled, ce.Err, "%s/%s: cancelled", server, tool)
-	case mcpconn.FailTimeout:
-		if ce.Task != "" {
-			return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: its task %s did not finish within %s (taskTimeout); it was cancelled",
-				server, tool, h.redactor.Redact(ce.Task), ce.Timeout)
-		}
-		return newError(KindUnavailable, modelMsgTimeout, ce.Err, "%s/%s: no answer within %s", server, tool, ce.Timeout)
-	case mcpconn.FailProtocol:
-		var perr *ProtocolError
-		errors.As(ce.Err, &perr)
-		return newError(KindToolError, modelMsgBadResponse, ce.Err, "%s/%s: %s", server, tool, perr.Error())
-	case mcpconn.FailConnectionLost:
-		return newError(KindUnavailable, modelMsgConnectionLost, ce.Err,
-			"%s/%s: connection lost: %s", server, tool, h.redactor.Redact(ce.Err.Error()))
-	case mcpconn.FailToolGone:
-		return newError(KindUnavailable, modelMsgUnavailable, ErrToolUnavailable, "%s/%s is no longer offered by the server", server, tool)
-	}
-	code, message := 0, ce.Err.Error()
-	if ce.RPC != nil {
-		code, message = ce.RPC.Code, ce.RPC.Message
-	}
-	switch {
-	case ce.Failure == mcpconn.FailSecureRejected:
-		return newError(KindBinding, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrSecureRejected, ce.Err),
-			"%s/%s: the server rejected the call's secure arguments (-32602): %s", server, tool, h.redactor.Redact(message))
-	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY && slices.Contains(ce.RPC.RequiredExtensions(), config.TasksExtension):
-		return newError(KindConfig, modelMsgOperatorFailure, ce.Err,
-			"%s/%s: the server runs the tool as a task and requires the Tasks extension (%s, -32021): set mcpServers.%s.tasks: auto",
-			server, tool, config.TasksExtension, server)
-	case code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
-		fix := "check secureParams.extensions"
-		if ids := ce.RPC.RequiredExtensions(); len(ids) > 0 {
-			fix = fmt.Sprintf("the server requires the extension %s: add it to mcpServers.%s.secureParams.extensions (and bind the tool's secure parameters)",
-				h.redactor.Redact(strings.Join(ids, ", ")), server)
-		}
-		return newError(KindBinding, modelMsgOperatorFailure, ce.Err,
-			"%s/%s: the server requires a client capability that was not negotiated (-32021): %s; %s", server, tool, h.redactor.Redact(message), fix)
-	case carriesSecure:
-		return newError(KindToolError, modelMsgServerError, ce.Err,
-			"%s/%s: server error %d: %s", server, tool, code, h.redactor.Redact(message))
-	}
-	safe := h.redactor.Redact(message)
-	return newError(KindToolError, modelMsgServerErrorText(safe), ce.Err,
-		"%s/%s: server error %d: %s", server, tool, code, safe)
-}
-
-// redactResult masks any registered secret the server echoed back. The
-// common case — plain text content that contains no secret — is checked
-// without re-encoding the result.
-func (h *Host) redactResult(r *mcp.CallToolResult) *mcp.CallToolResult {
-	if r == nil || h.redactor.Len() == 0 {
-		return r
-	}
-	if clean, known := h.resultIsClean(r); known && clean {
-		return r
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return withheld(r)
-	}
-	cleaned := h.redactor.RedactJSON(raw)
-	if bytes.Equal(cleaned, raw) {
-		return r
-	}
-	out, err := mcp.ParseCallToolResult((*json.RawMessage)(&cleaned))
-	if err != nil {
-		return withheld(r)
-	}
-	return out
-}
-
-// valueIsClean walks decoded JSON for strings that contain a secret; known
-// is false for values it cannot look into.
-//
-// Numbers are looked into by the JSON path (RedactJSON), and only when a
-// registered value could be part of one (a numeric PIN, say).
-func valueIsClean(v any, has func(string) bool, numbers bool) (clean, known bool) {
-	switch x := v.(type) {
-	case nil, bool:
-		return true, true
-	case float64, json.Number:
-		return true, !numbers
-	case string:
-		return !has(x), true
-	case map[string]any:
-		for k, e := range x {
-			if has(k) {
-				return false, true
-			}
-			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
-				return clean, known
-			}
-		}
-		return true, true
-	case []any:
-		for _, e := range x {
-			if clean, known := valueIsClean(e, has, numbers); !clean || !known {
-				return clean, known
-			}
-		}
-		return true, true
-	default:
-		return false, false
-	}
-}
-
-func withheld(r *mcp.CallToolResult) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent("[result withheld: it contained a secret]")}}
-}
-
-// resultIsClean checks every string of a result for secrets: content
-// text, MIME types, base64 payloads (printed by call --json), and each
-// block's annotations and _meta as well as the result's own _meta (printed
-// by call --json and stream-json, handed to library callers). known is
-// false when the result has parts it does not look into.
-func (h *Host) resultIsClean(r *mcp.CallToolResult) (clean, known bool) {
-	has, numbers := h.redactor.ContainsSecret, h.redactor.MayMatchNumbers()
-	if r.StructuredContent != nil {
-		if clean, known := valueIsClean(r.StructuredContent, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	// _meta never reaches the model, but library callers may log it; walk
-	// it without re-encoding (modern results carry it every time).
-	if clean, known := metaIsClean(r.Meta, has, numbers); !known || !clean {
-		return clean, known
-	}
-	for _, c := range r.Content {
-		var ann *mcp.Annotations
-		var meta *mcp.Meta
-		var texts [2]string
-		switch v := c.(type) {
-		case mcp.TextContent:
-			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
-		case *mcp.TextContent:
-			ann, meta, texts[0] = v.Annotations, v.Meta, v.Text
-		case mcp.ImageContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case *mcp.ImageContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case mcp.AudioContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		case *mcp.AudioContent:
-			ann, meta, texts = v.Annotations, v.Meta, [2]string{v.MIMEType, v.Data}
-		default:
-			return false, false
-		}
-		if has(texts[0]) || has(texts[1]) || !annotationsAreClean(ann, has) {
-			return false, true
-		}
-		if clean, known := metaIsClean(meta, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	return true, true
-}
-
-func metaIsClean(m *mcp.Meta, has func(string) bool, numbers bool) (clean, known bool) {
-	if m == nil {
-		return true, true
-	}
-	if m.ProgressToken != nil {
-		if clean, known := valueIsClean(m.ProgressToken, has, numbers); !known || !clean {
-			return clean, known
-		}
-	}
-	return valueIsClean(m.AdditionalFields, has, numbers)
-}
-
-func annotationsAreClean(a *mcp.Annotations, has func(string) bool) bool {
-	if a == nil {
-		return true
-	}
-	if has(a.LastModified) {
-		return false
-	}
-	for _, role := range a.Audience {
-		if has(string(role)) {
-			return false
-		}
-	}
-	return true
 }

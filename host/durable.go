@@ -14,6 +14,8 @@ import (
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/mask"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -134,11 +136,6 @@ const IdempotencyKeyMeta = "io.agenthost/idempotency-key"
 // started on a durable session whose earlier turn has not finished: resume
 // that one first (Session.Resume).
 var ErrUnfinishedTurn = errors.New("the session has an unfinished turn; resume it first")
-
-// modelMsgMaybeRan is what the model is told about a call that was sent
-// before the process stopped and whose result was lost, when the call is
-// not re-sent (its tool is not idempotent by a trusted source).
-var modelMsgMaybeRan = modelMsg{interruptedCallResult}
 
 // durableCall is a tool call's part in a durable turn: its idempotency
 // key and the turn's ledger of sends.
@@ -609,7 +606,7 @@ func (t *turn) modelStep(ctx context.Context, view *llmview.View) (modelAnswer, 
 			ans = modelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
 		default:
 			msg = settleAnswer(msg)
-			ans = modelAnswer{Message: h.redactMessage(msg), Usage: t.last, Finish: t.finish, original: msg}
+			ans = modelAnswer{Message: mask.Message(h.redactor, msg), Usage: t.last, Finish: t.finish, original: msg}
 			for i, tc := range msg.ToolCalls {
 				if h.redactor.ContainsSecret(tc.Arguments) {
 					if ans.Tainted == nil {
@@ -679,7 +676,7 @@ func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, tas
 	server, tool := c.server, c.tool
 	if sentErr != nil {
 		c.resultKind = auditlog.ResultNotExecuted
-		return newError(KindInternal, modelMsgOperatorFailure, sentErr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, sentErr)
+		return hosterr.New(KindInternal, hosterr.MsgOperatorFailure, sentErr, "%s/%s: the send could not be recorded, so the call was not sent: %v", server, tool, sentErr)
 	}
 	if prior == 0 {
 		return nil
@@ -700,7 +697,7 @@ func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, tas
 	h.logger.Warn("a durable call was sent before the process stopped and its result was lost; not sent again (the tool is not idempotent by a trusted source)",
 		"server", server, "tool", tool, "session", s.id)
 	c.resultKind = auditlog.ResultUnknown
-	return newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
+	return hosterr.New(KindToolError, hosterr.MsgMaybeRan, ErrMaybeRan, "%s/%s: %v", server, tool, ErrMaybeRan)
 }
 
 // ErrMaybeRan: a durable call was sent, and its result lost, before the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
@@ -26,27 +27,27 @@ func TestErrorTextsGoToTheirAudience(t *testing.T) {
 		values map[string]string
 		prep   func(t *testing.T, s *Session) // runs before the failing call
 		kind   Kind
-		model  modelMsg
+		model  hosterr.ModelMsg
 	}{
-		{"unknown server", unknownServer, "echo", `{}`, nil, nil, KindUnavailable, modelMsgUnavailable},
-		{"unknown tool", "db", "no_such_tool", `{}`, nil, nil, KindUnavailable, modelMsgUnavailable},
+		{"unknown server", unknownServer, "echo", `{}`, nil, nil, KindUnavailable, hosterr.MsgUnavailable},
+		{"unknown tool", "db", "no_such_tool", `{}`, nil, nil, KindUnavailable, hosterr.MsgUnavailable},
 		{"arguments not JSON", "db", "echo", `{"text":`, nil, nil, KindToolError,
-			modelMsgNotJSONObject(errors.New("arguments are not valid JSON: unexpected end of JSON input"))},
+			hosterr.MsgNotJSONObject(errors.New("arguments are not valid JSON: unexpected end of JSON input"))},
 		{"arguments not an object", "db", "echo", `[1]`, nil, nil, KindToolError,
-			modelMsgNotJSONObject(errors.New("arguments are not a JSON object"))},
-		{"arguments do not match inputSchema", "db", "echo", `{"text":1}`, nil, nil, KindToolError, modelMsg{}},
+			hosterr.MsgNotJSONObject(errors.New("arguments are not a JSON object"))},
+		{"arguments do not match inputSchema", "db", "echo", `{"text":1}`, nil, nil, KindToolError, hosterr.ModelMsg{}},
 		{"secure name in arguments", "db", "execute_sql", `{"query":"x","instance":"payroll"}`,
-			map[string]string{"instance": "c"}, nil, KindBinding, modelMsgInvalidArguments},
-		{"duplicate key", "db", "echo", `{"text":"a","text":"b"}`, nil, nil, KindToolError, modelMsgDuplicateKey},
+			map[string]string{"instance": "c"}, nil, KindBinding, hosterr.MsgInvalidArguments},
+		{"duplicate key", "db", "echo", `{"text":"a","text":"b"}`, nil, nil, KindToolError, hosterr.MsgDuplicateKey},
 		{"protected value in arguments", "db", "echo", `{"text":"` + canary + `"}`,
 			map[string]string{"instance": canary}, func(t *testing.T, s *Session) {
 				t.Helper()
 				if _, err := s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"x"}`)); err != nil {
 					t.Fatal(err)
 				}
-			}, KindBinding, modelMsgSecretInArgs},
-		{"secure value unbound", "db", "execute_sql", `{"query":"x"}`, nil, nil, KindBinding, modelMsgOperatorFailure},
-		{"server error", "db", "fails", `{}`, nil, nil, KindToolError, modelMsgServerErrorText("kaboom")},
+			}, KindBinding, hosterr.MsgSecretInArgs},
+		{"secure value unbound", "db", "execute_sql", `{"query":"x"}`, nil, nil, KindBinding, hosterr.MsgOperatorFailure},
+		{"server error", "db", "fails", `{}`, nil, nil, KindToolError, hosterr.MsgServerErrorText("kaboom")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,9 +65,9 @@ func TestErrorTextsGoToTheirAudience(t *testing.T) {
 			if he.Kind != tc.kind {
 				t.Errorf("kind = %s, want %s", he.Kind, tc.kind)
 			}
-			if tc.model != (modelMsg{}) {
-				if he.ModelMessage != tc.model.text {
-					t.Errorf("model message = %q, want %q", he.ModelMessage, tc.model.text)
+			if tc.model != (hosterr.ModelMsg{}) {
+				if he.ModelMessage != tc.model.String() {
+					t.Errorf("model message = %q, want %q", he.ModelMessage, tc.model.String())
 				}
 			} else if !strings.HasPrefix(he.ModelMessage, "Invalid arguments: ") {
 				t.Errorf("model message = %q, want the validator's message", he.ModelMessage)

@@ -1,43 +1,28 @@
 package host
 
 import (
-	"encoding/json"
-
-	"github.com/mark3labs/mcp-go/mcp"
-
+	"github.com/agenthost/agenthost/host/event"
 	"github.com/agenthost/agenthost/host/model"
 )
 
 // EventType names an agent-loop event. The values are the "type" of
 // `run --output-format stream-json` lines (docs/events.md).
-type EventType string
+type EventType = event.Type
 
-// Event types.
+// Event types (package event says what each is).
 const (
-	EventSessionStart   EventType = "session_start"
-	EventAssistantDelta EventType = "assistant_delta" // a piece of streamed assistant text
-	EventAssistant      EventType = "assistant"       // a complete assistant text
-	EventToolCall       EventType = "tool_call"
-	EventApproval       EventType = "approval"
-	// EventApprovalRequested: a call needs a person's approval, sent
-	// before the decision (the approval event follows).
-	EventApprovalRequested EventType = "approval_requested"
-	// EventToolProgress: a running call's server reported progress
-	// (notifications/progress); sent between its tool_call and its
-	// tool_result, at most the latest one while the consumer is busy.
-	EventToolProgress EventType = "tool_progress"
-	EventToolResult   EventType = "tool_result"
-	// EventToolTask: the server answered a call with a task (MCP Tasks,
-	// a server's `tasks: auto`): sent when the task is created and at
-	// each change of its status or message, before the call's
-	// tool_result.
-	EventToolTask   EventType = "tool_task"
-	EventError      EventType = "error"
-	EventSessionEnd EventType = "session_end"
-	// EventAuthorization: the session's subject must authorize agenthost
-	// for a server (OAuth); AuthURL is where to send that end user
-	// (compose.OAuthOptions.RedirectURI).
-	EventAuthorization EventType = "authorization"
+	EventSessionStart      = event.SessionStart
+	EventAssistantDelta    = event.AssistantDelta // a piece of streamed assistant text
+	EventAssistant         = event.Assistant      // a complete assistant text
+	EventToolCall          = event.ToolCall
+	EventApproval          = event.Approval
+	EventApprovalRequested = event.ApprovalRequested
+	EventToolProgress      = event.ToolProgress
+	EventToolResult        = event.ToolResult
+	EventToolTask          = event.ToolTask
+	EventError             = event.Error
+	EventSessionEnd        = event.SessionEnd
+	EventAuthorization     = event.Authorization
 )
 
 // End reasons of a turn.
@@ -48,96 +33,13 @@ const (
 	EndInterrupted = "interrupted"
 )
 
-// Event is one thing that happened in a turn. Only the fields of its Type are
-// set. Nothing in an Event ever carries a secure value.
-type Event struct {
-	Type      EventType `json:"type"`
-	SessionID string    `json:"sessionId,omitempty"`
-	Step      int       `json:"step,omitempty"`
-
-	// assistant, assistant_delta
-	Text string `json:"text,omitempty"`
-
-	// tool_call, approval, tool_result
-	CallID      string          `json:"callId,omitempty"`
-	ExposedName string          `json:"exposedName,omitempty"`
-	Server      string          `json:"server,omitempty"`
-	Tool        string          `json:"tool,omitempty"`
-	Arguments   json.RawMessage `json:"arguments,omitempty"`
-
-	// approval: Approvers is how many distinct approvers the decision
-	// required (0 for allow and deny), as in `tools --json`.
-	Decision  string `json:"decision,omitempty"`
-	Outcome   string `json:"outcome,omitempty"`
-	Approvers *int   `json:"approvers,omitempty"`
-	// Explanation says, for operators, why an ask was refused without
-	// asking anyone and what to change (never sent to the model).
-	Explanation string `json:"explanation,omitempty"`
-
-	// approval_requested: the pending approval's id (the one
-	// `agenthost approvals` and serve's approvals API vote on), when it
-	// expires (RFC 3339, UTC) and the tool's effective risk level. Without
-	// an id nobody can be asked, and Explanation says what to change.
-	ApprovalID string `json:"approvalId,omitempty"`
-	Deadline   string `json:"deadline,omitempty"`
-	RiskLevel  string `json:"riskLevel,omitempty"`
-
-	// tool_progress: the server's progress and total (absent when it gave
-	// none), its message in Text, and in DurationMs how long the call has
-	// run. All of it is the server's word, untrusted.
-	Progress *float64 `json:"progress,omitempty"`
-	Total    *float64 `json:"total,omitempty"`
-
-	// tool_result
-	IsError *bool         `json:"isError,omitempty"`
-	Content []mcp.Content `json:"content,omitempty"`
-	// Labels are the result's labels (sensitive, untrusted), sorted; the
-	// model was told them (docs/events.md).
-	Labels []string `json:"labels,omitempty"`
-
-	// tool_task: the task's id, its status (working, input_required,
-	// completed, failed, cancelled) and the server's status message.
-	TaskID        string `json:"taskId,omitempty"`
-	TaskStatus    string `json:"taskStatus,omitempty"`
-	StatusMessage string `json:"statusMessage,omitempty"`
-
-	// authorization: the URL for the session's end user (never sent to
-	// the model), and the session's subject.
-	AuthURL string `json:"authUrl,omitempty"`
-	Subject string `json:"subject,omitempty"`
-
-	// error
-	Kind  Kind   `json:"kind,omitempty"`
-	Error string `json:"error,omitempty"`
-
-	// session_start: the model, the configured servers and the exposed
-	// names of the tools the model is offered at the start of the turn.
-	Model   string        `json:"model,omitempty"`
-	Servers []EventServer `json:"servers,omitempty"`
-	Tools   []string      `json:"tools,omitempty"`
-
-	// session_end: why the turn ended, the last assistant text (Result),
-	// the turn's wall time, model requests (Steps) and token usage.
-	Reason     string `json:"reason,omitempty"`
-	Result     string `json:"result,omitempty"`
-	DurationMs *int64 `json:"durationMs,omitempty"`
-	// APIDurationMs is the part of DurationMs spent in model requests.
-	APIDurationMs *int64 `json:"apiDurationMs,omitempty"`
-	Steps         int    `json:"steps,omitempty"`
-	Usage         *Usage `json:"usage,omitempty"`
-}
+// Event is one thing that happened in a turn (package event). Only the
+// fields of its Type are set. Nothing in an Event ever carries a secure
+// value.
+type Event = event.Event
 
 // EventServer is one configured server in a session_start event.
-type EventServer struct {
-	Name   string       `json:"name"`
-	Status ServerStatus `json:"status"`
-	// Tools is how many of its tools the model is offered.
-	Tools int `json:"tools"`
-}
+type EventServer = event.Server
 
 // Usage counts model tokens over a turn.
 type Usage = model.Usage
-
-// Failed reports a tool_result that is an error (isError, or a call the host
-// refused).
-func (e Event) Failed() bool { return e.IsError != nil && *e.IsError }

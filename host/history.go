@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/model"
 )
 
@@ -66,14 +67,8 @@ func (m *MemoryHistory) Forget(sessionID string) {
 // historyTimeout bounds one History.Append.
 const historyTimeout = 10 * time.Second
 
-// interruptedCallResult is what the model is told, on resuming a
-// conversation, about a tool call whose result never reached the transcript
-// (the process stopped while it ran or waited for approval).
-const interruptedCallResult = "This call's result was lost: the session was interrupted before the call finished. " +
-	"It may or may not have run; check before repeating it."
-
 // repairTranscript answers every tool call of msgs that has no tool message
-// with interruptedCallResult, so that a resumed conversation is one a model
+// with hosterr.InterruptedCallResult, so that a resumed conversation is one a model
 // accepts. It returns the messages to append (nil when none are missing).
 func repairTranscript(msgs []model.Message) []model.Message {
 	answered := map[string]bool{}
@@ -87,7 +82,7 @@ func repairTranscript(msgs []model.Message) []model.Message {
 		for _, tc := range m.ToolCalls {
 			if !answered[tc.ID] {
 				answered[tc.ID] = true
-				missing = append(missing, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: interruptedCallResult})
+				missing = append(missing, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: hosterr.InterruptedCallResult})
 			}
 		}
 	}

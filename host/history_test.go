@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -75,7 +76,7 @@ func TestHistoryAnswersCallsLeftWithoutResults(t *testing.T) {
 	collect(t, s, context.Background(), "did it work?", TurnOptions{})
 
 	sent := rec.seen[0]
-	if len(sent) != 4 || sent[2].Role != model.RoleTool || sent[2].ToolCallID != "c9" || sent[2].Content != interruptedCallResult {
+	if len(sent) != 4 || sent[2].Role != model.RoleTool || sent[2].ToolCallID != "c9" || sent[2].Content != hosterr.InterruptedCallResult {
 		t.Fatalf("the model was sent %+v", sent)
 	}
 	stored, _ := hist.Load(context.Background(), "s2")

@@ -22,8 +22,14 @@ import (
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/argschema"
+	"github.com/agenthost/agenthost/host/internal/auditsink"
 	"github.com/agenthost/agenthost/host/internal/closer"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/pinstate"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
+	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -140,15 +146,19 @@ type Host struct {
 	logger   *slog.Logger
 	redactor *bindings.Redactor
 	binder   *bindings.Binder
-	args     argSchemas
+	// secureSrc is what sessions resolve their secure values with.
+	secureSrc *secureargs.Source
+	args      argschema.Checker
 
 	policy   *rules.Policy
 	approver approvals.Approver
 	audit    auditlog.Sink
 	// unrecorded is audit when it records nothing (audit.path and
 	// audit.store empty), else nil.
-	unrecorded *unrecordedSink
-	store      approvals.Store
+	unrecorded *auditsink.Unrecorded
+	// record is audit as the call pipeline writes to it (arguments masked).
+	record auditlog.Sink
+	store  approvals.Store
 
 	model        model.LLM
 	modelName    string
@@ -177,7 +187,7 @@ type Host struct {
 	// hooks runs the configured PreToolUse/PostToolUse hooks (nil: none).
 	hooks *hooks.Runner
 	// pins is the lock file of pinned tool definitions (pinned.go).
-	pins *pinState
+	pins *pinstate.State
 	// pipeline is the call pipeline's first stage (pipeline.go).
 	pipeline stage
 
@@ -192,11 +202,9 @@ type Host struct {
 	namerGen map[string]uint64 // snapshot generation the namer has seen
 	nameGen  map[string]uint64 // bumps when a server's tools' names change
 
-	// taint: per server name, the *serverTaint of its tools whose
-	// definitions hold a protected value (see syncTaint); read without a
-	// lock, replaced under taintMu
-	taintMu sync.Mutex
-	taint   sync.Map
+	// taint: each server's tools whose definitions hold a protected value
+	// or pinning hides (package taint).
+	taint *taint.Checker
 
 	closeOnce sync.Once
 }
@@ -228,17 +236,17 @@ func New(opts Options) (_ *Host, err error) {
 	}
 	hookRunner, err := newHookRunner(cfg.Hooks, cfg.File, opts.ChildSupervisor)
 	if err != nil {
-		return nil, configErr(err)
+		return nil, hosterr.Config(err)
 	}
-	pinState, err := newPinState(cfg)
+	pinState, err := pinstate.New(cfg)
 	if err != nil {
-		return nil, configErr(err)
+		return nil, hosterr.Config(err)
 	}
 	store, err := approvalStore(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	audit, unrecorded, err := openAudit(cfg, opts, logger, &owned)
+	audit, unrecorded, err := auditsink.Open(cfg, opts.Audit, opts.AuditDatabase, opts.AuditAlso, logger, &owned)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +256,9 @@ func New(opts Options) (_ *Host, err error) {
 		model: opts.Model, modelName: cmp.Or(opts.ModelName, cfg.LLM.Model), systemPrompt: cmp.Or(opts.SystemPrompt, cfg.LLM.SystemPrompt),
 		obs: opts.Observer, durable: opts.Durability, auth: opts.Authorizer, life: life, cancel: cancel,
 		maxModelResult: orDefault(cfg.Limits.MaxModelResultBytes, config.DefaultMaxModelResultBytes), hooks: hookRunner, pins: pinState}
+	h.taint = taint.New(h.redactor, pinState, h.logger)
+	h.record = auditsink.Redacting{Sink: audit, Redactor: redactor}
+	h.secureSrc = &secureargs.Source{Binder: binder, Logger: logger, Snapshot: h.Server}
 	h.owned, owned = owned, nil // Close closes them from here on
 	h.connections(opts)
 	h.pipeline = newPipeline(h) // after obs and durable are set
@@ -273,7 +284,7 @@ func checkOptions(opts Options) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
 		if sc := cfg.MCPServers[name]; sc != nil && !sc.Disabled {
 			if err := cfg.AdmitServer(name); err != nil {
-				return configErr(err)
+				return hosterr.Config(err)
 			}
 		}
 	}
@@ -283,11 +294,11 @@ func checkOptions(opts Options) error {
 		}
 	}
 	if err := cfg.CheckSources(slices.Collect(maps.Keys(opts.Sources))...); err != nil {
-		return configErr(err)
+		return hosterr.Config(err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Sources)) {
 		if _, ok := opts.Sources[name]; !ok && cfg.Sources[name] != nil {
-			return configErr(fmt.Errorf("sources.%s: a credential plugin, which host.New does not start: build the host with compose.New, or pass the source in host.Options.Sources", name))
+			return hosterr.Config(fmt.Errorf("sources.%s: a credential plugin, which host.New does not start: build the host with compose.New, or pass the source in host.Options.Sources", name))
 		}
 	}
 	return nil
@@ -521,25 +532,6 @@ func (e elicitationAdapter) Elicit(ctx context.Context, req mcp.ElicitationReque
 	return e.fn(ctx, e.server, req)
 }
 
-// unrecordedSink stands for an empty audit.path: records are discarded, and
-// the first one warns once that decisions are not recorded.
-type unrecordedSink struct {
-	auditlog.Sink
-	logger *slog.Logger
-	once   sync.Once
-}
-
-func (u *unrecordedSink) Write(ctx context.Context, r *auditlog.Record) error {
-	u.warn()
-	return u.Sink.Write(ctx, r)
-}
-
-func (u *unrecordedSink) warn() {
-	u.once.Do(func() {
-		u.logger.Warn("audit.path is empty: tool-call decisions are not recorded (set audit.path; see docs/config.md)")
-	})
-}
-
 // WarnUnrecorded logs, when audit.path and audit.store are both empty, the
 // warning that tool-call decisions are not recorded, unless it was logged
 // already: a host logs it once, at the first decision or here, whichever
@@ -547,27 +539,6 @@ func (u *unrecordedSink) warn() {
 // draws, so that the warning is not written into its output.
 func (h *Host) WarnUnrecorded() {
 	if h.unrecorded != nil {
-		h.unrecorded.warn()
+		h.unrecorded.Warn()
 	}
-}
-
-// alsoSink writes each record to Sink, then to also; Close closes Sink only.
-type alsoSink struct {
-	auditlog.Sink
-	also auditlog.Sink
-}
-
-func (a alsoSink) Write(ctx context.Context, r *auditlog.Record) error {
-	if err := a.Sink.Write(ctx, r); err != nil {
-		return err
-	}
-	return a.also.Write(ctx, r)
-}
-
-// Err reports the first sink's sticky failure, as an unwrapped sink would.
-func (a alsoSink) Err() error {
-	if fr, ok := a.Sink.(auditlog.FailureReporter); ok {
-		return fr.Err()
-	}
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -14,42 +13,6 @@ import (
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 )
-
-func TestModelResultText(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		max  int64
-		keep string // the text kept before the note
-	}{
-		{"under the limit", "short", 10, "short"},
-		{"at the limit", "0123456789", 10, "0123456789"},
-		{"cut", "0123456789abc", 10, "0123456789"},
-		{"cut inside a character", "012345678é", 10, "012345678"},
-		{"no limit", strings.Repeat("x", 100), 0, strings.Repeat("x", 100)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := modelResultText(tc.in, tc.max)
-			if !strings.HasPrefix(got, tc.keep) || !utf8.ValidString(got) {
-				t.Fatalf("got %q, want it to start with %q", got, tc.keep)
-			}
-			if tc.keep == tc.in {
-				if got != tc.in {
-					t.Fatalf("got %q, want the text as it is", got)
-				}
-				return
-			}
-			note := got[len(tc.keep):]
-			want := "\n[agenthost: the tool result was cut here: " + itoa(len(tc.in)-len(tc.keep)) + " of its " + itoa(len(tc.in)) + " bytes were left out"
-			if !strings.HasPrefix(note, want) {
-				t.Fatalf("note %q, want %q", note, want)
-			}
-		})
-	}
-}
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestToolResultForTheModelIsCut: the model gets at most
 // maxModelResultBytes of a result (with the note); the session's events

@@ -3,6 +3,8 @@ package host
 import (
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/host/internal/auditsink"
 	"go.uber.org/goleak"
 )
 
@@ -10,4 +12,10 @@ import (
 // tests (hosts closed, turns cancelled) none may be left.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// setAudit replaces the host's audit sink, as New would have set it.
+func (h *Host) setAudit(s auditlog.Sink) {
+	h.audit = s
+	h.record = auditsink.Redacting{Sink: s, Redactor: h.redactor}
 }

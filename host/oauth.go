@@ -63,15 +63,6 @@ func unknownAuthorization(w http.ResponseWriter, _ *http.Request) {
 	http.Error(w, "unknown or expired authorization", http.StatusBadRequest)
 }
 
-// withSubject puts the session's subject in a call's context, for the
-// Authorizer; untouched without one.
-func (h *Host) withSubject(ctx context.Context, subject string) context.Context {
-	if h.auth == nil {
-		return ctx
-	}
-	return h.auth.WithSubject(ctx, subject)
-}
-
 // authorizationMessage is the message of the authorization failure in
 // err's chain.
 func authorizationMessage(err error) string {

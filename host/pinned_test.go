@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
@@ -107,7 +108,7 @@ func TestPinnedDefinitions(t *testing.T) {
 			}
 			got := statuses(s.View(ctx))
 			for _, name := range []string{"describe", "reshape", "secure", "annotated"} {
-				if got[name] != "hidden: "+pinChangedReason {
+				if got[name] != "hidden: "+pinstate.ChangedReason {
 					t.Errorf("%s: %q, want hidden as changed", name, got[name])
 				}
 				_, err := s.CallTool(ctx, "db", name, json.RawMessage(`{}`))
@@ -120,7 +121,7 @@ func TestPinnedDefinitions(t *testing.T) {
 			}
 			wantFresh := "active"
 			if newTools == "hide" {
-				wantFresh = "hidden: " + pinNewReason
+				wantFresh = "hidden: " + pinstate.NewReason
 			}
 			if got["fresh"] != wantFresh {
 				t.Errorf("fresh: %q, want %q", got["fresh"], wantFresh)
@@ -173,8 +174,7 @@ func TestPinnedDefinitions(t *testing.T) {
 func TestPinsReloadTheLockFile(t *testing.T) {
 	ctx := context.Background()
 	running, srv, _ := pinHost(t, "")
-	running.pins.reloadEvery = 0
-	running.pins.nextLook.Store(0)
+	running.pins.SetReloadEvery(0)
 	if _, err := running.RecordPins(); err != nil {
 		t.Fatal(err)
 	}

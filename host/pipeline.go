@@ -5,12 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/auditlog"
+	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/progress"
+	"github.com/agenthost/agenthost/host/internal/results"
+	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/internal/failpoint"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The call pipeline. A tool call goes down a chain of stages, each a type
@@ -23,21 +31,28 @@ import (
 //	subject   the session's subject for OAuth, authorization failures
 //	refuse    the one owner of refusals: warn, audit record, error
 //	lookup    the server, the arguments object, the offered tool
-//	guard     secure names, repeated keys, protected values in the arguments
-//	schema    the arguments against the tool's inputSchema
-//	preHooks  the PreToolUse hooks' word on the decision
-//	gate      the approval workflow's decision
+//	args      the guard (secure names, repeated keys, protected values),
+//	          then the arguments against the tool's inputSchema
+//	decide    the PreToolUse hooks' word, then the approval workflow's
+//	          decision
 //	resolve   the secure values, after the gate
 //	audit     the decision record before the send, the result record after
-//	durable   a durable turn's ledger of sends (only with Durability)
-//	postHooks the PostToolUse hooks on the redacted result
-//	redact    the server's answer as the host hands it on
+//	durable   a durable turn's ledger of sends (only with Durability;
+//	          host/durable.go)
+//	result    the server's answer as the model gets it: the failure's
+//	          Kind, labels, secrets masked, then the PostToolUse hooks
 //	send      the tools/call attempts (one retry, each attempt observed)
+//
+// The stages are written in this file in that order, each with the
+// functions it hands the call's context to; what a stage decides without
+// the context (the guard, the gate's check and answer, the audit records,
+// the hooks' verdicts) lives beside the stage's topic in the host's other
+// files and in its leaf packages (host/internal/...).
 //
 // The order is the security model's: nothing is resolved before the gate
 // allowed the call; the decision record reaches the audit sink before the
 // call is sent; secure values never reach model-visible text, errors or
-// audit (the redact stage masks what the server echoes, and the hooks run
+// audit (the result stage masks what the server echoes, and the hooks run
 // before the values are resolved and after the result was redacted).
 
 // stage is one step of the pipeline: it runs its part of c and hands c on
@@ -66,7 +81,7 @@ type call struct {
 	decision *CallDecision
 	secure   *mcpconn.SecureArgs // nil: the tool takes none
 
-	// audit, durable, postHooks
+	// audit, durable, result
 	start time.Time
 	// meta is the tools/call's _meta: a durable call's idempotency key.
 	meta map[string]any
@@ -84,17 +99,14 @@ type call struct {
 // stages pass a call on when no hook is configured).
 func newPipeline(h *Host) stage {
 	var next stage = sendStage{obs: h.obs}
-	next = redactStage{next: next}
-	next = postHookStage{next: next}
+	next = resultStage{next: next}
 	if h.durable != nil {
 		next = durableStage{next: next}
 	}
 	audit := &auditStage{next: next}
 	next = resolveStage{next: audit}
-	next = gateStage{obs: h.obs, next: next}
-	next = preHookStage{next: next}
-	next = schemaStage{next: next}
-	next = guardStage{next: next}
+	next = decideStage{obs: h.obs, next: next}
+	next = argsStage{next: next}
 	lookup := lookupStage{next: next}
 	audit.redecide = lookup
 	next = refuseStage{next: lookup}
@@ -111,7 +123,7 @@ func newPipeline(h *Host) stage {
 // secure values, sends the call with secureArguments, and maps failures to
 // a *Error of the right Kind.
 func (s *Session) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (*CallResult, error) {
-	return s.callTool(ctx, server, tool, args, callInfo{id: newCallID(), checkSchema: true})
+	return s.host.pipeline.serve(ctx, &call{s: s, server: server, tool: tool, args: args, info: callInfo{id: newCallID(), checkSchema: true}})
 }
 
 func (s *Session) callTool(ctx context.Context, server, tool string, args json.RawMessage, info callInfo) (*CallResult, error) {
@@ -141,18 +153,22 @@ func (st observeStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 }
 
 // subjectStage runs the call as the session's subject (the OAuth client
-// authorizes for it) and gives a failed authorization its own Kind.
+// authorizes for it: the Authorizer reads it from the context) and gives a failed authorization its own Kind.
 type subjectStage struct{ next stage }
 
 func (st subjectStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	res, err := st.next.serve(c.s.host.withSubject(ctx, c.s.subject), c)
+	sctx := ctx
+	if auth := c.s.host.auth; auth != nil {
+		sctx = auth.WithSubject(ctx, c.s.subject)
+	}
+	res, err := st.next.serve(sctx, c)
 	if err != nil && authorizationFailure(err) {
 		var e *Error
 		if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
 			a := *e
 			a.Kind = KindAuthorization
 			a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, authorizationMessage(err))
-			a.ModelMessage = modelMsgAuthorization.text
+			a.ModelMessage = hosterr.MsgAuthorization.String()
 			return res, &a
 		}
 	}
@@ -201,7 +217,7 @@ func (st refuseStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if r.outcome != "" {
 		rec.Outcome, rec.Result = r.outcome, auditlog.ResultNotExecuted
 	}
-	if werr := h.writeAudit(ctx, rec); werr != nil {
+	if werr := h.record.Write(ctx, rec); werr != nil {
 		h.logger.Error("audit write failed", "err", werr)
 	}
 	return nil, r.err
@@ -219,4 +235,357 @@ func (s *Session) denyRecord(c *call, outcome rules.Outcome) *auditlog.Record {
 	}
 	res := approvals.Result{Decision: rules.Decision{Action: rules.ActionDeny, Risk: check.Risk}, Outcome: outcome}
 	return auditlog.NewRecord(check, res, time.Now())
+}
+
+// lookupStage finds what the call is for: its server and its arguments
+// object (once), and the tool the server offers now (again each time the
+// call is decided again).
+type lookupStage struct{ next stage }
+
+func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if c.conn == nil {
+		conn, ok := c.s.host.conns[c.server]
+		if !ok {
+			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
+		}
+		arguments, err := decodeArguments(c.args)
+		if err != nil {
+			return nil, hosterr.New(KindToolError, hosterr.MsgNotJSONObject(err),
+				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
+		}
+		c.conn, c.arguments = conn, arguments
+	}
+	snap, ct, err := c.conn.Lookup(ctx, c.tool)
+	if ct, err = c.s.offered(c.conn, c.tool, snap, ct, err); err != nil {
+		return nil, err
+	}
+	c.ct = ct
+	c.decisions++
+	return st.next.serve(ctx, c)
+}
+
+// argsStage checks the arguments as given: the guard first (no secure
+// name, no repeated key, and from a model no protected value), then the
+// tool's inputSchema when the call asks for it. The guard goes first so
+// the validator's message (which quotes the arguments) never echoes a
+// secure name back to the model.
+type argsStage struct{ next stage }
+
+func (st argsStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	if r := c.s.guard(c); r != nil {
+		return nil, r
+	}
+	if err := c.s.host.checkSchema(c); err != nil {
+		return nil, err
+	}
+	return st.next.serve(ctx, c)
+}
+
+// decideStage decides the call: the PreToolUse hooks' word first
+// (c.tighten: a hook can only tighten the decision), then the approval
+// workflow's, which reads it. A call the workflow allows goes on with its
+// decision record (to be written before the call is sent); one it denies
+// is refused with the record the workflow made.
+type decideStage struct {
+	obs  Observer // nil: none
+	next stage
+}
+
+func (st decideStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	s := c.s
+	if h := s.host; h.hooks.HasPre() {
+		v := h.hooks.Pre(ctx, s.hookCall(c))
+		c.tighten = s.tighten(c, v)
+	}
+	check, err := s.gateCheck(c)
+	if err != nil {
+		return nil, err
+	}
+	var asked time.Time
+	if st.obs != nil {
+		asked = time.Now()
+	}
+	res, gateErr := s.gate.Check(ctx, check)
+	s.emitNobodyAsked(c, res)
+	if st.obs != nil {
+		st.obs.Decision(ctx, DecisionInfo{Server: c.server, Tool: c.ct.Tool.Name, Result: res, Wait: time.Since(asked)})
+	}
+	detached := gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached)
+	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
+		return nil, err
+	}
+	return st.next.serve(ctx, c)
+}
+
+// secureValues is the resolve stage's seam (package secureargs): a
+// session's secure values of a tool, resolved by the binder after the gate
+// allowed the call and prepared once per definition (Args), and resolved
+// afresh for the one retry after the server rejected them (Renew). Clear
+// drops them when the session closes.
+type secureValues interface {
+	Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
+	Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
+	Clear()
+}
+
+// resolveStage resolves, coerces and validates the secure values of a call
+// the gate allowed; a failure refuses it (binding_failed).
+type resolveStage struct{ next stage }
+
+func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	secure, err := c.s.secure.Args(ctx, c.server, c.ct.Tool)
+	if err != nil {
+		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
+	}
+	c.secure = secure
+	return st.next.serve(ctx, c)
+}
+
+// auditStage writes the call's decision record before the call is sent,
+// and its result record before the result goes back: no un-audited
+// execution, and a failed write refuses the call (or withholds its
+// result).
+//
+// The decision holds for the definition it was made under. Approvers may
+// take minutes, and the server may change the tool meanwhile (to a destroy
+// with global blast radius, say): the catalog is checked again here, after
+// the decision and the secure values resolved for it, and a changed
+// definition's decision is audited as not executed and the call decided
+// again from the start (redecide), at most maxRedecisions times.
+type auditStage struct {
+	redecide stage
+	next     stage
+}
+
+func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	h := c.s.host
+	changed := h.stale(c)
+	if err := h.record.Write(ctx, c.rec); err != nil {
+		return nil, h.auditRefused(c.server, c.tool, err)
+	}
+	if changed {
+		if c.decisions == maxRedecisions {
+			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrToolUnavailable,
+				"%s/%s: the tool's definition changed %d times while its call was being decided; not sent", c.server, c.tool, c.decisions)
+		}
+		return st.redecide.serve(ctx, c)
+	}
+	c.start = time.Now()
+	res, err := st.next.serve(ctx, c)
+	done := h.resultRecord(c, res, err)
+	werr := h.record.Write(ctx, &done)
+	return h.resultOutcome(c, res, err, werr)
+}
+
+// resultStage hands on the server's answer as the model is to see it: a
+// failure as an *Error of the right Kind; a result with its labels read
+// (from the result as the server sent it: redaction may withhold a _meta,
+// never a label), any secret the server echoed masked, then the
+// PostToolUse hooks run on the redacted result: what they leave, with the
+// PreToolUse hooks' additionalContext, is what the model gets, and the
+// result record says what they did (c.hookRule).
+type resultStage struct{ next stage }
+
+func (st resultStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	h := c.s.host
+	out, err := st.next.serve(ctx, c)
+	if err != nil {
+		return nil, hosterr.FromCall(h.redactor, c.server, c.ct.Tool.Name, c.secure != nil, err)
+	}
+	raw := out.Result
+	out.Labels = results.Labels(h.effective(c.server, c.ct), raw)
+	out.Result = results.Redact(h.redactor, raw)
+	var v *hooks.PostVerdict
+	if h.hooks.HasPost() && out.Result != nil {
+		b, err := json.Marshal(out.Result)
+		if err != nil {
+			b = []byte(`null`)
+		}
+		pv := h.hooks.Post(ctx, c.s.hookCall(c), b)
+		v = &pv
+	}
+	out.Result, c.hookRule = c.s.postHooked(c, out.Result, v)
+	return out, nil
+}
+
+// sendStage sends the call: each tools/call attempt (the one retry
+// mcpconn says the server's answer allows included) under its own MCP
+// request span, with the call's task updates and progress forwarded to
+// the turn. It answers the result as the server sent it (the result stage
+// masks it) or mcpconn's error.
+type sendStage struct{ obs Observer }
+
+func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
+	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
+	if dc := c.info.durable; dc != nil {
+		// The task an earlier send created is followed, not sent again;
+		// a task is left running when the process stops.
+		req.Task, req.KeepTask = dc.task, detached
+	}
+	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
+		req.OnTask = func(u mcpconn.TaskUpdate) {
+			if dc != nil {
+				c.s.host.recordTask(ctx, dc, u.TaskID)
+			}
+			if emit != nil {
+				emit(taskEvent(c.info, c.server, c.tool, u))
+			}
+		}
+	}
+	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
+		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
+			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
+		}
+	}
+	var fwd *progress.Forwarder
+	if c.info.emit != nil {
+		fwd = progress.Start(c.info.emit, Event{Type: EventToolProgress, Step: c.info.step, CallID: c.info.id,
+			ExposedName: c.info.exposedName, Server: c.server, Tool: c.tool}, c.start)
+		req.Progress = fwd.Notify
+	}
+	var (
+		result *mcp.CallToolResult
+		sent   *mcpconn.SecureArgs
+		err    error
+	)
+	base := req.Meta
+	for retried := false; ; retried = true {
+		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
+		if st.obs != nil && req.Task == "" {
+			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
+		}
+		result, sent, err = c.conn.Call(actx, req)
+		if end != nil {
+			end(result, err)
+		}
+		again := retryOf(err, retried)
+		if again == mcpconn.RetryRenewed {
+			if fresh, rerr := c.s.secure.Renew(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
+				req.Secure = fresh
+			} else {
+				again = mcpconn.RetryNone
+			}
+		}
+		if again == mcpconn.RetryNone {
+			break
+		}
+	}
+	fwd.Stop()
+	if c.info.durable != nil {
+		failpoint.Hit(failpoint.DurableAfterSend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &CallResult{Server: c.server, Tool: req.Tool.Name, Result: result, SecureParams: sent.Names()}, nil
+}
+
+// retryOf is how an attempt that ended with err may be sent once more: as
+// mcpconn says, and only once (retried: this was the retry).
+func retryOf(err error, retried bool) mcpconn.Retry {
+	var ce *mcpconn.CallError
+	if err == nil || retried || !errors.As(err, &ce) {
+		return mcpconn.RetryNone
+	}
+	return ce.Retry
+}
+
+// startAttempt tells the observer one tools/call attempt starts (an MCP
+// request to it), and returns the context to send the attempt under, the
+// attempt's _meta (its trace context, traceparent and tracestate, as the
+// MCP conventions propagate it on every transport, beside base; a fresh
+// map each attempt) and the function to call with the attempt's outcome.
+func (h *Host) startAttempt(ctx context.Context, obs Observer, server, tool string, a mcpconn.Attempt, base map[string]any) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
+	transport := ""
+	if sc := h.cfg.MCPServers[server]; sc != nil {
+		transport = string(sc.Type)
+	}
+	ctx, end := obs.StartMCPRequest(ctx, MCPRequestInfo{
+		Method: string(mcp.MethodToolsCall), Server: h.redactor.Redact(server), Tool: h.redactor.Redact(tool),
+		SessionID: a.SessionID, ProtocolVersion: a.ProtocolVersion, Transport: transport,
+	})
+	meta := base
+	if tp, ts := obs.TraceContext(ctx); tp != "" {
+		meta = make(map[string]any, len(base)+2)
+		meta["traceparent"] = tp
+		if ts != "" {
+			meta["tracestate"] = ts
+		}
+		maps.Copy(meta, base)
+	}
+	return ctx, meta, func(result *mcp.CallToolResult, err error) {
+		e := MCPRequestEnd{Failed: err != nil, IsError: err == nil && result != nil && result.IsError}
+		var ce *mcpconn.CallError
+		if errors.As(err, &ce) && ce.RPC != nil {
+			e.RPCCode = ce.RPC.Code
+		}
+		end(e)
+	}
+}
+
+// decideTaskQuestion answers a question a call's task asks that is a
+// decision (mcpconn.TaskQuestion: confirm or decline) through the call's
+// approval workflow: the session's gate asks its approvers (the terminal,
+// serve's approvals API, a store-backed wait) about the call's server and
+// tool, with the server's question as the request's message, as a
+// PreToolUse hook's ask would (at least one approver, never a session
+// grant; a rule that now denies the call declines the question unasked).
+// The decision is audited (a decision record of the call whose rules end
+// with TaskQuestionRule) before the answer goes to the server, and the
+// turn is told with approval_requested and approval events that carry the
+// task's id. A refusal the gate remembers is remembered for the same
+// question of the same call, not for the call itself.
+func (s *Session) decideTaskQuestion(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, q mcpconn.TaskQuestion) (bool, error) {
+	h := s.host
+	tool := ct.Tool.Name
+	question := fmt.Sprintf("%s/%s asks, in its task: %s", server, tool, h.redactor.Redact(q.Message))
+	check := approvals.Check{
+		SessionID:    s.id,
+		Subject:      s.subject,
+		CallID:       info.id,
+		Call:         s.policyCall(server, tool, args),
+		Risk:         h.effective(server, ct),
+		ToolDefHash:  questionKey(ct.Tool.DefHash(), q.Message),
+		ExposedName:  info.exposedName,
+		SecureParams: ct.Tool.SecureParams,
+		Conversation: info.conversation,
+	}
+	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = rules.ActionAsk, TaskQuestionRule, question
+	check.Asking = func(req *approvals.Request) {
+		// The question is what approvers decide, also where a rule of
+		// the policy raised the ask with a message of its own.
+		req.Message = question
+		if info.emit != nil {
+			e := approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, "")
+			e.TaskID = q.TaskID
+			info.emit(e)
+		}
+	}
+	res, gateErr := s.gate.Check(ctx, check)
+	if info.emit != nil {
+		if nobodyAsked(res) {
+			fix := res.Explanation
+			if fix == "" {
+				fix = noApproverFix
+			}
+			e := approvalRequested(info, server, tool, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix)
+			e.TaskID = q.TaskID
+			info.emit(e)
+		}
+		approvers := res.Decision.Approvers
+		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
+			Server: server, Tool: tool, Decision: string(res.Decision.Action), Outcome: string(res.Outcome),
+			Approvers: &approvers, Explanation: res.Explanation, TaskID: q.TaskID})
+	}
+	rec := auditlog.NewRecord(check, res, time.Now())
+	// The record names the definition the call runs under; the call is
+	// running whatever the answer, and its result record follows.
+	rec.ToolDefHash, rec.Result = ct.Tool.DefHash(), auditlog.ResultPending
+	if err := h.record.Write(ctx, rec); err != nil {
+		return false, h.auditRefused(server, tool, err)
+	}
+	if gateErr != nil {
+		return false, fmt.Errorf("%s/%s: approval of its task's question failed: %w", server, tool, gateErr)
+	}
+	return res.Allowed(), nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/secureparams"
@@ -128,7 +129,7 @@ func TestLookupStage(t *testing.T) {
 	}
 }
 
-func TestGuardStage(t *testing.T) {
+func TestArgsStageGuard(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name      string
@@ -147,7 +148,7 @@ func TestGuardStage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{fromModel: tc.fromModel})
 			var hit bool
-			_, err := (guardStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
 			if tc.kind == "" {
 				if err != nil || !hit {
 					t.Fatalf("err %v, reached %v", err, hit)
@@ -168,7 +169,7 @@ func TestGuardStage(t *testing.T) {
 	}
 }
 
-func TestSchemaStage(t *testing.T) {
+func TestArgsStageSchema(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name  string
@@ -184,7 +185,7 @@ func TestSchemaStage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{checkSchema: tc.check})
 			var hit bool
-			_, err := (schemaStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
 			if hit != (tc.kind == "") || (err == nil) != (tc.kind == "") || (err != nil && KindOf(err) != tc.kind) {
 				t.Fatalf("err %v (%s), reached %v; want kind %q", err, KindOf(err), hit, tc.kind)
 			}
@@ -310,7 +311,7 @@ func TestGateCheckRefusesAFailedSink(t *testing.T) {
 	f := newStageFixture(t, sink)
 	c := f.lookedUp(t, "echo", `{}`, callInfo{})
 	var hit bool
-	_, err := (gateStage{next: reached(&hit)}).serve(context.Background(), c)
+	_, err := (decideStage{next: reached(&hit)}).serve(context.Background(), c)
 	if hit || !errors.Is(err, ErrAuditFailed) || KindOf(err) != KindInternal {
 		t.Fatalf("err %v (%s), reached %v", err, KindOf(err), hit)
 	}
@@ -464,9 +465,9 @@ func TestResultRecord(t *testing.T) {
 	}{
 		{name: "ok", result: &CallResult{Result: &mcp.CallToolResult{}, Labels: labels}, want: auditlog.ResultOK},
 		{name: "a tool error", result: &CallResult{Result: &mcp.CallToolResult{IsError: true}}, want: auditlog.ResultToolError},
-		{name: "a server error", err: newError(KindToolError, modelMsgServerError, errors.New("x"), "x"), want: auditlog.ResultServerError},
-		{name: "secure values rejected", err: newError(KindBinding, modelMsgOperatorFailure, ErrSecureRejected, "x"), want: auditlog.ResultServerError, outcome: rules.OutcomeBindingFailed},
-		{name: "maybe ran", err: newError(KindToolError, modelMsgMaybeRan, ErrMaybeRan, "x"), kind: auditlog.ResultUnknown, want: auditlog.ResultUnknown},
+		{name: "a server error", err: hosterr.New(KindToolError, hosterr.MsgServerError, errors.New("x"), "x"), want: auditlog.ResultServerError},
+		{name: "secure values rejected", err: hosterr.New(KindBinding, hosterr.MsgOperatorFailure, ErrSecureRejected, "x"), want: auditlog.ResultServerError, outcome: rules.OutcomeBindingFailed},
+		{name: "maybe ran", err: hosterr.New(KindToolError, hosterr.MsgMaybeRan, ErrMaybeRan, "x"), kind: auditlog.ResultUnknown, want: auditlog.ResultUnknown},
 		{name: "a hook's rule", result: &CallResult{Result: &mcp.CallToolResult{}}, hookRule: "hook:h1:withheld", want: auditlog.ResultOK},
 		{name: "not sent", err: errors.New("ledger"), kind: auditlog.ResultNotExecuted, want: auditlog.ResultNotExecuted, phase: auditlog.PhaseDecision},
 	} {
@@ -589,7 +590,7 @@ func TestPipelineAuditsBeforeItSends(t *testing.T) {
 	var log []string
 	f := newStageFixture(t, orderSink{log: &log})
 	sink := f.h.audit
-	f.h.audit = sentCounter{Sink: sink, srv: f.srv, log: &log}
+	f.h.setAudit(sentCounter{Sink: sink, srv: f.srv, log: &log})
 	if _, err := f.s.CallTool(context.Background(), "db", "execute_sql", json.RawMessage(`{"query":"select 1"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -630,22 +631,23 @@ func stageNames(first stage) []string {
 	return names
 }
 
-// The pipeline's order is the security model's: the guard before the
-// schema (whose message quotes the arguments), the hooks before the gate
+// The pipeline's order is the security model's: the argument checks (the
+// guard before the schema, whose message quotes the arguments, as
+// TestArgsStageGuardsBeforeTheSchema pins) before anything else, the hooks before the gate
 // (they can only tighten it), secure values resolved only after the gate
 // allowed the call, the decision audited before anything is sent, the
 // result redacted before the PostToolUse hooks and the result record see
 // it.
 func TestPipelineOrder(t *testing.T) {
-	core := []string{"subject", "refuse", "lookup", "guard", "schema", "preHook", "gate", "resolve", "audit"}
+	core := []string{"subject", "refuse", "lookup", "args", "decide", "resolve", "audit"}
 	for _, tc := range []struct {
 		name string
 		h    *Host
 		want []string
 	}{
-		{name: "plain", h: &Host{}, want: slices.Concat(core, []string{"postHook", "redact", "send"})},
+		{name: "plain", h: &Host{}, want: slices.Concat(core, []string{"result", "send"})},
 		{name: "observed, durable", h: &Host{obs: &recordingObserver{}, durable: fakeDurability{}},
-			want: slices.Concat([]string{"observe"}, core, []string{"durable", "postHook", "redact", "send"})},
+			want: slices.Concat([]string{"observe"}, core, []string{"durable", "result", "send"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := stageNames(newPipeline(tc.h)); !slices.Equal(got, tc.want) {

@@ -3,10 +3,8 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -14,19 +12,10 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/host/internal/mcpconn"
+	"github.com/agenthost/agenthost/host/internal/hosterr"
+	"github.com/agenthost/agenthost/host/internal/pinstate"
+	"github.com/agenthost/agenthost/host/internal/verdicts"
 )
-
-// toolInfo is what the approvals package needs of a tool.
-func toolInfo(ct *CatalogTool) risk.ToolInfo {
-	return risk.ToolInfo{
-		Name:        ct.Tool.Name,
-		Description: ct.Tool.Description,
-		InputSchema: ct.Tool.InputSchema,
-		Annotations: ct.Tool.Annotations,
-		Meta:        ct.Tool.Meta,
-	}
-}
 
 // trusted reports whether the operator takes the server's declared risk
 // metadata as-is.
@@ -35,59 +24,10 @@ func (h *Host) trusted(server string) bool {
 	return ok && sc.TrustAnnotations
 }
 
-// toolVerdicts are the host's answers about one parsed definition,
-// computed once on first use. They live on the definition's CatalogTool
-// and are carried over to the next listing only while the definition's
-// bytes are unchanged, so they die with the definition: a server that keeps
-// changing its tools does not grow the host.
-type toolVerdicts struct {
-	risk atomic.Pointer[risk.Effective]
-	// never is whether a session of trust level i can ever call the tool:
-	// it depends on the definition and the trust level only, so sessions
-	// share it.
-	never [risk.MaxTrust + 1]atomic.Pointer[neverAnswer]
-	// taint is whether the definition holds a protected value, as of a
-	// redactor version (see taintedTools).
-	taint atomic.Pointer[taintAnswer]
-	// input is the compiled inputSchema (argschema.go).
-	input atomic.Pointer[compiledSchema]
-}
-
-// inputSlot is where ct's compiled inputSchema is kept, nil for a
-// CatalogTool built outside a listing.
-func inputSlot(ct *CatalogTool) *atomic.Pointer[compiledSchema] {
-	if v := verdictsOf(ct); v != nil {
-		return &v.input
-	}
-	return nil
-}
-
-// verdictsOf is the tool's verdicts, nil for a CatalogTool built outside a
-// listing (no memo).
-func verdictsOf(ct *CatalogTool) *toolVerdicts {
-	m := mcpconn.MemoOf(ct)
-	if m == nil {
-		return nil
-	}
-	return m.Load(newToolVerdicts).(*toolVerdicts)
-}
-
-func newToolVerdicts() any { return &toolVerdicts{} }
-
 // effective is the tool's effective risk metadata, computed once per parsed
 // definition.
 func (h *Host) effective(server string, ct *CatalogTool) risk.Effective {
-	v := verdictsOf(ct)
-	if v != nil {
-		if eff := v.risk.Load(); eff != nil {
-			return *eff
-		}
-	}
-	eff := h.policy.Effective(server, h.trusted(server), toolInfo(ct))
-	if v != nil {
-		v.risk.Store(&eff)
-	}
-	return eff
+	return verdicts.Effective(h.policy, server, h.trusted(server), ct)
 }
 
 // Explain runs the whole approval chain for a hypothetical call, without
@@ -96,13 +36,13 @@ func (h *Host) effective(server string, ct *CatalogTool) risk.Effective {
 func (s *Session) Explain(ctx context.Context, server, tool string, args json.RawMessage) (*rules.Explanation, error) {
 	c, ok := s.host.conns[server]
 	if !ok {
-		return nil, newError(KindConfig, modelMsgNone, ErrUnknownServer, "unknown server %q", server)
+		return nil, hosterr.New(KindConfig, hosterr.MsgNone, ErrUnknownServer, "unknown server %q", server)
 	}
 	ct, err := s.lookupTool(ctx, c, tool)
 	if err != nil {
 		return nil, err
 	}
-	x := s.host.policy.Explain(server, s.host.trusted(server), toolInfo(ct), s.policyCall(server, ct.Tool.Name, args))
+	x := s.host.policy.Explain(server, s.host.trusted(server), verdicts.ToolInfo(ct), s.policyCall(server, ct.Tool.Name, args))
 	return &x, nil
 }
 
@@ -115,7 +55,7 @@ func (h *Host) Catalogue(server string) []rules.CatalogueEntry {
 	infos := make([]risk.ToolInfo, 0, len(snap.Tools))
 	for _, ct := range snap.Tools {
 		if ct.Status != ToolExcluded {
-			infos = append(infos, toolInfo(ct))
+			infos = append(infos, verdicts.ToolInfo(ct))
 		}
 	}
 	return h.policy.Catalogue(server, infos)
@@ -143,23 +83,7 @@ func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv 
 // arguments; they are left out of the model view.
 func (s *Session) neverAllowed(server string, ct *CatalogTool) (bool, string) {
 	h := s.host
-	var slot *atomic.Pointer[neverAnswer]
-	if v := verdictsOf(ct); v != nil && s.trustLevel >= 0 && s.trustLevel < len(v.never) {
-		slot = &v.never[s.trustLevel]
-		if n := slot.Load(); n != nil {
-			return n.never, n.why
-		}
-	}
-	never, why := h.policy.NeverAllowed(server, ct.Tool.Name, h.effective(server, ct), s.trustLevel)
-	if slot != nil {
-		slot.Store(&neverAnswer{never, why})
-	}
-	return never, why
-}
-
-type neverAnswer struct {
-	never bool
-	why   string
+	return verdicts.NeverAllowed(h.policy, server, ct, func() risk.Effective { return h.effective(server, ct) }, s.trustLevel)
 }
 
 // policyCall is a call as the approval rules see it. Rule expressions see
@@ -177,36 +101,6 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 		slices.Sort(c.SessionValues)
 	}
 	return c
-}
-
-// gateStage runs the approval workflow for the call: a call it allows
-// goes on with its decision record (to be written before the call is
-// sent); one it denies is refused with the record the workflow made.
-type gateStage struct {
-	obs  Observer // nil: none
-	next stage
-}
-
-func (st gateStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	s := c.s
-	check, err := s.gateCheck(c)
-	if err != nil {
-		return nil, err
-	}
-	var asked time.Time
-	if st.obs != nil {
-		asked = time.Now()
-	}
-	res, gateErr := s.gate.Check(ctx, check)
-	s.emitNobodyAsked(c, res)
-	if st.obs != nil {
-		st.obs.Decision(ctx, DecisionInfo{Server: c.server, Tool: c.ct.Tool.Name, Result: res, Wait: time.Since(asked)})
-	}
-	detached := gateErr != nil && errors.Is(context.Cause(ctx), approvals.ErrDetached)
-	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
-		return nil, err
-	}
-	return st.next.serve(ctx, c)
 }
 
 // gateCheck is what the approval workflow is asked about the call. A
@@ -227,14 +121,14 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 		Conversation: info.conversation,
 	}
 	if dc := info.durable; dc != nil {
-		check.RequestID = requestID(dc.key, string(args), definition(ct).Hash(), h.policy.Revision())
+		check.RequestID = requestID(dc.key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
 	}
 	if t := c.tighten; t != nil {
 		check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = t.action, t.by, t.message
 	}
 	if fr, ok := h.audit.(auditlog.FailureReporter); ok {
 		if err := fr.Err(); err != nil {
-			return check, newError(KindInternal, modelMsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+			return check, hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
 				"%s/%s: refused: the audit log cannot be written: %v", server, ct.Tool.Name, err)
 		}
 	}
@@ -259,7 +153,7 @@ func (s *Session) emitNobodyAsked(c *call, res approvals.Result) {
 	c.info.emit(approvalRequested(c.info, c.server, c.ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
 }
 
-// gateAnswer is the gate stage's decision on the workflow's answer: nil
+// gateAnswer is the decide stage's decision on the workflow's answer: nil
 // lets the call on with its decision record (c.rec, c.decision); a denial
 // is a *refusal; a detached wait (the process is going and the durable
 // call resumes later) is neither audited nor refused, its request stays
@@ -278,19 +172,19 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 			Explanation: res.Explanation})
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
-	msg := modelMsgFromApprovals(res.ModelMessage)
+	msg := hosterr.MsgFromApprovals(res.ModelMessage)
 	switch {
 	case detached:
-		return newError(KindInternal, modelMsgCancelled, gateErr, "%s/%s: approval wait detached", server, tool)
+		return hosterr.New(KindInternal, hosterr.MsgCancelled, gateErr, "%s/%s: approval wait detached", server, tool)
 	case gateErr != nil:
-		return &refusal{rec: rec, err: newError(KindDenied, msg, gateErr, "%s/%s: approval failed: %v", server, tool, gateErr)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, gateErr, "%s/%s: approval failed: %v", server, tool, gateErr)}
 	case res.Allowed():
 		c.rec, c.decision = rec, decision
 		return nil
 	case res.Explanation != "":
-		return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
 	}
-	return &refusal{rec: rec, err: newError(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
+	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
 }
 
 // noApproverFix is what an approval_requested event says when an ask found
@@ -341,20 +235,6 @@ func outcomeText(res approvals.Result) string {
 	}
 }
 
-// writeAudit writes one record. The model's arguments pass through the
-// redactor too: a secret a user pasted into the conversation must not land
-// in the audit log verbatim. Cancellation of the call does not stop the
-// record being written.
-func (h *Host) writeAudit(ctx context.Context, rec *auditlog.Record) error {
-	if rec.Phase != auditlog.PhaseResult { // a result record copies its redacted decision record
-		rec.Arguments = h.redactor.RedactJSON(rec.Arguments)
-	}
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
-	return h.audit.Write(ctx, rec)
-}
-
 // PlanInit proposes, for `agenthost policy init`, catalogue entries for
 // the tools of the named servers (their current listing, excluded tools
 // left out) that the configuration's catalogue lacks, and default rules
@@ -369,10 +249,18 @@ func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
 		s := policyinit.InitServer{Name: name, Tools: make([]risk.ToolInfo, 0, len(snap.Tools))}
 		for _, ct := range snap.Tools {
 			if ct.Status != ToolExcluded {
-				s.Tools = append(s.Tools, toolInfo(ct))
+				s.Tools = append(s.Tools, verdicts.ToolInfo(ct))
 			}
 		}
 		list = append(list, s)
 	}
 	return policyinit.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
+}
+
+// auditRefused is the error of a call whose decision record could not be
+// written: it is not sent.
+func (h *Host) auditRefused(server, tool string, err error) error {
+	h.logger.Error("audit write failed; the call was not sent", "server", server, "tool", tool, "err", err)
+	return hosterr.New(KindInternal, hosterr.MsgOperatorFailure, fmt.Errorf("%w: %w", ErrAuditFailed, err),
+		"%s/%s: refused, the call was not sent: its audit record could not be written: %v", server, tool, err)
 }

@@ -77,7 +77,7 @@ func (s *Session) Report(ctx context.Context, server string) *CatalogReport {
 		red := s.host.redactor
 		for _, tv := range view.Tools[snap.Name] {
 			// A definition can hold a protected value (such a tool is
-			// excluded, see taintReason): the report masks it.
+			// excluded, see taint.Reason): the report masks it.
 			tr := ToolReport{
 				Name:           red.Redact(tv.Tool.Name),
 				Status:         tv.Status,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/host/internal/permhook"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
 )
 
 // SessionOptions describe one session: who it acts for and what it may do.
@@ -40,11 +42,8 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	// prepared holds the last secure call prepared per tool definition
-	// (*secureparams.Tool -> *preparedCall), at most maxPrepared of them
-	// (preparedN counts them).
-	prepared  sync.Map
-	preparedN atomic.Int64
+	// secure are the session's secure values (package secureargs).
+	secure secureValues
 
 	mu          sync.RWMutex
 	values      bindings.MapValues
@@ -84,7 +83,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if approver == nil {
 		approver = h.approver
 	}
-	approver = h.withPermissionHooks(approver)
+	approver = permhook.Wrap(h.hooks, h.cfg.Hooks, h.logger, approver)
 	// NewGate fails only without a Policy, which a Host always has.
 	gate, _ := approvals.NewGate(approvals.GateConfig{Policy: h.policy, Approver: approver, Grants: h.grantStore()})
 	history := opts.History
@@ -95,15 +94,16 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if h.durable != nil {
 		tr.seq, _ = history.(SequencedHistory)
 	}
-	return &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
+	s := &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
 		transcript: tr}
+	s.secure = secureargs.NewSession(h.secureSrc, id, opts.Subject, s.sessionValues)
+	return s
 }
 
 // Close ends the session: its cached credential values are dropped.
 func (s *Session) Close() {
 	s.host.binder.ForgetSession(s.id)
-	s.prepared.Clear()
-	s.preparedN.Store(0)
+	s.secure.Clear()
 }
 
 // ID is the session id.
@@ -141,10 +141,15 @@ func (h *Host) protectSessionValue(name, value string) {
 
 // bindingContext carries the session's values to the session source.
 func (s *Session) bindingContext(ctx context.Context) context.Context {
+	return bindings.ContextWithSessionValues(ctx, s.sessionValues())
+}
+
+// sessionValues are the session's values (read-only: SetValue replaces
+// the map).
+func (s *Session) sessionValues() bindings.MapValues {
 	s.mu.RLock()
-	values := s.values
-	s.mu.RUnlock()
-	return bindings.ContextWithSessionValues(ctx, values)
+	defer s.mu.RUnlock()
+	return s.values
 }
 
 func newID() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/auditsink"
 )
 
 // A host given an approvals store and an audit database keeps approvals
@@ -56,7 +57,7 @@ func TestHostUsesGivenStores(t *testing.T) {
 	if _, ok, err := b.grantStore().GetGrant(ctx, "sess-1", "orders", "update"); !ok || err != nil {
 		t.Errorf("a grant given on host A is not seen by host B: %v, %v", ok, err)
 	}
-	if _, unrecorded := a.audit.(*unrecordedSink); unrecorded {
+	if _, unrecorded := a.audit.(*auditsink.Unrecorded); unrecorded {
 		t.Error("audit.store set and audit.path empty: the host still warns that nothing is recorded")
 	}
 	if err := a.audit.Write(ctx, &auditlog.Record{SessionID: "sess-1", CallID: "c1", TS: time.Now()}); err != nil {

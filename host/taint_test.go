@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
@@ -66,7 +67,7 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 		t.Errorf("default_php is %s after its value became protected", got)
 	}
 	for _, tv := range later.Tools["db"] {
-		if tv.Status == ToolExcluded && tv.Reason != taintReason {
+		if tv.Status == ToolExcluded && tv.Reason != taint.Reason {
 			t.Errorf("%s: reason %q", tv.Tool.Name, tv.Reason)
 		}
 	}
@@ -86,14 +87,14 @@ func TestToolsHoldingProtectedValuesAreExcluded(t *testing.T) {
 	}
 
 	// Unchanged: the view and the check are reused, calls do not redo it.
-	check := h.currentTaint("db")
+	check := h.taint.Current("db")
 	if again := s.View(ctx); again != later {
 		t.Error("an unchanged catalog rebuilt the view")
 	}
 	if _, err := s.CallTool(ctx, "db", "plain", nil); err != nil {
 		t.Fatal(err)
 	}
-	if h.currentTaint("db") != check {
+	if h.taint.Current("db") != check {
 		t.Error("a call re-ran the check of the catalog")
 	}
 	// Sessions share the verdicts.

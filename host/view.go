@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/config"
-	"github.com/agenthost/agenthost/host/secureparams"
+	"github.com/agenthost/agenthost/host/internal/secureargs"
+	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/llmview"
 )
 
@@ -40,7 +40,7 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	h := s.host
 	servers := h.Servers()
 	nameGens := h.syncNames(servers)
-	taints := h.syncTaint(servers)
+	taints := h.taint.Sync(servers)
 	epoch := s.valuesEpoch.Load()
 
 	s.viewMu.Lock()
@@ -52,7 +52,7 @@ func (s *Session) View(ctx context.Context) *SessionView {
 	var key *verdictKey // computed once, when a server needs verdicts
 	for _, snap := range servers {
 		sv := s.viewCache[snap.Name]
-		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] && sv.taintGen == taints[snap.Name].gen {
+		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] && sv.taintGen == taints[snap.Name].Gen {
 			continue
 		}
 		if key == nil {
@@ -146,24 +146,24 @@ const maxSharedVerdicts = 64
 //
 // prev, when not nil, is the session's view of an earlier snapshot of the
 // server under the same values and names (see evaluate).
-func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64, taint *serverTaint, prev *serverView) *serverView {
+func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, key verdictKey, epoch, nameGen uint64, chk *taint.Check, prev *serverView) *serverView {
 	h := s.host
 	h.verdictsMu.Lock()
 	sv := h.verdicts[snap.Name]
 	var shared *serverView
-	if sv != nil && sv.snap == snap && sv.nameGen == nameGen && sv.taintGen == taint.gen {
+	if sv != nil && sv.snap == snap && sv.nameGen == nameGen && sv.taintGen == chk.Gen {
 		shared = sv.byKey[key]
 	}
 	h.verdictsMu.Unlock()
 	if shared == nil {
-		shared = s.evaluate(ctx, snap, nameGen, taint, prev)
+		shared = s.evaluate(ctx, snap, nameGen, chk, prev)
 		h.verdictsMu.Lock()
 		if h.verdicts == nil {
 			h.verdicts = map[string]*serverVerdicts{}
 		}
 		sv = h.verdicts[snap.Name]
-		if sv == nil || sv.snap != snap || sv.nameGen != nameGen || sv.taintGen != taint.gen {
-			sv = &serverVerdicts{snap: snap, nameGen: nameGen, taintGen: taint.gen, byKey: map[verdictKey]*serverView{}}
+		if sv == nil || sv.snap != snap || sv.nameGen != nameGen || sv.taintGen != chk.Gen {
+			sv = &serverVerdicts{snap: snap, nameGen: nameGen, taintGen: chk.Gen, byKey: map[verdictKey]*serverView{}}
 			h.verdicts[snap.Name] = sv
 		}
 		if len(sv.byKey) < maxSharedVerdicts {
@@ -184,14 +184,14 @@ func (s *Session) sharedServerView(ctx context.Context, snap *ServerSnapshot, ke
 // the same catalog, taint and pinning verdicts (a re-listing in which no
 // definition changed), its session verdicts and model view part are reused:
 // they depend on nothing else, and the work is then one comparison per tool.
-func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64, taint *serverTaint, prev *serverView) *serverView {
-	sv := &serverView{snap: snap, nameGen: nameGen, taintGen: taint.gen, in: make([]verdictIn, len(snap.Tools))}
+func (s *Session) evaluate(ctx context.Context, snap *ServerSnapshot, nameGen uint64, chk *taint.Check, prev *serverView) *serverView {
+	sv := &serverView{snap: snap, nameGen: nameGen, taintGen: chk.Gen, in: make([]verdictIn, len(snap.Tools))}
 	for i, ct := range snap.Tools {
 		in := verdictIn{ct.Status, ct.Reason}
-		if taint.tainted[ct] {
-			in = verdictIn{ToolExcluded, taintReason}
+		if chk.Tainted[ct] {
+			in = verdictIn{ToolExcluded, taint.Reason}
 		}
-		if reason := taint.pinned[ct]; reason != "" && in.status == ToolActive {
+		if reason := chk.Pinned[ct]; reason != "" && in.status == ToolActive {
 			in = verdictIn{ToolHidden, reason}
 		}
 		sv.in[i] = in
@@ -259,23 +259,12 @@ func sameBytes(a, b []byte) bool {
 // fill for this session.
 func (s *Session) unbindable(ctx context.Context, snap *ServerSnapshot, ct *CatalogTool) []string {
 	var missing []string
-	for _, p := range secureRequired(snap, ct.Tool) {
+	for _, p := range secureargs.Required(snap, ct.Tool) {
 		if !s.host.binder.CanBind(ctx, snap.Name, ct.Tool.Name, p) {
 			missing = append(missing, p)
 		}
 	}
 	return missing
-}
-
-// secureRequired are the secure names every call of t must carry: under
-// Toolbox's extension every secure parameter (Toolbox makes each one
-// required whatever secureInputSchema says, and answers a call without one
-// with a tool error), otherwise secureInputSchema's required ones.
-func secureRequired(snap *ServerSnapshot, t *secureparams.Tool) []string {
-	if snap != nil && snap.Extension == config.ToolboxSecureParamsExtension {
-		return t.SecureParams
-	}
-	return t.SecureRequired
 }
 
 // syncNames brings the host's exposed names up to date with the servers'

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/taint"
+	"github.com/agenthost/agenthost/host/internal/verdicts"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -56,10 +58,10 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	for _, name := range servers {
 		load(name, "first", "get", "put")
 	}
-	taintChecks := func(server string) []*taintAnswer {
-		var out []*taintAnswer
+	taintChecks := func(server string) []*verdicts.TaintAnswer {
+		var out []*verdicts.TaintAnswer
 		for _, ct := range h.Server(server).Tools {
-			out = append(out, verdictsOf(ct).taint.Load())
+			out = append(out, verdicts.Taint(ct))
 		}
 		return out
 	}
@@ -138,7 +140,7 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	load("b", "second", "put", "get")
 	tainted := s.View(ctx)
 	for _, tv := range tainted.Tools["b"] {
-		if tv.Status != ToolExcluded || tv.Reason != taintReason {
+		if tv.Status != ToolExcluded || tv.Reason != taint.Reason {
 			t.Errorf("b/%s: %s (%s), want excluded as tainted", tv.Tool.Name, tv.Status, tv.Reason)
 		}
 	}

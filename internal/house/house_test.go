@@ -46,6 +46,15 @@ var rooms = []struct {
 	// imports it.
 	{"host/serve/internal", 55},
 	{"host", 50},
+	// host's own leaves: the pipeline's stages call them; they import
+	// mcpconn (host/internal), never host.
+	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
+	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
+	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
+	{"host/internal/permhook", 46}, {"host/internal/auditsink", 47},
+	// The events of a turn and the telemetry hooks: embedders use them
+	// (as host.Event, host.Observer, ...).
+	{"host/event", 47}, {"host/observe", 47},
 	{"host/internal", 45},
 	{"host/mcptest", 42},
 	// mcptest's leaves: a task's state above the tools file, which with

@@ -1,4 +1,7 @@
-package host
+// Package argschema owns the check of a call's arguments against its
+// tool's inputSchema: the compiled schema kept with the definition, the
+// work bound, and a refusal text that quotes no value of the schema.
+package argschema
 
 import (
 	"bytes"
@@ -17,19 +20,19 @@ import (
 	"golang.org/x/text/message"
 )
 
-// argSchemas checks model arguments against tools' inputSchemas before
+// Checker checks model arguments against tools' inputSchemas before
 // anything is sent, compiling each definition's schema once: the compiled
-// schema lives in the definition's verdicts (policy.go), so it dies with the
+// schema lives in the definition's verdicts (host/policy.go), so it dies with the
 // definition and a server that keeps changing its tools does not grow the
 // host. A schema that cannot be compiled (for example one with a remote
 // $ref, which is never fetched) is not checked here; the server still
 // validates.
-type argSchemas struct{}
+type Checker struct{}
 
-// compiledSchema is one compiled inputSchema; s is nil when it is not
+// Compiled is one compiled inputSchema; s is nil when it is not
 // checkable. optional are the top-level properties the schema declares and
 // does not require.
-type compiledSchema struct {
+type Compiled struct {
 	s        *jsonschema.Schema
 	optional map[string]bool
 }
@@ -46,13 +49,13 @@ var argErrorPrinter = message.NewPrinter(language.English)
 // get is the compiled schema held in slot, compiling it first when the
 // slot is empty; a nil slot (a definition outside a listing) compiles it
 // for this call only.
-func (a *argSchemas) get(slot *atomic.Pointer[compiledSchema], schema json.RawMessage) *compiledSchema {
+func (a *Checker) get(slot *atomic.Pointer[Compiled], schema json.RawMessage) *Compiled {
 	if slot != nil {
 		if c := slot.Load(); c != nil {
 			return c
 		}
 	}
-	c := &compiledSchema{}
+	c := &Compiled{}
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema)); err == nil {
 		c.s, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
 		c.optional = optionalProperties(doc)
@@ -109,11 +112,11 @@ func withoutOptionalNulls(doc any, optional map[string]bool) any {
 	return out
 }
 
-// validate checks model arguments against a tool's inputSchema; the message
+// Validate checks model arguments against a tool's inputSchema; the message
 // is for the model (it only quotes the model's own input). cost is the
 // tool's secureparams ValidationCost: arguments whose JSON values times cost
 // exceed secureparams.MaxValidationWork are refused unvalidated.
-func (a *argSchemas) validate(slot *atomic.Pointer[compiledSchema], schema json.RawMessage, cost int64, args json.RawMessage) error {
+func (a *Checker) Validate(slot *atomic.Pointer[Compiled], schema json.RawMessage, cost int64, args json.RawMessage) error {
 	c := a.get(slot, schema)
 	if c.s == nil {
 		return nil

@@ -1,4 +1,4 @@
-package host
+package argschema
 
 import (
 	"encoding/json"
@@ -28,8 +28,8 @@ func TestArgSchemaHostileNumbers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var a argSchemas
-			err := a.validate(nil, json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
+			var a Checker
+			err := a.Validate(nil, json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("validate = %v, want nil", err)
@@ -51,8 +51,8 @@ func TestArgSchemaErrorOutputBounded(t *testing.T) {
 		branches[i] = fmt.Sprintf(`{"const":"value-%d-%s"}`, i, strings.Repeat("x", 300))
 	}
 	schema := `{"type":"object","properties":{"q":{"anyOf":[` + strings.Join(branches, ",") + `]}}}`
-	var a argSchemas
-	err := a.validate(nil, json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
+	var a Checker
+	err := a.Validate(nil, json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
 	if err == nil {
 		t.Fatal("validate = nil, want a mismatch")
 	}
@@ -70,11 +70,11 @@ func TestArgSchemaErrorOutputBounded(t *testing.T) {
 func TestArgSchemaWorkBound(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	args := json.RawMessage(`{"l":[` + strings.TrimSuffix(strings.Repeat("1,", 999), ",") + `]}`) // 1001 values
-	var a argSchemas
-	if err := a.validate(nil, schema, secureparams.MaxValidationWork/1001, args); err != nil {
+	var a Checker
+	if err := a.Validate(nil, schema, secureparams.MaxValidationWork/1001, args); err != nil {
 		t.Fatalf("within the budget: %v", err)
 	}
-	err := a.validate(nil, schema, secureparams.MaxValidationWork/1000, args)
+	err := a.Validate(nil, schema, secureparams.MaxValidationWork/1000, args)
 	if err == nil || !strings.Contains(err.Error(), "too large to check") {
 		t.Fatalf("beyond the budget: %v, want a refusal", err)
 	}
@@ -100,8 +100,8 @@ func TestArgSchemaMessagesQuoteNoSchemaValue(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := `{"type":"object","properties":{"v":` + tc.prop + `}}`
-			var a argSchemas
-			err := a.validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			var a Checker
+			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
 			if err == nil {
 				t.Fatal("validate = nil, want a mismatch")
 			}
@@ -135,8 +135,8 @@ func TestArgSchemaOptionalNull(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var a argSchemas
-			err := a.validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			var a Checker
+			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
 			if (err == nil) != tc.ok {
 				t.Fatalf("validate(%s) = %v, want ok %v", tc.args, err, tc.ok)
 			}

@@ -1,37 +1,41 @@
-package host
+// Package progress owns the forwarding of a running call's
+// notifications/progress to the turn as tool_progress events.
+package progress
 
 import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/event"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 )
 
-// progressForwarder turns a running call's notifications/progress into
+// Forwarder turns a running call's notifications/progress into
 // tool_progress events. The connection hands it progress on its reader,
 // which must not wait for the turn's consumer, so only the latest progress
-// is kept and its own goroutine emits it; stop ends that goroutine before
+// is kept and its own goroutine emits it; Stop ends that goroutine before
 // the call's next event (its tool_result), so the two never emit at once.
-type progressForwarder struct {
-	emit  func(Event)
-	base  Event
+type Forwarder struct {
+	emit  func(event.Event)
+	base  event.Event
 	start time.Time
 
 	mu     sync.Mutex
 	latest *mcpconn.Progress
 	wake   chan struct{} // capacity 1: a progress is waiting
-	done   chan struct{} // closed by stop
+	done   chan struct{} // closed by Stop
 	exited chan struct{}
 }
 
-func startProgress(emit func(Event), base Event, start time.Time) *progressForwarder {
-	f := &progressForwarder{emit: emit, base: base, start: start,
+// Start forwards progress to emit as copies of base, timed from start.
+func Start(emit func(event.Event), base event.Event, start time.Time) *Forwarder {
+	f := &Forwarder{emit: emit, base: base, start: start,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	go f.run()
 	return f
 }
 
-func (f *progressForwarder) run() {
+func (f *Forwarder) run() {
 	defer close(f.exited)
 	for {
 		select {
@@ -57,8 +61,8 @@ func (f *progressForwarder) run() {
 	}
 }
 
-// notify keeps p as the latest progress; it never blocks.
-func (f *progressForwarder) notify(p mcpconn.Progress) {
+// Notify keeps p as the latest progress; it never blocks.
+func (f *Forwarder) Notify(p mcpconn.Progress) {
 	f.mu.Lock()
 	f.latest = &p
 	f.mu.Unlock()
@@ -68,8 +72,8 @@ func (f *progressForwarder) notify(p mcpconn.Progress) {
 	}
 }
 
-// stop ends the forwarding and waits for the goroutine (a nil f is none).
-func (f *progressForwarder) stop() {
+// Stop ends the forwarding and waits for the goroutine (a nil f is none).
+func (f *Forwarder) Stop() {
 	if f == nil {
 		return
 	}

@@ -1,17 +1,19 @@
-package host
+package results
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/bindings"
 )
 
-func TestContentText(t *testing.T) {
+func TestText(t *testing.T) {
 	png := base64.StdEncoding.EncodeToString(make([]byte, 300))
 	tests := []struct {
 		name    string
@@ -28,7 +30,7 @@ func TestContentText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ContentText(tc.content)
+			got := Text(tc.content)
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -41,19 +43,19 @@ func TestContentText(t *testing.T) {
 
 func TestResultTextMarksStructuredOnly(t *testing.T) {
 	r := &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}
-	if got := resultText(r); got != `{"n":1}` {
+	if got := ForModel(r); got != `{"n":1}` {
 		t.Errorf("got %q", got)
 	}
-	if got := resultText(&mcp.CallToolResult{}); got != "(no output)" {
+	if got := ForModel(&mcp.CallToolResult{}); got != "(no output)" {
 		t.Errorf("empty result: %q", got)
 	}
 }
 
 func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 	const secret = "tok-CANARY/5b1e"
-	h := &Host{redactor: bindings.NewRedactor()}
-	h.redactor.Add(secret)
-	h.redactor.Add("98765432") // a numeric PIN
+	redactor := bindings.NewRedactor()
+	redactor.Add(secret)
+	redactor.Add("98765432") // a numeric PIN
 	tests := []struct {
 		name   string
 		result *mcp.CallToolResult
@@ -81,19 +83,19 @@ func TestRedactResultFindsEchoedSecrets(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out := h.redactResult(tc.result)
+			out := Redact(redactor, tc.result)
 			b, _ := json.Marshal(out)
-			if strings.Contains(string(b), secret) || h.redactor.ContainsSecret(string(b)) || strings.Contains(string(b), "98765432") {
+			if strings.Contains(string(b), secret) || redactor.ContainsSecret(string(b)) || strings.Contains(string(b), "98765432") {
 				t.Errorf("secret survived: %s", b)
 			}
-			if text := resultText(out); strings.Contains(text, secret) || h.redactor.ContainsSecret(text) || strings.Contains(text, "98765432") {
+			if text := ForModel(out); strings.Contains(text, secret) || redactor.ContainsSecret(text) || strings.Contains(text, "98765432") {
 				t.Errorf("the model would read it: %s", text)
 			}
 		})
 	}
 	clean := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("nothing here")},
 		StructuredContent: map[string]any{"n": 1.0}, Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{"a": "b"}}}}
-	if got := h.redactResult(clean); got != clean {
+	if got := Redact(redactor, clean); got != clean {
 		t.Errorf("a clean result was rebuilt")
 	}
 }
@@ -107,4 +109,38 @@ func wireResult(t *testing.T, raw string) *mcp.CallToolResult {
 		t.Fatalf("%s: %v", raw, err)
 	}
 	return r
+}
+
+func TestModelResultText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int64
+		keep string // the text kept before the note
+	}{
+		{"under the limit", "short", 10, "short"},
+		{"at the limit", "0123456789", 10, "0123456789"},
+		{"cut", "0123456789abc", 10, "0123456789"},
+		{"cut inside a character", "012345678é", 10, "012345678"},
+		{"no limit", strings.Repeat("x", 100), 0, strings.Repeat("x", 100)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ModelText(tc.in, tc.max)
+			if !strings.HasPrefix(got, tc.keep) || !utf8.ValidString(got) {
+				t.Fatalf("got %q, want it to start with %q", got, tc.keep)
+			}
+			if tc.keep == tc.in {
+				if got != tc.in {
+					t.Fatalf("got %q, want the text as it is", got)
+				}
+				return
+			}
+			note := got[len(tc.keep):]
+			want := "\n[agenthost: the tool result was cut here: " + strconv.Itoa(len(tc.in)-len(tc.keep)) + " of its " + strconv.Itoa(len(tc.in)) + " bytes were left out"
+			if !strings.HasPrefix(note, want) {
+				t.Fatalf("note %q, want %q", note, want)
+			}
+		})
+	}
 }
