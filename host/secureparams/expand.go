@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 )
 
 // Validation cost limits. JSON Schema validators (the host's included) do
@@ -234,7 +236,7 @@ func (m *refOnlyMeasure) ref(obj map[string]any, ref any) bool {
 		case "$ref", "required", "dependentRequired", "contentSchema", "$defs", "definitions":
 			// Read by the walker only.
 		default:
-			if readsKeyword(k) {
+			if onepass.ReadsKeyword(k) {
 				return false
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/safeschema"
 )
 
@@ -100,7 +101,7 @@ func TestSchemaExpansionAnalysisIsBounded(t *testing.T) {
 		defsBomb(60, `"$ref":"#/$defs/a0"`),
 		`{"type":"object","anyOf":[{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}}]}`,
 	} {
-		root, err := decodeJSON([]byte(schema))
+		root, err := schemajson.DecodeJSON([]byte(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func FuzzToolValidation(f *testing.F) {
 func TestExpansionMemo(t *testing.T) {
 	analyse := func(label, schema string) (int64, *problem) {
 		t.Helper()
-		root, err := decodeValid([]byte(schema))
+		root, err := schemajson.DecodeValid([]byte(schema))
 		if err != nil {
 			t.Fatal(err)
 		}

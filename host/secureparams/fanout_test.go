@@ -3,6 +3,8 @@ package secureparams
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // FuzzFanOutByTokens: schemaExpansion reading what may fan out from the
@@ -32,7 +34,7 @@ func FuzzFanOutByTokens(f *testing.F) {
 		if p != nil {
 			return
 		}
-		root, err := decodeValid(raw)
+		root, err := schemajson.DecodeValid(raw)
 		if err != nil {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // refOnlySchemas are schemas around the edge of what refOnlyExpansion
@@ -45,7 +47,7 @@ func expansionBoth(schema string) (short int64, answered bool, full int64, p *pr
 	if !json.Valid([]byte(schema)) {
 		return 0, false, 0, nil, false
 	}
-	root, err := decodeValid([]byte(schema))
+	root, err := schemajson.DecodeValid([]byte(schema))
 	if err != nil {
 		return 0, false, 0, nil, false
 	}

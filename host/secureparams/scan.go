@@ -3,10 +3,11 @@ package secureparams
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
@@ -50,19 +51,6 @@ type scanResult struct {
 	refs, fanOut bool
 }
 
-// fanOutKeyword reports the keywords through which more than one subschema
-// can apply to one value, "$ref" aside, and the two that give array items
-// two subschemas at once (sameItems).
-func fanOutKeyword(name string) bool {
-	switch name {
-	case "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
-		"patternProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "propertyNames",
-		"additionalItems", "prefixItems":
-		return true
-	}
-	return false
-}
-
 // scanSchema makes one streaming pass over a schema document (iterative, so
 // hostile nesting cannot blow the stack) and rejects what the host refuses
 // to reason about: duplicate object keys (parsers disagree on which wins),
@@ -93,7 +81,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		switch {
 		case key == "$ref":
 			res.refs = true
-		case fanOutKeyword(key):
+		case onepass.FanOutKeyword(key):
 			res.fanOut = true
 		}
 		if key == "x-mcp-header" {
@@ -145,10 +133,6 @@ func checkDuplicateKeys(doc json.RawMessage, label string, known validity) *prob
 	return walkTokens(doc, label, known, func([]string, string, jsonlex.Kind, []byte) *problem { return nil })
 }
 
-// smallObject is the member count up to which repeated names are found by
-// comparing with the object's earlier names; beyond it, with a map.
-const smallObject = 16
-
 // validity says whether a document is already known to be valid JSON (a
 // part of a definition the listing validated as a whole), so that a scan
 // can skip checking it again.
@@ -196,8 +180,8 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 		case jsonlex.Key:
 			// The names are only compared and handed to visit, which
 			// copies what it keeps: they may share doc's memory.
-			text := viewString(raw)
-			if repeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
+			text := schemajson.ViewString(raw)
+			if schemajson.RepeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
 				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, at(pointer(path)))
 			}
 			path = append(path, text)
@@ -230,32 +214,6 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 			path = path[:len(path)-1]
 		}
 	}
-}
-
-// repeatedKey records an object's member name and reports whether the
-// object already had it. The names of a small object are keys[from:]; a
-// large one's move to *large.
-func repeatedKey(large *map[string]struct{}, keys *[]string, from int, key string) bool {
-	if *large != nil {
-		if _, dup := (*large)[key]; dup {
-			return true
-		}
-		(*large)[key] = struct{}{}
-		return false
-	}
-	if slices.Contains((*keys)[from:], key) {
-		return true
-	}
-	*keys = append(*keys, key)
-	if len(*keys)-from > smallObject {
-		m := make(map[string]struct{}, 2*smallObject)
-		for _, k := range (*keys)[from:] {
-			m[k] = struct{}{}
-		}
-		*large = m
-		*keys = (*keys)[:from]
-	}
-	return false
 }
 
 // pointer renders a path as a JSON pointer (RFC 6901): "" for the root.

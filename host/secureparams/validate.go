@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -96,8 +97,8 @@ func Validate(t *Tool) error {
 func analyze(t *Tool) *ExclusionError {
 	if !t.docsDecoded {
 		// Errors surface below, from the scans that name the schema.
-		t.inputDoc, _ = decodeJSON(t.InputSchema)
-		t.secureDoc, _ = decodeJSON(t.SecureInputSchema)
+		t.inputDoc, _ = schemajson.DecodeJSON(t.InputSchema)
+		t.secureDoc, _ = schemajson.DecodeJSON(t.SecureInputSchema)
 		t.docsDecoded = true
 	}
 	half := t.secureHalf
@@ -179,7 +180,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 			return analyzeWithSecureHalf(t, half, inputScan)
 		}
 		// Too little budget left: the full analysis reports the limit.
-		secureRoot, _ = decodeValid(t.SecureInputSchema)
+		secureRoot, _ = schemajson.DecodeValid(t.SecureInputSchema)
 	}
 	rootRequired := t.SecureRequired
 	if p := checkSecureRoot(secureRoot); p != nil {

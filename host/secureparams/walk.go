@@ -1,14 +1,13 @@
 package secureparams
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 )
 
 // Keywords holding subschemas that apply to other instances than the one at
@@ -203,24 +202,11 @@ var leafShortcut = true
 // there, and one pass over its few members spares a lookup of each keyword.
 func readsNothing(obj map[string]any) bool {
 	for k := range obj {
-		if readsKeyword(k) {
+		if onepass.ReadsKeyword(k) {
 			return false
 		}
 	}
 	return true
-}
-
-// readsKeyword reports whether the walker or the expansion analysis reads
-// a schema object's member k.
-func readsKeyword(k string) bool {
-	switch k {
-	case "$ref", "properties", "required", "dependentRequired", "dependentSchemas", "dependencies",
-		"patternProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-		"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "additionalItems",
-		"contentSchema", "propertyNames", "items", "prefixItems", "$defs", "definitions":
-		return true
-	}
-	return false
 }
 
 // declaredNames records the property names a schema object mentions: properties
@@ -477,19 +463,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// decodeJSON decodes one JSON document, numbers as json.Number, refusing
-// trailing data.
-func decodeJSON(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the top-level value")
-	}
-	return v, nil
 }
