@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // Validation cost limits. JSON Schema validators (the host's included) do
@@ -84,7 +85,7 @@ func (n *xnode) ptr() string {
 	}
 	p := n.parent.ptr() + "/" + n.kw
 	if n.key != "" {
-		p += "/" + escapePointer(n.key)
+		p += "/" + schemajson.EscapePointer(n.key)
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package secureparams
 import (
 	"slices"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 )
 
@@ -48,7 +49,7 @@ func cleanByPass(t *Tool, facts *onepass.Facts) bool {
 			return false
 		}
 		half.apply(t)
-		t.SecureRequired = sortedUnique(append(slices.Clone(t.SecureRequired), half.walkRequired...))
+		t.SecureRequired = guard.SortedUnique(append(slices.Clone(t.SecureRequired), half.walkRequired...))
 		t.Warnings = append(t.Warnings, secretHeaderWarnings(t)...)
 	} else {
 		t.SecureParams = []string{} // as extractSecureBasics leaves it

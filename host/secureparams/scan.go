@@ -221,7 +221,7 @@ func pointer(path []string) string {
 	var b strings.Builder
 	for _, seg := range path {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(seg))
+		b.WriteString(schemajson.EscapePointer(seg))
 	}
 	return b.String()
 }
@@ -232,13 +232,4 @@ func at(ptr string) string {
 		return "the root"
 	}
 	return ptr
-}
-
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-func escapePointer(seg string) string {
-	if !strings.ContainsAny(seg, "~/") {
-		return seg
-	}
-	return pointerEscaper.Replace(seg)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/jsonlex"
@@ -110,7 +111,7 @@ type Tool struct {
 	// guardTargets are SecureParams prepared for the call-time guard
 	// (see Tool.CheckArguments), on first use.
 	guardOnce    sync.Once
-	guardTargets []secureTarget
+	guardTargets []guard.Target
 }
 
 // ParseTool decodes one raw tool definition from a tools/list result. It

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -123,7 +123,7 @@ func extractSecureBasics(t *Tool, secureRoot any) {
 	props, _ := obj["properties"].(map[string]any)
 	t.SecureParams = sortedKeys(props)
 	if req, ok := stringList(obj["required"]); ok {
-		t.SecureRequired = sortedUnique(req)
+		t.SecureRequired = guard.SortedUnique(req)
 	}
 	t.SecureHeaders = nil
 	for _, name := range t.SecureParams {
@@ -212,7 +212,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 	for _, n := range sw.required {
 		t.SecureRequired = append(t.SecureRequired, n.name)
 	}
-	t.SecureRequired = sortedUnique(t.SecureRequired)
+	t.SecureRequired = guard.SortedUnique(t.SecureRequired)
 
 	return analyzeWithInput(t, inputScan, sw, declared, func() ([]secureHeaderName, *problem, *problem) {
 		if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan); p != nil {
@@ -230,7 +230,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 // analyzeWithSecureHalf is the rest of analyzeProblem for a tool whose
 // secureInputSchema was analysed before (half): what reads inputSchema too.
 func analyzeWithSecureHalf(t *Tool, half *secureHalf, inputScan *scanResult) *problem {
-	t.SecureRequired = sortedUnique(append(t.SecureRequired, half.walkRequired...))
+	t.SecureRequired = guard.SortedUnique(append(t.SecureRequired, half.walkRequired...))
 	return analyzeWithInput(t, inputScan, half.walker(), declaredSet(t.SecureParams), func() ([]secureHeaderName, *problem, *problem) {
 		return half.headerNames, nil, nil
 	})
@@ -485,7 +485,7 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 	// Each name is normalised once, not once per pair.
 	normSecure := make([]string, len(secure))
 	for i, s := range secure {
-		normSecure[i] = normaliseName(s)
+		normSecure[i] = guard.NormaliseName(s)
 	}
 	var out []string
 	var seen map[string]bool
@@ -497,9 +497,9 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 				continue
 			}
 			if !normalised {
-				nk, normalised = normaliseName(n.name), true
+				nk, normalised = guard.NormaliseName(n.name), true
 			}
-			if !normalisedMatch(n.name, nk, s, normSecure[i]) {
+			if !guard.NormalisedMatch(n.name, nk, s, normSecure[i]) {
 				continue
 			}
 			if seen == nil {
@@ -518,20 +518,11 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 func secretHeaderWarnings(t *Tool) []string {
 	var out []string
 	for _, b := range t.SecureHeaders {
-		if looksSecret(b.Param) || looksSecret(strings.TrimPrefix(b.Header, mcp.HeaderParamPrefix)) {
+		if guard.LooksSecret(b.Param) || guard.LooksSecret(strings.TrimPrefix(b.Header, mcp.HeaderParamPrefix)) {
 			out = append(out, fmt.Sprintf("secure parameter %q looks like a credential but is sent in the HTTP header %s (SEP-3221 forbids x-mcp-header on secrets); proxies may log it", b.Param, b.Header))
 		}
 	}
 	return out
-}
-
-func sortedUnique(in []string) []string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := slices.Clone(in)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // oneLine folds the validator's indented multi-line messages into one line,

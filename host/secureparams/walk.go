@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // Keywords holding subschemas that apply to other instances than the one at
@@ -33,7 +34,7 @@ type foundName struct {
 
 // where is the JSON pointer at which the name was seen.
 func (n foundName) where() string {
-	return n.ptr + "/" + n.kw + "/" + escapePointer(n.key)
+	return n.ptr + "/" + n.kw + "/" + schemajson.EscapePointer(n.key)
 }
 
 // foundPattern is a compiled patternProperties key and where it was seen.
@@ -139,7 +140,7 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 			if _, isList := deps[k].([]any); isList {
 				continue
 			}
-			if p := w.walk(deps[k], ptr+"/dependencies/"+escapePointer(k), depth+1, collect, false); p != nil {
+			if p := w.walk(deps[k], ptr+"/dependencies/"+schemajson.EscapePointer(k), depth+1, collect, false); p != nil {
 				return p
 			}
 		}
@@ -152,7 +153,7 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	// deep walk cares.
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for _, k := range sortedKeys(props) {
-			if p := w.walk(props[k], ptr+"/properties/"+escapePointer(k), depth+1, collect, false); p != nil {
+			if p := w.walk(props[k], ptr+"/properties/"+schemajson.EscapePointer(k), depth+1, collect, false); p != nil {
 				return p
 			}
 		}
@@ -251,7 +252,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			add(k, "dependentRequired", k)
 			names, isList := stringList(deps[k])
 			if !isList {
-				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, ptr+"/dependentRequired/"+escapePointer(k))
+				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, ptr+"/dependentRequired/"+schemajson.EscapePointer(k))
 			}
 			for _, n := range names {
 				add(n, "dependentRequired", k)
@@ -272,7 +273,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 			if list, isList := deps[k].([]any); isList {
 				names, ok := stringList(list)
 				if !ok {
-					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, ptr+"/"+kw+"/"+escapePointer(k))
+					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, ptr+"/"+kw+"/"+schemajson.EscapePointer(k))
 				}
 				for _, n := range names {
 					add(n, kw, k)
@@ -296,7 +297,7 @@ func (w *schemaWalker) patternProperties(obj map[string]any, ptr string, depth i
 		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, at(ptr))
 	}
 	for _, src := range sortedKeys(pats) {
-		where := ptr + "/patternProperties/" + escapePointer(src)
+		where := ptr + "/patternProperties/" + schemajson.EscapePointer(src)
 		re, err := regexp.Compile(src)
 		if err != nil {
 			return newProblem(RulePattern, "%s has a patternProperties pattern %q the host cannot compile at %s", w.label, src, where)
@@ -340,7 +341,7 @@ func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, 
 		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
 	}
 	for _, k := range sortedKeys(m) {
-		if p := w.walk(m[k], ptr+"/"+kw+"/"+escapePointer(k), depth+1, collect, uncond); p != nil {
+		if p := w.walk(m[k], ptr+"/"+kw+"/"+schemajson.EscapePointer(k), depth+1, collect, uncond); p != nil {
 			return p
 		}
 	}

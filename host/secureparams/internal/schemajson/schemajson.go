@@ -315,3 +315,13 @@ func RepeatedKey(large *map[string]struct{}, keys *[]string, from int, key strin
 	}
 	return false
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// EscapePointer escapes a JSON pointer segment (RFC 6901).
+func EscapePointer(seg string) string {
+	if !strings.ContainsAny(seg, "~/") {
+		return seg
+	}
+	return pointerEscaper.Replace(seg)
+}
