@@ -50,7 +50,7 @@ func cleanByPass(t *Tool, facts *onepass.Facts) bool {
 		}
 		half.apply(t)
 		t.SecureRequired = guard.SortedUnique(append(slices.Clone(t.SecureRequired), half.walkRequired...))
-		t.Warnings = append(t.Warnings, secretHeaderWarnings(t)...)
+		t.Warnings = append(t.Warnings, half.headerWarnings...)
 	} else {
 		t.SecureParams = []string{} // as extractSecureBasics leaves it
 	}

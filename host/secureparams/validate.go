@@ -482,24 +482,13 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 	if len(secure) == 0 {
 		return nil
 	}
-	// Each name is normalised once, not once per pair.
-	normSecure := make([]string, len(secure))
-	for i, s := range secure {
-		normSecure[i] = guard.NormaliseName(s)
-	}
+	// Each secure name is prepared once, not once per pair.
+	targets := guard.Targets(secure)
 	var out []string
 	var seen map[string]bool
 	for _, n := range input {
-		var nk string
-		normalised := false
 		for i, s := range secure {
-			if n.name == s || seen[n.name+"\x00"+s] {
-				continue
-			}
-			if !normalised {
-				nk, normalised = guard.NormaliseName(n.name), true
-			}
-			if !guard.NormalisedMatch(n.name, nk, s, normSecure[i]) {
+			if n.name == s || seen[n.name+"\x00"+s] || !targets[i].Matches(n.name) {
 				continue
 			}
 			if seen == nil {

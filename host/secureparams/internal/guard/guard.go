@@ -255,9 +255,10 @@ func newTarget(name string) Target {
 
 // asciiEquivalent compares an ASCII key with a folded ASCII target the way
 // NormaliseName followed by strings.EqualFold would, without allocating.
-func asciiEquivalent(key []byte, folded string) bool {
+func asciiEquivalent[K string | []byte](key K, folded string) bool {
 	j := 0
-	for _, c := range key {
+	for i := 0; i < len(key); i++ {
+		c := key[i]
 		if asciiIgnored[c&0x7f] {
 			continue
 		}
@@ -272,16 +273,29 @@ func asciiEquivalent(key []byte, folded string) bool {
 	return j == len(folded)
 }
 
+// Matches reports whether key is the target's name to the guard (the
+// name itself or an equivalent spelling), without allocating when both are
+// ASCII.
+func (t Target) Matches(key string) bool {
+	if key == t.name {
+		return true
+	}
+	if t.asciiFolded != "" && IsPlainASCII(key) {
+		return asciiEquivalent(key, t.asciiFolded)
+	}
+	return keyMatches(key, t.name, t.normalised)
+}
+
 func keyMatches(key, secure, normalisedSecure string) bool {
 	if key == secure {
 		return true
 	}
-	return NormalisedMatch(key, NormaliseName(key), secure, normalisedSecure)
+	return normalisedMatch(key, NormaliseName(key), secure, normalisedSecure)
 }
 
-// NormalisedMatch is keyMatches for two different names whose normalised
+// normalisedMatch is keyMatches for two different names whose normalised
 // forms (NormaliseName) are known.
-func NormalisedMatch(key, nk, secure, normalisedSecure string) bool {
+func normalisedMatch(key, nk, secure, normalisedSecure string) bool {
 	if nk == "" || normalisedSecure == "" {
 		return strings.EqualFold(key, secure)
 	}

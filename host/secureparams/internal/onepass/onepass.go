@@ -80,7 +80,7 @@ type Limits struct {
 // Facts are what the pass learnt about a definition it answers for.
 type Facts struct {
 	// Fields are the definition's top-level members in order, as
-	// jsonlex.ObjectMembers gives them.
+	// jsonlex.ObjectMembers gives them (names share the definition's memory).
 	Fields []jsonlex.Member
 	// HasInput: the definition has an inputSchema (a JSON object).
 	HasInput bool
@@ -239,7 +239,7 @@ func (p *pass) run(def []byte) bool {
 		// A value is complete: a top-level member's ends here.
 		if n := len(p.stack); n == 1 && fieldStart >= 0 {
 			f := &p.stack[0]
-			p.facts.Fields = append(p.facts.Fields, jsonlex.Member{Key: strings.Clone(f.key), Value: def[fieldStart:lx.Pos():lx.Pos()]})
+			p.facts.Fields = append(p.facts.Fields, jsonlex.Member{Key: f.key, Value: def[fieldStart:lx.Pos():lx.Pos()]})
 			fieldStart = -1
 		}
 	}
