@@ -143,7 +143,10 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	}
 	var facts *onepass.Facts
 	if singlePass {
-		facts = onepass.Scan(trimmed, passLimits)
+		// The facts are read before parseValidTool returns.
+		if facts = onepass.Scan(trimmed, passLimits); facts != nil {
+			defer facts.Release()
+		}
 	}
 	var fields toolFields
 	if facts != nil {

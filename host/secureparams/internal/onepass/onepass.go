@@ -17,6 +17,7 @@ package onepass
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/jsonlex"
@@ -94,6 +95,8 @@ type Facts struct {
 	// to a schema object applies within MaxArgumentDepth levels of
 	// arguments, else 1.
 	Cost int64
+
+	owner *pass
 }
 
 // role is what a container of the definition is to the pass.
@@ -167,25 +170,66 @@ type pass struct {
 // surrounding space trimmed). It returns nil when the definition is
 // outside what the pass decides.
 func Scan(def []byte, lim Limits) *Facts {
-	p := pass{lim: lim, stack: make([]frame, 0, 16), keys: make([]string, 0, 32)}
-	if !p.run(def) {
+	p := passes.Get().(*pass)
+	p.lim = lim
+	p.facts.owner = p
+	if !p.run(def) || !p.resolve() {
+		p.release()
 		return nil
 	}
+	return &p.facts
+}
+
+// Release hands the facts' memory to the next Scan; f must not be used
+// afterwards.
+func (f *Facts) Release() {
+	f.owner.release()
+}
+
+// passes keeps passes' buffers for reuse; one that grew beyond
+// maxPooled entries in a buffer is dropped instead (the pool stays small).
+var passes = sync.Pool{New: func() any {
+	return &pass{stack: make([]frame, 0, 16), keys: make([]string, 0, 32)}
+}}
+
+const maxPooled = 1024
+
+func (p *pass) release() {
+	if cap(p.stack) > maxPooled || cap(p.keys) > maxPooled || cap(p.facts.Names) > maxPooled ||
+		cap(p.facts.Fields) > maxPooled || cap(p.holders) > maxPooled || len(p.entries) > maxPooled {
+		return
+	}
+	// Nothing of the definition stays reachable from the pool.
+	clear(p.stack[:cap(p.stack)])
+	clear(p.keys[:cap(p.keys)])
+	clear(p.facts.Names)
+	clear(p.facts.Fields)
+	clear(p.entries)
+	*p = pass{
+		stack: p.stack[:0], keys: p.keys[:0], entries: p.entries, holders: p.holders[:0],
+		facts: Facts{Fields: p.facts.Fields[:0], Names: p.facts.Names[:0]},
+	}
+	passes.Put(p)
+}
+
+// resolve checks every $ref target once the whole schema is read, and
+// sets the cost.
+func (p *pass) resolve() bool {
 	for _, m := range p.facts.Fields {
 		if m.Key == "inputSchema" && len(m.Value) > p.lim.MaxSchemaText {
-			return nil
+			return false
 		}
 	}
 	for _, h := range p.holders {
 		e, ok := p.entries[h.target]
 		if !ok || e.hasRef {
-			return nil
+			return false
 		}
 		if h.counts && e.object {
 			p.facts.Cost = 2
 		}
 	}
-	return &p.facts
+	return true
 }
 
 func (p *pass) run(def []byte) bool {
