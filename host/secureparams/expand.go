@@ -427,7 +427,7 @@ func (x *expansion) tooComplex() *problem {
 }
 
 func (x *expansion) tooMany(from *xnode) *problem {
-	return newProblem(RuleExpansion, "%s expands to more than %d subschema applications for one value (anyOf/allOf/oneOf/$ref fan-out from %s); validating it could exhaust the host's memory", x.label, MaxSchemaExpansion, at(from.ptr()))
+	return newProblem(RuleExpansion, "%s expands to more than %d subschema applications for one value (anyOf/allOf/oneOf/$ref fan-out from %s); validating it could exhaust the host's memory", x.label, MaxSchemaExpansion, schemajson.At(from.ptr()))
 }
 
 // simpleTotal sums a state whose members apply nothing further.
@@ -460,7 +460,7 @@ func (x *expansion) node(v any, parent *xnode, kw, key string) *xnode {
 	n := &x.slab[len(x.slab)-1]
 	x.nodes[id] = n
 	x.steps++
-	if leafShortcut && readsNothing(obj) {
+	if leafShortcut && onepass.ReadsNothing(obj) {
 		return n
 	}
 	if ref, ok := obj["$ref"].(string); ok {

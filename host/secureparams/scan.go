@@ -100,10 +100,10 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		case "$ref":
 			hasRef = true
 			if !strings.HasPrefix(s, "#") {
-				return newProblem(RuleExternalRef, "%s references an external schema %q at %s; the host never fetches schemas", label, s, at(pointer(owner)))
+				return newProblem(RuleExternalRef, "%s references an external schema %q at %s; the host never fetches schemas", label, s, schemajson.At(pointer(owner)))
 			}
 		case "$dynamicRef", "$recursiveRef":
-			return newProblem(RuleDynamicRef, "%s uses %s at %s, which the host cannot resolve statically", label, key, at(pointer(owner)))
+			return newProblem(RuleDynamicRef, "%s uses %s at %s, which the host cannot resolve statically", label, key, schemajson.At(pointer(owner)))
 		case "$id":
 			if len(owner) > 0 && embeddedID == "" {
 				embeddedID = pointer(owner)
@@ -120,7 +120,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		return nil, err
 	}
 	if dupAnchor != "" {
-		return nil, newProblem(RuleMalformed, "%s declares anchor %q twice (again at %s)", label, dupAnchor, at(dupAnchorAt))
+		return nil, newProblem(RuleMalformed, "%s declares anchor %q twice (again at %s)", label, dupAnchor, schemajson.At(dupAnchorAt))
 	}
 	if hasRef && embeddedID != "" {
 		return nil, newProblem(RuleUnresolvedRef, "%s embeds a schema resource ($id at %s) and uses $ref; the host does not resolve references across resources", label, embeddedID)
@@ -182,7 +182,7 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 			// copies what it keeps: they may share doc's memory.
 			text := schemajson.ViewString(raw)
 			if schemajson.RepeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
-				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, at(pointer(path)))
+				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, schemajson.At(pointer(path)))
 			}
 			path = append(path, text)
 			continue
@@ -224,12 +224,4 @@ func pointer(path []string) string {
 		b.WriteString(schemajson.EscapePointer(seg))
 	}
 	return b.String()
-}
-
-// at renders a JSON pointer for a message.
-func at(ptr string) string {
-	if ptr == "" {
-		return "the root"
-	}
-	return ptr
 }

@@ -282,7 +282,7 @@ func checkSchemaNumbers(label string, doc any) *problem {
 	if _, err := safeschema.CheckNumbers(doc); err != nil {
 		var ne *safeschema.NumberError
 		if errors.As(err, &ne) {
-			return newProblem(RuleNumber, "%s has a number at %s with more than %d characters or an exponent beyond ±%d, which the validator cannot handle", label, at(ne.Location), safeschema.MaxNumberLength, safeschema.MaxNumberExponent)
+			return newProblem(RuleNumber, "%s has a number at %s with more than %d characters or an exponent beyond ±%d, which the validator cannot handle", label, schemajson.At(ne.Location), safeschema.MaxNumberLength, safeschema.MaxNumberExponent)
 		}
 		return newProblem(RuleNumber, "%s: %v", label, err)
 	}
@@ -377,7 +377,7 @@ func secureHeaderNames(secureRoot any, scan *scanResult) ([]secureHeaderName, *p
 	}
 	for _, owner := range scan.headerOwners {
 		if !allowed[owner] {
-			return nil, newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", at(owner))
+			return nil, newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", schemajson.At(owner))
 		}
 	}
 

@@ -1,11 +1,9 @@
 package secureparams
 
 import (
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
@@ -82,7 +80,7 @@ func newWalker(label string, root any, anchors map[string]string, deep bool) *sc
 // subschema.
 func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond bool) *problem {
 	if depth > MaxSchemaDepth {
-		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, at(ptr))
+		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, schemajson.At(ptr))
 	}
 	key := visitKey{ptr: ptr, collect: collect, uncond: uncond}
 	if w.seen[key] {
@@ -101,10 +99,10 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	case map[string]any:
 		obj = v
 	default:
-		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, schemajson.At(ptr))
 	}
 
-	if leafShortcut && readsNothing(obj) {
+	if leafShortcut && onepass.ReadsNothing(obj) {
 		return nil
 	}
 	if ref, ok := obj["$ref"]; ok {
@@ -197,19 +195,6 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 // compare with the analysis that looks every keyword up.
 var leafShortcut = true
 
-// readsNothing reports whether a schema object has none of the members
-// the walker and the expansion analysis read (most leaf schemas, such as
-// {"type": "string", "description": "..."}): both then have nothing to do
-// there, and one pass over its few members spares a lookup of each keyword.
-func readsNothing(obj map[string]any) bool {
-	for k := range obj {
-		if onepass.ReadsKeyword(k) {
-			return false
-		}
-	}
-	return true
-}
-
 // declaredNames records the property names a schema object mentions: properties
 // keys, required, dependentRequired (both sides), dependentSchemas and
 // dependencies keys.
@@ -222,7 +207,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["properties"]; ok {
 		props, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(props) {
 			add(k, "properties", k)
@@ -231,7 +216,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["required"]; ok {
 		names, isList := stringList(raw)
 		if !isList {
-			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, schemajson.At(ptr))
 		}
 		for i, n := range names {
 			index := strconv.Itoa(i)
@@ -246,7 +231,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["dependentRequired"]; ok {
 		deps, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
 			add(k, "dependentRequired", k)
@@ -266,7 +251,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 		}
 		deps, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
 			add(k, kw, k)
@@ -294,7 +279,7 @@ func (w *schemaWalker) patternProperties(obj map[string]any, ptr string, depth i
 	}
 	pats, isMap := raw.(map[string]any)
 	if !isMap {
-		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, schemajson.At(ptr))
 	}
 	for _, src := range sortedKeys(pats) {
 		where := ptr + "/patternProperties/" + schemajson.EscapePointer(src)
@@ -321,7 +306,7 @@ func (w *schemaWalker) schemaArray(obj map[string]any, kw, ptr string, depth int
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return newProblem(RuleMalformed, "%s has a %q value that is not a list of schemas at %s", w.label, kw, at(ptr))
+		return newProblem(RuleMalformed, "%s has a %q value that is not a list of schemas at %s", w.label, kw, schemajson.At(ptr))
 	}
 	for i, sub := range list {
 		if p := w.walk(sub, ptr+"/"+kw+"/"+strconv.Itoa(i), depth+1, collect, uncond); p != nil {
@@ -338,7 +323,7 @@ func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, 
 	}
 	m, isMap := raw.(map[string]any)
 	if !isMap {
-		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, schemajson.At(ptr))
 	}
 	for _, k := range sortedKeys(m) {
 		if p := w.walk(m[k], ptr+"/"+kw+"/"+schemajson.EscapePointer(k), depth+1, collect, uncond); p != nil {
@@ -353,7 +338,7 @@ func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, 
 func (w *schemaWalker) followRef(ref any, ptr string, depth int, collect, uncond bool) *problem {
 	s, ok := ref.(string)
 	if !ok {
-		return newProblem(RuleMalformed, "%s has a $ref that is not a string at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a $ref that is not a string at %s", w.label, schemajson.At(ptr))
 	}
 	target, where, p := w.resolve(s)
 	if p != nil {
@@ -373,7 +358,7 @@ func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
 	chain := map[string]bool{from: true}
 	for range MaxSchemaDepth {
 		if chain[where] {
-			return newProblem(RuleLimits, "%s has a $ref loop that never reaches a schema (at %s)", w.label, at(where))
+			return newProblem(RuleLimits, "%s has a $ref loop that never reaches a schema (at %s)", w.label, schemajson.At(where))
 		}
 		chain[where] = true
 		obj, ok := target.(map[string]any)
@@ -393,52 +378,14 @@ func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
 	return nil
 }
 
-// resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
-// with ~0 and ~1 escapes) or "#anchor" into the node it names.
-// pointerUnescaper decodes a JSON pointer segment (RFC 6901).
-var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
-
+// resolve is schemajson.Resolve, with the problem of a reference that
+// resolves to nothing.
 func (w *schemaWalker) resolve(ref string) (any, string, *problem) {
-	unresolved := func() (any, string, *problem) {
+	node, ptr, ok := schemajson.Resolve(w.root, w.anchors, ref)
+	if !ok {
 		return nil, "", newProblem(RuleUnresolvedRef, "%s has a $ref %q that does not resolve within the schema", w.label, ref)
 	}
-	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
-	if err != nil {
-		return unresolved()
-	}
-	if frag != "" && !strings.HasPrefix(frag, "/") {
-		ptr, ok := w.anchors[frag]
-		if !ok {
-			return unresolved()
-		}
-		frag = ptr
-	}
-	node := w.root
-	if frag == "" {
-		return node, "", nil
-	}
-	for _, seg := range strings.Split(frag[1:], "/") {
-		if strings.IndexByte(seg, '~') >= 0 {
-			seg = pointerUnescaper.Replace(seg)
-		}
-		switch v := node.(type) {
-		case map[string]any:
-			next, ok := v[seg]
-			if !ok {
-				return unresolved()
-			}
-			node = next
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(v) || strconv.Itoa(i) != seg {
-				return unresolved()
-			}
-			node = v[i]
-		default:
-			return unresolved()
-		}
-	}
-	return node, frag, nil
+	return node, ptr, nil
 }
 
 func stringList(raw any) ([]string, bool) {

@@ -37,6 +37,19 @@ func FanOutKeyword(name string) bool {
 	return false
 }
 
+// ReadsNothing reports whether a decoded schema object has none of the
+// members the walker and the expansion analysis read (most leaf schemas,
+// such as {"type": "string", "description": "..."}): both then have
+// nothing to do there.
+func ReadsNothing(obj map[string]any) bool {
+	for k := range obj {
+		if ReadsKeyword(k) {
+			return false
+		}
+	}
+	return true
+}
+
 // ReadsKeyword reports whether the schema walker or the expansion analysis
 // reads a schema object's member k.
 func ReadsKeyword(k string) bool {

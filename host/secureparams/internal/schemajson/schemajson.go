@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -324,4 +326,60 @@ func EscapePointer(seg string) string {
 		return seg
 	}
 	return pointerEscaper.Replace(seg)
+}
+
+// At renders a JSON pointer for a message.
+func At(ptr string) string {
+	if ptr == "" {
+		return "the root"
+	}
+	return ptr
+}
+
+// pointerUnescaper decodes a JSON pointer segment (RFC 6901).
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
+// Resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
+// with ~0 and ~1 escapes) or "#anchor" (anchors maps names to pointers)
+// into the node of the decoded document root it names, and its pointer;
+// ok is false when it names nothing.
+func Resolve(root any, anchors map[string]string, ref string) (node any, ptr string, ok bool) {
+	unresolved := func() (any, string, bool) { return nil, "", false }
+	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+	if err != nil {
+		return unresolved()
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		ptr, ok := anchors[frag]
+		if !ok {
+			return unresolved()
+		}
+		frag = ptr
+	}
+	node = root
+	if frag == "" {
+		return node, "", true
+	}
+	for _, seg := range strings.Split(frag[1:], "/") {
+		if strings.IndexByte(seg, '~') >= 0 {
+			seg = pointerUnescaper.Replace(seg)
+		}
+		switch v := node.(type) {
+		case map[string]any:
+			next, found := v[seg]
+			if !found {
+				return unresolved()
+			}
+			node = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) || strconv.Itoa(i) != seg {
+				return unresolved()
+			}
+			node = v[i]
+		default:
+			return unresolved()
+		}
+	}
+	return node, frag, true
 }
