@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
 )
 
 // realisticTool resembles what database/search servers list: a handful of
@@ -168,15 +170,13 @@ func BenchmarkParseToolDistinct(b *testing.B) {
 		shortcut, pass bool
 	}{{"full_expansion", false, false}, {"ref_only_shortcut", true, false}, {"single_pass", true, true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			refOnlyShortcut, singlePass = mode.shortcut, mode.pass
-			defer func() { refOnlyShortcut, singlePass = true, true }()
+			expansion.RefOnlyShortcut, singlePass = mode.shortcut, mode.pass
+			defer func() { expansion.RefOnlyShortcut, singlePass = true, true }()
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if i%n == 0 {
-					expansionMemo.mu.Lock()
-					expansionMemo.byLabel = nil
-					expansionMemo.mu.Unlock()
+					expansion.ResetMemo() // each side analyses afresh
 				}
 				if _, err := ParseTool(defs[i%n]); err != nil {
 					b.Fatal(err)

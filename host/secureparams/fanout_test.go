@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
 	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
@@ -39,11 +40,9 @@ func FuzzFanOutByTokens(f *testing.F) {
 			return
 		}
 		run := func(byTokens bool) (int64, problem) {
-			fanOutByTokens = byTokens
-			defer func() { fanOutByTokens = true }()
-			expansionMemo.mu.Lock()
-			expansionMemo.byLabel = nil // each side analyses afresh
-			expansionMemo.mu.Unlock()
+			expansion.FanOutByTokens = byTokens
+			defer func() { expansion.FanOutByTokens = true }()
+			expansion.ResetMemo() // each side analyses afresh
 			cost, p := schemaExpansion("inputSchema", raw, root, scan)
 			if p != nil {
 				return cost, *p

@@ -3,6 +3,7 @@ package secureparams
 import (
 	"slices"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
 	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 )
@@ -21,7 +22,7 @@ var passLimits = onepass.Limits{
 	MaxSchemaDepth:   MaxSchemaDepth / 2,
 	MaxNodes:         MaxSchemaNodes / 2,
 	MaxArgumentDepth: MaxArgumentDepth,
-	MaxSchemaText:    maxRefOnlySchema,
+	MaxSchemaText:    expansion.MaxRefOnlySchema,
 }
 
 // cleanByPass finishes t from the pass's facts when they prove the full

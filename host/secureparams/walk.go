@@ -190,8 +190,8 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	return nil
 }
 
-// leafShortcut lets the walker and the expansion analysis skip the schema
-// objects readsNothing accepts. Only FuzzLeafShortcut turns it off, to
+// leafShortcut lets the walker skip the schema
+// objects onepass.ReadsNothing accepts. Only FuzzLeafShortcut turns it off, to
 // compare with the analysis that looks every keyword up.
 var leafShortcut = true
 
