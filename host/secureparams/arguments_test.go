@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -225,8 +226,8 @@ func TestEquivalentNamesEdgeCases(t *testing.T) {
 		{"straße", "STRASSE", false},
 	}
 	for _, tc := range tests {
-		if got := equivalentNames(tc.a, tc.b); got != tc.want {
-			t.Errorf("equivalentNames(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		if got := guard.EquivalentNames(tc.a, tc.b); got != tc.want {
+			t.Errorf("guard.EquivalentNames(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
@@ -281,13 +282,13 @@ func TestFindSecureNamesMatchesReference(t *testing.T) {
 		var want []string
 		for _, s := range secure {
 			for _, k := range keys {
-				if equivalentNames(k, s) {
+				if guard.EquivalentNames(k, s) {
 					want = append(want, s)
 					break
 				}
 			}
 		}
-		want = sortedUnique(want)
+		want = guard.SortedUnique(want)
 		total += len(want)
 		if diff := cmp.Diff(want, FindSecureNames(json.RawMessage(doc), secure)); diff != "" {
 			t.Errorf("%s (-reference +got):\n%s", doc, diff)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
 )
 
 // realisticTool resembles what database/search servers list: a handful of
@@ -154,29 +156,27 @@ func TestParseAllocations(t *testing.T) {
 
 // BenchmarkParseToolDistinct parses definitions that all differ (the
 // $defs entry's name varies, so the expansion memo cannot help, as in a
-// cold catalog), with and without the $ref-only expansion shortcut, side
-// by side in one run: the pair's ratio is the shortcut's gain.
+// cold catalog): the full analysis without and with the $ref-only
+// expansion shortcut, and the single token pass, side by side in one run:
+// the ratios are the shortcut's and the pass's gains.
 func BenchmarkParseToolDistinct(b *testing.B) {
 	const n = 1024
 	defs := make([]json.RawMessage, n)
 	for i := range defs {
 		defs[i] = json.RawMessage(strings.ReplaceAll(string(realisticTool), "DateRange", fmt.Sprintf("DateRange%d", i)))
 	}
-	for _, shortcut := range []bool{false, true} {
-		name := "full_expansion"
-		if shortcut {
-			name = "ref_only_shortcut"
-		}
-		b.Run(name, func(b *testing.B) {
-			refOnlyShortcut = shortcut
-			defer func() { refOnlyShortcut = true }()
+	for _, mode := range []struct {
+		name           string
+		shortcut, pass bool
+	}{{"full_expansion", false, false}, {"ref_only_shortcut", true, false}, {"single_pass", true, true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			expansion.RefOnlyShortcut, singlePass = mode.shortcut, mode.pass
+			defer func() { expansion.RefOnlyShortcut, singlePass = true, true }()
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if i%n == 0 {
-					expansionMemo.mu.Lock()
-					expansionMemo.byLabel = nil
-					expansionMemo.mu.Unlock()
+					expansion.ResetMemo() // each side analyses afresh
 				}
 				if _, err := ParseTool(defs[i%n]); err != nil {
 					b.Fatal(err)

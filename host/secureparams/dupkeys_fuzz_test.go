@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // objectOfKeys is an object of n distinct members, then extra raw members.
@@ -49,7 +51,7 @@ func FuzzRepeatedKeys(f *testing.F) {
 		case repeated && p == nil:
 			t.Fatalf("%s: %q repeated at %s not found", doc, wantKey, wantAt)
 		case repeated:
-			want := fmt.Sprintf("doc repeats the key %q in the object at %s", wantKey, at(wantAt))
+			want := fmt.Sprintf("doc repeats the key %q in the object at %s", wantKey, schemajson.At(wantAt))
 			if p.reason != want {
 				t.Fatalf("%s:\n got %s\nwant %s", doc, p.reason, want)
 			}

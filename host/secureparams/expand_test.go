@@ -9,7 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agenthost/agenthost/internal/safeschema"
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // defsBomb builds $defs a0..a(n-1) where each refers to the next twice
@@ -93,36 +94,6 @@ func allOfLevels(n int) string {
 	return strings.Join(defs, ",")
 }
 
-// TestSchemaExpansionAnalysisIsBounded: the analysis of a bomb stops at the
-// budget instead of unfolding it.
-func TestSchemaExpansionAnalysisIsBounded(t *testing.T) {
-	for _, schema := range []string{
-		defsBomb(60, `"$ref":"#/$defs/a0"`),
-		`{"type":"object","anyOf":[{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}},{"properties":{"a":{"$ref":"#"}}}]}`,
-	} {
-		root, err := decodeJSON([]byte(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := &expansion{label: "inputSchema", w: newWalker("inputSchema", root, nil, true), nodes: map[uintptr]*xnode{}}
-		st := map[*xnode]int64{x.nodeAt(root, ""): 1}
-		for range MaxArgumentDepth {
-			closure, _, p := x.close(st)
-			if p != nil {
-				break
-			}
-			children := x.children(closure)
-			if len(children) == 0 {
-				t.Fatalf("%s: no bound reached", schema[:40])
-			}
-			st = children[0]
-		}
-		if x.steps > 2*MaxSchemaExpansion {
-			t.Fatalf("analysis took %d steps, want at most %d", x.steps, 2*MaxSchemaExpansion)
-		}
-	}
-}
-
 func TestSchemaNumbers(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -182,17 +153,6 @@ func TestValueNumbersNeverPanic(t *testing.T) {
 	}
 }
 
-// TestValueValidationPanicBecomesError: should the validator panic anyway,
-// the call gets an error, not a crash.
-func TestValueValidationPanicBecomesError(t *testing.T) {
-	vs := mustCompile(t, `{"type":"object","properties":{"n":{"maximum":5}}}`)
-	// Bypass the number check: json.Number straight into the validator.
-	err := safeschema.Validate(vs.schema, map[string]any{"n": json.Number("1e100000000")})
-	if !errors.Is(err, safeschema.ErrValidatorPanic) {
-		t.Fatalf("Validate = %v, want ErrValidatorPanic", err)
-	}
-}
-
 // FuzzToolValidation: any tool definition (schemas from a server) is parsed,
 // analysed and, when accepted, its secure schema compiled and its cost
 // bounded, without a panic; an accepted tool's cost is within the limit.
@@ -238,9 +198,9 @@ func FuzzToolValidation(f *testing.F) {
 // which depends on the label and the text only), and the memo stays within
 // its bounds.
 func TestExpansionMemo(t *testing.T) {
-	analyse := func(label, schema string) (int64, *problem) {
+	analyse := func(label, schema string) (int64, *expansion.Problem) {
 		t.Helper()
-		root, err := decodeValid([]byte(schema))
+		root, err := schemajson.DecodeValid([]byte(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +208,7 @@ func TestExpansionMemo(t *testing.T) {
 		if p != nil {
 			t.Fatal(p.reason)
 		}
-		return schemaExpansion(label, []byte(schema), root, scan)
+		return expansion.Measure(label, []byte(schema), root, scan.anchors, scan.refs, scan.fanOut)
 	}
 	bomb := defsBomb(30, `"properties":{"q":{"$ref":"#/$defs/a0"}}`)
 	_, first := analyse("inputSchema", bomb)
@@ -256,8 +216,8 @@ func TestExpansionMemo(t *testing.T) {
 	if first == nil || again != first {
 		t.Fatalf("the same schema text was analysed again (%p, %p)", first, again)
 	}
-	if _, other := analyse("secureInputSchema", bomb); other == first || !strings.HasPrefix(other.reason, "secureInputSchema") {
-		t.Errorf("another label took inputSchema's result: %v", other.reason)
+	if _, other := analyse("secureInputSchema", bomb); other == first || !strings.HasPrefix(other.Reason, "secureInputSchema") {
+		t.Errorf("another label took inputSchema's result: %v", other.Reason)
 	}
 	chain := refChain(5)
 	if cost, p := analyse("inputSchema", chain); p != nil || cost != 6 {
@@ -266,12 +226,10 @@ func TestExpansionMemo(t *testing.T) {
 	if cost, p := analyse("inputSchema", chain); p != nil || cost != 6 {
 		t.Fatalf("ref chain, remembered: %d, %v", cost, p)
 	}
-	for i := range maxExpansionMemoEntries + 10 {
+	for i := range expansion.MaxMemoEntries + 10 {
 		analyse("inputSchema", fmt.Sprintf(`{"type":"object","properties":{"p%d":{"$ref":"#/$defs/d"}},"$defs":{"d":{"type":"string"}}}`, i))
-		expansionMemo.mu.Lock()
-		entries, bytes := expansionMemo.entries, expansionMemo.bytes
-		expansionMemo.mu.Unlock()
-		if entries > maxExpansionMemoEntries || bytes > maxExpansionMemoBytes {
+		entries, bytes := expansion.MemoSize()
+		if entries > expansion.MaxMemoEntries || bytes > expansion.MaxMemoBytes {
 			t.Fatalf("the memo holds %d entries, %d bytes", entries, bytes)
 		}
 	}
@@ -306,11 +264,9 @@ func FuzzLeafShortcut(f *testing.F) {
 		Warnings         []string
 	}
 	analyse := func(raw string, shortcut bool) *verdict {
-		leafShortcut, refOnlyShortcut = shortcut, shortcut
-		defer func() { leafShortcut, refOnlyShortcut = true, true }()
-		expansionMemo.mu.Lock()
-		expansionMemo.byLabel = nil // each side analyses afresh
-		expansionMemo.mu.Unlock()
+		leafShortcut, expansion.LeafShortcut, expansion.RefOnlyShortcut = shortcut, shortcut, shortcut
+		defer func() { leafShortcut, expansion.LeafShortcut, expansion.RefOnlyShortcut = true, true, true }()
+		expansion.ResetMemo() // each side analyses afresh
 		tool, err := ParseTool(json.RawMessage(raw))
 		if err != nil {
 			return nil

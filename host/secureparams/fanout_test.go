@@ -3,6 +3,9 @@ package secureparams
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // FuzzFanOutByTokens: schemaExpansion reading what may fan out from the
@@ -32,16 +35,14 @@ func FuzzFanOutByTokens(f *testing.F) {
 		if p != nil {
 			return
 		}
-		root, err := decodeValid(raw)
+		root, err := schemajson.DecodeValid(raw)
 		if err != nil {
 			return
 		}
 		run := func(byTokens bool) (int64, problem) {
-			fanOutByTokens = byTokens
-			defer func() { fanOutByTokens = true }()
-			expansionMemo.mu.Lock()
-			expansionMemo.byLabel = nil // each side analyses afresh
-			expansionMemo.mu.Unlock()
+			expansion.FanOutByTokens = byTokens
+			defer func() { expansion.FanOutByTokens = true }()
+			expansion.ResetMemo() // each side analyses afresh
 			cost, p := schemaExpansion("inputSchema", raw, root, scan)
 			if p != nil {
 				return cost, *p

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
@@ -13,7 +14,7 @@ func TestCheckArgumentsRefusesDuplicateKeys(t *testing.T) {
 	many := func(extra string) string {
 		var b strings.Builder
 		b.WriteString(`{`)
-		for i := range 2 * manyKeys {
+		for i := range 2 * guard.ManyKeys {
 			b.WriteString(`"k` + strings.Repeat("x", i) + `":1,`)
 		}
 		b.WriteString(extra + `}`)
@@ -68,7 +69,7 @@ func TestCheckArgumentsRefusesDuplicateKeys(t *testing.T) {
 func TestASCIINormalisationAgreesWithUnicode(t *testing.T) {
 	for c := range 128 {
 		s := "a" + string(rune(c)) + "b"
-		if fast, slow := normaliseName(s), normaliseUnicode(s); fast != slow {
+		if fast, slow := guard.NormaliseName(s), guard.NormaliseUnicode(s); fast != slow {
 			t.Errorf("%q: ASCII path %q, Unicode path %q", s, fast, slow)
 		}
 	}
@@ -85,7 +86,7 @@ func referenceGuard(args string, secure string) (found, tooDeep, dup bool) {
 	}
 	var stack []frame
 	wantKey := false
-	target := normaliseUnicode(secure)
+	target := guard.NormaliseUnicode(secure)
 	for {
 		tok, err := dec.Token()
 		if err != nil {
@@ -98,7 +99,7 @@ func referenceGuard(args string, secure string) (found, tooDeep, dup bool) {
 				dup = true
 			}
 			top.keys[key] = true
-			nk := normaliseUnicode(key)
+			nk := guard.NormaliseUnicode(key)
 			if key == secure || (nk == "" || target == "") && strings.EqualFold(key, secure) ||
 				nk != "" && target != "" && strings.EqualFold(nk, target) {
 				found = true
@@ -146,8 +147,8 @@ func FuzzArgumentGuard(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, args, secure string) {
-		if isPlainASCII(secure) {
-			if fast, slow := normaliseName(secure), normaliseUnicode(secure); fast != slow {
+		if guard.IsPlainASCII(secure) {
+			if fast, slow := guard.NormaliseName(secure), guard.NormaliseUnicode(secure); fast != slow {
 				t.Fatalf("normalisation of %q: ASCII path %q, Unicode path %q", secure, fast, slow)
 			}
 		}

@@ -3,62 +3,10 @@ package secureparams
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-func fastJSONSeeds() []string {
-	return []string{
-		`{}`, `[]`, `"x"`, `1.50`, `true`, `null`, `{"b":1,"a":2}`, `{"a":1,"a":2}`,
-		`{"z":{"y":[1,2,{"x":"<&>"}],"a":null},"m":"é\u00e9\n\t\"\\/","k":1e10}`,
-		`{"dup":{"a":1},"x":0,"dup":{"b":2}}`,
-		`{"s":"\ud83d\ude00 \u2028 \u0001 \ud800","n":-0.0,"big":123456789012345678901234567890}`,
-		` { "name" : "t" , "inputSchema" : { "type" : "object" } } `,
-		"{\"a\":\"bad \xff utf8\"}", `{"":1,"a":{"":{"":[]}}}`, `{"b":1,"a":2,"b":3}`,
-		`{"\u0061":1,"a":2}`, `[{"a":[]},{"a":{}}]`, `{"x":"\u007f\u0000"}`,
-		`{"a":1`, `[1,]`, `{"a" 1}`, `tru`, ``, ` `,
-		string(realisticTool),
-	}
-}
-
-// FuzzFastJSON checks the lexer-based decoder and canonical hash against
-// encoding/json: for any valid document the same value and the same hash;
-// equal values (re-encoded by encoding/json) hash equal. (The lexer's own
-// tokens are checked against encoding/json's in internal/jsonlex.)
-func FuzzFastJSON(f *testing.F) {
-	for _, s := range fastJSONSeeds() {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, doc string) {
-		if !json.Valid([]byte(doc)) {
-			return // the fast paths are only ever given validated documents
-		}
-		want, wantHash, err := canonicalHash([]byte(doc))
-		if err != nil {
-			t.Fatalf("encoding/json: %v", err)
-		}
-		got, err := decodeValid([]byte(strings.TrimSpace(doc)))
-		if err != nil {
-			t.Fatalf("decodeValid(%q): %v", doc, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("decodeValid(%q) (-encoding/json +fast):\n%s", doc, diff)
-		}
-		gotHash, err := canonicalHashValid([]byte(doc))
-		if err != nil || gotHash != wantHash {
-			t.Fatalf("canonicalHashValid(%q) = %s, %v; encoding/json %s", doc, gotHash, err, wantHash)
-		}
-		again, err := json.Marshal(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h, err := canonicalHashValid(again); err != nil || h != wantHash {
-			t.Fatalf("%q and its re-encoding %s hash differently", doc, again)
-		}
-	})
-}
 
 func splitSeeds() []string {
 	return []string{

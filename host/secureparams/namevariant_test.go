@@ -5,17 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/google/go-cmp/cmp"
 )
 
 // pairwiseNameVariants is nameVariantWarnings as it was: every pair of
-// names compared with equivalentNames, each normalised afresh.
+// names compared with guard.EquivalentNames, each normalised afresh.
 func pairwiseNameVariants(secure []string, input []foundName) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range input {
 		for _, s := range secure {
-			if n.name == s || seen[n.name+"\x00"+s] || !equivalentNames(n.name, s) {
+			if n.name == s || seen[n.name+"\x00"+s] || !guard.EquivalentNames(n.name, s) {
 				continue
 			}
 			seen[n.name+"\x00"+s] = true

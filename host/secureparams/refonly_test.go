@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // refOnlySchemas are schemas around the edge of what refOnlyExpansion
@@ -41,11 +44,11 @@ var refOnlySchemas = []struct {
 
 // expansionBoth measures schema with refOnlyExpansion and with the full
 // analysis; ok is false when the text is not a JSON value.
-func expansionBoth(schema string) (short int64, answered bool, full int64, p *problem, ok bool) {
+func expansionBoth(schema string) (short int64, answered bool, full int64, p *expansion.Problem, ok bool) {
 	if !json.Valid([]byte(schema)) {
 		return 0, false, 0, nil, false
 	}
-	root, err := decodeValid([]byte(schema))
+	root, err := schemajson.DecodeValid([]byte(schema))
 	if err != nil {
 		return 0, false, 0, nil, false
 	}
@@ -53,8 +56,8 @@ func expansionBoth(schema string) (short int64, answered bool, full int64, p *pr
 	if scan, sp := scanSchema(json.RawMessage(schema), "inputSchema", new(int(MaxSchemaNodes)), knownValid); sp == nil {
 		anchors = scan.anchors
 	}
-	short, answered = refOnlyExpansion([]byte(schema), root, anchors)
-	full, p = analyzeExpansion("inputSchema", []byte(schema), root, anchors)
+	short, answered = expansion.RefOnly([]byte(schema), root, anchors)
+	full, p = expansion.Analyze("inputSchema", []byte(schema), root, anchors)
 	return short, answered, full, p, true
 }
 

@@ -3,10 +3,11 @@ package secureparams
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
 
@@ -50,19 +51,6 @@ type scanResult struct {
 	refs, fanOut bool
 }
 
-// fanOutKeyword reports the keywords through which more than one subschema
-// can apply to one value, "$ref" aside, and the two that give array items
-// two subschemas at once (sameItems).
-func fanOutKeyword(name string) bool {
-	switch name {
-	case "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
-		"patternProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "propertyNames",
-		"additionalItems", "prefixItems":
-		return true
-	}
-	return false
-}
-
 // scanSchema makes one streaming pass over a schema document (iterative, so
 // hostile nesting cannot blow the stack) and rejects what the host refuses
 // to reason about: duplicate object keys (parsers disagree on which wins),
@@ -93,7 +81,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		switch {
 		case key == "$ref":
 			res.refs = true
-		case fanOutKeyword(key):
+		case onepass.FanOutKeyword(key):
 			res.fanOut = true
 		}
 		if key == "x-mcp-header" {
@@ -112,10 +100,10 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		case "$ref":
 			hasRef = true
 			if !strings.HasPrefix(s, "#") {
-				return newProblem(RuleExternalRef, "%s references an external schema %q at %s; the host never fetches schemas", label, s, at(pointer(owner)))
+				return newProblem(RuleExternalRef, "%s references an external schema %q at %s; the host never fetches schemas", label, s, schemajson.At(pointer(owner)))
 			}
 		case "$dynamicRef", "$recursiveRef":
-			return newProblem(RuleDynamicRef, "%s uses %s at %s, which the host cannot resolve statically", label, key, at(pointer(owner)))
+			return newProblem(RuleDynamicRef, "%s uses %s at %s, which the host cannot resolve statically", label, key, schemajson.At(pointer(owner)))
 		case "$id":
 			if len(owner) > 0 && embeddedID == "" {
 				embeddedID = pointer(owner)
@@ -132,7 +120,7 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 		return nil, err
 	}
 	if dupAnchor != "" {
-		return nil, newProblem(RuleMalformed, "%s declares anchor %q twice (again at %s)", label, dupAnchor, at(dupAnchorAt))
+		return nil, newProblem(RuleMalformed, "%s declares anchor %q twice (again at %s)", label, dupAnchor, schemajson.At(dupAnchorAt))
 	}
 	if hasRef && embeddedID != "" {
 		return nil, newProblem(RuleUnresolvedRef, "%s embeds a schema resource ($id at %s) and uses $ref; the host does not resolve references across resources", label, embeddedID)
@@ -144,10 +132,6 @@ func scanSchema(doc json.RawMessage, label string, nodes *int, known validity) (
 func checkDuplicateKeys(doc json.RawMessage, label string, known validity) *problem {
 	return walkTokens(doc, label, known, func([]string, string, jsonlex.Kind, []byte) *problem { return nil })
 }
-
-// smallObject is the member count up to which repeated names are found by
-// comparing with the object's earlier names; beyond it, with a map.
-const smallObject = 16
 
 // validity says whether a document is already known to be valid JSON (a
 // part of a definition the listing validated as a whole), so that a scan
@@ -196,9 +180,9 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 		case jsonlex.Key:
 			// The names are only compared and handed to visit, which
 			// copies what it keeps: they may share doc's memory.
-			text := viewString(raw)
-			if repeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
-				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, at(pointer(path)))
+			text := schemajson.ViewString(raw)
+			if schemajson.RepeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
+				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, schemajson.At(pointer(path)))
 			}
 			path = append(path, text)
 			continue
@@ -232,55 +216,12 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 	}
 }
 
-// repeatedKey records an object's member name and reports whether the
-// object already had it. The names of a small object are keys[from:]; a
-// large one's move to *large.
-func repeatedKey(large *map[string]struct{}, keys *[]string, from int, key string) bool {
-	if *large != nil {
-		if _, dup := (*large)[key]; dup {
-			return true
-		}
-		(*large)[key] = struct{}{}
-		return false
-	}
-	if slices.Contains((*keys)[from:], key) {
-		return true
-	}
-	*keys = append(*keys, key)
-	if len(*keys)-from > smallObject {
-		m := make(map[string]struct{}, 2*smallObject)
-		for _, k := range (*keys)[from:] {
-			m[k] = struct{}{}
-		}
-		*large = m
-		*keys = (*keys)[:from]
-	}
-	return false
-}
-
 // pointer renders a path as a JSON pointer (RFC 6901): "" for the root.
 func pointer(path []string) string {
 	var b strings.Builder
 	for _, seg := range path {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(seg))
+		b.WriteString(schemajson.EscapePointer(seg))
 	}
 	return b.String()
-}
-
-// at renders a JSON pointer for a message.
-func at(ptr string) string {
-	if ptr == "" {
-		return "the root"
-	}
-	return ptr
-}
-
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-func escapePointer(seg string) string {
-	if !strings.ContainsAny(seg, "~/") {
-		return seg
-	}
-	return pointerEscaper.Replace(seg)
 }

@@ -28,6 +28,8 @@ type secureHalf struct {
 	// names and patterns are the walk's, for the overlap check.
 	names    []foundName
 	patterns []foundPattern
+	// headerWarnings are secretHeaderWarnings' of headers.
+	headerWarnings []string
 	// headerNames are the secure parameters with an x-mcp-header, in
 	// checkSecureHeaders' order, with the header lower-cased.
 	headerNames []secureHeaderName
@@ -57,13 +59,14 @@ func (h *secureHalf) apply(t *Tool) {
 // memo must not keep that definition alive.
 func newSecureHalf(t *Tool, rootRequired []string, nodes int, sw *schemaWalker, headerNames []secureHeaderName) *secureHalf {
 	h := &secureHalf{
-		nodes:        nodes,
-		params:       cloneStrings(t.SecureParams),
-		rootRequired: cloneStrings(rootRequired),
-		walkRequired: make([]string, len(sw.required)),
-		names:        make([]foundName, len(sw.names)),
-		patterns:     make([]foundPattern, len(sw.patterns)),
-		headerNames:  make([]secureHeaderName, len(headerNames)),
+		nodes:          nodes,
+		params:         cloneStrings(t.SecureParams),
+		rootRequired:   cloneStrings(rootRequired),
+		walkRequired:   make([]string, len(sw.required)),
+		names:          make([]foundName, len(sw.names)),
+		patterns:       make([]foundPattern, len(sw.patterns)),
+		headerNames:    make([]secureHeaderName, len(headerNames)),
+		headerWarnings: secretHeaderWarnings(t),
 	}
 	for i, n := range sw.required {
 		h.walkRequired[i] = strings.Clone(n.name)

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/jsonlex"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -108,7 +111,7 @@ type Tool struct {
 	// guardTargets are SecureParams prepared for the call-time guard
 	// (see Tool.CheckArguments), on first use.
 	guardOnce    sync.Once
-	guardTargets []secureTarget
+	guardTargets []guard.Target
 }
 
 // ParseTool decodes one raw tool definition from a tools/list result. It
@@ -138,7 +141,19 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedTool)
 	}
-	fields := topLevelFields(trimmed)
+	var facts *onepass.Facts
+	if singlePass {
+		// The facts are read before parseValidTool returns.
+		if facts = onepass.Scan(trimmed, passLimits); facts != nil {
+			defer facts.Release()
+		}
+	}
+	var fields toolFields
+	if facts != nil {
+		fields = facts.Fields
+	} else {
+		fields = topLevelFields(trimmed)
+	}
 	var name string
 	rawName := fields.get("name")
 	if len(rawName) == 0 || rawName[0] != '"' {
@@ -172,17 +187,24 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 		t.Meta = meta
 	}
 
+	if t.HasSecureSchema {
+		t.secureHalf = secureMemo.get(t.SecureInputSchema)
+	}
+	if facts != nil && cleanByPass(t, facts) {
+		t.analyzeOnce.Do(func() {})
+		return t, nil
+	}
 	var err error
 	if t.InputSchemaDefaulted {
 		t.inputDoc = map[string]any{"type": "object"}
-	} else if t.inputDoc, err = decodeValid(t.InputSchema); err != nil {
+	} else if t.inputDoc, err = schemajson.DecodeValid(t.InputSchema); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 	}
 	if t.HasSecureSchema {
 		// A secure schema analysed before (another tool of the server)
 		// is not decoded again (secureHalf).
-		if t.secureHalf = secureMemo.get(t.SecureInputSchema); t.secureHalf == nil {
-			if t.secureDoc, err = decodeValid(t.SecureInputSchema); err != nil {
+		if t.secureHalf == nil {
+			if t.secureDoc, err = schemajson.DecodeValid(t.SecureInputSchema); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
 			}
 		}
@@ -201,7 +223,7 @@ func (t *Tool) DefHash() string {
 		var hash string
 		var err error
 		if t.rawValid == knownValid || json.Valid(t.Raw) {
-			hash, err = canonicalHashValid(bytes.TrimSpace(t.Raw))
+			hash, err = schemajson.CanonicalHashValid(bytes.TrimSpace(t.Raw))
 		}
 		if hash == "" || err != nil {
 			// A malformed definition (or one the canonical form cannot
@@ -258,25 +280,6 @@ func optionalString(t *Tool, fields toolFields, key string) string {
 		return ""
 	}
 	return jsonlex.Unquote(raw)
-}
-
-// canonicalHash decodes raw and hashes it with object keys sorted and
-// whitespace removed. Numbers keep their literal text (json.Number), so 1
-// and 1.0 differ: the hash identifies what the server sent, not its numeric
-// meaning. The decoded document is returned for reuse.
-func canonicalHash(raw []byte) (any, string, error) {
-	v, err := decodeJSON(raw)
-	if err != nil {
-		return nil, "", fmt.Errorf("canonicalising definition: %w", err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, "", fmt.Errorf("canonicalising definition: %w", err)
-	}
-	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	return v, hex.EncodeToString(sum[:]), nil
 }
 
 // headerName is the full HTTP header name mcp-go uses for an x-mcp-header

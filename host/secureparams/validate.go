@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -96,8 +97,8 @@ func Validate(t *Tool) error {
 func analyze(t *Tool) *ExclusionError {
 	if !t.docsDecoded {
 		// Errors surface below, from the scans that name the schema.
-		t.inputDoc, _ = decodeJSON(t.InputSchema)
-		t.secureDoc, _ = decodeJSON(t.SecureInputSchema)
+		t.inputDoc, _ = schemajson.DecodeJSON(t.InputSchema)
+		t.secureDoc, _ = schemajson.DecodeJSON(t.SecureInputSchema)
 		t.docsDecoded = true
 	}
 	half := t.secureHalf
@@ -122,7 +123,7 @@ func extractSecureBasics(t *Tool, secureRoot any) {
 	props, _ := obj["properties"].(map[string]any)
 	t.SecureParams = sortedKeys(props)
 	if req, ok := stringList(obj["required"]); ok {
-		t.SecureRequired = sortedUnique(req)
+		t.SecureRequired = guard.SortedUnique(req)
 	}
 	t.SecureHeaders = nil
 	for _, name := range t.SecureParams {
@@ -179,7 +180,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 			return analyzeWithSecureHalf(t, half, inputScan)
 		}
 		// Too little budget left: the full analysis reports the limit.
-		secureRoot, _ = decodeValid(t.SecureInputSchema)
+		secureRoot, _ = schemajson.DecodeValid(t.SecureInputSchema)
 	}
 	rootRequired := t.SecureRequired
 	if p := checkSecureRoot(secureRoot); p != nil {
@@ -211,7 +212,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 	for _, n := range sw.required {
 		t.SecureRequired = append(t.SecureRequired, n.name)
 	}
-	t.SecureRequired = sortedUnique(t.SecureRequired)
+	t.SecureRequired = guard.SortedUnique(t.SecureRequired)
 
 	return analyzeWithInput(t, inputScan, sw, declared, func() ([]secureHeaderName, *problem, *problem) {
 		if _, p := schemaExpansion("secureInputSchema", t.SecureInputSchema, secureRoot, secureScan); p != nil {
@@ -229,7 +230,7 @@ func analyzeProblem(t *Tool, secureRoot any, half *secureHalf) *problem {
 // analyzeWithSecureHalf is the rest of analyzeProblem for a tool whose
 // secureInputSchema was analysed before (half): what reads inputSchema too.
 func analyzeWithSecureHalf(t *Tool, half *secureHalf, inputScan *scanResult) *problem {
-	t.SecureRequired = sortedUnique(append(t.SecureRequired, half.walkRequired...))
+	t.SecureRequired = guard.SortedUnique(append(t.SecureRequired, half.walkRequired...))
 	return analyzeWithInput(t, inputScan, half.walker(), declaredSet(t.SecureParams), func() ([]secureHeaderName, *problem, *problem) {
 		return half.headerNames, nil, nil
 	})
@@ -281,7 +282,7 @@ func checkSchemaNumbers(label string, doc any) *problem {
 	if _, err := safeschema.CheckNumbers(doc); err != nil {
 		var ne *safeschema.NumberError
 		if errors.As(err, &ne) {
-			return newProblem(RuleNumber, "%s has a number at %s with more than %d characters or an exponent beyond ±%d, which the validator cannot handle", label, at(ne.Location), safeschema.MaxNumberLength, safeschema.MaxNumberExponent)
+			return newProblem(RuleNumber, "%s has a number at %s with more than %d characters or an exponent beyond ±%d, which the validator cannot handle", label, schemajson.At(ne.Location), safeschema.MaxNumberLength, safeschema.MaxNumberExponent)
 		}
 		return newProblem(RuleNumber, "%s: %v", label, err)
 	}
@@ -376,7 +377,7 @@ func secureHeaderNames(secureRoot any, scan *scanResult) ([]secureHeaderName, *p
 	}
 	for _, owner := range scan.headerOwners {
 		if !allowed[owner] {
-			return nil, newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", at(owner))
+			return nil, newProblem(RuleHeader, "secureInputSchema has x-mcp-header at %s, which is not a top-level secure property", schemajson.At(owner))
 		}
 	}
 
@@ -481,24 +482,13 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 	if len(secure) == 0 {
 		return nil
 	}
-	// Each name is normalised once, not once per pair.
-	normSecure := make([]string, len(secure))
-	for i, s := range secure {
-		normSecure[i] = normaliseName(s)
-	}
+	// Each secure name is prepared once, not once per pair.
+	targets := guard.Targets(secure)
 	var out []string
 	var seen map[string]bool
 	for _, n := range input {
-		var nk string
-		normalised := false
 		for i, s := range secure {
-			if n.name == s || seen[n.name+"\x00"+s] {
-				continue
-			}
-			if !normalised {
-				nk, normalised = normaliseName(n.name), true
-			}
-			if !normalisedMatch(n.name, nk, s, normSecure[i]) {
+			if n.name == s || seen[n.name+"\x00"+s] || !targets[i].Matches(n.name) {
 				continue
 			}
 			if seen == nil {
@@ -517,20 +507,11 @@ func nameVariantWarnings(secure []string, input []foundName) []string {
 func secretHeaderWarnings(t *Tool) []string {
 	var out []string
 	for _, b := range t.SecureHeaders {
-		if looksSecret(b.Param) || looksSecret(strings.TrimPrefix(b.Header, mcp.HeaderParamPrefix)) {
+		if guard.LooksSecret(b.Param) || guard.LooksSecret(strings.TrimPrefix(b.Header, mcp.HeaderParamPrefix)) {
 			out = append(out, fmt.Sprintf("secure parameter %q looks like a credential but is sent in the HTTP header %s (SEP-3221 forbids x-mcp-header on secrets); proxies may log it", b.Param, b.Header))
 		}
 	}
 	return out
-}
-
-func sortedUnique(in []string) []string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := slices.Clone(in)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // oneLine folds the validator's indented multi-line messages into one line,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -232,13 +233,13 @@ func containsSubstring(list []string, sub string) bool {
 
 func TestHeaderDoesNotWarnForOrdinaryNames(t *testing.T) {
 	for _, name := range []string{"region", "monkey", "tenant_id", "keyspace", "passage", "author_id"} {
-		if looksSecret(name) {
-			t.Errorf("looksSecret(%q) = true", name)
+		if guard.LooksSecret(name) {
+			t.Errorf("guard.LooksSecret(%q) = true", name)
 		}
 	}
 	for _, name := range []string{"session_token", "apiKey", "api-key", "X-Auth", "Authorization", "client_secret", "PASSWORD", "privateKey", "db_pwd", "Bearer"} {
-		if !looksSecret(name) {
-			t.Errorf("looksSecret(%q) = false", name)
+		if !guard.LooksSecret(name) {
+			t.Errorf("guard.LooksSecret(%q) = false", name)
 		}
 	}
 }

@@ -1,14 +1,12 @@
 package secureparams
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/host/secureparams/internal/schemajson"
 )
 
 // Keywords holding subschemas that apply to other instances than the one at
@@ -34,7 +32,7 @@ type foundName struct {
 
 // where is the JSON pointer at which the name was seen.
 func (n foundName) where() string {
-	return n.ptr + "/" + n.kw + "/" + escapePointer(n.key)
+	return n.ptr + "/" + n.kw + "/" + schemajson.EscapePointer(n.key)
 }
 
 // foundPattern is a compiled patternProperties key and where it was seen.
@@ -82,7 +80,7 @@ func newWalker(label string, root any, anchors map[string]string, deep bool) *sc
 // subschema.
 func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond bool) *problem {
 	if depth > MaxSchemaDepth {
-		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, at(ptr))
+		return newProblem(RuleLimits, "%s nests subschemas more than %d levels deep (at %s)", w.label, MaxSchemaDepth, schemajson.At(ptr))
 	}
 	key := visitKey{ptr: ptr, collect: collect, uncond: uncond}
 	if w.seen[key] {
@@ -101,10 +99,10 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	case map[string]any:
 		obj = v
 	default:
-		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a value that is not a schema at %s", w.label, schemajson.At(ptr))
 	}
 
-	if leafShortcut && readsNothing(obj) {
+	if leafShortcut && onepass.ReadsNothing(obj) {
 		return nil
 	}
 	if ref, ok := obj["$ref"]; ok {
@@ -140,7 +138,7 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 			if _, isList := deps[k].([]any); isList {
 				continue
 			}
-			if p := w.walk(deps[k], ptr+"/dependencies/"+escapePointer(k), depth+1, collect, false); p != nil {
+			if p := w.walk(deps[k], ptr+"/dependencies/"+schemajson.EscapePointer(k), depth+1, collect, false); p != nil {
 				return p
 			}
 		}
@@ -153,7 +151,7 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	// deep walk cares.
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for _, k := range sortedKeys(props) {
-			if p := w.walk(props[k], ptr+"/properties/"+escapePointer(k), depth+1, collect, false); p != nil {
+			if p := w.walk(props[k], ptr+"/properties/"+schemajson.EscapePointer(k), depth+1, collect, false); p != nil {
 				return p
 			}
 		}
@@ -192,36 +190,10 @@ func (w *schemaWalker) walk(node any, ptr string, depth int, collect, uncond boo
 	return nil
 }
 
-// leafShortcut lets the walker and the expansion analysis skip the schema
-// objects readsNothing accepts. Only FuzzLeafShortcut turns it off, to
+// leafShortcut lets the walker skip the schema
+// objects onepass.ReadsNothing accepts. Only FuzzLeafShortcut turns it off, to
 // compare with the analysis that looks every keyword up.
 var leafShortcut = true
-
-// readsNothing reports whether a schema object has none of the members
-// the walker and the expansion analysis read (most leaf schemas, such as
-// {"type": "string", "description": "..."}): both then have nothing to do
-// there, and one pass over its few members spares a lookup of each keyword.
-func readsNothing(obj map[string]any) bool {
-	for k := range obj {
-		if readsKeyword(k) {
-			return false
-		}
-	}
-	return true
-}
-
-// readsKeyword reports whether the walker or the expansion analysis reads
-// a schema object's member k.
-func readsKeyword(k string) bool {
-	switch k {
-	case "$ref", "properties", "required", "dependentRequired", "dependentSchemas", "dependencies",
-		"patternProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-		"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "contains", "additionalItems",
-		"contentSchema", "propertyNames", "items", "prefixItems", "$defs", "definitions":
-		return true
-	}
-	return false
-}
 
 // declaredNames records the property names a schema object mentions: properties
 // keys, required, dependentRequired (both sides), dependentSchemas and
@@ -235,7 +207,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["properties"]; ok {
 		props, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"properties\" value that is not an object at %s", w.label, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(props) {
 			add(k, "properties", k)
@@ -244,7 +216,7 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["required"]; ok {
 		names, isList := stringList(raw)
 		if !isList {
-			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"required\" value that is not a list of names at %s", w.label, schemajson.At(ptr))
 		}
 		for i, n := range names {
 			index := strconv.Itoa(i)
@@ -259,13 +231,13 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 	if raw, ok := obj["dependentRequired"]; ok {
 		deps, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, at(ptr))
+			return newProblem(RuleMalformed, "%s has a \"dependentRequired\" value that is not an object at %s", w.label, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
 			add(k, "dependentRequired", k)
 			names, isList := stringList(deps[k])
 			if !isList {
-				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, ptr+"/dependentRequired/"+escapePointer(k))
+				return newProblem(RuleMalformed, "%s has a dependentRequired entry that is not a list of names at %s", w.label, ptr+"/dependentRequired/"+schemajson.EscapePointer(k))
 			}
 			for _, n := range names {
 				add(n, "dependentRequired", k)
@@ -279,14 +251,14 @@ func (w *schemaWalker) declaredNames(obj map[string]any, ptr string, collect, un
 		}
 		deps, isMap := raw.(map[string]any)
 		if !isMap {
-			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+			return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, schemajson.At(ptr))
 		}
 		for _, k := range sortedKeys(deps) {
 			add(k, kw, k)
 			if list, isList := deps[k].([]any); isList {
 				names, ok := stringList(list)
 				if !ok {
-					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, ptr+"/"+kw+"/"+escapePointer(k))
+					return newProblem(RuleMalformed, "%s has a dependencies entry that is not a list of names at %s", w.label, ptr+"/"+kw+"/"+schemajson.EscapePointer(k))
 				}
 				for _, n := range names {
 					add(n, kw, k)
@@ -307,10 +279,10 @@ func (w *schemaWalker) patternProperties(obj map[string]any, ptr string, depth i
 	}
 	pats, isMap := raw.(map[string]any)
 	if !isMap {
-		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a \"patternProperties\" value that is not an object at %s", w.label, schemajson.At(ptr))
 	}
 	for _, src := range sortedKeys(pats) {
-		where := ptr + "/patternProperties/" + escapePointer(src)
+		where := ptr + "/patternProperties/" + schemajson.EscapePointer(src)
 		re, err := regexp.Compile(src)
 		if err != nil {
 			return newProblem(RulePattern, "%s has a patternProperties pattern %q the host cannot compile at %s", w.label, src, where)
@@ -334,7 +306,7 @@ func (w *schemaWalker) schemaArray(obj map[string]any, kw, ptr string, depth int
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return newProblem(RuleMalformed, "%s has a %q value that is not a list of schemas at %s", w.label, kw, at(ptr))
+		return newProblem(RuleMalformed, "%s has a %q value that is not a list of schemas at %s", w.label, kw, schemajson.At(ptr))
 	}
 	for i, sub := range list {
 		if p := w.walk(sub, ptr+"/"+kw+"/"+strconv.Itoa(i), depth+1, collect, uncond); p != nil {
@@ -351,10 +323,10 @@ func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, 
 	}
 	m, isMap := raw.(map[string]any)
 	if !isMap {
-		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, at(ptr))
+		return newProblem(RuleMalformed, "%s has a %q value that is not an object at %s", w.label, kw, schemajson.At(ptr))
 	}
 	for _, k := range sortedKeys(m) {
-		if p := w.walk(m[k], ptr+"/"+kw+"/"+escapePointer(k), depth+1, collect, uncond); p != nil {
+		if p := w.walk(m[k], ptr+"/"+kw+"/"+schemajson.EscapePointer(k), depth+1, collect, uncond); p != nil {
 			return p
 		}
 	}
@@ -366,7 +338,7 @@ func (w *schemaWalker) schemaMap(obj map[string]any, kw, ptr string, depth int, 
 func (w *schemaWalker) followRef(ref any, ptr string, depth int, collect, uncond bool) *problem {
 	s, ok := ref.(string)
 	if !ok {
-		return newProblem(RuleMalformed, "%s has a $ref that is not a string at %s", w.label, at(ptr))
+		return newProblem(RuleMalformed, "%s has a $ref that is not a string at %s", w.label, schemajson.At(ptr))
 	}
 	target, where, p := w.resolve(s)
 	if p != nil {
@@ -386,7 +358,7 @@ func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
 	chain := map[string]bool{from: true}
 	for range MaxSchemaDepth {
 		if chain[where] {
-			return newProblem(RuleLimits, "%s has a $ref loop that never reaches a schema (at %s)", w.label, at(where))
+			return newProblem(RuleLimits, "%s has a $ref loop that never reaches a schema (at %s)", w.label, schemajson.At(where))
 		}
 		chain[where] = true
 		obj, ok := target.(map[string]any)
@@ -406,52 +378,14 @@ func (w *schemaWalker) refLoop(from string, target any, where string) *problem {
 	return nil
 }
 
-// resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
-// with ~0 and ~1 escapes) or "#anchor" into the node it names.
-// pointerUnescaper decodes a JSON pointer segment (RFC 6901).
-var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
-
+// resolve is schemajson.Resolve, with the problem of a reference that
+// resolves to nothing.
 func (w *schemaWalker) resolve(ref string) (any, string, *problem) {
-	unresolved := func() (any, string, *problem) {
+	node, ptr, ok := schemajson.Resolve(w.root, w.anchors, ref)
+	if !ok {
 		return nil, "", newProblem(RuleUnresolvedRef, "%s has a $ref %q that does not resolve within the schema", w.label, ref)
 	}
-	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
-	if err != nil {
-		return unresolved()
-	}
-	if frag != "" && !strings.HasPrefix(frag, "/") {
-		ptr, ok := w.anchors[frag]
-		if !ok {
-			return unresolved()
-		}
-		frag = ptr
-	}
-	node := w.root
-	if frag == "" {
-		return node, "", nil
-	}
-	for _, seg := range strings.Split(frag[1:], "/") {
-		if strings.IndexByte(seg, '~') >= 0 {
-			seg = pointerUnescaper.Replace(seg)
-		}
-		switch v := node.(type) {
-		case map[string]any:
-			next, ok := v[seg]
-			if !ok {
-				return unresolved()
-			}
-			node = next
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(v) || strconv.Itoa(i) != seg {
-				return unresolved()
-			}
-			node = v[i]
-		default:
-			return unresolved()
-		}
-	}
-	return node, frag, nil
+	return node, ptr, nil
 }
 
 func stringList(raw any) ([]string, bool) {
@@ -477,19 +411,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// decodeJSON decodes one JSON document, numbers as json.Number, refusing
-// trailing data.
-func decodeJSON(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the top-level value")
-	}
-	return v, nil
 }

@@ -68,6 +68,12 @@ var rooms = []struct {
 	// request wire): below oauth, so none imports it.
 	{"host/oauth/internal", 38},
 	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
+	// secureparams' leaves: the single token pass over a definition, on the
+	// JSON helpers of valid definitions; the call-time guard; the compiled
+	// secure schema; the bound on a schema's validation cost.
+	{"host/secureparams/internal/onepass", 38}, {"host/secureparams/internal/schemajson", 36},
+	{"host/secureparams/internal/guard", 36}, {"host/secureparams/internal/valueschema", 38},
+	{"host/secureparams/internal/expansion", 39},
 	{"config", 30},
 	// config's leaves: the file editor and the local settings file above
 	// the document reader, the allowlist matcher and the ${VAR} syntax,

@@ -1,4 +1,9 @@
-package secureparams
+// Package schemajson owns the JSON helpers of tool definitions that are
+// already known to be valid JSON: decoding them as encoding/json would
+// (DecodeValid, DecodeJSON), their canonical hash (CanonicalHashValid,
+// CanonicalHash), strings that share the definition's memory (ViewString)
+// and the duplicate-member check of a token walk (RepeatedKey).
+package schemajson
 
 import (
 	"bytes"
@@ -6,7 +11,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -20,35 +28,35 @@ import (
 // encoding/json wherever its exact behaviour is hard to reproduce (absurd
 // nesting).
 
-// maxFastDepth bounds the recursion of the lexer-based decoder and
+// MaxFastDepth bounds the recursion of the lexer-based decoder and
 // canonicaliser; deeper documents take the encoding/json path, which has its
 // own limit and error.
-const maxFastDepth = 512
+const MaxFastDepth = 512
 
 var errTooDeep = errors.New("nesting too deep for the fast path")
 
-// viewString is jsonlex.Unquote without a copy for a string without
+// ViewString is jsonlex.Unquote without a copy for a string without
 // escapes or non-ASCII bytes (nearly every key and most values of a schema):
 // the result shares raw's memory. Only for documents that never change once
 // read, such as a parsed definition's Raw (which the Tool keeps, and with
 // it that memory); the result is otherwise the same string.
-func viewString(raw []byte) string {
+func ViewString(raw []byte) string {
 	if len(raw) > 2 && jsonlex.PlainString(raw) {
 		return unsafe.String(&raw[1], len(raw)-2)
 	}
 	return jsonlex.Unquote(raw)
 }
 
-// decodeValid decodes a document json.Valid accepted, exactly as decodeJSON
+// DecodeValid decodes a document json.Valid accepted, exactly as DecodeJSON
 // would: objects as map[string]any (the last of repeated keys wins), numbers
 // as json.Number, strings as encoding/json decodes them. Strings without
-// escapes share doc's memory (see viewString): doc must never change.
-func decodeValid(doc []byte) (any, error) {
+// escapes share doc's memory (see ViewString): doc must never change.
+func DecodeValid(doc []byte) (any, error) {
 	lx := jsonlex.New(doc)
 	kind, raw := lx.Next()
 	v, err := decodeValue(&lx, kind, raw, 0)
 	if errors.Is(err, errTooDeep) {
-		return decodeJSON(doc)
+		return DecodeJSON(doc)
 	}
 	return v, err
 }
@@ -56,7 +64,7 @@ func decodeValid(doc []byte) (any, error) {
 func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (any, error) {
 	switch kind {
 	case jsonlex.ObjectStart:
-		if depth >= maxFastDepth {
+		if depth >= MaxFastDepth {
 			return nil, errTooDeep
 		}
 		obj := map[string]any{}
@@ -68,7 +76,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			if k != jsonlex.Key {
 				return nil, errors.New("malformed object")
 			}
-			name := viewString(kraw)
+			name := ViewString(kraw)
 			vk, vraw := lx.Next()
 			v, err := decodeValue(lx, vk, vraw, depth+1)
 			if err != nil {
@@ -77,7 +85,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			obj[name] = v
 		}
 	case jsonlex.ArrayStart:
-		if depth >= maxFastDepth {
+		if depth >= MaxFastDepth {
 			return nil, errTooDeep
 		}
 		list := []any{}
@@ -93,7 +101,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			list = append(list, v)
 		}
 	case jsonlex.String, jsonlex.Key:
-		return viewString(raw), nil
+		return ViewString(raw), nil
 	case jsonlex.Scalar:
 		switch string(raw) {
 		case "true":
@@ -109,18 +117,18 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 	}
 }
 
-// canonicalHashValid is canonicalHash for a document json.Valid accepted,
+// CanonicalHashValid is CanonicalHash for a document json.Valid accepted,
 // without decoding it: the canonical form (object keys sorted, the last of
 // repeated keys kept, whitespace removed, strings re-encoded as
 // encoding/json encodes them without HTML escaping, numbers verbatim) is
 // written straight from the tokens.
-func canonicalHashValid(doc []byte) (string, error) {
+func CanonicalHashValid(doc []byte) (string, error) {
 	c := canonicaliser{out: make([]byte, 0, len(doc))}
 	lx := jsonlex.New(doc)
 	kind, raw := lx.Next()
 	if err := c.value(&lx, kind, raw, 0); err != nil {
 		if errors.Is(err, errTooDeep) {
-			_, hash, err := canonicalHash(doc)
+			_, hash, err := CanonicalHash(doc)
 			return hash, err
 		}
 		return "", err
@@ -142,12 +150,12 @@ type canonMember struct {
 func (c *canonicaliser) value(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) error {
 	switch kind {
 	case jsonlex.ObjectStart:
-		if depth >= maxFastDepth {
+		if depth >= MaxFastDepth {
 			return errTooDeep
 		}
 		return c.object(lx, depth)
 	case jsonlex.ArrayStart:
-		if depth >= maxFastDepth {
+		if depth >= MaxFastDepth {
 			return errTooDeep
 		}
 		c.out = append(c.out, '[')
@@ -244,4 +252,134 @@ func appendCanonicalString(dst, raw []byte) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(jsonlex.Unquote(raw)) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// CanonicalHash decodes raw and hashes it with object keys sorted and
+// whitespace removed. Numbers keep their literal text (json.Number), so 1
+// and 1.0 differ: the hash identifies what the server sent, not its numeric
+// meaning. The decoded document is returned for reuse.
+func CanonicalHash(raw []byte) (any, string, error) {
+	v, err := DecodeJSON(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("canonicalising definition: %w", err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, "", fmt.Errorf("canonicalising definition: %w", err)
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return v, hex.EncodeToString(sum[:]), nil
+}
+
+// DecodeJSON decodes one JSON document, numbers as json.Number, refusing
+// trailing data.
+func DecodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the top-level value")
+	}
+	return v, nil
+}
+
+// SmallObject is the member count up to which repeated names are found by
+// comparing with the object's earlier names; beyond it, with a map.
+const SmallObject = 16
+
+// RepeatedKey records an object's member name and reports whether the
+// object already had it. The names of a small object are keys[from:]; a
+// large one's move to *large.
+func RepeatedKey(large *map[string]struct{}, keys *[]string, from int, key string) bool {
+	if *large != nil {
+		if _, dup := (*large)[key]; dup {
+			return true
+		}
+		(*large)[key] = struct{}{}
+		return false
+	}
+	if slices.Contains((*keys)[from:], key) {
+		return true
+	}
+	*keys = append(*keys, key)
+	if len(*keys)-from > SmallObject {
+		m := make(map[string]struct{}, 2*SmallObject)
+		for _, k := range (*keys)[from:] {
+			m[k] = struct{}{}
+		}
+		*large = m
+		*keys = (*keys)[:from]
+	}
+	return false
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// EscapePointer escapes a JSON pointer segment (RFC 6901).
+func EscapePointer(seg string) string {
+	if !strings.ContainsAny(seg, "~/") {
+		return seg
+	}
+	return pointerEscaper.Replace(seg)
+}
+
+// At renders a JSON pointer for a message.
+func At(ptr string) string {
+	if ptr == "" {
+		return "the root"
+	}
+	return ptr
+}
+
+// pointerUnescaper decodes a JSON pointer segment (RFC 6901).
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
+// Resolve turns "#", "#/json/pointer" (percent-encoded as a URI fragment,
+// with ~0 and ~1 escapes) or "#anchor" (anchors maps names to pointers)
+// into the node of the decoded document root it names, and its pointer;
+// ok is false when it names nothing.
+func Resolve(root any, anchors map[string]string, ref string) (node any, ptr string, ok bool) {
+	unresolved := func() (any, string, bool) { return nil, "", false }
+	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+	if err != nil {
+		return unresolved()
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		ptr, ok := anchors[frag]
+		if !ok {
+			return unresolved()
+		}
+		frag = ptr
+	}
+	node = root
+	if frag == "" {
+		return node, "", true
+	}
+	for _, seg := range strings.Split(frag[1:], "/") {
+		if strings.IndexByte(seg, '~') >= 0 {
+			seg = pointerUnescaper.Replace(seg)
+		}
+		switch v := node.(type) {
+		case map[string]any:
+			next, found := v[seg]
+			if !found {
+				return unresolved()
+			}
+			node = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) || strconv.Itoa(i) != seg {
+				return unresolved()
+			}
+			node = v[i]
+		default:
+			return unresolved()
+		}
+	}
+	return node, frag, true
 }

@@ -1,0 +1,62 @@
+package secureparams
+
+import (
+	"slices"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
+	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+)
+
+// singlePass lets parseValidTool decide a clean tool from the single token
+// pass (onepass.Scan) without decoding its schemas. Only FuzzSinglePass
+// and the benchmarks turn it off, to compare with the full analysis.
+var singlePass = true
+
+// passLimits make the pass decline every schema the full analysis could
+// find at or beyond a limit: half the subschema depth, since a $ref adds
+// its target's depth to the holder's, and half the node budget, which also
+// bounds the walker's visits.
+var passLimits = onepass.Limits{
+	MaxJSONDepth:     maxJSONDepth,
+	MaxSchemaDepth:   MaxSchemaDepth / 2,
+	MaxNodes:         MaxSchemaNodes / 2,
+	MaxArgumentDepth: MaxArgumentDepth,
+	MaxSchemaText:    expansion.MaxRefOnlySchema,
+}
+
+// cleanByPass finishes t from the pass's facts when they prove the full
+// analysis would find no problem and no warning of its own: an inputSchema
+// the pass answered for and either no secureInputSchema or one the memo
+// holds (secureHalf), whose overlap and name-variant checks against the
+// pass's names come out empty. It sets what analyze would set and
+// reports true; otherwise it changes nothing and the full analysis runs.
+func cleanByPass(t *Tool, facts *onepass.Facts) bool {
+	if !facts.HasInput || t.InputSchemaDefaulted {
+		return false
+	}
+	half := t.secureHalf
+	if t.HasSecureSchema {
+		if half == nil || facts.InputNodes+half.nodes > MaxSchemaNodes {
+			return false
+		}
+		names := make([]foundName, len(facts.Names))
+		for i, n := range facts.Names {
+			names[i] = foundName{name: n}
+		}
+		input := &schemaWalker{names: names}
+		if checkOverlap(half.params, declaredSet(half.params), input, half.walker()) != nil ||
+			len(nameVariantWarnings(half.params, names)) > 0 {
+			return false
+		}
+		half.apply(t)
+		t.SecureRequired = guard.SortedUnique(append(slices.Clone(t.SecureRequired), half.walkRequired...))
+		t.Warnings = append(t.Warnings, half.headerWarnings...)
+	} else {
+		t.SecureParams = []string{} // as extractSecureBasics leaves it
+	}
+	t.secureHalf = nil
+	t.inputCost = facts.Cost
+	t.docsDecoded = true
+	return true
+}
