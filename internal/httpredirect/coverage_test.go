@@ -21,7 +21,7 @@ var builtElsewhere = map[string]string{
 	"host/oauth/oauthtest/browser.go": "a test browser",
 	// The test kit's raw POST to the server under test, for tests of
 	// the server's own answers.
-	"host/mcptest/testing.go": "a test kit posting to its own server",
+	"host/mcptest/internal/client/client.go": "a test kit posting to its own server",
 }
 
 // TestEveryClientIsBuiltHere walks the module's sources (tests aside) and
