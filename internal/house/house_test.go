@@ -43,6 +43,12 @@ var rooms = []struct {
 	{"host/historytest", 60}, {"host/ccstream", 60},
 	{"host", 50},
 	{"host/internal", 45},
+	// mcpconn's parts, below it: the transports on the checks and bounds
+	// they share.
+	{"host/internal/mcpconn/internal/stdiorpc", 44}, {"host/internal/mcpconn/internal/httpguard", 44},
+	{"host/internal/mcpconn/internal/taskwire", 44}, {"host/internal/mcpconn/internal/outbound", 44},
+	{"host/internal/mcpconn/internal/errtidy", 44},
+	{"host/internal/mcpconn/internal/wirecheck", 43}, {"host/internal/mcpconn/internal/serverreq", 43},
 	{"host/mcptest", 42},
 	{"host/oauth", 40}, {"host/model", 40}, {"host/pins", 40}, {"host/secureparams", 40}, {"host/modeltest", 40},
 	{"config", 30},
@@ -179,6 +185,8 @@ func TestRoomOf(t *testing.T) {
 		{"host", "host", 50},
 		{"host/serve", "host/serve", 60},
 		{"host/internal/mcpconn", "host/internal", 45},
+		{"host/internal/mcpconn/internal/stdiorpc", "host/internal/mcpconn/internal/stdiorpc", 44},
+		{"host/internal/mcpconn/internal/wirecheck", "host/internal/mcpconn/internal/wirecheck", 43},
 		{"internal/childproc/supervisor", "internal/childproc", 0},
 		{"approvals/hooks", "approvals/hooks", 21},
 		{"approvals/risk", "approvals/risk", 14},

@@ -1,29 +1,32 @@
-package mcpconn
+package stdiorpc
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/serverreq"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
-// stdioProcess is the transport of a stdio server: the host starts the
+// Process is the transport of a stdio server: the host starts the
 // child itself and speaks JSON-RPC over its stdin and stdout with its own
-// stdioRPC (stdiorpc.go) rather than mcp-go's stdio transport, which reads
+// RPC (rpc.go) rather than mcp-go's stdio transport, which reads
 // each line whole with no bound, drops a line it cannot parse without a
 // word, and decodes every line twice.
-type stdioProcess struct {
-	*stdioRPC
+type Process struct {
+	*RPC
 	build  func(ctx context.Context) (*exec.Cmd, error)
-	stderr *lineLogger
-	out    *lineGuard
+	stderr *LineLogger
+	out    *wirecheck.LineGuard
 	in     *stdinPipe
 
 	cmd       *exec.Cmd
@@ -40,19 +43,33 @@ const (
 	stdioWaitDelay = time.Second
 )
 
-func newStdioProcess(c *Conn, maxLine int64, fail func(*ProtocolError), requests *serverRequests) *stdioProcess {
-	p := &stdioProcess{
-		build: func(ctx context.Context) (*exec.Cmd, error) {
-			return c.command(ctx, c.cfg.Command, nil, c.cfg.Args)
-		},
-		stderr: &lineLogger{logger: c.logger, msg: "server stderr"},
-	}
-	p.out = newLineGuard(nil, maxLine, fail)
+// Options are what a Process is made of.
+type Options struct {
+	// Build makes the child's command, at every start.
+	Build func(ctx context.Context) (*exec.Cmd, error)
+	// MaxLine bounds a line of stdout (limits.maxResponseBytes); Fail
+	// hears of every line that is not a message.
+	MaxLine int64
+	Fail    func(*wirecheck.ProtocolError)
+	// Requests holds the reader back while the server's requests in
+	// flight are at their bound, until AdmitCtx ends.
+	Requests *serverreq.Requests
+	AdmitCtx context.Context
+	Logger   *slog.Logger
+}
+
+// NewProcess is the transport of one stdio server; Start starts it.
+func NewProcess(o Options) *Process {
+	p := &Process{build: o.Build, stderr: NewLineLogger(o.Logger, "server stderr")}
+	p.out = wirecheck.NewLineGuard(nil, o.MaxLine, o.Fail)
 	p.in = &stdinPipe{}
-	p.stdioRPC = newStdioRPC(p.in, p.out, fail, c.logger)
-	p.requests, p.admitCtx = requests, c.life
+	p.RPC = NewRPC(p.in, p.out, o.Fail, o.Logger)
+	p.requests, p.admitCtx = o.Requests, o.AdmitCtx
 	return p
 }
+
+// StderrTail is the last lines the child wrote to stderr (LineLogger.Tail).
+func (p *Process) StderrTail() []string { return p.stderr.Tail() }
 
 // stdinPipe is the child's stdin once it has started.
 type stdinPipe struct{ w io.WriteCloser }
@@ -72,7 +89,7 @@ func (s *stdinPipe) Close() error {
 }
 
 // Start starts the child, then the reader over its stdout.
-func (p *stdioProcess) Start(ctx context.Context) error {
+func (p *Process) Start(ctx context.Context) error {
 	cmd, err := p.build(ctx)
 	if err != nil {
 		return err
@@ -96,16 +113,16 @@ func (p *stdioProcess) Start(ctx context.Context) error {
 	}
 	p.cmd = cmd
 	p.in.w = stdin
-	p.out.src.Reset(stdout)
-	return p.stdioRPC.Start(ctx)
+	p.out.Reset(stdout)
+	return p.RPC.Start(ctx)
 }
 
 // Close ends the requests waiting and stdin, then the child: it has
 // stdioGraceful to exit on its own, then gets SIGTERM, then SIGKILL; then
 // what is left of its process tree gets the same (childproc).
-func (p *stdioProcess) Close() error {
+func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
-		p.closeErr = p.stdioRPC.Close()
+		p.closeErr = p.RPC.Close()
 		if p.cmd == nil {
 			return
 		}
