@@ -42,8 +42,12 @@ func (c *Conn) newTransport(pending *wirecheck.Pending, requests *serverreq.Requ
 			return nil, errors.New("no command configured")
 		}
 		return stdiorpc.NewProcess(stdiorpc.Options{
-			Build: func(ctx context.Context) (*exec.Cmd, error) {
-				return c.command(ctx, c.cfg.Command, nil, c.cfg.Args)
+			Build: func(ctx context.Context) (*exec.Cmd, *childproc.Spawner, error) {
+				cmd, err := c.command(ctx, c.cfg.Command, nil, c.cfg.Args)
+				if err != nil || c.sandbox.Enforced() || cmd.SysProcAttr != nil {
+					return cmd, nil, err
+				}
+				return cmd, c.supervisor.Spawner(), nil
 			},
 			MaxLine: c.maxResponseBytes, Fail: pending.FailAll,
 			Requests: requests, AdmitCtx: c.life, Logger: c.logger,
@@ -118,6 +122,11 @@ func (c *Conn) command(_ context.Context, command string, _ []string, args []str
 	cmd.Dir = c.cfg.Cwd
 	if c.sandbox.Enforced() {
 		return cmd, c.sandboxed(cmd)
+	}
+	if c.supervisor != nil && childproc.Runnable(cmd) && c.supervisor.Spawner() != nil {
+		// Started by the supervisor's long-lived process (no SysProcAttr:
+		// it puts the child in a session of its own).
+		return cmd, nil
 	}
 	if c.supervisor != nil && childproc.Runnable(cmd) {
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)

@@ -24,12 +24,14 @@ import (
 // word, and decodes every line twice.
 type Process struct {
 	*RPC
-	build  func(ctx context.Context) (*exec.Cmd, error)
+	build  func(ctx context.Context) (*exec.Cmd, *childproc.Spawner, error)
 	stderr *LineLogger
 	out    *wirecheck.LineGuard
 	in     *stdinPipe
 
 	cmd       *exec.Cmd
+	spawned   *childproc.Spawned // started by the long-lived supervisor
+	pipes     []*os.File         // stdout and stderr's read ends of a spawned child
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -45,8 +47,9 @@ const (
 
 // Options are what a Process is made of.
 type Options struct {
-	// Build makes the child's command, at every start.
-	Build func(ctx context.Context) (*exec.Cmd, error)
+	// Build makes the child's command, at every start, and the
+	// long-lived supervisor that starts it (nil: the host starts cmd).
+	Build func(ctx context.Context) (*exec.Cmd, *childproc.Spawner, error)
 	// MaxLine bounds a line of stdout (limits.maxResponseBytes); Fail
 	// hears of every line that is not a message.
 	MaxLine int64
@@ -90,9 +93,15 @@ func (s *stdinPipe) Close() error {
 
 // Start starts the child, then the reader over its stdout.
 func (p *Process) Start(ctx context.Context) error {
-	cmd, err := p.build(ctx)
+	cmd, spawner, err := p.build(ctx)
 	if err != nil {
 		return err
+	}
+	if spawner != nil {
+		if err := p.spawn(spawner, cmd); err != nil {
+			return err
+		}
+		return p.RPC.Start(ctx)
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -117,6 +126,69 @@ func (p *Process) Start(ctx context.Context) error {
 	return p.RPC.Start(ctx)
 }
 
+// spawn starts cmd through the long-lived supervisor, over pipes of its
+// own: stdin, stdout (the reader's) and stderr (copied to the logger).
+func (p *Process) spawn(spawner *childproc.Spawner, cmd *exec.Cmd) error {
+	var ends []*os.File
+	closeAll := func() {
+		for _, f := range ends {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			ends = append(ends, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		return fmt.Errorf("failed to create pipes: %w", err)
+	}
+	child, err := spawner.StartCmd(cmd, inR, outW, errW)
+	_, _, _ = inR.Close(), outW.Close(), errW.Close()
+	if err != nil {
+		_, _, _ = inW.Close(), outR.Close(), errR.Close()
+		return fmt.Errorf("failed to start command: %w", err)
+	}
+	go func() { _, _ = io.Copy(p.stderr, errR) }()
+	p.cmd, p.spawned, p.pipes = cmd, child, []*os.File{outR, errR}
+	p.in.w = inW
+	p.out.Reset(outR)
+	return nil
+}
+
+// stopSpawned is stopChild for a child of the long-lived supervisor: its
+// tree is ended by the supervisor once it exits; its output pipes are
+// closed then, after at most stdioWaitDelay for what it wrote last.
+func (p *Process) stopSpawned() {
+	c := p.spawned
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-c.Exited():
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	if !wait(stdioGraceful) {
+		_ = c.Signal(syscall.SIGTERM)
+		if !wait(stdioTerminate) {
+			_ = c.Signal(syscall.SIGKILL)
+			<-c.Exited()
+		}
+	}
+	for _, f := range p.pipes {
+		_ = f.Close()
+	}
+}
+
 // Close ends the requests waiting and stdin, then the child: it has
 // stdioGraceful to exit on its own, then gets SIGTERM, then SIGKILL; then
 // what is left of its process tree gets the same (childproc).
@@ -124,6 +196,10 @@ func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
 		p.closeErr = p.RPC.Close()
 		if p.cmd == nil {
+			return
+		}
+		if p.spawned != nil {
+			p.stopSpawned()
 			return
 		}
 		if err := stopChild(p.cmd); err != nil && p.closeErr == nil {
