@@ -24,9 +24,15 @@ import (
 // own session and process group, death with the host (Linux), and a kill
 // that takes the plugin's whole process tree with it.
 type processRunner struct {
-	cmd    *exec.Cmd
-	stdout io.ReadCloser
-	stderr io.ReadCloser
+	cmd *exec.Cmd
+	// spawner, when set, starts cmd (the supervisor's long-lived
+	// process); spawned is the child then, and pipes the child's ends of
+	// stdout and stderr until it has them.
+	spawner *childproc.Spawner
+	spawned *childproc.Spawned
+	pipes   []*os.File
+	stdout  io.ReadCloser
+	stderr  io.ReadCloser
 
 	pid       atomic.Int64
 	killed    atomic.Bool // Kill was called; see Start
@@ -59,6 +65,8 @@ func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), superviso
 		if _, err := supervisor.WrapSandboxed(cmd, sb); err != nil {
 			return nil, fmt.Errorf("plugin not started: %w", err)
 		}
+	case supervisor.Spawner() != nil:
+		return newSpawnedRunner(cmd, diagnosis, started, supervisor.Spawner(), name)
 	case supervisor != nil:
 		cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 		supervisor.Wrap(cmd)
@@ -83,7 +91,51 @@ func newProcessRunner(cmd *exec.Cmd, diagnosis string, started func(), superviso
 // goroutine unlocks and ends, handing the thread back to the runtime: a
 // thread retired while locked would take with it every other child forked
 // from it earlier with a parent-death signal (stdio MCP servers).
+// newSpawnedRunner is a runner whose plugin the supervisor's long-lived
+// process starts: it is the child of the supervisor, which ends its tree
+// when it exits and when the host dies.
+func newSpawnedRunner(cmd *exec.Cmd, diagnosis string, started func(), sp *childproc.Spawner, name string) (*processRunner, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("plugin stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_, _ = outR.Close(), outW.Close()
+		return nil, fmt.Errorf("plugin stderr pipe: %w", err)
+	}
+	return &processRunner{cmd: cmd, spawner: sp, pipes: []*os.File{outW, errW}, stdout: outR, stderr: errR,
+		exited: make(chan struct{}), diagnosis: diagnosis, started: started, name: name}, nil
+}
+
+// startSpawned is Start for a runner of the long-lived supervisor.
+func (r *processRunner) startSpawned() error {
+	null, err := os.Open(os.DevNull)
+	if err == nil {
+		r.spawned, err = r.spawner.StartCmd(r.cmd, null, r.pipes[0], r.pipes[1])
+		_ = null.Close()
+	}
+	for _, f := range r.pipes {
+		_ = f.Close()
+	}
+	if r.started != nil {
+		r.started()
+	}
+	if err != nil {
+		r.markExited()
+		return fmt.Errorf("exec plugin: %w", err)
+	}
+	r.pid.Store(int64(r.spawned.Pid))
+	if r.killed.Load() {
+		_ = r.Kill(context.Background())
+	}
+	return nil
+}
+
 func (r *processRunner) Start(context.Context) error {
+	if r.spawner != nil {
+		return r.startSpawned()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -118,6 +170,15 @@ func (r *processRunner) Start(context.Context) error {
 // Wait reaps the plugin, then kills whatever it left behind in its process
 // tree: a crashed plugin's children must not outlive it.
 func (r *processRunner) Wait(context.Context) error {
+	if r.spawned != nil {
+		// The supervisor ends the plugin's tree once it has exited.
+		status := r.spawned.Wait()
+		r.markExited()
+		if status != 0 {
+			return fmt.Errorf("plugin exited with status %d", status)
+		}
+		return nil
+	}
 	err := r.cmd.Wait()
 	if pid := int(r.pid.Load()); pid > 0 {
 		childproc.KillTree(pid)
@@ -135,6 +196,10 @@ func (r *processRunner) Kill(context.Context) error {
 	r.killed.Store(true)
 	pid := int(r.pid.Load())
 	if pid <= 0 {
+		return nil
+	}
+	if r.spawned != nil {
+		_ = r.spawned.Signal(syscall.SIGKILL)
 		return nil
 	}
 	childproc.KillTree(pid)

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -269,6 +271,10 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 		if _, err := h.supervisor.WrapSandboxed(cmd, h.sandbox); err != nil {
 			return result{}, fmt.Errorf("%w: not started: %w", ErrFailed, err)
 		}
+	case h.supervisor.Spawner() != nil && runnable:
+		// The supervisor's long-lived process starts it, and ends its
+		// tree when it exits and when the host dies.
+		return h.runSpawned(ctx, cmd, pinned, stdin)
 	case h.supervisor != nil && runnable:
 		// The supervisor gets SIGTERM when the host dies, and then ends
 		// the hook's tree.
@@ -324,6 +330,83 @@ func (h *hook) run(ctx context.Context, dir string, stdin []byte) (result, error
 		return res, nil // exited 0; a leftover child held the pipes
 	}
 	return res, fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// runSpawned is run for a hook the supervisor's long-lived process
+// starts: stdin, stdout and stderr are pipes of the host's; a timeout or
+// the end of ctx kills the hook, and the supervisor ends its tree once it
+// has exited.
+func (h *hook) runSpawned(ctx context.Context, cmd *exec.Cmd, pinned *childproc.Pinned, stdin []byte) (result, error) {
+	var ends []*os.File
+	pipe := func() (r, w *os.File) {
+		if r, w, err := os.Pipe(); err == nil {
+			ends = append(ends, r, w)
+			return r, w
+		}
+		return nil, nil
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	defer func() {
+		for _, f := range ends {
+			_ = f.Close()
+		}
+	}()
+	if len(ends) != 6 {
+		return result{}, fmt.Errorf("%w: cannot start: no pipes", ErrFailed)
+	}
+	child, err := h.supervisor.Spawner().StartCmd(cmd, inR, outW, errW)
+	pinned.Close()
+	_, _, _ = inR.Close(), outW.Close(), errW.Close()
+	if err != nil {
+		return result{}, fmt.Errorf("%w: cannot start: %w", ErrFailed, err)
+	}
+	go func() {
+		_, _ = inW.Write(stdin)
+		_ = inW.Close()
+	}()
+	stdout := &childproc.CappedBuffer{Max: maxOutput}
+	stderr := &childproc.CappedBuffer{Max: maxOutput}
+	var copies sync.WaitGroup
+	copies.Go(func() { _, _ = io.Copy(stdout, outR) })
+	copies.Go(func() { _, _ = io.Copy(stderr, errR) })
+	timer := time.NewTimer(h.timeout)
+	defer timer.Stop()
+	select {
+	case <-child.Exited():
+	case <-timer.C:
+		_ = child.Signal(syscall.SIGKILL)
+		<-child.Exited()
+		return result{}, fmt.Errorf("%w after %s", ErrTimeout, h.timeout)
+	case <-ctx.Done():
+		_ = child.Signal(syscall.SIGKILL)
+		<-child.Exited()
+		return result{}, fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
+	}
+	// A grandchild that keeps the pipes open must not hold the call.
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(100 * time.Millisecond):
+		_, _ = outR.Close(), errR.Close()
+		<-copied
+	}
+	res := result{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if stdout.Over() || stderr.Over() {
+		return res, fmt.Errorf("%w: more than %d bytes of output", ErrBadOutput, maxOutput)
+	}
+	switch status := child.Wait(); {
+	case status == 0:
+		return res, nil
+	case status == exitBlock:
+		res.status = exitBlock
+		return res, nil
+	case status > 0:
+		return res, fmt.Errorf("%w: exit status %d%s", ErrFailed, status, stderrNote(res.stderr))
+	}
+	return res, fmt.Errorf("%w: %w", ErrFailed, childproc.ErrSupervisorGone)
 }
 
 // plainPath reports a command that is one word without anything a shell

@@ -38,7 +38,16 @@
 // the child's whole tree. The supervisor is the child subreaper of that
 // tree (Linux): a descendant that started a session of its own and whose
 // parent exited is reparented to it rather than to init, so the tree it
-// ends, when the child exits and when the host dies, is every descendant. Library users get the tree kill on Close; a
+// ends, when the child exits and when the host dies, is every descendant.
+// Without a sandbox a child needs no supervisor of its own: the
+// Supervisor's Spawner is one long-lived supervisor per host
+// (proctree.Serve, started with the first child), which forks every child
+// on request over a socket (its descriptors passed with SCM_RIGHTS), each
+// in a session of its own, reports its exit status, delivers signals, and
+// is the subreaper of all their trees; an orphan reparented to it goes
+// with the tree whose session or group it is in, else with the tree whose
+// child exits next. It sees the host die by its socket's end and its
+// parent-death signal, and then ends every tree. Library users get the tree kill on Close; a
 // program that calls MaybeSupervise first thing in main can use Self as
 // its supervisor too.
 package childproc

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/agenthost/agenthost/internal/childproc/proctree"
 )
@@ -20,6 +21,24 @@ const SuperviseArg = proctree.Arg
 // whose main calls MaybeSupervise before anything else.
 type Supervisor struct {
 	Path string
+
+	spawnerOnce sync.Once
+	spawner     *Spawner
+}
+
+// ErrSupervisorGone is the error of a child whose long-lived supervisor
+// ended before it did (Spawned.Wait's status is then -1).
+var ErrSupervisorGone = errors.New("the supervisor ended")
+
+// Spawner is the supervisor's long-lived process (Linux; nil elsewhere),
+// started at its first child: children it starts need no exec of their
+// own supervisor.
+func (s *Supervisor) Spawner() *Spawner {
+	if s == nil || !spawnerSupported {
+		return nil
+	}
+	s.spawnerOnce.Do(func() { s.spawner = NewSpawner(s.Path) })
+	return s.spawner
 }
 
 // Self is the running binary as a Supervisor, for programs that call
@@ -80,6 +99,10 @@ func MaybeSupervise() {
 // superviseArgs parses "[-sandbox JSON] N PATH ARGV0 ARGS..." (N extra
 // descriptors from 3 on) and supervises.
 func superviseArgs(args []string) int {
+	if len(args) == 1 && args[0] == proctree.ServeArg {
+		code, _ := proctree.Main(args) // the long-lived supervisor (Spawner)
+		return code
+	}
 	var sb *Sandbox
 	if len(args) >= 2 && args[0] == sandboxArg {
 		sb = new(Sandbox)

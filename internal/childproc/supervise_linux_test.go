@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/childproc/proctree"
 	"github.com/agenthost/agenthost/internal/proctest"
 )
 
@@ -130,6 +131,14 @@ func TestSuperviseEndsLeftovers(t *testing.T) {
 func TestMain(m *testing.M) {
 	if code, ok := sandboxHelper(); ok {
 		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == proctree.Arg {
+		if code, ok := proctree.Main(os.Args[2:]); ok {
+			os.Exit(code)
+		}
+	}
+	if os.Getenv("CHILDPROC_SPAWN_HOST") != "" {
+		os.Exit(spawnHost(os.Getenv("CHILDPROC_SPAWN_HOST")))
 	}
 	if os.Getenv("CHILDPROC_SUPERVISE_HELPER") == "1" {
 		os.Exit(superviseArgs([]string{"0", "/bin/sh", "sh", "-c", os.Getenv("CHILDPROC_SCRIPT")}))

@@ -56,6 +56,12 @@ var rooms = []struct {
 	// (as host.Event, host.Observer, ...).
 	{"host/event", 47}, {"host/observe", 47},
 	{"host/internal", 45},
+	// mcpconn's parts, below it: the transports on the checks and bounds
+	// they share.
+	{"host/internal/mcpconn/internal/stdiorpc", 44}, {"host/internal/mcpconn/internal/httpguard", 44},
+	{"host/internal/mcpconn/internal/taskwire", 44}, {"host/internal/mcpconn/internal/outbound", 44},
+	{"host/internal/mcpconn/internal/errtidy", 44},
+	{"host/internal/mcpconn/internal/wirecheck", 43}, {"host/internal/mcpconn/internal/serverreq", 43},
 	{"host/mcptest", 42},
 	// mcptest's leaves: a task's state above the tools file, which with
 	// the test client and the in-process transport stands on the JSON-RPC
@@ -219,6 +225,8 @@ func TestRoomOf(t *testing.T) {
 		{"host/serve/internal/eventlog", "host/serve/internal", 55},
 		{"host/oauth/internal/jose", "host/oauth/internal", 38},
 		{"host/internal/mcpconn", "host/internal", 45},
+		{"host/internal/mcpconn/internal/stdiorpc", "host/internal/mcpconn/internal/stdiorpc", 44},
+		{"host/internal/mcpconn/internal/wirecheck", "host/internal/mcpconn/internal/wirecheck", 43},
 		{"internal/childproc/supervisor", "internal/childproc", 0},
 		{"approvals/hooks", "approvals/hooks", 21},
 		{"approvals/risk", "approvals/risk", 14},

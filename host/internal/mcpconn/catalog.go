@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
@@ -247,7 +248,7 @@ func oversizedDefinition(raw json.RawMessage, limit int64) string {
 	if json.Unmarshal(raw, &named) == nil && named.Name != "" {
 		what = fmt.Sprintf("the definition of %q", truncate(named.Name, 80))
 	}
-	return fmt.Sprintf("%s is %s, more than limits.maxDefinitionBytes (%s)", what, byteSize(int64(len(raw))), byteSize(limit))
+	return fmt.Sprintf("%s is %s, more than limits.maxDefinitionBytes (%s)", what, wirecheck.ByteSize(int64(len(raw))), wirecheck.ByteSize(limit))
 }
 
 func exclusionReason(err error) string {

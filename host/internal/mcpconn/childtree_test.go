@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 )
 
 // TestStdioCloseEndsServerTree: without a supervisor (a library user's
@@ -26,7 +27,7 @@ func TestStdioCloseEndsServerTree(t *testing.T) {
 		cfg:    &config.Server{Command: "/bin/sh", Args: []string{"-c", script}},
 		logger: slog.New(slog.DiscardHandler),
 	}
-	tr, err := c.newTransport(&pendingRequests{}, nil)
+	tr, err := c.newTransport(&wirecheck.Pending{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

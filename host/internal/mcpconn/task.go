@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/outbound"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/taskwire"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -37,23 +38,16 @@ import (
 // mcp-go does not know, and the extension's result shapes, which it would
 // misread, pass through raw.
 
-// TaskUpdate is a state of the task a call was answered with, as the server
-// reported it: at creation and at every change of status or message.
-type TaskUpdate struct {
-	TaskID string
-	// Status is working, input_required, completed, failed or cancelled.
-	Status string
-	// StatusMessage is the server's message, cut to maxTaskMessageBytes.
-	StatusMessage string
-}
+// TaskUpdate is a state of the task a call was answered with, as the
+// server reported it: at creation and at every change of status or message.
+type TaskUpdate = taskwire.Update
+
+// TaskQuestion is an input request of a task that asks for a decision
+// (taskwire.Question).
+type TaskQuestion = taskwire.Question
 
 // Bounds of following a task.
 const (
-	// minTaskPoll and maxTaskPoll clamp the server's pollIntervalMs;
-	// defaultTaskPoll stands in when it suggests none.
-	minTaskPoll     = 100 * time.Millisecond
-	maxTaskPoll     = 30 * time.Second
-	defaultTaskPoll = time.Second
 	// maxTaskInputs bounds the input requests one task may make.
 	maxTaskInputs = 16
 	// maxTaskMessageUpdates bounds the updates that change only the
@@ -62,7 +56,6 @@ const (
 	maxTaskMessageUpdates = 32
 	maxTaskUpdates        = 128
 	maxTaskMessageBytes   = 500
-	maxTaskIDBytes        = 256
 	// maxTaskQuestionBytes bounds the question of a decision an
 	// approver is shown.
 	maxTaskQuestionBytes = 1000
@@ -72,20 +65,10 @@ const (
 	// a task's subscriptions/listen; taskListenBackstop is the tasks/get
 	// of a listened task when no notification came (a lost one).
 	taskListenAckTimeout = 2 * time.Second
-	taskListenBackstop   = maxTaskPoll
+	taskListenBackstop   = taskwire.MaxPoll
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
 	// early (its caller's context may be gone already).
 	taskCancelTimeout = 5 * time.Second
-)
-
-// Task methods of the extension; mcp-go knows all but tasks/update.
-const (
-	methodTasksGet    = string(mcp.MethodTasksGet)
-	methodTasksUpdate = "tasks/update"
-	methodTasksCancel = string(mcp.MethodTasksCancel)
-	// methodTasksNotification is the extension's notifications/tasks,
-	// sent on a subscriptions/listen stream that named the task.
-	methodTasksNotification = "notifications/tasks"
 )
 
 // TasksOn reports the server's `tasks: auto`: only then may a call be
@@ -98,37 +81,6 @@ func (c *Conn) taskTimeout() time.Duration {
 		return c.cfg.TaskTimeout
 	}
 	return config.DefaultTaskTimeout
-}
-
-// wireTask is the extension's Task, as CreateTaskResult, tasks/get and
-// notifications/tasks carry it (DetailedTask: result, error and
-// inputRequests by status).
-type wireTask struct {
-	ResultType     string         `json:"resultType"`
-	TaskID         string         `json:"taskId"`
-	Status         mcp.TaskStatus `json:"status"`
-	StatusMessage  string         `json:"statusMessage"`
-	PollIntervalMs *int64         `json:"pollIntervalMs"`
-	// PollInterval is the 2025-11-25 revision's name of PollIntervalMs.
-	PollInterval  *int64                     `json:"pollInterval"`
-	InputRequests map[string]json.RawMessage `json:"inputRequests"`
-	Result        json.RawMessage            `json:"result"`
-	Error         *mcp.JSONRPCErrorDetails   `json:"error"`
-}
-
-// isTaskHandle reports whether a tools/call result is a CreateTaskResult:
-// the extension's (resultType "task") or the 2025-11-25 revision's ({task}
-// and no content).
-func isTaskHandle(result json.RawMessage) bool {
-	var probe struct {
-		ResultType string          `json:"resultType"`
-		Task       json.RawMessage `json:"task"`
-		Content    json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(result, &probe) != nil {
-		return false
-	}
-	return probe.ResultType == "task" || (len(probe.Task) > 0 && probe.Task[0] == '{' && probe.Content == nil)
 }
 
 // The 2025-11-25 revision's form of tasks (its basic/utilities/tasks):
@@ -172,49 +124,6 @@ func (f *taskFollower) legacyResult(ctx context.Context, cl *client.Client) (*mc
 	return &mcp.CallToolResult{Result: res.Result, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
 }
 
-// taskStubResult is what mcp-go decodes instead of a task handle: the
-// connection follows the task and returns its result instead.
-var taskStubResult = json.RawMessage(`{"content":[]}`)
-
-func taskProblem(format string, args ...any) *ProtocolError {
-	return &ProtocolError{msg: "server sent a task that is not valid: " + fmt.Sprintf(format, args...)}
-}
-
-// parseTask reads a Task; want is the id it must have ("" at creation).
-func parseTask(raw json.RawMessage, want string) (*wireTask, error) {
-	var t wireTask
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, taskProblem("%v", err)
-	}
-	if t.PollIntervalMs == nil {
-		t.PollIntervalMs = t.PollInterval
-	}
-	switch {
-	case t.TaskID == "":
-		return nil, taskProblem("no taskId")
-	case len(t.TaskID) > maxTaskIDBytes:
-		return nil, taskProblem("a taskId longer than %d bytes", maxTaskIDBytes)
-	case want != "" && t.TaskID != want:
-		return nil, taskProblem("taskId %q where %q was asked for", truncate(t.TaskID, 40), truncate(want, 40))
-	}
-	switch t.Status {
-	case mcp.TaskStatusWorking, mcp.TaskStatusInputRequired, mcp.TaskStatusCompleted, mcp.TaskStatusFailed, mcp.TaskStatusCancelled:
-	default:
-		return nil, taskProblem("status %q", truncate(string(t.Status), 40))
-	}
-	return &t, nil
-}
-
-// pollInterval is the wait before the next tasks/get: the server's
-// suggestion, within [minTaskPoll, maxTaskPoll].
-func (t *wireTask) pollInterval() time.Duration {
-	if t.PollIntervalMs == nil || *t.PollIntervalMs <= 0 {
-		return defaultTaskPoll
-	}
-	ms := min(*t.PollIntervalMs, int64(maxTaskPoll/time.Millisecond))
-	return max(time.Duration(ms)*time.Millisecond, minTaskPoll)
-}
-
 // taskFollower follows one call's task.
 type taskFollower struct {
 	c        *Conn
@@ -241,7 +150,7 @@ func (c *Conn) followTask(ctx context.Context, cl *client.Client, w *wireTranspo
 			created = handle.Task
 		}
 	}
-	t, err := parseTask(created, "")
+	t, err := taskwire.Parse(created, "")
 	if err != nil {
 		return nil, &CallError{Failure: FailProtocol, Err: err}
 	}
@@ -271,7 +180,7 @@ func (c *Conn) resumeTask(ctx context.Context, req CallRequest) (*mcp.CallToolRe
 	return c.followTask(ctx, cl, w, req, created)
 }
 
-func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask) (*mcp.CallToolResult, error) {
+func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTransport, t *taskwire.Task) (*mcp.CallToolResult, error) {
 	timeout := f.c.taskTimeout()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -293,7 +202,7 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 	// watch is the task's subscriptions/listen stream, when the server
 	// acknowledged one (listened: it was tried).
 	var (
-		watch    *taskWatch
+		watch    *taskwire.Watch
 		listened bool
 	)
 	f.report(t)
@@ -304,7 +213,7 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 				return nil, ended()
 			}
 			if err == nil {
-				f.report(&wireTask{Status: mcp.TaskStatusCompleted, StatusMessage: t.StatusMessage})
+				f.report(&taskwire.Task{Status: mcp.TaskStatusCompleted, StatusMessage: t.StatusMessage})
 			}
 			return result, err
 		}
@@ -313,7 +222,7 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 			return f.result(t)
 		case mcp.TaskStatusFailed:
 			if t.Error == nil {
-				return nil, &CallError{Failure: FailProtocol, Err: taskProblem("status failed without an error")}
+				return nil, &CallError{Failure: FailProtocol, Err: taskwire.Problem("status failed without an error")}
 			}
 			rpc := newRPCError(t.Error)
 			return nil, &CallError{Failure: FailServerError, RPC: rpc, Err: fmt.Errorf("task %s failed: %w", truncate(f.id, 40), rpc)}
@@ -331,7 +240,7 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 		if watch == nil && !listened {
 			listened = true
 			watch = f.listen(tctx, cl, w)
-			defer func() { watch.close() }()
+			defer func() { watch.Close() }()
 		}
 		raw, err := f.next(tctx, cl, w, t, &watch)
 		if err != nil {
@@ -350,13 +259,13 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 				}
 				cl, w = ncl, nw
 				// The stream went with the connection: poll.
-				watch.close()
+				watch.Close()
 				watch = nil
 				continue
 			}
 			return nil, err
 		}
-		next, err := parseTask(raw, f.id)
+		next, err := taskwire.Parse(raw, f.id)
 		if err != nil {
 			return nil, &CallError{Failure: FailProtocol, Err: err}
 		}
@@ -369,14 +278,14 @@ func (f *taskFollower) follow(ctx context.Context, cl *client.Client, w *wireTra
 // notifications/tasks of its stream, or else a tasks/get after the poll
 // interval (the backstop interval while a stream is open, at once when the
 // stream has just been acknowledged or has ended).
-func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask, watch **taskWatch) (json.RawMessage, error) {
-	wait := t.pollInterval()
+func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTransport, t *taskwire.Task, watch **taskwire.Watch) (json.RawMessage, error) {
+	wait := t.Wait()
 	if wt := *watch; wt != nil {
 		wait = taskListenBackstop
-		if wt.fresh {
+		if wt.Fresh {
 			// What changed before the stream was established was not
 			// sent on it.
-			wt.fresh = false
+			wt.Fresh = false
 			wait = 0
 		}
 		timer := time.NewTimer(wait)
@@ -384,15 +293,15 @@ func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTrans
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case raw := <-wt.updates:
+		case raw := <-wt.Updates:
 			return raw, nil
-		case <-wt.ended:
+		case <-wt.Ended:
 			// The server closed the stream: poll from here.
-			wt.close()
+			wt.Close()
 			*watch = nil
 		case <-timer.C:
 		}
-		return f.rpc(ctx, cl, w, methodTasksGet, nil)
+		return f.rpc(ctx, cl, w, taskwire.MethodGet, nil)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -401,7 +310,7 @@ func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTrans
 		return nil, ctx.Err()
 	case <-timer.C:
 	}
-	return f.rpc(ctx, cl, w, methodTasksGet, nil)
+	return f.rpc(ctx, cl, w, taskwire.MethodGet, nil)
 }
 
 // listen opens a subscriptions/listen stream for the task's
@@ -409,11 +318,11 @@ func (f *taskFollower) next(ctx context.Context, cl *client.Client, w *wireTrans
 // server acknowledged the task on it; nil (the task is polled) when the
 // connection is of an earlier revision, the server refuses or ends the
 // stream, or does not acknowledge the task within taskListenAckTimeout.
-func (f *taskFollower) listen(ctx context.Context, cl *client.Client, w *wireTransport) *taskWatch {
+func (f *taskFollower) listen(ctx context.Context, cl *client.Client, w *wireTransport) *taskwire.Watch {
 	if !mcp.IsModernProtocol(cl.ProtocolVersion()) {
 		return nil
 	}
-	wt, ok := f.c.taskWatches.add(f.id)
+	wt, ok := f.c.taskWatches.Add(f.id)
 	if !ok {
 		return nil
 	}
@@ -421,171 +330,48 @@ func (f *taskFollower) listen(ctx context.Context, cl *client.Client, w *wireTra
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer close(wt.ended)
+		defer close(wt.Ended)
 		params := map[string]any{"notifications": map[string]any{"taskIds": []string{f.id}}}
-		if _, err := f.request(lctx, cl, w, methodSubscriptionsListen, params, 0); err != nil && lctx.Err() == nil {
+		if _, err := f.request(lctx, cl, w, taskwire.MethodSubscriptionsListen, params, 0); err != nil && lctx.Err() == nil {
 			f.c.logger.Debug("subscriptions/listen for a task ended", "task", truncate(f.id, 40), "err", err)
 		}
 	}()
-	wt.stop = func() {
+	wt.OnClose(func() {
 		cancel()
 		<-done
-		f.c.taskWatches.remove(f.id, wt)
-	}
-	wt.stopOnce = &sync.Once{}
+		f.c.taskWatches.Remove(f.id, wt)
+	})
 	timer := time.NewTimer(taskListenAckTimeout)
 	defer timer.Stop()
 	select {
-	case ok := <-wt.acked:
+	case ok := <-wt.Acked:
 		if ok {
-			wt.fresh = true
+			wt.Fresh = true
 			return wt
 		}
-	case <-wt.ended:
+	case <-wt.Ended:
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	wt.close()
+	wt.Close()
 	return nil
 }
 
-// methodSubscriptionsListen opens a notification stream (2026-07-28).
-const methodSubscriptionsListen = string(mcp.MethodSubscriptionsListen)
-
-// taskWatch is a followed task's subscriptions/listen stream: the
-// notifications/tasks for it (the latest one not yet taken), whether the
-// server acknowledged it, and the stream's end.
-type taskWatch struct {
-	updates chan json.RawMessage
-	// acked says whether the server agreed to send the task's
-	// notifications (once).
-	acked   chan bool
-	ackOnce sync.Once
-	ended   chan struct{}
-	// fresh: acknowledged, and the task not read since.
-	fresh    bool
-	stop     func()
-	stopOnce *sync.Once
-}
-
-// answer takes the server's first answer to the subscription.
-func (wt *taskWatch) answer(ok bool) { wt.ackOnce.Do(func() { wt.acked <- ok }) }
-
-// close ends the stream and forgets the watch; nil and closed watches
-// are left as they are.
-func (wt *taskWatch) close() {
-	if wt != nil && wt.stopOnce != nil {
-		wt.stopOnce.Do(wt.stop)
-	}
-}
-
-// taskWatches routes notifications/tasks and the acknowledgements of task
-// subscriptions to the followers of the tasks they name. It holds one
-// entry per task followed through a stream, so it is bounded by the calls
-// in flight; a notification for no such task is dropped.
-type taskWatches struct {
-	mu      sync.Mutex
-	watches map[string]*taskWatch
-}
-
-// add registers a watch for task id; false when one is registered (the
-// same task followed twice is polled the second time).
-func (r *taskWatches) add(id string) (*taskWatch, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.watches[id]; ok {
-		return nil, false
-	}
-	if r.watches == nil {
-		r.watches = map[string]*taskWatch{}
-	}
-	wt := &taskWatch{updates: make(chan json.RawMessage, 1), acked: make(chan bool, 1), ended: make(chan struct{})}
-	r.watches[id] = wt
-	return wt, true
-}
-
-func (r *taskWatches) remove(id string, wt *taskWatch) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.watches[id] == wt {
-		delete(r.watches, id)
-	}
-}
-
-// deliver takes a notification the connection read: notifications/tasks
-// for a watched task (the watch keeps the latest), or an acknowledgement
-// naming watched tasks. It runs on the connection's reader and never
-// blocks.
-func (r *taskWatches) deliver(method string, params map[string]any) {
-	if method != methodTasksNotification && method != mcp.MethodNotificationSubscriptionsAcknowledged {
-		return
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.watches) == 0 {
-		return
-	}
-	if method == mcp.MethodNotificationSubscriptionsAcknowledged {
-		var ack struct {
-			Notifications struct {
-				TaskIDs []string `json:"taskIds"`
-			} `json:"notifications"`
-		}
-		if json.Unmarshal(raw, &ack) != nil {
-			return
-		}
-		// The ack names the tasks the server agreed to; one that names
-		// none refused the tasks whose streams wait for an answer (an
-		// ack of the connection's own stream, made only as it connects,
-		// at worst has them polled).
-		if len(ack.Notifications.TaskIDs) == 0 {
-			for _, wt := range r.watches {
-				wt.answer(false)
-			}
-		}
-		for _, id := range ack.Notifications.TaskIDs {
-			if wt := r.watches[id]; wt != nil {
-				wt.answer(true)
-			}
-		}
-		return
-	}
-	var probe struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(raw, &probe) != nil {
-		return
-	}
-	wt := r.watches[probe.TaskID]
-	if wt == nil {
-		return
-	}
-	select {
-	case <-wt.updates: // superseded
-	default:
-	}
-	wt.updates <- raw
-}
-
 // result is a completed task's CallToolResult.
-func (f *taskFollower) result(t *wireTask) (*mcp.CallToolResult, error) {
+func (f *taskFollower) result(t *taskwire.Task) (*mcp.CallToolResult, error) {
 	if len(t.Result) == 0 {
-		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("status completed without a result")}
+		return nil, &CallError{Failure: FailProtocol, Err: taskwire.Problem("status completed without a result")}
 	}
 	result, err := mcp.ParseCallToolResult(&t.Result)
 	if err != nil {
-		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("result: %v", err)}
+		return nil, &CallError{Failure: FailProtocol, Err: taskwire.Problem("result: %v", err)}
 	}
 	return result, nil
 }
 
 // report tells the caller about a new state of the task.
-func (f *taskFollower) report(t *wireTask) {
-	u := TaskUpdate{TaskID: f.id, Status: string(t.Status), StatusMessage: truncate(t.StatusMessage, maxTaskMessageBytes)}
+func (f *taskFollower) report(t *taskwire.Task) {
+	u := taskwire.Update{TaskID: f.id, Status: string(t.Status), StatusMessage: truncate(t.StatusMessage, maxTaskMessageBytes)}
 	if u == f.last {
 		return
 	}
@@ -611,7 +397,7 @@ func (f *taskFollower) report(t *wireTask) {
 // answer fulfils the input requests of t not answered yet and sends the
 // responses with tasks/update. inputRequests is a snapshot of what is
 // outstanding, so a key seen again is not asked again.
-func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTransport, t *wireTask) error {
+func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTransport, t *taskwire.Task) error {
 	keys := make([]string, 0, len(t.InputRequests))
 	for key := range t.InputRequests {
 		if !f.answered[key] {
@@ -638,7 +424,7 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 		}
 		responses[key] = resp
 	}
-	if _, err := f.rpc(ctx, cl, w, methodTasksUpdate, map[string]any{"inputResponses": responses}); err != nil {
+	if _, err := f.rpc(ctx, cl, w, taskwire.MethodUpdate, map[string]any{"inputResponses": responses}); err != nil {
 		return err
 	}
 	for _, key := range keys {
@@ -647,7 +433,7 @@ func (f *taskFollower) answer(ctx context.Context, cl *client.Client, w *wireTra
 	return nil
 }
 
-// fulfil answers one input request: a decision (decisionField) through
+// fulfil answers one input request: a decision (taskwire.DecisionField) through
 // CallRequest.Decide, the approval workflow, when set; other elicitation
 // through the connection's handler (declined without one); agenthost
 // answers no other kind.
@@ -657,8 +443,8 @@ func (f *taskFollower) fulfil(ctx context.Context, key string, ir mcp.InputReque
 			Err: fmt.Errorf("task %s asks for %s, which agenthost does not answer", truncate(f.id, 40), ir.Method)}
 	}
 	decline := mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
-	if field, ok := decisionField(ir.Elicitation); ok && f.req.Decide != nil {
-		yes, err := f.req.Decide(ctx, TaskQuestion{TaskID: f.id, Key: truncate(key, maxTaskIDBytes), Message: truncate(ir.Elicitation.Message, maxTaskQuestionBytes)})
+	if field, ok := taskwire.DecisionField(ir.Elicitation); ok && f.req.Decide != nil {
+		yes, err := f.req.Decide(ctx, TaskQuestion{TaskID: f.id, Key: truncate(key, taskwire.MaxIDBytes), Message: truncate(ir.Elicitation.Message, maxTaskQuestionBytes)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return mcp.InputResponse{}, ctx.Err()
@@ -699,7 +485,7 @@ func (f *taskFollower) fulfil(ctx context.Context, key string, ir mcp.InputReque
 func (f *taskFollower) cancel(ctx context.Context, cl *client.Client, w *wireTransport) {
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 	defer stop()
-	if _, err := f.rpc(cctx, cl, w, methodTasksCancel, nil); err != nil {
+	if _, err := f.rpc(cctx, cl, w, taskwire.MethodCancel, nil); err != nil {
 		f.c.logger.Warn("tasks/cancel failed", "task", truncate(f.id, 40), "err", err)
 	}
 }
@@ -724,7 +510,7 @@ func (f *taskFollower) request(ctx context.Context, cl *client.Client, w *wireTr
 	}
 	defer cancel()
 	x := &exchange{method: string(mcp.MethodTasksGet)}
-	x.task = &taskRequest{method: method, params: params}
+	x.task = &outbound.TaskRequest{Method: method, Params: params}
 	req := mcp.GetTaskRequest{}
 	req.Params.TaskId = f.id
 	if _, err := cl.GetTask(x.bind(cctx), req); err != nil {
@@ -732,58 +518,7 @@ func (f *taskFollower) request(ctx context.Context, cl *client.Client, w *wireTr
 	}
 	raw := x.result
 	if raw == nil {
-		return nil, &CallError{Failure: FailProtocol, Err: taskProblem("%s had no result", method)}
+		return nil, &CallError{Failure: FailProtocol, Err: taskwire.Problem("%s had no result", method)}
 	}
 	return raw, nil
-}
-
-// TaskQuestion is an input request of a task that asks for a decision: a
-// form elicitation whose requestedSchema asks for nothing (accept or
-// decline) or for one boolean (a confirmation). The extension names no
-// request type for a decision; these are the shapes that can mean only
-// yes or no. Key and Message are the server's, cut to bounds.
-type TaskQuestion struct {
-	TaskID  string
-	Key     string
-	Message string
-}
-
-// decisionField reports whether an elicitation asks for a decision
-// (TaskQuestion), and the name of its boolean ("" for none).
-func decisionField(p *mcp.ElicitationParams) (string, bool) {
-	if p.Mode != "" && p.Mode != mcp.ElicitationModeForm {
-		return "", false
-	}
-	raw, err := json.Marshal(p.RequestedSchema)
-	if err != nil {
-		return "", false
-	}
-	var schema struct {
-		Type       string `json:"type"`
-		Properties map[string]struct {
-			Type string          `json:"type"`
-			Enum json.RawMessage `json:"enum"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(raw, &schema) != nil || (schema.Type != "" && schema.Type != "object") {
-		return "", false
-	}
-	switch len(schema.Properties) {
-	case 0:
-		return "", true
-	case 1:
-		for name, prop := range schema.Properties {
-			if prop.Type == "boolean" && len(prop.Enum) == 0 {
-				return name, true
-			}
-		}
-	}
-	return "", false
-}
-
-// taskRequest is the method and params the seam sends for a task
-// request mcp-go sends as tasks/get.
-type taskRequest struct {
-	method string
-	params map[string]any
 }

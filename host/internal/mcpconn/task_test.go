@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/taskwire"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
@@ -291,72 +292,6 @@ func TestTaskExtensionDeclaredOnlyWhenOn(t *testing.T) {
 	}
 }
 
-func TestTaskPollInterval(t *testing.T) {
-	ms := func(n int64) *int64 { return &n }
-	tests := []struct {
-		suggested *int64
-		want      time.Duration
-	}{
-		{nil, defaultTaskPoll},
-		{ms(0), defaultTaskPoll},
-		{ms(-5), defaultTaskPoll},
-		{ms(1), minTaskPoll},
-		{ms(2500), 2500 * time.Millisecond},
-		{ms(3_600_000), maxTaskPoll},
-		{ms(1 << 62), maxTaskPoll},
-	}
-	for _, tc := range tests {
-		if got := (&wireTask{PollIntervalMs: tc.suggested}).pollInterval(); got != tc.want {
-			t.Errorf("pollInterval(%v) = %v, want %v", tc.suggested, got, tc.want)
-		}
-	}
-}
-
-func TestParseTask(t *testing.T) {
-	long := strings.Repeat("x", maxTaskIDBytes+1)
-	tests := []struct {
-		name, raw, want string
-		ok              bool
-	}{
-		{"working", `{"taskId":"t1","status":"working"}`, "", true},
-		{"the asked id", `{"taskId":"t1","status":"completed","result":{"content":[]}}`, "t1", true},
-		{"another id", `{"taskId":"t2","status":"working"}`, "t1", false},
-		{"no id", `{"status":"working"}`, "", false},
-		{"long id", `{"taskId":"` + long + `","status":"working"}`, "", false},
-		{"unknown status", `{"taskId":"t1","status":"sleeping"}`, "", false},
-		{"not an object", `[1]`, "", false},
-		{"not JSON", `{`, "", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseTask(json.RawMessage(tc.raw), tc.want)
-			if (err == nil) != tc.ok {
-				t.Fatalf("parseTask = %v, want ok %v", err, tc.ok)
-			}
-			if err != nil && !errors.Is(err, ErrProtocol) {
-				t.Errorf("error %v is not a protocol error", err)
-			}
-		})
-	}
-}
-
-func FuzzParseTask(f *testing.F) {
-	f.Add([]byte(`{"taskId":"t1","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}}}`), "t1")
-	f.Add([]byte(`{"taskId":"t1","status":"failed","error":{"code":-1,"message":"m"}}`), "")
-	f.Fuzz(func(t *testing.T, raw []byte, want string) {
-		task, err := parseTask(raw, want)
-		if err != nil {
-			return
-		}
-		if task.TaskID == "" || len(task.TaskID) > maxTaskIDBytes || (want != "" && task.TaskID != want) {
-			t.Fatalf("accepted task id %q (want %q)", task.TaskID, want)
-		}
-		if d := task.pollInterval(); d < minTaskPoll || d > maxTaskPoll {
-			t.Fatalf("poll interval %v out of bounds", d)
-		}
-	})
-}
-
 // breakingTransport fails its first tasks/get as a broken connection
 // would, once armed.
 type breakingTransport struct {
@@ -417,14 +352,14 @@ func TestTaskUpdatesBounded(t *testing.T) {
 	var got []TaskUpdate
 	f.req.OnTask = func(u TaskUpdate) { got = append(got, u) }
 	for i := range 1000 {
-		f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusWorking, StatusMessage: fmt.Sprint("step ", i)})
+		f.report(&taskwire.Task{TaskID: "t1", Status: mcp.TaskStatusWorking, StatusMessage: fmt.Sprint("step ", i)})
 		status := mcp.TaskStatusInputRequired
 		if i%2 == 0 {
 			status = mcp.TaskStatusWorking
 		}
-		f.report(&wireTask{TaskID: "t1", Status: status})
+		f.report(&taskwire.Task{TaskID: "t1", Status: status})
 	}
-	f.report(&wireTask{TaskID: "t1", Status: mcp.TaskStatusCompleted})
+	f.report(&taskwire.Task{TaskID: "t1", Status: mcp.TaskStatusCompleted})
 	if len(got) != maxTaskUpdates {
 		t.Errorf("%d updates reported, want %d", len(got), maxTaskUpdates)
 	}
@@ -498,36 +433,6 @@ func TestTaskDecisionGoesToDecide(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestDecisionField(t *testing.T) {
-	tests := []struct {
-		name, params, field string
-		ok                  bool
-	}{
-		{"one boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`, "confirm", true},
-		{"form mode, required boolean", `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","default":false}},"required":["ok"]}}`, "ok", true},
-		{"nothing asked", `{"message":"m","requestedSchema":{"type":"object","properties":{}}}`, "", true},
-		{"no properties member", `{"message":"m","requestedSchema":{"type":"object"}}`, "", true},
-		{"a string", `{"message":"m","requestedSchema":{"type":"object","properties":{"answer":{"type":"string"}}}}`, "", false},
-		{"a boolean and more", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"},"why":{"type":"string"}}}}`, "", false},
-		{"an enum boolean", `{"message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","enum":[true]}}}}`, "", false},
-		{"url mode", `{"mode":"url","message":"m","url":"https://example.test","elicitationId":"e"}`, "", false},
-		{"not an object schema", `{"message":"m","requestedSchema":{"type":"string"}}`, "", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var p mcp.ElicitationParams
-			if err := json.Unmarshal([]byte(tc.params), &p); err != nil {
-				t.Fatal(err)
-			}
-			field, ok := decisionField(&p)
-			if field != tc.field || ok != tc.ok {
-				t.Errorf("decisionField = %q, %v, want %q, %v", field, ok, tc.field, tc.ok)
-			}
-		})
-	}
-}
-
-// taskListens are the subscriptions/listen requests that named a task.
 func taskListens(rec *mcptest.Recording) int {
 	n := 0
 	for _, m := range rec.Messages("subscriptions/listen") {

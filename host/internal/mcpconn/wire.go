@@ -1,16 +1,15 @@
 package mcpconn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"maps"
-	"net/http"
-	"slices"
 	"sync/atomic"
 
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/httpguard"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/outbound"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/serverreq"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/taskwire"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,7 +25,8 @@ import (
 // anyway was most of a listing's cost), adds secureArguments (and their
 // x-mcp-header headers) to the outgoing tools/call of exactly one call,
 // mirrors x-mcp-header annotated arguments into Mcp-Param-* headers as
-// mcp-go would have from its own copy of the definitions (paramheaders.go),
+// mcp-go would have from its own copy of the definitions (paramHeaderTool,
+// outbound.WithParamHeaders),
 // and returns the raw JSON-RPC error of a call (as an *RPCError), whose
 // data mcp-go would lose.
 //
@@ -55,7 +55,7 @@ type exchange struct {
 	// the seam keeps in result (task.go).
 	tasks bool
 	// task is the request to send in place of mcp-go's tasks/get.
-	task *taskRequest
+	task *outbound.TaskRequest
 	// result is the raw result of a tools/list or a task request, or the
 	// task handle a tools/call was answered with.
 	result json.RawMessage
@@ -99,44 +99,6 @@ func (e exchangeFreeElicitation) Elicit(ctx context.Context, request mcp.Elicita
 // raw. The cursor is the host's business too: it reads it from the raw page.
 var emptyToolsPage = json.RawMessage(`{"tools":[]}`)
 
-// SecureArgs are the secureArguments of calls to one tool, prepared once
-// (validated, encoded): read-only, so one may go with many calls.
-type SecureArgs struct {
-	tool       string
-	quotedTool json.RawMessage   // tool, JSON-encoded
-	encoded    json.RawMessage   // the values, encoded once for every round
-	headers    map[string]string // header name -> encoded value
-	names      []string          // the values' names, sorted
-}
-
-// NewSecureArgs prepares the secure values of calls to tool, and the
-// x-mcp-header headers that carry some of them. An empty values still
-// sends an empty secureArguments object.
-func NewSecureArgs(tool string, values map[string]any, headers map[string]string) (*SecureArgs, error) {
-	encoded, err := json.Marshal(values)
-	if err != nil {
-		// The encoder's message may quote a value: say nothing of it.
-		return nil, errors.New("secure values cannot be encoded as JSON")
-	}
-	if values == nil {
-		encoded = json.RawMessage("{}")
-	}
-	quoted, _ := json.Marshal(tool) // a string always encodes
-	return &SecureArgs{tool: tool, quotedTool: quoted, encoded: encoded, headers: headers,
-		names: slices.Sorted(maps.Keys(values))}, nil
-}
-
-// Names are the secure parameter names sent, sorted (never values); a copy
-// the caller owns. It ends in CallResult.SecureParams, which a library
-// caller may change: shared, that would change what later calls report
-// and audit.
-func (s *SecureArgs) Names() []string {
-	if s == nil {
-		return nil
-	}
-	return slices.Clone(s.names)
-}
-
 // wireTransport is the seam around a real mcp-go transport.
 type wireTransport struct {
 	inner transport.Interface
@@ -146,13 +108,13 @@ type wireTransport struct {
 	// http: the inner transport sends request headers at all.
 	http bool
 	// pending are the requests in flight, for protocol failures that
-	// the inner transport's reader reports (see stdioRPC, eventGuard);
+	// the inner transport's reader reports (see stdiorpc, httpguard);
 	// nil for a transport with no such reader (one handed in by the
 	// embedding program), whose requests are not tracked.
-	pending *pendingRequests
-	// requests bounds the server's requests to the host (serverreq.go);
+	pending *wirecheck.Pending
+	// requests bounds the server's requests to the host (serverreq);
 	// nil: unbounded (tests).
-	requests *serverRequests
+	requests *serverreq.Requests
 }
 
 // httpWireTransport is the seam around an HTTP transport. mcp-go checks
@@ -171,7 +133,7 @@ func (h *httpWireTransport) SetProtocolVersion(version string) {
 
 // newWire wraps inner: seam is what mcp-go gets (HTTP-typed exactly when
 // inner is), w its core.
-func newWire(inner transport.Interface, pending *pendingRequests, requests *serverRequests) (seam transport.Interface, w *wireTransport) {
+func newWire(inner transport.Interface, pending *wirecheck.Pending, requests *serverreq.Requests) (seam transport.Interface, w *wireTransport) {
 	w = &wireTransport{inner: inner, pending: pending, requests: requests}
 	if hc, ok := inner.(transport.HTTPConnection); ok {
 		w.http = true
@@ -195,12 +157,12 @@ func (w *wireTransport) SetNotificationHandler(handler func(mcp.JSONRPCNotificat
 }
 
 // SetRequestHandler forwards server-to-client requests (elicitation, sampling,
-// roots) when the inner transport can carry them, bounded (serverreq.go);
+// roots) when the inner transport can carry them, bounded (serverreq);
 // SSE cannot, and then the handler is simply never called.
 func (w *wireTransport) SetRequestHandler(handler transport.RequestHandler) {
 	if bi, ok := w.inner.(transport.BidirectionalInterface); ok {
 		if w.requests != nil && handler != nil {
-			handler = w.requests.wrap(handler, w.http)
+			handler = w.requests.Wrap(handler, w.http)
 		}
 		bi.SetRequestHandler(handler)
 	}
@@ -218,7 +180,7 @@ func (w *wireTransport) SetConnectionLostHandler(handler func(error)) {
 // RequiresLegacyProtocol forwards the inner transport's constraint, except
 // a streamable HTTP transport's: the host turns on its GET stream for
 // servers of the 2025-11-25 era, and mcp-go leaves the stream closed on
-// modern connections (see legacyhttp.go).
+// modern connections (see httpguard's legacy.go).
 func (w *wireTransport) RequiresLegacyProtocol() bool {
 	if _, ok := w.inner.(*transport.StreamableHTTP); ok {
 		return false
@@ -232,36 +194,36 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	x := exchangeFor(ctx, request.Method)
 	if request.Method == string(mcp.MethodToolsCall) {
 		if w.requests != nil {
-			var call *callServerRequests
-			ctx, call = w.requests.withCall(ctx)
-			defer w.requests.endCall(call)
+			var call *serverreq.Call
+			ctx, call = w.requests.WithCall(ctx)
+			defer w.requests.EndCall(call)
 		}
 		if x != nil && x.headerTool != nil && w.mirrorParams.Load() {
-			request = withParamHeaders(request, x.headerTool)
+			request = outbound.WithParamHeaders(request, x.headerTool)
 		}
 		if x != nil && x.secure != nil {
-			augmented, attached, err := attachSecureArguments(request, x.secure)
+			augmented, attached, err := outbound.AttachSecureArguments(request, x.secure)
 			if err != nil {
 				return nil, err
 			}
 			// Headers exist only on HTTP, and the x-mcp-header rules only
 			// in the 2026-07-28 era.
 			if attached && w.http && w.mirrorParams.Load() {
-				augmented = withSecureHeaders(augmented, x.secure)
+				augmented = outbound.WithSecureHeaders(augmented, x.secure)
 			}
 			request = augmented
 		}
 	}
 
 	if x != nil && x.task != nil {
-		rewritten, err := withTaskRequest(request, x.task, w.http && w.mirrorParams.Load())
+		rewritten, err := outbound.WithTaskRequest(request, x.task, w.http && w.mirrorParams.Load())
 		if err != nil {
 			return nil, err
 		}
 		request = rewritten
 	}
 	if request.Method == string(mcp.MethodServerDiscover) {
-		ctx = context.WithValue(ctx, discoverProbeKey{}, true)
+		ctx = httpguard.WithDiscoverProbe(ctx)
 	}
 	// mcp-go drops a message it cannot parse, and the request it answered
 	// would wait for its timeout: the guards fail it through its context.
@@ -270,11 +232,11 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			id     uint64
 			cancel context.CancelCauseFunc
 		)
-		ctx, id, cancel = w.pending.track(ctx, w.http)
-		defer w.pending.done(id, cancel)
+		ctx, id, cancel = w.pending.Track(ctx, w.http)
+		defer w.pending.Done(id, cancel)
 	}
 	response, err := w.inner.SendRequest(ctx, request)
-	if err == nil && request.Method == string(mcp.MethodServerDiscover) && rejectsOwnVersion(request.Params, response) {
+	if err == nil && request.Method == string(mcp.MethodServerDiscover) && outbound.RejectsOwnVersion(request.Params, response) {
 		// The server refused the version it names as supported: mcp-go
 		// retries only at a different version, and would fall back to
 		// the initialize handshake, which such a server does not speak.
@@ -282,7 +244,7 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 		response, err = w.inner.SendRequest(ctx, request)
 	}
 	if err != nil {
-		if perr := protocolCause(ctx); perr != nil {
+		if perr := wirecheck.ProtocolCause(ctx); perr != nil {
 			return nil, perr
 		}
 		return nil, err
@@ -292,8 +254,8 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	case string(mcp.MethodServerDiscover):
 		// Over HTTP the client checked a JSON answer already; this is
 		// for the other transports and event-stream answers.
-		if response.Error == nil && !discoverIsModern(response.Result) {
-			return notDiscovered(response), nil
+		if response.Error == nil && !httpguard.DiscoverIsModern(response.Result) {
+			return httpguard.NotDiscovered(response), nil
 		}
 	case string(mcp.MethodToolsList):
 		if x != nil && response.Error == nil {
@@ -309,13 +271,13 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 			// mcp-go would keep the code and message only.
 			return nil, newRPCError(response.Error)
 		}
-		if x != nil && x.tasks && isTaskHandle(response.Result) {
+		if x != nil && x.tasks && taskwire.IsHandle(response.Result) {
 			x.result = response.Result
 			stub := *response
-			stub.Result = taskStubResult
+			stub.Result = taskwire.StubResult
 			return &stub, nil
 		}
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+	case taskwire.MethodGet, taskwire.MethodUpdate, taskwire.MethodCancel:
 		if x != nil && x.task != nil {
 			if response.Error != nil {
 				return nil, newRPCError(response.Error)
@@ -326,162 +288,40 @@ func (w *wireTransport) SendRequest(ctx context.Context, request transport.JSONR
 	return response, nil
 }
 
-// rejectsOwnVersion reports whether a response to a request is an
-// UnsupportedProtocolVersion error (-32022) whose supported versions include
-// the one the request declared in its _meta.
-func rejectsOwnVersion(params any, response *transport.JSONRPCResponse) bool {
-	if response == nil || response.Error == nil || response.Error.Code != mcp.UNSUPPORTED_PROTOCOL_VERSION {
-		return false
-	}
-	fields, ok := params.(map[string]json.RawMessage)
-	if !ok {
-		return false
-	}
-	var meta map[string]json.RawMessage
-	var declared string
-	if json.Unmarshal(fields["_meta"], &meta) != nil || json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &declared) != nil || declared == "" {
-		return false
-	}
-	var data mcp.UnsupportedProtocolVersionData
-	encoded, err := json.Marshal(response.Error.Data)
-	if err != nil || json.Unmarshal(encoded, &data) != nil {
-		return false
-	}
-	return slices.Contains(data.Supported, declared)
+// SecureArgs are the secureArguments of calls to one tool, prepared once
+// (outbound.SecureArgs).
+type SecureArgs = outbound.SecureArgs
+
+// NewSecureArgs prepares the secure values of calls to tool, and the
+// x-mcp-header headers that carry some of them (outbound.NewSecureArgs).
+func NewSecureArgs(tool string, values map[string]any, headers map[string]string) (*SecureArgs, error) {
+	return outbound.NewSecureArgs(tool, values, headers)
 }
 
-// withTaskRequest returns a copy of mcp-go's tasks/get request that sends
-// task's method and params instead, beside the _meta mcp-go added; on
-// 2026-07-28 HTTP (headers) with Mcp-Method and Mcp-Name (the task id)
-// set as the extension requires.
-func withTaskRequest(request transport.JSONRPCRequest, task *taskRequest, headers bool) (transport.JSONRPCRequest, error) {
-	encoded, err := json.Marshal(request.Params)
-	if err != nil {
-		return request, fmt.Errorf("%s params: %w", task.method, err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(encoded, &fields); err != nil || fields == nil {
-		fields = map[string]json.RawMessage{}
-	}
-	params := make(map[string]json.RawMessage, len(task.params)+1)
-	if meta, ok := fields["_meta"]; ok {
-		params["_meta"] = meta
-	}
-	for k, v := range task.params {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return request, fmt.Errorf("%s params: %w", task.method, err)
-		}
-		params[k] = b
-	}
-	request.Method = task.method
-	request.Params = params
-	if headers {
-		h := request.Header.Clone()
-		if h == nil {
-			h = http.Header{}
-		}
-		h.Set(mcp.HeaderMethod, task.method)
-		if id, ok := task.params["taskId"].(string); ok {
-			if v, ok := mcp.EncodeHeaderValue(id); ok {
-				h.Set(mcp.HeaderName, v)
-			}
-		}
-		request.Header = h
-	}
-	return request, nil
-}
+// SEP-2243: on Streamable HTTP in the 2026-07-28 era a client mirrors every
+// tools/call argument whose inputSchema property carries x-mcp-header into
+// an Mcp-Param-* header, and excludes a tool whose annotations are invalid.
+// mcp-go does both from the definitions it decoded, but the host lists raw
+// and mcp-go never sees them: the exclusion is secureparams.Validate's
+// (RuleHeader, on every transport) and the mirroring is the seam's, from
+// the mcp.Tool secureparams builds once per annotated definition, which the
+// call's exchange carries (exchange.headerTool), with mcp-go's own
+// GenerateParamHeaders.
 
-// attachSecureArguments returns a copy of a tools/call request whose params
-// carry the call's secureArguments. The request's params are never mutated:
-// mcp-go reuses them (and their _meta) across retries. The params are
-// encoded once and the secure object spliced in, so the transport sends the
-// bytes as they are.
-func attachSecureArguments(request transport.JSONRPCRequest, call *SecureArgs) (transport.JSONRPCRequest, bool, error) {
-	if !call.isFor(request.Params) {
-		// Bound to another tool: never send these values elsewhere.
-		return request, false, nil
+// paramHeaderTool is the listed definition of the named tool for
+// mirroring, or nil when no argument of it travels in a header or the
+// seam mirrors nothing (not HTTP in the 2026-07-28 era).
+func (c *Conn) paramHeaderTool(w *wireTransport, name string) *mcp.Tool {
+	if !w.mirrorParams.Load() {
+		return nil
 	}
-	if fields, ok := request.Params.(map[string]json.RawMessage); ok {
-		// 2026-07-28: mcp-go has already turned the params into a field
-		// map (to add _meta); a copy with one more field is enough.
-		params := make(map[string]json.RawMessage, len(fields)+1)
-		for k, v := range fields {
-			params[k] = v
-		}
-		params["secureArguments"] = call.encoded
-		request.Params = params
-		return request, true, nil
+	snap := c.Snapshot()
+	if !snap.inputHeaders {
+		return nil
 	}
-	encoded, err := json.Marshal(request.Params)
-	if err != nil {
-		return request, false, fmt.Errorf("encode tools/call params: %w", err)
+	ct := snap.Tool(name)
+	if ct == nil || ct.Status == ToolExcluded {
+		return nil
 	}
-	encoded = bytes.TrimSpace(encoded)
-	if len(encoded) < 2 || encoded[0] != '{' || encoded[len(encoded)-1] != '}' {
-		return request, false, errors.New("tools/call params are not an object")
-	}
-	params := make([]byte, 0, len(encoded)+len(call.encoded)+22)
-	params = append(params, encoded[:len(encoded)-1]...)
-	if len(bytes.TrimSpace(encoded[1:len(encoded)-1])) > 0 {
-		params = append(params, ',')
-	}
-	params = append(params, `"secureArguments":`...)
-	params = append(params, call.encoded...)
-	params = append(params, '}')
-	request.Params = json.RawMessage(params)
-	return request, true, nil
-}
-
-// isFor reports whether tools/call params name the call's tool. mcp-go
-// encodes the name of a 2026-07-28 field map with encoding/json, as the
-// host encoded quotedTool: equal bytes settle it without decoding.
-func (s *SecureArgs) isFor(params any) bool {
-	if fields, ok := params.(map[string]json.RawMessage); ok && bytes.Equal(fields["name"], s.quotedTool) {
-		return true
-	}
-	return callName(params) == s.tool
-}
-
-// withSecureHeaders adds the x-mcp-header headers of secure values (on a
-// copy of the request's headers).
-func withSecureHeaders(request transport.JSONRPCRequest, call *SecureArgs) transport.JSONRPCRequest {
-	if len(call.headers) == 0 {
-		return request
-	}
-	header := http.Header{}
-	if request.Header != nil {
-		header = request.Header.Clone()
-	}
-	for name, value := range call.headers {
-		header.Set(name, value)
-	}
-	request.Header = header
-	return request
-}
-
-// callName is the tool name of tools/call params in the shapes mcp-go
-// sends: the typed params (legacy) or a field map (2026-07-28, after it
-// adds _meta).
-func callName(params any) string {
-	switch p := params.(type) {
-	case mcp.CallToolParams:
-		return p.Name
-	case *mcp.CallToolParams:
-		return p.Name
-	case map[string]json.RawMessage:
-		var name string
-		_ = json.Unmarshal(p["name"], &name)
-		return name
-	default:
-		encoded, err := json.Marshal(params)
-		if err != nil {
-			return ""
-		}
-		var v struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(encoded, &v)
-		return v.Name
-	}
+	return ct.Tool.InputHeaderTool()
 }

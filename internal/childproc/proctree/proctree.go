@@ -16,6 +16,10 @@ const Arg = "__agenthost-supervise"
 // (package childproc's; Main leaves such a start to it).
 const SandboxArg = "-sandbox"
 
+// ServeArg, after Arg, makes the supervisor a long-lived one (Serve, on
+// Linux): it spawns every child its host asks for over the socket on fd 3.
+const ServeArg = "-serve"
+
 // ExitCannotRun is the shell's "command not found / cannot run" status.
 const ExitCannotRun = 127
 

@@ -19,6 +19,9 @@ func Main(args []string) (int, bool) {
 	if len(args) > 0 && args[0] == SandboxArg {
 		return 0, false
 	}
+	if len(args) > 0 && args[0] == ServeArg {
+		return serve(), true
+	}
 	c, err := ParseArgs(args)
 	if err != nil {
 		Complain(err)

@@ -94,8 +94,8 @@ func SignalMembers(member func(Stat) bool, sig syscall.Signal) int {
 
 // Stat is what SignalMembers reads of a process.
 type Stat struct {
-	State           byte
-	PPid, Pgrp, Sid int
+	State                byte
+	Pid, PPid, Pgrp, Sid int
 }
 
 // ReadStat reads the state, parent, group and session of pid from
@@ -121,5 +121,5 @@ func ReadStat(pid int) (Stat, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return Stat{}, false
 	}
-	return Stat{State: f[0][0], PPid: ppid, Pgrp: pgrp, Sid: s}, true
+	return Stat{State: f[0][0], Pid: pid, PPid: ppid, Pgrp: pgrp, Sid: s}, true
 }

@@ -1,4 +1,10 @@
-package mcpconn
+// Package serverreq owns the bounds on the requests an MCP server sends the
+// host (elicitation, sampling, roots, ping): how many are handled at once
+// per tool call and per connection, the refusal of the excess, and the
+// hold on a transport's reader while too many are in flight (Admit). It
+// knows nothing of a connection: the transports and mcpconn's seam call
+// it.
+package serverreq
 
 import (
 	"bytes"
@@ -18,29 +24,29 @@ import (
 // sent 100,000 elicitation requests in one call's answer held 1.2 GB of
 // the host. Here:
 //
-//   - at most maxServerRequestsPerCall requests sent while one tool call
+//   - at most MaxPerCall requests sent while one tool call
 //     runs (on its answer stream, or on a stream shared by the connection
 //     while the call is the only one) are handled at once, and at most
-//     maxServerRequestsPerConn over the connection; a request beyond either
-//     is answered at once with a JSON-RPC error (codeServerRequestRefused),
+//     MaxPerConn over the connection; a request beyond either
+//     is answered at once with a JSON-RPC error (CodeRefused),
 //     counted, and logged (once per call; outside calls at the 1st, 10th,
 //     100th, ... refusal of the connection);
-//   - the streams' readers (eventGuard, stdioRPC) stop reading while
-//     maxServerRequestsLive requests are handled or being answered, so the
+//   - the streams' readers (httpguard's event guard, stdiorpc) stop reading while
+//     MaxLive requests are handled or being answered, so the
 //     refusals themselves, each one an HTTP POST on mcp-go's goroutine,
 //     cannot pile up either: the server is held back by its own socket.
 const (
-	maxServerRequestsPerCall = 4
-	maxServerRequestsPerConn = 16
-	maxServerRequestsLive    = 64
-	// codeServerRequestRefused is the JSON-RPC error of a refused request
+	MaxPerCall = 4
+	MaxPerConn = 16
+	MaxLive    = 64
+	// CodeRefused is the JSON-RPC error of a refused request
 	// (implementation-defined server error range).
-	codeServerRequestRefused = -32000
+	CodeRefused = -32000
 )
 
-// serverRequests is one connection's account of the requests its server
-// sent the host. The zero value is not usable: newServerRequests.
-type serverRequests struct {
+// Requests is one connection's account of the requests its server
+// sent the host. The zero value is not usable: New.
+type Requests struct {
 	logger *slog.Logger
 
 	mu sync.Mutex
@@ -54,54 +60,54 @@ type serverRequests struct {
 	wake chan struct{}
 }
 
-func newServerRequests(logger *slog.Logger) *serverRequests {
-	return &serverRequests{logger: logger}
+func New(logger *slog.Logger) *Requests {
+	return &Requests{logger: logger}
 }
 
-// callServerRequests are the requests of one tool call, kept in the call's
-// context (callServerRequestsKey); guarded by serverRequests.mu.
-type callServerRequests struct {
+// Call are the requests of one tool call, kept in the call's
+// context (callKey); guarded by Requests.mu.
+type Call struct {
 	pending int
 	refused int
 	method  string // of the first refused request
 }
 
-type callServerRequestsKey struct{}
+type callKey struct{}
 
-// withCall returns ctx carrying a fresh account for one tool call.
-func (s *serverRequests) withCall(ctx context.Context) (context.Context, *callServerRequests) {
-	call := &callServerRequests{}
-	return context.WithValue(ctx, callServerRequestsKey{}, call), call
+// WithCall returns ctx carrying a fresh account for one tool call.
+func (s *Requests) WithCall(ctx context.Context) (context.Context, *Call) {
+	call := &Call{}
+	return context.WithValue(ctx, callKey{}, call), call
 }
 
-// endCall logs what the call's server requests had refused.
-func (s *serverRequests) endCall(call *callServerRequests) {
+// EndCall logs what the call's server requests had refused.
+func (s *Requests) EndCall(call *Call) {
 	s.mu.Lock()
 	refused, method := call.refused, call.method
 	s.mu.Unlock()
 	if refused > 0 {
 		s.logger.Warn("mcpconn: the server sent more requests during one tool call than the host handles at once; the excess was refused with a JSON-RPC error",
-			"refused", refused, "method", method, "perCall", maxServerRequestsPerCall, "perConnection", maxServerRequestsPerConn)
+			"refused", refused, "method", method, "perCall", MaxPerCall, "perConnection", MaxPerConn)
 	}
 }
 
 // Refused is how many requests of the server were refused so far.
-func (s *serverRequests) Refused() int64 {
+func (s *Requests) Refused() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refused
 }
 
-// wrap bounds handler (see the constants). sendsAfter: the transport
+// Wrap bounds handler (see the constants). sendsAfter: the transport
 // sends an answer after handler returns and ends the context it gave
 // handler once it has (mcp-go's HTTP transports); otherwise the answer is
 // written before handler's goroutine goes on (stdio).
-func (s *serverRequests) wrap(handler transport.RequestHandler, sendsAfter bool) transport.RequestHandler {
+func (s *Requests) Wrap(handler transport.RequestHandler, sendsAfter bool) transport.RequestHandler {
 	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-		call, _ := ctx.Value(callServerRequestsKey{}).(*callServerRequests)
+		call, _ := ctx.Value(callKey{}).(*Call)
 		s.mu.Lock()
 		s.live++
-		ok := s.pending < maxServerRequestsPerConn && (call == nil || call.pending < maxServerRequestsPerCall)
+		ok := s.pending < MaxPerConn && (call == nil || call.pending < MaxPerCall)
 		var refused int64
 		if ok {
 			s.pending++
@@ -127,10 +133,10 @@ func (s *serverRequests) wrap(handler transport.RequestHandler, sendsAfter bool)
 		if !ok {
 			if call == nil && isPowerOfTen(refused) {
 				s.logger.Warn("mcpconn: the server sent more requests than the host handles at once; the excess is refused with a JSON-RPC error",
-					"method", req.Method, "refused", refused, "perConnection", maxServerRequestsPerConn)
+					"method", req.Method, "refused", refused, "perConnection", MaxPerConn)
 			}
-			return transport.NewJSONRPCErrorResponse(req.ID, codeServerRequestRefused,
-				fmt.Sprintf("too many requests from the server pending: the client handles at most %d at once per tool call and %d per connection", maxServerRequestsPerCall, maxServerRequestsPerConn), nil), nil
+			return transport.NewJSONRPCErrorResponse(req.ID, CodeRefused,
+				fmt.Sprintf("too many requests from the server pending: the client handles at most %d at once per tool call and %d per connection", MaxPerCall, MaxPerConn), nil), nil
 		}
 		defer func() {
 			s.mu.Lock()
@@ -145,21 +151,21 @@ func (s *serverRequests) wrap(handler transport.RequestHandler, sendsAfter bool)
 }
 
 // ended counts one request's goroutine as ended and wakes waiting readers.
-func (s *serverRequests) ended() {
+func (s *Requests) ended() {
 	s.mu.Lock()
 	s.live--
-	if s.wake != nil && s.live < maxServerRequestsLive {
+	if s.wake != nil && s.live < MaxLive {
 		close(s.wake)
 		s.wake = nil
 	}
 	s.mu.Unlock()
 }
 
-// admit is called by a stream's reader with each message (stdioRPC: each
+// Admit is called by a stream's reader with each message (stdiorpc: each
 // request of the server's) before it is handed on: for a request of the
 // server it waits while
-// maxServerRequestsLive requests are live, or until ctx ends.
-func (s *serverRequests) admit(ctx context.Context, msg []byte) {
+// MaxLive requests are live, or until ctx ends.
+func (s *Requests) Admit(ctx context.Context, msg []byte) {
 	if s == nil || !s.saturated() || !looksLikeServerRequest(msg) {
 		// The message is looked at only when readers may have to wait:
 		// most messages are answers, and decoding each (up to
@@ -168,7 +174,7 @@ func (s *serverRequests) admit(ctx context.Context, msg []byte) {
 	}
 	for {
 		s.mu.Lock()
-		if s.live < maxServerRequestsLive {
+		if s.live < MaxLive {
 			s.mu.Unlock()
 			return
 		}
@@ -185,11 +191,11 @@ func (s *serverRequests) admit(ctx context.Context, msg []byte) {
 	}
 }
 
-// saturated reports that maxServerRequestsLive requests are live.
-func (s *serverRequests) saturated() bool {
+// saturated reports that MaxLive requests are live.
+func (s *Requests) saturated() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.live >= maxServerRequestsLive
+	return s.live >= MaxLive
 }
 
 // looksLikeServerRequest: msg has a method and an id (not a notification,

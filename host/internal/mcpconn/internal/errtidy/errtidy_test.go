@@ -1,4 +1,4 @@
-package mcpconn
+package errtidy
 
 import (
 	"errors"
@@ -11,15 +11,15 @@ import (
 
 func TestTidyError(t *testing.T) {
 	inner := fmt.Errorf("failed to send request: %w", fmt.Errorf("failed to send request: %w", io.ErrUnexpectedEOF))
-	err := tidyError(fmt.Errorf("initialize: transport error: %w", inner))
+	err := Tidy(fmt.Errorf("initialize: transport error: %w", inner))
 	if got, want := err.Error(), "initialize: transport error: failed to send request: unexpected EOF"; got != want {
-		t.Errorf("tidyError = %q, want %q", got, want)
+		t.Errorf("Tidy = %q, want %q", got, want)
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Error("the tidied error lost its chain")
 	}
 	plain := errors.New("a: b: a")
-	if tidyError(plain) != plain {
+	if Tidy(plain) != plain {
 		t.Error("an error without a repeated segment was rewrapped")
 	}
 }
@@ -31,12 +31,12 @@ func TestTidyErrorOneLine(t *testing.T) {
 		{"html page", "initialize: transport error: request failed with status 501: <!DOCTYPE HTML>\n<html lang=\"en\">\n<body><h1>Error response</h1></body></html>\n",
 			"initialize: transport error: request failed with status 501 (an HTML page, left out)"},
 		{"line breaks", "start transport: unexpected status code: 405\n\nMethod   Not Allowed\n", "start transport: unexpected status code: 405 Method Not Allowed"},
-		{"long", "status 500: " + strings.Repeat("é", 400), "status 500: " + strings.Repeat("é", (maxErrorText-len("status 500: "))/2) + "…"},
+		{"long", "status 500: " + strings.Repeat("é", 400), "status 500: " + strings.Repeat("é", (MaxText-len("status 500: "))/2) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tidyError(errors.New(tc.in))
+			err := Tidy(errors.New(tc.in))
 			if got := err.Error(); got != tc.want {
-				t.Errorf("tidyError =\n%q, want\n%q", got, tc.want)
+				t.Errorf("Tidy =\n%q, want\n%q", got, tc.want)
 			}
 			if !utf8.ValidString(err.Error()) {
 				t.Error("cut inside a character")

@@ -1,4 +1,4 @@
-package mcpconn
+package httpguard
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ func TestDiscoverIsModern(t *testing.T) {
 		{`{"supportedVersions":"2026-07-28"}`, false},
 		{`[1,2]`, false},
 	} {
-		if got := discoverIsModern(json.RawMessage(tc.result)); got != tc.want {
-			t.Errorf("discoverIsModern(%s) = %v, want %v", tc.result, got, tc.want)
+		if got := DiscoverIsModern(json.RawMessage(tc.result)); got != tc.want {
+			t.Errorf("DiscoverIsModern(%s) = %v, want %v", tc.result, got, tc.want)
 		}
 	}
 }
@@ -36,7 +36,7 @@ func FuzzDiscoverIsModern(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_ = discoverIsModern(raw) // never panics
+		_ = DiscoverIsModern(raw) // never panics
 	})
 }
 
@@ -123,7 +123,7 @@ func TestListeningRefused(t *testing.T) {
 func TestQuietListening(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
 		var buf bytes.Buffer
-		logger := slog.New(quietListening{slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level})}).With("server", "db")
+		logger := slog.New(QuietListening{slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level})}).With("server", "db")
 		logger.Error(listeningNotOffered)
 		logger.Error("failed to send response to server")
 		out := buf.String()

@@ -1,4 +1,4 @@
-package mcpconn
+package stdiorpc
 
 import (
 	"bufio"
@@ -14,25 +14,27 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 )
 
-// fakeChild is the server side of a stdioRPC: what the transport writes
+// fakeChild is the server side of a RPC: what the transport writes
 // arrives on fromHost, one line at a time, and what the test writes to
 // toHost is the child's stdout.
 type fakeChild struct {
-	rpc      *stdioRPC
+	rpc      *RPC
 	toHost   *io.PipeWriter
 	fromHost *bufio.Reader
-	failures chan *ProtocolError
+	failures chan *wirecheck.ProtocolError
 }
 
 func newFakeChild(t *testing.T, maxLine int64) *fakeChild {
 	t.Helper()
 	outR, outW := io.Pipe()
 	inR, inW := io.Pipe()
-	f := &fakeChild{toHost: outW, fromHost: bufio.NewReader(inR), failures: make(chan *ProtocolError, 16)}
-	fail := func(err *ProtocolError) { f.failures <- err }
-	f.rpc = newStdioRPC(inW, newLineGuard(outR, maxLine, fail), fail, nil)
+	f := &fakeChild{toHost: outW, fromHost: bufio.NewReader(inR), failures: make(chan *wirecheck.ProtocolError, 16)}
+	fail := func(err *wirecheck.ProtocolError) { f.failures <- err }
+	f.rpc = NewRPC(inW, wirecheck.NewLineGuard(outR, maxLine, fail), fail, nil)
 	if err := f.rpc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +222,8 @@ func TestStdioRPCReportsBadLines(t *testing.T) {
 	for range want {
 		select {
 		case err := <-f.failures:
-			if !errors.Is(err, ErrProtocol) {
-				t.Errorf("%v is not ErrProtocol", err)
+			if !errors.Is(err, wirecheck.ErrProtocol) {
+				t.Errorf("%v is not wirecheck.ErrProtocol", err)
 			}
 			got = append(got, err.Error())
 		case <-time.After(5 * time.Second):
@@ -279,9 +281,9 @@ func FuzzStdioRPCLines(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		var failures []*ProtocolError
-		r := newStdioRPC(nopWriteCloser{io.Discard}, newLineGuard(strings.NewReader(in), 512, func(e *ProtocolError) { failures = append(failures, e) }),
-			func(e *ProtocolError) { failures = append(failures, e) }, nil)
+		var failures []*wirecheck.ProtocolError
+		r := NewRPC(nopWriteCloser{io.Discard}, wirecheck.NewLineGuard(strings.NewReader(in), 512, func(e *wirecheck.ProtocolError) { failures = append(failures, e) }),
+			func(e *wirecheck.ProtocolError) { failures = append(failures, e) }, nil)
 		answers := make(chan *transport.JSONRPCResponse, 1)
 		r.waiting[mcp.NewRequestId(int64(1)).String()] = answers
 		r.SetNotificationHandler(func(mcp.JSONRPCNotification) {})
@@ -294,7 +296,7 @@ func FuzzStdioRPCLines(f *testing.F) {
 		default:
 		}
 		for _, e := range failures {
-			if !errors.Is(e, ErrProtocol) {
+			if !errors.Is(e, wirecheck.ErrProtocol) {
 				t.Fatalf("%v", e)
 			}
 		}
@@ -312,7 +314,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // BenchmarkStdioAnswer: one request and its answer (a tools/call result of
-// about 1 KB) over pipes, through stdioRPC and through mcp-go's own stdio
+// about 1 KB) over pipes, through RPC and through mcp-go's own stdio
 // transport over the same pipes; the server side (the same for both) only
 // echoes a prepared answer with the request's id.
 func BenchmarkStdioAnswer(b *testing.B) {
@@ -322,8 +324,8 @@ func BenchmarkStdioAnswer(b *testing.B) {
 		make func(in io.WriteCloser, out io.Reader) transport.Interface
 	}{
 		{"mcp-go", func(in io.WriteCloser, out io.Reader) transport.Interface { return transport.NewIO(out, in, nil) }},
-		{"stdioRPC", func(in io.WriteCloser, out io.Reader) transport.Interface {
-			return newStdioRPC(in, newLineGuard(out, 1<<20, func(*ProtocolError) {}), func(*ProtocolError) {}, nil)
+		{"RPC", func(in io.WriteCloser, out io.Reader) transport.Interface {
+			return NewRPC(in, wirecheck.NewLineGuard(out, 1<<20, func(*wirecheck.ProtocolError) {}), func(*wirecheck.ProtocolError) {}, nil)
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -370,3 +372,5 @@ func echoAnswers(in io.Reader, out io.Writer, result string) {
 		}
 	}
 }
+
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

@@ -1,4 +1,10 @@
-package mcpconn
+// Package wirecheck owns what a message from an MCP server must be before
+// the host takes it: the ProtocolError that says why one was refused, the
+// check of a framed message's shape (MessageProblem), the bounded line
+// reader of a stdio server's stdout (LineGuard), and the requests in flight
+// that such a message fails at once (Pending). It knows nothing of a
+// connection; mcpconn and its transports build on it.
+package wirecheck
 
 import (
 	"bufio"
@@ -26,16 +32,23 @@ func (e *ProtocolError) Error() string { return e.msg }
 // Is makes every *ProtocolError match ErrProtocol.
 func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
 
-func invalidMessage(reason string) *ProtocolError {
+// Problem is a ProtocolError with msg as its message; msg must not quote
+// the server's message.
+func Problem(msg string) *ProtocolError { return &ProtocolError{msg: msg} }
+
+// InvalidMessage is the error of a message that is not JSON-RPC, for the
+// reason MessageProblem gives.
+func InvalidMessage(reason string) *ProtocolError {
 	return &ProtocolError{msg: "server sent a response that is not valid JSON-RPC: " + reason}
 }
 
-func messageTooLarge(limit int64) *ProtocolError {
-	return &ProtocolError{msg: fmt.Sprintf("server sent a message larger than %s (limits.maxResponseBytes)", byteSize(limit))}
+// MessageTooLarge is the error of a message over limit bytes.
+func MessageTooLarge(limit int64) *ProtocolError {
+	return &ProtocolError{msg: fmt.Sprintf("server sent a message larger than %s (limits.maxResponseBytes)", ByteSize(limit))}
 }
 
-// byteSize renders a byte count for a person: 64 MiB, 1.5 KiB, 300 bytes.
-func byteSize(n int64) string {
+// ByteSize renders a byte count for a person: 64 MiB, 1.5 KiB, 300 bytes.
+func ByteSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
@@ -50,12 +63,12 @@ func byteSize(n int64) string {
 	}
 }
 
-// messageProblem says why one framed message (a stdio line, an SSE event's
+// MessageProblem says why one framed message (a stdio line, an SSE event's
 // data) cannot be a JSON-RPC message, or "" when it can. It looks only at
 // the shape a message needs: valid JSON (encoding/json's nesting limit
 // included) and an object. mcp-go drops such a message without a word, so
 // the request it answered would wait for its timeout.
-func messageProblem(msg []byte) string {
+func MessageProblem(msg []byte) string {
 	if json.Valid(msg) {
 		if msg[0] != '{' {
 			return "not a JSON object"
@@ -76,11 +89,11 @@ func messageProblem(msg []byte) string {
 	}
 }
 
-// pendingRequests are a connection's requests in flight. A message that
+// Pending are a connection's requests in flight. A message that
 // cannot be attributed to one request (a garbage line on stdio, a bad
 // event on a shared SSE stream) fails them all at once rather than leave
 // each to its timeout.
-type pendingRequests struct {
+type Pending struct {
 	mu   sync.Mutex
 	next uint64
 	m    map[uint64]context.CancelCauseFunc
@@ -88,10 +101,20 @@ type pendingRequests struct {
 
 type requestFailKey struct{}
 
-// track gives a request a context that failAll (and, with own set, the
-// request's own response stream) can end with a *ProtocolError; done(id,
+// OwnFail is the function that fails the one request of ctx (Track with
+// own), for a reader of that request's own response stream.
+func OwnFail(ctx context.Context) (func(*ProtocolError), bool) {
+	own, ok := ctx.Value(requestFailKey{}).(context.CancelCauseFunc)
+	if !ok {
+		return nil, false
+	}
+	return func(err *ProtocolError) { own(err) }, true
+}
+
+// Track gives a request a context that FailAll (and, with own set, the
+// request's own response stream) can end with a *ProtocolError; Done(id,
 // cancel) must be called when the request is over.
-func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context, uint64, context.CancelCauseFunc) {
+func (p *Pending) Track(ctx context.Context, own bool) (context.Context, uint64, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if own {
 		ctx = context.WithValue(ctx, requestFailKey{}, cancel)
@@ -107,16 +130,16 @@ func (p *pendingRequests) track(ctx context.Context, own bool) (context.Context,
 	return ctx, id, cancel
 }
 
-// done forgets a tracked request and releases its context.
-func (p *pendingRequests) done(id uint64, cancel context.CancelCauseFunc) {
+// Done forgets a tracked request and releases its context.
+func (p *Pending) Done(id uint64, cancel context.CancelCauseFunc) {
 	p.mu.Lock()
 	delete(p.m, id)
 	p.mu.Unlock()
 	cancel(nil)
 }
 
-// failAll ends every request in flight with err.
-func (p *pendingRequests) failAll(err *ProtocolError) {
+// FailAll ends every request in flight with err.
+func (p *Pending) FailAll(err *ProtocolError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, cancel := range p.m {
@@ -124,8 +147,15 @@ func (p *pendingRequests) failAll(err *ProtocolError) {
 	}
 }
 
-// protocolCause is the *ProtocolError that ended a tracked request, if any.
-func protocolCause(ctx context.Context) error {
+// Len is the number of requests tracked.
+func (p *Pending) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// ProtocolCause is the *ProtocolError that ended a tracked request, if any.
+func ProtocolCause(ctx context.Context) error {
 	var pe *ProtocolError
 	if cause := context.Cause(ctx); errors.As(cause, &pe) {
 		return pe
@@ -133,11 +163,11 @@ func protocolCause(ctx context.Context) error {
 	return nil
 }
 
-// lineGuard reads a stdio server's stdout one line at a time, at most max
-// bytes a line, for stdioRPC. An oversized line is skipped without being
+// LineGuard reads a stdio server's stdout one line at a time, at most max
+// bytes a line, for the stdio transport. An oversized line is skipped without being
 // held in memory and reported to fail; blank lines are skipped. mcp-go
 // would read any line whole.
-type lineGuard struct {
+type LineGuard struct {
 	src  *bufio.Reader
 	max  int64
 	fail func(*ProtocolError)
@@ -145,20 +175,23 @@ type lineGuard struct {
 	buf []byte // a line longer than src's buffer, assembled
 }
 
-// bigLine: a line buffer grown past this is dropped once handed on, so a
+// BigLine: a line buffer grown past this is dropped once handed on, so a
 // connection does not keep its largest message's buffer for life.
-const bigLine = 1 << 20
+const BigLine = 1 << 20
 
-func newLineGuard(src io.Reader, max int64, fail func(*ProtocolError)) *lineGuard {
-	return &lineGuard{src: bufio.NewReaderSize(src, 64<<10), max: max, fail: fail}
+func NewLineGuard(src io.Reader, max int64, fail func(*ProtocolError)) *LineGuard {
+	return &LineGuard{src: bufio.NewReaderSize(src, 64<<10), max: max, fail: fail}
 }
 
-// readLine returns the next line that is not blank and not too long,
+// Reset makes src the stream read, the buffered bytes dropped.
+func (g *LineGuard) Reset(src io.Reader) { g.src.Reset(src) }
+
+// ReadLine returns the next line that is not blank and not too long,
 // without its surrounding space, or the source's error once it has ended.
 // A line that fits src's buffer is returned from there, without a copy:
 // it is valid until the next call. An unterminated last line is not a
 // message (mcp-go drops it too).
-func (g *lineGuard) readLine() ([]byte, error) {
+func (g *LineGuard) ReadLine() ([]byte, error) {
 	for {
 		line, err := g.next()
 		if err != nil {
@@ -171,14 +204,14 @@ func (g *lineGuard) readLine() ([]byte, error) {
 }
 
 // next reads one line, or nil for a line that was too long.
-func (g *lineGuard) next() ([]byte, error) {
-	if cap(g.buf) > bigLine {
+func (g *LineGuard) next() ([]byte, error) {
+	if cap(g.buf) > BigLine {
 		g.buf = nil
 	}
 	chunk, err := g.src.ReadSlice('\n')
 	if err == nil {
 		if int64(len(chunk)) > g.max {
-			g.fail(messageTooLarge(g.max))
+			g.fail(MessageTooLarge(g.max))
 			return nil, nil
 		}
 		return chunk, nil
@@ -205,7 +238,7 @@ func (g *lineGuard) next() ([]byte, error) {
 		return nil, err
 	}
 	if tooLong {
-		g.fail(messageTooLarge(g.max))
+		g.fail(MessageTooLarge(g.max))
 		return nil, nil
 	}
 	return g.buf, nil

@@ -1,4 +1,12 @@
-package mcpconn
+// Package httpguard owns what the host puts between mcp-go's HTTP
+// transports (streamable HTTP, legacy SSE) and the network: the bounds on a
+// response body and on each event of a stream, the check of each event
+// (wirecheck), the hold on a stream's reader while the server's requests
+// are at their bound (serverreq), and what servers of the 2025-11-25 era
+// need (legacy.go: the server/discover probe, the standalone GET stream).
+// It knows nothing of a connection; mcpconn builds its HTTP client on
+// Transport.
+package httpguard
 
 import (
 	"bytes"
@@ -7,25 +15,30 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/serverreq"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 )
 
-// limitedTransport bounds what an HTTP server connection reads: a response
-// body to max bytes, an event stream to max bytes per event. It also
-// checks each event of a stream the way stdioRPC checks stdio lines: an
-// event that cannot be a JSON-RPC message fails the request whose response
-// stream it is on, or, on a stream shared by the connection (the SSE
-// transport's, a listening GET), every request in flight.
-type limitedTransport struct {
-	base    http.RoundTripper
-	max     int64
-	failAll func(*ProtocolError)
-	// requests holds a stream's reader back while the server's requests
-	// in flight are at their bound (serverRequests.admit); nil: never.
-	requests *serverRequests
+// Transport bounds what an HTTP server connection reads: a response
+// body to Max bytes, an event stream to Max bytes per event. It also
+// checks each event of a stream the way the stdio transport checks its
+// lines: an event that cannot be a JSON-RPC message fails the request
+// whose response stream it is on, or, on a stream shared by the
+// connection (the SSE transport's, a listening GET), every request in
+// flight (FailAll).
+type Transport struct {
+	Base    http.RoundTripper
+	Max     int64
+	FailAll func(*wirecheck.ProtocolError)
+	// Requests holds a stream's reader back while the server's requests
+	// in flight are at their bound (serverreq.Requests.Admit); nil: never.
+	Requests *serverreq.Requests
 }
 
-func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
+// RoundTrip sends req on Base and puts the guards on its answer.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.Base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
@@ -35,17 +48,17 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		unknownToolAsError(resp)
 	}
 	if resp.StatusCode == http.StatusOK && media == "application/json" && req.Context().Value(discoverProbeKey{}) != nil {
-		checkDiscoverAnswer(resp, t.max)
+		checkDiscoverAnswer(resp, t.Max)
 	}
 	if media != "text/event-stream" {
-		resp.Body = &bodyLimit{body: resp.Body, max: t.max}
+		resp.Body = &bodyLimit{body: resp.Body, max: t.Max}
 		return resp, nil
 	}
-	fail := t.failAll
-	if own, ok := req.Context().Value(requestFailKey{}).(context.CancelCauseFunc); ok {
-		fail = func(err *ProtocolError) { own(err) }
+	fail := t.FailAll
+	if own, ok := wirecheck.OwnFail(req.Context()); ok {
+		fail = own
 	}
-	resp.Body = &eventGuard{body: resp.Body, max: t.max, fail: fail, requests: t.requests, ctx: req.Context()}
+	resp.Body = &eventGuard{body: resp.Body, max: t.Max, fail: fail, requests: t.Requests, ctx: req.Context()}
 	return resp, nil
 }
 
@@ -58,7 +71,7 @@ type bodyLimit struct {
 
 func (b *bodyLimit) Read(p []byte) (int, error) {
 	if b.n > b.max {
-		return 0, messageTooLarge(b.max)
+		return 0, wirecheck.MessageTooLarge(b.max)
 	}
 	if room := b.max - b.n + 1; int64(len(p)) > room {
 		p = p[:room]
@@ -66,7 +79,7 @@ func (b *bodyLimit) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	b.n += int64(n)
 	if b.n > b.max {
-		return n - int(b.n-b.max), messageTooLarge(b.max)
+		return n - int(b.n-b.max), wirecheck.MessageTooLarge(b.max)
 	}
 	return n, err
 }
@@ -80,9 +93,9 @@ func (b *bodyLimit) Close() error { return b.body.Close() }
 type eventGuard struct {
 	body io.ReadCloser
 	max  int64
-	fail func(*ProtocolError)
-	// requests and ctx (the stream's request's): see limitedTransport.
-	requests *serverRequests
+	fail func(*wirecheck.ProtocolError)
+	// requests and ctx (the stream's request's): see Transport.
+	requests *serverreq.Requests
 	ctx      context.Context
 
 	size   int64  // bytes of the current event so far
@@ -108,7 +121,7 @@ func (g *eventGuard) Read(p []byte) (int, error) {
 }
 
 // scan follows the stream's lines and events (text/event-stream framing).
-func (g *eventGuard) scan(b []byte) *ProtocolError {
+func (g *eventGuard) scan(b []byte) *wirecheck.ProtocolError {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		seg := b
@@ -117,7 +130,7 @@ func (g *eventGuard) scan(b []byte) *ProtocolError {
 		}
 		g.size += int64(len(seg)) + 1
 		if g.size > g.max {
-			return messageTooLarge(g.max)
+			return wirecheck.MessageTooLarge(g.max)
 		}
 		g.line = append(g.line, seg...)
 		if i < 0 {
@@ -135,14 +148,14 @@ func (g *eventGuard) endLine() {
 	switch {
 	case len(line) == 0:
 		if len(g.data) > 0 && (g.event == "" || g.event == "message") {
-			if problem := messageProblem(bytes.TrimSpace(g.data)); problem != "" {
-				g.fail(invalidMessage(problem))
+			if problem := wirecheck.MessageProblem(bytes.TrimSpace(g.data)); problem != "" {
+				g.fail(wirecheck.InvalidMessage(problem))
 			} else {
-				g.requests.admit(g.ctx, g.data)
+				g.requests.Admit(g.ctx, g.data)
 			}
 		}
 		g.data, g.event, g.size = g.data[:0], "", 0
-		if cap(g.data) > bigLine {
+		if cap(g.data) > wirecheck.BigLine {
 			g.data = nil
 		}
 	case bytes.HasPrefix(line, []byte("data:")):

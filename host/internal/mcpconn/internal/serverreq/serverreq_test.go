@@ -1,4 +1,4 @@
-package mcpconn
+package serverreq
 
 import (
 	"context"
@@ -21,17 +21,17 @@ func TestServerRequestBounds(t *testing.T) {
 		wantHandled    int
 		wantRefusedAll int64
 	}{
-		{"within one call", 1, maxServerRequestsPerCall, maxServerRequestsPerCall, 0},
-		{"one call over its bound", 1, 10, maxServerRequestsPerCall, 10 - maxServerRequestsPerCall},
-		{"many calls over the connection's bound", 8, maxServerRequestsPerCall, maxServerRequestsPerConn, 8*maxServerRequestsPerCall - maxServerRequestsPerConn},
-		{"outside calls", 0, 40, maxServerRequestsPerConn, 40 - maxServerRequestsPerConn},
+		{"within one call", 1, MaxPerCall, MaxPerCall, 0},
+		{"one call over its bound", 1, 10, MaxPerCall, 10 - MaxPerCall},
+		{"many calls over the connection's bound", 8, MaxPerCall, MaxPerConn, 8*MaxPerCall - MaxPerConn},
+		{"outside calls", 0, 40, MaxPerConn, 40 - MaxPerConn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServerRequests(slog.New(slog.DiscardHandler))
+			s := New(slog.New(slog.DiscardHandler))
 			release := make(chan struct{})
 			entered := make(chan struct{})
-			h := s.wrap(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+			h := s.Wrap(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 				entered <- struct{}{}
 				<-release
 				return transport.NewJSONRPCResultResponse(req.ID, []byte(`{}`)), nil
@@ -40,7 +40,7 @@ func TestServerRequestBounds(t *testing.T) {
 			if tt.calls > 0 {
 				ctxs = ctxs[:0]
 				for range tt.calls {
-					ctx, _ := s.withCall(context.Background())
+					ctx, _ := s.WithCall(context.Background())
 					ctxs = append(ctxs, ctx)
 				}
 			}
@@ -60,7 +60,7 @@ func TestServerRequestBounds(t *testing.T) {
 					}()
 					select {
 					case r := <-res:
-						if r.Error == nil || r.Error.Code != codeServerRequestRefused {
+						if r.Error == nil || r.Error.Code != CodeRefused {
 							t.Fatalf("request answered %+v without being handled", r)
 						}
 						refused++

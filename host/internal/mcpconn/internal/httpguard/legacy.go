@@ -1,4 +1,4 @@
-package mcpconn
+package httpguard
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 )
 
 // Two things servers of the 2025-11-25 era do that the host must follow.
@@ -38,9 +40,14 @@ import (
 // connection (and, for one, starts its GET stream) as soon as it sees it.
 type discoverProbeKey struct{}
 
-// discoverIsModern reports whether a server/discover result names a
+// WithDiscoverProbe marks ctx as a server/discover request's.
+func WithDiscoverProbe(ctx context.Context) context.Context {
+	return context.WithValue(ctx, discoverProbeKey{}, true)
+}
+
+// DiscoverIsModern reports whether a server/discover result names a
 // protocol version of the 2026-07-28 era that the SDK speaks.
-func discoverIsModern(result json.RawMessage) bool {
+func DiscoverIsModern(result json.RawMessage) bool {
 	var r struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
@@ -56,9 +63,9 @@ func discoverIsModern(result json.RawMessage) bool {
 // becomes.
 const notDiscoveredMessage = "server/discover: the answer names no supported protocol version of the 2026-07-28 era"
 
-// notDiscovered is the method-not-found answer that stands for a
+// NotDiscovered is the method-not-found answer that stands for a
 // server/discover result naming no modern version.
-func notDiscovered(resp *transport.JSONRPCResponse) *transport.JSONRPCResponse {
+func NotDiscovered(resp *transport.JSONRPCResponse) *transport.JSONRPCResponse {
 	return &transport.JSONRPCResponse{
 		JSONRPC: resp.JSONRPC,
 		ID:      resp.ID,
@@ -78,12 +85,12 @@ func checkDiscoverAnswer(resp *http.Response, max int64) {
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), errReader{err}))
 		return
 	case int64(len(raw)) > max:
-		resp.Body = io.NopCloser(errReader{messageTooLarge(max)})
+		resp.Body = io.NopCloser(errReader{wirecheck.MessageTooLarge(max)})
 		return
 	}
 	var msg transport.JSONRPCResponse
-	if json.Unmarshal(raw, &msg) == nil && msg.Error == nil && !discoverIsModern(msg.Result) {
-		if replaced, err := json.Marshal(notDiscovered(&msg)); err == nil {
+	if json.Unmarshal(raw, &msg) == nil && msg.Error == nil && !DiscoverIsModern(msg.Result) {
+		if replaced, err := json.Marshal(NotDiscovered(&msg)); err == nil {
 			raw = replaced
 			resp.ContentLength = int64(len(raw))
 			resp.Header.Del("Content-Length")
@@ -119,16 +126,16 @@ func listeningRefused(req *http.Request, resp *http.Response) {
 	resp.Status = "405 Method Not Allowed"
 }
 
-// quietListening lowers mcp-go's report of a server that does not offer
+// QuietListening lowers mcp-go's report of a server that does not offer
 // the GET stream from error to debug: the stream is optional, and most
 // servers of the 2025-11-25 era have none.
-type quietListening struct{ slog.Handler }
+type QuietListening struct{ slog.Handler }
 
 // listeningNotOffered is the message mcp-go logs when the GET stream is
 // refused with 405.
 const listeningNotOffered = "server does not support listening"
 
-func (q quietListening) Handle(ctx context.Context, r slog.Record) error {
+func (q QuietListening) Handle(ctx context.Context, r slog.Record) error {
 	if r.Message == listeningNotOffered && r.Level > slog.LevelDebug {
 		if !q.Handler.Enabled(ctx, slog.LevelDebug) {
 			return nil
@@ -138,10 +145,10 @@ func (q quietListening) Handle(ctx context.Context, r slog.Record) error {
 	return q.Handler.Handle(ctx, r)
 }
 
-func (q quietListening) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return quietListening{q.Handler.WithAttrs(attrs)}
+func (q QuietListening) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return QuietListening{q.Handler.WithAttrs(attrs)}
 }
 
-func (q quietListening) WithGroup(name string) slog.Handler {
-	return quietListening{q.Handler.WithGroup(name)}
+func (q QuietListening) WithGroup(name string) slog.Handler {
+	return QuietListening{q.Handler.WithGroup(name)}
 }

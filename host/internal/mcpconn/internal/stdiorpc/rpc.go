@@ -1,4 +1,10 @@
-package mcpconn
+// Package stdiorpc owns the transport of a stdio MCP server: the child
+// process (Process: started from the command it is given, its stderr kept
+// by a LineLogger, stopped with its whole tree), and the JSON-RPC over its
+// pipes (RPC: each line of stdout read through a wirecheck.LineGuard and
+// decoded once). mcpconn builds the command (the pinned file, the
+// environment, the sandbox, the supervisor) and hands it in.
+package stdiorpc
 
 import (
 	"context"
@@ -12,31 +18,34 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/serverreq"
+	"github.com/agenthost/agenthost/host/internal/mcpconn/internal/wirecheck"
 )
 
-// stdioRPC is the JSON-RPC layer of a stdio connection, an mcp-go
+// RPC is the JSON-RPC layer of a stdio connection, an mcp-go
 // transport (transport.Interface and BidirectionalInterface) over the
 // child's stdin and its stdout. It replaces mcp-go's own stdio transport,
 // which reads each line whole with no bound, drops a line it cannot parse
 // without a word, and decodes every line twice (once to tell responses
 // from notifications and requests, once into the message). Here each line
-// is read through a lineGuard (bounded) and decoded once, into rpcMessage:
+// is read through a wirecheck.LineGuard (bounded) and decoded once, into rpcMessage:
 // that decode is the validity check too, and a line that is not JSON-RPC
-// is reported to fail (the requests in flight end with a *ProtocolError,
-// see pendingRequests) instead of leaving them to their timeout.
+// is reported to fail (the requests in flight end with a *wirecheck.ProtocolError,
+// see wirecheck.Pending) instead of leaving them to their timeout.
 //
 // What goes out is what mcp-go's transport writes: each message encoded
 // with encoding/json, one per line, writes serialised. Responses are
 // matched to requests by id as mcp-go does; an answer for an id nobody
 // waits for (a request that has timed out) is dropped.
-type stdioRPC struct {
-	in    io.WriteCloser // the child's stdin
-	lines *lineGuard     // the child's stdout
-	fail  func(*ProtocolError)
+type RPC struct {
+	in    io.WriteCloser       // the child's stdin
+	lines *wirecheck.LineGuard // the child's stdout
+	fail  func(*wirecheck.ProtocolError)
 	// requests holds the reader back while the server's requests in
-	// flight are at their bound (serverRequests.admit), until admitCtx
+	// flight are at their bound (serverreq.Requests.Admit), until admitCtx
 	// ends; nil: never.
-	requests *serverRequests
+	requests *serverreq.Requests
 	admitCtx context.Context
 	logger   *slog.Logger
 
@@ -55,13 +64,15 @@ type stdioRPC struct {
 	closeOnce sync.Once
 }
 
-var _ transport.BidirectionalInterface = (*stdioRPC)(nil)
+var _ transport.BidirectionalInterface = (*RPC)(nil)
 
-func newStdioRPC(in io.WriteCloser, lines *lineGuard, fail func(*ProtocolError), logger *slog.Logger) *stdioRPC {
+// NewRPC is the JSON-RPC layer over in (a child's stdin) and lines (its
+// stdout); fail hears of every line that is not a message.
+func NewRPC(in io.WriteCloser, lines *wirecheck.LineGuard, fail func(*wirecheck.ProtocolError), logger *slog.Logger) *RPC {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &stdioRPC{in: in, lines: lines, fail: fail, logger: logger, admitCtx: context.Background(),
+	return &RPC{in: in, lines: lines, fail: fail, logger: logger, admitCtx: context.Background(),
 		waiting: make(map[string]chan *transport.JSONRPCResponse), done: make(chan struct{})}
 }
 
@@ -79,7 +90,7 @@ type rpcMessage struct {
 
 // Start starts the reader; the reader is the transport's own goroutine,
 // and it ends when stdout does (the child exits or close).
-func (r *stdioRPC) Start(ctx context.Context) error {
+func (r *RPC) Start(ctx context.Context) error {
 	r.mu.Lock()
 	if r.started {
 		r.mu.Unlock()
@@ -94,7 +105,7 @@ func (r *stdioRPC) Start(ctx context.Context) error {
 
 // Close ends every request waiting for an answer and closes stdin; the
 // reader ends when the child's stdout does.
-func (r *stdioRPC) Close() error {
+func (r *RPC) Close() error {
 	r.closeDone()
 	if err := r.in.Close(); err != nil {
 		return fmt.Errorf("failed to close stdin: %w", err)
@@ -102,18 +113,18 @@ func (r *stdioRPC) Close() error {
 	return nil
 }
 
-func (r *stdioRPC) closeDone() { r.closeOnce.Do(func() { close(r.done) }) }
+func (r *RPC) closeDone() { r.closeOnce.Do(func() { close(r.done) }) }
 
 //lint:ignore ST1003 the name is mcp-go's transport.Interface method
-func (r *stdioRPC) GetSessionId() string { return "" }
+func (r *RPC) GetSessionId() string { return "" }
 
-func (r *stdioRPC) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {
+func (r *RPC) SetNotificationHandler(handler func(mcp.JSONRPCNotification)) {
 	r.mu.Lock()
 	r.notify = handler
 	r.mu.Unlock()
 }
 
-func (r *stdioRPC) SetRequestHandler(handler transport.RequestHandler) {
+func (r *RPC) SetRequestHandler(handler transport.RequestHandler) {
 	r.mu.Lock()
 	r.onServer = handler
 	r.mu.Unlock()
@@ -121,7 +132,7 @@ func (r *stdioRPC) SetRequestHandler(handler transport.RequestHandler) {
 
 // SendRequest writes request and waits for its answer, the end of the
 // transport, or the end of ctx.
-func (r *stdioRPC) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (r *RPC) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	select {
 	case <-r.done:
 		return nil, transport.ErrTransportClosed
@@ -167,7 +178,7 @@ func (r *stdioRPC) SendRequest(ctx context.Context, request transport.JSONRPCReq
 	}
 }
 
-func (r *stdioRPC) SendNotification(ctx context.Context, notification mcp.JSONRPCNotification) error {
+func (r *RPC) SendNotification(ctx context.Context, notification mcp.JSONRPCNotification) error {
 	select {
 	case <-r.done:
 		return transport.ErrTransportClosed
@@ -186,7 +197,7 @@ func (r *stdioRPC) SendNotification(ctx context.Context, notification mcp.JSONRP
 }
 
 // write sends one encoded message as a line.
-func (r *stdioRPC) write(encoded []byte) error {
+func (r *RPC) write(encoded []byte) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	_, err := r.in.Write(append(encoded, '\n'))
@@ -195,10 +206,10 @@ func (r *stdioRPC) write(encoded []byte) error {
 
 // read hands on every line of stdout until it ends, then ends the
 // requests still waiting.
-func (r *stdioRPC) read() {
+func (r *RPC) read() {
 	defer r.closeDone()
 	for {
-		line, err := r.lines.readLine()
+		line, err := r.lines.ReadLine()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !errors.Is(err, fs.ErrClosed) {
 				r.logger.Error("Error reading from stdout", "err", err)
@@ -213,12 +224,12 @@ func (r *stdioRPC) read() {
 // waiting for it, a notification to the handler, a request to the request
 // handler. A line that is not a JSON object is reported; a JSON object
 // that is not in the shape of a message is dropped, as mcp-go drops it.
-func (r *stdioRPC) handle(line []byte) {
+func (r *RPC) handle(line []byte) {
 	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil || line[0] != '{' {
 		// The slow path, for a line that is already wrong.
-		if problem := messageProblem(line); problem != "" {
-			r.fail(invalidMessage(problem))
+		if problem := wirecheck.MessageProblem(line); problem != "" {
+			r.fail(wirecheck.InvalidMessage(problem))
 		}
 		return
 	}
@@ -226,7 +237,7 @@ func (r *stdioRPC) handle(line []byte) {
 	case m.Method != "" && m.ID == nil:
 		r.notification(&m)
 	case m.Method != "":
-		r.requests.admit(r.admitCtx, line)
+		r.requests.Admit(r.admitCtx, line)
 		r.serverRequest(&m)
 	case m.ID != nil:
 		r.mu.Lock()
@@ -240,7 +251,7 @@ func (r *stdioRPC) handle(line []byte) {
 	}
 }
 
-func (r *stdioRPC) notification(m *rpcMessage) {
+func (r *RPC) notification(m *rpcMessage) {
 	n := mcp.JSONRPCNotification{JSONRPC: m.JSONRPC, Notification: mcp.Notification{Method: m.Method}}
 	if m.Params != nil && json.Unmarshal(m.Params, &n.Params) != nil {
 		return
@@ -254,9 +265,9 @@ func (r *stdioRPC) notification(m *rpcMessage) {
 }
 
 // serverRequest runs the request handler on a request of the server's,
-// off the reader (the handler bounds how many run, serverreq.go), and
+// off the reader (the handler bounds how many run, serverreq), and
 // sends its answer; with no handler the answer is method-not-found.
-func (r *stdioRPC) serverRequest(m *rpcMessage) {
+func (r *RPC) serverRequest(m *rpcMessage) {
 	request := transport.JSONRPCRequest{JSONRPC: m.JSONRPC, ID: *m.ID, Method: m.Method}
 	if m.Params != nil {
 		var params any
@@ -291,7 +302,7 @@ func (r *stdioRPC) serverRequest(m *rpcMessage) {
 }
 
 // answer sends the host's answer to a request of the server's.
-func (r *stdioRPC) answer(response transport.JSONRPCResponse) {
+func (r *RPC) answer(response transport.JSONRPCResponse) {
 	encoded, err := json.Marshal(response)
 	if err != nil {
 		r.logger.Error("Error marshaling response", "err", err)

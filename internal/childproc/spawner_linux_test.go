@@ -1,0 +1,256 @@
+//go:build linux
+
+package childproc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/proctest"
+)
+
+// testSpawner is a long-lived supervisor run from the test binary (its
+// TestMain supervises when asked).
+func testSpawner(t *testing.T) *Spawner {
+	t.Helper()
+	sp := NewSpawner(os.Args[0])
+	t.Cleanup(func() {
+		if sp.proc != nil {
+			_ = sp.proc.Kill()
+			_, _ = sp.proc.Wait()
+		}
+	})
+	return sp
+}
+
+// nullFiles are stdin, stdout and stderr on /dev/null.
+func nullFiles(t *testing.T) []*os.File {
+	t.Helper()
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return []*os.File{f, f, f}
+}
+
+func spawnSh(t *testing.T, sp *Spawner, script string, env ...string) *Spawned {
+	t.Helper()
+	c, err := sp.Start("/bin/sh", []string{"sh", "-c", script}, env, "/", nullFiles(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestSpawnerExitStatus: the child's exit status, and 128+signal for one
+// killed by a signal; a child started after another exited; a missing
+// executable fails Start.
+func TestSpawnerExitStatus(t *testing.T) {
+	sp := testSpawner(t)
+	if got := spawnSh(t, sp, "exit 7").Wait(); got != 7 {
+		t.Fatalf("exit status %d, want 7", got)
+	}
+	if got := spawnSh(t, sp, "exit 0").Wait(); got != 0 {
+		t.Fatalf("the child after one that exited: status %d, want 0", got)
+	}
+	c := spawnSh(t, sp, "exec sleep 300")
+	if err := c.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Wait(); got != 128+int(syscall.SIGTERM) {
+		t.Fatalf("signalled child: status %d, want %d", got, 128+int(syscall.SIGTERM))
+	}
+	if _, err := sp.Start("/no/such/program", []string{"x"}, nil, "/", nullFiles(t)); err == nil {
+		t.Fatal("a missing program started")
+	}
+}
+
+// TestSpawnerManyChildren: children started at once each get their own
+// exit status.
+func TestSpawnerManyChildren(t *testing.T) {
+	sp := testSpawner(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			c, err := sp.Start("/bin/sh", []string{"sh", "-c", fmt.Sprintf("exit %d", i)}, nil, "/", nullFiles(t))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if got := c.Wait(); got != i {
+				errs <- fmt.Errorf("child %d: status %d", i, got)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestSpawnerEndsATreeWithItsChild: what a child leaves running (a
+// background job; an orphan in a session of its own) ends when it exits,
+// while another child's tree lives on.
+func TestSpawnerEndsATreeWithItsChild(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid program (util-linux)")
+	}
+	sp := testSpawner(t)
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other")
+	keeps := spawnSh(t, sp, `sleep 300 >/dev/null 2>&1 </dev/null & echo $! > `+other+`; exec sleep 300`)
+	t.Cleanup(func() { _ = keeps.Terminate() })
+	otherPid := proctest.ReadPid(t, other)
+	for _, script := range []string{
+		`sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE"; exit 3`,
+		`( setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE" ); exit 3`,
+	} {
+		pidfile := filepath.Join(dir, "pid")
+		_ = os.Remove(pidfile)
+		c := spawnSh(t, sp, script, "PIDFILE="+pidfile)
+		if got := c.Wait(); got != 3 {
+			t.Fatalf("status %d, want 3", got)
+		}
+		pid := proctest.ReadPid(t, pidfile)
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		proctest.WaitGone(t, "the child's leftover", pid, 3*time.Second)
+	}
+	if !proctest.Alive(otherPid) {
+		t.Fatal("another child's tree was ended with it")
+	}
+}
+
+// TestSpawnerHostDeathEndsEveryTree: when the host is SIGKILLed, every
+// tree its supervisor spawned ends: the children and what they started.
+func TestSpawnerHostDeathEndsEveryTree(t *testing.T) {
+	dir := t.TempDir()
+	host := exec.Command(os.Args[0])
+	host.Env = append(os.Environ(), "CHILDPROC_SPAWN_HOST="+dir)
+	host.SysProcAttr = Attr(syscall.SIGKILL)
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for i := range 3 {
+		pids = append(pids, proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("child", i))),
+			proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("grandchild", i))))
+	}
+	for _, pid := range pids {
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait()
+	for _, pid := range pids {
+		proctest.WaitGone(t, "a spawned tree's process", pid, 5*time.Second)
+	}
+}
+
+// spawnHost is the host of TestSpawnerHostDeathEndsEveryTree: it spawns
+// three trees, writes their pids into dir, and waits to be killed.
+func spawnHost(dir string) int {
+	sp := NewSpawner(os.Args[0])
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return 1
+	}
+	for i := range 3 {
+		script := fmt.Sprintf(`sleep 300 >/dev/null 2>&1 </dev/null & echo $! > %s/grandchild%d.tmp; mv %s/grandchild%d.tmp %s/grandchild%d; echo $$ > %s/child%d.tmp; mv %s/child%d.tmp %s/child%d; exec sleep 300`,
+			dir, i, dir, i, dir, i, dir, i, dir, i, dir, i)
+		if _, err := sp.Start("/bin/sh", []string{"sh", "-c", script}, nil, "/", []*os.File{null, null, null}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	select {}
+}
+
+// BenchmarkSpawn: the CPU of starting /bin/true under a supervisor, the
+// host's and the supervisor's together: through the long-lived supervisor
+// (spawner: a fork and the child's exec) and through a supervisor
+// re-executed for each child (reexec: Wrap), both of the binary in
+// AGENTHOST_BENCH_BIN (the agenthost CLI).
+func BenchmarkSpawn(b *testing.B) {
+	bin := os.Getenv("AGENTHOST_BENCH_BIN")
+	if bin == "" {
+		b.Skip("AGENTHOST_BENCH_BIN names no agenthost binary")
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	b.Run("spawner", func(b *testing.B) {
+		sp := NewSpawner(bin)
+		if c, err := sp.Start("/bin/true", []string{"true"}, nil, "/", []*os.File{null, null, null}); err != nil {
+			b.Fatal(err)
+		} else {
+			c.Wait()
+		}
+		defer func() { _ = sp.proc.Kill(); _, _ = sp.proc.Wait() }()
+		self0, sup0 := selfCPU(), procCPU(sp.proc.Pid)
+		for b.Loop() {
+			c, err := sp.Start("/bin/true", []string{"true"}, nil, "/", []*os.File{null, null, null})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st := c.Wait(); st != 0 {
+				b.Fatalf("status %d", st)
+			}
+		}
+		cpu := selfCPU() - self0 + procCPU(sp.proc.Pid) - sup0
+		b.ReportMetric(float64((selfCPU()-self0).Microseconds())/1000/float64(b.N), "host-ms/op")
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	})
+	b.Run("reexec", func(b *testing.B) {
+		sup := &Supervisor{Path: bin}
+		self0, kids0 := selfCPU(), childrenCPU()
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = Attr(syscall.SIGTERM)
+			sup.Wrap(cmd)
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu := selfCPU() - self0 + childrenCPU() - kids0
+		b.ReportMetric(float64((selfCPU()-self0).Microseconds())/1000/float64(b.N), "host-ms/op")
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	})
+}
+
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(who, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func selfCPU() time.Duration     { return rusage(syscall.RUSAGE_SELF) }
+func childrenCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+// procCPU is pid's CPU and its reaped children's, from /proc/PID/stat
+// (utime, stime, cutime, cstime in clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	var ticks int64
+	for _, k := range []int{11, 12, 13, 14} { // fields 14-17, after state (3)
+		n, _ := strconv.ParseInt(f[k], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
