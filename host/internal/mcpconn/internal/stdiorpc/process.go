@@ -32,6 +32,7 @@ type Process struct {
 	cmd       *exec.Cmd
 	spawned   *childproc.Spawned // started by the long-lived supervisor
 	pipes     []*os.File         // stdout and stderr's read ends of a spawned child
+	stderrEOF chan struct{}      // closed when a spawned child's stderr is read to its end
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -155,7 +156,11 @@ func (p *Process) spawn(spawner *childproc.Spawner, cmd *exec.Cmd) error {
 		_, _, _ = inW.Close(), outR.Close(), errR.Close()
 		return fmt.Errorf("failed to start command: %w", err)
 	}
-	go func() { _, _ = io.Copy(p.stderr, errR) }()
+	p.stderrEOF = make(chan struct{})
+	go func() {
+		defer close(p.stderrEOF)
+		_, _ = io.Copy(p.stderr, errR)
+	}()
 	p.cmd, p.spawned, p.pipes = cmd, child, []*os.File{outR, errR}
 	p.in.w = inW
 	p.out.Reset(outR)
@@ -164,7 +169,9 @@ func (p *Process) spawn(spawner *childproc.Spawner, cmd *exec.Cmd) error {
 
 // stopSpawned is stopChild for a child of the long-lived supervisor: its
 // tree is ended by the supervisor once it exits; its output pipes are
-// closed then, after at most stdioWaitDelay for what it wrote last.
+// closed then, after at most stdioWaitDelay for what it wrote last (its
+// stderr read to the end, as exec.Cmd's Wait does, so that the error of a
+// server that failed to start shows its last lines).
 func (p *Process) stopSpawned() {
 	c := p.spawned
 	wait := func(d time.Duration) bool {
@@ -184,6 +191,12 @@ func (p *Process) stopSpawned() {
 			<-c.Exited()
 		}
 	}
+	t := time.NewTimer(stdioWaitDelay)
+	select {
+	case <-p.stderrEOF:
+	case <-t.C:
+	}
+	t.Stop()
 	for _, f := range p.pipes {
 		_ = f.Close()
 	}
