@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/internal/verdicts"
+	"github.com/agenthost/agenthost/host/internal/views"
 )
 
 // trusted reports whether the operator takes the server's declared risk
@@ -52,31 +53,7 @@ func (h *Host) Catalogue(server string) []rules.CatalogueEntry {
 	if snap == nil {
 		return nil
 	}
-	infos := make([]risk.ToolInfo, 0, len(snap.Tools))
-	for _, ct := range snap.Tools {
-		if ct.Status != ToolExcluded {
-			infos = append(infos, verdicts.ToolInfo(ct))
-		}
-	}
-	return h.policy.Catalogue(server, infos)
-}
-
-// decorate fills the approval keys (risk, decision, approvers, rules) of a
-// tool report: the decision for a call with empty arguments by this session.
-func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv *ToolView, tr *ToolReport) {
-	if tv.Status == ToolExcluded {
-		return
-	}
-	eff := h.effective(snap.Name, tv.CatalogTool)
-	if b, err := json.Marshal(eff); err == nil {
-		tr.Risk = b
-	}
-	d := h.policy.Decide(eff, s.policyCall(snap.Name, tv.Tool.Name, json.RawMessage("{}")))
-	decision := string(d.Action)
-	tr.Decision = &decision
-	tr.Approvers = d.Approvers
-	tr.Rules = nonNil(d.Rules)
-	tr.ArgumentRules = nonNil(h.policy.ArgumentRules(snap.Name, tv.Tool.Name, eff, s.trustLevel))
+	return h.policy.Catalogue(server, views.ToolInfos(snap))
 }
 
 // neverAllowed reports tools this session can never call, whatever the
@@ -164,7 +141,7 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 		Decision:  string(res.Decision.Action),
 		Outcome:   string(res.Outcome),
 		Approvers: res.Decision.Approvers,
-		Rules:     nonNil(res.Decision.Rules),
+		Rules:     views.NonNil(res.Decision.Rules),
 	}
 	if info.emit != nil {
 		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
@@ -246,13 +223,7 @@ func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
 		if snap == nil {
 			continue
 		}
-		s := policyinit.InitServer{Name: name, Tools: make([]risk.ToolInfo, 0, len(snap.Tools))}
-		for _, ct := range snap.Tools {
-			if ct.Status != ToolExcluded {
-				s.Tools = append(s.Tools, verdicts.ToolInfo(ct))
-			}
-		}
-		list = append(list, s)
+		list = append(list, policyinit.InitServer{Name: name, Tools: views.ToolInfos(snap)})
 	}
 	return policyinit.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
 }

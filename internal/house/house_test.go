@@ -46,6 +46,8 @@ var rooms = []struct {
 	// imports it.
 	{"host/serve/internal", 55},
 	{"host", 50},
+	// The session views and the catalog report, over the leaves below.
+	{"host/internal/views", 49},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
 	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
