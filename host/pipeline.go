@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/progress"
@@ -551,31 +552,21 @@ func (s *Session) decideTaskQuestion(ctx context.Context, server string, ct *Cat
 		Conversation: info.conversation,
 	}
 	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = rules.ActionAsk, TaskQuestionRule, question
+	ask := info.ask(server, tool, q.TaskID)
 	check.Asking = func(req *approvals.Request) {
 		// The question is what approvers decide, also where a rule of
 		// the policy raised the ask with a message of its own.
 		req.Message = question
 		if info.emit != nil {
-			e := approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, "")
-			e.TaskID = q.TaskID
-			info.emit(e)
+			info.emit(asks.Requested(ask, req))
 		}
 	}
 	res, gateErr := s.gate.Check(ctx, check)
 	if info.emit != nil {
-		if nobodyAsked(res) {
-			fix := res.Explanation
-			if fix == "" {
-				fix = noApproverFix
-			}
-			e := approvalRequested(info, server, tool, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix)
-			e.TaskID = q.TaskID
+		if e, ok := asks.NobodyAsked(ask, res); ok {
 			info.emit(e)
 		}
-		approvers := res.Decision.Approvers
-		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: tool, Decision: string(res.Decision.Action), Outcome: string(res.Outcome),
-			Approvers: &approvers, Explanation: res.Explanation, TaskID: q.TaskID})
+		info.emit(asks.Answered(ask, res))
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
 	// The record names the definition the call runs under; the call is

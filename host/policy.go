@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/internal/verdicts"
@@ -110,9 +111,8 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 		}
 	}
 	if info.emit != nil {
-		check.Asking = func(req *approvals.Request) {
-			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, ""))
-		}
+		ask := info.ask(server, ct.Tool.Name, "")
+		check.Asking = func(req *approvals.Request) { info.emit(asks.Requested(ask, req)) }
 	}
 	return check, nil
 }
@@ -120,14 +120,12 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 // emitNobodyAsked tells a turn about an ask nobody could answer, with the
 // fix.
 func (s *Session) emitNobodyAsked(c *call, res approvals.Result) {
-	if c.info.emit == nil || !nobodyAsked(res) {
+	if c.info.emit == nil {
 		return
 	}
-	fix := res.Explanation
-	if fix == "" {
-		fix = noApproverFix
+	if e, ok := asks.NobodyAsked(c.info.ask(c.server, c.ct.Tool.Name, ""), res); ok {
+		c.info.emit(e)
 	}
-	c.info.emit(approvalRequested(c.info, c.server, c.ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
 }
 
 // gateAnswer is the decide stage's decision on the workflow's answer: nil
@@ -144,9 +142,7 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 		Rules:     views.NonNil(res.Decision.Rules),
 	}
 	if info.emit != nil {
-		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: tool, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
-			Explanation: res.Explanation})
+		info.emit(asks.Answered(info.ask(server, tool, ""), res))
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
 	msg := hosterr.MsgFromApprovals(res.ModelMessage)
@@ -159,57 +155,9 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 		c.rec, c.decision = rec, decision
 		return nil
 	case res.Explanation != "":
-		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, asks.OutcomeText(res), res.Explanation)}
 	}
-	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
-}
-
-// noApproverFix is what an approval_requested event says when an ask found
-// nobody to answer it and the gate gave no more specific explanation.
-const noApproverFix = "nobody can answer an approval here (no terminal, --approve deny, or too few approvers for this call); " +
-	"answer asks with --approve prompt on a terminal, or --approve wait with approvals.store so approvers can vote (`agenthost approvals`), or change the rule that asks (docs/config.md)"
-
-// nobodyAsked reports an ask the gate refused because nobody could answer
-// it, without asking anyone (not a remembered denial).
-func nobodyAsked(res approvals.Result) bool {
-	return res.Decision.Action == rules.ActionAsk && res.RequestID == "" && !res.Remembered &&
-		res.Reason == rules.ReasonNoApprover
-}
-
-// approvalRequested is the approval_requested event of a call: with an id
-// and a deadline when a person is asked, else with the fix (nobody can be).
-func approvalRequested(info callInfo, server, tool string, eff risk.Effective, id string, deadline time.Time, approvers int, fix string) Event {
-	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-		Server: server, Tool: tool, RiskLevel: shownRiskLevel(eff), ApprovalID: id, Approvers: &approvers, Explanation: fix}
-	if !deadline.IsZero() {
-		e.Deadline = deadline.UTC().Format(time.RFC3339Nano)
-	}
-	return e
-}
-
-// shownRiskLevel is the risk level a person is shown: "unclassified"
-// where nobody classified it (the fail-closed bucket's "critical" is what
-// rules and the audit see, not what the tool was found to be).
-func shownRiskLevel(e risk.Effective) string {
-	if e.Unclassified && e.Source.RiskLevel == risk.SourceDefault {
-		return "unclassified"
-	}
-	return string(e.RiskLevel)
-}
-
-func outcomeText(res approvals.Result) string {
-	switch res.Outcome {
-	case rules.OutcomeTrustDenied:
-		return "denied: the session's trust level is too low"
-	case rules.OutcomeDeniedByRule:
-		return "denied by policy"
-	case rules.OutcomeExpired:
-		return "approval timed out"
-	case rules.OutcomeRejected:
-		return fmt.Sprintf("not approved (%s)", res.Reason)
-	default:
-		return string(res.Outcome)
-	}
+	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, asks.OutcomeText(res), res.Decision.Reason)}
 }
 
 // PlanInit proposes, for `agenthost policy init`, catalogue entries for

@@ -48,6 +48,8 @@ var rooms = []struct {
 	{"host", 50},
 	// The session views and the catalog report, over the leaves below.
 	{"host/internal/views", 49},
+	// What a turn is told of an approval, over host/event.
+	{"host/internal/asks", 48},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
 	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
