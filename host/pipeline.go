@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -13,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/internal/asks"
+	"github.com/agenthost/agenthost/host/internal/attempts"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/progress"
@@ -99,7 +99,16 @@ type call struct {
 // durable turn's stages are left out of a host without them (the hooks'
 // stages pass a call on when no hook is configured).
 func newPipeline(h *Host) stage {
-	var next stage = sendStage{obs: h.obs}
+	send := sendStage{}
+	if h.obs != nil {
+		send.obs = &attempts.Observer{Obs: h.obs, Redactor: h.redactor, Transport: func(server string) string {
+			if sc := h.cfg.MCPServers[server]; sc != nil {
+				return string(sc.Type)
+			}
+			return ""
+		}}
+	}
+	var next stage = send
 	next = resultStage{next: next}
 	if h.durable != nil {
 		next = durableStage{next: next}
@@ -414,7 +423,7 @@ func (st resultStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 // request span, with the call's task updates and progress forwarded to
 // the turn. It answers the result as the server sent it (the result stage
 // masks it) or mcpconn's error.
-type sendStage struct{ obs Observer }
+type sendStage struct{ obs *attempts.Observer }
 
 func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
@@ -453,7 +462,7 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	for retried := false; ; retried = true {
 		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
 		if st.obs != nil && req.Task == "" {
-			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
+			actx, req.Meta, end = st.obs.Start(ctx, c.server, req.Tool.Name, c.conn.Attempt(), base)
 		}
 		result, sent, err = c.conn.Call(actx, req)
 		if end != nil {
@@ -489,39 +498,6 @@ func retryOf(err error, retried bool) mcpconn.Retry {
 		return mcpconn.RetryNone
 	}
 	return ce.Retry
-}
-
-// startAttempt tells the observer one tools/call attempt starts (an MCP
-// request to it), and returns the context to send the attempt under, the
-// attempt's _meta (its trace context, traceparent and tracestate, as the
-// MCP conventions propagate it on every transport, beside base; a fresh
-// map each attempt) and the function to call with the attempt's outcome.
-func (h *Host) startAttempt(ctx context.Context, obs Observer, server, tool string, a mcpconn.Attempt, base map[string]any) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
-	transport := ""
-	if sc := h.cfg.MCPServers[server]; sc != nil {
-		transport = string(sc.Type)
-	}
-	ctx, end := obs.StartMCPRequest(ctx, MCPRequestInfo{
-		Method: string(mcp.MethodToolsCall), Server: h.redactor.Redact(server), Tool: h.redactor.Redact(tool),
-		SessionID: a.SessionID, ProtocolVersion: a.ProtocolVersion, Transport: transport,
-	})
-	meta := base
-	if tp, ts := obs.TraceContext(ctx); tp != "" {
-		meta = make(map[string]any, len(base)+2)
-		meta["traceparent"] = tp
-		if ts != "" {
-			meta["tracestate"] = ts
-		}
-		maps.Copy(meta, base)
-	}
-	return ctx, meta, func(result *mcp.CallToolResult, err error) {
-		e := MCPRequestEnd{Failed: err != nil, IsError: err == nil && result != nil && result.IsError}
-		var ce *mcpconn.CallError
-		if errors.As(err, &ce) && ce.RPC != nil {
-			e.RPCCode = ce.RPC.Code
-		}
-		end(e)
-	}
 }
 
 // decideTaskQuestion answers a question a call's task asks that is a

@@ -50,6 +50,8 @@ var rooms = []struct {
 	{"host/internal/views", 49},
 	// What a turn is told of an approval, over host/event.
 	{"host/internal/asks", 48},
+	// The observation of a call's tools/call attempts, over host/observe.
+	{"host/internal/attempts", 48},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
 	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
