@@ -11,12 +11,12 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
-	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/attempts"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/progress"
 	"github.com/agenthost/agenthost/host/internal/results"
+	"github.com/agenthost/agenthost/host/internal/taskq"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -443,8 +443,10 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		}
 	}
 	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
+		h := c.s.host
+		asker := taskq.Asker{Gate: c.s.gate, Redactor: h.redactor, Record: h.record, Refused: h.auditRefused, Emit: c.info.emit}
 		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
-			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
+			return asker.Decide(ctx, c.s.callCheck(c), c.ct.Tool.DefHash(), c.info.ask(c.server, c.ct.Tool.Name, ""), q)
 		}
 	}
 	var fwd *progress.Forwarder
@@ -498,61 +500,4 @@ func retryOf(err error, retried bool) mcpconn.Retry {
 		return mcpconn.RetryNone
 	}
 	return ce.Retry
-}
-
-// decideTaskQuestion answers a question a call's task asks that is a
-// decision (mcpconn.TaskQuestion: confirm or decline) through the call's
-// approval workflow: the session's gate asks its approvers (the terminal,
-// serve's approvals API, a store-backed wait) about the call's server and
-// tool, with the server's question as the request's message, as a
-// PreToolUse hook's ask would (at least one approver, never a session
-// grant; a rule that now denies the call declines the question unasked).
-// The decision is audited (a decision record of the call whose rules end
-// with TaskQuestionRule) before the answer goes to the server, and the
-// turn is told with approval_requested and approval events that carry the
-// task's id. A refusal the gate remembers is remembered for the same
-// question of the same call, not for the call itself.
-func (s *Session) decideTaskQuestion(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, q mcpconn.TaskQuestion) (bool, error) {
-	h := s.host
-	tool := ct.Tool.Name
-	question := fmt.Sprintf("%s/%s asks, in its task: %s", server, tool, h.redactor.Redact(q.Message))
-	check := approvals.Check{
-		SessionID:    s.id,
-		Subject:      s.subject,
-		CallID:       info.id,
-		Call:         s.policyCall(server, tool, args),
-		Risk:         h.effective(server, ct),
-		ToolDefHash:  questionKey(ct.Tool.DefHash(), q.Message),
-		ExposedName:  info.exposedName,
-		SecureParams: ct.Tool.SecureParams,
-		Conversation: info.conversation,
-	}
-	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = rules.ActionAsk, TaskQuestionRule, question
-	ask := info.ask(server, tool, q.TaskID)
-	check.Asking = func(req *approvals.Request) {
-		// The question is what approvers decide, also where a rule of
-		// the policy raised the ask with a message of its own.
-		req.Message = question
-		if info.emit != nil {
-			info.emit(asks.Requested(ask, req))
-		}
-	}
-	res, gateErr := s.gate.Check(ctx, check)
-	if info.emit != nil {
-		if e, ok := asks.NobodyAsked(ask, res); ok {
-			info.emit(e)
-		}
-		info.emit(asks.Answered(ask, res))
-	}
-	rec := auditlog.NewRecord(check, res, time.Now())
-	// The record names the definition the call runs under; the call is
-	// running whatever the answer, and its result record follows.
-	rec.ToolDefHash, rec.Result = ct.Tool.DefHash(), auditlog.ResultPending
-	if err := h.record.Write(ctx, rec); err != nil {
-		return false, h.auditRefused(server, tool, err)
-	}
-	if gateErr != nil {
-		return false, fmt.Errorf("%s/%s: approval of its task's question failed: %w", server, tool, gateErr)
-	}
-	return res.Allowed(), nil
 }

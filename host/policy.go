@@ -81,23 +81,29 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 	return c
 }
 
+// callCheck is the approval workflow's check of the call itself, as the
+// gate and a task's question (package taskq) both start from it.
+func (s *Session) callCheck(c *call) approvals.Check {
+	return approvals.Check{
+		SessionID:    s.id,
+		Subject:      s.subject,
+		CallID:       c.info.id,
+		Call:         s.policyCall(c.server, c.ct.Tool.Name, c.args),
+		Risk:         s.host.effective(c.server, c.ct),
+		ToolDefHash:  c.ct.Tool.DefHash(),
+		ExposedName:  c.info.exposedName,
+		SecureParams: c.ct.Tool.SecureParams,
+		Conversation: c.info.conversation,
+	}
+}
+
 // gateCheck is what the approval workflow is asked about the call. A
 // sink that already failed refuses the call before anyone is asked to
 // approve it (the decision record could not be written anyway).
 func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	h := s.host
 	server, ct, args, info := c.server, c.ct, c.args, c.info
-	check := approvals.Check{
-		SessionID:    s.id,
-		Subject:      s.subject,
-		CallID:       info.id,
-		Call:         s.policyCall(server, ct.Tool.Name, args),
-		Risk:         h.effective(server, ct),
-		ToolDefHash:  ct.Tool.DefHash(),
-		ExposedName:  info.exposedName,
-		SecureParams: ct.Tool.SecureParams,
-		Conversation: info.conversation,
-	}
+	check := s.callCheck(c)
 	if dc := info.durable; dc != nil {
 		check.RequestID = requestID(dc.key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
 	}

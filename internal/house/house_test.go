@@ -52,6 +52,8 @@ var rooms = []struct {
 	{"host/internal/asks", 48},
 	// The observation of a call's tools/call attempts, over host/observe.
 	{"host/internal/attempts", 48},
+	// The answer to a task's question, over asks.
+	{"host/internal/taskq", 49},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
 	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},
