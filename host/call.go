@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/taint"
@@ -72,6 +73,12 @@ type callInfo struct {
 	// conversation is what the call's approvers are shown of the turn
 	// (turn.conversation); empty outside a turn.
 	conversation approvals.Conversation
+}
+
+// ask is the call as its approval events name it (taskID "" for the
+// call's own approval).
+func (info callInfo) ask(server, tool, taskID string) asks.Call {
+	return asks.Call{Step: info.step, CallID: info.id, ExposedName: info.exposedName, Server: server, Tool: tool, TaskID: taskID}
 }
 
 // taskEvent is the tool_task event of a call's task update (the turn's

@@ -30,10 +30,10 @@ import (
 	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/internal/secureargs"
 	"github.com/agenthost/agenthost/host/internal/taint"
+	"github.com/agenthost/agenthost/host/internal/views"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/internal/glob"
-	"github.com/agenthost/agenthost/llmview"
 )
 
 // Version is agenthost's version, reported to servers as clientInfo.
@@ -191,16 +191,9 @@ type Host struct {
 	// pipeline is the call pipeline's first stage (pipeline.go).
 	pipeline stage
 
-	// exposed tool names of the catalog (see syncNames)
-	// verdicts are servers' session verdicts shared by sessions that see a
-	// server alike (see sharedServerView)
-	verdictsMu sync.Mutex
-	verdicts   map[string]*serverVerdicts
-
-	namesMu  sync.Mutex
-	namer    *llmview.Namer
-	namerGen map[string]uint64 // snapshot generation the namer has seen
-	nameGen  map[string]uint64 // bumps when a server's tools' names change
+	// views are the exposed names and the session verdicts its sessions
+	// share (package views).
+	views views.Shared
 
 	// taint: each server's tools whose definitions hold a protected value
 	// or pinning hides (package taint).

@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/attempts"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/progress"
 	"github.com/agenthost/agenthost/host/internal/results"
+	"github.com/agenthost/agenthost/host/internal/taskq"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -98,7 +99,16 @@ type call struct {
 // durable turn's stages are left out of a host without them (the hooks'
 // stages pass a call on when no hook is configured).
 func newPipeline(h *Host) stage {
-	var next stage = sendStage{obs: h.obs}
+	send := sendStage{}
+	if h.obs != nil {
+		send.obs = &attempts.Observer{Obs: h.obs, Redactor: h.redactor, Transport: func(server string) string {
+			if sc := h.cfg.MCPServers[server]; sc != nil {
+				return string(sc.Type)
+			}
+			return ""
+		}}
+	}
+	var next stage = send
 	next = resultStage{next: next}
 	if h.durable != nil {
 		next = durableStage{next: next}
@@ -413,7 +423,7 @@ func (st resultStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 // request span, with the call's task updates and progress forwarded to
 // the turn. It answers the result as the server sent it (the result stage
 // masks it) or mcpconn's error.
-type sendStage struct{ obs Observer }
+type sendStage struct{ obs *attempts.Observer }
 
 func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	req := mcpconn.CallRequest{Tool: c.ct.Tool, Arguments: c.arguments, Secure: c.secure, Meta: c.meta}
@@ -433,8 +443,10 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		}
 	}
 	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
+		h := c.s.host
+		asker := taskq.Asker{Gate: c.s.gate, Redactor: h.redactor, Record: h.record, Refused: h.auditRefused, Emit: c.info.emit}
 		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
-			return c.s.decideTaskQuestion(ctx, c.server, c.ct, c.args, c.info, q)
+			return asker.Decide(ctx, c.s.callCheck(c), c.ct.Tool.DefHash(), c.info.ask(c.server, c.ct.Tool.Name, ""), q)
 		}
 	}
 	var fwd *progress.Forwarder
@@ -452,7 +464,7 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	for retried := false; ; retried = true {
 		actx, end := ctx, (func(*mcp.CallToolResult, error))(nil)
 		if st.obs != nil && req.Task == "" {
-			actx, req.Meta, end = c.s.host.startAttempt(ctx, st.obs, c.server, req.Tool.Name, c.conn.Attempt(), base)
+			actx, req.Meta, end = st.obs.Start(ctx, c.server, req.Tool.Name, c.conn.Attempt(), base)
 		}
 		result, sent, err = c.conn.Call(actx, req)
 		if end != nil {
@@ -488,104 +500,4 @@ func retryOf(err error, retried bool) mcpconn.Retry {
 		return mcpconn.RetryNone
 	}
 	return ce.Retry
-}
-
-// startAttempt tells the observer one tools/call attempt starts (an MCP
-// request to it), and returns the context to send the attempt under, the
-// attempt's _meta (its trace context, traceparent and tracestate, as the
-// MCP conventions propagate it on every transport, beside base; a fresh
-// map each attempt) and the function to call with the attempt's outcome.
-func (h *Host) startAttempt(ctx context.Context, obs Observer, server, tool string, a mcpconn.Attempt, base map[string]any) (context.Context, map[string]any, func(*mcp.CallToolResult, error)) {
-	transport := ""
-	if sc := h.cfg.MCPServers[server]; sc != nil {
-		transport = string(sc.Type)
-	}
-	ctx, end := obs.StartMCPRequest(ctx, MCPRequestInfo{
-		Method: string(mcp.MethodToolsCall), Server: h.redactor.Redact(server), Tool: h.redactor.Redact(tool),
-		SessionID: a.SessionID, ProtocolVersion: a.ProtocolVersion, Transport: transport,
-	})
-	meta := base
-	if tp, ts := obs.TraceContext(ctx); tp != "" {
-		meta = make(map[string]any, len(base)+2)
-		meta["traceparent"] = tp
-		if ts != "" {
-			meta["tracestate"] = ts
-		}
-		maps.Copy(meta, base)
-	}
-	return ctx, meta, func(result *mcp.CallToolResult, err error) {
-		e := MCPRequestEnd{Failed: err != nil, IsError: err == nil && result != nil && result.IsError}
-		var ce *mcpconn.CallError
-		if errors.As(err, &ce) && ce.RPC != nil {
-			e.RPCCode = ce.RPC.Code
-		}
-		end(e)
-	}
-}
-
-// decideTaskQuestion answers a question a call's task asks that is a
-// decision (mcpconn.TaskQuestion: confirm or decline) through the call's
-// approval workflow: the session's gate asks its approvers (the terminal,
-// serve's approvals API, a store-backed wait) about the call's server and
-// tool, with the server's question as the request's message, as a
-// PreToolUse hook's ask would (at least one approver, never a session
-// grant; a rule that now denies the call declines the question unasked).
-// The decision is audited (a decision record of the call whose rules end
-// with TaskQuestionRule) before the answer goes to the server, and the
-// turn is told with approval_requested and approval events that carry the
-// task's id. A refusal the gate remembers is remembered for the same
-// question of the same call, not for the call itself.
-func (s *Session) decideTaskQuestion(ctx context.Context, server string, ct *CatalogTool, args json.RawMessage, info callInfo, q mcpconn.TaskQuestion) (bool, error) {
-	h := s.host
-	tool := ct.Tool.Name
-	question := fmt.Sprintf("%s/%s asks, in its task: %s", server, tool, h.redactor.Redact(q.Message))
-	check := approvals.Check{
-		SessionID:    s.id,
-		Subject:      s.subject,
-		CallID:       info.id,
-		Call:         s.policyCall(server, tool, args),
-		Risk:         h.effective(server, ct),
-		ToolDefHash:  questionKey(ct.Tool.DefHash(), q.Message),
-		ExposedName:  info.exposedName,
-		SecureParams: ct.Tool.SecureParams,
-		Conversation: info.conversation,
-	}
-	check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = rules.ActionAsk, TaskQuestionRule, question
-	check.Asking = func(req *approvals.Request) {
-		// The question is what approvers decide, also where a rule of
-		// the policy raised the ask with a message of its own.
-		req.Message = question
-		if info.emit != nil {
-			e := approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, "")
-			e.TaskID = q.TaskID
-			info.emit(e)
-		}
-	}
-	res, gateErr := s.gate.Check(ctx, check)
-	if info.emit != nil {
-		if nobodyAsked(res) {
-			fix := res.Explanation
-			if fix == "" {
-				fix = noApproverFix
-			}
-			e := approvalRequested(info, server, tool, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix)
-			e.TaskID = q.TaskID
-			info.emit(e)
-		}
-		approvers := res.Decision.Approvers
-		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: tool, Decision: string(res.Decision.Action), Outcome: string(res.Outcome),
-			Approvers: &approvers, Explanation: res.Explanation, TaskID: q.TaskID})
-	}
-	rec := auditlog.NewRecord(check, res, time.Now())
-	// The record names the definition the call runs under; the call is
-	// running whatever the answer, and its result record follows.
-	rec.ToolDefHash, rec.Result = ct.Tool.DefHash(), auditlog.ResultPending
-	if err := h.record.Write(ctx, rec); err != nil {
-		return false, h.auditRefused(server, tool, err)
-	}
-	if gateErr != nil {
-		return false, fmt.Errorf("%s/%s: approval of its task's question failed: %w", server, tool, gateErr)
-	}
-	return res.Allowed(), nil
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/agenthost/agenthost/approvals/policyinit"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/pinstate"
 	"github.com/agenthost/agenthost/host/internal/verdicts"
+	"github.com/agenthost/agenthost/host/internal/views"
 )
 
 // trusted reports whether the operator takes the server's declared risk
@@ -52,31 +54,7 @@ func (h *Host) Catalogue(server string) []rules.CatalogueEntry {
 	if snap == nil {
 		return nil
 	}
-	infos := make([]risk.ToolInfo, 0, len(snap.Tools))
-	for _, ct := range snap.Tools {
-		if ct.Status != ToolExcluded {
-			infos = append(infos, verdicts.ToolInfo(ct))
-		}
-	}
-	return h.policy.Catalogue(server, infos)
-}
-
-// decorate fills the approval keys (risk, decision, approvers, rules) of a
-// tool report: the decision for a call with empty arguments by this session.
-func (h *Host) decorate(_ context.Context, s *Session, snap *ServerSnapshot, tv *ToolView, tr *ToolReport) {
-	if tv.Status == ToolExcluded {
-		return
-	}
-	eff := h.effective(snap.Name, tv.CatalogTool)
-	if b, err := json.Marshal(eff); err == nil {
-		tr.Risk = b
-	}
-	d := h.policy.Decide(eff, s.policyCall(snap.Name, tv.Tool.Name, json.RawMessage("{}")))
-	decision := string(d.Action)
-	tr.Decision = &decision
-	tr.Approvers = d.Approvers
-	tr.Rules = nonNil(d.Rules)
-	tr.ArgumentRules = nonNil(h.policy.ArgumentRules(snap.Name, tv.Tool.Name, eff, s.trustLevel))
+	return h.policy.Catalogue(server, views.ToolInfos(snap))
 }
 
 // neverAllowed reports tools this session can never call, whatever the
@@ -103,23 +81,29 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 	return c
 }
 
+// callCheck is the approval workflow's check of the call itself, as the
+// gate and a task's question (package taskq) both start from it.
+func (s *Session) callCheck(c *call) approvals.Check {
+	return approvals.Check{
+		SessionID:    s.id,
+		Subject:      s.subject,
+		CallID:       c.info.id,
+		Call:         s.policyCall(c.server, c.ct.Tool.Name, c.args),
+		Risk:         s.host.effective(c.server, c.ct),
+		ToolDefHash:  c.ct.Tool.DefHash(),
+		ExposedName:  c.info.exposedName,
+		SecureParams: c.ct.Tool.SecureParams,
+		Conversation: c.info.conversation,
+	}
+}
+
 // gateCheck is what the approval workflow is asked about the call. A
 // sink that already failed refuses the call before anyone is asked to
 // approve it (the decision record could not be written anyway).
 func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	h := s.host
 	server, ct, args, info := c.server, c.ct, c.args, c.info
-	check := approvals.Check{
-		SessionID:    s.id,
-		Subject:      s.subject,
-		CallID:       info.id,
-		Call:         s.policyCall(server, ct.Tool.Name, args),
-		Risk:         h.effective(server, ct),
-		ToolDefHash:  ct.Tool.DefHash(),
-		ExposedName:  info.exposedName,
-		SecureParams: ct.Tool.SecureParams,
-		Conversation: info.conversation,
-	}
+	check := s.callCheck(c)
 	if dc := info.durable; dc != nil {
 		check.RequestID = requestID(dc.key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
 	}
@@ -133,9 +117,8 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 		}
 	}
 	if info.emit != nil {
-		check.Asking = func(req *approvals.Request) {
-			info.emit(approvalRequested(info, req.Server, req.Tool, req.Risk, req.ID, req.Deadline, req.Approvers, ""))
-		}
+		ask := info.ask(server, ct.Tool.Name, "")
+		check.Asking = func(req *approvals.Request) { info.emit(asks.Requested(ask, req)) }
 	}
 	return check, nil
 }
@@ -143,14 +126,12 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 // emitNobodyAsked tells a turn about an ask nobody could answer, with the
 // fix.
 func (s *Session) emitNobodyAsked(c *call, res approvals.Result) {
-	if c.info.emit == nil || !nobodyAsked(res) {
+	if c.info.emit == nil {
 		return
 	}
-	fix := res.Explanation
-	if fix == "" {
-		fix = noApproverFix
+	if e, ok := asks.NobodyAsked(c.info.ask(c.server, c.ct.Tool.Name, ""), res); ok {
+		c.info.emit(e)
 	}
-	c.info.emit(approvalRequested(c.info, c.server, c.ct.Tool.Name, res.Decision.Risk, "", time.Time{}, res.Decision.Approvers, fix))
 }
 
 // gateAnswer is the decide stage's decision on the workflow's answer: nil
@@ -164,12 +145,10 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 		Decision:  string(res.Decision.Action),
 		Outcome:   string(res.Outcome),
 		Approvers: res.Decision.Approvers,
-		Rules:     nonNil(res.Decision.Rules),
+		Rules:     views.NonNil(res.Decision.Rules),
 	}
 	if info.emit != nil {
-		info.emit(Event{Type: EventApproval, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-			Server: server, Tool: tool, Decision: decision.Decision, Outcome: decision.Outcome, Approvers: &decision.Approvers,
-			Explanation: res.Explanation})
+		info.emit(asks.Answered(info.ask(server, tool, ""), res))
 	}
 	rec := auditlog.NewRecord(check, res, time.Now())
 	msg := hosterr.MsgFromApprovals(res.ModelMessage)
@@ -182,57 +161,9 @@ func (s *Session) gateAnswer(c *call, check approvals.Check, res approvals.Resul
 		c.rec, c.decision = rec, decision
 		return nil
 	case res.Explanation != "":
-		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, outcomeText(res), res.Explanation)}
+		return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s: %s", server, tool, asks.OutcomeText(res), res.Explanation)}
 	}
-	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, outcomeText(res), res.Decision.Reason)}
-}
-
-// noApproverFix is what an approval_requested event says when an ask found
-// nobody to answer it and the gate gave no more specific explanation.
-const noApproverFix = "nobody can answer an approval here (no terminal, --approve deny, or too few approvers for this call); " +
-	"answer asks with --approve prompt on a terminal, or --approve wait with approvals.store so approvers can vote (`agenthost approvals`), or change the rule that asks (docs/config.md)"
-
-// nobodyAsked reports an ask the gate refused because nobody could answer
-// it, without asking anyone (not a remembered denial).
-func nobodyAsked(res approvals.Result) bool {
-	return res.Decision.Action == rules.ActionAsk && res.RequestID == "" && !res.Remembered &&
-		res.Reason == rules.ReasonNoApprover
-}
-
-// approvalRequested is the approval_requested event of a call: with an id
-// and a deadline when a person is asked, else with the fix (nobody can be).
-func approvalRequested(info callInfo, server, tool string, eff risk.Effective, id string, deadline time.Time, approvers int, fix string) Event {
-	e := Event{Type: EventApprovalRequested, Step: info.step, CallID: info.id, ExposedName: info.exposedName,
-		Server: server, Tool: tool, RiskLevel: shownRiskLevel(eff), ApprovalID: id, Approvers: &approvers, Explanation: fix}
-	if !deadline.IsZero() {
-		e.Deadline = deadline.UTC().Format(time.RFC3339Nano)
-	}
-	return e
-}
-
-// shownRiskLevel is the risk level a person is shown: "unclassified"
-// where nobody classified it (the fail-closed bucket's "critical" is what
-// rules and the audit see, not what the tool was found to be).
-func shownRiskLevel(e risk.Effective) string {
-	if e.Unclassified && e.Source.RiskLevel == risk.SourceDefault {
-		return "unclassified"
-	}
-	return string(e.RiskLevel)
-}
-
-func outcomeText(res approvals.Result) string {
-	switch res.Outcome {
-	case rules.OutcomeTrustDenied:
-		return "denied: the session's trust level is too low"
-	case rules.OutcomeDeniedByRule:
-		return "denied by policy"
-	case rules.OutcomeExpired:
-		return "approval timed out"
-	case rules.OutcomeRejected:
-		return fmt.Sprintf("not approved (%s)", res.Reason)
-	default:
-		return string(res.Outcome)
-	}
+	return &refusal{rec: rec, err: hosterr.New(KindDenied, msg, ErrDenied, "%s/%s: %s (%s)", server, tool, asks.OutcomeText(res), res.Decision.Reason)}
 }
 
 // PlanInit proposes, for `agenthost policy init`, catalogue entries for
@@ -246,13 +177,7 @@ func (h *Host) PlanInit(servers []string) policyinit.InitPlan {
 		if snap == nil {
 			continue
 		}
-		s := policyinit.InitServer{Name: name, Tools: make([]risk.ToolInfo, 0, len(snap.Tools))}
-		for _, ct := range snap.Tools {
-			if ct.Status != ToolExcluded {
-				s.Tools = append(s.Tools, verdicts.ToolInfo(ct))
-			}
-		}
-		list = append(list, s)
+		list = append(list, policyinit.InitServer{Name: name, Tools: views.ToolInfos(snap)})
 	}
 	return policyinit.PlanInit(h.policy.Inferrer(), list, h.cfg.Approvals)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/host/internal/permhook"
 	"github.com/agenthost/agenthost/host/internal/secureargs"
+	"github.com/agenthost/agenthost/host/internal/views"
 )
 
 // SessionOptions describe one session: who it acts for and what it may do.
@@ -52,9 +53,8 @@ type Session struct {
 	// the two there are), sorted (labels.go).
 	labels []string
 
-	viewMu    sync.Mutex
-	viewCache map[string]*serverView
-	lastView  *SessionView
+	// views is the session's per-server view cache (package views).
+	views views.Cache
 
 	// turnMu serialises turns; transcript is only touched under it.
 	turnMu     sync.Mutex

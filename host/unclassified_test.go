@@ -118,31 +118,3 @@ func TestStrictKeepsTheFailClosedBucket(t *testing.T) {
 		t.Errorf("strict: a call to a hidden unclassified tool: %v", err)
 	}
 }
-
-// TestApprovalRequestedShowsUnclassified: the approval_requested event of
-// an unclassified tool says "unclassified", not the fail-closed bucket's
-// "critical"; a level someone declared is shown as it is.
-func TestApprovalRequestedShowsUnclassified(t *testing.T) {
-	bucket := risk.Effective{RiskLevel: risk.RiskCritical, Unclassified: true}
-	bucket.Source.RiskLevel = risk.SourceDefault
-	declared := bucket
-	declared.RiskLevel, declared.Source.RiskLevel = risk.RiskLow, risk.SourceDeclared
-	classified := risk.Effective{RiskLevel: risk.RiskHigh}
-	classified.Source.RiskLevel = risk.SourceCatalogue
-	for _, tt := range []struct {
-		name string
-		risk risk.Effective
-		want string
-	}{
-		{"nobody classified it", bucket, "unclassified"},
-		{"unclassified, its level declared", declared, "low"},
-		{"classified", classified, "high"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			e := approvalRequested(callInfo{}, "shop", "mystery", tt.risk, "apr_1", time.Time{}, 1, "")
-			if e.RiskLevel != tt.want {
-				t.Errorf("riskLevel %q, want %q", e.RiskLevel, tt.want)
-			}
-		})
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/internal/taint"
 	"github.com/agenthost/agenthost/host/internal/verdicts"
+	"github.com/agenthost/agenthost/host/internal/views"
 	"github.com/agenthost/agenthost/host/mcptest"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -72,14 +72,8 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 	if got := v1.Model.Len(); got != 6 {
 		t.Fatalf("model view has %d tools, want 6", got)
 	}
-	state := func() (map[string]uint64, map[string]*serverView) {
-		h.namesMu.Lock()
-		gens := maps.Clone(h.nameGen)
-		h.namesMu.Unlock()
-		s.viewMu.Lock()
-		views := maps.Clone(s.viewCache)
-		s.viewMu.Unlock()
-		return gens, views
+	state := func() (map[string]uint64, map[string]*views.ServerView) {
+		return h.views.NameGens(), s.views.Servers()
 	}
 	gens1, views1 := state()
 
@@ -95,7 +89,7 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 		}
 	}
 	for i, part := range v2.Model.Parts() {
-		if want := views2[servers[i]].part; part != want {
+		if want := views2[servers[i]].Part(); part != want {
 			t.Errorf("part %d of the model view is not %s's cached part", i, servers[i])
 		}
 	}
@@ -123,7 +117,7 @@ func TestRefreshRebuildsOnlyThatServersView(t *testing.T) {
 		t.Error("the taint check ran again for unchanged definitions")
 	}
 	_, views2b := state()
-	if views2b["b"] == views2["b"] || views2b["b"].part != views2["b"].part {
+	if views2b["b"] == views2["b"] || views2b["b"].Part() != views2["b"].Part() {
 		t.Error("b re-listed unchanged: want a new per-server view sharing the model part")
 	}
 	for i, tv := range v2b.Tools["b"] {

@@ -46,6 +46,14 @@ var rooms = []struct {
 	// imports it.
 	{"host/serve/internal", 55},
 	{"host", 50},
+	// The session views and the catalog report, over the leaves below.
+	{"host/internal/views", 49},
+	// What a turn is told of an approval, over host/event.
+	{"host/internal/asks", 48},
+	// The observation of a call's tools/call attempts, over host/observe.
+	{"host/internal/attempts", 48},
+	// The answer to a task's question, over asks.
+	{"host/internal/taskq", 49},
 	// host's own leaves: the pipeline's stages call them; they import
 	// mcpconn (host/internal), never host.
 	{"host/internal/taint", 48}, {"host/internal/progress", 48}, {"host/internal/mask", 48},

@@ -1,4 +1,6 @@
-package host
+package views
+
+import "github.com/agenthost/agenthost/host/internal/mcpconn"
 
 // ViewSummary counts a session's tools by status, with the most common
 // reason a tool is not offered.
@@ -17,10 +19,10 @@ func (v *SessionView) Summary() ViewSummary {
 	for _, snap := range v.Servers {
 		for _, tv := range v.Tools[snap.Name] {
 			switch tv.Status {
-			case ToolActive:
+			case mcpconn.ToolActive:
 				sum.Active++
 				continue
-			case ToolHidden:
+			case mcpconn.ToolHidden:
 				sum.Hidden++
 			default:
 				sum.Excluded++
@@ -31,7 +33,7 @@ func (v *SessionView) Summary() ViewSummary {
 	for _, snap := range v.Servers {
 		// In listing order, so that ties resolve the same way every time.
 		for _, tv := range v.Tools[snap.Name] {
-			if n := reasons[tv.Reason]; tv.Status != ToolActive && n > sum.TopReasonCount {
+			if n := reasons[tv.Reason]; tv.Status != mcpconn.ToolActive && n > sum.TopReasonCount {
 				sum.TopReason, sum.TopReasonCount = tv.Reason, n
 			}
 		}
