@@ -1,23 +1,23 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/internal/durableturn"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mask"
 	"github.com/agenthost/agenthost/host/internal/results"
+	turnpkg "github.com/agenthost/agenthost/host/internal/turn"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
@@ -168,14 +168,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.fail(KindConfig, ErrNoModel)
 		return
 	}
-	maxSteps := t.opts.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = 20
-	}
-	maxRepeats := t.opts.MaxRepeatedFailures
-	if maxRepeats <= 0 {
-		maxRepeats = 3
-	}
+	maxSteps, maxRepeats := turnpkg.Limits(t.opts.MaxSteps, t.opts.MaxRepeatedFailures)
 	if err := t.loadTranscript(ctx); err != nil {
 		t.fail(KindInternal, err)
 		return
@@ -184,7 +177,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		t.fail(KindInternal, err)
 		return
 	}
-	failures := map[string]int{}
+	failures := turnpkg.NewRepeats(maxRepeats)
 
 	for {
 		if t.steps >= maxSteps {
@@ -208,7 +201,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				t.fail(KindInternal, fmt.Errorf("model: %w", err))
 				return
 			}
-			msg = settleAnswer(msg)
+			msg = turnpkg.Settle(msg, newCallID)
 			redacted = mask.Message(h.redactor, msg)
 		} else {
 			ms, ran, err := t.modelStep(ctx, view)
@@ -223,7 +216,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				t.fail(KindInternal, errors.New(ms.Error))
 				return
 			}
-			msg, redacted, replayed = ms.original, ms.Message, !ran
+			msg, redacted, replayed = ms.Original, ms.Message, !ran
 			if replayed {
 				// The calls run from the checkpoint: the masked arguments,
 				// with the calls whose own arguments held a protected value
@@ -251,10 +244,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		}
 
 		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted, t.conversation(redacted.Content))
-		results := make([]model.Message, len(msg.ToolCalls))
-		for i, tc := range msg.ToolCalls {
-			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
-		}
+		results := turnpkg.ToolResults(msg.ToolCalls, func(i int) string { return outcomes[i].text })
 		if t.cp != nil {
 			failpoint.Hit(failpoint.DurableAfterResult)
 		}
@@ -270,10 +260,8 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			if !outcomes[i].failed {
 				continue
 			}
-			key := tc.Name + "\x00" + canonicalJSON(tc.Arguments)
-			failures[key]++
-			if failures[key] >= maxRepeats {
-				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, failures[key]))
+			if n, stop := failures.Fail(tc.Name, tc.Arguments); stop {
+				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, n))
 				return
 			}
 		}
@@ -335,82 +323,41 @@ type callOutcome struct {
 	failed bool
 }
 
-// runToolCalls runs a step's tool calls concurrently. Their events are
-// forwarded from this goroutine (the iterator's), in the order they happen,
-// and a call goes on only once the consumer has had its event: every
-// tool_call event of the step is handled (printed by the CLI) before any
-// of the step's approvers is asked, and an event is not lost when the turn
-// is cancelled (this loop takes every event until the calls end).
+// runToolCalls runs a step's tool calls concurrently, their events
+// forwarded from this goroutine (the iterator's) in the order
+// turnpkg.Batch says: every tool_call event of the step is handled
+// (printed by the CLI) before any of the step's approvers is asked.
 func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall, tainted []bool, conv approvals.Conversation) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
-	type delivery struct {
-		e    Event
-		done chan<- struct{}
-	}
-	events := make(chan delivery)
-	var wg, announced sync.WaitGroup
-	announced.Add(len(calls))
+	b := turnpkg.NewBatch[Event](len(calls))
 	for i, tc := range calls {
-		wg.Add(1)
+		c := b.Call()
 		run := func(ctx context.Context, dc *durableCall) callOutcome {
-			done := make(chan struct{}, 1)
-			first := true // runToolCall's first event is its tool_call
-			out := t.s.runToolCall(ctx, view, tc, t.steps, dc, conv, func(e Event) {
-				events <- delivery{e, done}
-				<-done
-				if first {
-					first = false
-					announced.Done()
-					announced.Wait()
-				}
-			})
-			if first {
-				announced.Done()
-			}
-			return out
+			defer c.Done()
+			return t.s.runToolCall(ctx, view, tc, t.steps, dc, conv, c.Emit)
 		}
 		if t.cp == nil {
-			go func() {
-				defer wg.Done()
-				outcomes[i] = run(ctx, nil)
-			}()
+			b.Go(func() { outcomes[i] = run(ctx, nil) })
 			continue
 		}
 		// Durable: each call is a step, started in the calls' order (the
 		// order the checkpoints are matched in on a replay).
-		dc := &durableCall{key: idempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
-		ran := false
+		dc := &durableCall{key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
 		ch, err := t.cp.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
-			ran = true
 			o := run(ctx, dc)
-			return json.Marshal(stepOutcome{Text: o.text, Failed: o.failed})
+			return durableturn.EncodeOutcome(o.text, o.failed)
 		})
-		go func() {
-			defer wg.Done()
+		b.Go(func() {
+			defer c.Done() // replayed (or not started): it announces nothing
 			if err != nil {
-				announced.Done()
 				outcomes[i] = callOutcome{text: hosterr.MsgOperatorFailure.String(), failed: true}
 				return
 			}
-			r := <-ch
-			if !ran {
-				announced.Done() // replayed: it announces nothing
-			}
-			var o stepOutcome
-			if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-				o = stepOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
-			}
+			o := durableturn.DecodeOutcome(<-ch, hosterr.MsgOperatorFailure.String())
 			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
-		}()
+		})
 	}
-	go func() {
-		wg.Wait()
-		close(events)
-	}()
-	for d := range events {
-		t.emit(d.e)
-		d.done <- struct{}{}
-	}
+	b.Forward(t.emit)
 	return outcomes
 }
 
@@ -489,47 +436,15 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
 }
 
-// settleAnswer makes the model's answer a message of the conversation, in
-// memory and in a durable turn alike: the assistant's role, and an id for
-// each tool call the model gave none (the call's events, audit records and
-// result message refer to it).
-func settleAnswer(msg model.Message) model.Message {
-	msg.Role = model.RoleAssistant
-	for i := range msg.ToolCalls {
-		if msg.ToolCalls[i].ID == "" {
-			msg.ToolCalls[i].ID = newCallID()
-		}
-	}
-	return msg
-}
-
 // conversation is what approvers of the step's calls are shown of the
-// conversation: the last user message and the model's text of the step
-// (modelText, already masked), as the model saw them, with every protected
-// value masked and each text bounded.
+// conversation (turnpkg.Conversation).
 func (t *turn) conversation(modelText string) approvals.Conversation {
-	r := t.s.host.redactor
-	var user string
-	msgs := t.s.transcript.msgs
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			user = msgs[i].Content
-			break
-		}
-	}
-	return approvals.Conversation{
-		UserMessage: hosterr.Truncate(r.Redact(user), approvals.MaxConversationText),
-		ModelText:   hosterr.Truncate(r.Redact(modelText), approvals.MaxConversationText),
-	}
+	return turnpkg.Conversation(t.s.transcript.Msgs, modelText, t.s.host.redactor.Redact)
 }
 
 // requestMessages is the conversation as sent to the model.
 func (s *Session) requestMessages() []model.Message {
-	msgs := make([]model.Message, 0, len(s.transcript.msgs)+1)
-	if sp := s.host.systemPrompt; sp != "" {
-		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sp})
-	}
-	return append(msgs, s.transcript.msgs...)
+	return turnpkg.RequestMessages(s.host.systemPrompt, s.transcript.Msgs)
 }
 
 // Transcript returns a copy of the conversation so far (as loaded from the
@@ -537,17 +452,5 @@ func (s *Session) requestMessages() []model.Message {
 func (s *Session) Transcript() []model.Message {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
-	return append([]model.Message(nil), s.transcript.msgs...)
-}
-
-func canonicalJSON(s string) string {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return s
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // map keys are sorted by encoding/json
-	return buf.String()
+	return append([]model.Message(nil), s.transcript.Msgs...)
 }
