@@ -23,20 +23,9 @@ import (
 	"github.com/agenthost/agenthost/llmview"
 )
 
-// TurnOptions tune one turn of the agent loop.
-type TurnOptions struct {
-	// MaxSteps bounds model requests in the turn (default 20).
-	MaxSteps int
-	// MaxRepeatedFailures stops the turn when the model makes the same
-	// failing call this many times (default 3).
-	MaxRepeatedFailures int
-	// TraceParent and TraceState are an incoming W3C trace context
-	// (traceparent and tracestate header values) the turn's trace
-	// continues, for a backend whose request carried one. They matter only
-	// with an Options.Observer; an observer may also take the trace from
-	// ctx.
-	TraceParent, TraceState string
-}
+// TurnOptions tune one turn of the agent loop (MaxSteps,
+// MaxRepeatedFailures, and an incoming W3C trace context).
+type TurnOptions = turnpkg.Options
 
 // ErrNoModel is returned when a turn runs on a host without a model: give
 // one in Options.Model, or name one in the configuration's llm.model.
@@ -85,50 +74,23 @@ func (s *Session) turnEvents(ctx context.Context, opts TurnOptions, yield func(E
 			cancel()
 		}
 	}
-	t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
+	t := &turn{s: s, opts: opts, State: turnpkg.State{Emit: emit, Redact: s.host.redactor.Redact, Start: time.Now()}}
 	if obs := s.host.obs; obs != nil {
-		ctx, t.observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
+		ctx, t.Observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
 			TraceParent: opts.TraceParent, TraceState: opts.TraceState})
 	}
 	body(ctx, t)
 }
 
+// turn is one turn of a session: its bookkeeping (turnpkg.State), and
+// for a durable turn cp, its checkpoint log (nil: a turn in memory), and
+// engine, the engine's context for the turn (done once the engine stops).
 type turn struct {
-	s     *Session
-	opts  TurnOptions
-	emit  func(Event)
-	usage model.Usage
-	steps int
-	start time.Time
-	// result is the last assistant text of the turn.
-	result string
-
-	// observed ends the observer's turn (nil without an observer); kind
-	// is the error kind of a failed turn, finish and last the last model
-	// answer's finish reason and usage.
-	observed func(TurnEnd)
-	kind     Kind
-	finish   string
-	last     model.Usage
-
-	// cp is the durable turn's checkpoint log (nil: a turn in memory),
-	// engine the engine's context for the turn (done once the engine
-	// stops); ended is set once session_end was emitted.
+	turnpkg.State
+	s      *Session
+	opts   TurnOptions
 	cp     Steps
 	engine context.Context
-	ended  bool
-	// api is the time spent in model requests.
-	api time.Duration
-}
-
-func (t *turn) end(reason string) {
-	t.ended = true
-	u := t.usage
-	if t.observed != nil {
-		t.observed(TurnEnd{Reason: reason, Steps: t.steps, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, Kind: t.kind})
-	}
-	ms, api := time.Since(t.start).Milliseconds(), t.api.Milliseconds()
-	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms, APIDurationMs: &api})
 }
 
 // started emits session_start with what the model is offered.
@@ -136,7 +98,7 @@ func (t *turn) started(ctx context.Context) {
 	h := t.s.host
 	e := Event{Type: EventSessionStart, Model: h.modelName}
 	if h.model == nil {
-		t.emit(e)
+		t.Emit(e)
 		return
 	}
 	h.connectPending(ctx)
@@ -152,39 +114,33 @@ func (t *turn) started(ctx context.Context) {
 	for _, snap := range h.Servers() {
 		e.Servers = append(e.Servers, EventServer{Name: snap.Name, Status: snap.Status, Tools: perServer[snap.Name]})
 	}
-	t.emit(e)
-}
-
-func (t *turn) fail(kind Kind, err error) {
-	t.kind = kind
-	t.emit(Event{Type: EventError, Kind: kind, Error: t.s.host.redactor.Redact(err.Error())})
-	t.end(EndError)
+	t.Emit(e)
 }
 
 func (t *turn) run(ctx context.Context, prompt string) {
 	s, h := t.s, t.s.host
 	t.started(ctx)
 	if h.model == nil {
-		t.fail(KindConfig, ErrNoModel)
+		t.Fail(KindConfig, ErrNoModel)
 		return
 	}
 	maxSteps, maxRepeats := turnpkg.Limits(t.opts.MaxSteps, t.opts.MaxRepeatedFailures)
 	if err := t.loadTranscript(ctx); err != nil {
-		t.fail(KindInternal, err)
+		t.Fail(KindInternal, err)
 		return
 	}
 	if err := t.appendMsgs(ctx, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
-		t.fail(KindInternal, err)
+		t.Fail(KindInternal, err)
 		return
 	}
 	failures := turnpkg.NewRepeats(maxRepeats)
 
 	for {
-		if t.steps >= maxSteps {
-			t.end(EndMaxSteps)
+		if t.Steps >= maxSteps {
+			t.End(EndMaxSteps)
 			return
 		}
-		t.steps++
+		t.Steps++
 		h.connectPending(ctx)
 		view := s.View(ctx).Model
 		var msg, redacted model.Message
@@ -195,10 +151,10 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			msg, err = t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
 			if err != nil {
 				if ctx.Err() != nil {
-					t.end(EndInterrupted)
+					t.End(EndInterrupted)
 					return
 				}
-				t.fail(KindInternal, fmt.Errorf("model: %w", err))
+				t.Fail(KindInternal, fmt.Errorf("model: %w", err))
 				return
 			}
 			msg = turnpkg.Settle(msg, newCallID)
@@ -207,13 +163,13 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			ms, ran, err := t.modelStep(ctx, view)
 			switch {
 			case err != nil:
-				t.fail(KindInternal, err)
+				t.Fail(KindInternal, err)
 				return
 			case ms.Interrupted:
-				t.end(EndInterrupted)
+				t.End(EndInterrupted)
 				return
 			case ms.Error != "":
-				t.fail(KindInternal, errors.New(ms.Error))
+				t.Fail(KindInternal, errors.New(ms.Error))
 				return
 			}
 			msg, redacted, replayed = ms.Original, ms.Message, !ran
@@ -229,17 +185,17 @@ func (t *turn) run(ctx context.Context, prompt string) {
 		// protected values masked. Its tool calls run from the original
 		// arguments, and are refused when they hold such a value.
 		if err := t.appendMsgs(ctx, redacted); err != nil {
-			t.fail(KindInternal, err)
+			t.Fail(KindInternal, err)
 			return
 		}
 		if msg.Content != "" {
-			t.result = msg.Content
+			t.Result = msg.Content
 			if !replayed {
-				t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
+				t.Emit(Event{Type: EventAssistant, Step: t.Steps, Text: msg.Content})
 			}
 		}
 		if len(msg.ToolCalls) == 0 {
-			t.end(EndDone)
+			t.End(EndDone)
 			return
 		}
 
@@ -249,11 +205,11 @@ func (t *turn) run(ctx context.Context, prompt string) {
 			failpoint.Hit(failpoint.DurableAfterResult)
 		}
 		if err := t.appendMsgs(ctx, results...); err != nil {
-			t.fail(KindInternal, err)
+			t.Fail(KindInternal, err)
 			return
 		}
 		if ctx.Err() != nil {
-			t.end(EndInterrupted)
+			t.End(EndInterrupted)
 			return
 		}
 		for i, tc := range msg.ToolCalls {
@@ -261,7 +217,7 @@ func (t *turn) run(ctx context.Context, prompt string) {
 				continue
 			}
 			if n, stop := failures.Fail(tc.Name, tc.Arguments); stop {
-				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, n))
+				t.Fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, n))
 				return
 			}
 		}
@@ -274,48 +230,21 @@ func (t *turn) run(ctx context.Context, prompt string) {
 // Streamed text passes a stream redactor: a protected value the model
 // repeats is masked even when it arrives in pieces.
 func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
-	defer func(start time.Time) { t.api += time.Since(start) }(time.Now())
+	defer func(start time.Time) { t.API += time.Since(start) }(time.Now())
 	obs := t.s.host.obs
 	if obs == nil {
 		return t.stream(ctx, req)
 	}
-	ctx, end := obs.StartModelRequest(ctx, ModelRequestInfo{Model: req.Model, Step: t.steps, Tools: len(req.Tools)})
+	ctx, end := obs.StartModelRequest(ctx, ModelRequestInfo{Model: req.Model, Step: t.Steps, Tools: len(req.Tools)})
 	msg, err := t.stream(ctx, req)
-	end(ModelRequestEnd{InputTokens: t.last.PromptTokens, OutputTokens: t.last.CompletionTokens,
-		FinishReason: t.finish, ToolCalls: len(msg.ToolCalls), Failed: err != nil, Cancelled: err != nil && ctx.Err() != nil})
+	end(ModelRequestEnd{InputTokens: t.Last.PromptTokens, OutputTokens: t.Last.CompletionTokens,
+		FinishReason: t.Finish, ToolCalls: len(msg.ToolCalls), Failed: err != nil, Cancelled: err != nil && ctx.Err() != nil})
 	return msg, err
 }
 
 // stream runs one model request for generate.
 func (t *turn) stream(ctx context.Context, req *model.Request) (model.Message, error) {
-	t.finish, t.last = "", model.Usage{}
-	deltas := t.s.host.redactor.NewStream()
-	flush := func() {
-		if rest := deltas.Flush(); rest != "" {
-			t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: rest})
-		}
-	}
-	for resp, err := range t.s.host.model.Generate(ctx, req) {
-		if err != nil {
-			flush()
-			return model.Message{}, err
-		}
-		if resp.Partial {
-			if d := deltas.Write(resp.Message.Content); d != "" {
-				t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: d})
-			}
-			continue
-		}
-		flush()
-		t.usage.Add(resp.Usage)
-		t.finish, t.last = resp.FinishReason, resp.Usage
-		return resp.Message, nil
-	}
-	flush()
-	if err := ctx.Err(); err != nil {
-		return model.Message{}, err
-	}
-	return model.Message{}, errors.New("the model client ended its answer without a final response")
+	return t.Stream(ctx, t.s.host.model, req, t.s.host.redactor.NewStream())
 }
 
 type callOutcome struct {
@@ -334,7 +263,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		c := b.Call()
 		run := func(ctx context.Context, dc *durableCall) callOutcome {
 			defer c.Done()
-			return t.s.runToolCall(ctx, view, tc, t.steps, dc, conv, c.Emit)
+			return t.s.runToolCall(ctx, view, tc, t.Steps, dc, conv, c.Emit)
 		}
 		if t.cp == nil {
 			b.Go(func() { outcomes[i] = run(ctx, nil) })
@@ -357,7 +286,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
 		})
 	}
-	b.Forward(t.emit)
+	b.Forward(t.Emit)
 	return outcomes
 }
 

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -158,18 +157,8 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 	if t.s.id != rec.SessionID {
 		return fmt.Errorf("durable turn %s belongs to session %s, not %s", steps.TurnID(), rec.SessionID, t.s.id)
 	}
-	// The turn ends when its caller goes (an interrupted turn, recorded
-	// as such) and when the engine stops (the process is going: the turn
-	// is left unfinished for the next run, and an approval it waits for
-	// stays pending: approvals.ErrDetached).
-	// The caller's values (its trace, its turn span) come first, then the
-	// engine's (the workflow's state).
-	ctx, cancel := context.WithCancelCause(durableturn.CallerValues{Context: context.WithoutCancel(wctx), Caller: att.Ctx})
-	defer cancel(nil)
-	stopCaller := context.AfterFunc(att.Ctx, func() { cancel(context.Canceled) })
-	defer stopCaller()
-	stopEngine := context.AfterFunc(wctx, func() { cancel(approvals.ErrDetached) })
-	defer stopEngine()
+	ctx, stop := durableturn.RunContext(wctx, att.Ctx, approvals.ErrDetached)
+	defer stop()
 	t.cp, t.engine = steps, wctx
 	if rec.MaxSteps > 0 || rec.MaxRepeatedFailures > 0 {
 		t.opts.MaxSteps, t.opts.MaxRepeatedFailures = rec.MaxSteps, rec.MaxRepeatedFailures
@@ -185,28 +174,19 @@ func (h *Host) runDurableTurn(wctx context.Context, steps Steps, rec TurnRecord)
 // forwards its events to yield from this goroutine (the iterator's).
 func (s *Session) durableTurn(ctx context.Context, t *turn, id string, rec *TurnRecord) {
 	h := s.host
-	type delivery struct {
-		e    Event
-		done chan<- struct{}
-	}
-	events := make(chan delivery)
-	emit := t.emit
-	t.emit = func(e Event) {
-		done := make(chan struct{})
-		events <- delivery{e, done}
-		<-done
-	}
+	relay := turnpkg.NewRelay[Event]()
+	emit := t.Emit
+	t.Emit = relay.Send
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	att := durableturn.NewAttachment(t, ctx)
 	h.attached.Attach(id, att)
 	defer h.attached.Detach(id)
 	var runErr error
-	go func() {
-		// events closes only once no run of the turn can emit any more: a
-		// send on it after would panic, and the turn would be used by two
-		// goroutines.
-		defer close(events)
+	relay.Run(emit, func() {
+		// The relay closes only once no run of the turn can emit any
+		// more: a send after would panic, and the turn would be used by
+		// two goroutines.
 		if rec != nil {
 			runErr = h.durable.RunTurn(context.WithoutCancel(ctx), id, *rec)
 		} else {
@@ -215,14 +195,10 @@ func (s *Session) durableTurn(ctx context.Context, t *turn, id string, rec *Turn
 		if h.attached.Release(id, att) {
 			<-att.Ran()
 		}
-	}()
-	for d := range events {
-		emit(d.e)
-		close(d.done)
-	}
-	if runErr != nil && !t.ended {
-		t.emit = emit
-		t.fail(KindInternal, fmt.Errorf("durable turn %s: %w", id, runErr))
+	})
+	if runErr != nil && !t.Ended {
+		t.Emit = emit
+		t.Fail(KindInternal, fmt.Errorf("durable turn %s: %w", id, runErr))
 	}
 }
 
@@ -268,7 +244,7 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 	if s.transcript.Seq == nil {
 		// A replay appends again what the interrupted run appended: only
 		// a History that appends at positions keeps one copy.
-		t.fail(KindConfig, errors.New("durable turns need the session's History to append at positions (host.SequencedHistory); "+
+		t.Fail(KindConfig, errors.New("durable turns need the session's History to append at positions (host.SequencedHistory); "+
 			"leave SessionOptions.History nil to keep the conversation in the durable store"))
 		return
 	}
@@ -276,11 +252,11 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 		// A session re-created with its id: an unfinished turn comes first.
 		ids, err := h.durable.PendingTurns(ctx, s.id)
 		if err != nil {
-			t.fail(KindInternal, fmt.Errorf("durable turns: %w", err))
+			t.Fail(KindInternal, fmt.Errorf("durable turns: %w", err))
 			return
 		}
 		if len(ids) > 0 {
-			t.fail(KindConfig, fmt.Errorf("%w (turn %s)", ErrUnfinishedTurn, ids[0]))
+			t.Fail(KindConfig, fmt.Errorf("%w (turn %s)", ErrUnfinishedTurn, ids[0]))
 			return
 		}
 	}
@@ -319,56 +295,31 @@ func (t *turn) appendMsgs(ctx context.Context, msgs ...model.Message) error {
 // conversation and takes that many messages (what the interrupted run
 // appended after comes again from the replay).
 func (t *turn) loadTranscript(ctx context.Context) error {
-	s := t.s
 	if t.cp == nil {
-		return s.transcript.Load(ctx, s.id)
+		return t.s.transcript.Load(ctx, t.s.id)
 	}
-	out, ran, err := t.cp.Step(ctx, "load", func(ctx context.Context) (json.RawMessage, error) {
-		if err := s.transcript.Load(ctx, s.id); err != nil {
-			return nil, err
-		}
-		return json.Marshal(len(s.transcript.Msgs))
-	})
-	if err != nil || ran {
-		return err
-	}
-	var n int
-	if err := json.Unmarshal(out, &n); err != nil {
-		return fmt.Errorf("durable turn: the load checkpoint is unreadable: %w", err)
-	}
-	return s.transcript.Reload(ctx, s.id, n)
+	return durableturn.Load(ctx, t.cp, &t.s.transcript, t.s.id)
 }
 
 // modelStep asks the model as a checkpointed step, or replays its answer.
 func (t *turn) modelStep(ctx context.Context, view *llmview.View) (durableturn.ModelAnswer, bool, error) {
 	s, h := t.s, t.s.host
-	var ans durableturn.ModelAnswer
-	out, ran, err := t.cp.Step(ctx, "model", func(ctx context.Context) (json.RawMessage, error) {
+	ans, ran, err := durableturn.Ask(ctx, t.cp, func(ctx context.Context) durableturn.ModelAnswer {
 		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
 		switch {
 		case err != nil && ctx.Err() != nil:
-			ans = durableturn.ModelAnswer{Interrupted: true}
+			return durableturn.ModelAnswer{Interrupted: true}
 		case err != nil:
-			ans = durableturn.ModelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
-		default:
-			msg = turnpkg.Settle(msg, newCallID)
-			ans = durableturn.Answered(msg, mask.Message(h.redactor, msg), t.last, t.finish, h.redactor.ContainsSecret)
+			return durableturn.ModelAnswer{Error: h.redactor.Redact(fmt.Sprintf("model: %v", err))}
 		}
-		return json.Marshal(ans)
+		msg = turnpkg.Settle(msg, newCallID)
+		return durableturn.Answered(msg, mask.Message(h.redactor, msg), t.Last, t.Finish, h.redactor.ContainsSecret)
 	})
-	if err != nil {
-		return durableturn.ModelAnswer{}, false, fmt.Errorf("durable turn: model step: %w", err)
+	if err == nil && !ran {
+		t.Usage.Add(ans.Usage)
+		t.Finish, t.Last = ans.Finish, ans.Usage
 	}
-	if ran {
-		return ans, true, nil
-	}
-	var replayed durableturn.ModelAnswer
-	if err := json.Unmarshal(out, &replayed); err != nil {
-		return durableturn.ModelAnswer{}, false, fmt.Errorf("durable turn: the model checkpoint is unreadable: %w", err)
-	}
-	t.usage.Add(replayed.Usage)
-	t.finish, t.last = replayed.Finish, replayed.Usage
-	return replayed, false, nil
+	return ans, ran, err
 }
 
 // durableStage records a durable call's send before it leaves. A call

@@ -55,7 +55,7 @@ var rooms = []struct {
 	// The turn's pure parts: the loop's (conversation, messages, limits,
 	// call batching) below the durable turn's (seam types, checkpoints,
 	// send ledger rules, attachments).
-	{"host/internal/turn", 47}, {"host/internal/durableturn", 48},
+	{"host/internal/turn", 48}, {"host/internal/durableturn", 49},
 	// The events of a turn and the telemetry hooks: embedders use them
 	// (as host.Event, host.Observer, ...).
 	{"host/event", 47}, {"host/observe", 47},

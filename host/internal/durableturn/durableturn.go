@@ -287,3 +287,61 @@ func (c CallerValues) Value(key any) any {
 	}
 	return c.Context.Value(key)
 }
+
+// RunContext is the context a durable turn runs in: it ends when its
+// caller goes (context.Canceled: an interrupted turn, recorded as such)
+// and when the engine stops (detached: the process is going, the turn is
+// left unfinished for the next run, and an approval it waits for stays
+// pending). The caller's values (its trace, its turn span) come first,
+// then the engine's (the workflow's state). stop releases it.
+func RunContext(engine, caller context.Context, detached error) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(CallerValues{Context: context.WithoutCancel(engine), Caller: caller})
+	stopCaller := context.AfterFunc(caller, func() { cancel(context.Canceled) })
+	stopEngine := context.AfterFunc(engine, func() { cancel(detached) })
+	return ctx, func() {
+		stopEngine()
+		stopCaller()
+		cancel(nil)
+	}
+}
+
+// Load loads the session's conversation tr before a durable turn's first
+// request, as its "load" step, which checkpoints its length: a replay
+// loads the conversation and takes that many messages (what the
+// interrupted run appended after comes again from the replay).
+func Load(ctx context.Context, steps Steps, tr *turn.Transcript, sessionID string) error {
+	out, ran, err := steps.Step(ctx, "load", func(ctx context.Context) (json.RawMessage, error) {
+		if err := tr.Load(ctx, sessionID); err != nil {
+			return nil, err
+		}
+		return json.Marshal(len(tr.Msgs))
+	})
+	if err != nil || ran {
+		return err
+	}
+	var n int
+	if err := json.Unmarshal(out, &n); err != nil {
+		return fmt.Errorf("durable turn: the load checkpoint is unreadable: %w", err)
+	}
+	return tr.Reload(ctx, sessionID, n)
+}
+
+// Ask runs ask as a durable turn's "model" step, or replays the answer it
+// checkpointed (ran false).
+func Ask(ctx context.Context, steps Steps, ask func(ctx context.Context) ModelAnswer) (ans ModelAnswer, ran bool, err error) {
+	out, ran, err := steps.Step(ctx, "model", func(ctx context.Context) (json.RawMessage, error) {
+		ans = ask(ctx)
+		return json.Marshal(ans)
+	})
+	if err != nil {
+		return ModelAnswer{}, false, fmt.Errorf("durable turn: model step: %w", err)
+	}
+	if ran {
+		return ans, true, nil
+	}
+	var replayed ModelAnswer
+	if err := json.Unmarshal(out, &replayed); err != nil {
+		return ModelAnswer{}, false, fmt.Errorf("durable turn: the model checkpoint is unreadable: %w", err)
+	}
+	return replayed, false, nil
+}

@@ -10,6 +10,21 @@ import (
 	"github.com/agenthost/agenthost/host/model"
 )
 
+// Options tune one turn of the agent loop.
+type Options struct {
+	// MaxSteps bounds model requests in the turn (default DefaultMaxSteps).
+	MaxSteps int
+	// MaxRepeatedFailures stops the turn when the model makes the same
+	// failing call this many times (default DefaultMaxRepeatedFailures).
+	MaxRepeatedFailures int
+	// TraceParent and TraceState are an incoming W3C trace context
+	// (traceparent and tracestate header values) the turn's trace
+	// continues, for a backend whose request carried one. They matter only
+	// with a host's Options.Observer; an observer may also take the trace from
+	// ctx.
+	TraceParent, TraceState string
+}
+
 // The limits of a turn when its options leave them unset.
 const (
 	DefaultMaxSteps            = 20
@@ -182,6 +197,34 @@ func (b *Batch[E]) Forward(emit func(E)) {
 		close(b.events)
 	}()
 	for d := range b.events {
+		emit(d.e)
+		d.done <- struct{}{}
+	}
+}
+
+// Relay hands events sent from other goroutines to one consumer: Run's
+// caller's goroutine.
+type Relay[E any] struct{ events chan delivery[E] }
+
+// NewRelay returns a relay to Run once.
+func NewRelay[E any]() *Relay[E] { return &Relay[E]{events: make(chan delivery[E])} }
+
+// Send hands e to Run's emit and returns once it was handled. No Send may
+// come once Run's fn has returned.
+func (r *Relay[E]) Send(e E) {
+	done := make(chan struct{}, 1)
+	r.events <- delivery[E]{e, done}
+	<-done
+}
+
+// Run runs fn in a goroutine of its own and delivers every Send to emit,
+// from the caller's goroutine, until fn has returned.
+func (r *Relay[E]) Run(emit func(E), fn func()) {
+	go func() {
+		defer close(r.events)
+		fn()
+	}()
+	for d := range r.events {
 		emit(d.e)
 		d.done <- struct{}{}
 	}
