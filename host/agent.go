@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -91,6 +90,8 @@ type turn struct {
 	opts   TurnOptions
 	cp     Steps
 	engine context.Context
+	// view is the step's tool view (Ask sets it; Calls runs from it).
+	view *llmview.View
 }
 
 // started emits session_start with what the model is offered.
@@ -102,15 +103,7 @@ func (t *turn) started(ctx context.Context) {
 		return
 	}
 	h.connectPending(ctx)
-	view := t.s.View(ctx)
-	perServer := map[string]int{}
-	if n := view.Model.Len(); n > 0 {
-		e.Tools = make([]string, 0, n)
-	}
-	for f, ref := range view.Model.All() {
-		e.Tools = append(e.Tools, f.Name)
-		perServer[ref.Server]++
-	}
+	perServer := turnpkg.Offered(&e, t.s.View(ctx).Model)
 	for _, snap := range h.Servers() {
 		e.Servers = append(e.Servers, EventServer{Name: snap.Name, Status: snap.Status, Tools: perServer[snap.Name]})
 	}
@@ -118,110 +111,55 @@ func (t *turn) started(ctx context.Context) {
 }
 
 func (t *turn) run(ctx context.Context, prompt string) {
-	s, h := t.s, t.s.host
 	t.started(ctx)
-	if h.model == nil {
+	if t.s.host.model == nil {
 		t.Fail(KindConfig, ErrNoModel)
 		return
 	}
-	maxSteps, maxRepeats := turnpkg.Limits(t.opts.MaxSteps, t.opts.MaxRepeatedFailures)
-	if err := t.loadTranscript(ctx); err != nil {
-		t.Fail(KindInternal, err)
-		return
-	}
-	if err := t.appendMsgs(ctx, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
-		t.Fail(KindInternal, err)
-		return
-	}
-	failures := turnpkg.NewRepeats(maxRepeats)
+	turnpkg.Run(ctx, &t.State, t, t.opts, prompt)
+}
 
-	for {
-		if t.Steps >= maxSteps {
-			t.End(EndMaxSteps)
-			return
+// Ask implements turnpkg.Loop: the step's model answer, asked in memory,
+// or as a durable turn's checkpointed step (replayed when it completed).
+func (t *turn) Ask(ctx context.Context) (turnpkg.Answer, error) {
+	s, h := t.s, t.s.host
+	h.connectPending(ctx)
+	t.view = s.View(ctx).Model
+	if t.cp == nil {
+		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: t.view.Tools()})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return turnpkg.Answer{}, turnpkg.ErrInterrupted
+		case err != nil:
+			return turnpkg.Answer{}, fmt.Errorf("model: %w", err)
 		}
-		t.Steps++
-		h.connectPending(ctx)
-		view := s.View(ctx).Model
-		var msg, redacted model.Message
-		var tainted []bool
-		replayed := false
-		if t.cp == nil {
-			var err error
-			msg, err = t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
-			if err != nil {
-				if ctx.Err() != nil {
-					t.End(EndInterrupted)
-					return
-				}
-				t.Fail(KindInternal, fmt.Errorf("model: %w", err))
-				return
-			}
-			msg = turnpkg.Settle(msg, newCallID)
-			redacted = mask.Message(h.redactor, msg)
-		} else {
-			ms, ran, err := t.modelStep(ctx, view)
-			switch {
-			case err != nil:
-				t.Fail(KindInternal, err)
-				return
-			case ms.Interrupted:
-				t.End(EndInterrupted)
-				return
-			case ms.Error != "":
-				t.Fail(KindInternal, errors.New(ms.Error))
-				return
-			}
-			msg, redacted, replayed = ms.Original, ms.Message, !ran
-			if replayed {
-				// The calls run from the checkpoint: the masked arguments,
-				// with the calls whose own arguments held a protected value
-				// marked to be refused as they were at first.
-				msg, tainted = ms.Message, ms.Tainted
-			}
-		}
-		// The conversation is sent again with every request (and handed
-		// to the session's History): what the model said is kept with
-		// protected values masked. Its tool calls run from the original
-		// arguments, and are refused when they hold such a value.
-		if err := t.appendMsgs(ctx, redacted); err != nil {
-			t.Fail(KindInternal, err)
-			return
-		}
-		if msg.Content != "" {
-			t.Result = msg.Content
-			if !replayed {
-				t.Emit(Event{Type: EventAssistant, Step: t.Steps, Text: msg.Content})
-			}
-		}
-		if len(msg.ToolCalls) == 0 {
-			t.End(EndDone)
-			return
-		}
-
-		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted, t.conversation(redacted.Content))
-		results := turnpkg.ToolResults(msg.ToolCalls, func(i int) string { return outcomes[i].text })
-		if t.cp != nil {
-			failpoint.Hit(failpoint.DurableAfterResult)
-		}
-		if err := t.appendMsgs(ctx, results...); err != nil {
-			t.Fail(KindInternal, err)
-			return
-		}
-		if ctx.Err() != nil {
-			t.End(EndInterrupted)
-			return
-		}
-		for i, tc := range msg.ToolCalls {
-			if !outcomes[i].failed {
-				continue
-			}
-			if n, stop := failures.Fail(tc.Name, tc.Arguments); stop {
-				t.Fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, n))
-				return
-			}
-		}
+		msg = turnpkg.Settle(msg, newCallID)
+		return turnpkg.Answer{Msg: msg, Masked: mask.Message(h.redactor, msg)}, nil
 	}
+	ms, ran, err := t.modelStep(ctx, t.view)
+	switch {
+	case err != nil:
+		return turnpkg.Answer{}, err
+	case ms.Interrupted:
+		return turnpkg.Answer{}, turnpkg.ErrInterrupted
+	case ms.Error != "":
+		return turnpkg.Answer{}, errors.New(ms.Error)
+	case ran:
+		return turnpkg.Answer{Msg: ms.Original, Masked: ms.Message}, nil
+	}
+	// The calls run from the checkpoint: the masked arguments, with the
+	// calls whose own arguments held a protected value marked to be
+	// refused as they were at first.
+	return turnpkg.Answer{Msg: ms.Message, Masked: ms.Message, Tainted: ms.Tainted, Replayed: true}, nil
+}
+
+// Calls implements turnpkg.Loop.
+func (t *turn) Calls(ctx context.Context, a turnpkg.Answer) []callOutcome {
+	outcomes := t.runToolCalls(ctx, t.view, a.Msg.ToolCalls, a.Tainted, t.conversation(a.Masked.Content))
+	if t.cp != nil {
+		failpoint.Hit(failpoint.DurableAfterResult)
+	}
+	return outcomes
 }
 
 // generate runs one model request, forwarding streamed text as
@@ -247,10 +185,7 @@ func (t *turn) stream(ctx context.Context, req *model.Request) (model.Message, e
 	return t.Stream(ctx, t.s.host.model, req, t.s.host.redactor.NewStream())
 }
 
-type callOutcome struct {
-	text   string
-	failed bool
-}
+type callOutcome = turnpkg.Outcome
 
 // runToolCalls runs a step's tool calls concurrently, their events
 // forwarded from this goroutine (the iterator's) in the order
@@ -274,16 +209,15 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		dc := &durableCall{key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
 		ch, err := t.cp.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
 			o := run(ctx, dc)
-			return durableturn.EncodeOutcome(o.text, o.failed)
+			return json.Marshal(o)
 		})
 		b.Go(func() {
 			defer c.Done() // replayed (or not started): it announces nothing
 			if err != nil {
-				outcomes[i] = callOutcome{text: hosterr.MsgOperatorFailure.String(), failed: true}
+				outcomes[i] = callOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
 				return
 			}
-			o := durableturn.DecodeOutcome(<-ch, hosterr.MsgOperatorFailure.String())
-			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
+			outcomes[i] = durableturn.DecodeOutcome(<-ch, hosterr.MsgOperatorFailure.String())
 		})
 	}
 	b.Forward(t.Emit)
@@ -296,31 +230,15 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, dc *durableCall, conv approvals.Conversation, emit func(Event)) callOutcome {
 	h := s.host
 	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
-	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
+	args := turnpkg.CallArgs(tc.Arguments)
 	modelError := func(text string) callOutcome {
-		e := base
-		e.Type = EventToolResult
-		isErr := true
-		e.IsError = &isErr
-		e.Content = []mcp.Content{mcp.NewTextContent(text)}
-		emit(e)
-		return callOutcome{text: text, failed: true}
+		emit(turnpkg.ResultEvent(base, []mcp.Content{mcp.NewTextContent(text)}, true, nil))
+		return callOutcome{Text: text, Failed: true}
 	}
 
 	ref, known := view.Lookup(tc.Name)
 	base.Server, base.Tool = ref.Server, ref.Tool // every event of the call names its tool
-	call := base
-	call.Type = EventToolCall
-	if json.Valid(args) {
-		call.Arguments = args
-	} else {
-		quoted, _ := json.Marshal(string(args))
-		call.Arguments = quoted
-	}
-	emit(call)
+	emit(turnpkg.CallEvent(base, args))
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
@@ -351,18 +269,13 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 		return modelError(msg)
 	}
 	text := results.ForModel(res.Result)
-	e := base
-	e.Type = EventToolResult
 	isErr := res.IsError()
-	e.IsError = &isErr
-	e.Content = res.Result.Content
-	e.Labels = risk.LabelNames(res.Labels)
-	emit(e)
+	emit(turnpkg.ResultEvent(base, res.Result.Content, isErr, risk.LabelNames(res.Labels)))
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
 	text = results.LabelNotice(res.Labels) + text
-	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
+	return callOutcome{Text: results.ModelText(text, h.maxModelResult), Failed: isErr}
 }
 
 // conversation is what approvers of the step's calls are shown of the

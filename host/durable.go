@@ -123,12 +123,8 @@ func (h *Host) idempotentByTrust(server string, ct *CatalogTool) bool {
 	return risk.DeclaresIdempotent(ct.Tool.Annotations)
 }
 
-// turnAttachment is a durable turn's link to the caller that waits for
-// it in this process; attachments are this process's turns that have one.
-type (
-	turnAttachment = durableturn.Attachment[*turn]
-	attachments    = durableturn.Attachments[*turn]
-)
+// attachments are this process's durable turns that have a caller.
+type attachments = durableturn.Attachments[*turn]
 
 // OnUnattachedTurn sets fn, called in a goroutine of its own for every
 // durable turn the engine runs in this process while no caller here waits
@@ -282,19 +278,19 @@ func TurnSession(turnID string) (string, bool) { return durableturn.TurnSession(
 // conversation must hold only what the replay will find again.
 var errEngineStopped = errors.New("the durable engine stopped; the turn resumes later")
 
-// appendMsgs adds messages to the conversation (see errEngineStopped).
-func (t *turn) appendMsgs(ctx context.Context, msgs ...model.Message) error {
+// Append adds messages to the conversation (see errEngineStopped).
+func (t *turn) Append(ctx context.Context, msgs ...model.Message) error {
 	if t.engine != nil && t.engine.Err() != nil {
 		return errEngineStopped
 	}
 	return t.s.transcript.Append(ctx, t.s.id, msgs...)
 }
 
-// loadTranscript loads the session's conversation before the turn's first
+// Load loads the session's conversation before the turn's first
 // request. A durable turn checkpoints its length then: a replay loads the
 // conversation and takes that many messages (what the interrupted run
 // appended after comes again from the replay).
-func (t *turn) loadTranscript(ctx context.Context) error {
+func (t *turn) Load(ctx context.Context) error {
 	if t.cp == nil {
 		return t.s.transcript.Load(ctx, t.s.id)
 	}

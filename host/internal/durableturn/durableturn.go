@@ -206,24 +206,13 @@ func Answered(msg, masked model.Message, usage model.Usage, finish string, secre
 	return ans
 }
 
-// Outcome is a durable tool call's step as checkpointed: what the model
-// is told.
-type Outcome struct {
-	Text   string `json:"text"`
-	Failed bool   `json:"failed,omitempty"`
-}
-
-// EncodeOutcome is the checkpoint of a tool call's outcome.
-func EncodeOutcome(text string, failed bool) (json.RawMessage, error) {
-	return json.Marshal(Outcome{Text: text, Failed: failed})
-}
-
-// DecodeOutcome reads a tool call's step outcome; a failed step or an
-// unreadable checkpoint is the operator failure the model is told of.
-func DecodeOutcome(r StepOutcome, operatorFailure string) Outcome {
-	var o Outcome
+// DecodeOutcome reads a tool call's step outcome (turn.Outcome); a
+// failed step or an unreadable checkpoint is the operator failure the
+// model is told of.
+func DecodeOutcome(r StepOutcome, operatorFailure string) turn.Outcome {
+	var o turn.Outcome
 	if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-		return Outcome{Text: operatorFailure, Failed: true}
+		return turn.Outcome{Text: operatorFailure, Failed: true}
 	}
 	return o
 }

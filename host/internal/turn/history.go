@@ -1,11 +1,13 @@
-// Package turn owns the pure parts of the agent loop of a turn: the
+// Package turn owns the agent loop of a turn that needs no host: the loop
+// itself (Run, asking its host through Loop), a turn's bookkeeping and
+// end (State: its events, steps, usage, the model's stream), the
 // conversation a session keeps (History, its in-memory form and the
 // working transcript with its repair of unanswered calls), the messages a
 // model request is built from, the approvers' view of the conversation,
 // the settling of a model answer, the limits of a turn and its count of
-// repeated failing calls, and the ordering of a step's concurrent tool
-// calls' events. Package host runs the loop with it; it never imports
-// host.
+// repeated failing calls, a call's tool_call and tool_result events, and
+// the ordering of a step's concurrent calls' events. Package host runs
+// turns with it; it never imports host.
 package turn
 
 import (
