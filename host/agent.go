@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -207,17 +206,10 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		// Durable: each call is a step, started in the calls' order (the
 		// order the checkpoints are matched in on a replay).
 		dc := &durableCall{key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
-		ch, err := t.cp.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
-			o := run(ctx, dc)
-			return json.Marshal(o)
-		})
+		wait := durableturn.Call(ctx, t.cp, func(ctx context.Context) turnpkg.Outcome { return run(ctx, dc) }, hosterr.MsgOperatorFailure.String())
 		b.Go(func() {
 			defer c.Done() // replayed (or not started): it announces nothing
-			if err != nil {
-				outcomes[i] = callOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
-				return
-			}
-			outcomes[i] = durableturn.DecodeOutcome(<-ch, hosterr.MsgOperatorFailure.String())
+			outcomes[i] = wait()
 		})
 	}
 	b.Forward(t.Emit)

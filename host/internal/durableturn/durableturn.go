@@ -206,15 +206,26 @@ func Answered(msg, masked model.Message, usage model.Usage, finish string, secre
 	return ans
 }
 
-// DecodeOutcome reads a tool call's step outcome (turn.Outcome); a
-// failed step or an unreadable checkpoint is the operator failure the
-// model is told of.
-func DecodeOutcome(r StepOutcome, operatorFailure string) turn.Outcome {
-	var o turn.Outcome
-	if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-		return turn.Outcome{Text: operatorFailure, Failed: true}
+// Call starts run as the turn's next "tool" step (steps match a replay's
+// calls in the order they start) and returns the wait for its outcome:
+// the one checkpointed when the step completed before, and the operator
+// failure the model is told of when the step could not start, failed, or
+// left an unreadable checkpoint.
+func Call(ctx context.Context, steps Steps, run func(ctx context.Context) turn.Outcome, operatorFailure string) func() turn.Outcome {
+	ch, err := steps.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
+		return json.Marshal(run(ctx))
+	})
+	return func() turn.Outcome {
+		if err != nil {
+			return turn.Outcome{Text: operatorFailure, Failed: true}
+		}
+		r := <-ch
+		var o turn.Outcome
+		if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
+			return turn.Outcome{Text: operatorFailure, Failed: true}
+		}
+		return o
 	}
-	return o
 }
 
 // Resend is the decision on a durable call about to be sent, given the
