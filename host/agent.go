@@ -1,42 +1,29 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/host/internal/durableturn"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mask"
 	"github.com/agenthost/agenthost/host/internal/results"
+	turnpkg "github.com/agenthost/agenthost/host/internal/turn"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/agenthost/agenthost/llmview"
 )
 
-// TurnOptions tune one turn of the agent loop.
-type TurnOptions struct {
-	// MaxSteps bounds model requests in the turn (default 20).
-	MaxSteps int
-	// MaxRepeatedFailures stops the turn when the model makes the same
-	// failing call this many times (default 3).
-	MaxRepeatedFailures int
-	// TraceParent and TraceState are an incoming W3C trace context
-	// (traceparent and tracestate header values) the turn's trace
-	// continues, for a backend whose request carried one. They matter only
-	// with an Options.Observer; an observer may also take the trace from
-	// ctx.
-	TraceParent, TraceState string
-}
+// TurnOptions tune one turn of the agent loop (MaxSteps,
+// MaxRepeatedFailures, and an incoming W3C trace context).
+type TurnOptions = turnpkg.Options
 
 // ErrNoModel is returned when a turn runs on a host without a model: give
 // one in Options.Model, or name one in the configuration's llm.model.
@@ -85,50 +72,25 @@ func (s *Session) turnEvents(ctx context.Context, opts TurnOptions, yield func(E
 			cancel()
 		}
 	}
-	t := &turn{s: s, opts: opts, emit: emit, start: time.Now()}
+	t := &turn{s: s, opts: opts, State: turnpkg.State{Emit: emit, Redact: s.host.redactor.Redact, Start: time.Now()}}
 	if obs := s.host.obs; obs != nil {
-		ctx, t.observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
+		ctx, t.Observed = obs.StartTurn(ctx, TurnInfo{SessionID: s.id, Model: s.host.modelName,
 			TraceParent: opts.TraceParent, TraceState: opts.TraceState})
 	}
 	body(ctx, t)
 }
 
+// turn is one turn of a session: its bookkeeping (turnpkg.State), and
+// for a durable turn cp, its checkpoint log (nil: a turn in memory), and
+// engine, the engine's context for the turn (done once the engine stops).
 type turn struct {
-	s     *Session
-	opts  TurnOptions
-	emit  func(Event)
-	usage model.Usage
-	steps int
-	start time.Time
-	// result is the last assistant text of the turn.
-	result string
-
-	// observed ends the observer's turn (nil without an observer); kind
-	// is the error kind of a failed turn, finish and last the last model
-	// answer's finish reason and usage.
-	observed func(TurnEnd)
-	kind     Kind
-	finish   string
-	last     model.Usage
-
-	// cp is the durable turn's checkpoint log (nil: a turn in memory),
-	// engine the engine's context for the turn (done once the engine
-	// stops); ended is set once session_end was emitted.
+	turnpkg.State
+	s      *Session
+	opts   TurnOptions
 	cp     Steps
 	engine context.Context
-	ended  bool
-	// api is the time spent in model requests.
-	api time.Duration
-}
-
-func (t *turn) end(reason string) {
-	t.ended = true
-	u := t.usage
-	if t.observed != nil {
-		t.observed(TurnEnd{Reason: reason, Steps: t.steps, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, Kind: t.kind})
-	}
-	ms, api := time.Since(t.start).Milliseconds(), t.api.Milliseconds()
-	t.emit(Event{Type: EventSessionEnd, Reason: reason, Steps: t.steps, Usage: &u, Result: t.result, DurationMs: &ms, APIDurationMs: &api})
+	// view is the step's tool view (Ask sets it; Calls runs from it).
+	view *llmview.View
 }
 
 // started emits session_start with what the model is offered.
@@ -136,148 +98,67 @@ func (t *turn) started(ctx context.Context) {
 	h := t.s.host
 	e := Event{Type: EventSessionStart, Model: h.modelName}
 	if h.model == nil {
-		t.emit(e)
+		t.Emit(e)
 		return
 	}
 	h.connectPending(ctx)
-	view := t.s.View(ctx)
-	perServer := map[string]int{}
-	if n := view.Model.Len(); n > 0 {
-		e.Tools = make([]string, 0, n)
-	}
-	for f, ref := range view.Model.All() {
-		e.Tools = append(e.Tools, f.Name)
-		perServer[ref.Server]++
-	}
+	perServer := turnpkg.Offered(&e, t.s.View(ctx).Model)
 	for _, snap := range h.Servers() {
 		e.Servers = append(e.Servers, EventServer{Name: snap.Name, Status: snap.Status, Tools: perServer[snap.Name]})
 	}
-	t.emit(e)
-}
-
-func (t *turn) fail(kind Kind, err error) {
-	t.kind = kind
-	t.emit(Event{Type: EventError, Kind: kind, Error: t.s.host.redactor.Redact(err.Error())})
-	t.end(EndError)
+	t.Emit(e)
 }
 
 func (t *turn) run(ctx context.Context, prompt string) {
-	s, h := t.s, t.s.host
 	t.started(ctx)
-	if h.model == nil {
-		t.fail(KindConfig, ErrNoModel)
+	if t.s.host.model == nil {
+		t.Fail(KindConfig, ErrNoModel)
 		return
 	}
-	maxSteps := t.opts.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = 20
-	}
-	maxRepeats := t.opts.MaxRepeatedFailures
-	if maxRepeats <= 0 {
-		maxRepeats = 3
-	}
-	if err := t.loadTranscript(ctx); err != nil {
-		t.fail(KindInternal, err)
-		return
-	}
-	if err := t.appendMsgs(ctx, model.Message{Role: model.RoleUser, Content: prompt}); err != nil {
-		t.fail(KindInternal, err)
-		return
-	}
-	failures := map[string]int{}
+	turnpkg.Run(ctx, &t.State, t, t.opts, prompt)
+}
 
-	for {
-		if t.steps >= maxSteps {
-			t.end(EndMaxSteps)
-			return
+// Ask implements turnpkg.Loop: the step's model answer, asked in memory,
+// or as a durable turn's checkpointed step (replayed when it completed).
+func (t *turn) Ask(ctx context.Context) (turnpkg.Answer, error) {
+	s, h := t.s, t.s.host
+	h.connectPending(ctx)
+	t.view = s.View(ctx).Model
+	if t.cp == nil {
+		msg, err := t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: t.view.Tools()})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return turnpkg.Answer{}, turnpkg.ErrInterrupted
+		case err != nil:
+			return turnpkg.Answer{}, fmt.Errorf("model: %w", err)
 		}
-		t.steps++
-		h.connectPending(ctx)
-		view := s.View(ctx).Model
-		var msg, redacted model.Message
-		var tainted []bool
-		replayed := false
-		if t.cp == nil {
-			var err error
-			msg, err = t.generate(ctx, &model.Request{Model: h.modelName, Messages: s.requestMessages(), Tools: view.Tools()})
-			if err != nil {
-				if ctx.Err() != nil {
-					t.end(EndInterrupted)
-					return
-				}
-				t.fail(KindInternal, fmt.Errorf("model: %w", err))
-				return
-			}
-			msg = settleAnswer(msg)
-			redacted = mask.Message(h.redactor, msg)
-		} else {
-			ms, ran, err := t.modelStep(ctx, view)
-			switch {
-			case err != nil:
-				t.fail(KindInternal, err)
-				return
-			case ms.Interrupted:
-				t.end(EndInterrupted)
-				return
-			case ms.Error != "":
-				t.fail(KindInternal, errors.New(ms.Error))
-				return
-			}
-			msg, redacted, replayed = ms.original, ms.Message, !ran
-			if replayed {
-				// The calls run from the checkpoint: the masked arguments,
-				// with the calls whose own arguments held a protected value
-				// marked to be refused as they were at first.
-				msg, tainted = ms.Message, ms.Tainted
-			}
-		}
-		// The conversation is sent again with every request (and handed
-		// to the session's History): what the model said is kept with
-		// protected values masked. Its tool calls run from the original
-		// arguments, and are refused when they hold such a value.
-		if err := t.appendMsgs(ctx, redacted); err != nil {
-			t.fail(KindInternal, err)
-			return
-		}
-		if msg.Content != "" {
-			t.result = msg.Content
-			if !replayed {
-				t.emit(Event{Type: EventAssistant, Step: t.steps, Text: msg.Content})
-			}
-		}
-		if len(msg.ToolCalls) == 0 {
-			t.end(EndDone)
-			return
-		}
-
-		outcomes := t.runToolCalls(ctx, view, msg.ToolCalls, tainted, t.conversation(redacted.Content))
-		results := make([]model.Message, len(msg.ToolCalls))
-		for i, tc := range msg.ToolCalls {
-			results[i] = model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: outcomes[i].text}
-		}
-		if t.cp != nil {
-			failpoint.Hit(failpoint.DurableAfterResult)
-		}
-		if err := t.appendMsgs(ctx, results...); err != nil {
-			t.fail(KindInternal, err)
-			return
-		}
-		if ctx.Err() != nil {
-			t.end(EndInterrupted)
-			return
-		}
-		for i, tc := range msg.ToolCalls {
-			if !outcomes[i].failed {
-				continue
-			}
-			key := tc.Name + "\x00" + canonicalJSON(tc.Arguments)
-			failures[key]++
-			if failures[key] >= maxRepeats {
-				t.fail(KindToolError, fmt.Errorf("the model repeated the same failing call to %s %d times; stopping the turn", tc.Name, failures[key]))
-				return
-			}
-		}
+		msg = turnpkg.Settle(msg, newCallID)
+		return turnpkg.Answer{Msg: msg, Masked: mask.Message(h.redactor, msg)}, nil
 	}
+	ms, ran, err := t.modelStep(ctx, t.view)
+	switch {
+	case err != nil:
+		return turnpkg.Answer{}, err
+	case ms.Interrupted:
+		return turnpkg.Answer{}, turnpkg.ErrInterrupted
+	case ms.Error != "":
+		return turnpkg.Answer{}, errors.New(ms.Error)
+	case ran:
+		return turnpkg.Answer{Msg: ms.Original, Masked: ms.Message}, nil
+	}
+	// The calls run from the checkpoint: the masked arguments, with the
+	// calls whose own arguments held a protected value marked to be
+	// refused as they were at first.
+	return turnpkg.Answer{Msg: ms.Message, Masked: ms.Message, Tainted: ms.Tainted, Replayed: true}, nil
+}
+
+// Calls implements turnpkg.Loop.
+func (t *turn) Calls(ctx context.Context, a turnpkg.Answer) []callOutcome {
+	outcomes := t.runToolCalls(ctx, t.view, a.Msg.ToolCalls, a.Tainted, t.conversation(a.Masked.Content))
+	if t.cp != nil {
+		failpoint.Hit(failpoint.DurableAfterResult)
+	}
+	return outcomes
 }
 
 // generate runs one model request, forwarding streamed text as
@@ -286,131 +167,52 @@ func (t *turn) run(ctx context.Context, prompt string) {
 // Streamed text passes a stream redactor: a protected value the model
 // repeats is masked even when it arrives in pieces.
 func (t *turn) generate(ctx context.Context, req *model.Request) (model.Message, error) {
-	defer func(start time.Time) { t.api += time.Since(start) }(time.Now())
+	defer func(start time.Time) { t.API += time.Since(start) }(time.Now())
 	obs := t.s.host.obs
 	if obs == nil {
 		return t.stream(ctx, req)
 	}
-	ctx, end := obs.StartModelRequest(ctx, ModelRequestInfo{Model: req.Model, Step: t.steps, Tools: len(req.Tools)})
+	ctx, end := obs.StartModelRequest(ctx, ModelRequestInfo{Model: req.Model, Step: t.Steps, Tools: len(req.Tools)})
 	msg, err := t.stream(ctx, req)
-	end(ModelRequestEnd{InputTokens: t.last.PromptTokens, OutputTokens: t.last.CompletionTokens,
-		FinishReason: t.finish, ToolCalls: len(msg.ToolCalls), Failed: err != nil, Cancelled: err != nil && ctx.Err() != nil})
+	end(ModelRequestEnd{InputTokens: t.Last.PromptTokens, OutputTokens: t.Last.CompletionTokens,
+		FinishReason: t.Finish, ToolCalls: len(msg.ToolCalls), Failed: err != nil, Cancelled: err != nil && ctx.Err() != nil})
 	return msg, err
 }
 
 // stream runs one model request for generate.
 func (t *turn) stream(ctx context.Context, req *model.Request) (model.Message, error) {
-	t.finish, t.last = "", model.Usage{}
-	deltas := t.s.host.redactor.NewStream()
-	flush := func() {
-		if rest := deltas.Flush(); rest != "" {
-			t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: rest})
-		}
-	}
-	for resp, err := range t.s.host.model.Generate(ctx, req) {
-		if err != nil {
-			flush()
-			return model.Message{}, err
-		}
-		if resp.Partial {
-			if d := deltas.Write(resp.Message.Content); d != "" {
-				t.emit(Event{Type: EventAssistantDelta, Step: t.steps, Text: d})
-			}
-			continue
-		}
-		flush()
-		t.usage.Add(resp.Usage)
-		t.finish, t.last = resp.FinishReason, resp.Usage
-		return resp.Message, nil
-	}
-	flush()
-	if err := ctx.Err(); err != nil {
-		return model.Message{}, err
-	}
-	return model.Message{}, errors.New("the model client ended its answer without a final response")
+	return t.Stream(ctx, t.s.host.model, req, t.s.host.redactor.NewStream())
 }
 
-type callOutcome struct {
-	text   string
-	failed bool
-}
+type callOutcome = turnpkg.Outcome
 
-// runToolCalls runs a step's tool calls concurrently. Their events are
-// forwarded from this goroutine (the iterator's), in the order they happen,
-// and a call goes on only once the consumer has had its event: every
-// tool_call event of the step is handled (printed by the CLI) before any
-// of the step's approvers is asked, and an event is not lost when the turn
-// is cancelled (this loop takes every event until the calls end).
+// runToolCalls runs a step's tool calls concurrently, their events
+// forwarded from this goroutine (the iterator's) in the order
+// turnpkg.Batch says: every tool_call event of the step is handled
+// (printed by the CLI) before any of the step's approvers is asked.
 func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []model.ToolCall, tainted []bool, conv approvals.Conversation) []callOutcome {
 	outcomes := make([]callOutcome, len(calls))
-	type delivery struct {
-		e    Event
-		done chan<- struct{}
-	}
-	events := make(chan delivery)
-	var wg, announced sync.WaitGroup
-	announced.Add(len(calls))
+	b := turnpkg.NewBatch[Event](len(calls))
 	for i, tc := range calls {
-		wg.Add(1)
+		c := b.Call()
 		run := func(ctx context.Context, dc *durableCall) callOutcome {
-			done := make(chan struct{}, 1)
-			first := true // runToolCall's first event is its tool_call
-			out := t.s.runToolCall(ctx, view, tc, t.steps, dc, conv, func(e Event) {
-				events <- delivery{e, done}
-				<-done
-				if first {
-					first = false
-					announced.Done()
-					announced.Wait()
-				}
-			})
-			if first {
-				announced.Done()
-			}
-			return out
+			defer c.Done()
+			return t.s.runToolCall(ctx, view, tc, t.Steps, dc, conv, c.Emit)
 		}
 		if t.cp == nil {
-			go func() {
-				defer wg.Done()
-				outcomes[i] = run(ctx, nil)
-			}()
+			b.Go(func() { outcomes[i] = run(ctx, nil) })
 			continue
 		}
 		// Durable: each call is a step, started in the calls' order (the
 		// order the checkpoints are matched in on a replay).
-		dc := &durableCall{key: idempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
-		ran := false
-		ch, err := t.cp.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
-			ran = true
-			o := run(ctx, dc)
-			return json.Marshal(stepOutcome{Text: o.text, Failed: o.failed})
+		dc := &durableCall{key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
+		wait := durableturn.Call(ctx, t.cp, func(ctx context.Context) turnpkg.Outcome { return run(ctx, dc) }, hosterr.MsgOperatorFailure.String())
+		b.Go(func() {
+			defer c.Done() // replayed (or not started): it announces nothing
+			outcomes[i] = wait()
 		})
-		go func() {
-			defer wg.Done()
-			if err != nil {
-				announced.Done()
-				outcomes[i] = callOutcome{text: hosterr.MsgOperatorFailure.String(), failed: true}
-				return
-			}
-			r := <-ch
-			if !ran {
-				announced.Done() // replayed: it announces nothing
-			}
-			var o stepOutcome
-			if r.Err != nil || json.Unmarshal(r.Out, &o) != nil {
-				o = stepOutcome{Text: hosterr.MsgOperatorFailure.String(), Failed: true}
-			}
-			outcomes[i] = callOutcome{text: o.Text, failed: o.Failed}
-		}()
 	}
-	go func() {
-		wg.Wait()
-		close(events)
-	}()
-	for d := range events {
-		t.emit(d.e)
-		d.done <- struct{}{}
-	}
+	b.Forward(t.Emit)
 	return outcomes
 }
 
@@ -420,31 +222,15 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.ToolCall, step int, dc *durableCall, conv approvals.Conversation, emit func(Event)) callOutcome {
 	h := s.host
 	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
-	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
+	args := turnpkg.CallArgs(tc.Arguments)
 	modelError := func(text string) callOutcome {
-		e := base
-		e.Type = EventToolResult
-		isErr := true
-		e.IsError = &isErr
-		e.Content = []mcp.Content{mcp.NewTextContent(text)}
-		emit(e)
-		return callOutcome{text: text, failed: true}
+		emit(turnpkg.ResultEvent(base, []mcp.Content{mcp.NewTextContent(text)}, true, nil))
+		return callOutcome{Text: text, Failed: true}
 	}
 
 	ref, known := view.Lookup(tc.Name)
 	base.Server, base.Tool = ref.Server, ref.Tool // every event of the call names its tool
-	call := base
-	call.Type = EventToolCall
-	if json.Valid(args) {
-		call.Arguments = args
-	} else {
-		quoted, _ := json.Marshal(string(args))
-		call.Arguments = quoted
-	}
-	emit(call)
+	emit(turnpkg.CallEvent(base, args))
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
@@ -475,61 +261,24 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 		return modelError(msg)
 	}
 	text := results.ForModel(res.Result)
-	e := base
-	e.Type = EventToolResult
 	isErr := res.IsError()
-	e.IsError = &isErr
-	e.Content = res.Result.Content
-	e.Labels = risk.LabelNames(res.Labels)
-	emit(e)
+	emit(turnpkg.ResultEvent(base, res.Result.Content, isErr, risk.LabelNames(res.Labels)))
 	if isErr {
 		text = "The tool reported an error:\n" + text
 	}
 	text = results.LabelNotice(res.Labels) + text
-	return callOutcome{text: results.ModelText(text, h.maxModelResult), failed: isErr}
-}
-
-// settleAnswer makes the model's answer a message of the conversation, in
-// memory and in a durable turn alike: the assistant's role, and an id for
-// each tool call the model gave none (the call's events, audit records and
-// result message refer to it).
-func settleAnswer(msg model.Message) model.Message {
-	msg.Role = model.RoleAssistant
-	for i := range msg.ToolCalls {
-		if msg.ToolCalls[i].ID == "" {
-			msg.ToolCalls[i].ID = newCallID()
-		}
-	}
-	return msg
+	return callOutcome{Text: results.ModelText(text, h.maxModelResult), Failed: isErr}
 }
 
 // conversation is what approvers of the step's calls are shown of the
-// conversation: the last user message and the model's text of the step
-// (modelText, already masked), as the model saw them, with every protected
-// value masked and each text bounded.
+// conversation (turnpkg.Conversation).
 func (t *turn) conversation(modelText string) approvals.Conversation {
-	r := t.s.host.redactor
-	var user string
-	msgs := t.s.transcript.msgs
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			user = msgs[i].Content
-			break
-		}
-	}
-	return approvals.Conversation{
-		UserMessage: hosterr.Truncate(r.Redact(user), approvals.MaxConversationText),
-		ModelText:   hosterr.Truncate(r.Redact(modelText), approvals.MaxConversationText),
-	}
+	return turnpkg.Conversation(t.s.transcript.Msgs, modelText, t.s.host.redactor.Redact)
 }
 
 // requestMessages is the conversation as sent to the model.
 func (s *Session) requestMessages() []model.Message {
-	msgs := make([]model.Message, 0, len(s.transcript.msgs)+1)
-	if sp := s.host.systemPrompt; sp != "" {
-		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: sp})
-	}
-	return append(msgs, s.transcript.msgs...)
+	return turnpkg.RequestMessages(s.host.systemPrompt, s.transcript.Msgs)
 }
 
 // Transcript returns a copy of the conversation so far (as loaded from the
@@ -537,17 +286,5 @@ func (s *Session) requestMessages() []model.Message {
 func (s *Session) Transcript() []model.Message {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
-	return append([]model.Message(nil), s.transcript.msgs...)
-}
-
-func canonicalJSON(s string) string {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return s
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // map keys are sorted by encoding/json
-	return buf.String()
+	return append([]model.Message(nil), s.transcript.Msgs...)
 }

@@ -90,9 +90,9 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	if history == nil && h.durable != nil {
 		history = h.durable.History()
 	}
-	tr := transcript{history: history}
+	tr := transcript{History: history}
 	if h.durable != nil {
-		tr.seq, _ = history.(SequencedHistory)
+		tr.Seq, _ = history.(SequencedHistory)
 	}
 	s := &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
 		transcript: tr}

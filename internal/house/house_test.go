@@ -60,6 +60,10 @@ var rooms = []struct {
 	{"host/internal/secureargs", 47}, {"host/internal/pinstate", 47}, {"host/internal/verdicts", 47},
 	{"host/internal/hosterr", 46}, {"host/internal/argschema", 46}, {"host/internal/results", 46},
 	{"host/internal/permhook", 46}, {"host/internal/auditsink", 47},
+	// The turn's pure parts: the loop's (conversation, messages, limits,
+	// call batching) below the durable turn's (seam types, checkpoints,
+	// send ledger rules, attachments).
+	{"host/internal/turn", 48}, {"host/internal/durableturn", 49},
 	// The events of a turn and the telemetry hooks: embedders use them
 	// (as host.Event, host.Observer, ...).
 	{"host/event", 47}, {"host/observe", 47},
