@@ -214,6 +214,15 @@ func (c *Config) AdmitURL(name string, u *url.URL) error {
 	return p.Err()
 }
 
+// URLAdmitter is AdmitURL for the named server, as a connection's redirect
+// check takes it; nil without a managed policy (nothing to check).
+func (c *Config) URLAdmitter(name string) func(*url.URL) error {
+	if c.Managed == nil {
+		return nil
+	}
+	return func(u *url.URL) error { return c.AdmitURL(name, u) }
+}
+
 // AdmitExecutable checks stdio server name against the managed policy with
 // path as the file its command names (childproc.LookPath, as the host
 // resolved it to start it), and returns the file to execute: the form of

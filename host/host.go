@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync"
 
@@ -33,7 +32,6 @@ import (
 	"github.com/agenthost/agenthost/host/internal/views"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/childproc"
-	"github.com/agenthost/agenthost/internal/glob"
 )
 
 // Version is agenthost's version, reported to servers as clientInfo.
@@ -350,7 +348,7 @@ func (h *Host) connections(opts Options) {
 		}
 		h.conns[name] = mcpconn.New(h.life, name, mcpconn.Options{
 			Config:        sc,
-			DeclareSecure: h.hasBindings(name),
+			DeclareSecure: cfg.BindsServer(name),
 			Logger:        h.logger,
 			ClientInfo:    mcp.Implementation{Name: "agenthost", Version: Version},
 			Elicitation:   elicitationAdapter{server: name, fn: opts.Elicitation},
@@ -361,21 +359,12 @@ func (h *Host) connections(opts Options) {
 			Limits:        cfg.Limits,
 
 			HTTPRoundTripper: authorize,
-			AdmitURL:         admitURL(cfg, name),
+			AdmitURL:         cfg.URLAdmitter(name),
 			OnReconnect:      reconnectHook(lifecycle, name),
 		})
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)
-}
-
-// admitURL is the managed policy's check of a server's redirect targets;
-// nil without a managed policy.
-func admitURL(cfg *config.Config, name string) func(*url.URL) error {
-	if cfg.Managed == nil {
-		return nil
-	}
-	return func(u *url.URL) error { return cfg.AdmitURL(name, u) }
 }
 
 // orDefault is v, or def when v is not set.
@@ -384,20 +373,6 @@ func orDefault(v, def int64) int64 {
 		return def
 	}
 	return v
-}
-
-// hasBindings reports whether any binding targets the server: only then is
-// the secure-params extension declared to it.
-func (h *Host) hasBindings(server string) bool {
-	for _, b := range h.cfg.Bindings {
-		if b.Server == server {
-			return true
-		}
-		if glob.Match(b.Server, server) {
-			return true
-		}
-	}
-	return false
 }
 
 // Binding says where a secure parameter's value comes from for a tool (never

@@ -2,8 +2,9 @@ package host
 
 import (
 	"context"
-	"errors"
 	"net/http"
+
+	"github.com/agenthost/agenthost/host/internal/hosterr"
 )
 
 // Authorizer authorizes the requests of servers reached by url (the MCP
@@ -25,23 +26,8 @@ type Authorizer interface {
 }
 
 // AuthorizationFailure is the failed authorization of one request: it
-// concerns the request's subject only, not the connection other sessions
-// share. The agent loop reports it to the model as such and, when AuthURL
-// is set, emits an EventAuthorization.
-type AuthorizationFailure struct {
-	// Message says what failed, for the caller (never a token).
-	Message string
-	// Subject must authorize at AuthURL (empty: no login can help).
-	Subject, AuthURL string
-	Err              error
-}
-
-func (f *AuthorizationFailure) Error() string { return f.Err.Error() }
-func (f *AuthorizationFailure) Unwrap() error { return f.Err }
-
-// IsAuthorizationFailure marks the error for the connection layer, which
-// keeps a connection an authorization failure came through.
-func (f *AuthorizationFailure) IsAuthorizationFailure() bool { return true }
+// concerns the request's subject only (hosterr.AuthorizationFailure).
+type AuthorizationFailure = hosterr.AuthorizationFailure
 
 // Authorizer is the host's Options.Authorizer (nil: none).
 func (h *Host) Authorizer() Authorizer { return h.auth }
@@ -61,20 +47,4 @@ func (h *Host) OAuthCallback(done func(server, subject string, err error)) http.
 // authorization.
 func unknownAuthorization(w http.ResponseWriter, _ *http.Request) {
 	http.Error(w, "unknown or expired authorization", http.StatusBadRequest)
-}
-
-// authorizationMessage is the message of the authorization failure in
-// err's chain.
-func authorizationMessage(err error) string {
-	if f, ok := errors.AsType[*AuthorizationFailure](err); ok {
-		return f.Message
-	}
-	return err.Error()
-}
-
-// authorizationFailure reports whether err is an authorization failure
-// (KindAuthorization).
-func authorizationFailure(err error) bool {
-	_, ok := errors.AsType[*AuthorizationFailure](err)
-	return ok
 }

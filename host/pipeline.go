@@ -172,12 +172,12 @@ func (st subjectStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 		sctx = auth.WithSubject(ctx, c.s.subject)
 	}
 	res, err := st.next.serve(sctx, c)
-	if err != nil && authorizationFailure(err) {
+	if err != nil && hosterr.IsAuthorization(err) {
 		var e *Error
 		if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
 			a := *e
 			a.Kind = KindAuthorization
-			a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, authorizationMessage(err))
+			a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, hosterr.AuthorizationMessage(err))
 			a.ModelMessage = hosterr.MsgAuthorization.String()
 			return res, &a
 		}

@@ -254,3 +254,38 @@ func NotOpened(key, field string) error {
 func Config(err error) error {
 	return &Error{Kind: KindConfig, Message: err.Error(), Err: err}
 }
+
+// AuthorizationFailure is the failed authorization of one request: it
+// concerns the request's subject only, not the connection other sessions
+// share. The agent loop reports it to the model as such and, when AuthURL
+// is set, emits an EventAuthorization.
+type AuthorizationFailure struct {
+	// Message says what failed, for the caller (never a token).
+	Message string
+	// Subject must authorize at AuthURL (empty: no login can help).
+	Subject, AuthURL string
+	Err              error
+}
+
+func (f *AuthorizationFailure) Error() string { return f.Err.Error() }
+func (f *AuthorizationFailure) Unwrap() error { return f.Err }
+
+// IsAuthorizationFailure marks the error for the connection layer, which
+// keeps a connection an authorization failure came through.
+func (f *AuthorizationFailure) IsAuthorizationFailure() bool { return true }
+
+// AuthorizationMessage is the message of the authorization failure in
+// err's chain.
+func AuthorizationMessage(err error) string {
+	if f, ok := errors.AsType[*AuthorizationFailure](err); ok {
+		return f.Message
+	}
+	return err.Error()
+}
+
+// IsAuthorization reports whether err is an authorization failure
+// (KindAuthorization).
+func IsAuthorization(err error) bool {
+	_, ok := errors.AsType[*AuthorizationFailure](err)
+	return ok
+}
