@@ -4,6 +4,7 @@ package childproc
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,4 +254,42 @@ func procCPU(pid int) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// TestSpawnedChildHoldsOnlyItsOwnDescriptors: a child of the long-lived
+// supervisor has its stdin, stdout and stderr and nothing else: not the
+// supervisor's socket (a child holding it could start, signal or end the
+// host's other children), nor the pipes of another child spawned around it
+// (it could read that server's stdin, which carries its secure arguments).
+func TestSpawnedChildHoldsOnlyItsOwnDescriptors(t *testing.T) {
+	sp := testSpawner(t)
+	other := spawnSh(t, sp, "exec sleep 300")
+	t.Cleanup(func() { _ = other.Signal(syscall.SIGKILL); other.Wait() })
+	for range 5 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := nullFiles(t)
+		c, err := sp.Start("/bin/sh", []string{"sh", "-c", `exec ls -l /proc/self/fd`}, nil, "/", []*os.File{files[0], w, files[2]})
+		_ = w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(r)
+		_ = r.Close()
+		c.Wait()
+		// Beyond 0, 1 and 2, ls holds only the directory it lists: a
+		// socket or a pipe there came from the host or the supervisor.
+		for _, line := range strings.Split(string(out), "\n") {
+			name, target, ok := strings.Cut(line, " -> ")
+			fields := strings.Fields(name)
+			if !ok || len(fields) == 0 {
+				continue
+			}
+			if fd, _ := strconv.Atoi(fields[len(fields)-1]); fd > 2 && (strings.HasPrefix(target, "socket:") || strings.HasPrefix(target, "pipe:")) {
+				t.Fatalf("the child holds descriptor %d (%s) beyond its stdin, stdout and stderr:\n%s", fd, target, out)
+			}
+		}
+	}
 }

@@ -54,6 +54,10 @@ func Serve(sock int) int {
 	// them: every fork happens on this goroutine's thread, kept for life.
 	runtime.LockOSThread()
 	_ = becomeSubreaper()
+	// The socket came as an inherited descriptor (not close-on-exec): no
+	// child may hold it, or it could start, signal and end the others.
+	syscall.CloseOnExec(sock)
+	closeOnExecInherited(sock)
 	stop := make(chan os.Signal, 4)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	chld := make(chan os.Signal, 1)
@@ -140,7 +144,11 @@ func readRequests(sock int, requests chan<- request) {
 	buf := make([]byte, MaxMessage)
 	oob := make([]byte, syscall.CmsgSpace(64*4))
 	for {
-		n, oobn, _, _, err := syscall.Recvmsg(sock, buf, oob, 0)
+		// Close-on-exec from the moment they arrive: a child forked while
+		// another's descriptors wait here must not inherit them (it could
+		// read that server's stdin, secure arguments and all). ForkExec
+		// clears the flag on the ones it puts at 0, 1, 2...
+		n, oobn, _, _, err := syscall.Recvmsg(sock, buf, oob, syscall.MSG_CMSG_CLOEXEC)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -223,6 +231,21 @@ func spawn(r request) (int, error) {
 	}
 	return syscall.ForkExec(r.path, r.argv, &syscall.ProcAttr{Dir: r.dir, Env: r.env, Files: files,
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
+}
+
+// closeOnExecInherited marks close-on-exec every descriptor above stderr
+// the supervisor inherited besides sock (whatever its host's own parent
+// left open): none of them is a child's to hold.
+func closeOnExecInherited(sock int) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 && fd != sock {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 func closeAll(fds []int) {
