@@ -3,9 +3,10 @@ package host
 import "github.com/agenthost/agenthost/internal/childproc"
 
 // MaybeSupervise makes the program the child supervisor when it was started
-// as one (Options.ChildSupervisor re-executes the program for each stdio
-// server, plugin and hook): it then runs that child, ends its whole tree
-// when it exits or when the host dies, and exits with the child's status.
+// as one (Options.ChildSupervisor re-executes the program once per host, to
+// start every stdio server, plugin and hook on request, and once more for
+// each sandboxed child): it then starts and watches the children, ends each
+// child's whole tree when the child exits or when the host dies, and exits.
 // Otherwise it returns at once. Call it first thing in main.
 func MaybeSupervise() { childproc.MaybeSupervise() }
 
