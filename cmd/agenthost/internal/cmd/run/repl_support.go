@@ -144,7 +144,8 @@ func progressText(e host.Event) string {
 }
 
 // printJSONEvent prints an event in --output-format agenthost-json or
-// agenthost-stream-json.
+// agenthost-stream-json, one line, HTML characters as they are (as
+// printEvents prints them).
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
 	if format == formatAgentJSON && e.Type != host.EventSessionEnd {
 		return
@@ -156,10 +157,9 @@ func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
 			Result string `json:"result"`
 		}{e, e.Result}
 	}
-	data, err := json.Marshal(v)
-	if err == nil {
-		_, _ = w.Write(append(data, '\n'))
-	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 // slash runs a slash command.

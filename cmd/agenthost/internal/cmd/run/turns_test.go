@@ -119,6 +119,15 @@ func TestPrintJSONEvent(t *testing.T) {
 	if !strings.Contains(b.String(), `"text":"x"`) || strings.Contains(b.String(), `"result"`) {
 		t.Errorf("agenthost-stream-json: %q", b.String())
 	}
+	// Every JSON output carries the text as it is (docs/cli.md): <, > and
+	// & are not escaped, as run's printEvents does not escape them.
+	for _, format := range []outputFormat{formatAgentStreamJSON, formatAgentJSON} {
+		b.Reset()
+		printJSONEvent(&b, host.Event{Type: host.EventSessionEnd, Reason: host.EndDone, Result: "<b>a & b</b>"}, format)
+		if !strings.Contains(b.String(), `"result":"<b>a & b</b>"`) {
+			t.Errorf("%v: HTML characters escaped: %q", format, b.String())
+		}
+	}
 }
 
 func TestWarnAboutTools(t *testing.T) {
