@@ -28,6 +28,7 @@ type Spawner struct {
 	once  sync.Once
 	err   error
 	sock  int
+	max   int // the largest message sock sends (proctree.MaxMessage at most)
 	proc  *os.Process
 	gone  chan struct{} // closed when the supervisor's socket ended
 	mu    sync.Mutex
@@ -77,6 +78,7 @@ func (s *Spawner) start() error {
 			return
 		}
 		s.sock, s.child, s.gone = fds[0], map[string]*Spawned{}, make(chan struct{})
+		s.max = messageLimit(s.sock)
 		theirs := os.NewFile(uintptr(fds[1]), "supervisor")
 		started := make(chan error, 1)
 		go func() {
@@ -175,9 +177,10 @@ func (s *Spawner) Start(path string, argv, env []string, dir string, files []*os
 		fds[i] = int(f.Fd())
 	}
 	msg := strings.Join(fields, "\x00")
-	if len(msg) > proctree.MaxMessage {
+	if len(msg) > s.max {
 		s.forget(c)
-		return nil, errors.New("spawn: the command and environment are too large")
+		return nil, fmt.Errorf("%w: arguments %s, environment %s, at most %s together", ErrSpawnTooLarge,
+			messageSize(argv), messageSize(env), byteCount(s.max))
 	}
 	if err := syscall.Sendmsg(s.sock, []byte(msg), syscall.UnixRights(fds...), nil, 0); err != nil {
 		s.forget(c)
@@ -188,6 +191,37 @@ func (s *Spawner) Start(path string, argv, env []string, dir string, files []*os
 		return nil, fmt.Errorf("fork/exec %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// messageLimit is the largest message sock sends: proctree.MaxMessage,
+// its send buffer raised for it. A datagram must fit the send buffer (less
+// 32 bytes), whose default, net.core.wmem_default, is 212,992 bytes: a
+// request between that and MaxMessage failed with EMSGSIZE. Where
+// net.core.wmem_max keeps the buffer smaller, the limit is what it allows.
+func messageLimit(sock int) int {
+	_ = syscall.SetsockoptInt(sock, syscall.SOL_SOCKET, syscall.SO_SNDBUF, proctree.MaxMessage)
+	buf, err := syscall.GetsockoptInt(sock, syscall.SOL_SOCKET, syscall.SO_SNDBUF)
+	if err != nil || buf-32 >= proctree.MaxMessage {
+		return proctree.MaxMessage
+	}
+	return buf - 32
+}
+
+// messageSize is the bytes fields take in a spawn message, with their NULs.
+func messageSize(fields []string) string {
+	n := 0
+	for _, f := range fields {
+		n += len(f) + 1
+	}
+	return byteCount(n)
+}
+
+// byteCount is n for a person: bytes below 1 KiB, else KiB (rounded up).
+func byteCount(n int) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d KiB", (n+1<<10-1)>>10)
 }
 
 func (s *Spawner) forget(c *Spawned) {

@@ -3,6 +3,7 @@
 package childproc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,6 +73,43 @@ func TestSpawnerExitStatus(t *testing.T) {
 	}
 	if _, err := sp.Start("/no/such/program", []string{"x"}, nil, "/", nullFiles(t)); err == nil {
 		t.Fatal("a missing program started")
+	}
+}
+
+// TestSpawnerBigCommands: a command whose arguments and environment fit
+// proctree.MaxMessage starts, however small the socket's default send
+// buffer (212,992 bytes on Linux: the request of a 220 KiB environment
+// failed with EMSGSIZE); one that does not fit fails before anything is
+// sent with ErrSpawnTooLarge, the error naming the sizes and the limit.
+func TestSpawnerBigCommands(t *testing.T) {
+	sp := testSpawner(t)
+	env := func(kib int) []string {
+		var env []string
+		for i := range kib {
+			// 1 KiB each with its NUL on the socket.
+			env = append(env, fmt.Sprintf("V%d=%s", i, strings.Repeat("x", 1021-len(strconv.Itoa(i)))))
+		}
+		return env
+	}
+	c, err := sp.Start("/bin/sh", []string{"sh", "-c", "exit 3"}, env(220), "/", nullFiles(t))
+	if err != nil {
+		t.Fatalf("a 220 KiB environment: %v", err)
+	}
+	if got := c.Wait(); got != 3 {
+		t.Fatalf("status %d, want 3", got)
+	}
+	_, err = sp.Start("/bin/sh", []string{"sh", "-c", "exit 3"}, env(300), "/", nullFiles(t))
+	if !errors.Is(err, ErrSpawnTooLarge) {
+		t.Fatalf("a 300 KiB environment: %v, want ErrSpawnTooLarge", err)
+	}
+	if want := "the command's arguments and environment are too large for the supervisor: arguments 13 bytes, environment 300 KiB, at most 256 KiB together"; err.Error() != want {
+		t.Errorf("error %q\nwant %q", err, want)
+	}
+	if _, err = sp.Start("/bin/echo", env(300), nil, "/", nullFiles(t)); !errors.Is(err, ErrSpawnTooLarge) || !strings.Contains(err.Error(), ": arguments 300 KiB, environment 0 bytes,") {
+		t.Errorf("300 KiB of arguments: %v", err)
+	}
+	if got := spawnSh(t, sp, "exit 4").Wait(); got != 4 {
+		t.Fatalf("the child after a refused one: status %d, want 4", got)
 	}
 }
 

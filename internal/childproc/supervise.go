@@ -30,6 +30,12 @@ type Supervisor struct {
 // ended before it did (Spawned.Wait's status is then -1).
 var ErrSupervisorGone = errors.New("the supervisor ended")
 
+// ErrSpawnTooLarge is the error of a command the long-lived supervisor
+// cannot be asked to start: its arguments and environment together are
+// over one message on the supervisor's socket (proctree.MaxMessage). The
+// error wrapping it gives both sizes and the limit.
+var ErrSpawnTooLarge = errors.New("the command's arguments and environment are too large for the supervisor")
+
 // Spawner is the supervisor's long-lived process (Linux; nil elsewhere),
 // started at its first child: children it starts need no exec of their
 // own supervisor.
