@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -189,7 +190,8 @@ func TestStdioRPCRoutesInterleavedMessages(t *testing.T) {
 // Lines that are not JSON-RPC messages are reported, with why, and never
 // quoted; they do not disturb the answers around them. A JSON object that
 // is not in the shape of a message is dropped (as mcp-go drops it), and an
-// oversized line is skipped.
+// oversized line is skipped. Space around a line is no error (JSON allows
+// it): an answer after leading spaces and tabs is taken.
 func TestStdioRPCReportsBadLines(t *testing.T) {
 	const secret = "sk-do-not-echo"
 	f := newFakeChild(t, 64<<10)
@@ -202,9 +204,9 @@ func TestStdioRPCReportsBadLines(t *testing.T) {
 		"garbage "+secret,
 		`{"jsonrpc":"2.0","id":2,"result":`+nested(20000)+`}`,
 		`{"jsonrpc":"2.0","id":3,"result":"`+secret+strings.Repeat("x", 70000)+`"}`,
-		`[1,2]`,
+		"  [1,2]",
 		`{"jsonrpc":"2.0","id":true,"result":{}}`,
-		`{"jsonrpc":"2.0","id":4,"result":{"ok":1}}`,
+		" \t "+`{"jsonrpc":"2.0","id":4,"result":{"ok":1}}`+" \r",
 	)
 	if got := waitAnswer(t, one); string(got.Result) != `{}` {
 		t.Errorf("id 1 answered %+v", got)
@@ -268,8 +270,9 @@ func TestStdioRPCEnds(t *testing.T) {
 }
 
 // FuzzStdioRPCLines: no stream of lines makes the transport panic, a line
-// is reported at most once (an unterminated last one never), and whatever
-// it hands a waiting request is valid JSON.
+// is reported at most once (an unterminated last one never), whatever it
+// hands a waiting request is valid JSON, and JSON's whitespace before
+// every line changes nothing.
 func FuzzStdioRPCLines(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
@@ -277,13 +280,15 @@ func FuzzStdioRPCLines(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"roots/list","params":{"a":1}}`,
 		"x\n{}\n[]\nnull\n", `{"id":null}`, `{"id":{}}`, "\r\n{\"id\":1}\r\n",
+		"  \t{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", " x\n \t[1]\n",
 	} {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
+	// read is what r hands the request of id 1 and the failures it reports.
+	read := func(t *testing.T, in string, max int64) (string, []*wirecheck.ProtocolError) {
 		var failures []*wirecheck.ProtocolError
-		r := NewRPC(nopWriteCloser{io.Discard}, wirecheck.NewLineGuard(strings.NewReader(in), 512, func(e *wirecheck.ProtocolError) { failures = append(failures, e) }),
-			func(e *wirecheck.ProtocolError) { failures = append(failures, e) }, nil)
+		fail := func(e *wirecheck.ProtocolError) { failures = append(failures, e) }
+		r := NewRPC(nopWriteCloser{io.Discard}, wirecheck.NewLineGuard(strings.NewReader(in), max, fail), fail, nil)
 		answers := make(chan *transport.JSONRPCResponse, 1)
 		r.waiting[mcp.NewRequestId(int64(1)).String()] = answers
 		r.SetNotificationHandler(func(mcp.JSONRPCNotification) {})
@@ -293,7 +298,18 @@ func FuzzStdioRPCLines(f *testing.F) {
 			if a.Result != nil && !json.Valid(a.Result) {
 				t.Fatalf("handed on result %q", a.Result)
 			}
+			return fmt.Sprintf("%s %+v", a.Result, a.Error), failures
 		default:
+			return "", failures
+		}
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		answer, failures := read(t, in, 512)
+		// The limit grows by the two bytes each line gains (and so does
+		// its message).
+		spaced, spacedFailures := read(t, " \t"+strings.ReplaceAll(in, "\n", "\n \t"), 512+2)
+		if spaced != answer || strings.ReplaceAll(fmt.Sprint(spacedFailures), "514 bytes", "512 bytes") != fmt.Sprint(failures) {
+			t.Fatalf("leading whitespace: answer %q, failures %v; without it %q, %v", spaced, spacedFailures, answer, failures)
 		}
 		for _, e := range failures {
 			if !errors.Is(e, wirecheck.ErrProtocol) {

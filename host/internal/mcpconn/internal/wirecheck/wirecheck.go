@@ -66,11 +66,12 @@ func ByteSize(n int64) string {
 // MessageProblem says why one framed message (a stdio line, an SSE event's
 // data) cannot be a JSON-RPC message, or "" when it can. It looks only at
 // the shape a message needs: valid JSON (encoding/json's nesting limit
-// included) and an object. mcp-go drops such a message without a word, so
-// the request it answered would wait for its timeout.
+// included) and an object, JSON's whitespace allowed around it. mcp-go
+// drops such a message without a word, so the request it answered would
+// wait for its timeout.
 func MessageProblem(msg []byte) string {
 	if json.Valid(msg) {
-		if msg[0] != '{' {
+		if bytes.TrimLeft(msg, " \t\r\n")[0] != '{' {
 			return "not a JSON object"
 		}
 		return ""

@@ -19,6 +19,9 @@ func TestMessageProblem(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"result":{"a":` + nested(20000) + `}}`, "nested too deeply"},
 		{`[1,2]`, "not a JSON object"},
 		{`"text"`, "not a JSON object"},
+		// JSON's whitespace (space, tab, CR, LF) may surround a message.
+		{" \t\r\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + " \n", ""},
+		{" [1,2]", "not a JSON object"},
 	}
 	for _, tc := range tests {
 		if got := MessageProblem([]byte(tc.msg)); got != tc.want {
