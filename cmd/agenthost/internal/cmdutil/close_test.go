@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,25 @@ func TestPlural(t *testing.T) {
 	}{{0, "0 steps"}, {1, "1 step"}, {2, "2 steps"}} {
 		if got := Plural(tc.n, "step"); got != tc.want {
 			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestWriteJSONKeepsHTML(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(io.Writer, any) error
+		want  string
+	}{
+		{"indented", WriteJSON, "{\n  \"title\": \"<b> & </b>\"\n}\n"},
+		{"line", WriteJSONLine, "{\"title\":\"<b> & </b>\"}\n"},
+	} {
+		var b strings.Builder
+		if err := tc.write(&b, map[string]string{"title": "<b> & </b>"}); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, b.String(), tc.want)
 		}
 	}
 }

@@ -64,6 +64,15 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// WriteJSONLine writes v on one line, HTML characters as they are: the
+// sessions commands' --json shape (docs/cli.md: every JSON output carries
+// the text as it is).
+func WriteJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
 // Plural is "1 step", "2 steps".
 func Plural(n int, noun string) string {
 	if n == 1 {

@@ -4,7 +4,6 @@ package list
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -60,7 +59,7 @@ func listRun(opts *ListOptions) error {
 		if list == nil {
 			list = []durable.SessionInfo{}
 		}
-		return json.NewEncoder(out).Encode(list)
+		return cmdutil.WriteJSONLine(out, list)
 	}
 	for _, s := range list {
 		fmt.Fprintf(out, "%s  %s  %3d messages  %s  %s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Messages,

@@ -4,7 +4,6 @@ package show
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -63,7 +62,7 @@ func showRun(opts *ShowOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return json.NewEncoder(out).Encode(Report{info, msgs})
+		return cmdutil.WriteJSONLine(out, Report{info, msgs})
 	}
 	for _, m := range msgs {
 		line := m.Content
