@@ -570,9 +570,7 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 			continue
 		}
 		if format != formatText {
-			if e.Type != host.EventAssistantDelta || format == formatAgentStreamJSON {
-				printJSONEvent(w, e, format)
-			}
+			printJSONEvent(w, e, format)
 			continue
 		}
 		switch e.Type {

@@ -147,7 +147,9 @@ func progressText(e host.Event) string {
 // agenthost-stream-json, one line, HTML characters as they are (as
 // printEvents prints them).
 func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
-	if format == formatAgentJSON && e.Type != host.EventSessionEnd {
+	// Both agenthost formats leave the streamed pieces out (docs/events.md),
+	// as run's one-shot output does.
+	if e.Type == host.EventAssistantDelta || format == formatAgentJSON && e.Type != host.EventSessionEnd {
 		return
 	}
 	var v any = e

@@ -119,6 +119,15 @@ func TestPrintJSONEvent(t *testing.T) {
 	if !strings.Contains(b.String(), `"text":"x"`) || strings.Contains(b.String(), `"result"`) {
 		t.Errorf("agenthost-stream-json: %q", b.String())
 	}
+	// The streamed pieces are left out of both agenthost formats
+	// (docs/events.md), in the REPL as in a one-shot run.
+	for _, format := range []outputFormat{formatAgentStreamJSON, formatAgentJSON} {
+		b.Reset()
+		printJSONEvent(&b, host.Event{Type: host.EventAssistantDelta, Text: "piece"}, format)
+		if b.Len() != 0 {
+			t.Errorf("%v prints a delta: %q", format, b.String())
+		}
+	}
 	// Every JSON output carries the text as it is (docs/cli.md): <, > and
 	// & are not escaped, as run's printEvents does not escape them.
 	for _, format := range []outputFormat{formatAgentStreamJSON, formatAgentJSON} {
