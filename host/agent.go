@@ -205,7 +205,7 @@ func (t *turn) runToolCalls(ctx context.Context, view *llmview.View, calls []mod
 		}
 		// Durable: each call is a step, started in the calls' order (the
 		// order the checkpoints are matched in on a replay).
-		dc := &durableCall{key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), steps: t.cp, tainted: tainted != nil && tainted[i]}
+		dc := &durableCall{Key: durableturn.IdempotencyKey(t.cp.TurnID(), tc.ID), Steps: t.cp, Tainted: tainted != nil && tainted[i]}
 		wait := durableturn.Call(ctx, t.cp, func(ctx context.Context) turnpkg.Outcome { return run(ctx, dc) }, hosterr.MsgOperatorFailure.String())
 		b.Go(func() {
 			defer c.Done() // replayed (or not started): it announces nothing
@@ -234,7 +234,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
-	if dc != nil && dc.tainted {
+	if dc != nil && dc.Tainted {
 		// Replayed from the checkpoint, which holds the arguments masked:
 		// the model's own held a protected value, refused as at first.
 		return modelError(hosterr.MsgSecretInArgs.String())

@@ -62,41 +62,14 @@ var ErrUnfinishedTurn = durableturn.ErrUnfinishedTurn
 var ErrMaybeRan = durableturn.ErrMaybeRan
 
 // durableCall is a tool call's part in a durable turn: its idempotency
-// key and the turn's ledger of sends.
-type durableCall struct {
-	key   string
-	steps Steps
-	// tainted: replayed from a checkpoint whose arguments are masked
-	// because the model's held a protected value; refused.
-	tainted bool
-	// task is the MCP task an earlier run of the call created
-	// (TaskSteps): followed instead of sending the call again.
-	task string
-}
+// key and the turn's ledger of sends (durableturn.ToolCall).
+type durableCall = durableturn.ToolCall
 
 // detached reports a durable call's context ended because the engine
 // stops (the turn is left unfinished, to be resumed), not because its
 // caller went (an interrupted turn, recorded as finished).
 func detached(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), approvals.ErrDetached)
-}
-
-// recordTask keeps the task a durable call's server created (TaskSteps),
-// unless the id holds a protected value: nothing protected is stored.
-func (h *Host) recordTask(ctx context.Context, dc *durableCall, taskID string) {
-	ts, ok := dc.steps.(TaskSteps)
-	if !ok || taskID == dc.task {
-		return
-	}
-	if h.redactor.ContainsSecret(taskID) {
-		h.logger.Warn("a task id holds a protected value: not recorded, so a resumed turn cannot follow the task")
-		return
-	}
-	if err := ts.SentTask(ctx, dc.key, taskID); err != nil {
-		h.logger.Warn("the task of a durable call could not be recorded; a resumed turn cannot follow it", "err", err)
-		return
-	}
-	dc.task = taskID
 }
 
 // requestID is the approval request id a durable call asks under
@@ -330,17 +303,12 @@ type durableStage struct{ next stage }
 func (st durableStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if dc := c.info.durable; dc != nil {
 		failpoint.Hit(failpoint.DurableAfterDecision)
-		prior, err := dc.steps.Sent(ctx, dc.key)
-		var task string
-		var taskErr error
-		if ts, ok := dc.steps.(TaskSteps); ok && err == nil && prior > 0 {
-			task, taskErr = ts.TaskOf(ctx, dc.key)
-		}
+		prior, task, taskErr, err := dc.Ledger(ctx)
 		if err := c.s.resend(c, dc, prior, err, task, taskErr); err != nil {
 			return nil, err
 		}
 		failpoint.Hit(failpoint.DurableAfterLedger)
-		c.meta = durableturn.Meta(dc.key)
+		c.meta = durableturn.Meta(dc.Key)
 	}
 	return st.next.serve(ctx, c)
 }
@@ -365,7 +333,7 @@ func (s *Session) resend(c *call, dc *durableCall, prior int, sentErr error, tas
 		// The call created a task before the process stopped: the task
 		// runs on (or ran) on the server, follow it.
 		h.logger.Info("following the task a durable call created before the process stopped", "server", server, "tool", tool, "session", s.id)
-		dc.task = task
+		dc.Task = task
 		return nil
 	case durableturn.SendAgain:
 		h.logger.Info("re-sending a durable call whose result was lost (the tool is idempotent)", "server", server, "tool", tool, "session", s.id)

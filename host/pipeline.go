@@ -11,6 +11,7 @@ import (
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/approvals/hooks"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/host/internal/asks"
 	"github.com/agenthost/agenthost/host/internal/attempts"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
@@ -29,14 +30,13 @@ import (
 // way, down, and its outcome comes back up the same chain.
 //
 //	observe   the tool call's span (only with an Observer)
-//	subject   the session's subject for OAuth, authorization failures
-//	refuse    the one owner of refusals: warn, audit record, error
-//	lookup    the server, the arguments object, the offered tool
-//	args      the guard (secure names, repeated keys, protected values),
-//	          then the arguments against the tool's inputSchema
+//	refuse    the session's subject for OAuth, and the one owner of
+//	          refusals: warn, audit record, error; authorization failures
+//	lookup    the server, the arguments object, the offered tool; then
+//	          the arguments as given: the guard (secure names, repeated
+//	          keys, protected values), then the tool's inputSchema
 //	decide    the PreToolUse hooks' word, then the approval workflow's
-//	          decision
-//	resolve   the secure values, after the gate
+//	          decision, then (allowed) the secure values
 //	audit     the decision record before the send, the result record after
 //	durable   a durable turn's ledger of sends (only with Durability;
 //	          host/durable.go)
@@ -114,13 +114,10 @@ func newPipeline(h *Host) stage {
 		next = durableStage{next: next}
 	}
 	audit := &auditStage{next: next}
-	next = resolveStage{next: audit}
-	next = decideStage{obs: h.obs, next: next}
-	next = argsStage{next: next}
+	next = decideStage{obs: h.obs, next: audit}
 	lookup := lookupStage{next: next}
 	audit.redecide = lookup
 	next = refuseStage{next: lookup}
-	next = subjectStage{next: next}
 	if h.obs != nil {
 		next = observeStage{obs: h.obs, next: next}
 	}
@@ -162,29 +159,6 @@ func (st observeStage) serve(ctx context.Context, c *call) (*CallResult, error) 
 	return res, err
 }
 
-// subjectStage runs the call as the session's subject (the OAuth client
-// authorizes for it: the Authorizer reads it from the context) and gives a failed authorization its own Kind.
-type subjectStage struct{ next stage }
-
-func (st subjectStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	sctx := ctx
-	if auth := c.s.host.auth; auth != nil {
-		sctx = auth.WithSubject(ctx, c.s.subject)
-	}
-	res, err := st.next.serve(sctx, c)
-	if err != nil && hosterr.IsAuthorization(err) {
-		var e *Error
-		if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
-			a := *e
-			a.Kind = KindAuthorization
-			a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, hosterr.AuthorizationMessage(err))
-			a.ModelMessage = hosterr.MsgAuthorization.String()
-			return res, &a
-		}
-	}
-	return res, err
-}
-
 // refusal is a call refused before it was sent, as a stage answers it: the
 // refuse stage logs it, audits it and hands back err.
 type refusal struct {
@@ -203,34 +177,58 @@ type refusal struct {
 func (r *refusal) Error() string { return r.err.Error() }
 func (r *refusal) Unwrap() error { return r.err }
 
-// refuseStage is the one owner of refusals: a stage below that refuses a
-// call answers a *refusal, and this stage warns, writes the refusal's
-// audit record (not executed) and returns the refusal's error. A refusal
-// is audited before it goes back to the caller: the stages between the
-// refusing one and this hand an error up as it is.
+// refuseStage runs the call as the session's subject (the OAuth client
+// authorizes for it: the Authorizer reads it from the context) and is the
+// one owner of refusals: a stage below that refuses a call answers a
+// *refusal, and this stage warns, writes the refusal's audit record (not
+// executed) and returns the refusal's error. A refusal is audited before
+// it goes back to the caller: the stages between the refusing one and
+// this hand an error up as it is. A failed authorization gets its own
+// Kind (authorizationError).
 type refuseStage struct{ next stage }
 
 func (st refuseStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	res, err := st.next.serve(ctx, c)
-	r, ok := err.(*refusal)
-	if !ok {
-		return res, err
-	}
 	s, h := c.s, c.s.host
-	if r.warn != "" {
-		h.logger.Warn(r.warn, "server", c.server, "tool", c.ct.Tool.Name, "session", s.id)
+	if h.auth != nil {
+		ctx = h.auth.WithSubject(ctx, s.subject)
 	}
-	rec := r.rec
-	if rec == nil {
-		rec = s.denyRecord(c, r.outcome)
+	res, err := st.next.serve(ctx, c)
+	if r, ok := err.(*refusal); ok {
+		if r.warn != "" {
+			h.logger.Warn(r.warn, "server", c.server, "tool", c.ct.Tool.Name, "session", s.id)
+		}
+		rec := r.rec
+		if rec == nil {
+			rec = s.denyRecord(c, r.outcome)
+		}
+		if r.outcome != "" {
+			rec.Outcome, rec.Result = r.outcome, auditlog.ResultNotExecuted
+		}
+		if werr := h.record.Write(ctx, rec); werr != nil {
+			h.logger.Error("audit write failed", "err", werr)
+		}
+		res, err = nil, r.err
 	}
-	if r.outcome != "" {
-		rec.Outcome, rec.Result = r.outcome, auditlog.ResultNotExecuted
+	if err != nil && hosterr.IsAuthorization(err) {
+		return res, authorizationError(c, err)
 	}
-	if werr := h.record.Write(ctx, rec); werr != nil {
-		h.logger.Error("audit write failed", "err", werr)
+	return res, err
+}
+
+// authorizationError is the error of a call whose authorization failed
+// (hosterr.IsAuthorization), as its caller gets it: of Kind
+// KindAuthorization with the authorization's message, unless it already
+// is one or the call was denied.
+func authorizationError(c *call, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Kind != KindAuthorization && e.Kind != KindDenied {
+		a := *e
+		a.Kind = KindAuthorization
+		a.Message = fmt.Sprintf("%s/%s: %s", c.server, c.tool, hosterr.AuthorizationMessage(err))
+		a.ModelMessage = hosterr.MsgAuthorization.String()
+		return &a
 	}
-	return nil, r.err
+	return err
 }
 
 // denyRecord is the audit record of a call refused before the approval
@@ -249,7 +247,11 @@ func (s *Session) denyRecord(c *call, outcome rules.Outcome) *auditlog.Record {
 
 // lookupStage finds what the call is for: its server and its arguments
 // object (once), and the tool the server offers now (again each time the
-// call is decided again).
+// call is decided again); then it checks the arguments as given: the
+// guard first (no secure name, no repeated key, and from a model no
+// protected value), then the tool's inputSchema when the call asks for
+// it. The guard goes first so the validator's message (which quotes the
+// arguments) never echoes a secure name back to the model.
 type lookupStage struct{ next stage }
 
 func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
@@ -271,17 +273,6 @@ func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	}
 	c.ct = ct
 	c.decisions++
-	return st.next.serve(ctx, c)
-}
-
-// argsStage checks the arguments as given: the guard first (no secure
-// name, no repeated key, and from a model no protected value), then the
-// tool's inputSchema when the call asks for it. The guard goes first so
-// the validator's message (which quotes the arguments) never echoes a
-// secure name back to the model.
-type argsStage struct{ next stage }
-
-func (st argsStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if r := c.s.guard(c); r != nil {
 		return nil, r
 	}
@@ -293,9 +284,11 @@ func (st argsStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 
 // decideStage decides the call: the PreToolUse hooks' word first
 // (c.tighten: a hook can only tighten the decision), then the approval
-// workflow's, which reads it. A call the workflow allows goes on with its
-// decision record (to be written before the call is sent); one it denies
-// is refused with the record the workflow made.
+// workflow's, which reads it. A call the workflow denies is refused with
+// the record the workflow made. A call it allows has its secure values
+// resolved, coerced and validated (after the gate, never before: a
+// failure refuses it, binding_failed) and goes on with its decision
+// record (to be written before the call is sent).
 type decideStage struct {
 	obs  Observer // nil: none
 	next stage
@@ -324,10 +317,15 @@ func (st decideStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
 		return nil, err
 	}
+	secure, err := s.secure.Args(ctx, c.server, c.ct.Tool)
+	if err != nil {
+		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
+	}
+	c.secure = secure
 	return st.next.serve(ctx, c)
 }
 
-// secureValues is the resolve stage's seam (package secureargs): a
+// secureValues is the decide stage's seam (package secureargs): a
 // session's secure values of a tool, resolved by the binder after the gate
 // allowed the call and prepared once per definition (Args), and resolved
 // afresh for the one retry after the server rejected them (Renew). Clear
@@ -336,19 +334,6 @@ type secureValues interface {
 	Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
 	Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
 	Clear()
-}
-
-// resolveStage resolves, coerces and validates the secure values of a call
-// the gate allowed; a failure refuses it (binding_failed).
-type resolveStage struct{ next stage }
-
-func (st resolveStage) serve(ctx context.Context, c *call) (*CallResult, error) {
-	secure, err := c.s.secure.Args(ctx, c.server, c.ct.Tool)
-	if err != nil {
-		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
-	}
-	c.secure = secure
-	return st.next.serve(ctx, c)
 }
 
 // auditStage writes the call's decision record before the call is sent,
@@ -430,24 +415,21 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if dc := c.info.durable; dc != nil {
 		// The task an earlier send created is followed, not sent again;
 		// a task is left running when the process stops.
-		req.Task, req.KeepTask = dc.task, detached
+		req.Task, req.KeepTask = dc.Task, detached
 	}
 	if dc, emit := c.info.durable, c.info.emit; dc != nil || emit != nil {
 		req.OnTask = func(u mcpconn.TaskUpdate) {
 			if dc != nil {
-				c.s.host.recordTask(ctx, dc, u.TaskID)
+				dc.RecordTask(ctx, u.TaskID, c.s.host.redactor, c.s.host.logger)
 			}
 			if emit != nil {
 				emit(taskEvent(c.info, c.server, c.tool, u))
 			}
 		}
 	}
-	if c.conn.TasksOn() { // only a task asks questions: no closure per call otherwise
+	if c.conn.TasksOn() { // only a task asks questions: no method value per call otherwise
 		h := c.s.host
-		asker := taskq.Asker{Gate: c.s.gate, Redactor: h.redactor, Record: h.record, Refused: h.auditRefused, Emit: c.info.emit}
-		req.Decide = func(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
-			return asker.Decide(ctx, c.s.callCheck(c), c.ct.Tool.DefHash(), c.info.ask(c.server, c.ct.Tool.Name, ""), q)
-		}
+		req.Decide = taskq.Asker{Gate: c.s.gate, Redactor: h.redactor, Record: h.record, Refused: h.auditRefused, Emit: c.info.emit, Call: c}.Decide
 	}
 	var fwd *progress.Forwarder
 	if c.info.emit != nil {
@@ -490,6 +472,13 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		return nil, err
 	}
 	return &CallResult{Server: c.server, Tool: req.Tool.Name, Result: result, SecureParams: sent.Names()}, nil
+}
+
+// TaskCheck is what a question of the call's task is decided from
+// (taskq.Call): the call's own check, its definition's hash and the call
+// as its approval events name it.
+func (c *call) TaskCheck() (approvals.Check, string, asks.Call) {
+	return c.s.callCheck(c), c.ct.Tool.DefHash(), c.info.ask(c.server, c.ct.Tool.Name, "")
 }
 
 // retryOf is how an attempt that ended with err may be sent once more: as

@@ -129,7 +129,9 @@ func TestLookupStage(t *testing.T) {
 	}
 }
 
-func TestArgsStageGuard(t *testing.T) {
+// The lookup stage checks the arguments as given once it found the tool:
+// the guard first.
+func TestLookupStageGuard(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name      string
@@ -146,9 +148,9 @@ func TestArgsStageGuard(t *testing.T) {
 		{name: "a protected value from the operator", args: `{"query":"` + canary + `"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{fromModel: tc.fromModel})
+			c := &call{s: f.s, server: "db", tool: "execute_sql", args: json.RawMessage(tc.args), info: callInfo{fromModel: tc.fromModel}}
 			var hit bool
-			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (lookupStage{next: reached(&hit)}).serve(context.Background(), c)
 			if tc.kind == "" {
 				if err != nil || !hit {
 					t.Fatalf("err %v, reached %v", err, hit)
@@ -169,7 +171,8 @@ func TestArgsStageGuard(t *testing.T) {
 	}
 }
 
-func TestArgsStageSchema(t *testing.T) {
+// Then the tool's inputSchema, when the call asks for it.
+func TestLookupStageSchema(t *testing.T) {
 	f := newStageFixture(t, &recordSink{})
 	for _, tc := range []struct {
 		name  string
@@ -183,9 +186,9 @@ func TestArgsStageSchema(t *testing.T) {
 		{name: "not asked to check", args: `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := f.lookedUp(t, "execute_sql", tc.args, callInfo{checkSchema: tc.check})
+			c := &call{s: f.s, server: "db", tool: "execute_sql", args: json.RawMessage(tc.args), info: callInfo{checkSchema: tc.check}}
 			var hit bool
-			_, err := (argsStage{next: reached(&hit)}).serve(context.Background(), c)
+			_, err := (lookupStage{next: reached(&hit)}).serve(context.Background(), c)
 			if hit != (tc.kind == "") || (err == nil) != (tc.kind == "") || (err != nil && KindOf(err) != tc.kind) {
 				t.Fatalf("err %v (%s), reached %v; want kind %q", err, KindOf(err), hit, tc.kind)
 			}
@@ -251,6 +254,83 @@ func TestRefuseStage(t *testing.T) {
 			}
 			if tc.wantWarn != "" && !strings.Contains(f.logs.String(), tc.wantWarn) {
 				t.Errorf("not logged: %q in %s", tc.wantWarn, f.logs)
+			}
+		})
+	}
+}
+
+// subjectKey carries the subject subjectAuth put in a context.
+type subjectKey struct{}
+
+// subjectAuth is an Authorizer that only marks a context with its
+// subject.
+type subjectAuth struct{ Authorizer }
+
+func (subjectAuth) WithSubject(ctx context.Context, subject string) context.Context {
+	return context.WithValue(ctx, subjectKey{}, subject)
+}
+
+// subjectSink notes the subject of each write's context.
+type subjectSink struct{ got *[]any }
+
+func (s subjectSink) Write(ctx context.Context, _ *auditlog.Record) error {
+	*s.got = append(*s.got, ctx.Value(subjectKey{}))
+	return nil
+}
+func (subjectSink) Close() error { return nil }
+
+// The refuse stage runs the call as the session's subject, writes a
+// refusal's record under it, and gives a failed authorization its Kind
+// (not a denial, and not one that is already of that Kind).
+func TestRefuseStageRunsAsTheSubject(t *testing.T) {
+	failure := &hosterr.AuthorizationFailure{Message: "log in first", Subject: "alice", Err: errors.New("401")}
+	unavailable := hosterr.New(KindUnavailable, hosterr.MsgUnavailable, failure, "db/echo: 401")
+	denied := hosterr.New(KindDenied, hosterr.MsgUnavailable, failure, "db/echo: denied")
+	for _, tc := range []struct {
+		name    string
+		auth    bool
+		answer  error
+		kind    Kind // "": no error
+		records int
+	}{
+		{name: "a result", auth: true},
+		{name: "no Authorizer", answer: &refusal{outcome: rules.OutcomeInjectionBlocked, err: errors.New("no")}, kind: KindInternal, records: 1},
+		{name: "an authorization failure", auth: true, answer: unavailable, kind: KindAuthorization},
+		{name: "a refused authorization failure", auth: true, answer: &refusal{outcome: rules.OutcomeBindingFailed, err: unavailable}, kind: KindAuthorization, records: 1},
+		{name: "a denial stays one", auth: true, answer: denied, kind: KindDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []any
+			f := newStageFixture(t, subjectSink{&got})
+			if tc.auth {
+				f.h.auth = subjectAuth{}
+			}
+			f.s.subject = "alice"
+			c := f.lookedUp(t, "echo", `{}`, callInfo{id: "call-1"})
+			var seen any
+			next := stageFunc(func(ctx context.Context, _ *call) (*CallResult, error) {
+				seen = ctx.Value(subjectKey{})
+				if tc.answer == nil {
+					return &CallResult{}, nil
+				}
+				return nil, tc.answer
+			})
+			_, err := (refuseStage{next: next}).serve(context.Background(), c)
+			want := any(nil)
+			if tc.auth {
+				want = "alice"
+			}
+			if seen != want || (tc.kind == "") != (err == nil) || (err != nil && KindOf(err) != tc.kind) {
+				t.Fatalf("next ran as %v, err %v (%s); want %v, kind %q", seen, err, KindOf(err), want, tc.kind)
+			}
+			if len(got) != tc.records || (tc.records > 0 && got[0] != want) {
+				t.Fatalf("records written as %v, want %d as %v", got, tc.records, want)
+			}
+			if tc.kind == KindAuthorization {
+				var e *Error
+				if !errors.As(err, &e) || e.Message != "db/echo: log in first" || e.ModelMessage != hosterr.MsgAuthorization.String() {
+					t.Errorf("error %+v", e)
+				}
 			}
 		})
 	}
@@ -412,13 +492,13 @@ func TestResend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.lookedUp(t, tc.tool, `{}`, callInfo{})
-			dc := &durableCall{key: "turn/call"}
+			dc := &durableCall{Key: "turn/call"}
 			err := f.s.resend(c, dc, tc.prior, tc.sentErr, tc.task, tc.taskErr)
 			if (tc.is == nil) != (err == nil) || (tc.is != nil && !errors.Is(err, tc.is)) {
 				t.Fatalf("err %v, want %v", err, tc.is)
 			}
-			if c.resultKind != tc.kind || dc.task != tc.task {
-				t.Errorf("resultKind %q task %q; want %q %q", c.resultKind, dc.task, tc.kind, tc.task)
+			if c.resultKind != tc.kind || dc.Task != tc.task {
+				t.Errorf("resultKind %q task %q; want %q %q", c.resultKind, dc.Task, tc.kind, tc.task)
 			}
 		})
 	}
@@ -631,15 +711,15 @@ func stageNames(first stage) []string {
 	return names
 }
 
-// The pipeline's order is the security model's: the argument checks (the
-// guard before the schema, whose message quotes the arguments, as
-// TestArgsStageGuardsBeforeTheSchema pins) before anything else, the hooks before the gate
-// (they can only tighten it), secure values resolved only after the gate
-// allowed the call, the decision audited before anything is sent, the
-// result redacted before the PostToolUse hooks and the result record see
-// it.
+// The pipeline's order is the security model's: the argument checks (in
+// the lookup stage, the guard before the schema, whose message quotes the
+// arguments) before anything else, the hooks before the gate (they can
+// only tighten it), secure values resolved only after the gate allowed the
+// call (both in the decide stage), the decision audited before anything is
+// sent, the result redacted before the PostToolUse hooks and the result
+// record see it.
 func TestPipelineOrder(t *testing.T) {
-	core := []string{"subject", "refuse", "lookup", "args", "decide", "resolve", "audit"}
+	core := []string{"refuse", "lookup", "decide", "audit"}
 	for _, tc := range []struct {
 		name string
 		h    *Host

@@ -105,7 +105,7 @@ func (s *Session) gateCheck(c *call) (approvals.Check, error) {
 	server, ct, args, info := c.server, c.ct, c.args, c.info
 	check := s.callCheck(c)
 	if dc := info.durable; dc != nil {
-		check.RequestID = requestID(dc.key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
+		check.RequestID = requestID(dc.Key, string(args), pinstate.Definition(ct).Hash(), h.policy.Revision())
 	}
 	if t := c.tighten; t != nil {
 		check.Call.Tighten, check.Call.TightenBy, check.Call.TightenMessage = t.action, t.by, t.message

@@ -4,8 +4,9 @@
 // encoding (the model step's answer, a tool call's outcome), the turn id's
 // form, the send ledger's idempotency key and the key in params._meta
 // that carries it, the approval request id of a durable call, the rule
-// deciding whether a call recorded as sent goes again, and the registry
-// of this process's turns that have a caller. Package host runs durable
+// deciding whether a call recorded as sent goes again, a tool call's part
+// in a durable turn (ToolCall: its ledger read, its task recorded), and
+// the registry of this process's turns that have a caller. Package host runs durable
 // turns with it; it never imports host.
 package durableturn
 

@@ -45,20 +45,34 @@ type Asker struct {
 	Refused func(server, tool string, err error) error
 	// Emit tells the turn (nil outside a turn).
 	Emit func(event.Event)
+	// Call is the call whose task asks.
+	Call Call
+}
+
+// Call is the call whose task asks a question, read when the question
+// comes.
+type Call interface {
+	// TaskCheck is the call's own check (the approval workflow's check of
+	// the call, as the gate decided it), the hash of the definition the
+	// call runs under, and the call as its approval events name it
+	// (TaskID "").
+	TaskCheck() (check approvals.Check, defHash string, ask asks.Call)
 }
 
 // Decide answers q through the call's approval workflow: the gate asks
 // its approvers (the terminal, serve's approvals API, a store-backed wait)
-// about the call, check (the call's own check, its definition hash defHash),
-// with the server's question as the request's message, as a PreToolUse
+// about the call (a.Call's check and definition hash), with the server's
+// question as the request's message, as a PreToolUse
 // hook's ask would (at least one approver, never a session grant; a rule
 // that now denies the call declines the question unasked). The decision
 // is audited (a decision record of the call whose rules end with Rule)
 // before the answer goes to the server, and the turn is told with
-// approval_requested and approval events that carry the task's id (ask
-// names the call). A refusal the gate remembers is remembered for the
-// same question of the same call, not for the call itself.
-func (a Asker) Decide(ctx context.Context, check approvals.Check, defHash string, ask asks.Call, q mcpconn.TaskQuestion) (bool, error) {
+// approval_requested and approval events that carry the task's id. A
+// refusal the gate remembers is remembered for the same question of the
+// same call, not for the call itself. Decide is an mcpconn.CallRequest's
+// Decide as a method value.
+func (a Asker) Decide(ctx context.Context, q mcpconn.TaskQuestion) (bool, error) {
+	check, defHash, ask := a.Call.TaskCheck()
 	server, tool := ask.Server, ask.Tool
 	question := fmt.Sprintf("%s/%s asks, in its task: %s", server, tool, a.Redactor.Redact(q.Message))
 	check.ToolDefHash = Key(defHash, q.Message)
