@@ -273,13 +273,14 @@ func (w *wholeRun) contenders() []wholeRunContender {
 // with go-openai and mcp-go alone) and, when their binaries are given,
 // kit (KitEnv) and an agenthost of another commit (BaselineEnv). Each
 // iteration runs every contender once, in an order that rotates, plus
-// `agenthost tools` with one fast server and with ten; every process is
-// run under treerusage, which counts the whole tree.
+// `agenthost version` and `agenthost tools` with one fast server and with
+// ten; every process is run under treerusage, which counts the whole tree.
 //
 // Reported, each the median over the iterations: NAME-wall-ms,
 // NAME-cpu-ms (every process of the tree), NAME-peak-MiB (the largest
 // process), host/floor-wall and host/floor-cpu (the ratios of the
-// medians; host/baseline-* too with a baseline); tools-wall-ms, tools-cpu-ms and tools-peak-MiB for one
+// medians; host/baseline-* too with a baseline); version-peak-MiB;
+// tools-wall-ms, tools-cpu-ms and tools-peak-MiB for one
 // server; per-server-cpu-ms (ten servers less one, over nine) and
 // per-server-host-cpu-ms, the agenthost process's own part of it (its
 // servers and its supervisor are not its waited children).
@@ -296,6 +297,10 @@ func BenchmarkWholeRun(b *testing.B) {
 		steps = append(steps, step{c.name, func() (treeCost, error) { return w.oneShot(c) }})
 	}
 	steps = append(steps,
+		step{"version", func() (treeCost, error) {
+			cost, _, err := w.measure(nil, w.agenthost, "version")
+			return cost, err
+		}},
 		step{"tools", func() (treeCost, error) { return w.toolsRun(w.config, 1) }},
 		step{"tools10", func() (treeCost, error) { return w.toolsRun(w.config10, startupServers) }})
 	i := 0
@@ -332,6 +337,7 @@ func BenchmarkWholeRun(b *testing.B) {
 		b.ReportMetric(med("host", wall)/med("baseline", wall), "host/baseline-wall")
 		b.ReportMetric(med("host", cpu)/med("baseline", cpu), "host/baseline-cpu")
 	}
+	b.ReportMetric(med("version", peak), "version-peak-MiB")
 	b.ReportMetric(med("tools", wall), "tools-wall-ms")
 	b.ReportMetric(med("tools", cpu), "tools-cpu-ms")
 	b.ReportMetric(med("tools", peak), "tools-peak-MiB")

@@ -214,7 +214,7 @@ var groups = []group{
 		"BenchmarkCredentialResolve/concurrent_misses"}},
 	{name: "startup", separate: true, paired: true, benchtime: "1x", benches: []string{
 		"BenchmarkStartup/servers=1", "BenchmarkStartup/servers=10"}},
-	{name: "whole-run", benchtime: "10x", benches: []string{"BenchmarkWholeRun"}},
+	{name: "whole-run", separate: true, benchtime: "10x", benches: []string{"BenchmarkWholeRun", "BenchmarkVersionInit"}},
 	{name: "sandbox", benchtime: "200x", benches: []string{
 		"BenchmarkSandboxSetup/network=none", "BenchmarkSandboxSetup/loopback+limits"}},
 	{name: "audit", benchtime: "1s", benches: []string{

@@ -9,6 +9,7 @@ import (
 const (
 	wholeRunRatio     = 1.0 // host ÷ floor, wall and CPU
 	wholeRunPeakMiB   = 25.0
+	versionPeakMiB    = 15.0
 	toolsOneServerMs  = 30.0
 	perServerCPUMs    = 15.0
 	wholeRunBenchmark = "BenchmarkWholeRun"
@@ -17,8 +18,9 @@ const (
 // wholeRunRows are the figures of BenchmarkWholeRun: the 3-step one-shot
 // run against its floor (which stands in for commit fb71548, where issue
 // #26 measured it) and, when their binaries were given, kit and a baseline
-// agenthost; its peak RSS; `agenthost tools` with one fast server; the CPU
-// of each additional stdio server.
+// agenthost; its peak RSS; `agenthost version`'s peak RSS with the package
+// inits BenchmarkVersionInit counts; `agenthost tools` with one fast
+// server; the CPU of each additional stdio server.
 func wholeRunRows(r results) []row {
 	m := func(unit string) (float64, bool) { return r.median(wholeRunBenchmark, unit) }
 	ms := func(v float64) string { return duration(v * 1e6) }
@@ -87,5 +89,15 @@ func wholeRunRows(r results) []row {
 			per.detail = fmt.Sprintf("of it the agenthost process's own %s; the rest the server and the supervisor", ms(h))
 		}
 	}
-	return []row{run, peak, tools, per}
+	version := row{figure: "`agenthost version` peak RSS", target: fmt.Sprintf("≤ %.0f MiB", versionPeakMiB), status: noData}
+	if v, ok := m("version-peak-MiB"); ok {
+		version.measured = fmt.Sprintf("%.1f MiB", v)
+		version.status = status(v <= versionPeakMiB)
+		if n, ok := r.median("BenchmarkVersionInit", "inits"); ok {
+			by, _ := r.median("BenchmarkVersionInit", "init-B")
+			al, _ := r.median("BenchmarkVersionInit", "init-allocs")
+			version.detail = fmt.Sprintf("%.0f package inits, %s and %.0f allocations at init (GODEBUG=inittrace=1)", n, bytesSize(by), al)
+		}
+	}
+	return []row{run, peak, version, tools, per}
 }
