@@ -177,6 +177,9 @@ type Inferrer struct {
 // extra verbs can never lower a built-in classification.
 func NewInferrer(extraVerbs map[string][]string) (*Inferrer, error) {
 	builtin := builtinVerbs()
+	if len(extraVerbs) == 0 {
+		return &Inferrer{verbs: builtin}, nil // only read: shared by every inferrer
+	}
 	verbs := make(map[string]verbInfo, len(builtin)+len(extraVerbs))
 	for k, v := range builtin {
 		verbs[k] = v
