@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/agenthost/agenthost/config/internal/document"
 	"github.com/agenthost/agenthost/config/internal/problem"
-	"github.com/spf13/viper"
 )
 
 // EnvPrefix starts the name of every environment override.
@@ -87,23 +87,19 @@ func sortedMapKeys(m reflect.Value) []string {
 	return problem.SortedKeys(keys)
 }
 
-// newEnvReader returns a viper instance that only reads AGENTHOST_*
-// variables; asking it for "llm.baseurl" reads AGENTHOST_LLM_BASEURL.
-func newEnvReader() *viper.Viper {
-	v := viper.New()
-	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	return v
+// envOverride is the value of the setting's AGENTHOST_* variable (EnvName
+// of its parts), and whether it is set; an empty variable counts as unset.
+func envOverride(parts []string, lookup func(string) (string, bool)) (string, bool) {
+	v, ok := lookup(EnvName(parts...))
+	return v, ok && v != ""
 }
 
 // applyEnvOverrides sets every scalar setting whose AGENTHOST_* variable is
 // set and returns the keys it set, which are then not ${VAR}-expanded.
 func applyEnvOverrides(cfg *Config, p *problem.List) map[string]bool {
-	env := newEnvReader()
 	overridden := make(map[string]bool)
 	for _, s := range scalarSettings(reflect.ValueOf(cfg).Elem(), "", nil, nil) {
-		raw, ok := env.Get(strings.Join(envParts(s.parts), ".")).(string)
+		raw, ok := envOverride(s.parts, os.LookupEnv)
 		if !ok {
 			continue
 		}

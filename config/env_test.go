@@ -168,3 +168,25 @@ func TestEnvOverrideErrorsNameKeyAndVariable(t *testing.T) {
 	_, err = Load(path)
 	requireLines(t, err, path+": session.trustLevel: must be between 1 and 5")
 }
+
+// TestEnvOverrideReadsTheSettingsOwnVariable: a setting's override is the
+// variable EnvName names (a server name's dots and dashes as
+// underscores), and an empty variable is no override.
+func TestEnvOverrideReadsTheSettingsOwnVariable(t *testing.T) {
+	env := map[string]string{"AGENTHOST_MCPSERVERS_MY_SERVER_V2_URL": "http://127.0.0.1:9/mcp", "AGENTHOST_LLM_MODEL": ""}
+	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+	for _, tc := range []struct {
+		parts  []string
+		want   string
+		wantOK bool
+	}{
+		{[]string{"mcpServers", "my-server.v2", "url"}, "http://127.0.0.1:9/mcp", true},
+		{[]string{"llm", "model"}, "", false},
+		{[]string{"llm", "apiKey"}, "", false},
+	} {
+		got, ok := envOverride(tc.parts, lookup)
+		if got != tc.want || ok != tc.wantOK {
+			t.Errorf("envOverride(%q) = %q, %v; want %q, %v", tc.parts, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -206,7 +205,18 @@ func validateGlob(p *problem.List, key, pattern string) {
 	}
 }
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+// isSHA256Hex says whether s is 64 hexadecimal digits (either case).
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 func validateSource(p *problem.List, key, name string, src *Source) {
 	if name == "" {
@@ -222,7 +232,7 @@ func validateSource(p *problem.List, key, name string, src *Source) {
 	switch {
 	case src.SHA256 == "":
 		p.Add(problem.Key(key, "sha256"), "is required (SHA-256 of the plugin binary, 64 hex digits)")
-	case !sha256Hex.MatchString(src.SHA256):
+	case !isSHA256Hex(src.SHA256):
 		p.Add(problem.Key(key, "sha256"), "must be 64 hex digits")
 	}
 	if src.StartTimeout < 0 {
@@ -413,7 +423,7 @@ func validateOAuth(p *problem.List, key string, srv *Server, hasCommand bool) {
 	if (len(o.AssertionArgs) > 0 || o.AssertionSHA256 != "") && o.AssertionCommand == "" {
 		p.Add(problem.Key(key, "assertionCommand"), "is required with assertionArgs or assertionSha256")
 	}
-	if o.AssertionSHA256 != "" && !sha256Hex.MatchString(o.AssertionSHA256) {
+	if o.AssertionSHA256 != "" && !isSHA256Hex(o.AssertionSHA256) {
 		p.Add(problem.Key(key, "assertionSha256"), "must be 64 hex digits")
 	}
 	switch o.DPoP {

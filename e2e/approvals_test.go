@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/host/modeltest"
 )

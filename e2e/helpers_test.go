@@ -22,7 +22,7 @@ import (
 
 	"github.com/agenthost/agenthost/internal/syncbuf"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Built once by TestMain.

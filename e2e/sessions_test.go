@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/host/modeltest"
 )

@@ -143,8 +143,19 @@ const (
 	EventPermissionRequest = "PermissionRequest"
 )
 
-// simpleMatcher is a matcher Claude Code reads as a list of exact names.
-var simpleMatcher = regexp.MustCompile(`^[A-Za-z0-9_|-]+$`)
+// simpleMatcher says whether m is a matcher Claude Code reads as a list of
+// exact names: one or more of A-Z, a-z, 0-9, '_', '|' and '-'.
+func simpleMatcher(m string) bool {
+	if m == "" {
+		return false
+	}
+	for i := range len(m) {
+		if c := m[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '|' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // matcher selects tools by their Claude Code name.
 type matcher struct {
@@ -157,7 +168,7 @@ func compileMatcher(m string) (matcher, error) {
 	switch {
 	case m == "" || m == "*":
 		return matcher{all: true}, nil
-	case simpleMatcher.MatchString(m):
+	case simpleMatcher(m):
 		return matcher{exact: strings.Split(m, "|")}, nil
 	}
 	re, err := regexp.Compile(m)

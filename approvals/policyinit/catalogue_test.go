@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/approvals/internal/approvaltest"
 	"github.com/agenthost/agenthost/approvals/internal/risktest"

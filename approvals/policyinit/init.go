@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 	"github.com/agenthost/agenthost/approvals/risk"

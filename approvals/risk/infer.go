@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 )
@@ -65,8 +66,10 @@ func (v verbInfo) riskier(than verbInfo) bool {
 // builtinVerbs extends the SEP-2793 reference table. destroy, drop, purge,
 // truncate and wipe mean destroy/critical here (the SEP maps destroy and drop
 // to delete/high): they remove whole tables, caches or volumes rather than
-// one item, which is what the SEP's own "destroy" category describes.
-var builtinVerbs = func() map[string]verbInfo {
+// one item, which is what the SEP's own "destroy" category describes. The
+// table is built at its first use (NewInferrer), not when the program
+// starts: most runs never infer.
+var builtinVerbs = sync.OnceValue(func() map[string]verbInfo {
 	m := map[string]verbInfo{}
 	add := func(v verbInfo, words ...string) {
 		for _, w := range words {
@@ -111,7 +114,7 @@ var builtinVerbs = func() map[string]verbInfo {
 	add(verbInfo{category: CategoryDestroy, risk: RiskCritical, sideEffects: []string{"state_loss"}},
 		"destroy", "drop", "purge", "truncate", "wipe", "nuke", "obliterate", "shred", "annihilate")
 	return m
-}()
+})
 
 // riskyFlags are parameter names (see normalizeKey) that widen what a call
 // does. Single letters such as "f" or "r" are left out: as JSON property
@@ -173,8 +176,12 @@ type Inferrer struct {
 // critical); where one is already known, the riskier reading is kept, so
 // extra verbs can never lower a built-in classification.
 func NewInferrer(extraVerbs map[string][]string) (*Inferrer, error) {
-	verbs := make(map[string]verbInfo, len(builtinVerbs)+len(extraVerbs))
-	for k, v := range builtinVerbs {
+	builtin := builtinVerbs()
+	if len(extraVerbs) == 0 {
+		return &Inferrer{verbs: builtin}, nil // only read: shared by every inferrer
+	}
+	verbs := make(map[string]verbInfo, len(builtin)+len(extraVerbs))
+	for k, v := range builtin {
 		verbs[k] = v
 	}
 	cats := make([]string, 0, len(extraVerbs))

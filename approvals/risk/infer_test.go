@@ -180,3 +180,27 @@ func TestNewInferrerRejectsBadVerbs(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraVerbsStayWithTheirInferrer: inferrers without extra verbs share
+// the built-in table, so one built with extra verbs must not change it.
+func TestExtraVerbsStayWithTheirInferrer(t *testing.T) {
+	plain, err := NewInferrer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewInferrer(map[string][]string{"destroy": {"yeet", "sync"}}); err != nil {
+		t.Fatal(err)
+	}
+	later, err := NewInferrer(map[string][]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []*Inferrer{plain, later} {
+		if inf := in.Infer(ToolInfo{Name: "yeet_bucket"}); inf.OK {
+			t.Errorf("yeet_bucket inferred as %s without the extra verb", inf.Category)
+		}
+		if inf := in.Infer(ToolInfo{Name: "sync_repo"}); inf.Category != CategoryMutate {
+			t.Errorf("sync_repo = %s, want the built-in mutate", inf.Category)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/root"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/startgc"
 	"github.com/agenthost/agenthost/internal/childproc"
 
 	// Started as the supervisor of a stdio server, plugin or hook (see
@@ -17,6 +18,7 @@ import (
 )
 
 func main() {
+	startgc.Restore()
 	// Started as the supervisor of a stdio server, plugin or hook (see
 	// host.Options.ChildSupervisor): that is all this process does.
 	childproc.MaybeSupervise()

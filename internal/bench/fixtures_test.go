@@ -31,9 +31,10 @@ import (
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
-// BinDirEnv names a directory holding prebuilt agenthost, agenthost-testserver and
-// agenthost-cred-file executables (benchtable builds them once for all of
-// its runs). Without it the executables are built on first use.
+// BinDirEnv names a directory holding prebuilt agenthost, agenthost-testserver,
+// agenthost-cred-file, treerusage and wholerunfloor executables (benchtable
+// builds them once for all of its runs). Without it the executables are
+// built on first use.
 const BinDirEnv = "AGENTHOST_BENCH_BIN"
 
 func TestMain(m *testing.M) {
@@ -52,6 +53,8 @@ var executables = map[string]string{
 	"agenthost":            "github.com/agenthost/agenthost/cmd/agenthost",
 	"agenthost-testserver": "github.com/agenthost/agenthost/cmd/agenthost-testserver",
 	"agenthost-cred-file":  "github.com/agenthost/agenthost/plugins/cmd/agenthost-cred-file",
+	"treerusage":           "github.com/agenthost/agenthost/internal/bench/cmd/treerusage",
+	"wholerunfloor":        "github.com/agenthost/agenthost/internal/bench/cmd/wholerunfloor",
 }
 
 var built struct {

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The formats of a configuration document.

@@ -15,7 +15,7 @@ import (
 	"slices"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/config/internal/document"

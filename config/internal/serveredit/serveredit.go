@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agenthost/agenthost/config/internal/document"
 	"github.com/agenthost/agenthost/config/internal/problem"

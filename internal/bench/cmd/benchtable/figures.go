@@ -209,6 +209,7 @@ func evaluate(r results, checks map[string]error) []row {
 		start.detail = fmt.Sprintf("10 servers %s, one server %s", duration(ten), duration(one))
 	}
 	rows = append(rows, start)
+	rows = append(rows, wholeRunRows(r)...)
 
 	sandbox := row{figure: "sandbox setup per stdio server start (Landlock + seccomp + rlimits)", target: "p50 ≤ 2 ms", status: noData}
 	if v, ok := r.median("BenchmarkSandboxSetup/network=none", "p50-µs"); ok {

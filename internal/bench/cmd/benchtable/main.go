@@ -46,6 +46,8 @@ var executables = []string{
 	modulePath + "/cmd/agenthost",
 	modulePath + "/cmd/agenthost-testserver",
 	modulePath + "/plugins/cmd/agenthost-cred-file",
+	modulePath + "/internal/bench/cmd/treerusage",
+	modulePath + "/internal/bench/cmd/wholerunfloor",
 }
 
 func main() {
@@ -65,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 7, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, serve-durable, restart)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, whole-run, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, serve-durable, restart)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -212,6 +214,7 @@ var groups = []group{
 		"BenchmarkCredentialResolve/concurrent_misses"}},
 	{name: "startup", separate: true, paired: true, benchtime: "1x", benches: []string{
 		"BenchmarkStartup/servers=1", "BenchmarkStartup/servers=10"}},
+	{name: "whole-run", separate: true, benchtime: "10x", benches: []string{"BenchmarkWholeRun", "BenchmarkVersionInit"}},
 	{name: "sandbox", benchtime: "200x", benches: []string{
 		"BenchmarkSandboxSetup/network=none", "BenchmarkSandboxSetup/loopback+limits"}},
 	{name: "audit", benchtime: "1s", benches: []string{

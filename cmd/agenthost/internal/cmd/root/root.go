@@ -137,7 +137,10 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		SilenceErrors: true,
 		Version:       host.Version, // enables --version; the template prints versionLine
 	}
-	root.SetVersionTemplate(version.Line() + "\n")
+	// The line is made when --version prints it: reading the build's
+	// module list is not every command's cost.
+	cobra.AddTemplateFunc("versionLine", version.Line)
+	root.SetVersionTemplate("{{versionLine}}\n")
 	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
 	root.PersistentFlags().StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
