@@ -194,11 +194,11 @@ func (g group) roundsFor(flagRounds int) int {
 
 var groups = []group{
 	{name: "call-inprocess", separate: true, paired: true, benchtime: "3s", benches: []string{
-		"BenchmarkCallInProcess/interleaved", "BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain", "BenchmarkCallInProcess/bare_plain"}},
+		"BenchmarkCallInProcess/interleaved", "BenchmarkCallInProcess/interleaved_floor", "BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain", "BenchmarkCallInProcess/bare_plain"}},
 	{name: "call-stdio", separate: true, paired: true, benchtime: "3s", benches: []string{
-		"BenchmarkCallStdio/interleaved", "BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain", "BenchmarkCallStdio/bare_plain"}},
+		"BenchmarkCallStdio/interleaved", "BenchmarkCallStdio/interleaved_floor", "BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain", "BenchmarkCallStdio/bare_plain"}},
 	{name: "call-http", separate: true, paired: true, benchtime: "2s", benches: []string{
-		"BenchmarkCallHTTP/interleaved", "BenchmarkCallHTTP/bare", "BenchmarkCallHTTP/host", "BenchmarkCallHTTP/host_plain", "BenchmarkCallHTTP/bare_plain"}},
+		"BenchmarkCallHTTP/interleaved", "BenchmarkCallHTTP/interleaved_floor", "BenchmarkCallHTTP/bare", "BenchmarkCallHTTP/host", "BenchmarkCallHTTP/host_plain", "BenchmarkCallHTTP/bare_plain"}},
 	{name: "catalog", benchtime: "500ms", benches: []string{
 		"BenchmarkCatalog/build_cold", "BenchmarkCatalog/rebuild", "BenchmarkCatalog/bare_list_all", "BenchmarkCatalog/view_cold",
 		"BenchmarkCatalog/view_after_refresh_one", "BenchmarkCatalog/refresh_one_and_view",
@@ -215,7 +215,8 @@ var groups = []group{
 	{name: "sandbox", benchtime: "200x", benches: []string{
 		"BenchmarkSandboxSetup/network=none", "BenchmarkSandboxSetup/loopback+limits"}},
 	{name: "audit", benchtime: "1s", benches: []string{
-		"BenchmarkAuditThroughput/file_sink", "BenchmarkAuditThroughput/fsync_each"}},
+		"BenchmarkAuditThroughput/file_sink", "BenchmarkAuditThroughput/fsync_each",
+		"BenchmarkAuditCall/file_sink", "BenchmarkAuditCall/floor_write"}},
 	{name: "policy", benchtime: "1s", benches: []string{
 		"BenchmarkPolicyExpr/sql_select", "BenchmarkPolicyExpr/url_host", "BenchmarkPolicyExpr/no_expr"}},
 	{name: "approvals-store", benchtime: "2s", benches: []string{
