@@ -1,6 +1,8 @@
 // Package argschema owns the check of a call's arguments against its
 // tool's inputSchema: the compiled schema kept with the definition, the
-// work bound, and a refusal text that quotes no value of the schema.
+// work bound, a refusal text that quotes no value of the schema, and the
+// fast path that accepts arguments matching a simple schema without the
+// validator (fast.go).
 package argschema
 
 import (
