@@ -241,3 +241,16 @@ func TestCatalogTargetIsRelativeToTheFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsRunOneTopLevelBenchmark: a group's benchmarks are run by one
+// -test.bench pattern, which names a single top-level benchmark.
+func TestGroupsRunOneTopLevelBenchmark(t *testing.T) {
+	for _, g := range groups {
+		top, _, _ := strings.Cut(g.benches[0], "/")
+		for _, b := range g.benches {
+			if t2, _, _ := strings.Cut(b, "/"); t2 != top {
+				t.Errorf("group %s runs %s and %s: one top-level benchmark a group", g.name, top, t2)
+			}
+		}
+	}
+}
