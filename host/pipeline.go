@@ -484,8 +484,11 @@ func (c *call) TaskCheck() (approvals.Check, string, asks.Call) {
 // retryOf is how an attempt that ended with err may be sent once more: as
 // mcpconn says, and only once (retried: this was the retry).
 func retryOf(err error, retried bool) mcpconn.Retry {
+	if err == nil || retried {
+		return mcpconn.RetryNone // before ce: it lives on the heap
+	}
 	var ce *mcpconn.CallError
-	if err == nil || retried || !errors.As(err, &ce) {
+	if !errors.As(err, &ce) {
 		return mcpconn.RetryNone
 	}
 	return ce.Retry

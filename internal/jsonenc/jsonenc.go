@@ -7,6 +7,20 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
+// plainText and plainHTML are the bytes AppendString copies as they are
+// (without and with HTML escaping), a bit per ASCII byte: from the space
+// on, but for the quote and the backslash (and < > &). Constants, so the
+// package has no initializer.
+var (
+	plainText = [2]uint64{0xfffffffb00000000, 0xffffffffefffffff}
+	plainHTML = [2]uint64{0xafffffbb00000000, 0xffffffffefffffff}
+)
+
+// isPlain reports whether b is in set.
+func isPlain(set *[2]uint64, b byte) bool {
+	return b < utf8.RuneSelf && set[b>>6]&(1<<(b&63)) != 0
+}
+
 // AppendString appends s as a JSON string, byte for byte what
 // encoding/json writes: the short escapes \" \\ \b \f \n \r \t, \u00XX for
 // other control bytes, \ufffd for each invalid UTF-8 byte, \u2028 and
@@ -15,8 +29,20 @@ const hexDigits = "0123456789abcdef"
 // themselves.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	plain := &plainText
+	if escapeHTML {
+		plain = &plainHTML
+	}
+	i := 0
+	for i < len(s) && isPlain(plain, s[i]) {
+		i++
+	}
+	if i == len(s) { // the usual case: nothing to escape
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		if b := s[i]; b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || b != '<' && b != '>' && b != '&') {
 				i++

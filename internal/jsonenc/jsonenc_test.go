@@ -44,3 +44,17 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainBytes: the sets of bytes copied as they are, byte by byte.
+func TestPlainBytes(t *testing.T) {
+	for b := range 256 {
+		want := b >= 0x20 && b < 0x80 && b != '"' && b != '\\'
+		if got := isPlain(&plainText, byte(b)); got != want {
+			t.Errorf("plainText[%#x] = %v", b, got)
+		}
+		wantHTML := want && b != '<' && b != '>' && b != '&'
+		if got := isPlain(&plainHTML, byte(b)); got != wantHTML {
+			t.Errorf("plainHTML[%#x] = %v", b, got)
+		}
+	}
+}

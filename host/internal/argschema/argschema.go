@@ -1,6 +1,8 @@
 // Package argschema owns the check of a call's arguments against its
 // tool's inputSchema: the compiled schema kept with the definition, the
-// work bound, and a refusal text that quotes no value of the schema.
+// work bound, a refusal text that quotes no value of the schema, and the
+// fast path that accepts arguments matching a simple schema without the
+// validator (fast.go).
 package argschema
 
 import (
@@ -35,6 +37,7 @@ type Checker struct{}
 type Compiled struct {
 	s        *jsonschema.Schema
 	optional map[string]bool
+	fast     *fastNode // nil: the schema needs the full validation every time (fast.go)
 }
 
 // Bounds on what a refusal quotes back: the validator's own output lists
@@ -59,6 +62,9 @@ func (a *Checker) get(slot *atomic.Pointer[Compiled], schema json.RawMessage) *C
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema)); err == nil {
 		c.s, _ = safeschema.Compile(doc, "mem:///input.json", jsonschema.Draft2020)
 		c.optional = optionalProperties(doc)
+		if c.s != nil {
+			c.fast = compileFast(doc)
+		}
 	}
 	if slot != nil && !slot.CompareAndSwap(nil, c) {
 		return slot.Load()
@@ -121,6 +127,15 @@ func (a *Checker) Validate(slot *atomic.Pointer[Compiled], schema json.RawMessag
 	if c.s == nil {
 		return nil
 	}
+	if c.fast != nil && c.fast.accepts(args, c.optional, cost) {
+		return nil
+	}
+	return c.validate(cost, args)
+}
+
+// validate is Validate's full path: the arguments decoded, their numbers
+// and size checked, then the library's validator.
+func (c *Compiled) validate(cost int64, args json.RawMessage) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)

@@ -67,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 7, "rounds of the paired (ratio) benchmarks; other groups run min(3, rounds)")
-	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, whole-run, sandbox, audit, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, serve-durable, restart)")
+	only := fs.String("only", "", "run only the groups whose name matches this regexp (call-inprocess, call-stdio, call-http, catalog, sessions, concurrency, credentials, startup, whole-run, version-init, sandbox, audit, audit-call, policy, approvals-store, audit-db, checkpoint, durable-turn, serve-process, serve-durable, restart)")
 	profile := fs.String("profile", "", "write CPU and memory profiles of every benchmark to this directory (an extra, uncounted round)")
 	raw := fs.String("raw", "", "also write the raw benchmark output to this file")
 	if err := fs.Parse(args); err != nil {
@@ -196,11 +196,11 @@ func (g group) roundsFor(flagRounds int) int {
 
 var groups = []group{
 	{name: "call-inprocess", separate: true, paired: true, benchtime: "3s", benches: []string{
-		"BenchmarkCallInProcess/interleaved", "BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain", "BenchmarkCallInProcess/bare_plain"}},
+		"BenchmarkCallInProcess/interleaved", "BenchmarkCallInProcess/interleaved_floor", "BenchmarkCallInProcess/bare", "BenchmarkCallInProcess/host", "BenchmarkCallInProcess/host_plain", "BenchmarkCallInProcess/bare_plain"}},
 	{name: "call-stdio", separate: true, paired: true, benchtime: "3s", benches: []string{
-		"BenchmarkCallStdio/interleaved", "BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain", "BenchmarkCallStdio/bare_plain"}},
+		"BenchmarkCallStdio/interleaved", "BenchmarkCallStdio/interleaved_floor", "BenchmarkCallStdio/bare", "BenchmarkCallStdio/host", "BenchmarkCallStdio/host_plain", "BenchmarkCallStdio/bare_plain"}},
 	{name: "call-http", separate: true, paired: true, benchtime: "2s", benches: []string{
-		"BenchmarkCallHTTP/interleaved", "BenchmarkCallHTTP/bare", "BenchmarkCallHTTP/host", "BenchmarkCallHTTP/host_plain", "BenchmarkCallHTTP/bare_plain"}},
+		"BenchmarkCallHTTP/interleaved", "BenchmarkCallHTTP/interleaved_floor", "BenchmarkCallHTTP/bare", "BenchmarkCallHTTP/host", "BenchmarkCallHTTP/host_plain", "BenchmarkCallHTTP/bare_plain"}},
 	{name: "catalog", benchtime: "500ms", benches: []string{
 		"BenchmarkCatalog/build_cold", "BenchmarkCatalog/rebuild", "BenchmarkCatalog/bare_list_all", "BenchmarkCatalog/view_cold",
 		"BenchmarkCatalog/view_after_refresh_one", "BenchmarkCatalog/refresh_one_and_view",
@@ -214,11 +214,14 @@ var groups = []group{
 		"BenchmarkCredentialResolve/concurrent_misses"}},
 	{name: "startup", separate: true, paired: true, benchtime: "1x", benches: []string{
 		"BenchmarkStartup/servers=1", "BenchmarkStartup/servers=10"}},
-	{name: "whole-run", separate: true, benchtime: "10x", benches: []string{"BenchmarkWholeRun", "BenchmarkVersionInit"}},
+	{name: "whole-run", separate: true, benchtime: "10x", benches: []string{"BenchmarkWholeRun"}},
+	{name: "version-init", separate: true, benchtime: "10x", benches: []string{"BenchmarkVersionInit"}},
 	{name: "sandbox", benchtime: "200x", benches: []string{
 		"BenchmarkSandboxSetup/network=none", "BenchmarkSandboxSetup/loopback+limits"}},
 	{name: "audit", benchtime: "1s", benches: []string{
 		"BenchmarkAuditThroughput/file_sink", "BenchmarkAuditThroughput/fsync_each"}},
+	{name: "audit-call", benchtime: "1s", benches: []string{
+		"BenchmarkAuditCall/file_sink", "BenchmarkAuditCall/floor_write"}},
 	{name: "policy", benchtime: "1s", benches: []string{
 		"BenchmarkPolicyExpr/sql_select", "BenchmarkPolicyExpr/url_host", "BenchmarkPolicyExpr/no_expr"}},
 	{name: "approvals-store", benchtime: "2s", benches: []string{
