@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/pgtest"
@@ -79,16 +78,9 @@ func TestCommitModeFollowsTheContext(t *testing.T) {
 // written on a connection with synchronous_commit off, a model step's
 // never, and the send ledger's row inside the tool step with it on.
 func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
-	c := pgtest.Start(t)
 	ctx := context.Background()
 	rec := &commitRecorder{lazy: map[string]bool{}}
-	testPoolConfig = func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = rec }
-	defer func() { testPoolConfig = nil }()
-	e, err := Open(ctx, c.NewDatabase(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openTraced(t, rec) // prepare_internal_test.go
 	step := func(ctx context.Context, steps host.Steps, name string, fn host.StepFunc) error {
 		_, _, err := steps.Step(ctx, name, fn)
 		return err
