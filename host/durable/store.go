@@ -25,7 +25,8 @@ type Store struct {
 	d  dialect
 
 	// lazy, when set, is a pool whose commits never wait for the flush
-	// (PostgreSQL): the index of unfinished turns is written through it.
+	// (PostgreSQL): the index of unfinished turns and a turn's appends are
+	// written through it (commit.go).
 	lazy *sql.DB
 	// asyncCommit: the pool commits without waiting for the flush.
 	asyncCommit bool
@@ -176,7 +177,11 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 	// The session's line is written with its first message: in the same
 	// statement on PostgreSQL.
 	line := at <= 0
-	res, err := s.db.ExecContext(ctx, s.appendQuery(len(msgs), line && s.d.name == "postgres"), args...)
+	db := s.db
+	if s.lazy != nil && inTurnRun(ctx) {
+		db = s.lazy // a turn's appends are lazy: commit.go
+	}
+	res, err := db.ExecContext(ctx, s.appendQuery(len(msgs), line && s.d.name == "postgres"), args...)
 	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
 	}
