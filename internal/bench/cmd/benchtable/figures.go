@@ -362,6 +362,12 @@ func evaluate(r results, checks map[string]error) []row {
 		if x, ok := r.median("BenchmarkServeDurable", "postgres-xacts/turn"); ok {
 			detail = append(detail, fmt.Sprintf("%.0f PostgreSQL transactions a turn", x))
 		}
+		if x, ok := r.median("BenchmarkServeDurable", "floor/memory"); ok {
+			detail = append(detail, fmt.Sprintf("floor (memory + the turn's minimal write set as four bare commits) ÷ memory %.1f×", x))
+		}
+		if x, ok := r.median("BenchmarkServeDurable", "roundtrip-cpu-µs/turn"); ok {
+			detail = append(detail, fmt.Sprintf("a bare round trip %.0f µs", x))
+		}
 		servedDurable.detail = strings.Join(detail, ", ")
 	}
 	rows = append(rows, servedDurable)
