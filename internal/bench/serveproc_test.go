@@ -118,8 +118,10 @@ const serveDurableSessions = 100
 //
 // The rounds' order turns every op. Reported: each round's CPU per turn,
 // the durable rounds over the memory one (target ≤ 1.5×), the floors,
-// and the PostgreSQL transactions per turn (the server's count, the
-// engine's background polls included).
+// the PostgreSQL transactions per turn (the server's count, the engine's
+// background polls included), and, counted once before the rounds on a
+// fixture of its own, the round trips of a served turn on PostgreSQL by
+// owner (exact: servedRoundTrips).
 func BenchmarkServeDurable(b *testing.B) {
 	names := []string{"memory", "sqlite", "postgres", "writeset", "roundtrip"}
 	urls := map[string]string{
@@ -129,6 +131,7 @@ func BenchmarkServeDurable(b *testing.B) {
 	dsn := postgresDSN(b)
 	urls["postgres"] = newServeFixtureOn(b, dsn).ts.URL
 	floor := newWriteSetFloor(b, postgresDSN(b)) // a database of its own: xacts counts the engine's alone
+	wire := servedRoundTrips(b)                  // durablewire_test.go: a fixture and database of their own
 	xacts := xactCounter(b, dsn)
 	cpu := map[string]time.Duration{}
 	var x int64
@@ -167,6 +170,9 @@ func BenchmarkServeDurable(b *testing.B) {
 	b.ReportMetric(perTurn("postgres")/perTurn("memory"), "postgres/memory")
 	b.ReportMetric((perTurn("memory")+perTurn("writeset"))/perTurn("memory"), "floor/memory")
 	b.ReportMetric(float64(x)/turns, "postgres-xacts/turn")
+	for _, owner := range []string{"total", "engine", "adapter", "serve"} {
+		b.ReportMetric(wire[owner], owner+"-roundtrips/turn")
+	}
 }
 
 // writeSetFloor runs BenchmarkServeDurable's floors on their own tables,
