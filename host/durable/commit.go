@@ -39,9 +39,27 @@ var testPoolConfig func(*pgxpool.Config)
 // records reach the audit log and their approval requests the approvals
 // store, which may be other databases or a file: a replay must find the
 // same answer, never ask again), the send ledger (before the request
-// leaves), the conversation's appends and the session store, and the
-// engine's own writes (a turn's start, its outcome, recovery and queues).
+// leaves), the session store outside a turn, and the engine's own writes
+// (a turn's start, its outcome, recovery and queues).
+//
+// A turn's appends to its conversation (and the session's line, written
+// with the first) are lazy, through the lazy pool (no mode switch): each
+// is followed, before anything outside the database depends on it, by a
+// flushed write of the same turn (the user's message by the first model
+// answer's checkpoint, an answer's message by the send ledger's count of
+// its first call or by the turn's outcome, a call's result by the next
+// answer's checkpoint), and a replay appends again, at its position,
+// whatever was lost (the conversation is a SequencedHistory).
 func lazyStep(name string) bool { return name == "tool" || name == "load" }
+
+// turnKey marks the context of a turn's run (turnWorkflow): the store's
+// appends under it are lazy (above).
+type turnKey struct{}
+
+// inTurn is ctx with a turn's appends lazy; inTurnRun reports it.
+func inTurn(ctx context.Context) context.Context { return context.WithValue(ctx, turnKey{}, true) }
+
+func inTurnRun(ctx context.Context) bool { v, _ := ctx.Value(turnKey{}).(bool); return v }
 
 // commitKey is the context key of the mode the pool's commits take: a
 // bool (true: lazy, not waiting for the flush; false: flushed), or a
@@ -107,10 +125,6 @@ func commitMode(ctx context.Context) (lazy, any bool) {
 	return false, false
 }
 
-// lazyPoolConns bounds the lazy pool's connections (one write per turn's
-// start and end).
-const lazyPoolConns = 2
-
 // openLazyPool is a small pool of cfg's database whose connections commit
 // with synchronous_commit off from their start (no round trip to set it):
 // the writes that are always lazy go through it, and the engine's pool
@@ -119,7 +133,7 @@ func openLazyPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, erro
 	lcfg := cfg.Copy()
 	lcfg.PrepareConn = nil
 	lcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	lcfg.MaxConns, lcfg.MinConns = lazyPoolConns, 0
+	lcfg.MinConns = 0 // as many as the engine's pool at most: a turn's appends go through it
 	lcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		conn.PgConn().CustomData()[syncCommitData] = true
 		return nil

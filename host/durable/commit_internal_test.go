@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/internal/pgtest"
 )
 
@@ -75,28 +75,27 @@ func TestCommitModeFollowsTheContext(t *testing.T) {
 	}
 }
 
-// Through the engine: a tool step's and the load step's checkpoints are
-// written on a connection with synchronous_commit off, a model step's
-// never, and the send ledger's row inside the tool step with it on.
+// Through the engine: a tool step's and the load step's checkpoints and a
+// turn's appends are written on a connection with synchronous_commit off,
+// a model step's never, the send ledger's row inside the tool step with it
+// on, and an append outside a turn with it on.
 func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
-	c := pgtest.Start(t)
 	ctx := context.Background()
 	rec := &commitRecorder{lazy: map[string]bool{}}
-	testPoolConfig = func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = rec }
-	defer func() { testPoolConfig = nil }()
-	e, err := Open(ctx, c.NewDatabase(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openTraced(t, rec) // prepare_internal_test.go
 	step := func(ctx context.Context, steps host.Steps, name string, fn host.StepFunc) error {
 		_, _, err := steps.Step(ctx, name, fn)
 		return err
 	}
 	empty := func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
+	msg := model.Message{Role: model.RoleUser, Content: "hello"}
+	if err := e.Store().AppendAt(ctx, "outside", 0, msg); err != nil { // not in a turn: flushed
+		t.Fatal(err)
+	}
 	if err := e.Start(func(ctx context.Context, steps host.Steps, _ host.TurnRecord) error {
 		for _, run := range []func() error{
 			func() error { return step(ctx, steps, "load", empty) },
+			func() error { return e.Store().AppendAt(ctx, "s", 0, msg) },
 			func() error { return step(ctx, steps, "model", empty) },
 			func() error { // a call's step, started as the host starts them
 				ch, err := steps.Go(ctx, "tool", func(ctx context.Context) (json.RawMessage, error) {
@@ -127,7 +126,8 @@ func TestToolCheckpointsDoNotWaitForTheFlush(t *testing.T) {
 	for _, tt := range []struct {
 		write string
 		lazy  bool
-	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}, {"index row", true}, {"index drop", true}} {
+	}{{"step load", true}, {"step model", false}, {"step tool", true}, {"send ledger", false}, {"index row", true}, {"index drop", true},
+		{"append in a turn", true}, {"append outside a turn", false}} {
 		lazy, ok := rec.lazy[tt.write]
 		if !ok {
 			t.Errorf("no %s was written", tt.write)
@@ -163,6 +163,11 @@ func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, da
 		write = "index row"
 	case strings.Contains(data.SQL, "DELETE FROM agenthost_turns WHERE turn_id"):
 		write = "index drop"
+	case strings.Contains(data.SQL, "INSERT INTO agenthost_messages") && len(data.Args) > 0:
+		write = "append outside a turn"
+		if data.Args[0] == "s" {
+			write = "append in a turn"
+		}
 	case strings.HasPrefix(data.SQL, "SET synchronous_commit"):
 		r.mu.Lock()
 		r.sets++
@@ -172,9 +177,10 @@ func (r *commitRecorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, da
 		return ctx
 	}
 	lazy, _ := conn.PgConn().CustomData()[syncCommitData].(bool)
-	if strings.HasPrefix(write, "index") && conn.Config().RuntimeParams["synchronous_commit"] != "off" {
-		// The index's rows go through the pool opened lazy, so that
-		// the engine's connections do not switch modes for them.
+	if (strings.HasPrefix(write, "index") || write == "append in a turn") && conn.Config().RuntimeParams["synchronous_commit"] != "off" {
+		// The index's rows and a turn's appends go through the pool
+		// opened lazy, so that the engine's connections do not switch
+		// modes for them.
 		write += " (on a connection of the engine's pool)"
 	}
 	r.mu.Lock()

@@ -82,7 +82,8 @@ type Engine struct {
 	store *Store
 	pool  *pgxpool.Pool // PostgreSQL only
 	// lazyPool (PostgreSQL, without AsyncCommit) commits without waiting
-	// for the flush: the index of unfinished turns (commit.go).
+	// for the flush: the index of unfinished turns, a turn's appends
+	// (commit.go).
 	lazyPool *pgxpool.Pool
 	timeout  time.Duration
 	retries  int
@@ -261,7 +262,7 @@ func (e *Engine) turnWorkflow(ctx dbos.Context, rec host.TurnRecord) (turnResult
 		delete(e.running, id)
 		e.runMu.Unlock()
 	}()
-	if err := e.run(ctx, &steps{wf: ctx, id: id, store: e.store}, rec); err != nil {
+	if err := e.run(inTurn(ctx), &steps{wf: ctx, id: id, store: e.store}, rec); err != nil { // commit.go
 		return turnResult{}, err
 	}
 	// Out of the index of unfinished turns; a row left by an error here

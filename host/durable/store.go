@@ -25,14 +25,15 @@ type Store struct {
 	d  dialect
 
 	// lazy, when set, is a pool whose commits never wait for the flush
-	// (PostgreSQL): the index of unfinished turns is written through it.
+	// (PostgreSQL): the index of unfinished turns and a turn's appends are
+	// written through it (commit.go).
 	lazy *sql.DB
 	// asyncCommit: the pool commits without waiting for the flush.
 	asyncCommit bool
-	// appends are the prepared append statements by message count (and
+	// appends are the append statements' texts by message count (and
 	// whether they write the session's line).
 	mu      sync.Mutex
-	appends map[appendKey]*sql.Stmt
+	appends map[appendKey]string
 }
 
 var _ host.SequencedHistory = (*Store)(nil)
@@ -92,7 +93,7 @@ func newStore(ctx context.Context, db *sql.DB, d dialect) (*Store, error) {
 			return nil, fmt.Errorf("durable: create the session store: %w", err)
 		}
 	}
-	return &Store{db: db, d: d, appends: map[appendKey]*sql.Stmt{}}, nil
+	return &Store{db: db, d: d, appends: map[appendKey]string{}}, nil
 }
 
 // openSQLite opens the SQLite file at path (creating its folder, mode
@@ -176,11 +177,11 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 	// The session's line is written with its first message: in the same
 	// statement on PostgreSQL.
 	line := at <= 0
-	stmt, err := s.appendStmt(ctx, len(msgs), line && s.d.name == "postgres")
-	if err != nil {
-		return fmt.Errorf("durable: append: %w", err)
+	db := s.db
+	if s.lazy != nil && inTurnRun(ctx) {
+		db = s.lazy // a turn's appends are lazy: commit.go
 	}
-	res, err := stmt.ExecContext(ctx, args...)
+	res, err := db.ExecContext(ctx, s.appendQuery(len(msgs), line && s.d.name == "postgres"), args...)
 	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
 	}
@@ -203,27 +204,33 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 	return nil
 }
 
-// maxPreparedAppend bounds the append statements kept prepared (one per
+// maxAppendQueries bounds the append statements' texts kept (one per
 // message count).
-const maxPreparedAppend = 16
+const maxAppendQueries = 16
 
-// appendKey names a prepared append statement.
+// appendKey names an append statement.
 type appendKey struct {
 	n    int
 	line bool
 }
 
-// appendStmt is the statement appending n messages: $1 the session, $2
+// appendQuery is the statement appending n messages: $1 the session, $2
 // the position (-1: the end), $3 the time, $4... the messages. It inserts
 // them at their positions from the start, unless that leaves a gap after
 // the conversation's last message. With line (PostgreSQL) it also writes
 // the session's line when there is none.
-func (s *Store) appendStmt(ctx context.Context, n int, line bool) (*sql.Stmt, error) {
+//
+// It is run by its text, not as a database/sql *Stmt: each driver keeps
+// its connections' statements prepared by their text (pgx's statement
+// cache; sqlitestmt.go), while a *Stmt on the PostgreSQL pool (whose
+// database/sql handle keeps no idle connection) was prepared again and
+// deallocated on every append, two more round trips each.
+func (s *Store) appendQuery(n int, line bool) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := appendKey{n, line}
-	if st, ok := s.appends[key]; ok {
-		return st, nil
+	if q, ok := s.appends[key]; ok {
+		return q
 	}
 	var rows []string
 	for i := range n {
@@ -244,14 +251,11 @@ func (s *Store) appendStmt(ctx context.Context, n int, line bool) (*sql.Stmt, er
 		// SQLite names VALUES columns column1, column2.
 		q = strings.NewReplacer("AS v(k, m)", "AS v", "v.k", "v.column1", "v.m", "v.column2").Replace(q)
 	}
-	st, err := s.db.PrepareContext(ctx, s.d.rebind(q))
-	if err != nil {
-		return nil, err
+	q = s.d.rebind(q)
+	if len(s.appends) < maxAppendQueries {
+		s.appends[key] = q
 	}
-	if len(s.appends) < maxPreparedAppend {
-		s.appends[key] = st
-	}
-	return st, nil
+	return q
 }
 
 // sent counts one more send of the call key and returns how many there

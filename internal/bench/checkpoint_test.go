@@ -34,6 +34,9 @@ import (
 //   - sqlite: WAL, synchronous=NORMAL (target ≤ 0.3 ms).
 //   - sqlite_commit: one bare INSERT committed on a file opened as the
 //     engine opens it, for reference: SQLite's floor, like for like.
+//
+// cpu-µs/op is this process's CPU per step (per commit for the floors):
+// the engine's own cost per step beside a bare commit's.
 func BenchmarkCheckpointStep(b *testing.B) {
 	for _, name := range []string{"postgres", "postgres_model", "postgres_async", "postgres_commit", "sqlite", "sqlite_commit"} {
 		b.Run(name, func(b *testing.B) {
@@ -60,9 +63,12 @@ func BenchmarkCheckpointStep(b *testing.B) {
 				step = "model"
 			}
 			latencies := make([]time.Duration, 0, b.N)
+			var cpu time.Duration
 			if err := e.Start(func(ctx context.Context, steps host.Steps, _ host.TurnRecord) error {
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu0 := cpuTime()
+				defer func() { cpu = cpuTime() - cpu0 }()
 				for b.Loop() {
 					began := time.Now()
 					if _, _, err := steps.Step(ctx, step, func(context.Context) (json.RawMessage, error) { return out, nil }); err != nil {
@@ -79,6 +85,7 @@ func BenchmarkCheckpointStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			reportLatencies(b, latencies)
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -100,6 +107,7 @@ func benchBareSQLiteCommit(b *testing.B, path string) {
 		b.Fatal(err)
 	}
 	latencies := make([]time.Duration, 0, b.N)
+	cpu0 := cpuTime()
 	for b.Loop() {
 		began := time.Now()
 		if _, err := insert.Exec("a tool's result"); err != nil {
@@ -107,6 +115,7 @@ func benchBareSQLiteCommit(b *testing.B, path string) {
 		}
 		latencies = append(latencies, time.Since(began))
 	}
+	reportCPU(b, cpuTime()-cpu0)
 	reportLatencies(b, latencies)
 }
 
@@ -122,6 +131,7 @@ func benchBareCommit(b *testing.B, dsn string) {
 		b.Fatal(err)
 	}
 	latencies := make([]time.Duration, 0, b.N)
+	cpu0 := cpuTime()
 	for b.Loop() {
 		began := time.Now()
 		if _, err := conn.Exec(ctx, `INSERT INTO commits (body) VALUES ($1)`, "a tool's result"); err != nil {
@@ -129,7 +139,14 @@ func benchBareCommit(b *testing.B, dsn string) {
 		}
 		latencies = append(latencies, time.Since(began))
 	}
+	reportCPU(b, cpuTime()-cpu0)
 	reportLatencies(b, latencies)
+}
+
+// reportCPU reports this process's CPU per op (cpu), in µs: the engine's
+// step beside the bare commit's.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 }
 
 // reportLatencies reports the p50 and p99 of latencies, in ms.

@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/pgstore"
 	"github.com/agenthost/agenthost/host"
@@ -96,18 +99,39 @@ const serveDurableSessions = 100
 //     session records in the same database). PostgreSQL runs in its own
 //     process, as in production: its CPU is not counted.
 //
+// Two floors run in the same process, in the same rotation, at the same
+// concurrency (serveDurableSessions × serveTurnsPerSess turns at once),
+// on the same PostgreSQL cluster (a database of their own), so that the durable round is compared
+// with what its database work costs at the least, like for like:
+//
+//   - writeset: the turn's minimal durable write set as bare pgx commits,
+//     each one round trip (a batch in one implicit transaction, flushed),
+//     one before each external effect: the turn's start with the user's
+//     message and its first event; the first model answer with its
+//     message, the call's send count and the tool_call event (nothing
+//     external happens between them); the call's outcome with its message
+//     and event; the second answer, its message, the turn's end and the
+//     last event. (memory + writeset) ÷ memory is the ratio a turn
+//     checkpointed at its effects alone would reach.
+//   - roundtrip: one bare round trip (SELECT 1) through a pgx pool, per
+//     turn: the CPU this process spends on each round trip, at least.
+//
 // The rounds' order turns every op. Reported: each round's CPU per turn,
-// the durable rounds over the memory one (target ≤ 1.5×), and the
-// PostgreSQL transactions per turn (the server's count, the engine's
-// background polls included).
+// the durable rounds over the memory one (target ≤ 1.5×), the floors,
+// the PostgreSQL transactions per turn (the server's count, the engine's
+// background polls included), and, counted once before the rounds on a
+// fixture of its own, the round trips of a served turn on PostgreSQL by
+// owner (exact: servedRoundTrips).
 func BenchmarkServeDurable(b *testing.B) {
-	names := []string{"memory", "sqlite", "postgres"}
+	names := []string{"memory", "sqlite", "postgres", "writeset", "roundtrip"}
 	urls := map[string]string{
 		"memory": newServeFixture(b).ts.URL,
 		"sqlite": newServeFixtureOn(b, "sqlite:"+filepath.Join(b.TempDir(), "durable.db")).ts.URL,
 	}
 	dsn := postgresDSN(b)
 	urls["postgres"] = newServeFixtureOn(b, dsn).ts.URL
+	floor := newWriteSetFloor(b, postgresDSN(b)) // a database of its own: xacts counts the engine's alone
+	wire := servedRoundTrips(b)                  // durablewire_test.go: a fixture and database of their own
 	xacts := xactCounter(b, dsn)
 	cpu := map[string]time.Duration{}
 	var x int64
@@ -121,7 +145,14 @@ func BenchmarkServeDurable(b *testing.B) {
 				x0 = xacts()
 				b.StartTimer()
 			}
-			cpu[name] += clientRound(b, urls[name], serveDurableSessions)
+			switch name {
+			case "writeset":
+				cpu[name] += floor.round(b, serveDurableSessions, floor.writeSet)
+			case "roundtrip":
+				cpu[name] += floor.round(b, serveDurableSessions, floor.roundTrip)
+			default:
+				cpu[name] += clientRound(b, urls[name], serveDurableSessions)
+			}
 			if name == "postgres" {
 				b.StopTimer()
 				x += xacts() - x0
@@ -137,7 +168,114 @@ func BenchmarkServeDurable(b *testing.B) {
 	}
 	b.ReportMetric(perTurn("sqlite")/perTurn("memory"), "sqlite/memory")
 	b.ReportMetric(perTurn("postgres")/perTurn("memory"), "postgres/memory")
+	b.ReportMetric((perTurn("memory")+perTurn("writeset"))/perTurn("memory"), "floor/memory")
 	b.ReportMetric(float64(x)/turns, "postgres-xacts/turn")
+	for _, owner := range []string{"total", "engine", "adapter", "serve"} {
+		b.ReportMetric(wire[owner], owner+"-roundtrips/turn")
+	}
+}
+
+// writeSetFloor runs BenchmarkServeDurable's floors on their own tables,
+// through a pgx pool configured as the engine's (the DSN's).
+type writeSetFloor struct {
+	pool *pgxpool.Pool
+	n    atomic.Int64
+}
+
+func newWriteSetFloor(tb testing.TB, dsn string) *writeSetFloor {
+	tb.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	for _, q := range []string{
+		`CREATE TABLE floor_turns (turn_id TEXT PRIMARY KEY, input TEXT NOT NULL, done BOOLEAN NOT NULL DEFAULT false)`,
+		`CREATE TABLE floor_steps (turn_id TEXT NOT NULL, step INT NOT NULL, output TEXT NOT NULL, PRIMARY KEY (turn_id, step))`,
+		`CREATE TABLE floor_messages (turn_id TEXT NOT NULL, seq INT NOT NULL, message TEXT NOT NULL, PRIMARY KEY (turn_id, seq))`,
+		`CREATE TABLE floor_sends (call_key TEXT PRIMARY KEY, sends BIGINT NOT NULL)`,
+		`CREATE TABLE floor_events (turn_id TEXT NOT NULL, seq INT NOT NULL, frame BYTEA NOT NULL, PRIMARY KEY (turn_id, seq))`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return &writeSetFloor{pool: pool}
+}
+
+// round runs sessions × serveTurnsPerSess turns of fn at once and returns
+// this process's CPU.
+func (f *writeSetFloor) round(tb testing.TB, sessions int, fn func(ctx context.Context, turn string) error) time.Duration {
+	tb.Helper()
+	ctx := context.Background()
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	cpu0 := cpuTime()
+	for range sessions {
+		wg.Go(func() {
+			for range serveTurnsPerSess {
+				if err := fn(ctx, fmt.Sprintf("floor-%d", f.n.Add(1))); err != nil {
+					failed.CompareAndSwap(nil, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	cpu := cpuTime() - cpu0
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatal(err)
+	}
+	return cpu
+}
+
+// writeSet commits a turn's minimal durable write set: four batches, each
+// one round trip and one flushed transaction.
+func (f *writeSetFloor) writeSet(ctx context.Context, turn string) error {
+	frame := func(seq int, typ string) []byte {
+		return fmt.Appendf(nil, "id: %d\nevent: %s\ndata: {\"type\":%q,\"sessionId\":\"ses_0123456789abcdef01234567\"}\n\n", seq, typ, typ)
+	}
+	step := `INSERT INTO floor_steps (turn_id, step, output) VALUES ($1, $2, $3)`
+	msg := `INSERT INTO floor_messages (turn_id, seq, message) VALUES ($1, $2, $3)`
+	event := `INSERT INTO floor_events (turn_id, seq, frame) VALUES ($1, $2, $3)`
+	batches := []func(b *pgx.Batch){
+		func(b *pgx.Batch) {
+			b.Queue(`INSERT INTO floor_turns (turn_id, input) VALUES ($1, $2)`, turn, `{"sessionId":"ses_0123456789abcdef01234567","subject":"bench","trustLevel":1,"prompt":"look it up"}`)
+			b.Queue(msg, turn, 0, `{"role":"user","content":"look it up"}`)
+			b.Queue(event, turn, 1, frame(1, "session_start"))
+		},
+		func(b *pgx.Batch) {
+			b.Queue(step, turn, 0, `{"message":{"role":"assistant","toolCalls":[{"id":"c1","name":"db__lookup","arguments":"{\"q\":\"x\"}"}]},"usage":{"totalTokens":1}}`)
+			b.Queue(msg, turn, 1, `{"role":"assistant","toolCalls":[{"id":"c1","name":"db__lookup","arguments":"{\"q\":\"x\"}"}]}`)
+			b.Queue(`INSERT INTO floor_sends (call_key, sends) VALUES ($1, 1)`, turn+"/c1")
+			b.Queue(event, turn, 2, frame(2, "tool_call"))
+		},
+		func(b *pgx.Batch) {
+			b.Queue(step, turn, 1, `{"text":"found t=1796195354835873104"}`)
+			b.Queue(msg, turn, 2, `{"role":"tool","content":"found t=1796195354835873104","toolCallId":"c1"}`)
+			b.Queue(event, turn, 3, frame(3, "tool_result"))
+		},
+		func(b *pgx.Batch) {
+			b.Queue(step, turn, 2, `{"message":{"role":"assistant","content":"answer t=1796195354838169434"},"usage":{"totalTokens":1}}`)
+			b.Queue(msg, turn, 3, `{"role":"assistant","content":"answer t=1796195354838169434"}`)
+			b.Queue(`UPDATE floor_turns SET done = true WHERE turn_id = $1`, turn)
+			b.Queue(event, turn, 4, frame(4, "session_end"))
+		},
+	}
+	for _, fill := range batches {
+		b := &pgx.Batch{}
+		fill(b)
+		if err := f.pool.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// roundTrip is one bare round trip.
+func (f *writeSetFloor) roundTrip(ctx context.Context, _ string) error {
+	_, err := f.pool.Exec(ctx, `SELECT 1`)
+	return err
 }
 
 // durableServe makes opts' host run its turns durably on dsn and returns

@@ -383,6 +383,25 @@ func evaluate(r results, checks map[string]error) []row {
 		if x, ok := r.median("BenchmarkServeDurable", "postgres-xacts/turn"); ok {
 			detail = append(detail, fmt.Sprintf("%.0f PostgreSQL transactions a turn", x))
 		}
+		if x, ok := r.median("BenchmarkServeDurable", "floor/memory"); ok {
+			detail = append(detail, fmt.Sprintf("floor (memory + the turn's minimal write set as four bare commits) ÷ memory %.1f×", x))
+		}
+		if x, ok := r.median("BenchmarkServeDurable", "roundtrip-cpu-µs/turn"); ok {
+			detail = append(detail, fmt.Sprintf("a bare round trip %.0f µs", x))
+		}
+		if x, ok := r.median("BenchmarkServeDurable", "total-roundtrips/turn"); ok {
+			trips := fmt.Sprintf("%.0f round trips a turn", x)
+			var by []string
+			for _, owner := range []string{"engine", "adapter", "serve"} {
+				if y, ok := r.median("BenchmarkServeDurable", owner+"-roundtrips/turn"); ok {
+					by = append(by, fmt.Sprintf("%s %.0f", owner, y))
+				}
+			}
+			if len(by) > 0 {
+				trips += " (" + strings.Join(by, ", ") + ")"
+			}
+			detail = append(detail, trips)
+		}
 		servedDurable.detail = strings.Join(detail, ", ")
 	}
 	rows = append(rows, servedDurable)
