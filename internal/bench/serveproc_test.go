@@ -113,6 +113,11 @@ const serveDurableSessions = 100
 //     and event; the second answer, its message, the turn's end and the
 //     last event. (memory + writeset) ÷ memory is the ratio a turn
 //     checkpointed at its effects alone would reach.
+//   - writeset2: the same rows in two commits: nothing outside depends on
+//     the start before the model answers, nor on the call's outcome before
+//     the next answer, so a turn could fold them into the next commit;
+//     two flushed commits (one before the call leaves, one before the
+//     client is answered) are the least a turn with a call can make.
 //   - roundtrip: one bare round trip (SELECT 1) through a pgx pool, per
 //     turn: the CPU this process spends on each round trip, at least.
 //
@@ -123,7 +128,7 @@ const serveDurableSessions = 100
 // fixture of its own, the round trips of a served turn on PostgreSQL by
 // owner (exact: servedRoundTrips).
 func BenchmarkServeDurable(b *testing.B) {
-	names := []string{"memory", "sqlite", "postgres", "writeset", "roundtrip"}
+	names := []string{"memory", "sqlite", "postgres", "writeset", "writeset2", "roundtrip"}
 	urls := map[string]string{
 		"memory": newServeFixture(b).ts.URL,
 		"sqlite": newServeFixtureOn(b, "sqlite:"+filepath.Join(b.TempDir(), "durable.db")).ts.URL,
@@ -148,6 +153,8 @@ func BenchmarkServeDurable(b *testing.B) {
 			switch name {
 			case "writeset":
 				cpu[name] += floor.round(b, serveDurableSessions, floor.writeSet)
+			case "writeset2":
+				cpu[name] += floor.round(b, serveDurableSessions, floor.writeSetFolded)
 			case "roundtrip":
 				cpu[name] += floor.round(b, serveDurableSessions, floor.roundTrip)
 			default:
@@ -169,6 +176,7 @@ func BenchmarkServeDurable(b *testing.B) {
 	b.ReportMetric(perTurn("sqlite")/perTurn("memory"), "sqlite/memory")
 	b.ReportMetric(perTurn("postgres")/perTurn("memory"), "postgres/memory")
 	b.ReportMetric((perTurn("memory")+perTurn("writeset"))/perTurn("memory"), "floor/memory")
+	b.ReportMetric((perTurn("memory")+perTurn("writeset2"))/perTurn("memory"), "floor2/memory")
 	b.ReportMetric(float64(x)/turns, "postgres-xacts/turn")
 	for _, owner := range []string{"total", "engine", "adapter", "serve"} {
 		b.ReportMetric(wire[owner], owner+"-roundtrips/turn")
@@ -232,6 +240,16 @@ func (f *writeSetFloor) round(tb testing.TB, sessions int, fn func(ctx context.C
 // writeSet commits a turn's minimal durable write set: four batches, each
 // one round trip and one flushed transaction.
 func (f *writeSetFloor) writeSet(ctx context.Context, turn string) error {
+	return f.commitWriteSet(ctx, turn, false)
+}
+
+// writeSetFolded commits the same rows in two batches: the start with the
+// first answer, the call's outcome with the second.
+func (f *writeSetFloor) writeSetFolded(ctx context.Context, turn string) error {
+	return f.commitWriteSet(ctx, turn, true)
+}
+
+func (f *writeSetFloor) commitWriteSet(ctx context.Context, turn string, fold bool) error {
 	frame := func(seq int, typ string) []byte {
 		return fmt.Appendf(nil, "id: %d\nevent: %s\ndata: {\"type\":%q,\"sessionId\":\"ses_0123456789abcdef01234567\"}\n\n", seq, typ, typ)
 	}
@@ -262,9 +280,15 @@ func (f *writeSetFloor) writeSet(ctx context.Context, turn string) error {
 			b.Queue(event, turn, 4, frame(4, "session_end"))
 		},
 	}
-	for _, fill := range batches {
+	per := 1
+	if fold {
+		per = 2
+	}
+	for i := 0; i < len(batches); i += per {
 		b := &pgx.Batch{}
-		fill(b)
+		for _, fill := range batches[i : i+per] {
+			fill(b)
+		}
 		if err := f.pool.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}

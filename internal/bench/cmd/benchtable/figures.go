@@ -386,6 +386,9 @@ func evaluate(r results, checks map[string]error) []row {
 		if x, ok := r.median("BenchmarkServeDurable", "floor/memory"); ok {
 			detail = append(detail, fmt.Sprintf("floor (memory + the turn's minimal write set as four bare commits) ÷ memory %.1f×", x))
 		}
+		if x, ok := r.median("BenchmarkServeDurable", "floor2/memory"); ok {
+			detail = append(detail, fmt.Sprintf("the same rows as two bare commits ÷ memory %.2f×", x))
+		}
 		if x, ok := r.median("BenchmarkServeDurable", "roundtrip-cpu-µs/turn"); ok {
 			detail = append(detail, fmt.Sprintf("a bare round trip %.0f µs", x))
 		}
