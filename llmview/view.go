@@ -178,7 +178,7 @@ func (t Tool) parameters() json.RawMessage {
 // When no fix is needed the bytes are returned unchanged.
 func Parameters(inputSchema json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(inputSchema)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+	if len(trimmed) == 0 || trimmed[0] != '{' || !jsonlex.Valid(trimmed) {
 		return emptyParameters()
 	}
 	return ParametersOfValid(trimmed)

@@ -51,7 +51,7 @@ var ErrMalformedPage = errors.New("malformed tools/list result")
 // as encoding/json would read {"tools": [...], "nextCursor": "..."} (the
 // last of repeated members wins), without decoding the definitions.
 func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
-	if !json.Valid(page) {
+	if !jsonlex.Valid(page) {
 		return splitToolsPageSlow(page)
 	}
 	return SplitValidToolsPage(page)

@@ -126,7 +126,7 @@ func ParseTool(raw json.RawMessage) (*Tool, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedTool)
 	}
-	if !json.Valid(trimmed) {
+	if !jsonlex.Valid(trimmed) {
 		var fields map[string]json.RawMessage
 		err := json.Unmarshal(trimmed, &fields)
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
@@ -222,7 +222,7 @@ func (t *Tool) DefHash() string {
 	t.hashOnce.Do(func() {
 		var hash string
 		var err error
-		if t.rawValid == knownValid || json.Valid(t.Raw) {
+		if t.rawValid == knownValid || jsonlex.Valid(t.Raw) {
 			hash, err = schemajson.CanonicalHashValid(bytes.TrimSpace(t.Raw))
 		}
 		if hash == "" || err != nil {
