@@ -98,3 +98,21 @@ func TestNamerSameToolsChangeNothing(t *testing.T) {
 		t.Errorf("dropping a tool: changed = %v, want s", changed)
 	}
 }
+
+// BenchmarkNamerCold names a new catalog of 100 servers of 100 tools, as a
+// host's first view does.
+func BenchmarkNamerCold(b *testing.B) {
+	servers := make([][]string, 100)
+	for i := range servers {
+		for j := range 100 {
+			servers[i] = append(servers[i], fmt.Sprintf("tool_%d_%03d", i, j))
+		}
+	}
+	b.ReportAllocs()
+	for range b.N {
+		n := NewNamer()
+		for i, tools := range servers {
+			n.SetServer(fmt.Sprintf("srv%03d", i), tools)
+		}
+	}
+}
