@@ -195,14 +195,29 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 		return emptyParameters()
 	}
 	var typ, props, required json.RawMessage
-	for _, m := range jsonlex.ObjectMembers(trimmed) {
-		switch m.Key { // the last of repeated keys wins, as when decoding
+	// The root's members, read in place: the names without a copy when
+	// they need no unescaping, the values not at all.
+	lx := jsonlex.New(trimmed)
+	lx.Next() // '{'
+	for {
+		kind, raw := lx.Next()
+		if kind != jsonlex.Key {
+			break
+		}
+		start := lx.ValueStart()
+		lx.SkipValue()
+		value := trimmed[start:lx.Pos():lx.Pos()]
+		name := raw[1 : len(raw)-1]
+		if !jsonlex.PlainString(raw) {
+			name = []byte(jsonlex.Unquote(raw))
+		}
+		switch string(name) { // the last of repeated keys wins, as when decoding
 		case "type":
-			typ = m.Value
+			typ = value
 		case "properties":
-			props = m.Value
+			props = value
 		case "required":
-			required = m.Value
+			required = value
 		}
 	}
 	needsFix := typ == nil ||
