@@ -159,7 +159,7 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	if len(rawName) == 0 || rawName[0] != '"' {
 		return nil, fmt.Errorf("%w: missing or non-string name", ErrMalformedTool)
 	}
-	name = jsonlex.Unquote(rawName)
+	name = jsonlex.Unquote(rawName) // a copy: names travel far (logs, grants, audit) and must not keep the page alive
 
 	t := &Tool{
 		Name:     name,
@@ -270,6 +270,8 @@ func topLevelFields(obj []byte) toolFields {
 
 // optionalString reads a string field; a present non-string value is kept
 // out of the field and noted, since it does not make the tool unusable.
+// The text shares the definition's bytes when it needs no unescaping (a
+// title or description lives as long as the Tool, which keeps them).
 func optionalString(t *Tool, fields toolFields, key string) string {
 	raw := fields.get(key)
 	if raw == nil || string(raw) == "null" {
@@ -279,7 +281,7 @@ func optionalString(t *Tool, fields toolFields, key string) string {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the tool's %q is not a string and was ignored", key))
 		return ""
 	}
-	return jsonlex.Unquote(raw)
+	return schemajson.ViewString(raw)
 }
 
 // headerName is the full HTTP header name mcp-go uses for an x-mcp-header

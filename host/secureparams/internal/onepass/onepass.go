@@ -148,12 +148,12 @@ type frame struct {
 	// $defs or definitions.
 	names, defs bool
 
-	// For a schema object: its $ref target ("$defs/name"), whether it
-	// has one, and whether it has another member the analysis reads.
-	ref          string
+	// For a schema object: its $ref target, whether it has one, and
+	// whether it has another member the analysis reads.
+	ref          defsKey
 	hasRef       bool
 	readsOther   bool
-	entry        string // a root $defs entry's "kw/name"
+	entry        defsKey // a root $defs entry's keyword and name
 	refsAtStart  int
 	defsKeyword  string
 	isRootSchema bool
@@ -164,8 +164,15 @@ type entry struct {
 }
 
 type holder struct {
-	target string
+	target defsKey
 	counts bool
+}
+
+// defsKey names a root $defs or definitions entry: the keyword and the
+// entry's name (kw is "" for none). A struct, not "kw/name", so that
+// naming one costs no allocation.
+type defsKey struct {
+	kw, name string
 }
 
 // pass is Scan's state.
@@ -175,7 +182,7 @@ type pass struct {
 	keys    []string
 	facts   Facts
 	refs    int
-	entries map[string]entry
+	entries map[defsKey]entry
 	holders []holder
 }
 
@@ -282,16 +289,20 @@ func (p *pass) run(def []byte) bool {
 				p.stack = append(p.stack, frame{object: true, role: rTop})
 				continue
 			}
+			if kind != jsonlex.ObjectStart && kind != jsonlex.ArrayStart {
+				if !p.scalar(&p.stack[n-1], kind, raw) {
+					return false
+				}
+				break
+			}
 			child, ok := p.value(&p.stack[n-1], kind, raw)
 			if !ok {
 				return false
 			}
-			if kind == jsonlex.ObjectStart || kind == jsonlex.ArrayStart {
-				child.object = kind == jsonlex.ObjectStart
-				child.keysFrom = len(p.keys)
-				p.stack = append(p.stack, child)
-				continue
-			}
+			child.object = kind == jsonlex.ObjectStart
+			child.keysFrom = len(p.keys)
+			p.stack = append(p.stack, child)
+			continue
 		}
 		// A value is complete: a top-level member's ends here.
 		if n := len(p.stack); n == 1 && fieldStart >= 0 {
@@ -369,10 +380,10 @@ func (p *pass) value(f *frame, kind jsonlex.Kind, raw []byte) (frame, bool) {
 	case rSchemaMap:
 		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth, f.reach, jdepth)
 		if f.defs && kind == jsonlex.Scalar {
-			p.entries[f.defsKeyword+"/"+f.key] = entry{}
+			p.entries[defsKey{f.defsKeyword, f.key}] = entry{}
 		}
 		if f.defs && kind == jsonlex.ObjectStart {
-			sub.entry = f.defsKeyword + "/" + f.key
+			sub.entry = defsKey{f.defsKeyword, f.key}
 			sub.refsAtStart = p.refs
 		}
 		return sub, sub.role != rData
@@ -393,6 +404,72 @@ func (p *pass) value(f *frame, kind jsonlex.Kind, raw []byte) (frame, bool) {
 		return child, true
 	}
 	return child, true // rData
+}
+
+// scalar takes a string, number, boolean or null inside the object or
+// array f, as value would (without building the frame value returns for
+// a container, which most values are not).
+func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
+	switch f.role {
+	case rTop:
+		return f.key != "inputSchema" // inputSchema must be an object
+	case rOutside:
+		return true
+	}
+	p.facts.InputNodes++
+	if p.facts.InputNodes > p.lim.MaxNodes || f.jdepth+1 > p.lim.MaxJSONDepth {
+		return false
+	}
+	if kind == jsonlex.Scalar && !numberOK(raw) {
+		return false
+	}
+	switch f.role {
+	case rSchema:
+		switch f.key {
+		case "$ref":
+			if kind != jsonlex.String {
+				return false
+			}
+			target, ok := defsTarget(schemajson.ViewString(raw))
+			if !ok {
+				return false
+			}
+			f.ref = target
+			return true
+		case "properties", "$defs", "definitions", "required", "dependentRequired":
+			return false // each must be a container
+		case "additionalProperties", "items", "contentSchema":
+			return p.booleanSchema(kind, raw, f.sdepth+1)
+		}
+		return true
+	case rSchemaMap:
+		ok := p.booleanSchema(kind, raw, f.sdepth+1)
+		if f.defs && kind == jsonlex.Scalar {
+			p.entries[defsKey{f.defsKeyword, f.key}] = entry{}
+		}
+		return ok
+	case rSchemaList:
+		return p.booleanSchema(kind, raw, f.sdepth+1)
+	case rNames:
+		if kind != jsonlex.String {
+			return false
+		}
+		p.facts.Names = append(p.facts.Names, schemajson.ViewString(raw))
+		return true
+	case rDepReq:
+		return false // its values are lists
+	}
+	return true // rData
+}
+
+// booleanSchema reports whether a scalar in a schema position is a
+// schema: true or false, within the subschema depth (what schema accepts).
+func (p *pass) booleanSchema(kind jsonlex.Kind, raw []byte, sdepth int) bool {
+	if sdepth > p.lim.MaxSchemaDepth || kind != jsonlex.Scalar {
+		return false
+	}
+	s := string(raw)
+	return s == "true" || s == "false"
 }
 
 // member takes the value of the member f.key of the schema object f.
@@ -418,7 +495,7 @@ func (p *pass) member(f *frame, kind jsonlex.Kind, raw []byte, child frame) (fra
 		} else if f.isRootSchema {
 			child.defs, child.defsKeyword = true, f.key
 			if p.entries == nil {
-				p.entries = map[string]entry{}
+				p.entries = map[defsKey]entry{}
 			}
 		}
 		return child, true
@@ -472,12 +549,12 @@ func (p *pass) end(f *frame) bool {
 		return true
 	}
 	if f.hasRef {
-		if f.readsOther || f.ref == "" {
+		if f.readsOther || f.ref.kw == "" {
 			return false
 		}
 		p.holders = append(p.holders, holder{target: f.ref, counts: f.reach && f.argDepth <= p.lim.MaxArgumentDepth})
 	}
-	if f.entry != "" {
+	if f.entry.kw != "" {
 		p.entries[f.entry] = entry{object: true, hasRef: p.refs > f.refsAtStart}
 	}
 	return true
@@ -485,13 +562,13 @@ func (p *pass) end(f *frame) bool {
 
 // defsTarget reads "#/$defs/name" or "#/definitions/name" with a name
 // that needs no unescaping; any other reference is the full analysis's.
-func defsTarget(ref string) (string, bool) {
-	for _, kw := range []string{"$defs", "definitions"} {
-		if name, ok := strings.CutPrefix(ref, "#/"+kw+"/"); ok && name != "" && !strings.ContainsAny(name, "/~%") {
-			return kw + "/" + name, true
+func defsTarget(ref string) (defsKey, bool) {
+	for _, kw := range [...]struct{ prefix, kw string }{{"#/$defs/", "$defs"}, {"#/definitions/", "definitions"}} {
+		if name, ok := strings.CutPrefix(ref, kw.prefix); ok && name != "" && !strings.ContainsAny(name, "/~%") {
+			return defsKey{kw.kw, name}, true
 		}
 	}
-	return "", false
+	return defsKey{}, false
 }
 
 // numberOK accepts true, false, null and the numbers the validator can
