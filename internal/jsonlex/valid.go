@@ -1,5 +1,7 @@
 package jsonlex
 
+import "encoding/binary"
+
 // maxDepth is encoding/json's nesting limit: json.Valid refuses a document
 // nested deeper.
 const maxDepth = 10000
@@ -11,19 +13,28 @@ const maxDepth = 10000
 // table, the structure by a loop over a bit stack, and nothing is
 // allocated. FuzzValid compares it with json.Valid.
 func Valid(data []byte) bool {
+	end := ValidEnd(data, 0, 0)
+	return end >= 0 && skipSpace(data, end) == len(data)
+}
+
+// ValidEnd checks the one JSON value that starts at data[i] (after any
+// space) as Valid does, with outer containers already open around it (they
+// count towards the nesting limit), and returns the offset just past it, or
+// -1 when it is not valid. What follows the value is not looked at.
+func ValidEnd(data []byte, i, outer int) int {
 	// objects has a bit set for each open container that is an object.
 	var objects [maxDepth/64 + 1]uint64
-	depth := 0
-	i := skipSpace(data, 0)
+	depth, limit := 0, maxDepth-outer
+	i = skipSpace(data, i)
 	for {
 		// A value starts at i.
 		if i >= len(data) {
-			return false
+			return -1
 		}
 		switch c := data[i]; {
 		case c == '{' || c == '[':
-			if depth == maxDepth {
-				return false
+			if depth >= limit {
+				return -1
 			}
 			if c == '{' {
 				objects[depth/64] |= 1 << (depth % 64)
@@ -39,41 +50,40 @@ func Valid(data []byte) bool {
 			}
 			if c == '{' {
 				if i = memberName(data, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 			continue
 		case c == '"':
 			if i = stringValue(data, i); i < 0 {
-				return false
+				return -1
 			}
 		case c == '-' || c >= '0' && c <= '9':
 			if i = number(data, i); i < 0 {
-				return false
+				return -1
 			}
 		case c == 't':
 			if i = literal(data, i, "true"); i < 0 {
-				return false
+				return -1
 			}
 		case c == 'f':
 			if i = literal(data, i, "false"); i < 0 {
-				return false
+				return -1
 			}
 		case c == 'n':
 			if i = literal(data, i, "null"); i < 0 {
-				return false
+				return -1
 			}
 		default:
-			return false
+			return -1
 		}
 		// A value ended at i: close containers, or find the next value.
 		for {
-			i = skipSpace(data, i)
 			if depth == 0 {
-				return i == len(data)
+				return i
 			}
-			if i >= len(data) {
-				return false
+			if i = skipSpace(data, i); i >= len(data) {
+				return -1
 			}
 			object := objects[(depth-1)/64]&(1<<((depth-1)%64)) != 0
 			c := data[i]
@@ -81,7 +91,7 @@ func Valid(data []byte) bool {
 				i = skipSpace(data, i+1)
 				if object {
 					if i = memberName(data, i); i < 0 {
-						return false
+						return -1
 					}
 				}
 				break
@@ -91,9 +101,15 @@ func Valid(data []byte) bool {
 				i++
 				continue
 			}
-			return false
+			return -1
 		}
 	}
+}
+
+// SkipSpace returns the offset of the first byte at or after i that is not
+// JSON space.
+func SkipSpace(data []byte, i int) int {
+	return skipSpace(data, i)
 }
 
 // memberName reads a member name and its colon at i, and returns where its
@@ -134,6 +150,16 @@ var stringStop = func() (t [256]bool) {
 func stringValue(data []byte, i int) int {
 	i++
 	for {
+		// Eight bytes at a time while none of them is a quote, a
+		// backslash or a control byte (a word that may hold one goes to
+		// the byte loop, which decides).
+		for i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			if (below(w, 0x20) | below(w^(ones*'"'), 1) | below(w^(ones*'\\'), 1)) != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(data) && !stringStop[data[i]] {
 			i++
 		}
@@ -167,6 +193,15 @@ func stringValue(data []byte, i int) int {
 			return -1
 		}
 	}
+}
+
+// ones has a 1 in every byte.
+const ones = 0x0101010101010101
+
+// below is non-zero when a byte of w is less than n (n <= 128); it may also
+// flag a byte just above one that is, never miss one.
+func below(w uint64, n byte) uint64 {
+	return (w - ones*uint64(n)) &^ w & (ones * 0x80)
 }
 
 func isHex(c byte) bool {

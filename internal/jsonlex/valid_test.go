@@ -13,6 +13,8 @@ func validSeeds() []string {
 		`{"a":}`, `{"a"}`, `{,}`, `[,1]`, `[1,,2]`, `{"a":1,}`, `{"a":1 "b":2}`, `{1:2}`, `[}`, `{]`, `[1]]`, `{}}`,
 		"\ufeff{}", "{}\x00", " \t\r\n[ ] \n", "\f1", `{"a":[{"b":[true,false,null,-1.5e3,"x"]}]}`, `[[[[]]]]`, `[[[[]]]`,
 		`""`, `"`, `{"`, `{"a":"`, `[1.0e]`, `[-]`, `[0-1]`, `{"\ud800":"\udfff"}`,
+		`"abcdefghijklmnop\"qrstuvwx"`, `"abcdefghijklmnopqrstuvw\\"`, "\"abcdefghijklmnopq\x1frstuvwx\"", "\"ééééééééé\xff\xfe\x80\x7f~\"",
+		`"abcdefgh"`, `"abcdefg"`, `"abcdefghijklmno`, `["abcdefghijklmnop","q"]`,
 	)
 }
 
@@ -22,8 +24,12 @@ func FuzzValid(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		if got, want := Valid([]byte(doc)), json.Valid([]byte(doc)); got != want {
+		got, want := Valid([]byte(doc)), json.Valid([]byte(doc))
+		if got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", doc, got, want)
+		}
+		if end := ValidEnd([]byte(doc), 0, 0); want && end != len(strings.TrimRight(doc, " \t\r\n")) {
+			t.Fatalf("ValidEnd(%q) = %d, the value ends at %d", doc, end, len(strings.TrimRight(doc, " \t\r\n")))
 		}
 	})
 }
@@ -49,6 +55,22 @@ func TestValidDepthLimit(t *testing.T) {
 			if got, want := Valid([]byte(doc)), json.Valid([]byte(doc)); got != want {
 				t.Errorf("depth %d (%.12s...): Valid %v, json.Valid %v", n, doc, got, want)
 			}
+		}
+	}
+}
+
+// TestValidEndCountsOuterContainers: a value checked inside containers
+// already open has that much less of the nesting limit.
+func TestValidEndCountsOuterContainers(t *testing.T) {
+	for _, tc := range []struct{ depth, outer, want int }{
+		{maxDepth - 2, 2, 2 * (maxDepth - 2)}, {maxDepth - 1, 2, -1}, {maxDepth, 0, 2 * maxDepth}, {1, maxDepth, -1}, {0, maxDepth, 1},
+	} {
+		doc := strings.Repeat("[", tc.depth) + strings.Repeat("]", tc.depth)
+		if tc.depth == 0 {
+			doc = "1"
+		}
+		if got := ValidEnd([]byte(doc), 0, tc.outer); got != tc.want {
+			t.Errorf("ValidEnd(%d levels, %d outer) = %d, want %d", tc.depth, tc.outer, got, tc.want)
 		}
 	}
 }
