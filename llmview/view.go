@@ -220,6 +220,15 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 			required = value
 		}
 	}
+	return ParametersOfRoot(trimmed, typ, props, required)
+}
+
+// ParametersOfRoot is ParametersOfValid for an object inputSchema whose
+// root members "type", "properties" and "required" are known (raw values,
+// nil when absent; the last of repeated ones): a host whose own pass over
+// the definition read them need not read the schema again.
+func ParametersOfRoot(inputSchema, typ, props, required json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(inputSchema)
 	needsFix := typ == nil ||
 		(string(typ) == `"object"` && (props == nil || string(props) == "null")) ||
 		string(required) == "null"

@@ -95,6 +95,11 @@ type Tool struct {
 	// rawValid: Raw (hence every part of it) is known to be valid JSON.
 	rawValid validity
 
+	// inputRoot are inputSchema's root members type, properties and
+	// required as the single pass read them, when it did (inputRootKnown).
+	inputRoot      [3]json.RawMessage
+	inputRootKnown bool
+
 	analyzeOnce sync.Once
 	exclusion   *ExclusionError
 	// inputHeaderTool is set when inputSchema carries valid x-mcp-header
@@ -190,6 +195,10 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	if t.HasSecureSchema {
 		t.secureHalf = secureMemo.get(t.SecureInputSchema)
 	}
+	if facts != nil && facts.HasInput && !t.InputSchemaDefaulted {
+		t.inputRoot = [3]json.RawMessage{facts.Type, facts.Properties, facts.Required}
+		t.inputRootKnown = true
+	}
 	if facts != nil && cleanByPass(t, facts) {
 		t.analyzeOnce.Do(func() {})
 		return t, nil
@@ -282,6 +291,15 @@ func optionalString(t *Tool, fields toolFields, key string) string {
 		return ""
 	}
 	return schemajson.ViewString(raw)
+}
+
+// InputRoot returns the raw values of inputSchema's root members "type",
+// "properties" and "required" (nil when absent), which is all the model's
+// parameters depend on (llmview.ParametersOfRoot), when the definition's
+// single pass read them; ok is false otherwise (read them from
+// InputSchema: llmview.ParametersOfValid).
+func (t *Tool) InputRoot() (typ, properties, required json.RawMessage, ok bool) {
+	return t.inputRoot[0], t.inputRoot[1], t.inputRoot[2], t.inputRootKnown
 }
 
 // headerName is the full HTTP header name mcp-go uses for an x-mcp-header

@@ -108,6 +108,10 @@ type Facts struct {
 	// to a schema object applies within MaxArgumentDepth levels of
 	// arguments, else 1.
 	Cost int64
+	// Type, Properties and Required are the raw values of inputSchema's
+	// root members of those names (nil when absent; a repeated key makes
+	// the pass decline), for the model's parameters.
+	Type, Properties, Required []byte
 
 	owner *pass
 }
@@ -138,6 +142,8 @@ type frame struct {
 	// sdepth is the subschema depth (a schema map: its owner's); jdepth the
 	// JSON depth within inputSchema.
 	sdepth, jdepth int
+	// from is where the container starts in the definition.
+	from int
 	// argDepth and reach: the argument level of the value this schema
 	// applies to, and whether it is reached from the root through
 	// properties, additionalProperties and items only (where a $ref counts
@@ -227,7 +233,7 @@ func (p *pass) release() {
 	clear(p.entries)
 	*p = pass{
 		stack: p.stack[:0], keys: p.keys[:0], entries: p.entries, holders: p.holders[:0],
-		facts: Facts{Fields: p.facts.Fields[:0], Names: p.facts.Names[:0]},
+		facts: Facts{Fields: p.facts.Fields[:0], Names: p.facts.Names[:0]}, // Type and the rest: nil
 	}
 	passes.Put(p)
 }
@@ -279,6 +285,9 @@ func (p *pass) run(def []byte) bool {
 			if !p.end(&p.stack[n-1]) {
 				return false
 			}
+			if n >= 2 && p.stack[n-2].isRootSchema {
+				p.rootMember(&p.stack[n-2], def[p.stack[n-1].from:lx.Pos():lx.Pos()])
+			}
 			p.keys = p.keys[:p.stack[n-1].keysFrom]
 			p.stack = p.stack[:n-1]
 		default:
@@ -293,6 +302,9 @@ func (p *pass) run(def []byte) bool {
 				if !p.scalar(&p.stack[n-1], kind, raw) {
 					return false
 				}
+				if p.stack[n-1].isRootSchema {
+					p.rootMember(&p.stack[n-1], raw)
+				}
 				break
 			}
 			child, ok := p.value(&p.stack[n-1], kind, raw)
@@ -301,6 +313,7 @@ func (p *pass) run(def []byte) bool {
 			}
 			child.object = kind == jsonlex.ObjectStart
 			child.keysFrom = len(p.keys)
+			child.from = lx.Pos() - 1
 			p.stack = append(p.stack, child)
 			continue
 		}
@@ -404,6 +417,18 @@ func (p *pass) value(f *frame, kind jsonlex.Kind, raw []byte) (frame, bool) {
 		return child, true
 	}
 	return child, true // rData
+}
+
+// rootMember notes the value of the root schema's member root.key.
+func (p *pass) rootMember(root *frame, value []byte) {
+	switch root.key {
+	case "type":
+		p.facts.Type = value
+	case "properties":
+		p.facts.Properties = value
+	case "required":
+		p.facts.Required = value
+	}
 }
 
 // scalar takes a string, number, boolean or null inside the object or
