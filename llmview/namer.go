@@ -33,6 +33,20 @@ func NewNamer() *Namer {
 	}
 }
 
+// Reserve makes room for about tools tools when the Namer is still empty
+// (a first view of a large catalog names every tool at once), so that its
+// maps do not grow step by step; otherwise it does nothing.
+func (n *Namer) Reserve(servers, tools int) {
+	if len(n.servers) > 0 || len(n.names) > 0 {
+		return
+	}
+	n.servers = make(map[string][]Ref, servers)
+	n.names = make(map[Ref]string, tools)
+	n.clean = make(map[string]int, tools)
+	n.byClean = make(map[string][]Ref, tools)
+	n.taken = make(map[string]Ref, tools)
+}
+
 // Name is the exposed name of a tool ("" when unknown).
 func (n *Namer) Name(r Ref) string { return n.names[r] }
 

@@ -111,8 +111,25 @@ func BenchmarkNamerCold(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		n := NewNamer()
+		n.Reserve(len(servers), len(servers)*len(servers[0]))
 		for i, tools := range servers {
 			n.SetServer(fmt.Sprintf("srv%03d", i), tools)
+		}
+	}
+}
+
+// Reserve only sizes an empty Namer: on one that names tools already it
+// changes nothing.
+func TestNamerReserveKeepsNames(t *testing.T) {
+	n := NewNamer()
+	n.Reserve(2, 10)
+	n.SetServer("s1", []string{"a", "b"})
+	n.Reserve(2, 10)
+	n.SetServer("s2", []string{"a"})
+	want := ExposedNames([]Ref{{"s1", "a"}, {"s1", "b"}, {"s2", "a"}})
+	for r, name := range want {
+		if got := n.Name(r); got != name {
+			t.Errorf("%v: named %q, want %q", r, got, name)
 		}
 	}
 }

@@ -388,6 +388,11 @@ func (sh *Shared) syncNames(servers []*mcpconn.ServerSnapshot) map[string]uint64
 		sh.namer = llmview.NewNamer()
 		sh.namerGen = map[string]uint64{}
 		sh.nameGen = map[string]uint64{}
+		tools := 0
+		for _, snap := range servers {
+			tools += len(snap.Tools)
+		}
+		sh.namer.Reserve(len(servers), tools)
 	}
 	for _, snap := range servers {
 		if gen, ok := sh.namerGen[snap.Name]; ok && gen == snap.Generation {
