@@ -307,14 +307,15 @@ func (p *pass) run(def []byte) bool {
 				}
 				break
 			}
-			child, ok := p.value(&p.stack[n-1], kind, raw)
-			if !ok {
+			// The container's frame is filled in place, on the stack.
+			p.stack = append(p.stack, frame{})
+			child := &p.stack[n]
+			if !p.open(&p.stack[n-1], child, kind == jsonlex.ObjectStart) {
 				return false
 			}
 			child.object = kind == jsonlex.ObjectStart
 			child.keysFrom = len(p.keys)
 			child.from = lx.Pos() - 1
-			p.stack = append(p.stack, child)
 			continue
 		}
 		// A value is complete: a top-level member's ends here.
@@ -364,59 +365,101 @@ func (p *pass) key(f *frame, name string) bool {
 	return true
 }
 
-// value takes a value inside the object or array f: a scalar is checked
-// here, a container's frame is returned.
-func (p *pass) value(f *frame, kind jsonlex.Kind, raw []byte) (frame, bool) {
+// open fills c, the zeroed frame of an object (or an array) that opens
+// inside the object or array f.
+func (p *pass) open(f, c *frame, object bool) bool {
 	if f.role == rTop || f.role == rOutside {
 		if f.role == rTop && f.key == "inputSchema" {
-			if kind != jsonlex.ObjectStart || p.facts.HasInput {
-				return frame{}, false
+			if !object || p.facts.HasInput {
+				return false
 			}
 			p.facts.HasInput = true
 			p.facts.InputNodes = 1
-			return frame{role: rSchema, reach: true, isRootSchema: true}, true
+			c.role, c.reach, c.isRootSchema = rSchema, true, true
+			return true
 		}
-		return frame{role: rOutside}, true
+		c.role = rOutside
+		return true
 	}
 	p.facts.InputNodes++
-	jdepth := f.jdepth + 1
-	if p.facts.InputNodes > p.lim.MaxNodes || jdepth > p.lim.MaxJSONDepth {
-		return frame{}, false
+	c.role, c.jdepth = rData, f.jdepth+1
+	if p.facts.InputNodes > p.lim.MaxNodes || c.jdepth > p.lim.MaxJSONDepth {
+		return false
 	}
-	if kind == jsonlex.Scalar && !numberOK(raw) {
-		return frame{}, false
-	}
-	child := frame{role: rData, jdepth: jdepth}
 	switch f.role {
 	case rSchema:
-		return p.member(f, kind, raw, child)
+		return p.openMember(f, c, object)
 	case rSchemaMap:
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth, f.reach, jdepth)
-		if f.defs && kind == jsonlex.Scalar {
-			p.entries[defsKey{f.defsKeyword, f.key}] = entry{}
+		if !p.openSchema(c, object, f.sdepth+1, f.argDepth, f.reach) {
+			return false
 		}
-		if f.defs && kind == jsonlex.ObjectStart {
-			sub.entry = defsKey{f.defsKeyword, f.key}
-			sub.refsAtStart = p.refs
+		if f.defs {
+			c.entry = defsKey{f.defsKeyword, f.key}
+			c.refsAtStart = p.refs
 		}
-		return sub, sub.role != rData
+		return true
 	case rSchemaList:
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth, f.reach, jdepth)
-		return sub, sub.role != rData
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth, f.reach)
 	case rNames:
-		if kind != jsonlex.String {
-			return frame{}, false
-		}
-		p.facts.Names = append(p.facts.Names, schemajson.ViewString(raw))
-		return child, true
+		return false // names are strings
 	case rDepReq:
-		if kind != jsonlex.ArrayStart {
-			return frame{}, false
+		if object {
+			return false // its values are lists
 		}
-		child.role = rNames
-		return child, true
+		c.role = rNames
 	}
-	return child, true // rData
+	return true // rData
+}
+
+// openMember fills c for the container that is the value of member f.key
+// of the schema object f.
+func (p *pass) openMember(f, c *frame, object bool) bool {
+	switch f.key {
+	case "$ref":
+		return false // a string
+	case "properties", "$defs", "definitions":
+		if !object {
+			return false
+		}
+		c.role, c.sdepth = rSchemaMap, f.sdepth
+		if f.key == "properties" {
+			c.names, c.argDepth, c.reach = true, f.argDepth+1, f.reach
+		} else if f.isRootSchema {
+			c.defs, c.defsKeyword = true, f.key
+			if p.entries == nil {
+				p.entries = map[defsKey]entry{}
+			}
+		}
+	case "additionalProperties", "items":
+		if !object && f.key == "items" {
+			c.role, c.sdepth, c.argDepth, c.reach = rSchemaList, f.sdepth, f.argDepth+1, f.reach
+			return true
+		}
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth+1, f.reach)
+	case "contentSchema":
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth+1, false)
+	case "required":
+		if object {
+			return false
+		}
+		c.role = rNames
+	case "dependentRequired":
+		if !object {
+			return false
+		}
+		c.role = rDepReq
+	}
+	return true
+}
+
+// openSchema makes c a schema object's frame, for an object in a schema
+// position within the subschema depth; anything else is declined.
+func (p *pass) openSchema(c *frame, object bool, sdepth, argDepth int, reach bool) bool {
+	if sdepth > p.lim.MaxSchemaDepth || !object {
+		return false
+	}
+	c.role, c.sdepth, c.argDepth, c.reach = rSchema, sdepth, argDepth, reach
+	return true
 }
 
 // rootMember notes the value of the root schema's member root.key.
@@ -432,8 +475,8 @@ func (p *pass) rootMember(root *frame, value []byte) {
 }
 
 // scalar takes a string, number, boolean or null inside the object or
-// array f, as value would (without building the frame value returns for
-// a container, which most values are not).
+// array f: the checks open makes for a container, for a value that gets
+// no frame.
 func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
 	switch f.role {
 	case rTop:
@@ -488,84 +531,13 @@ func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
 }
 
 // booleanSchema reports whether a scalar in a schema position is a
-// schema: true or false, within the subschema depth (what schema accepts).
+// schema: true or false, within the subschema depth.
 func (p *pass) booleanSchema(kind jsonlex.Kind, raw []byte, sdepth int) bool {
 	if sdepth > p.lim.MaxSchemaDepth || kind != jsonlex.Scalar {
 		return false
 	}
 	s := string(raw)
 	return s == "true" || s == "false"
-}
-
-// member takes the value of the member f.key of the schema object f.
-func (p *pass) member(f *frame, kind jsonlex.Kind, raw []byte, child frame) (frame, bool) {
-	switch f.key {
-	case "$ref":
-		if kind != jsonlex.String {
-			return frame{}, false
-		}
-		target, ok := defsTarget(schemajson.ViewString(raw))
-		if !ok {
-			return frame{}, false
-		}
-		f.ref = target
-		return child, true
-	case "properties", "$defs", "definitions":
-		if kind != jsonlex.ObjectStart {
-			return frame{}, false
-		}
-		child.role, child.sdepth = rSchemaMap, f.sdepth
-		if f.key == "properties" {
-			child.names, child.argDepth, child.reach = true, f.argDepth+1, f.reach
-		} else if f.isRootSchema {
-			child.defs, child.defsKeyword = true, f.key
-			if p.entries == nil {
-				p.entries = map[defsKey]entry{}
-			}
-		}
-		return child, true
-	case "additionalProperties", "items":
-		if kind == jsonlex.ArrayStart && f.key == "items" {
-			child.role, child.sdepth, child.argDepth, child.reach = rSchemaList, f.sdepth, f.argDepth+1, f.reach
-			return child, true
-		}
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth+1, f.reach, child.jdepth)
-		return sub, sub.role != rData
-	case "contentSchema":
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth+1, false, child.jdepth)
-		return sub, sub.role != rData
-	case "required":
-		if kind != jsonlex.ArrayStart {
-			return frame{}, false
-		}
-		child.role = rNames
-		return child, true
-	case "dependentRequired":
-		if kind != jsonlex.ObjectStart {
-			return frame{}, false
-		}
-		child.role = rDepReq
-		return child, true
-	}
-	return child, true
-}
-
-// schema takes a value in a schema position: an object (its frame), or a
-// boolean schema (role rSchema, not pushed). Anything else is rData, which
-// the caller declines.
-func (p *pass) schema(kind jsonlex.Kind, raw []byte, sdepth, argDepth int, reach bool, jdepth int) frame {
-	if sdepth > p.lim.MaxSchemaDepth {
-		return frame{role: rData}
-	}
-	switch kind {
-	case jsonlex.ObjectStart:
-		return frame{role: rSchema, sdepth: sdepth, argDepth: argDepth, reach: reach, jdepth: jdepth}
-	case jsonlex.Scalar:
-		if s := string(raw); s == "true" || s == "false" {
-			return frame{role: rSchema}
-		}
-	}
-	return frame{role: rData}
 }
 
 // end closes the container f.
