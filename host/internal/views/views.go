@@ -305,21 +305,26 @@ func (sh *Shared) evaluate(ctx context.Context, chk Checks, snap *mcpconn.Server
 		}
 		sv.in[i] = in
 	}
+	// The server's ToolViews are allocated together: they live as long as
+	// the ServerView.
+	tvs := make([]ToolView, len(snap.Tools))
 	if sameInputs(prev, snap, sv.in) {
 		sv.tools = make([]*ToolView, len(snap.Tools))
 		for i, ct := range snap.Tools {
 			old := prev.tools[i]
-			sv.tools[i] = &ToolView{CatalogTool: ct, Status: old.Status, Reason: old.Reason, ExposedName: old.ExposedName}
+			tvs[i] = ToolView{CatalogTool: ct, Status: old.Status, Reason: old.Reason, ExposedName: old.ExposedName}
+			sv.tools[i] = &tvs[i]
 		}
 		sv.part = prev.part
 		return sv
 	}
 	names := sh.namesOf(snap)
 	sv.tools = make([]*ToolView, 0, len(snap.Tools))
-	var active []llmview.Tool
-	exposed := map[llmview.Ref]string{}
+	active := make([]llmview.Tool, 0, len(snap.Tools))
+	exposed := make(map[llmview.Ref]string, len(snap.Tools))
 	for i, ct := range snap.Tools {
-		tv := &ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
+		tv := &tvs[i]
+		*tv = ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
 		if tv.Status == mcpconn.ToolActive {
 			if missing := unbindable(ctx, chk.Binder, snap, ct); len(missing) > 0 {
 				tv.Status = mcpconn.ToolHidden
