@@ -108,3 +108,14 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkTokens(b *testing.B) {
+	doc := []byte(`{"tools":[` + strings.Repeat(`{"name":"t","description":"`+strings.Repeat("Lists the items of a folder, with \\\"quotes\\\" and é. ", 8)+
+		`","inputSchema":{"type":"object","properties":{"q":{"type":"string","enum":["a","b"]},"n":{"type":"integer","minimum":-1.5e3}},"required":["q"]}},`, 50) + `{}]}`)
+	b.SetBytes(int64(len(doc)))
+	for range b.N {
+		lx := New(doc)
+		for kind, _ := lx.Next(); kind != End; kind, _ = lx.Next() {
+		}
+	}
+}
