@@ -183,7 +183,10 @@ type defsKey struct {
 
 // pass is Scan's state.
 type pass struct {
-	lim     Limits
+	lim Limits
+	// stackHigh is the most of stack ever in use (what release clears).
+	stackHigh int
+
 	stack   []frame
 	keys    []string
 	facts   Facts
@@ -226,8 +229,9 @@ func (p *pass) release() {
 		return
 	}
 	// Nothing of the definition stays reachable from the pool.
-	clear(p.stack[:cap(p.stack)])
+	clear(p.stack[:p.stackHigh])
 	clear(p.keys[:cap(p.keys)])
+	clear(p.holders)
 	clear(p.facts.Names)
 	clear(p.facts.Fields)
 	clear(p.entries)
@@ -296,6 +300,7 @@ func (p *pass) run(def []byte) bool {
 					return false
 				}
 				p.stack = append(p.stack, frame{object: true, role: rTop})
+				p.stackHigh = max(p.stackHigh, 1)
 				continue
 			}
 			if kind != jsonlex.ObjectStart && kind != jsonlex.ArrayStart {
@@ -309,6 +314,7 @@ func (p *pass) run(def []byte) bool {
 			}
 			// The container's frame is filled in place, on the stack.
 			p.stack = append(p.stack, frame{})
+			p.stackHigh = max(p.stackHigh, len(p.stack))
 			child := &p.stack[n]
 			if !p.open(&p.stack[n-1], child, kind == jsonlex.ObjectStart) {
 				return false
