@@ -33,6 +33,20 @@ func NewNamer() *Namer {
 	}
 }
 
+// Reserve makes room for about tools tools when the Namer is still empty
+// (a first view of a large catalog names every tool at once), so that its
+// maps do not grow step by step; otherwise it does nothing.
+func (n *Namer) Reserve(servers, tools int) {
+	if len(n.servers) > 0 || len(n.names) > 0 {
+		return
+	}
+	n.servers = make(map[string][]Ref, servers)
+	n.names = make(map[Ref]string, tools)
+	n.clean = make(map[string]int, tools)
+	n.byClean = make(map[string][]Ref, tools)
+	n.taken = make(map[string]Ref, tools)
+}
+
 // Name is the exposed name of a tool ("" when unknown).
 func (n *Namer) Name(r Ref) string { return n.names[r] }
 
@@ -56,13 +70,13 @@ func (n *Namer) SetServer(server string, tools []string) map[string]bool {
 	for _, r := range n.servers[server] {
 		n.release(r)
 		if b, ok := cleanBase(r); ok {
-			n.clean[b]--
-			n.byClean[b] = slices.DeleteFunc(n.byClean[b], func(x Ref) bool { return x == r })
-			if n.clean[b] <= 0 {
-				delete(n.clean, b)
-				delete(n.byClean, b)
+			n.clean[b.folded]--
+			n.byClean[b.folded] = slices.DeleteFunc(n.byClean[b.folded], func(x Ref) bool { return x == r })
+			if n.clean[b.folded] <= 0 {
+				delete(n.clean, b.folded)
+				delete(n.byClean, b.folded)
 			}
-			affected[b] = true
+			affected[b.folded] = true
 		}
 	}
 	if len(tools) == 0 {
@@ -70,39 +84,58 @@ func (n *Namer) SetServer(server string, tools []string) map[string]bool {
 	} else {
 		n.servers[server] = refs
 	}
-	for _, r := range refs {
+	// bases are the server's tools' plain names, computed once.
+	bases := make([]plainName, len(refs))
+	for i, r := range refs {
 		if b, ok := cleanBase(r); ok {
-			n.clean[b]++
-			n.byClean[b] = append(n.byClean[b], r)
-			affected[b] = true
+			bases[i] = b
+			n.clean[b.folded]++
+			n.byClean[b.folded] = append(n.byClean[b.folded], r)
+			affected[b.folded] = true
 		}
 	}
 	// Name again: this server's tools, and any other tool whose plain name
 	// just became (or stopped being) a collision.
-	again := slices.Clone(refs)
+	var others []Ref
 	for b := range affected {
 		for _, r := range n.byClean[b] {
 			if r.Server != server {
-				again = append(again, r)
+				others = append(others, r)
 			}
 		}
 	}
-	slices.SortFunc(again, compareRefs)
-	again = slices.Compact(again)
-	for _, r := range again {
-		if r.Server != server {
-			n.release(r)
-		}
+	slices.SortFunc(others, compareRefs)
+	others = slices.Compact(others)
+	for _, r := range others {
+		n.release(r)
+	}
+	// again is refs and others in order (refs of one server sort together,
+	// so merging keeps compareRefs' order); baseOf gives each one's plain
+	// name.
+	again := slices.Grow(slices.Clone(refs), len(others))
+	again = append(again, others...)
+	againBases := slices.Grow(bases, len(others))
+	for _, r := range others {
+		b, _ := cleanBase(r)
+		againBases = append(againBases, b)
+	}
+	order := make([]int, len(again))
+	for i := range order {
+		order[i] = i
+	}
+	if len(others) > 0 {
+		slices.SortStableFunc(order, func(a, b int) int { return compareRefs(again[a], again[b]) })
 	}
 	// Plain names first, so a hashed name never takes a plain one.
-	for _, r := range again {
-		if b, ok := cleanBase(r); ok && n.clean[b] == 1 {
-			if _, used := n.taken[b]; !used {
-				n.assign(r, r.Server+"__"+r.Tool)
+	for _, i := range order {
+		if b := againBases[i]; b.plain != "" && n.clean[b.folded] == 1 {
+			if _, used := n.taken[b.folded]; !used {
+				n.assignFolded(again[i], b.plain, b.folded)
 			}
 		}
 	}
-	for _, r := range again {
+	for _, i := range order {
+		r := again[i]
 		if _, named := n.names[r]; !named {
 			n.assign(r, n.hashed(r))
 		}
@@ -121,8 +154,13 @@ func (n *Namer) release(r Ref) {
 }
 
 func (n *Namer) assign(r Ref, name string) {
+	n.assignFolded(r, name, strings.ToLower(name))
+}
+
+// assignFolded is assign with the name's case-folded form known.
+func (n *Namer) assignFolded(r Ref, name, folded string) {
 	n.names[r] = name
-	n.taken[strings.ToLower(name)] = r
+	n.taken[folded] = r
 }
 
 // hashed is the sanitised name with a hash of the true (server, tool),
@@ -144,12 +182,30 @@ func (n *Namer) hashed(r Ref) string {
 	}
 }
 
-// cleanBase is the case-folded plain name of a tool whose "server__tool"
-// is already a valid exposed name.
-func cleanBase(r Ref) (string, bool) {
-	plain := r.Server + "__" + r.Tool
-	if len(plain) > maxNameLen || sanitize(r.Server) != r.Server || sanitize(r.Tool) != r.Tool || r.Server == "" || r.Tool == "" {
-		return "", false
+// plainName is a tool's "server__tool" and its case-folded form.
+type plainName struct {
+	plain, folded string
+}
+
+// cleanBase is the plain name of a tool whose "server__tool" is already a
+// valid exposed name.
+func cleanBase(r Ref) (plainName, bool) {
+	if len(r.Server)+2+len(r.Tool) > maxNameLen || !plainPart(r.Server) || !plainPart(r.Tool) {
+		return plainName{}, false
 	}
-	return strings.ToLower(plain), true
+	plain := r.Server + "__" + r.Tool
+	return plainName{plain: plain, folded: strings.ToLower(plain)}, true
+}
+
+// plainPart reports whether s is non-empty and sanitize leaves it as it is.
+func plainPart(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -98,3 +98,38 @@ func TestNamerSameToolsChangeNothing(t *testing.T) {
 		t.Errorf("dropping a tool: changed = %v, want s", changed)
 	}
 }
+
+// BenchmarkNamerCold names a new catalog of 100 servers of 100 tools, as a
+// host's first view does.
+func BenchmarkNamerCold(b *testing.B) {
+	servers := make([][]string, 100)
+	for i := range servers {
+		for j := range 100 {
+			servers[i] = append(servers[i], fmt.Sprintf("tool_%d_%03d", i, j))
+		}
+	}
+	b.ReportAllocs()
+	for range b.N {
+		n := NewNamer()
+		n.Reserve(len(servers), len(servers)*len(servers[0]))
+		for i, tools := range servers {
+			n.SetServer(fmt.Sprintf("srv%03d", i), tools)
+		}
+	}
+}
+
+// Reserve only sizes an empty Namer: on one that names tools already it
+// changes nothing.
+func TestNamerReserveKeepsNames(t *testing.T) {
+	n := NewNamer()
+	n.Reserve(2, 10)
+	n.SetServer("s1", []string{"a", "b"})
+	n.Reserve(2, 10)
+	n.SetServer("s2", []string{"a"})
+	want := ExposedNames([]Ref{{"s1", "a"}, {"s1", "b"}, {"s2", "a"}})
+	for r, name := range want {
+		if got := n.Name(r); got != name {
+			t.Errorf("%v: named %q, want %q", r, got, name)
+		}
+	}
+}

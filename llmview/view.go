@@ -178,7 +178,7 @@ func (t Tool) parameters() json.RawMessage {
 // When no fix is needed the bytes are returned unchanged.
 func Parameters(inputSchema json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(inputSchema)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+	if len(trimmed) == 0 || trimmed[0] != '{' || !jsonlex.Valid(trimmed) {
 		return emptyParameters()
 	}
 	return ParametersOfValid(trimmed)
@@ -195,16 +195,40 @@ func ParametersOfValid(inputSchema json.RawMessage) json.RawMessage {
 		return emptyParameters()
 	}
 	var typ, props, required json.RawMessage
-	for _, m := range jsonlex.ObjectMembers(trimmed) {
-		switch m.Key { // the last of repeated keys wins, as when decoding
+	// The root's members, read in place: the names without a copy when
+	// they need no unescaping, the values not at all.
+	lx := jsonlex.New(trimmed)
+	lx.Next() // '{'
+	for {
+		kind, raw := lx.Next()
+		if kind != jsonlex.Key {
+			break
+		}
+		start := lx.ValueStart()
+		lx.SkipValue()
+		value := trimmed[start:lx.Pos():lx.Pos()]
+		name := raw[1 : len(raw)-1]
+		if !jsonlex.PlainString(raw) {
+			name = []byte(jsonlex.Unquote(raw))
+		}
+		switch string(name) { // the last of repeated keys wins, as when decoding
 		case "type":
-			typ = m.Value
+			typ = value
 		case "properties":
-			props = m.Value
+			props = value
 		case "required":
-			required = m.Value
+			required = value
 		}
 	}
+	return ParametersOfRoot(trimmed, typ, props, required)
+}
+
+// ParametersOfRoot is ParametersOfValid for an object inputSchema whose
+// root members "type", "properties" and "required" are known (raw values,
+// nil when absent; the last of repeated ones): a host whose own pass over
+// the definition read them need not read the schema again.
+func ParametersOfRoot(inputSchema, typ, props, required json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(inputSchema)
 	needsFix := typ == nil ||
 		(string(typ) == `"object"` && (props == nil || string(props) == "null")) ||
 		string(required) == "null"

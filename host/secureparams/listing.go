@@ -51,10 +51,108 @@ var ErrMalformedPage = errors.New("malformed tools/list result")
 // as encoding/json would read {"tools": [...], "nextCursor": "..."} (the
 // last of repeated members wins), without decoding the definitions.
 func SplitToolsPage(page json.RawMessage) (ToolsPage, error) {
-	if !json.Valid(page) {
-		return splitToolsPageSlow(page)
+	if out, ok := splitCheckingToolsPage(page); ok {
+		return out, nil
 	}
-	return SplitValidToolsPage(page)
+	return splitToolsPageSlow(page)
+}
+
+// splitCheckingToolsPage is SplitValidToolsPage for a page not known to be
+// valid: one pass that checks every byte as json.Valid would
+// (jsonlex.ValidEnd, the page's own structure here) while it splits. It
+// reports false for an invalid page and for every page SplitValidToolsPage
+// would leave to the encoding/json reading; splitToolsPageSlow then
+// answers, with encoding/json's error for an invalid one.
+func splitCheckingToolsPage(page []byte) (ToolsPage, bool) {
+	i := jsonlex.SkipSpace(page, 0)
+	if i >= len(page) || page[i] != '{' {
+		return ToolsPage{}, false
+	}
+	var out ToolsPage
+	var cursor []byte
+	sawTools := false
+	i = jsonlex.SkipSpace(page, i+1)
+	if i < len(page) && page[i] == '}' {
+		return ToolsPage{}, false // no "tools"
+	}
+	for {
+		if i >= len(page) || page[i] != '"' {
+			return ToolsPage{}, false
+		}
+		end := jsonlex.ValidEnd(page, i, 1)
+		if end < 0 {
+			return ToolsPage{}, false
+		}
+		key := jsonlex.Unquote(page[i:end])
+		if (key != "tools" && strings.EqualFold(key, "tools")) || (key != "nextCursor" && strings.EqualFold(key, "nextCursor")) {
+			return ToolsPage{}, false // see SplitValidToolsPage
+		}
+		if i = jsonlex.SkipSpace(page, end); i >= len(page) || page[i] != ':' {
+			return ToolsPage{}, false
+		}
+		i = jsonlex.SkipSpace(page, i+1)
+		if key == "tools" {
+			if i >= len(page) || page[i] != '[' {
+				return ToolsPage{}, false
+			}
+			sawTools, out.Tools = true, out.Tools[:0]
+			if i = jsonlex.SkipSpace(page, i+1); i < len(page) && page[i] == ']' {
+				i++
+			} else {
+				for {
+					end := jsonlex.ValidEnd(page, i, 2)
+					if end < 0 {
+						return ToolsPage{}, false
+					}
+					out.Tools = append(out.Tools, ListedTool{Raw: page[i:end:end], valid: true})
+					if i = jsonlex.SkipSpace(page, end); i < len(page) && page[i] == ',' {
+						i = jsonlex.SkipSpace(page, i+1)
+						continue
+					}
+					if i >= len(page) || page[i] != ']' {
+						return ToolsPage{}, false
+					}
+					i++
+					break
+				}
+			}
+		} else {
+			end := jsonlex.ValidEnd(page, i, 1)
+			if end < 0 {
+				return ToolsPage{}, false
+			}
+			if key == "nextCursor" {
+				cursor = page[i:end:end]
+			}
+			i = end
+		}
+		if i = jsonlex.SkipSpace(page, i); i < len(page) && page[i] == ',' {
+			i = jsonlex.SkipSpace(page, i+1)
+			continue
+		}
+		if i >= len(page) || page[i] != '}' {
+			return ToolsPage{}, false
+		}
+		break
+	}
+	if jsonlex.SkipSpace(page, i+1) != len(page) || !sawTools || !out.setCursor(cursor) {
+		return ToolsPage{}, false
+	}
+	return out, true
+}
+
+// setCursor sets NextCursor from the raw value of "nextCursor" (nil when
+// absent), and reports false for a value that is neither a string nor null.
+func (out *ToolsPage) setCursor(cursor []byte) bool {
+	switch {
+	case cursor == nil || string(cursor) == "null":
+	case cursor[0] == '"':
+		s := jsonlex.Unquote(cursor)
+		out.NextCursor = &s
+	default:
+		return false
+	}
+	return true
 }
 
 // SplitValidToolsPage is SplitToolsPage for a result already known to be
@@ -107,15 +205,7 @@ func SplitValidToolsPage(page json.RawMessage) (ToolsPage, error) {
 			out.Tools = append(out.Tools, ListedTool{Raw: page[item:lx.Pos():lx.Pos()], valid: true})
 		}
 	}
-	if !sawTools {
-		return splitToolsPageSlow(page)
-	}
-	switch {
-	case cursor == nil || string(cursor) == "null":
-	case cursor[0] == '"':
-		s := jsonlex.Unquote(cursor)
-		out.NextCursor = &s
-	default:
+	if !sawTools || !out.setCursor(cursor) {
 		return splitToolsPageSlow(page)
 	}
 	return out, nil

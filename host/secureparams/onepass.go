@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/expansion"
-	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
 )
 
@@ -40,17 +39,11 @@ func cleanByPass(t *Tool, facts *onepass.Facts) bool {
 		if half == nil || facts.InputNodes+half.nodes > MaxSchemaNodes {
 			return false
 		}
-		names := make([]foundName, len(facts.Names))
-		for i, n := range facts.Names {
-			names[i] = foundName{name: n}
-		}
-		input := &schemaWalker{names: names}
-		if checkOverlap(half.params, declaredSet(half.params), input, half.walker()) != nil ||
-			len(nameVariantWarnings(half.params, names)) > 0 {
+		if half.overlapsOrVaries(facts.Names) {
 			return false
 		}
 		half.apply(t)
-		t.SecureRequired = guard.SortedUnique(append(slices.Clone(t.SecureRequired), half.walkRequired...))
+		t.SecureRequired = slices.Clone(half.required)
 		t.Warnings = append(t.Warnings, half.headerWarnings...)
 	} else {
 		t.SecureParams = []string{} // as extractSecureBasics leaves it
@@ -59,4 +52,30 @@ func cleanByPass(t *Tool, facts *onepass.Facts) bool {
 	t.inputCost = facts.Cost
 	t.docsDecoded = true
 	return true
+}
+
+// overlapsOrVaries reports whether checkOverlap or nameVariantWarnings
+// would find anything between the remembered secure half and inputSchema's
+// names, as the pass collected them (the pass declines patternProperties,
+// so inputSchema has no patterns): a name the secure schema declares, one
+// a secure pattern admits, or one that differs from a secure name only in
+// case or separators. The secure names' set and guard targets were built
+// once, with the half.
+func (h *secureHalf) overlapsOrVaries(names []string) bool {
+	for _, n := range names {
+		if h.declared[n] {
+			return true
+		}
+		for _, p := range h.patterns {
+			if p.re.MatchString(n) {
+				return true
+			}
+		}
+		for i, s := range h.params {
+			if n != s && h.targets[i].Matches(n) {
+				return true
+			}
+		}
+	}
+	return false
 }

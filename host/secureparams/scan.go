@@ -150,7 +150,7 @@ const (
 // and scalars). It reports invalid JSON and repeated member names itself,
 // naming the document label.
 func walkTokens(doc json.RawMessage, label string, known validity, visit func(path []string, key string, kind jsonlex.Kind, raw []byte) *problem) *problem {
-	if known != knownValid && !json.Valid(doc) {
+	if known != knownValid && !jsonlex.Valid(doc) {
 		var v any
 		err := json.Unmarshal(doc, &v)
 		return newProblem(RuleMalformed, "%s is not valid JSON: %v", label, err)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 )
 
 // secureHalf is what the analysis of a tool learns from its
@@ -33,6 +35,13 @@ type secureHalf struct {
 	// headerNames are the secure parameters with an x-mcp-header, in
 	// checkSecureHeaders' order, with the header lower-cased.
 	headerNames []secureHeaderName
+
+	// For a tool the single pass decides (cleanByPass): params as a set,
+	// params prepared for the name-variant check, and SecureRequired
+	// (rootRequired and walkRequired, sorted, without repeats).
+	declared map[string]bool
+	targets  []guard.Target
+	required []string
 }
 
 // secureHeaderName is a secure parameter and its x-mcp-header, as written
@@ -86,6 +95,9 @@ func newSecureHalf(t *Tool, rootRequired []string, nodes int, sw *schemaWalker, 
 	for i, n := range headerNames {
 		h.headerNames[i] = secureHeaderName{name: strings.Clone(n.name), header: strings.Clone(n.header), lower: strings.Clone(n.lower)}
 	}
+	h.declared = declaredSet(h.params)
+	h.targets = guard.Targets(h.params)
+	h.required = guard.SortedUnique(append(slices.Clone(h.rootRequired), h.walkRequired...))
 	return h
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/host/secureparams/internal/onepass"
+	"github.com/agenthost/agenthost/llmview"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -18,6 +19,9 @@ type passVerdict struct {
 	InputSchema, SecureInputSchema, Annotations, Meta string
 	Defaulted, HasSecure                              bool
 	DefHash                                           string
+	// Parameters are the model's, as the catalog computes them (from the
+	// pass's root members when it read them).
+	Parameters string
 }
 
 func passAnalyse(raw []byte) *passVerdict {
@@ -30,6 +34,10 @@ func passAnalyse(raw []byte) *passVerdict {
 		InputSchema: string(tool.InputSchema), SecureInputSchema: string(tool.SecureInputSchema),
 		Annotations: string(tool.Annotations), Meta: string(tool.Meta),
 		Defaulted: tool.InputSchemaDefaulted, HasSecure: tool.HasSecureSchema, DefHash: tool.DefHash(),
+		Parameters: string(llmview.ParametersOfValid(tool.InputSchema)),
+	}
+	if typ, props, required, ok := tool.InputRoot(); ok {
+		v.Parameters = string(llmview.ParametersOfRoot(tool.InputSchema, typ, props, required))
 	}
 	v.Verdict = *memoAnalyse(raw)
 	return v

@@ -95,6 +95,11 @@ type Tool struct {
 	// rawValid: Raw (hence every part of it) is known to be valid JSON.
 	rawValid validity
 
+	// inputRoot are inputSchema's root members type, properties and
+	// required as the single pass read them, when it did (inputRootKnown).
+	inputRoot      [3]json.RawMessage
+	inputRootKnown bool
+
 	analyzeOnce sync.Once
 	exclusion   *ExclusionError
 	// inputHeaderTool is set when inputSchema carries valid x-mcp-header
@@ -126,7 +131,7 @@ func ParseTool(raw json.RawMessage) (*Tool, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedTool)
 	}
-	if !json.Valid(trimmed) {
+	if !jsonlex.Valid(trimmed) {
 		var fields map[string]json.RawMessage
 		err := json.Unmarshal(trimmed, &fields)
 		return nil, fmt.Errorf("%w: %w", ErrMalformedTool, err)
@@ -159,7 +164,7 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 	if len(rawName) == 0 || rawName[0] != '"' {
 		return nil, fmt.Errorf("%w: missing or non-string name", ErrMalformedTool)
 	}
-	name = jsonlex.Unquote(rawName)
+	name = jsonlex.Unquote(rawName) // a copy: names travel far (logs, grants, audit) and must not keep the page alive
 
 	t := &Tool{
 		Name:     name,
@@ -189,6 +194,10 @@ func parseValidTool(raw json.RawMessage) (*Tool, error) {
 
 	if t.HasSecureSchema {
 		t.secureHalf = secureMemo.get(t.SecureInputSchema)
+	}
+	if facts != nil && facts.HasInput && !t.InputSchemaDefaulted {
+		t.inputRoot = [3]json.RawMessage{facts.Type, facts.Properties, facts.Required}
+		t.inputRootKnown = true
 	}
 	if facts != nil && cleanByPass(t, facts) {
 		t.analyzeOnce.Do(func() {})
@@ -222,7 +231,7 @@ func (t *Tool) DefHash() string {
 	t.hashOnce.Do(func() {
 		var hash string
 		var err error
-		if t.rawValid == knownValid || json.Valid(t.Raw) {
+		if t.rawValid == knownValid || jsonlex.Valid(t.Raw) {
 			hash, err = schemajson.CanonicalHashValid(bytes.TrimSpace(t.Raw))
 		}
 		if hash == "" || err != nil {
@@ -270,6 +279,8 @@ func topLevelFields(obj []byte) toolFields {
 
 // optionalString reads a string field; a present non-string value is kept
 // out of the field and noted, since it does not make the tool unusable.
+// The text shares the definition's bytes when it needs no unescaping (a
+// title or description lives as long as the Tool, which keeps them).
 func optionalString(t *Tool, fields toolFields, key string) string {
 	raw := fields.get(key)
 	if raw == nil || string(raw) == "null" {
@@ -279,7 +290,16 @@ func optionalString(t *Tool, fields toolFields, key string) string {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("the tool's %q is not a string and was ignored", key))
 		return ""
 	}
-	return jsonlex.Unquote(raw)
+	return schemajson.ViewString(raw)
+}
+
+// InputRoot returns the raw values of inputSchema's root members "type",
+// "properties" and "required" (nil when absent), which is all the model's
+// parameters depend on (llmview.ParametersOfRoot), when the definition's
+// single pass read them; ok is false otherwise (read them from
+// InputSchema: llmview.ParametersOfValid).
+func (t *Tool) InputRoot() (typ, properties, required json.RawMessage, ok bool) {
+	return t.inputRoot[0], t.inputRoot[1], t.inputRoot[2], t.inputRootKnown
 }
 
 // headerName is the full HTTP header name mcp-go uses for an x-mcp-header

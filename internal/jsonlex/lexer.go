@@ -1,6 +1,7 @@
 package jsonlex
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -78,21 +79,7 @@ func (l *Lexer) Next() (Kind, []byte) {
 
 func (l *Lexer) str() (Kind, []byte) {
 	start := l.pos
-	l.pos++
-	for l.pos < len(l.data) {
-		c := l.data[l.pos]
-		if c == '\\' {
-			l.pos += 2
-			continue
-		}
-		l.pos++
-		if c == '"' {
-			break
-		}
-	}
-	// Input is meant to be valid JSON; a backslash at the very end of
-	// invalid input must still not take the position past it.
-	l.pos = min(l.pos, len(l.data))
+	l.pos = stringEnd(l.data, start)
 	raw := l.data[start:l.pos]
 	i := l.pos
 	for i < len(l.data) && isSpace(l.data[i]) {
@@ -147,8 +134,39 @@ func (l *Lexer) ValueStart() int {
 	return l.pos
 }
 
-// SkipValue moves past one whole value (of a valid document).
+// stringEnd returns the offset just past the string whose opening quote
+// is at data[start]: past the first quote after it that no backslash
+// escapes (an even run of backslashes before a quote is escaped
+// backslashes), found with bytes.IndexByte rather than byte by byte, since
+// most of a definition's bytes are in long descriptions. An unterminated
+// string (invalid input) ends at len(data).
+func stringEnd(data []byte, start int) int {
+	i := start + 1
+	for {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data)
+		}
+		i += j
+		k := i
+		for k > start+1 && data[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 {
+			return i
+		}
+	}
+}
+
+// SkipValue moves past one whole value (of a valid document). An object or
+// an array is skipped by matching its brackets outside strings, without
+// reading its tokens.
 func (l *Lexer) SkipValue() {
+	if start := l.ValueStart(); start < len(l.data) && (l.data[start] == '{' || l.data[start] == '[') {
+		l.pos = containerEnd(l.data, start)
+		return
+	}
 	depth := 0
 	for {
 		kind, _ := l.Next()
@@ -167,3 +185,32 @@ func (l *Lexer) SkipValue() {
 		}
 	}
 }
+
+// containerEnd returns the offset just past the object or array that
+// opens at data[start]; for unbalanced (invalid) input, len(data).
+func containerEnd(data []byte, start int) int {
+	depth := 0
+	for i := start; i < len(data); i++ {
+		for i < len(data) && !structural[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
+		switch data[i] {
+		case '"':
+			i = stringEnd(data, i) - 1
+		case '{', '[':
+			depth++
+		default: // '}', ']'
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(data)
+}
+
+// structural marks the bytes containerEnd stops at.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}

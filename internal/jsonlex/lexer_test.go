@@ -21,13 +21,15 @@ func tokenSeeds() []string {
 		`{"\u0061":1,"a":2}`, `[{"a":[]},{"a":{}}]`, `{"x":"\u007f\u0000"}`,
 		`{"a" : "k" , "b":[ "v" , {"c" :1}] }`,
 		`{"name":"t","description":"d","inputSchema":{"type":"object","properties":{"q":{"type":"string","enum":["a","b"]}},"required":["q"]},"secureInputSchema":{"type":"object","properties":{"token":{"type":"string"}}}}`,
+		`["\\",{"\\\"":"]"}, "\\\\\"}"]`, `[{"a":"}]"}] `,
 		`{"a":1`, `[1,]`, `{"a" 1}`, `tru`, ``, ` `,
 	}
 }
 
 // FuzzTokens checks that for any valid document the lexer's tokens are
-// encoding/json's, and that ObjectMembers splits an object as decoding it
-// into ordered members would.
+// encoding/json's, that SkipValue (which matches brackets without reading
+// tokens) ends where the document's value does, and that ObjectMembers
+// splits an object as decoding it into ordered members would.
 func FuzzTokens(f *testing.F) {
 	for _, s := range tokenSeeds() {
 		f.Add(s)
@@ -37,8 +39,20 @@ func FuzzTokens(f *testing.F) {
 			return // the lexer is only ever given validated documents
 		}
 		checkTokens(t, doc)
+		checkSkip(t, doc)
 		checkMembers(t, doc)
 	})
+}
+
+// checkSkip compares where SkipValue ends with the end of the document's
+// one value.
+func checkSkip(t *testing.T, doc string) {
+	t.Helper()
+	lx := New([]byte(doc))
+	lx.SkipValue()
+	if want := len(strings.TrimRight(doc, " \t\r\n")); lx.Pos() != want {
+		t.Fatalf("%q: SkipValue ends at %d, the value at %d", doc, lx.Pos(), want)
+	}
 }
 
 // checkTokens compares the lexer's token stream with json.Decoder's.

@@ -224,8 +224,13 @@ func buildCatalogLimited(server string, listed []secureparams.ListedTool, secure
 	byName := make(map[string]*CatalogTool, len(tools))
 	for _, ct := range tools {
 		if ct.Status != ToolExcluded && ct.Parameters == nil {
-			// The definition parsed, so its inputSchema is valid JSON.
-			ct.Parameters = llmview.ParametersOfValid(ct.Tool.InputSchema)
+			// The definition parsed, so its inputSchema is valid JSON (and
+			// its single pass may have read the root members already).
+			if typ, props, required, ok := ct.Tool.InputRoot(); ok {
+				ct.Parameters = llmview.ParametersOfRoot(ct.Tool.InputSchema, typ, props, required)
+			} else {
+				ct.Parameters = llmview.ParametersOfValid(ct.Tool.InputSchema)
+			}
 		}
 		if count[ct.Tool.Name] > 1 {
 			// Which definition would the server execute? Unknowable: fail closed.

@@ -10,9 +10,11 @@ package views
 import (
 	"context"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/host/internal/secureargs"
@@ -127,6 +129,7 @@ func (c *Cache) View(ctx context.Context, sh *Shared, servers []*mcpconn.ServerS
 	}
 	changed := c.last == nil
 	var key *Key // computed once, when a server needs verdicts
+	var todo []evaluation
 	for _, snap := range servers {
 		sv := c.servers[snap.Name]
 		if sv != nil && sv.snap == snap && sv.epoch == epoch && sv.nameGen == nameGens[snap.Name] && sv.taintGen == taints[snap.Name].Gen {
@@ -139,8 +142,14 @@ func (c *Cache) View(ctx context.Context, sh *Shared, servers []*mcpconn.ServerS
 		if sv != nil && (sv.epoch != epoch || sv.nameGen != nameGens[snap.Name]) {
 			sv = nil // its verdicts were for other values or other names
 		}
-		c.servers[snap.Name] = sh.shared(ctx, chk, snap, *key, epoch, nameGens[snap.Name], taints[snap.Name], sv)
+		todo = append(todo, evaluation{snap: snap, prev: sv})
 		changed = true
+	}
+	eachEvaluation(todo, func(e *evaluation) {
+		e.out = sh.shared(ctx, chk, e.snap, *key, epoch, nameGens[e.snap.Name], taints[e.snap.Name], e.prev)
+	})
+	for _, e := range todo {
+		c.servers[e.snap.Name] = e.out
 	}
 	if !changed {
 		return c.last
@@ -155,6 +164,48 @@ func (c *Cache) View(ctx context.Context, sh *Shared, servers []*mcpconn.ServerS
 	v.Model = llmview.Compose(parts)
 	c.last = v
 	return v
+}
+
+// evaluation is one server whose verdicts View computes: its snapshot, the
+// session's view of its earlier snapshot (see evaluate), and the result.
+type evaluation struct {
+	snap *mcpconn.ServerSnapshot
+	prev *ServerView
+	out  *ServerView
+}
+
+// parallelViewTools is how many tools the servers to evaluate must have
+// between them before View spreads them over the processors: each
+// server's verdicts are independent (the checks are safe for concurrent
+// use: sessions evaluate concurrently), and a first view of a large
+// catalog is otherwise one core's work while the listing that built it
+// used them all.
+const parallelViewTools = 512
+
+// eachEvaluation runs do for every evaluation, on up to GOMAXPROCS
+// goroutines when they are many tools, else in order.
+func eachEvaluation(todo []evaluation, do func(*evaluation)) {
+	tools := 0
+	for _, e := range todo {
+		tools += len(e.snap.Tools)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	if workers < 2 || tools < parallelViewTools {
+		for i := range todo {
+			do(&todo[i])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
+				do(&todo[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // ServerView caches one server's verdicts for a session. Its ToolViews are
@@ -254,21 +305,26 @@ func (sh *Shared) evaluate(ctx context.Context, chk Checks, snap *mcpconn.Server
 		}
 		sv.in[i] = in
 	}
+	// The server's ToolViews are allocated together: they live as long as
+	// the ServerView.
+	tvs := make([]ToolView, len(snap.Tools))
 	if sameInputs(prev, snap, sv.in) {
 		sv.tools = make([]*ToolView, len(snap.Tools))
 		for i, ct := range snap.Tools {
 			old := prev.tools[i]
-			sv.tools[i] = &ToolView{CatalogTool: ct, Status: old.Status, Reason: old.Reason, ExposedName: old.ExposedName}
+			tvs[i] = ToolView{CatalogTool: ct, Status: old.Status, Reason: old.Reason, ExposedName: old.ExposedName}
+			sv.tools[i] = &tvs[i]
 		}
 		sv.part = prev.part
 		return sv
 	}
 	names := sh.namesOf(snap)
 	sv.tools = make([]*ToolView, 0, len(snap.Tools))
-	var active []llmview.Tool
-	exposed := map[llmview.Ref]string{}
+	active := make([]llmview.Tool, 0, len(snap.Tools))
+	exposed := make(map[llmview.Ref]string, len(snap.Tools))
 	for i, ct := range snap.Tools {
-		tv := &ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
+		tv := &tvs[i]
+		*tv = ToolView{CatalogTool: ct, Status: sv.in[i].status, Reason: sv.in[i].reason, ExposedName: names[i]}
 		if tv.Status == mcpconn.ToolActive {
 			if missing := unbindable(ctx, chk.Binder, snap, ct); len(missing) > 0 {
 				tv.Status = mcpconn.ToolHidden
@@ -337,6 +393,11 @@ func (sh *Shared) syncNames(servers []*mcpconn.ServerSnapshot) map[string]uint64
 		sh.namer = llmview.NewNamer()
 		sh.namerGen = map[string]uint64{}
 		sh.nameGen = map[string]uint64{}
+		tools := 0
+		for _, snap := range servers {
+			tools += len(snap.Tools)
+		}
+		sh.namer.Reserve(len(servers), tools)
 	}
 	for _, snap := range servers {
 		if gen, ok := sh.namerGen[snap.Name]; ok && gen == snap.Generation {

@@ -108,6 +108,10 @@ type Facts struct {
 	// to a schema object applies within MaxArgumentDepth levels of
 	// arguments, else 1.
 	Cost int64
+	// Type, Properties and Required are the raw values of inputSchema's
+	// root members of those names (nil when absent; a repeated key makes
+	// the pass decline), for the model's parameters.
+	Type, Properties, Required []byte
 
 	owner *pass
 }
@@ -138,6 +142,8 @@ type frame struct {
 	// sdepth is the subschema depth (a schema map: its owner's); jdepth the
 	// JSON depth within inputSchema.
 	sdepth, jdepth int
+	// from is where the container starts in the definition.
+	from int
 	// argDepth and reach: the argument level of the value this schema
 	// applies to, and whether it is reached from the root through
 	// properties, additionalProperties and items only (where a $ref counts
@@ -148,12 +154,12 @@ type frame struct {
 	// $defs or definitions.
 	names, defs bool
 
-	// For a schema object: its $ref target ("$defs/name"), whether it
-	// has one, and whether it has another member the analysis reads.
-	ref          string
+	// For a schema object: its $ref target, whether it has one, and
+	// whether it has another member the analysis reads.
+	ref          defsKey
 	hasRef       bool
 	readsOther   bool
-	entry        string // a root $defs entry's "kw/name"
+	entry        defsKey // a root $defs entry's keyword and name
 	refsAtStart  int
 	defsKeyword  string
 	isRootSchema bool
@@ -164,18 +170,28 @@ type entry struct {
 }
 
 type holder struct {
-	target string
+	target defsKey
 	counts bool
+}
+
+// defsKey names a root $defs or definitions entry: the keyword and the
+// entry's name (kw is "" for none). A struct, not "kw/name", so that
+// naming one costs no allocation.
+type defsKey struct {
+	kw, name string
 }
 
 // pass is Scan's state.
 type pass struct {
-	lim     Limits
+	lim Limits
+	// stackHigh is the most of stack ever in use (what release clears).
+	stackHigh int
+
 	stack   []frame
 	keys    []string
 	facts   Facts
 	refs    int
-	entries map[string]entry
+	entries map[defsKey]entry
 	holders []holder
 }
 
@@ -213,14 +229,15 @@ func (p *pass) release() {
 		return
 	}
 	// Nothing of the definition stays reachable from the pool.
-	clear(p.stack[:cap(p.stack)])
+	clear(p.stack[:p.stackHigh])
 	clear(p.keys[:cap(p.keys)])
+	clear(p.holders)
 	clear(p.facts.Names)
 	clear(p.facts.Fields)
 	clear(p.entries)
 	*p = pass{
 		stack: p.stack[:0], keys: p.keys[:0], entries: p.entries, holders: p.holders[:0],
-		facts: Facts{Fields: p.facts.Fields[:0], Names: p.facts.Names[:0]},
+		facts: Facts{Fields: p.facts.Fields[:0], Names: p.facts.Names[:0]}, // Type and the rest: nil
 	}
 	passes.Put(p)
 }
@@ -272,6 +289,9 @@ func (p *pass) run(def []byte) bool {
 			if !p.end(&p.stack[n-1]) {
 				return false
 			}
+			if n >= 2 && p.stack[n-2].isRootSchema {
+				p.rootMember(&p.stack[n-2], def[p.stack[n-1].from:lx.Pos():lx.Pos()])
+			}
 			p.keys = p.keys[:p.stack[n-1].keysFrom]
 			p.stack = p.stack[:n-1]
 		default:
@@ -280,18 +300,29 @@ func (p *pass) run(def []byte) bool {
 					return false
 				}
 				p.stack = append(p.stack, frame{object: true, role: rTop})
+				p.stackHigh = max(p.stackHigh, 1)
 				continue
 			}
-			child, ok := p.value(&p.stack[n-1], kind, raw)
-			if !ok {
+			if kind != jsonlex.ObjectStart && kind != jsonlex.ArrayStart {
+				if !p.scalar(&p.stack[n-1], kind, raw) {
+					return false
+				}
+				if p.stack[n-1].isRootSchema {
+					p.rootMember(&p.stack[n-1], raw)
+				}
+				break
+			}
+			// The container's frame is filled in place, on the stack.
+			p.stack = append(p.stack, frame{})
+			p.stackHigh = max(p.stackHigh, len(p.stack))
+			child := &p.stack[n]
+			if !p.open(&p.stack[n-1], child, kind == jsonlex.ObjectStart) {
 				return false
 			}
-			if kind == jsonlex.ObjectStart || kind == jsonlex.ArrayStart {
-				child.object = kind == jsonlex.ObjectStart
-				child.keysFrom = len(p.keys)
-				p.stack = append(p.stack, child)
-				continue
-			}
+			child.object = kind == jsonlex.ObjectStart
+			child.keysFrom = len(p.keys)
+			child.from = lx.Pos() - 1
+			continue
 		}
 		// A value is complete: a top-level member's ends here.
 		if n := len(p.stack); n == 1 && fieldStart >= 0 {
@@ -340,130 +371,179 @@ func (p *pass) key(f *frame, name string) bool {
 	return true
 }
 
-// value takes a value inside the object or array f: a scalar is checked
-// here, a container's frame is returned.
-func (p *pass) value(f *frame, kind jsonlex.Kind, raw []byte) (frame, bool) {
+// open fills c, the zeroed frame of an object (or an array) that opens
+// inside the object or array f.
+func (p *pass) open(f, c *frame, object bool) bool {
 	if f.role == rTop || f.role == rOutside {
 		if f.role == rTop && f.key == "inputSchema" {
-			if kind != jsonlex.ObjectStart || p.facts.HasInput {
-				return frame{}, false
+			if !object || p.facts.HasInput {
+				return false
 			}
 			p.facts.HasInput = true
 			p.facts.InputNodes = 1
-			return frame{role: rSchema, reach: true, isRootSchema: true}, true
+			c.role, c.reach, c.isRootSchema = rSchema, true, true
+			return true
 		}
-		return frame{role: rOutside}, true
+		c.role = rOutside
+		return true
 	}
 	p.facts.InputNodes++
-	jdepth := f.jdepth + 1
-	if p.facts.InputNodes > p.lim.MaxNodes || jdepth > p.lim.MaxJSONDepth {
-		return frame{}, false
+	c.role, c.jdepth = rData, f.jdepth+1
+	if p.facts.InputNodes > p.lim.MaxNodes || c.jdepth > p.lim.MaxJSONDepth {
+		return false
 	}
-	if kind == jsonlex.Scalar && !numberOK(raw) {
-		return frame{}, false
-	}
-	child := frame{role: rData, jdepth: jdepth}
 	switch f.role {
 	case rSchema:
-		return p.member(f, kind, raw, child)
+		return p.openMember(f, c, object)
 	case rSchemaMap:
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth, f.reach, jdepth)
-		if f.defs && kind == jsonlex.Scalar {
-			p.entries[f.defsKeyword+"/"+f.key] = entry{}
+		if !p.openSchema(c, object, f.sdepth+1, f.argDepth, f.reach) {
+			return false
 		}
-		if f.defs && kind == jsonlex.ObjectStart {
-			sub.entry = f.defsKeyword + "/" + f.key
-			sub.refsAtStart = p.refs
+		if f.defs {
+			c.entry = defsKey{f.defsKeyword, f.key}
+			c.refsAtStart = p.refs
 		}
-		return sub, sub.role != rData
+		return true
 	case rSchemaList:
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth, f.reach, jdepth)
-		return sub, sub.role != rData
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth, f.reach)
 	case rNames:
-		if kind != jsonlex.String {
-			return frame{}, false
-		}
-		p.facts.Names = append(p.facts.Names, schemajson.ViewString(raw))
-		return child, true
+		return false // names are strings
 	case rDepReq:
-		if kind != jsonlex.ArrayStart {
-			return frame{}, false
+		if object {
+			return false // its values are lists
 		}
-		child.role = rNames
-		return child, true
+		c.role = rNames
 	}
-	return child, true // rData
+	return true // rData
 }
 
-// member takes the value of the member f.key of the schema object f.
-func (p *pass) member(f *frame, kind jsonlex.Kind, raw []byte, child frame) (frame, bool) {
+// openMember fills c for the container that is the value of member f.key
+// of the schema object f.
+func (p *pass) openMember(f, c *frame, object bool) bool {
 	switch f.key {
 	case "$ref":
-		if kind != jsonlex.String {
-			return frame{}, false
-		}
-		target, ok := defsTarget(schemajson.ViewString(raw))
-		if !ok {
-			return frame{}, false
-		}
-		f.ref = target
-		return child, true
+		return false // a string
 	case "properties", "$defs", "definitions":
-		if kind != jsonlex.ObjectStart {
-			return frame{}, false
+		if !object {
+			return false
 		}
-		child.role, child.sdepth = rSchemaMap, f.sdepth
+		c.role, c.sdepth = rSchemaMap, f.sdepth
 		if f.key == "properties" {
-			child.names, child.argDepth, child.reach = true, f.argDepth+1, f.reach
+			c.names, c.argDepth, c.reach = true, f.argDepth+1, f.reach
 		} else if f.isRootSchema {
-			child.defs, child.defsKeyword = true, f.key
+			c.defs, c.defsKeyword = true, f.key
 			if p.entries == nil {
-				p.entries = map[string]entry{}
+				p.entries = map[defsKey]entry{}
 			}
 		}
-		return child, true
 	case "additionalProperties", "items":
-		if kind == jsonlex.ArrayStart && f.key == "items" {
-			child.role, child.sdepth, child.argDepth, child.reach = rSchemaList, f.sdepth, f.argDepth+1, f.reach
-			return child, true
+		if !object && f.key == "items" {
+			c.role, c.sdepth, c.argDepth, c.reach = rSchemaList, f.sdepth, f.argDepth+1, f.reach
+			return true
 		}
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth+1, f.reach, child.jdepth)
-		return sub, sub.role != rData
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth+1, f.reach)
 	case "contentSchema":
-		sub := p.schema(kind, raw, f.sdepth+1, f.argDepth+1, false, child.jdepth)
-		return sub, sub.role != rData
+		return p.openSchema(c, object, f.sdepth+1, f.argDepth+1, false)
 	case "required":
-		if kind != jsonlex.ArrayStart {
-			return frame{}, false
+		if object {
+			return false
 		}
-		child.role = rNames
-		return child, true
+		c.role = rNames
 	case "dependentRequired":
-		if kind != jsonlex.ObjectStart {
-			return frame{}, false
+		if !object {
+			return false
 		}
-		child.role = rDepReq
-		return child, true
+		c.role = rDepReq
 	}
-	return child, true
+	return true
 }
 
-// schema takes a value in a schema position: an object (its frame), or a
-// boolean schema (role rSchema, not pushed). Anything else is rData, which
-// the caller declines.
-func (p *pass) schema(kind jsonlex.Kind, raw []byte, sdepth, argDepth int, reach bool, jdepth int) frame {
-	if sdepth > p.lim.MaxSchemaDepth {
-		return frame{role: rData}
+// openSchema makes c a schema object's frame, for an object in a schema
+// position within the subschema depth; anything else is declined.
+func (p *pass) openSchema(c *frame, object bool, sdepth, argDepth int, reach bool) bool {
+	if sdepth > p.lim.MaxSchemaDepth || !object {
+		return false
 	}
-	switch kind {
-	case jsonlex.ObjectStart:
-		return frame{role: rSchema, sdepth: sdepth, argDepth: argDepth, reach: reach, jdepth: jdepth}
-	case jsonlex.Scalar:
-		if s := string(raw); s == "true" || s == "false" {
-			return frame{role: rSchema}
+	c.role, c.sdepth, c.argDepth, c.reach = rSchema, sdepth, argDepth, reach
+	return true
+}
+
+// rootMember notes the value of the root schema's member root.key.
+func (p *pass) rootMember(root *frame, value []byte) {
+	switch root.key {
+	case "type":
+		p.facts.Type = value
+	case "properties":
+		p.facts.Properties = value
+	case "required":
+		p.facts.Required = value
+	}
+}
+
+// scalar takes a string, number, boolean or null inside the object or
+// array f: the checks open makes for a container, for a value that gets
+// no frame.
+func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
+	switch f.role {
+	case rTop:
+		return f.key != "inputSchema" // inputSchema must be an object
+	case rOutside:
+		return true
+	}
+	p.facts.InputNodes++
+	if p.facts.InputNodes > p.lim.MaxNodes || f.jdepth+1 > p.lim.MaxJSONDepth {
+		return false
+	}
+	if kind == jsonlex.Scalar && !numberOK(raw) {
+		return false
+	}
+	switch f.role {
+	case rSchema:
+		switch f.key {
+		case "$ref":
+			if kind != jsonlex.String {
+				return false
+			}
+			target, ok := defsTarget(schemajson.ViewString(raw))
+			if !ok {
+				return false
+			}
+			f.ref = target
+			return true
+		case "properties", "$defs", "definitions", "required", "dependentRequired":
+			return false // each must be a container
+		case "additionalProperties", "items", "contentSchema":
+			return p.booleanSchema(kind, raw, f.sdepth+1)
 		}
+		return true
+	case rSchemaMap:
+		ok := p.booleanSchema(kind, raw, f.sdepth+1)
+		if f.defs && kind == jsonlex.Scalar {
+			p.entries[defsKey{f.defsKeyword, f.key}] = entry{}
+		}
+		return ok
+	case rSchemaList:
+		return p.booleanSchema(kind, raw, f.sdepth+1)
+	case rNames:
+		if kind != jsonlex.String {
+			return false
+		}
+		p.facts.Names = append(p.facts.Names, schemajson.ViewString(raw))
+		return true
+	case rDepReq:
+		return false // its values are lists
 	}
-	return frame{role: rData}
+	return true // rData
+}
+
+// booleanSchema reports whether a scalar in a schema position is a
+// schema: true or false, within the subschema depth.
+func (p *pass) booleanSchema(kind jsonlex.Kind, raw []byte, sdepth int) bool {
+	if sdepth > p.lim.MaxSchemaDepth || kind != jsonlex.Scalar {
+		return false
+	}
+	s := string(raw)
+	return s == "true" || s == "false"
 }
 
 // end closes the container f.
@@ -472,12 +552,12 @@ func (p *pass) end(f *frame) bool {
 		return true
 	}
 	if f.hasRef {
-		if f.readsOther || f.ref == "" {
+		if f.readsOther || f.ref.kw == "" {
 			return false
 		}
 		p.holders = append(p.holders, holder{target: f.ref, counts: f.reach && f.argDepth <= p.lim.MaxArgumentDepth})
 	}
-	if f.entry != "" {
+	if f.entry.kw != "" {
 		p.entries[f.entry] = entry{object: true, hasRef: p.refs > f.refsAtStart}
 	}
 	return true
@@ -485,13 +565,13 @@ func (p *pass) end(f *frame) bool {
 
 // defsTarget reads "#/$defs/name" or "#/definitions/name" with a name
 // that needs no unescaping; any other reference is the full analysis's.
-func defsTarget(ref string) (string, bool) {
-	for _, kw := range []string{"$defs", "definitions"} {
-		if name, ok := strings.CutPrefix(ref, "#/"+kw+"/"); ok && name != "" && !strings.ContainsAny(name, "/~%") {
-			return kw + "/" + name, true
+func defsTarget(ref string) (defsKey, bool) {
+	for _, kw := range [...]struct{ prefix, kw string }{{"#/$defs/", "$defs"}, {"#/definitions/", "definitions"}} {
+		if name, ok := strings.CutPrefix(ref, kw.prefix); ok && name != "" && !strings.ContainsAny(name, "/~%") {
+			return defsKey{kw.kw, name}, true
 		}
 	}
-	return "", false
+	return defsKey{}, false
 }
 
 // numberOK accepts true, false, null and the numbers the validator can

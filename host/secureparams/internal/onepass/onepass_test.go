@@ -55,3 +55,44 @@ func TestScan(t *testing.T) {
 		})
 	}
 }
+
+// A released pass keeps nothing of the definition it read: every frame,
+// key, name, field and $ref holder it wrote is cleared before it goes back
+// to the pool.
+func TestReleaseClearsTheDefinition(t *testing.T) {
+	def := `{"name":"t","_meta":{"k":[{"a":1}]},"inputSchema":{"properties":{"r":{"$ref":"#/$defs/R"},"s":{"items":{"properties":{"deep":{}}}}},"required":["r"],"$defs":{"R":{"properties":{"f":{}}}}}}`
+	facts := Scan([]byte(def), limits)
+	if facts == nil {
+		t.Fatal("the pass declined")
+	}
+	p := facts.owner
+	facts.Release()
+	for i, f := range p.stack[:cap(p.stack)] {
+		if f.large != nil || f.key != "" || f.ref != (defsKey{}) || f.entry != (defsKey{}) || f.defsKeyword != "" || f.role != 0 {
+			t.Errorf("frame %d kept: %+v", i, f)
+		}
+	}
+	for i, k := range p.keys[:cap(p.keys)] {
+		if k != "" {
+			t.Errorf("key %d kept: %q", i, k)
+		}
+	}
+	for i, h := range p.holders[:cap(p.holders)] {
+		if h != (holder{}) {
+			t.Errorf("holder %d kept: %+v", i, h)
+		}
+	}
+	for i, n := range p.facts.Names[:cap(p.facts.Names)] {
+		if n != "" {
+			t.Errorf("name %d kept: %q", i, n)
+		}
+	}
+	for i, m := range p.facts.Fields[:cap(p.facts.Fields)] {
+		if m.Key != "" || m.Value != nil {
+			t.Errorf("field %d kept: %+v", i, m)
+		}
+	}
+	if len(p.entries) != 0 || p.facts.Type != nil {
+		t.Errorf("entries %v, type %s kept", p.entries, p.facts.Type)
+	}
+}
