@@ -170,6 +170,30 @@ func TestSpawnerEndsATreeWithItsChild(t *testing.T) {
 	}
 }
 
+// TestSpawnerEndsLeftoversWhenNoChildLives: the host goes after its only
+// child exited but while a leftover of the child's tree (one that ignores
+// SIGTERM, so the tree's own ending is still in its grace) lives on: the
+// supervisor, with no spawned child alive, still ends it before it exits.
+func TestSpawnerEndsLeftoversWhenNoChildLives(t *testing.T) {
+	sp := testSpawner(t)
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	c := spawnSh(t, sp, `(trap '' TERM; exec sleep 300) >/dev/null 2>&1 </dev/null & echo $! > "$PIDFILE"; exit 0`, "PIDFILE="+pidfile)
+	if got := c.Wait(); got != 0 {
+		t.Fatalf("status %d, want 0", got)
+	}
+	pid := proctest.ReadPid(t, pidfile)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// The host's parent-death signal, as its supervisor gets it.
+	if err := sp.proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.proc.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sp.proc = nil
+	proctest.WaitGone(t, "the leftover", pid, 5*time.Second)
+}
+
 // TestSpawnerHostDeathEndsEveryTree: when the host is SIGKILLed, every
 // tree its supervisor spawned ends: the children and what they started.
 func TestSpawnerHostDeathEndsEveryTree(t *testing.T) {

@@ -295,8 +295,9 @@ func ownChildren() []int {
 		return nil
 	}
 	var pids []int
+	var buf [512]byte
 	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		b, err := readProcFile("/proc/self/task/"+task.Name()+"/children", buf[:])
 		if err != nil {
 			self := os.Getpid()
 			pids = pids[:0]
@@ -334,11 +335,31 @@ func treeSignal(pid int, t *tree) func(syscall.Signal) int {
 // here, every spawned child's session and group, and their descendants;
 // it returns once they are gone or SIGKILLed.
 func endAll(self int, trees map[int]*tree) {
+	if len(trees) == 0 && !hasLiveChild() {
+		// Nothing spawned is alive and nothing was reparented here: the
+		// sweep below would read every process of /proc to find none.
+		return
+	}
 	TerminateBy(func(sig syscall.Signal) int {
 		return SignalMembers(func(st Stat) bool {
 			return st.PPid == self || trees[st.Sid] != nil || trees[st.Pgrp] != nil
 		}, sig)
 	}, Grace)
+}
+
+// hasLiveChild reports whether a process other than a zombie has this one
+// as its parent. With no spawned child alive, endAll's members are only
+// such processes (the orphans reparented here, and through them their
+// descendants: a live descendant's nearest live ancestor here is one of
+// this process's children, the subreaper), so with none there is nothing
+// to end.
+func hasLiveChild() bool {
+	for _, pid := range ownChildren() {
+		if st, ok := ReadStat(pid); ok && st.State != 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // forEachProcess calls fn with every process of /proc.

@@ -101,7 +101,8 @@ type Stat struct {
 // ReadStat reads the state, parent, group and session of pid from
 // /proc/PID/stat.
 func ReadStat(pid int) (Stat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [512]byte
+	b, err := readProcFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, false
 	}
@@ -122,4 +123,38 @@ func ReadStat(pid int) (Stat, bool) {
 		return Stat{}, false
 	}
 	return Stat{State: f[0][0], Pid: pid, PPid: ppid, Pgrp: pgrp, Sid: s}, true
+}
+
+// readProcFile reads a small file of /proc into buf (growing it if the
+// file is larger) with bare system calls: open, read to EOF, close.
+// os.ReadFile also tries to register each file with the runtime's poller
+// (an epoll_ctl that /proc refuses and four fcntl calls) and stats it, ten
+// calls instead of four: a sweep of /proc reads one such file a process,
+// and the supervisor reads one a thread each time a child exits.
+func readProcFile(path string, buf []byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf)+512)...)
+		}
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
 }
