@@ -198,15 +198,31 @@ func eachEvaluation(todo []evaluation, do func(*evaluation)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[workerPanic]
 	for range workers {
 		wg.Go(func() {
+			// A panic goes back to View's caller, as it did in order: in a
+			// worker it would end the process, past the recover of an
+			// HTTP handler that asked for the view.
+			defer func() {
+				if v := recover(); v != nil {
+					failed.CompareAndSwap(nil, &workerPanic{v})
+					next.Store(int64(len(todo))) // the others stop at their next server
+				}
+			}()
 			for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
 				do(&todo[i])
 			}
 		})
 	}
 	wg.Wait()
+	if p := failed.Load(); p != nil {
+		panic(p.value)
+	}
 }
+
+// workerPanic is what an evaluation's worker recovered.
+type workerPanic struct{ value any }
 
 // ServerView caches one server's verdicts for a session. Its ToolViews are
 // never modified once built, so views (and sessions, see shared) share
