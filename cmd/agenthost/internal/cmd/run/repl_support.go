@@ -159,9 +159,7 @@ func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
 			Result string `json:"result"`
 		}{e, e.Result}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	_ = cmdutil.WriteJSONLine(w, v)
 }
 
 // slash runs a slash command.
