@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/hooks"
@@ -94,6 +96,30 @@ type Observability struct {
 	// ServiceName is the service.name resource attribute; empty takes
 	// OTEL_SERVICE_NAME, else "agenthost".
 	ServiceName string `json:"serviceName" yaml:"serviceName"`
+}
+
+// On reports whether telemetry is on: the section says enabled, or an
+// OTLP endpoint variable (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ or
+// _METRICS_ form) is set; OTEL_SDK_DISABLED=true turns it off either way.
+// lookupEnv nil is os.LookupEnv. It is the one rule: host/otelobs sets
+// telemetry up by it, and the CLI decides by it which build serves a
+// command line (docs/cli.md, "Two binaries").
+func (o Observability) On(lookupEnv func(string) (string, bool)) bool {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	if v, _ := lookupEnv("OTEL_SDK_DISABLED"); strings.EqualFold(strings.TrimSpace(v), "true") {
+		return false
+	}
+	if o.Enabled {
+		return true
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		if v, ok := lookupEnv(name); ok && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Observability protocols.

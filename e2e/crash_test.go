@@ -42,10 +42,12 @@ func failpointsBin(t *testing.T) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		out := filepath.Join(dir, exe("agenthost"))
-		cmd := exec.CommandContext(ctx, goCommand(), "build", "-tags", "failpoints", "-o", out, "./cmd/agenthost")
+		// Both builds, beside each other: the lean one hands durable
+		// runs to the full one.
+		cmd := exec.CommandContext(ctx, goCommand(), "build", "-tags", "failpoints", "-o", dir+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost/agenthost-full")
 		cmd.Dir = moduleRoot
 		if output, err := cmd.CombinedOutput(); err != nil {
-			failpointsBuild.err = fmt.Errorf("go build -tags failpoints ./cmd/agenthost: %w\n%s", err, output)
+			failpointsBuild.err = fmt.Errorf("go build -tags failpoints ./cmd/agenthost ./cmd/agenthost/agenthost-full: %w\n%s", err, output)
 			return
 		}
 		failpointsBuild.path = out
@@ -62,7 +64,13 @@ func TestReleaseBinaryHasNoFailpoints(t *testing.T) {
 	for _, tc := range []struct {
 		bin  string
 		want bool
-	}{{agenthostBin, false}, {failpointsBin(t), true}} {
+	}{
+		{agenthostBin, false},
+		{filepath.Join(filepath.Dir(agenthostBin), exe("agenthost-full")), false},
+		// The crash points are in the durable engine's paths, which
+		// only the full build links.
+		{filepath.Join(filepath.Dir(failpointsBin(t)), exe("agenthost-full")), true},
+	} {
 		data, err := os.ReadFile(tc.bin)
 		if err != nil {
 			t.Fatal(err)

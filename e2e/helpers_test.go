@@ -97,10 +97,10 @@ func buildBinaries(root, out string) error {
 	goTool := goCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost-testserver", "./e2e/cmd/confclient")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost/agenthost-full", "./cmd/agenthost-testserver", "./e2e/cmd/confclient")
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agenthost ./cmd/agenthost-testserver ./e2e/cmd/confclient: %w\n%s", err, output)
+		return fmt.Errorf("go build ./cmd/agenthost ./cmd/agenthost/agenthost-full ./cmd/agenthost-testserver ./e2e/cmd/confclient: %w\n%s", err, output)
 	}
 	return nil
 }
@@ -137,9 +137,15 @@ func runWithTimeout(t *testing.T, timeout time.Duration, env []string, args ...s
 // runWithStdin is runWithTimeout with stdin (nil: none).
 func runWithStdin(t *testing.T, timeout time.Duration, stdin io.Reader, env []string, args ...string) result {
 	t.Helper()
+	return runProgram(t, agenthostBin, timeout, stdin, env, args...)
+}
+
+// runProgram is runWithStdin of the executable bin (an agenthost build).
+func runProgram(t *testing.T, bin string, timeout time.Duration, stdin io.Reader, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agenthostBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(baseEnv(t), env...)
 	cmd.Stdin = stdin // not a terminal: asks are denied unless --approve says otherwise

@@ -13,13 +13,21 @@
 // question, kept beside the configuration file (AlwaysAnswers), and which
 // saved session a run takes up or keeps (SavedSession).
 //
-// A program that wires a host by hand calls host.New with the parts it
-// chose instead, and links none of these (docs/library.md).
+// The parts only some configs use are given, not linked: telemetry
+// (Options.Telemetry, host/otelobs.Compose), credential plugins
+// (Options.Plugins, host/compose/credplugins.Start) and databases
+// (Options.Databases, approvals/stores.Databases). A program that leaves
+// one out links none of its SDK, and a config that uses it is then a
+// configuration error (Uses says which a config uses). A program that
+// wires a host by hand calls host.New with the parts it chose instead, and
+// links none of these (docs/library.md).
 package compose
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -30,7 +38,7 @@ import (
 	"github.com/agenthost/agenthost/host/internal/closer"
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
-	"github.com/agenthost/agenthost/host/otelobs"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Options configure New.
@@ -52,8 +60,61 @@ type Options struct {
 	// Telemetry sets up OpenTelemetry when the observability section (or
 	// an OTEL_EXPORTER_OTLP_*ENDPOINT variable) turns it on and
 	// Host.Observer is nil; the host's Close flushes it, within
-	// TelemetryFlushTimeout.
+	// TelemetryFlushTimeout. host/otelobs.Compose is the one agenthost
+	// has. Nil leaves telemetry off whatever the config says (a library
+	// chooses its own observer).
+	Telemetry Telemetry
+	// Plugins starts the credential plugins of the sources section
+	// (host/compose/credplugins.Start). Nil starts none: a config naming
+	// a plugin that Host.Sources does not supply is then a configuration
+	// error.
+	Plugins Plugins
+}
+
+// Telemetry sets up OpenTelemetry for the observability section: the
+// host's observer, and the flush its Close calls. It returns a nil
+// observer when the section and the environment leave telemetry off
+// (config.Observability.On).
+type Telemetry func(ctx context.Context, obs config.Observability, logger *slog.Logger) (host.Observer, func(context.Context) error, error)
+
+// Plugins starts a credential source for every plugin of cfg's sources
+// section that given does not supply, and returns all sources by name
+// with what the host must close, also when it fails.
+type Plugins func(cfg *config.Config, given map[string]bindings.Source, o PluginOptions) (map[string]bindings.Source, []io.Closer, error)
+
+// PluginOptions are what a started plugin reports to and runs under.
+type PluginOptions struct {
+	// Logger receives the plugins' log lines (redacting).
+	Logger *slog.Logger
+	// Redactor masks the values the plugins resolve.
+	Redactor *bindings.Redactor
+	// Supervisor starts the plugin processes (host.Options.ChildSupervisor).
+	Supervisor *childproc.Supervisor
+	// Lifecycle, when set, is told of each plugin's restarts.
+	Lifecycle host.LifecycleObserver
+}
+
+// Uses says which of the parts Options gives a config uses.
+type Uses struct {
+	// Telemetry: the observability section or the environment turns
+	// OpenTelemetry on (config.Observability.On).
 	Telemetry bool
+	// Plugins: the sources section names a credential plugin.
+	Plugins bool
+	// Databases: approvals.store or audit.store names a database.
+	Databases bool
+}
+
+// UsesOf is what cfg uses; lookupEnv (nil: os.LookupEnv) is the
+// environment telemetry is read from.
+func UsesOf(cfg *config.Config, lookupEnv func(string) (string, bool)) Uses {
+	u := Uses{Telemetry: cfg.Observability.On(lookupEnv), Databases: cfg.Approvals.Store != "" || cfg.Audit.Store != ""}
+	for _, sc := range cfg.Sources {
+		if sc != nil {
+			u.Plugins = true
+		}
+	}
+	return u
 }
 
 // TelemetryFlushTimeout bounds the flush of the telemetry New set up,
@@ -108,7 +169,7 @@ func build(ctx context.Context, cfg *config.Config, opts Options) (_ host.Option
 		ho.Model = newModel(cfg.LLM, ho.Observer)
 	}
 	lifecycle, _ := ho.Observer.(host.LifecycleObserver)
-	if ho.Sources, err = pluginSources(cfg, ho.Sources, logger, ho.Redactor, ho.ChildSupervisor, lifecycle, &owned); err != nil {
+	if ho.Sources, err = startPlugins(cfg, opts.Plugins, ho.Sources, PluginOptions{Logger: logger, Redactor: ho.Redactor, Supervisor: ho.ChildSupervisor, Lifecycle: lifecycle}, &owned); err != nil {
 		return ho, err
 	}
 	if err := openStores(ctx, cfg, opts.Databases, &ho, &owned); err != nil {
@@ -140,21 +201,43 @@ func newModel(llm config.LLM, obs host.Observer) model.LLM {
 
 // setupTelemetry sets up OpenTelemetry as the host's observer when asked
 // to and turned on, pushing its bounded flush on owned.
-func setupTelemetry(ctx context.Context, cfg *config.Config, on bool, logger *slog.Logger, ho *host.Options, owned *closer.Stack) error {
-	if !on || ho.Observer != nil {
+func setupTelemetry(ctx context.Context, cfg *config.Config, setup Telemetry, logger *slog.Logger, ho *host.Options, owned *closer.Stack) error {
+	if setup == nil || ho.Observer != nil {
 		return nil
 	}
-	tel, err := otelobs.Setup(ctx, cfg.Observability, otelobs.SetupOptions{ServiceVersion: host.Version, Logger: logger})
-	if err != nil || tel == nil {
+	obs, shutdown, err := setup(ctx, cfg.Observability, logger)
+	if err != nil || obs == nil {
 		return err
 	}
-	owned.Push(closer.Func(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), TelemetryFlushTimeout)
-		defer cancel()
-		return tel.Shutdown(ctx)
-	}))
-	ho.Observer = tel.Observer
+	if shutdown != nil {
+		owned.Push(closer.Func(func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), TelemetryFlushTimeout)
+			defer cancel()
+			return shutdown(ctx)
+		}))
+	}
+	ho.Observer = obs
 	return nil
+}
+
+// startPlugins returns given with a source for every plugin of the
+// sources section it does not supply, started by start; it pushes what
+// they own on owned. A plugin to start with no start is a configuration
+// error naming its key.
+func startPlugins(cfg *config.Config, start Plugins, given map[string]bindings.Source, o PluginOptions, owned *closer.Stack) (map[string]bindings.Source, error) {
+	if start == nil {
+		for name, sc := range cfg.Sources {
+			if _, ok := given[name]; !ok && sc != nil {
+				return nil, configErr(fmt.Errorf("sources.%s names a credential plugin, but this program starts none: pass compose.Options.Plugins (host/compose/credplugins.Start; docs/library.md)", name))
+			}
+		}
+		return given, nil
+	}
+	all, started, err := start(cfg, given, o)
+	for _, c := range started {
+		owned.Push(c)
+	}
+	return all, err
 }
 
 // orDiscard is l, or a logger that discards when l is nil.

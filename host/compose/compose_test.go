@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,7 +24,7 @@ import (
 	"github.com/agenthost/agenthost/host/model"
 	"github.com/agenthost/agenthost/host/model/openaimodel"
 	"github.com/agenthost/agenthost/host/oauth"
-	"github.com/agenthost/agenthost/plugins"
+	"github.com/agenthost/agenthost/host/observe"
 )
 
 // counts are the Close calls of what fakeDatabases opened.
@@ -143,22 +145,27 @@ func TestBuildFromConfig(t *testing.T) {
 				t.Error("OAuth.Disabled built an authorizer")
 			}
 		}},
-		{"plugin", func(c *config.Config) { c.Sources = vault }, Options{}, func(t *testing.T, ho host.Options, n *counts) {
-			if _, ok := ho.Sources["vault"].(*plugins.Source); !ok || len(ho.Owned) != 1 {
-				t.Errorf("sources.vault: source %#v, owned %d; want the plugin, closed with the host", ho.Sources["vault"], len(ho.Owned))
+		{"plugin", func(c *config.Config) { c.Sources = vault }, Options{Plugins: fakePlugins}, func(t *testing.T, ho host.Options, n *counts) {
+			if _, ok := ho.Sources["vault"].(*fakeSource); !ok || len(ho.Owned) != 1 {
+				t.Errorf("sources.vault: source %#v, owned %d; want the plugin Options.Plugins started, closed with the host", ho.Sources["vault"], len(ho.Owned))
 			}
 		}},
 		{"given source for a plugin", func(c *config.Config) { c.Sources = vault },
 			Options{Host: host.Options{Sources: map[string]bindings.Source{"vault": givenSource}}}, func(t *testing.T, ho host.Options, n *counts) {
-				if _, started := ho.Sources["vault"].(*plugins.Source); started || ho.Sources["vault"] == nil || len(ho.Owned) != 0 {
+				if _, started := ho.Sources["vault"].(*fakeSource); started || ho.Sources["vault"] == nil || len(ho.Owned) != 0 {
 					t.Error("a plugin was started for a source passed in")
 				}
 			}},
 		{"telemetry", func(c *config.Config) {
 			c.Observability = config.Observability{Enabled: true, Endpoint: "http://127.0.0.1:1"}
-		}, Options{Telemetry: true}, func(t *testing.T, ho host.Options, n *counts) {
-			if ho.Observer == nil || len(ho.Owned) != 1 {
-				t.Errorf("observability.enabled: observer %v, owned %d; want OpenTelemetry and its flush", ho.Observer, len(ho.Owned))
+		}, Options{Telemetry: fakeTelemetry}, func(t *testing.T, ho host.Options, n *counts) {
+			if _, ok := ho.Observer.(fakeObserver); !ok || len(ho.Owned) != 1 {
+				t.Errorf("observability.enabled: observer %v, owned %d; want Options.Telemetry's and its flush", ho.Observer, len(ho.Owned))
+			}
+		}},
+		{"telemetry off", func(c *config.Config) {}, Options{Telemetry: fakeTelemetry}, func(t *testing.T, ho host.Options, n *counts) {
+			if ho.Observer != nil || len(ho.Owned) != 0 {
+				t.Errorf("telemetry set up with observability off: observer %v, owned %d", ho.Observer, len(ho.Owned))
 			}
 		}},
 		{"telemetry not asked for", func(c *config.Config) {
@@ -324,3 +331,73 @@ type fakeModel struct{ model.LLM }
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// fakeSource is the source fakePlugins starts for every plugin.
+type fakeSource struct{ bindings.SourceFunc }
+
+var fakePluginSource = &fakeSource{func(context.Context, bindings.Request) (bindings.Resolved, error) {
+	return bindings.Resolved{}, nil
+}}
+
+// fakePlugins is a compose.Plugins that starts fakePluginSource for each
+// plugin given does not supply, with one closer each.
+func fakePlugins(cfg *config.Config, given map[string]bindings.Source, _ PluginOptions) (map[string]bindings.Source, []io.Closer, error) {
+	all := map[string]bindings.Source{}
+	var owned []io.Closer
+	for name := range given {
+		all[name] = given[name]
+	}
+	for name := range cfg.Sources {
+		if _, ok := all[name]; !ok {
+			all[name] = fakePluginSource
+			owned = append(owned, io.NopCloser(nil))
+		}
+	}
+	return all, owned, nil
+}
+
+// fakeObserver is the observer fakeTelemetry sets up.
+type fakeObserver struct{ observe.Observer }
+
+// fakeTelemetry is a compose.Telemetry that is on by the section's rule.
+func fakeTelemetry(_ context.Context, obs config.Observability, _ *slog.Logger) (host.Observer, func(context.Context) error, error) {
+	if !obs.On(func(string) (string, bool) { return "", false }) {
+		return nil, nil, nil
+	}
+	return fakeObserver{}, func(context.Context) error { return nil }, nil
+}
+
+// A config that names a plugin with no Options.Plugins (and no source
+// given for it) is a configuration error naming its key.
+func TestPluginWithoutStarter(t *testing.T) {
+	cfg := shaped(func(c *config.Config) { c.Sources = map[string]*config.Source{"vault": {Plugin: "/bin/false"}} })
+	_, err := build(context.Background(), cfg, Options{})
+	if host.KindOf(err) != host.KindConfig || !strings.Contains(err.Error(), "sources.vault") {
+		t.Fatalf("build = %v; want a config error naming sources.vault", err)
+	}
+}
+
+// UsesOf names what a config uses of Options' parts.
+func TestUsesOf(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	endpoint := func(k string) (string, bool) { return "http://collector:4318", k == "OTEL_EXPORTER_OTLP_ENDPOINT" }
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		env  func(string) (string, bool)
+		want Uses
+	}{
+		{"nothing", config.Config{}, none, Uses{}},
+		{"telemetry by the section", config.Config{Observability: config.Observability{Enabled: true}}, none, Uses{Telemetry: true}},
+		{"telemetry by the environment", config.Config{}, endpoint, Uses{Telemetry: true}},
+		{"a plugin", config.Config{Sources: map[string]*config.Source{"v": {Plugin: "p"}}}, none, Uses{Plugins: true}},
+		{"approvals.store", config.Config{Approvals: rules.Config{Store: "sqlite:x"}}, none, Uses{Databases: true}},
+		{"audit.store", config.Config{Audit: config.Audit{Store: "sqlite:x"}}, none, Uses{Databases: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := UsesOf(&tc.cfg, tc.env); got != tc.want {
+				t.Errorf("UsesOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

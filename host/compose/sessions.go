@@ -1,12 +1,6 @@
 package compose
 
-import (
-	"context"
-	"errors"
-
-	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/host/durable"
-)
+import "github.com/agenthost/agenthost/approvals"
 
 // SavedSession is how a run takes up and keeps saved sessions (the CLI's
 // --resume, --continue, --save and --no-save; docs/cli.md, "sessions").
@@ -31,38 +25,3 @@ func (s SavedSession) Saves(interactive bool, mode approvals.AnswerMode) bool {
 	}
 	return interactive || s.Save || s.Resume != "" || s.Continue || mode == approvals.AnswerWait
 }
-
-// ErrNoSessionHere says Continue found no saved session run in the folder.
-var ErrNoSessionHere = errors.New("no saved session was run in this folder")
-
-// Choose settles the id of the session of a run that saves: Resume's (it
-// must be in store: its error otherwise), the last one run in dir with
-// Continue (ErrNoSessionHere when there is none), else id, or a new one
-// when id is "". resuming reports that the session's unfinished turns are
-// taken up first.
-func (s SavedSession) Choose(ctx context.Context, store *durable.Store, dir, id string) (_ string, resuming bool, err error) {
-	switch {
-	case s.Resume != "":
-		if _, err := store.Session(ctx, s.Resume); err != nil {
-			return "", false, err
-		}
-		return s.Resume, true, nil
-	case s.Continue:
-		list, err := store.Sessions(ctx, durable.ListOptions{Dir: dir, Limit: 1})
-		if err != nil {
-			return "", false, err
-		}
-		if len(list) == 0 {
-			return "", false, ErrNoSessionHere
-		}
-		return list[0].ID, true, nil
-	case id == "":
-		return durable.NewSessionID(), false, nil
-	}
-	return id, false, nil
-}
-
-// SessionExecutor is the durable executor id of a saved session's run:
-// one executor per session, so that a restarted run takes up this
-// session's unfinished turns, and no other's.
-func SessionExecutor(sessionID string) string { return "cli-" + sessionID }

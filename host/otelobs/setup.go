@@ -24,6 +24,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agenthost/agenthost/config"
+	"github.com/agenthost/agenthost/host"
 )
 
 // ErrUnsupportedProtocol is returned for an OTLP protocol other than
@@ -71,21 +72,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // its _TRACES_ or _METRICS_ form) is set; OTEL_SDK_DISABLED=true turns it
 // off either way.
 func Enabled(cfg config.Observability, lookupEnv func(string) (string, bool)) bool {
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
-	}
-	if v, _ := lookupEnv("OTEL_SDK_DISABLED"); strings.EqualFold(strings.TrimSpace(v), "true") {
-		return false
-	}
-	if cfg.Enabled {
-		return true
-	}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
-		if v, ok := lookupEnv(name); ok && strings.TrimSpace(v) != "" {
-			return true
-		}
-	}
-	return false
+	return cfg.On(lookupEnv)
 }
 
 // Setup builds the OTel SDK (a tracer provider with a batching OTLP span
@@ -305,4 +292,15 @@ func newMetricExporter(ctx context.Context, cfg config.Observability, lookup fun
 		return nil, fmt.Errorf("observability: OTLP/HTTP metric exporter: %w", err)
 	}
 	return exp, nil
+}
+
+// Compose is Setup as host/compose takes it (compose.Options.Telemetry):
+// this build's version as the service version, the observer and the
+// flush; a nil observer when telemetry is off.
+func Compose(ctx context.Context, cfg config.Observability, logger *slog.Logger) (host.Observer, func(context.Context) error, error) {
+	tel, err := Setup(ctx, cfg, SetupOptions{ServiceVersion: host.Version, Logger: logger})
+	if err != nil || tel == nil {
+		return nil, nil, err
+	}
+	return tel.Observer, tel.Shutdown, nil
 }

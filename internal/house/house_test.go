@@ -38,6 +38,12 @@ var rooms = []struct {
 	// The CLI's own packages: the commands above what they share.
 	{"cmd/agenthost/internal/cmd", 99},
 	{"cmd/agenthost/internal/cmdutil", 95},
+	// The full build's parts (docs/cli.md, "Two binaries"): the saved
+	// sessions, then the libraries the lean build leaves out, then the
+	// commands' test kit, which gives them to every command's tests.
+	{"cmd/agenthost/internal/savedsessions", 96},
+	{"cmd/agenthost/internal/fulllibs", 97},
+	{"cmd/agenthost/internal/cmdutil/cmdtest", 98},
 	// Built on host: they import it, host never imports them.
 	{"host/serve", 60}, {"host/otelobs", 60}, {"host/durable", 60},
 	{"host/historytest", 60}, {"host/ccstream", 60},

@@ -16,13 +16,11 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/auditlog"
-	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
-	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/internal/childproc"
 )
 
@@ -31,6 +29,13 @@ import (
 // line.
 type Factory struct {
 	IO *IOStreams
+	// Features are the parts of agenthost this build links (the full
+	// build all, the lean one none).
+	Features Features
+	// HandOver, when set, runs a command line that needs a feature this
+	// build lacks in the full build, returning its exit code (the lean
+	// build's main; nil: the NeedsFullError is printed).
+	HandOver func(*NeedsFullError) int
 
 	// ConfigPath is --config, LogLevel --log-level; LogLevelSet says that
 	// --log-level was given.
@@ -56,9 +61,10 @@ type Factory struct {
 	AuditAlso auditlog.Sink
 	// Durable runs the host's turns durably and keeps its sessions (nil:
 	// in memory). The Factory closes it at exit.
-	Durable *durable.Engine
+	Durable Durable
 
 	config   *config.Config
+	noted    bool // the missing config file was said
 	redactor *bindings.Redactor
 	host     *host.Host
 	input    *terminal.Input
@@ -85,6 +91,22 @@ func (f *Factory) Logger() (*slog.Logger, error) {
 // Config reads --config (or the default locations) once; a missing file
 // is said on stderr and read as an empty configuration.
 func (f *Factory) Config() (*config.Config, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	if !f.noted {
+		f.noted = true
+		if cfg.File == "" {
+			fmt.Fprintf(f.IO.ErrOut, "agenthost: no config file found (searched %s); running with no servers. Pass --config FILE; docs/config.md describes the file.\n",
+				strings.Join(config.DefaultPaths(), ", "))
+		}
+	}
+	return cfg, nil
+}
+
+// load reads the configuration once, saying nothing.
+func (f *Factory) load() (*config.Config, error) {
 	if f.config != nil {
 		return f.config, nil
 	}
@@ -95,12 +117,20 @@ func (f *Factory) Config() (*config.Config, error) {
 	if err != nil {
 		return nil, UsageErr(err)
 	}
-	if cfg.File == "" {
-		fmt.Fprintf(f.IO.ErrOut, "agenthost: no config file found (searched %s); running with no servers. Pass --config FILE; docs/config.md describes the file.\n",
-			strings.Join(config.DefaultPaths(), ", "))
-	}
 	f.config = cfg
 	return cfg, nil
+}
+
+// CheckFeatures is the NeedsFullError of a configuration that uses a
+// feature this build lacks (compose.UsesOf), before the command has
+// printed anything; nil otherwise, and when the configuration cannot be
+// read (the command says why, as the full build would).
+func (f *Factory) CheckFeatures() error {
+	cfg, err := f.load()
+	if err != nil {
+		return nil
+	}
+	return f.Features.Serve(compose.UsesOf(cfg, nil))
 }
 
 // ConfigWith is Config, checking that a server named on the command line
@@ -143,7 +173,7 @@ func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) 
 	// the host flushes it when it closes.
 	opts := compose.Options{Host: host.Options{Logger: logger, Redactor: f.redactor, Elicitation: f.elicitation(s.Approve),
 		ChildSupervisor: childproc.Self(), AuditAlso: f.AuditAlso},
-		Databases: stores.Databases{ChainKey: chainKey}, Telemetry: true,
+		Databases: f.Databases(chainKey), Telemetry: f.Features.Telemetry, Plugins: f.Features.Plugins,
 		OAuth: compose.OAuthOptions{Store: store, Subject: s.Subject, Login: f.oauthLogin}}
 	if f.Durable != nil {
 		opts.Host.Durability = f.Durable
@@ -159,6 +189,15 @@ func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) 
 	}
 	f.host = h
 	return h, nil
+}
+
+// Databases opens the approval and audit databases (nil in a build
+// without them), chaining audit records with chainKey.
+func (f *Factory) Databases(chainKey []byte) compose.Databases {
+	if f.Features.Databases == nil {
+		return nil
+	}
+	return f.Features.Databases(chainKey)
 }
 
 // Redact masks every secure value the host has resolved so far.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
-	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/oauth"
 )
 
@@ -94,13 +93,4 @@ func NeedsLogin(h *host.Host) error {
 		}
 	}
 	return nil
-}
-
-// SessionStore opens the saved sessions of `run` (docs/cli.md, "sessions").
-func SessionStore(ctx context.Context) (*durable.Store, error) {
-	path, err := durable.DefaultPath(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	return durable.OpenStore(ctx, path)
 }

@@ -44,6 +44,7 @@ const (
 
 var executables = []string{
 	modulePath + "/cmd/agenthost",
+	modulePath + "/cmd/agenthost/agenthost-full",
 	modulePath + "/cmd/agenthost-testserver",
 	modulePath + "/plugins/cmd/agenthost-cred-file",
 	modulePath + "/internal/bench/cmd/treerusage",

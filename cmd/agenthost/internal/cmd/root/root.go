@@ -21,9 +21,7 @@ import (
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/pins"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/policy"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/run"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/serve"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/servers"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/sessions"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/tools"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/version"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
@@ -37,11 +35,15 @@ import (
 // the process exits anyway, with 128 + the signal's number.
 const shutdownGrace = 5 * time.Second
 
-// Main runs the command line on the process's streams, with SIGINT and
-// SIGTERM cancelling it (watchSignals), and returns the exit code.
-func Main(args []string) int {
+// Main runs the command line on the process's streams with the features
+// the build links, SIGINT and SIGTERM cancelling it (watchSignals), and
+// returns the exit code. handOver, when set, takes a command line that
+// needs a feature this build lacks (the lean build's: it runs the full
+// build in this process's place).
+func Main(args []string, features cmdutil.Features, handOver func(*cmdutil.NeedsFullError) int) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := cmdutil.New(cmdutil.System())
+	f.Features, f.HandOver = features, handOver
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})
@@ -108,6 +110,13 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	var nf *cmdutil.NeedsFullError
+	if errors.As(err, &nf) && f.HandOver != nil {
+		// Nothing was printed or started: the full build takes the
+		// command line from the start.
+		f.Close()
+		return f.HandOver(nf)
+	}
 	defer f.Close()
 	if err == nil {
 		return cmdutil.ExitOK
@@ -143,8 +152,14 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.SetVersionTemplate("{{versionLine}}\n")
 	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "config file (default ./agenthost.yaml, then $XDG_CONFIG_HOME/agenthost/config.yaml; every key is described in docs/config.md)")
 	root.PersistentFlags().StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.LogLevelSet = cmd.Flags().Changed("log-level")
+		if readsConfig(cmd) {
+			// A config that uses a feature this build lacks is handed
+			// over before the command says anything.
+			return f.CheckFeatures()
+		}
+		return nil
 	}
 	root.AddCommand(
 		servers.NewCmdServers(f, nil),
@@ -153,14 +168,32 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		run.NewCmdRun(f, nil),
 		policy.NewCmdPolicy(f),
 		demo.NewCmdDemo(f, nil),
-		serve.NewCmdServe(f, nil),
 		version.NewCmdVersion(f, nil),
 		auth.NewCmdAuth(f),
 		pins.NewCmdPins(f),
 		approvals.NewCmdApprovals(f),
-		sessions.NewCmdSessions(f),
 		audit.NewCmdAudit(f),
 		mcp.NewCmdMCP(f),
 	)
+	if f.Features.Commands != nil {
+		root.AddCommand(f.Features.Commands(f)...)
+	} else {
+		for _, c := range cmdutil.FullOnly {
+			root.AddCommand(cmdutil.HandOver(c.Use, c.Short))
+		}
+	}
 	return root
+}
+
+// readsConfig reports whether cmd may read the configuration: every
+// command but version, help and shell completion.
+func readsConfig(cmd *cobra.Command) bool {
+	for cmd.HasParent() && cmd.Parent().HasParent() {
+		cmd = cmd.Parent()
+	}
+	switch cmd.Name() {
+	case "version", "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return false
+	}
+	return true
 }

@@ -3,6 +3,8 @@ package root
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/version"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/fullbuild"
 )
 
 func execute(t *testing.T, args ...string) (int, string, string) {
@@ -50,9 +53,16 @@ func TestExecuteExitCodes(t *testing.T) {
 	}
 }
 
+// full is a Factory of the full build.
+func full() *cmdutil.Factory {
+	f := cmdutil.New(cmdutil.System())
+	f.Features = fullbuild.Features()
+	return f
+}
+
 // TestEveryCommandIsThere: the command tree the docs describe.
 func TestEveryCommandIsThere(t *testing.T) {
-	root := NewCmdRoot(cmdutil.New(cmdutil.System()))
+	root := NewCmdRoot(full())
 	var paths []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -75,5 +85,60 @@ func TestEveryCommandIsThere(t *testing.T) {
 		if root.PersistentFlags().Lookup(name) == nil {
 			t.Errorf("no global --%s", name)
 		}
+	}
+}
+
+// TestLeanListsWhatItHandsOver: the lean build lists the commands only
+// the full build has with the full build's lines, and hands each over
+// with its command line untouched (flags and --help included), before
+// printing anything.
+func TestLeanListsWhatItHandsOver(t *testing.T) {
+	lean, whole := NewCmdRoot(cmdutil.New(cmdutil.System())), NewCmdRoot(full())
+	for _, c := range cmdutil.FullOnly {
+		name := strings.Fields(c.Use)[0]
+		l, _, errL := lean.Find([]string{name})
+		w, _, errW := whole.Find([]string{name})
+		if errL != nil || errW != nil || l.Name() != name || w.Name() != name {
+			t.Fatalf("%s: lean %v, full %v", name, errL, errW)
+		}
+		if l.Use != w.Use || l.Short != w.Short || !l.DisableFlagParsing || w.DisableFlagParsing {
+			t.Errorf("%s: lean lists %q %q, full %q %q", name, l.Use, l.Short, w.Use, w.Short)
+		}
+		for _, args := range [][]string{{name}, {name, "--help"}, {name, "list", "--json", "--nope"}} {
+			var out, errOut bytes.Buffer
+			f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+			var got *cmdutil.NeedsFullError
+			f.HandOver = func(nf *cmdutil.NeedsFullError) int { got = nf; return 42 }
+			if code := Execute(context.Background(), f, args); code != 42 || got == nil || out.Len()+errOut.Len() != 0 {
+				t.Errorf("lean %q: exit %d, handed over %v, printed %q %q; want it handed over, silent", args, code, got, out.String(), errOut.String())
+			}
+		}
+	}
+}
+
+// TestLeanHandsOverWhatTheConfigUses: a config that turns on telemetry,
+// names a plugin or a database is handed over by a command that reads
+// it, before the command prints anything; the full build serves it.
+func TestLeanHandsOverWhatTheConfigUses(t *testing.T) {
+	for name, body := range map[string]string{
+		"telemetry": "observability:\n  enabled: true\n  endpoint: http://127.0.0.1:1\n",
+		"plugin":    "sources:\n  vault:\n    plugin: /bin/false\n    sha256: " + strings.Repeat("ab", 32) + "\n",
+		"database":  "approvals:\n  store: sqlite:/nonexistent/a.db\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+			t.Setenv("XDG_STATE_HOME", t.TempDir())
+			path := filepath.Join(t.TempDir(), "agenthost.yaml")
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+			var got *cmdutil.NeedsFullError
+			f.HandOver = func(nf *cmdutil.NeedsFullError) int { got = nf; return 42 }
+			if code := Execute(context.Background(), f, []string{"--config", path, "tools"}); code != 42 || got == nil || out.Len()+errOut.Len() != 0 {
+				t.Errorf("exit %d, handed over %v, printed %q %q; want it handed over, silent", code, got, out.String(), errOut.String())
+			}
+		})
 	}
 }

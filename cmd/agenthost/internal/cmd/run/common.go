@@ -27,6 +27,10 @@ type app struct {
 
 	// The REPL's terminal program, its session and its saved answers
 	// "always" (run on a terminal only).
+	// saved is the engine of a saved session (nil: the run is kept in
+	// memory).
+	saved cmdutil.SavedEngine
+
 	replUI      *replUI
 	replSession *host.Session
 	replLocal   *localAlways

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
@@ -41,6 +42,12 @@ func (a *app) runCommand(runF func(*RunOptions) error) *cobra.Command {
 		Use:   "run [PROMPT]",
 		Short: "Run an agent session: one-shot with a prompt or piped stdin, a REPL on a terminal",
 		Args:  cobra.MaximumNArgs(1),
+		// A run that saves its session is handed over by a build
+		// without saved sessions, before anything is said.
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			return a.handOverSaved(o)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Ctx, o.Args = cmd.Context(), args
 			o.MaxStepsSet, o.MaxTurnsSet = cmd.Flags().Changed("max-steps"), cmd.Flags().Changed("max-turns")
@@ -125,6 +132,24 @@ func (a *app) runRun(o *RunOptions) error {
 	h.WarnUnrecorded()
 	return a.turns(h, sess, cfg.File, interactive, streamInput)
 
+}
+
+// handOverSaved is the NeedsFullError of a run that saves its session in
+// a build without saved sessions, before anything is printed (nil
+// otherwise); openSessions decides the same once the flags are applied.
+func (a *app) handOverSaved(o *RunOptions) error {
+	if a.f.Features.Sessions != nil || o.Saved.check() != nil {
+		return nil
+	}
+	approve := o.Session.Approve
+	if m, err := approvals.PermissionModeAnswer(o.Headless.permissionMode); o.Headless.permissionMode != "" && err == nil {
+		approve = string(m)
+	}
+	interactive := len(o.Args) == 0 && !o.Print && o.Headless.inputFormat != "stream-json" && a.f.IO.StdinIsTerminal()
+	if o.Saved.saved().Saves(interactive, approvals.AnswerMode(approve)) {
+		return &cmdutil.NeedsFullError{What: "saved sessions (a REPL, --save, --resume, --continue, --approve wait)"}
+	}
+	return nil
 }
 
 // setUpREPL makes the Factory ask approvals and servers' questions

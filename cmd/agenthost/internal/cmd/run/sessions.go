@@ -12,7 +12,6 @@ import (
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
-	"github.com/agenthost/agenthost/host/durable"
 )
 
 // sessionFlags are run's flags for saved sessions.
@@ -28,6 +27,17 @@ func (f *sessionFlags) saved() compose.SavedSession {
 	return compose.SavedSession{Resume: f.resume, Continue: f.cont, Save: f.save, NoSave: f.noSave}
 }
 
+// check is the usage error of flags that contradict each other.
+func (f *sessionFlags) check() error {
+	switch {
+	case f.noSave && (f.resume != "" || f.cont || f.save):
+		return cmdutil.UsageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
+	case f.resume != "" && f.cont:
+		return cmdutil.UsageErr(errors.New("--resume and --continue: give one"))
+	}
+	return nil
+}
+
 func (f *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the saved session ID: its unfinished turn first (an approval given meanwhile lets its call run), then the conversation")
 	cmd.Flags().BoolVar(&f.cont, "continue", false, "continue the last session run in this folder (as --resume)")
@@ -36,59 +46,44 @@ func (f *sessionFlags) add(cmd *cobra.Command) {
 }
 
 // openSessions opens the saved sessions for a run that saves
-// (compose.SavedSession.Saves) and settles the session id
-// (compose.SavedSession.Choose: --resume's, the folder's last with
+// (compose.SavedSession.Saves) and settles the session id (the
+// Factory's SavedSessions: --resume's, the folder's last with
 // --continue, else --session-id or a new one). resuming reports that the
-// session's unfinished turns are taken up first.
+// session's unfinished turns are taken up first. In a build without saved
+// sessions such a run is handed over (cmdutil.NeedsFullError).
 func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive bool) (resuming bool, err error) {
-	if f.noSave && (f.resume != "" || f.cont || f.save) {
-		return false, cmdutil.UsageErr(errors.New("--no-save: cannot be combined with --save, --resume or --continue"))
+	if err := f.check(); err != nil {
+		return false, err
 	}
 	saved := f.saved()
 	if !saved.Saves(interactive, approvals.AnswerMode(a.opts.Session.Approve)) {
 		return false, nil
 	}
-	if f.resume != "" && f.cont {
-		return false, cmdutil.UsageErr(errors.New("--resume and --continue: give one"))
+	sessions := a.f.Features.Sessions
+	if sessions == nil {
+		return false, &cmdutil.NeedsFullError{What: "saved sessions (a REPL, --save, --resume, --continue, --approve wait)"}
 	}
-	path, err := durable.DefaultPath(os.Getenv)
-	if err != nil {
-		return false, err
-	}
-	store, err := durable.OpenStore(ctx, path)
-	if err != nil {
-		return false, fmt.Errorf("saved sessions: %w", err)
-	}
-	defer store.Close()
 	dir, _ := os.Getwd()
-	id, resuming, err := saved.Choose(ctx, store, dir, a.opts.Session.ID)
-	switch {
-	case errors.Is(err, compose.ErrNoSessionHere):
-		return false, cmdutil.UsageErr(errors.New("--continue: no saved session was run in this folder (`agenthost sessions list` shows them all)"))
-	case err != nil && f.resume != "":
-		return false, cmdutil.UsageErr(fmt.Errorf("--resume: %w", err))
-	case err != nil:
+	e, id, resuming, err := sessions.Open(ctx, saved, dir, a.opts.Session.ID)
+	if err != nil {
 		return false, err
 	}
 	a.opts.Session.ID = id
-	e, err := durable.Open(ctx, "sqlite:"+path, durable.Options{ExecutorID: compose.SessionExecutor(id)})
-	if err != nil {
-		return false, fmt.Errorf("saved sessions: %w", err)
-	}
 	a.f.Durable = e
+	a.saved = e
 	return resuming, nil
 }
 
 // describeSession records the session's subject, folder and title.
 func (a *app) describeSession(ctx context.Context, h *host.Host, sess *host.Session, title string) {
-	if a.f.Durable == nil {
+	if a.saved == nil {
 		return
 	}
 	dir, _ := os.Getwd()
 	// The title is the prompt as the model sees it: protected values
 	// masked (before it is cut, so no value is cut out of reach).
 	title = cmdutil.Truncate(h.Redactor().Redact(title), 80)
-	if err := a.f.Durable.Store().Describe(ctx, durable.SessionInfo{ID: sess.ID(), Subject: sess.Subject(), Dir: dir, Title: title}); err != nil {
+	if err := a.saved.Describe(ctx, sess.ID(), sess.Subject(), dir, title); err != nil {
 		fmt.Fprintf(a.f.IO.ErrOut, "agenthost: warning: the session's line was not saved: %v\n", err)
 	}
 }

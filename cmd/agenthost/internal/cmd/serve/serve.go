@@ -29,8 +29,8 @@ type ServeOptions struct {
 func NewCmdServe(f *cmdutil.Factory, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR]",
-		Short: "Serve the HTTP API, the approvals page and webhooks (docs/cli.md, serve/openapi.yaml)",
+		Use:   cmdutil.ServeUse,
+		Short: cmdutil.ServeShort,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
@@ -58,7 +58,7 @@ func serveRun(opts *ServeOptions) error {
 		return err
 	}
 	ctx := opts.Ctx
-	shared, err := openSharedServe(ctx, f, cfg)
+	shared, engine, err := openSharedServe(ctx, f, cfg)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func serveRun(opts *ServeOptions) error {
 		lctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go func() {
-			err := f.Durable.KeepLease(lctx, durable.LeaseOptions{Timeout: cfg.Serve.Replica.LeaseTimeout,
+			err := engine.KeepLease(lctx, durable.LeaseOptions{Timeout: cfg.Serve.Replica.LeaseTimeout,
 				Every: cfg.Serve.Replica.LeaseTimeout / 6,
 				OnTakeOver: func(id string, n int) {
 					logger.Info("serve: took over the unfinished turns of a replica whose lease expired", "replica", id, "turns", n)
@@ -106,14 +106,14 @@ func serveRun(opts *ServeOptions) error {
 // openSharedServe opens the durable engine of serve's shared mode when
 // approvals.store is PostgreSQL (nil otherwise): every replica then
 // serves every session (docs/config.md, "serve.replica").
-func openSharedServe(ctx context.Context, f *cmdutil.Factory, cfg *config.Config) (*serve.Shared, error) {
+func openSharedServe(ctx context.Context, f *cmdutil.Factory, cfg *config.Config) (*serve.Shared, *durable.Engine, error) {
 	dsn := cfg.Approvals.Store
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return nil, nil
+		return nil, nil, nil
 	}
 	key, err := sessionKey(cfg.Serve.Replica.SessionKeyFile)
 	if err != nil {
-		return nil, cmdutil.UsageErr(err)
+		return nil, nil, cmdutil.UsageErr(err)
 	}
 	executor := cfg.Serve.Replica.ID
 	if executor == "" {
@@ -122,10 +122,10 @@ func openSharedServe(ctx context.Context, f *cmdutil.Factory, cfg *config.Config
 	}
 	e, err := durable.Open(ctx, dsn, durable.Options{ExecutorID: executor})
 	if err != nil {
-		return nil, &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("approvals.store: %w", err)}
+		return nil, nil, &cmdutil.ExitErr{Code: cmdutil.ExitUsage, Err: fmt.Errorf("approvals.store: %w", err)}
 	}
 	f.Durable = e
-	return &serve.Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, nil
+	return &serve.Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, e, nil
 }
 
 // sessionKey is the key sealing session values: AGENTHOST_SESSION_KEY,

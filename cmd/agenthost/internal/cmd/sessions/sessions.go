@@ -14,8 +14,8 @@ import (
 // NewCmdSessions is `agenthost sessions`.
 func NewCmdSessions(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List, show and delete the saved sessions of `run` (--resume, --continue)",
+		Use:   cmdutil.SessionsUse,
+		Short: cmdutil.SessionsShort,
 	}
 	cmd.AddCommand(list.NewCmdList(f, nil), show.NewCmdShow(f, nil), delete.NewCmdDelete(f, nil))
 	return cmd

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/fulllibs"
 	"github.com/agenthost/agenthost/host/mcptest"
 )
 
@@ -24,8 +25,10 @@ type Streams struct {
 
 // Factory is a Factory reading stdin from in, writing to buffers, with
 // --config set to a file holding configYAML ("" for a file with no
-// servers). The token file and saved state live under the test's own
-// folders; the Factory is closed when the test ends.
+// servers). It has the full build's features (but no full-only
+// commands): a command is tested as it serves a command line. The token
+// file and saved state live under the test's own folders; the Factory is
+// closed when the test ends.
 func Factory(t testing.TB, configYAML, in string) (*cmdutil.Factory, Streams) {
 	t.Helper()
 	dir := t.TempDir()
@@ -37,6 +40,7 @@ func Factory(t testing.TB, configYAML, in string) (*cmdutil.Factory, Streams) {
 	s := Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
 	f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(in), Out: s.Out, ErrOut: s.ErrOut})
 	f.ConfigPath = WriteConfig(t, dir, configYAML)
+	f.Features = fulllibs.Features()
 	t.Cleanup(f.Close)
 	return f, s
 }

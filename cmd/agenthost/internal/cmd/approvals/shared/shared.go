@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host/compose"
@@ -23,7 +22,7 @@ func OpenStore(ctx context.Context, f *cmdutil.Factory) (approvals.Store, error)
 	if err != nil {
 		return nil, err
 	}
-	s, err := compose.OpenApprovalStore(ctx, cfg, stores.Databases{})
+	s, err := compose.OpenApprovalStore(ctx, cfg, f.Databases(nil))
 	if err != nil {
 		return nil, cmdutil.HostErr(cfg.File, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals/auditlog"
-	"github.com/agenthost/agenthost/approvals/stores"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -51,7 +50,7 @@ func verifyRun(opts *VerifyOptions) error {
 	if err != nil {
 		return cmdutil.HostErr(cfg.File, err)
 	}
-	reports, err := compose.VerifyAudit(opts.Ctx, cfg, stores.Databases{ChainKey: chainKey})
+	reports, err := compose.VerifyAudit(opts.Ctx, cfg, f.Databases(chainKey))
 	if err != nil {
 		return cmdutil.HostErr(cfg.File, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/savedsessions"
 	"github.com/agenthost/agenthost/host/durable"
 )
 
@@ -42,7 +43,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 
 func listRun(opts *ListOptions) error {
 	out := opts.Factory.IO.Out
-	store, err := cmdutil.SessionStore(opts.Ctx)
+	store, err := savedsessions.Store(opts.Ctx)
 	if err != nil {
 		return err
 	}

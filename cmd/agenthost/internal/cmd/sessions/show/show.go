@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/savedsessions"
 	"github.com/agenthost/agenthost/host/durable"
 	"github.com/agenthost/agenthost/host/model"
 )
@@ -48,7 +49,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 
 func showRun(opts *ShowOptions) error {
 	out := opts.Factory.IO.Out
-	store, err := cmdutil.SessionStore(opts.Ctx)
+	store, err := savedsessions.Store(opts.Ctx)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,15 @@
-package compose
+// Package credplugins starts the credential plugins of a config's sources
+// section for host/compose (compose.Options.Plugins): each is a
+// plugins.Source, started lazily and configured at once. It is its own
+// package so that a program that starts no plugin links neither it nor
+// go-plugin and gRPC beneath it.
+package credplugins
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sort"
@@ -13,17 +19,22 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/internal/closer"
+	"github.com/agenthost/agenthost/host/compose"
 	"github.com/agenthost/agenthost/host/internal/mcpconn"
 	"github.com/agenthost/agenthost/internal/childproc"
 	"github.com/agenthost/agenthost/plugins"
 )
 
-// pluginSources starts (lazily: a plugin process starts on its first
-// Resolve) a credential source for every configured plugin that the
-// embedding application did not supply itself, and returns all sources by
-// name; it pushes each plugin on owned.
-func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger *slog.Logger, redactor *bindings.Redactor, supervisor *childproc.Supervisor, lifecycle host.LifecycleObserver, owned *closer.Stack) (map[string]bindings.Source, error) {
+// Start starts (lazily: a plugin process starts on its first Resolve) a
+// credential source for every configured plugin that the embedding
+// application did not supply itself (given), and returns all sources by
+// name with the plugins to close with the host, also when it fails. It is
+// a compose.Plugins.
+func Start(cfg *config.Config, given map[string]bindings.Source, o compose.PluginOptions) (_ map[string]bindings.Source, owned []io.Closer, _ error) {
+	logger, redactor, supervisor, lifecycle := o.Logger, o.Redactor, o.Supervisor, o.Lifecycle
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	all := make(map[string]bindings.Source, len(given)+len(cfg.Sources))
 	for name, src := range given {
 		all[name] = src
@@ -36,7 +47,7 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 	var started []*plugins.Source
 	defer func() {
 		for _, src := range started {
-			owned.Push(src)
+			owned = append(owned, src)
 		}
 	}()
 	for _, name := range names {
@@ -46,13 +57,13 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 		}
 		sum, err := plugins.ParseChecksum(sc.SHA256)
 		if err != nil {
-			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
+			return nil, owned, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sha256: %v", name, err), Err: err}
 		}
 		// A sandboxed plugin without a supervisor (or on a kernel that
 		// cannot apply it) fails to start: it never runs unsandboxed.
 		sandbox, err := cfg.SourceSandbox(name).Child("")
 		if err != nil {
-			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sandbox: %v", name, err), Err: err}
+			return nil, owned, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s.sandbox: %v", name, err), Err: err}
 		}
 		src, err := plugins.NewSource(plugins.Options{
 			Name:         name,
@@ -69,15 +80,15 @@ func pluginSources(cfg *config.Config, given map[string]bindings.Source, logger 
 			OnRestart:    restartHook(lifecycle, name),
 		})
 		if err != nil {
-			return nil, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s: %v", name, err), Err: err}
+			return nil, owned, &host.Error{Kind: host.KindConfig, Message: fmt.Sprintf("sources.%s: %v", name, err), Err: err}
 		}
 		started = append(started, src)
 		all[name] = src
 	}
 	if err := configurePlugins(started); err != nil {
-		return nil, err
+		return nil, owned, err
 	}
-	return all, nil
+	return all, owned, nil
 }
 
 // configurePlugins starts every plugin (each start sends it its config,
