@@ -1,12 +1,14 @@
 // Package fullbuild is what the full build of the agenthost CLI
 // (cmd/agenthost/agenthost-full) links beyond the lean one: the libraries
-// of cmd/agenthost/internal/fulllibs, and the serve and sessions commands
-// (docs/cli.md, "Two binaries").
+// of cmd/agenthost/internal/fulllibs, the serve and sessions commands, and
+// run with its REPL (docs/cli.md, "Two binaries").
 package fullbuild
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/run"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/run/repl"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/serve"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/sessions"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
@@ -17,7 +19,7 @@ import (
 func Features() cmdutil.Features {
 	fs := fulllibs.Features()
 	fs.Commands = func(f *cmdutil.Factory) []*cobra.Command {
-		return []*cobra.Command{serve.NewCmdServe(f, nil), sessions.NewCmdSessions(f)}
+		return []*cobra.Command{serve.NewCmdServe(f, nil), sessions.NewCmdSessions(f), run.NewCmdRunWith(f, nil, repl.REPL{})}
 	}
 	return fs
 }

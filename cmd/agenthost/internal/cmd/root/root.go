@@ -176,7 +176,14 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		mcp.NewCmdMCP(f),
 	)
 	if f.Features.Commands != nil {
-		root.AddCommand(f.Features.Commands(f)...)
+		// The full build's commands: those only it has, and its own
+		// run (with the REPL) in place of the lean one.
+		for _, c := range f.Features.Commands(f) {
+			if old, _, err := root.Find([]string{c.Name()}); err == nil && old != root {
+				root.RemoveCommand(old)
+			}
+			root.AddCommand(c)
+		}
 	} else {
 		for _, c := range cmdutil.FullOnly {
 			root.AddCommand(cmdutil.HandOver(c.Use, c.Short))

@@ -2,7 +2,11 @@ package run
 
 import (
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
+	"github.com/agenthost/agenthost/host"
 )
 
 // outputFormat is how `run` prints a turn (--output-format, docs/cli.md).
@@ -68,3 +72,22 @@ func (f *outputFormat) Set(s string) error {
 }
 
 func (f *outputFormat) Type() string { return "format" }
+
+// printJSONEvent prints an event in --output-format agenthost-json or
+// agenthost-stream-json, one line, HTML characters as they are (as
+// printEvents prints them).
+func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
+	// Both agenthost formats leave the streamed pieces out (docs/events.md),
+	// as run's one-shot output does.
+	if e.Type == host.EventAssistantDelta || format == formatAgentJSON && e.Type != host.EventSessionEnd {
+		return
+	}
+	var v any = e
+	if format == formatAgentJSON { // result is always present, even when empty
+		v = struct {
+			host.Event
+			Result string `json:"result"`
+		}{e, e.Result}
+	}
+	_ = cmdutil.WriteJSONLine(w, v)
+}

@@ -32,9 +32,9 @@ func TestTextPrintsApprovalRequested(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			p := newTextPrinter(&stdout, &stderr)
+			p := NewTextPrinter(&stdout, &stderr)
 			for _, e := range tc.events {
-				p.print(e)
+				p.Print(e)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr.String(), w) {
@@ -51,13 +51,13 @@ func TestTextPrintsApprovalRequested(t *testing.T) {
 // The text output shows a call's task as it goes.
 func TestTextPrintsToolTask(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	p := newTextPrinter(&stdout, &stderr)
+	p := NewTextPrinter(&stdout, &stderr)
 	for _, e := range []host.Event{
 		{Type: host.EventToolCall, CallID: "c1", Server: "ci", Tool: "build"},
 		{Type: host.EventToolTask, CallID: "c1", Server: "ci", Tool: "build", TaskID: "t-1", TaskStatus: "working", StatusMessage: "compiling"},
 		{Type: host.EventToolTask, CallID: "c1", Server: "ci", Tool: "build", TaskID: "t-1", TaskStatus: "completed"},
 	} {
-		p.print(e)
+		p.Print(e)
 	}
 	want := "  [1] ci/build task t-1: working (compiling)\n  [1] ci/build task t-1: completed\n"
 	if !strings.Contains(stderr.String(), want) {

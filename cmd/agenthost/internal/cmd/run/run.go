@@ -14,7 +14,6 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
 )
@@ -134,35 +133,45 @@ func (a *app) runRun(o *RunOptions) error {
 
 }
 
-// handOverSaved is the NeedsFullError of a run that saves its session in
-// a build without saved sessions, before anything is printed (nil
-// otherwise); openSessions decides the same once the flags are applied.
+// handOverSaved is the NeedsFullError of a REPL in a build without one,
+// and of a run that saves its session in a build without saved sessions,
+// before anything is printed (nil otherwise); openSessions decides the
+// same once the flags are applied.
 func (a *app) handOverSaved(o *RunOptions) error {
-	if a.f.Features.Sessions != nil || o.Saved.check() != nil {
-		return nil
+	if o.Saved.check() != nil {
+		return nil // openSessions says why
 	}
 	approve := o.Session.Approve
 	if m, err := approvals.PermissionModeAnswer(o.Headless.permissionMode); o.Headless.permissionMode != "" && err == nil {
 		approve = string(m)
 	}
 	interactive := len(o.Args) == 0 && !o.Print && o.Headless.inputFormat != "stream-json" && a.f.IO.StdinIsTerminal()
-	if o.Saved.saved().Saves(interactive, approvals.AnswerMode(approve)) {
+	switch {
+	case interactive && a.repl == nil:
+		return &cmdutil.NeedsFullError{What: "the REPL (run on a terminal with no prompt)"}
+	case a.f.Features.Sessions == nil && o.Saved.saved().Saves(interactive, approvals.AnswerMode(approve)):
 		return &cmdutil.NeedsFullError{What: "saved sessions (a REPL, --save, --resume, --continue, --approve wait)"}
 	}
 	return nil
 }
 
 // setUpREPL makes the Factory ask approvals and servers' questions
-// through the REPL's program, with the answers "always" kept beside the
-// config.
+// through the REPL's program (the full build's run/repl).
 func (a *app) setUpREPL(cfg *config.Config) {
-	a.replUI = &replUI{done: make(chan struct{}), labels: map[string]string{}}
-	a.f.Elicitation = newTerminalElicitation(a.replUI).ask
-	a.replLocal = newLocalAlways(cfg)
-	a.f.Asker = a.replUI
-	a.f.PromptOptions = terminal.PromptOptions{Reasons: true, Detail: a.approvalDetail(a.replUI, cfg)}
-	if a.replLocal.a.Offered() {
-		a.f.PromptOptions.Always = a.replLocal.always
+	a.interactive = a.repl.SetUp(a.f, cfg)
+}
+
+// events is how the REPL prints an event in the run's format when that is
+// not text (nil for text): Claude Code's stream, else agenthost's lines.
+func (a *app) events(format outputFormat) func(io.Writer) func(host.Event) {
+	if format == formatText {
+		return nil
+	}
+	return func(w io.Writer) func(host.Event) {
+		if cc := a.claudeStream(w, format); cc != nil {
+			return func(e host.Event) { _ = cc.Event(e) }
+		}
+		return func(e host.Event) { printJSONEvent(w, e, format) }
 	}
 }
 
@@ -189,9 +198,7 @@ func (a *app) turns(h *host.Host, sess *host.Session, cfgFile string, interactiv
 		}
 		return a.oneTurn(ctx, sess, prompt, o.Format, opts)
 	default:
-		a.replSession = sess
-		defer func() { a.replSession.Close() }()
-		return a.repl(ctx, h, cfgFile, o.Format, opts)
+		return a.interactive.Run(ctx, h, sess, cfgFile, &o.Session, a.events(o.Format), opts)
 	}
 }
 
@@ -249,7 +256,7 @@ func (a *app) printTurn(ctx context.Context, sess *host.Session, prompt string, 
 func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end host.Event, lastErr *host.Event, seen bool) {
 	enc := json.NewEncoder(a.f.IO.Out)
 	enc.SetEscapeHTML(false)
-	p := newTextPrinter(a.f.IO.Out, a.f.IO.ErrOut)
+	p := NewTextPrinter(a.f.IO.Out, a.f.IO.ErrOut)
 	cc := a.claudeStream(a.f.IO.Out, format)
 	for e := range events {
 		seen = true
@@ -268,7 +275,7 @@ func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end
 				_ = enc.Encode(e)
 			}
 		case formatText:
-			p.print(e)
+			p.Print(e)
 		}
 	}
 	if format == formatAgentJSON && seen {
@@ -282,11 +289,11 @@ func (a *app) printEvents(events iter.Seq[host.Event], format outputFormat) (end
 	return end, lastErr, seen
 }
 
-// textPrinter shows a person the turn: assistant text on stdout, tool
+// TextPrinter shows a person the turn: assistant text on stdout, tool
 // activity and errors on stderr, escaped where they go to a terminal. Each
 // call is numbered within the turn, so that parallel calls pair with their
 // approvals and results.
-type textPrinter struct {
+type TextPrinter struct {
 	stdout, stderr io.Writer
 	midLine        bool
 	calls          map[string]int // call id -> number
@@ -303,11 +310,15 @@ func approversOf(e host.Event) int {
 	return *e.Approvers
 }
 
-func newTextPrinter(stdout, stderr io.Writer) *textPrinter {
-	return &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
+// NewTextPrinter prints a run's text format: the answer to stdout, the
+// rest to stderr.
+func NewTextPrinter(stdout, stderr io.Writer) *TextPrinter {
+	return &TextPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
 }
 
-func (p *textPrinter) callLabel(e host.Event) string {
+// CallLabel is "[N] server/tool" of the call e is about, numbered in the
+// order the turn's calls came.
+func (p *TextPrinter) CallLabel(e host.Event) string {
 	n, ok := p.calls[e.CallID]
 	if !ok {
 		n = len(p.calls) + 1
@@ -320,7 +331,8 @@ func (p *textPrinter) callLabel(e host.Event) string {
 	return fmt.Sprintf("[%d] %s", n, cmdutil.Shown(p.stderr, name))
 }
 
-func (p *textPrinter) print(e host.Event) {
+// Print prints one event.
+func (p *TextPrinter) Print(e host.Event) {
 	switch e.Type {
 	case host.EventAssistantDelta:
 		fmt.Fprint(p.stdout, cmdutil.Shown(p.stdout, e.Text))
@@ -334,25 +346,25 @@ func (p *textPrinter) print(e host.Event) {
 	}
 	switch e.Type {
 	case host.EventToolCall:
-		fmt.Fprintf(p.stderr, "→ %s %s\n", p.callLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(string(e.Arguments), 200)))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", p.CallLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(string(e.Arguments), 200)))
 	case host.EventApprovalRequested:
 		if e.ApprovalID != "" {
-			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.callLabel(e), cmdutil.Shown(p.stderr, e.ApprovalID),
+			fmt.Fprintf(p.stderr, "  %s approval requested: %s (risk %s, %s, expires %s)\n", p.CallLabel(e), cmdutil.Shown(p.stderr, e.ApprovalID),
 				cmdutil.Shown(p.stderr, e.RiskLevel), cmdutil.Plural(approversOf(e), "approver"), cmdutil.Shown(p.stderr, e.Deadline))
 			return
 		}
-		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.callLabel(e), cmdutil.Shown(p.stderr, e.Explanation))
+		fmt.Fprintf(p.stderr, "  %s approval requested, but nobody can answer it here: %s\n", p.CallLabel(e), cmdutil.Shown(p.stderr, e.Explanation))
 		if p.explained == nil {
 			p.explained = map[string]string{}
 		}
 		p.explained[e.CallID] = e.Explanation
 	case host.EventApproval:
-		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.callLabel(e), e.Decision, e.Outcome)
+		fmt.Fprintf(p.stderr, "  %s approval: %s (%s)\n", p.CallLabel(e), e.Decision, e.Outcome)
 		if e.Explanation != "" && e.Explanation != p.explained[e.CallID] {
-			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.callLabel(e), e.Explanation)
+			fmt.Fprintf(p.stderr, "  %s not asked: %s\n", p.CallLabel(e), e.Explanation)
 		}
 	case host.EventToolTask:
-		line := fmt.Sprintf("  %s task %s: %s", p.callLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(e.TaskID, 40)), cmdutil.Shown(p.stderr, e.TaskStatus))
+		line := fmt.Sprintf("  %s task %s: %s", p.CallLabel(e), cmdutil.Shown(p.stderr, cmdutil.Truncate(e.TaskID, 40)), cmdutil.Shown(p.stderr, e.TaskStatus))
 		if e.StatusMessage != "" {
 			line += " (" + cmdutil.Shown(p.stderr, cmdutil.Truncate(e.StatusMessage, 200)) + ")"
 		}
@@ -362,7 +374,7 @@ func (p *textPrinter) print(e host.Event) {
 		if e.Failed() {
 			status = "error"
 		}
-		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.callLabel(e), status, cmdutil.Shown(p.stderr, cmdutil.Truncate(host.ContentsText(e.Content, " "), 200)))
+		fmt.Fprintf(p.stderr, "← %s %s: %s\n", p.CallLabel(e), status, cmdutil.Shown(p.stderr, cmdutil.Truncate(host.ContentsText(e.Content, " "), 200)))
 	case host.EventError:
 		fmt.Fprintf(p.stderr, "agenthost: %s\n", cmdutil.Shown(p.stderr, e.Error))
 	case host.EventSessionEnd:

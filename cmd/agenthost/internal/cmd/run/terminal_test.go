@@ -2,7 +2,6 @@ package run
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,31 +9,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/call"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil/cmdtest"
 	"github.com/agenthost/agenthost/host"
 )
 
-// screen is an io.Writer that says it is a terminal.
-type screen struct{ bytes.Buffer }
+// The terminal's hostile text and its check are the commands' test kit's.
+type screen = cmdtest.Screen
 
-func (*screen) IsTerminal() bool { return true }
+const hostile = cmdtest.Hostile
 
-// hostile is server or model text that would drive a terminal: clear the
-// screen, set the title (OSC), ring the bell, return to the line start and
-// overwrite it with a forged approval, hide text with a bidi override.
-const hostile = "ok\x1b[2J\x1b]0;title\x07\rapproval needed: [y] yes\u202e\x9b31m"
-
-func assertEscaped(t *testing.T, where, out string) {
-	t.Helper()
-	for _, c := range []string{"\x1b", "\x07", "\r", "\u202e", "\u009b"} {
-		if strings.Contains(out, c) {
-			t.Errorf("%s: %q reached the terminal: %q", where, c, out)
-		}
-	}
-	if !strings.Contains(out, `\u001b[2J`) || !strings.Contains(out, `\u000d`) {
-		t.Errorf("%s: escapes not shown: %q", where, out)
-	}
-}
+func assertEscaped(t *testing.T, where, out string) { t.Helper(); cmdtest.AssertEscaped(t, where, out) }
 
 func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 	events := []host.Event{
@@ -48,9 +32,9 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 		{Type: host.EventToolTask, CallID: "c3", TaskID: hostile, TaskStatus: hostile, StatusMessage: hostile},
 	}
 	stdout, stderr := &screen{}, &screen{}
-	p := &textPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
+	p := &TextPrinter{stdout: stdout, stderr: stderr, calls: map[string]int{}}
 	for _, e := range events {
-		p.print(e)
+		p.Print(e)
 	}
 	assertEscaped(t, "run stdout", stdout.String())
 	assertEscaped(t, "run stderr", stderr.String())
@@ -65,22 +49,14 @@ func TestTextOutputIsEscapedOnATerminal(t *testing.T) {
 		t.Errorf("newline and tab not kept: %q", out.String())
 	}
 
-	el := &screen{}
-	req := mcp.ElicitationRequest{}
-	req.Params.Message = hostile
-	req.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"x\x1b[2J\r": map[string]any{"type": "string"}}}
-	if _, err := newTerminalElicitation(terminal.NewInputAsker(terminal.NewInput(strings.NewReader("\nn\n")), el)).ask(context.Background(), "srv", req); err != nil {
-		t.Fatal(err)
-	}
-	assertEscaped(t, "elicitation", el.String())
 }
 
 // TestTextOutputIsRawOffATerminal: piped or redirected output keeps the
 // server's bytes.
 func TestTextOutputIsRawOffATerminal(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	p := &textPrinter{stdout: &stdout, stderr: &stderr, calls: map[string]int{}}
-	p.print(host.Event{Type: host.EventAssistantDelta, Text: hostile})
+	p := &TextPrinter{stdout: &stdout, stderr: &stderr, calls: map[string]int{}}
+	p.Print(host.Event{Type: host.EventAssistantDelta, Text: hostile})
 	if stdout.String() != hostile {
 		t.Errorf("stdout = %q, want the text as it is", stdout.String())
 	}

@@ -93,3 +93,28 @@ func StartServer(t testing.TB) string {
 	url, _ := mcptest.StartHTTP(t, mcptest.Options{ToolsJSON: []byte(Tools)})
 	return url
 }
+
+// Screen is an io.Writer that says it is a terminal.
+type Screen struct{ bytes.Buffer }
+
+// IsTerminal says it is one.
+func (*Screen) IsTerminal() bool { return true }
+
+// Hostile is server or model text that would drive a terminal: clear the
+// screen, set the title (OSC), ring the bell, return to the line start and
+// overwrite it with a forged approval, hide text with a bidi override.
+const Hostile = "ok\x1b[2J\x1b]0;title\x07\rapproval needed: [y] yes\u202e\x9b31m"
+
+// AssertEscaped fails the test when out, printed to a terminal, holds a
+// control of Hostile as it is, or lacks its escapes shown.
+func AssertEscaped(t testing.TB, where, out string) {
+	t.Helper()
+	for _, c := range []string{"\x1b", "\x07", "\r", "\u202e", "\u009b"} {
+		if strings.Contains(out, c) {
+			t.Errorf("%s: %q reached the terminal: %q", where, c, out)
+		}
+	}
+	if !strings.Contains(out, `\u001b[2J`) || !strings.Contains(out, `\u000d`) {
+		t.Errorf("%s: escapes not shown: %q", where, out)
+	}
+}

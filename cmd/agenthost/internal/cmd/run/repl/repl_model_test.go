@@ -1,4 +1,4 @@
-package run
+package repl
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 func testModel(t *testing.T) *replModel {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	a := &app{f: cmdutil.New(&cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}), opts: &RunOptions{}}
-	a.replLocal = newLocalAlways(&config.Config{})
+	a := &app{f: cmdutil.New(&cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}), session: &cmdutil.SessionFlags{}}
+	a.local = newLocalAlways(&config.Config{})
 	ui := &replUI{done: make(chan struct{}), labels: map[string]string{}}
-	return newReplModel(context.Background(), a, nil, ui, "", formatText, host.TurnOptions{})
+	return newReplModel(context.Background(), a, nil, ui, "", host.TurnOptions{})
 }
 
 // A large paste is held aside as a placeholder and sent as it was; a small
@@ -127,31 +127,5 @@ func TestFileDiffLines(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || strings.Contains(got, "\x1b") {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
-	}
-}
-
-func TestTextPrinterCallsAndResults(t *testing.T) {
-	var out, errOut bytes.Buffer
-	p := newTextPrinter(&out, &errOut)
-	yes := true
-	for _, e := range []host.Event{
-		{Type: host.EventToolCall, CallID: "a", Server: "shop", Tool: "echo", Arguments: json.RawMessage(`{"q":"` + strings.Repeat("x", 300) + `"}`)},
-		{Type: host.EventToolCall, CallID: "b", ExposedName: "shop__fail"},
-		{Type: host.EventToolResult, CallID: "b", ExposedName: "shop__fail", IsError: &yes},
-		{Type: host.EventToolResult, CallID: "a", Server: "shop", Tool: "echo"},
-		{Type: host.EventError, Error: "the model failed"},
-		{Type: host.EventSessionEnd, Reason: host.EndMaxSteps, Steps: 1},
-	} {
-		p.print(e)
-	}
-	got := errOut.String()
-	for _, want := range []string{"→ [1] shop/echo {\"q\":\"xxx", "…\n", "→ [2] shop__fail \n", "← [2] shop__fail error: ", "← [1] shop/echo ok: ",
-		"agenthost: the model failed\n", "agenthost: turn ended: max_steps after 1 step\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, got)
-		}
-	}
-	if out.Len() != 0 {
-		t.Errorf("stdout %q", out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package run
+package repl
 
 import (
 	"bufio"
@@ -90,7 +90,7 @@ func (la *localAlways) remove(arg string) string {
 // approvalDetail is what the REPL adds to an approval question: which call
 // it is ([N] of the turn), and for a call that writes a file, a diff of the
 // file as it is against what the call would write.
-func (a *app) approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Request) string {
+func approvalDetail(ui *replUI, cfg *config.Config) func(*approvals.Request) string {
 	return func(req *approvals.Request) string {
 		var b strings.Builder
 		if l := ui.label(req.CallID); l != "" {
@@ -143,25 +143,6 @@ func progressText(e host.Event) string {
 	return cmdutil.Truncate(text, 80)
 }
 
-// printJSONEvent prints an event in --output-format agenthost-json or
-// agenthost-stream-json, one line, HTML characters as they are (as
-// printEvents prints them).
-func printJSONEvent(w io.Writer, e host.Event, format outputFormat) {
-	// Both agenthost formats leave the streamed pieces out (docs/events.md),
-	// as run's one-shot output does.
-	if e.Type == host.EventAssistantDelta || format == formatAgentJSON && e.Type != host.EventSessionEnd {
-		return
-	}
-	var v any = e
-	if format == formatAgentJSON { // result is always present, even when empty
-		v = struct {
-			host.Event
-			Result string `json:"result"`
-		}{e, e.Result}
-	}
-	_ = cmdutil.WriteJSONLine(w, v)
-}
-
 // slash runs a slash command.
 func (m *replModel) slash(line string) tea.Cmd {
 	fields := strings.Fields(line)
@@ -182,7 +163,7 @@ func (m *replModel) slash(line string) tea.Cmd {
 			out = m.local.list()
 		}
 	case "/clear":
-		sess, err := m.a.f.Session(m.h, &m.a.opts.Session)
+		sess, err := m.a.f.Session(m.h, m.a.session)
 		if err != nil {
 			out = terminal.TerminalText(fmt.Sprintf("could not start a new session: %v\n", err))
 			break

@@ -1,4 +1,4 @@
-package run
+package repl
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/run"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/host"
@@ -114,9 +115,10 @@ func (u *replUI) label(callID string) string {
 
 // repl keeps one conversation across turns until /exit, Ctrl-D or a second
 // Ctrl-C at an empty prompt.
-func (a *app) repl(ctx context.Context, h *host.Host, cfgFile string, format outputFormat, opts host.TurnOptions) error {
-	ui := a.replUI
-	m := newReplModel(ctx, a, h, ui, cfgFile, format, opts)
+func (a *app) Run(ctx context.Context, h *host.Host, sess *host.Session, cfgFile string, session *cmdutil.SessionFlags, events func(io.Writer) func(host.Event), opts host.TurnOptions) error {
+	a.sess, a.session, a.events = sess, session, events
+	ui := a.ui
+	m := newReplModel(ctx, a, h, ui, cfgFile, opts)
 	out := a.f.IO.ErrOut
 	if cmdutil.IsTerminal(a.f.IO.Out) {
 		out = a.f.IO.Out
@@ -128,6 +130,9 @@ func (a *app) repl(ctx context.Context, h *host.Host, cfgFile string, format out
 	if fm != nil {
 		fm.stopTurn()
 		fm.hist.save()
+		if fm.sess != sess { // /clear's: the run closes the one it gave
+			fm.sess.Close()
+		}
 	}
 	if ctx.Err() != nil {
 		return &cmdutil.ExitErr{Code: 130, Printed: true}
@@ -141,14 +146,13 @@ func (a *app) repl(ctx context.Context, h *host.Host, cfgFile string, format out
 // replModel is the program's state; only the program's goroutine touches
 // it.
 type replModel struct {
-	ctx    context.Context
-	a      *app
-	h      *host.Host
-	ui     *replUI
-	sess   *host.Session
-	local  *localAlways
-	format outputFormat
-	opts   host.TurnOptions
+	ctx   context.Context
+	a     *app
+	h     *host.Host
+	ui    *replUI
+	sess  *host.Session
+	local *localAlways
+	opts  host.TurnOptions
 
 	editor textarea.Model
 	width  int
@@ -178,7 +182,7 @@ type replModel struct {
 	quitting bool
 }
 
-func newReplModel(ctx context.Context, a *app, h *host.Host, ui *replUI, cfgFile string, format outputFormat, opts host.TurnOptions) *replModel {
+func newReplModel(ctx context.Context, a *app, h *host.Host, ui *replUI, cfgFile string, opts host.TurnOptions) *replModel {
 	ed := textarea.New()
 	ed.Prompt = "> "
 	ed.ShowLineNumbers = false
@@ -192,7 +196,7 @@ func newReplModel(ctx context.Context, a *app, h *host.Host, ui *replUI, cfgFile
 	ed.KeyMap.DeleteCharacterForward.SetKeys("delete")
 	ed.KeyMap.Paste.SetEnabled(false) // the terminal's own paste (bracketed) is used
 	ed.Focus()
-	return &replModel{ctx: ctx, a: a, h: h, ui: ui, sess: a.replSession, local: a.replLocal, format: format, opts: opts,
+	return &replModel{ctx: ctx, a: a, h: h, ui: ui, sess: a.sess, local: a.local, opts: opts,
 		editor: ed, hist: loadHistory(historyPath()), pastes: map[string]string{}}
 }
 
@@ -465,7 +469,7 @@ func (m *replModel) startTurn(prompt string) {
 	m.ui.mu.Lock()
 	m.ui.labels = map[string]string{}
 	m.ui.mu.Unlock()
-	go m.a.replTurn(ctx, m.ui, m.sess, prompt, m.format, m.opts, m.turnDone, m.local)
+	go m.a.replTurn(ctx, m.ui, m.sess, prompt, m.opts, m.turnDone, m.local)
 }
 
 // stopTurn ends a turn still running when the program ends, and waits for
@@ -555,22 +559,21 @@ func (m *replModel) View() tea.View {
 
 // replTurn runs one turn on its own goroutine, sending what it prints to
 // the program; it closes done when the turn has ended.
-func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prompt string, format outputFormat, opts host.TurnOptions, done chan struct{}, local *localAlways) {
+func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prompt string, opts host.TurnOptions, done chan struct{}, local *localAlways) {
 	defer close(done)
 	w := &uiWriter{ui: ui}
-	p := newTextPrinter(w, w)
+	p := run.NewTextPrinter(w, w)
 	var end host.Event
-	cc := a.claudeStream(w, format)
+	var show func(host.Event) // the run's format, when it is not text
+	if a.events != nil {
+		show = a.events(w)
+	}
 	for e := range sess.Turn(ctx, prompt, opts) {
 		if e.Type == host.EventSessionEnd {
 			end = e
 		}
-		if cc != nil {
-			_ = cc.Event(e)
-			continue
-		}
-		if format != formatText {
-			printJSONEvent(w, e, format)
+		if show != nil {
+			show(e)
 			continue
 		}
 		switch e.Type {
@@ -578,7 +581,7 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 			ui.prog.Send(deltaMsg{text: terminal.TerminalText(e.Text)})
 			continue
 		case host.EventToolCall:
-			label := p.callLabel(e)
+			label := p.CallLabel(e)
 			ui.setLabel(e.CallID, label)
 			ui.prog.Send(statusMsg{text: "running " + label})
 		case host.EventToolProgress:
@@ -588,15 +591,15 @@ func (a *app) replTurn(ctx context.Context, ui *replUI, sess *host.Session, prom
 			ui.prog.Send(statusMsg{text: "thinking"})
 		case host.EventApproval:
 			if note := local.reused(e); note != "" {
-				p.print(e)
-				w.WriteString("  " + p.callLabel(e) + " " + note + "\n")
+				p.Print(e)
+				w.WriteString("  " + p.CallLabel(e) + " " + note + "\n")
 				continue
 			}
 		case host.EventAssistant:
 			// Its text was streamed.
 			continue
 		}
-		p.print(e)
+		p.Print(e)
 	}
 	ui.prog.Send(turnDoneMsg{end: end})
 }
