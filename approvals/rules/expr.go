@@ -1,146 +1,64 @@
 package rules
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
-	"github.com/google/cel-go/interpreter"
-
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules/exprcall"
 )
 
-// Rule expressions (when.expr) are CEL (https://cel.dev) over the call:
-// the tool, the model's arguments, the session and the time. They are
-// compiled once when the policy is built and evaluated at call time, only
-// for rules whose other conditions already match. docs/config.md lists the
-// variables and functions.
+// Rule expressions (when.expr) are compiled once when the policy is built
+// and evaluated at call time, only for rules whose other conditions already
+// match, by the engine the program registered (UseExprEngine): CEL, with
+// approvals/rules/celexpr (docs/config.md lists its variables and
+// functions). The rules link no engine: a program that registers none
+// (the lean agenthost build) links no CEL.
 
-// Limits of rule expressions.
-const (
-	// MaxExprLength bounds the source of one expression, in code points.
-	MaxExprLength = 4096
-	// ExprCostLimit is the evaluation budget of one expression, in CEL
-	// cost units (about one per operation, plus the length of strings
-	// scanned); an expression that exceeds it fails to evaluate. It is
-	// calibrated to time, not operations: cel-go's cost tracking itself
-	// grows with the square of the steps an evaluation takes, so the
-	// budget's worst expression costs a few milliseconds of CPU at 10,000
-	// units, about 0.3 s at 50,000 and seconds at 100,000
-	// (BenchmarkExprWorstCase measures it).
-	ExprCostLimit = 10_000
-	// MaxExprArgsBytes and MaxExprArgsValues bound the arguments an
-	// expression may read: their JSON text, and the JSON values in it
-	// (every object, array, string, number, boolean and null, nested
-	// ones included). An expression that reads args fails on bigger
-	// arguments, with its rule's failure reading (never an allow).
-	MaxExprArgsBytes  = 1 << 20
-	MaxExprArgsValues = 10_000
-)
+// MaxExprLength bounds the source of one expression, in code points.
+const MaxExprLength = exprcall.MaxLength
 
-// Variables of a rule expression. Each is a declared name of its own, so a
-// misspelt field (tool.nmae) is a compile error, not a runtime one.
-const (
-	exprToolServer        = "tool.server"
-	exprToolName          = "tool.name"
-	exprToolUnclassified  = "tool.unclassified"
-	exprRiskCategory      = "tool.risk.category"
-	exprRiskLevel         = "tool.risk.riskLevel"
-	exprRiskBlastRadius   = "tool.risk.blastRadius"
-	exprRiskReversibility = "tool.risk.reversibility"
-	exprRiskApproval      = "tool.risk.approvalRecommendation"
-	exprRiskSideEffects   = "tool.risk.sideEffects"
-	exprRiskMinTrust      = "tool.risk.minTrustLevel"
-	exprArgs              = "args"
-	exprSessionID         = "session.id"
-	exprSessionSubject    = "session.subject"
-	exprSessionTrust      = "session.trustLevel"
-	exprSessionValues     = "session.values"
-	exprSessionLabels     = "session.resultLabels"
-	exprNow               = "now"
-)
+// ErrNoExprEngine says a rule has a when.expr but the program registered
+// no expression engine (UseExprEngine).
+var ErrNoExprEngine = errors.New("no expression engine: the program registers one with rules.UseExprEngine(celexpr.Engine{}) (package approvals/rules/celexpr)")
 
-// exprEnv is the one CEL environment of rule expressions (building one
-// costs milliseconds; it is immutable and shared).
-var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
-	str, strList := cel.StringType, cel.ListType(cel.StringType)
-	return cel.NewEnv(
-		cel.Variable(exprToolServer, str),
-		cel.Variable(exprToolName, str),
-		cel.Variable(exprToolUnclassified, cel.BoolType),
-		cel.Variable(exprRiskCategory, str),
-		cel.Variable(exprRiskLevel, str),
-		cel.Variable(exprRiskBlastRadius, str),
-		cel.Variable(exprRiskReversibility, str),
-		cel.Variable(exprRiskApproval, str),
-		cel.Variable(exprRiskSideEffects, strList),
-		cel.Variable(exprRiskMinTrust, cel.IntType),
-		cel.Variable(exprArgs, cel.MapType(str, cel.DynType)),
-		cel.Variable(exprSessionID, str),
-		cel.Variable(exprSessionSubject, str),
-		cel.Variable(exprSessionTrust, cel.IntType),
-		cel.Variable(exprSessionValues, strList),
-		cel.Variable(exprSessionLabels, strList),
-		cel.Variable(exprNow, cel.TimestampType),
-		ext.Strings(),
-		ext.Network(),
-		cel.OptionalTypes(),
-		cel.Function("urlHost",
-			cel.Overload("urlHost_string", []*cel.Type{str}, str,
-				cel.UnaryBinding(func(v ref.Val) ref.Val {
-					s, ok := v.(types.String)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(v)
-					}
-					return types.String(urlHost(string(s)))
-				}))),
-		cel.ParserExpressionSizeLimit(MaxExprLength),
-		cel.ParserRecursionLimit(100),
-	)
-})
+// engine is the registered expression engine.
+var engine atomic.Pointer[exprcall.Engine]
 
-// urlHost is the host name of an absolute http or https URL, lower-cased,
-// without port or brackets; "" when s is not such a URL with a host, when
-// it carries user information (http://localhost@evil.example is not local),
-// or when its scheme is any other: a rule comparing the host with
-// "localhost" must not allow javascript://localhost/%0A..., file://localhost/
-// or ws://localhost:9222 (a browser's debugging port).
-func urlHost(s string) string {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Host == "" || u.User != nil {
-		return ""
+// UseExprEngine registers the engine of rule expressions, once at the
+// start of the program, before any configuration is validated or policy
+// built (as database/sql drivers register). Without one, Validate leaves
+// when.expr unchecked and NewPolicy fails with ErrNoExprEngine for a rule
+// that has one.
+func UseExprEngine(e exprcall.Engine) { engine.Store(&e) }
+
+// exprEngine is the registered engine, nil when none is.
+func exprEngine() exprcall.Engine {
+	if e := engine.Load(); e != nil {
+		return *e
 	}
-	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" {
-		return ""
-	}
-	return strings.ToLower(u.Hostname())
+	return nil
 }
 
-// compiledExpr is one compiled rule expression.
+// compiledExpr is one compiled rule expression and its source.
 type compiledExpr struct {
 	src string
-	prg cel.Program
+	x   exprcall.Expr
 	// readsArgs: the expression reads the call's arguments, so a call
 	// with other arguments may get another answer.
 	readsArgs bool
 }
 
-// compileExpr parses, type-checks and plans one expression. The result
-// must be a bool (or dyn, checked at evaluation).
+// compileExpr compiles one expression with the registered engine
+// (ErrNoExprEngine without one).
 func compileExpr(src string) (*compiledExpr, error) {
-	env, err := exprEnv()
-	if err != nil {
-		return nil, fmt.Errorf("expression environment: %w", err)
+	e := exprEngine()
+	if e == nil {
+		return nil, ErrNoExprEngine
 	}
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
@@ -148,34 +66,11 @@ func compileExpr(src string) (*compiledExpr, error) {
 	if n := len([]rune(src)); n > MaxExprLength {
 		return nil, fmt.Errorf("expression is %d characters long, more than %d", n, MaxExprLength)
 	}
-	checked, iss := env.Compile(src)
-	if iss.Err() != nil {
-		return nil, errors.New(strings.TrimSpace(iss.Err().Error()))
-	}
-	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
-		return nil, fmt.Errorf("the expression gives %s, not bool", t)
-	}
-	prg, err := env.Program(checked,
-		cel.CostLimit(ExprCostLimit),
-		cel.InterruptCheckFrequency(100),
-		cel.EvalOptions(cel.OptOptimize))
+	x, err := e.Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("planning the expression: %w", err)
+		return nil, err
 	}
-	return &compiledExpr{src: src, prg: prg, readsArgs: referencesVariable(checked, exprArgs)}, nil
-}
-
-// referencesVariable reports whether the checked expression reads the
-// variable name anywhere. A comprehension variable spelled the same
-// counts too: the answer errs towards "reads it", which only adds a rule
-// to argumentRules.
-func referencesVariable(checked *cel.Ast, name string) bool {
-	for _, ref := range checked.NativeRep().ReferenceMap() {
-		if ref.Name == name {
-			return true
-		}
-	}
-	return false
+	return &compiledExpr{src: src, x: x, readsArgs: x.ReadsArgs()}, nil
 }
 
 // eval runs the expression over in. An error (a missing key, a type
@@ -183,196 +78,26 @@ func referencesVariable(checked *cel.Ast, name string) bool {
 // arguments it cannot read) is returned as such; the caller decides what
 // it means.
 func (x *compiledExpr) eval(ctx context.Context, in *exprInput) (bool, error) {
-	if x.readsArgs {
-		// Arguments that are not an object, or bigger than the bounds,
-		// fail the whole expression: an error value would let CEL's
-		// commutative || and && decide around it.
-		if _, err := in.arguments(); err != nil {
-			return false, err
-		}
-	}
-	out, _, err := x.prg.ContextEval(ctx, in)
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.(types.Bool)
-	if !ok {
-		return false, fmt.Errorf("the expression gave %s, not bool", out.Type())
-	}
-	return bool(b), nil
+	return x.x.Eval(ctx, &in.call)
 }
 
-// exprInput is the activation of one call's expressions: every variable is
-// computed when an expression first asks for it, the arguments decoded
-// once per call.
+// exprInput is what one call's expressions are evaluated over.
 type exprInput struct {
-	ctx          context.Context
-	server, tool string
-	risk         *risk.Effective
-	call         *Call
-	trust        int
-	now          time.Time
-
-	argsDone bool
-	args     ref.Val
-	argsErr  error
+	ctx  context.Context
+	call exprcall.Call
 
 	// errs collects "rule id: error" for each expression that failed.
 	errs []string
 }
 
-var _ interpreter.Activation = (*exprInput)(nil)
-
-// newExprInput is the activation for call c, with risk its effective
-// metadata after the call-time escalators and trust its clamped trust.
+// newExprInput is the input for call c, with risk its effective metadata
+// after the call-time escalators and trust its clamped trust.
 func (p *Policy) newExprInput(ctx context.Context, c *Call, risk *risk.Effective, trust int) *exprInput {
 	now := c.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &exprInput{ctx: ctx, server: c.Server, tool: c.Tool, risk: risk, call: c, trust: trust, now: now}
-}
-
-// ResolveName implements interpreter.Activation.
-func (in *exprInput) ResolveName(name string) (any, bool) {
-	switch name {
-	case exprToolServer:
-		return types.String(in.server), true
-	case exprToolName:
-		return types.String(in.tool), true
-	case exprToolUnclassified:
-		return types.Bool(in.risk.Unclassified), true
-	case exprRiskCategory:
-		return types.String(in.risk.Category), true
-	case exprRiskLevel:
-		return types.String(in.risk.RiskLevel), true
-	case exprRiskBlastRadius:
-		return types.String(in.risk.BlastRadius), true
-	case exprRiskReversibility:
-		return types.String(in.risk.Reversibility), true
-	case exprRiskApproval:
-		return types.String(in.risk.ApprovalRecommendation), true
-	case exprRiskSideEffects:
-		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.risk.SideEffects)), true
-	case exprRiskMinTrust:
-		return types.Int(in.risk.MinTrustLevel), true
-	case exprArgs:
-		v, err := in.arguments()
-		if err != nil {
-			return types.NewErr("%s", err.Error()), true
-		}
-		return v, true
-	case exprSessionID:
-		return types.String(in.call.SessionID), true
-	case exprSessionSubject:
-		return types.String(in.call.Subject), true
-	case exprSessionTrust:
-		return types.Int(in.trust), true
-	case exprSessionValues:
-		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.call.SessionValues)), true
-	case exprSessionLabels:
-		return types.DefaultTypeAdapter.NativeToValue(nonNilStrings(in.call.ResultLabels)), true
-	case exprNow:
-		return types.Timestamp{Time: in.now}, true
-	}
-	return nil, false
-}
-
-// Parent implements interpreter.Activation.
-func (in *exprInput) Parent() interpreter.Activation { return nil }
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// arguments is the call's arguments as a CEL map, decoded on first use
-// and kept for the call's other expressions.
-func (in *exprInput) arguments() (ref.Val, error) {
-	if !in.argsDone {
-		in.args, in.argsErr = decodeExprArgs(in.call.Args)
-		in.argsDone = true
-	}
-	return in.args, in.argsErr
-}
-
-// Errors of arguments an expression cannot read.
-var (
-	errExprArgsBytes  = fmt.Errorf("the arguments are larger than the %d bytes a rule expression may read", MaxExprArgsBytes)
-	errExprArgsValues = fmt.Errorf("the arguments hold more than the %d JSON values a rule expression may read", MaxExprArgsValues)
-)
-
-// decodeExprArgs turns the model's arguments into a CEL map: absent or
-// null arguments are an empty map; JSON that is not an object, or that is
-// bigger than MaxExprArgsBytes or MaxExprArgsValues, is an error (the
-// expression fails, which never allows). Integers that fit an int64 are
-// ints, other numbers doubles.
-func decodeExprArgs(raw json.RawMessage) (ref.Val, error) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{}), nil
-	}
-	if len(t) > MaxExprArgsBytes {
-		return nil, errExprArgsBytes
-	}
-	dec := json.NewDecoder(bytes.NewReader(t))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, errors.New("the arguments are not valid JSON")
-	}
-	if dec.More() {
-		return nil, errors.New("the arguments are not one JSON value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("the arguments are not a JSON object")
-	}
-	budget := MaxExprArgsValues
-	if !exprNumbers(m, &budget) {
-		return nil, errExprArgsValues
-	}
-	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m), nil
-}
-
-// exprNumbers replaces json.Number values by int64 or float64, in place,
-// counting every value it visits against budget; false when the budget
-// ran out (the walk stops there).
-func exprNumbers(v any, budget *int) bool {
-	if *budget--; *budget < 0 {
-		return false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if n, ok := e.(json.Number); ok {
-				x[k] = exprNumber(n)
-			}
-			if !exprNumbers(e, budget) {
-				return false
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if n, ok := e.(json.Number); ok {
-				x[i] = exprNumber(n)
-			}
-			if !exprNumbers(e, budget) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// exprNumber is n as an int64 when it is an integer that fits, else as a
-// float64.
-func exprNumber(x json.Number) any {
-	if i, err := x.Int64(); err == nil {
-		return i
-	}
-	f, _ := x.Float64() // out of range becomes ±Inf
-	return f
+	return &exprInput{ctx: ctx, call: exprcall.Call{Server: c.Server, Tool: c.Tool, Risk: risk,
+		SessionID: c.SessionID, Subject: c.Subject, Trust: trust, SessionValues: c.SessionValues,
+		ResultLabels: c.ResultLabels, Args: c.Args, Now: now}}
 }

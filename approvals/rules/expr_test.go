@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals/internal/risktest"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules/celexpr"
 )
 
 // The two requests from Claude Code users, one rule each.
@@ -275,7 +276,7 @@ func TestURLHost(t *testing.T) {
 		"HtTp://LOCALHOST/":                  "localhost",
 	}
 	for in, want := range tests {
-		if got := urlHost(in); got != want {
+		if got := celexpr.URLHost(in); got != want {
 			t.Errorf("urlHost(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -397,14 +398,14 @@ func exprListArgs(n int) json.RawMessage {
 }
 
 // TestExprArgumentBounds: a rule expression sees arguments up to
-// MaxExprArgsBytes and MaxExprArgsValues, and a bounded evaluation;
+// celexpr.MaxExprArgsBytes and celexpr.MaxExprArgsValues, and a bounded evaluation;
 // bigger arguments or a longer evaluation fail the expression, which
 // reads as the rule's most restrictive self (never an allow). One
 // expression over a 20,000-item list used to run within the budget for
 // seconds of CPU.
 func TestExprArgumentBounds(t *testing.T) {
 	readRisk := risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)
-	huge := json.RawMessage(`{"s":"` + strings.Repeat("a", MaxExprArgsBytes) + `"}`)
+	huge := json.RawMessage(`{"s":"` + strings.Repeat("a", celexpr.MaxExprArgsBytes) + `"}`)
 	tests := []struct {
 		name    string
 		rule    Rule
@@ -421,9 +422,9 @@ func TestExprArgumentBounds(t *testing.T) {
 		{"20,000 items: a rule not reading them is not affected", Rule{ID: "r", When: Match{Expr: `tool.name == "t"`}, Decide: "allow"},
 			exprListArgs(20_000), ActionAllow, ""},
 		{"within the value bound", Rule{ID: "r", When: Match{Expr: `size(args.xs) == 9998`}, Decide: "allow"},
-			exprListArgs(MaxExprArgsValues - 2), ActionAllow, ""},
+			exprListArgs(celexpr.MaxExprArgsValues - 2), ActionAllow, ""},
 		{"one value over the bound", Rule{ID: "r", When: Match{Expr: `size(args.xs) > 0`}, Decide: "allow"},
-			exprListArgs(MaxExprArgsValues - 1), ActionAsk, "JSON values"},
+			exprListArgs(celexpr.MaxExprArgsValues - 1), ActionAsk, "JSON values"},
 		{"text over the byte bound", Rule{ID: "r", When: Match{Expr: `size(args.s) > 0`}, Decide: "allow"},
 			huge, ActionAsk, "bytes"},
 		// 3,000 iterations cost about 18,000 units: within the old budget
@@ -462,9 +463,9 @@ func BenchmarkExprWorstCase(b *testing.B) {
 		name, expr string
 		args       json.RawMessage
 	}{
-		{"walk", `args.xs.exists(x, false)`, exprListArgs(MaxExprArgsValues - 2)},
-		{"compare", `args.xs.exists(x, x == -1)`, exprListArgs(MaxExprArgsValues - 2)},
-		{"nested", `args.xs.exists(x, args.xs.exists(y, false))`, exprListArgs(MaxExprArgsValues - 2)},
+		{"walk", `args.xs.exists(x, false)`, exprListArgs(celexpr.MaxExprArgsValues - 2)},
+		{"compare", `args.xs.exists(x, x == -1)`, exprListArgs(celexpr.MaxExprArgsValues - 2)},
+		{"nested", `args.xs.exists(x, args.xs.exists(y, false))`, exprListArgs(celexpr.MaxExprArgsValues - 2)},
 		{"literal_lists", `[` + strings.Repeat("0,", 299) + `0].exists(a, [` + strings.Repeat("0,", 299) + `0].exists(b, false))`, json.RawMessage(`{}`)},
 		{"refused_20000", `args.xs.exists(x, false)`, exprListArgs(20_000)},
 	}

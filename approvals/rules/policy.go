@@ -152,7 +152,7 @@ func NewManagedPolicy(cfg Config, managed *Managed) (*Policy, error) {
 		}
 		if r.When.Expr != "" {
 			x, err := compileExpr(r.When.Expr)
-			if err != nil { // Validate compiled it already; kept for safety
+			if err != nil { // Validate compiled it already, unless no engine is registered
 				return nil, fmt.Errorf("invalid approvals config: rules[%d].when.expr: rule %q: %w", i, r.ID, err)
 			}
 			cr.expr, p.hasExpr = x, true

@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agenthost/agenthost/bindings"
@@ -103,6 +104,10 @@ type Uses struct {
 	Plugins bool
 	// Databases: approvals.store or audit.store names a database.
 	Databases bool
+	// Expressions: a rule (the user's or the managed policy's) has a
+	// when.expr, which needs the expression engine registered
+	// (rules.UseExprEngine, approvals/rules/celexpr).
+	Expressions bool
 }
 
 // UsesOf is what cfg uses; lookupEnv (nil: os.LookupEnv) is the
@@ -112,6 +117,15 @@ func UsesOf(cfg *config.Config, lookupEnv func(string) (string, bool)) Uses {
 	for _, sc := range cfg.Sources {
 		if sc != nil {
 			u.Plugins = true
+		}
+	}
+	rs := cfg.Approvals.Rules
+	if cfg.Managed != nil {
+		rs = append(slices.Clip(rs), cfg.Managed.Approvals.Rules...)
+	}
+	for _, r := range rs {
+		if r.When.Expr != "" {
+			u.Expressions = true
 		}
 	}
 	return u

@@ -393,6 +393,8 @@ func TestUsesOf(t *testing.T) {
 		{"a plugin", config.Config{Sources: map[string]*config.Source{"v": {Plugin: "p"}}}, none, Uses{Plugins: true}},
 		{"approvals.store", config.Config{Approvals: rules.Config{Store: "sqlite:x"}}, none, Uses{Databases: true}},
 		{"audit.store", config.Config{Audit: config.Audit{Store: "sqlite:x"}}, none, Uses{Databases: true}},
+		{"an expression", config.Config{Approvals: rules.Config{Rules: []rules.Rule{{ID: "r", When: rules.Match{Expr: "true"}}}}}, none, Uses{Expressions: true}},
+		{"a managed expression", config.Config{Managed: &config.Managed{Approvals: rules.Managed{Rules: []rules.Rule{{ID: "managed/r", When: rules.Match{Expr: "true"}}}}}}, none, Uses{Expressions: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := UsesOf(&tc.cfg, tc.env); got != tc.want {

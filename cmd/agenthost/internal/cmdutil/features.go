@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals/rules/exprcall"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
 )
@@ -28,6 +29,9 @@ type Features struct {
 	Plugins compose.Plugins
 	// Sessions are run's saved sessions (cmd/agenthost/internal/savedsessions).
 	Sessions SavedSessions
+	// Expressions is the engine of rules' when.expr
+	// (approvals/rules/celexpr.Engine), registered by root.Main.
+	Expressions exprcall.Engine
 	// Commands are the commands only the full build has (FullOnly);
 	// the lean build lists them with the same help line and hands them
 	// over.
@@ -44,6 +48,8 @@ func (fs Features) Serve(u compose.Uses) error {
 		return &NeedsFullError{What: "credential plugins (the sources section)"}
 	case u.Databases && fs.Databases == nil:
 		return &NeedsFullError{What: "a database (approvals.store or audit.store)"}
+	case u.Expressions && fs.Expressions == nil:
+		return &NeedsFullError{What: "rule expressions (when.expr, CEL)"}
 	}
 	return nil
 }

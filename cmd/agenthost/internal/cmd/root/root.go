@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/approvals"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/audit"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmd/auth"
@@ -44,6 +45,9 @@ func Main(args []string, features cmdutil.Features, handOver func(*cmdutil.Needs
 	ctx, cancel := context.WithCancel(context.Background())
 	f := cmdutil.New(cmdutil.System())
 	f.Features, f.HandOver = features, handOver
+	if features.Expressions != nil {
+		rules.UseExprEngine(features.Expressions)
+	}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})

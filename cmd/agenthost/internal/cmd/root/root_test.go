@@ -121,9 +121,10 @@ func TestLeanListsWhatItHandsOver(t *testing.T) {
 // it, before the command prints anything; the full build serves it.
 func TestLeanHandsOverWhatTheConfigUses(t *testing.T) {
 	for name, body := range map[string]string{
-		"telemetry": "observability:\n  enabled: true\n  endpoint: http://127.0.0.1:1\n",
-		"plugin":    "sources:\n  vault:\n    plugin: /bin/false\n    sha256: " + strings.Repeat("ab", 32) + "\n",
-		"database":  "approvals:\n  store: sqlite:/nonexistent/a.db\n",
+		"telemetry":  "observability:\n  enabled: true\n  endpoint: http://127.0.0.1:1\n",
+		"plugin":     "sources:\n  vault:\n    plugin: /bin/false\n    sha256: " + strings.Repeat("ab", 32) + "\n",
+		"database":   "approvals:\n  store: sqlite:/nonexistent/a.db\n",
+		"expression": "approvals:\n  rules:\n    - {id: r, when: {expr: \"tool.name == 'x'\"}, decide: allow}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", t.TempDir())

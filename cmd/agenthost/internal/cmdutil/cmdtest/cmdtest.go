@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/fulllibs"
 	"github.com/agenthost/agenthost/host/mcptest"
@@ -41,6 +42,7 @@ func Factory(t testing.TB, configYAML, in string) (*cmdutil.Factory, Streams) {
 	f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(in), Out: s.Out, ErrOut: s.ErrOut})
 	f.ConfigPath = WriteConfig(t, dir, configYAML)
 	f.Features = fulllibs.Features()
+	rules.UseExprEngine(f.Features.Expressions)
 	t.Cleanup(f.Close)
 	return f, s
 }
