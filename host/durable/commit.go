@@ -52,14 +52,25 @@ var testPoolConfig func(*pgxpool.Config)
 // whatever was lost (the conversation is a SequencedHistory).
 func lazyStep(name string) bool { return name == "tool" || name == "load" }
 
-// turnKey marks the context of a turn's run (turnWorkflow): the store's
-// appends under it are lazy (above).
+// turnKey marks the context of a turn's run (turnWorkflow) with its
+// *turnRun: the store's appends under it are lazy (above).
 type turnKey struct{}
 
-// inTurn is ctx with a turn's appends lazy; inTurnRun reports it.
-func inTurn(ctx context.Context) context.Context { return context.WithValue(ctx, turnKey{}, true) }
+// turnRun is a turn's run as the store's appends see it: the append of
+// the turn's last message removes the turn's row from the index of
+// unfinished turns in its own statement (Store.append), and says so here.
+type turnRun struct {
+	id       string
+	unlisted atomic.Bool
+}
 
-func inTurnRun(ctx context.Context) bool { v, _ := ctx.Value(turnKey{}).(bool); return v }
+// inTurn is ctx with a turn's appends lazy; turnOf returns the run (nil:
+// not in a turn's run).
+func inTurn(ctx context.Context, run *turnRun) context.Context {
+	return context.WithValue(ctx, turnKey{}, run)
+}
+
+func turnOf(ctx context.Context) *turnRun { v, _ := ctx.Value(turnKey{}).(*turnRun); return v }
 
 // commitKey is the context key of the mode the pool's commits take: a
 // bool (true: lazy, not waiting for the flush; false: flushed), or a

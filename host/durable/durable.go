@@ -262,12 +262,16 @@ func (e *Engine) turnWorkflow(ctx dbos.Context, rec host.TurnRecord) (turnResult
 		delete(e.running, id)
 		e.runMu.Unlock()
 	}()
-	if err := e.run(inTurn(ctx), &steps{wf: ctx, id: id, store: e.store}, rec); err != nil { // commit.go
+	run := &turnRun{id: id}
+	if err := e.run(inTurn(ctx, run), &steps{wf: ctx, id: id, store: e.store}, rec); err != nil { // commit.go
 		return turnResult{}, err
 	}
-	// Out of the index of unfinished turns; a row left by an error here
-	// is dropped when seen (turns.go).
-	_ = e.store.dropTurns(ctx, id)
+	// Out of the index of unfinished turns, unless the append of the
+	// turn's answer took it out (Store.append); a row left by an error
+	// here is dropped when seen (turns.go).
+	if !run.unlisted.Load() {
+		_ = e.store.dropTurns(ctx, id)
+	}
 	return turnResult{Done: true}, nil
 }
 

@@ -178,12 +178,22 @@ func (s *Store) append(ctx context.Context, sessionID string, at int, msgs []mod
 	// statement on PostgreSQL.
 	line := at <= 0
 	db := s.db
-	if s.lazy != nil && inTurnRun(ctx) {
+	run := turnOf(ctx)
+	ends := false
+	if s.lazy != nil && run != nil {
 		db = s.lazy // a turn's appends are lazy: commit.go
+		// The turn's answer, its last message, takes the turn out of the
+		// index of unfinished turns in the same statement (turns.go).
+		if ends = at > 0 && endsTurn(msgs); ends {
+			args = append(args, run.id)
+		}
 	}
-	res, err := db.ExecContext(ctx, s.appendQuery(len(msgs), line && s.d.name == "postgres"), args...)
+	res, err := db.ExecContext(ctx, s.appendQuery(len(msgs), line && s.d.name == "postgres", ends), args...)
 	if err != nil {
 		return fmt.Errorf("durable: append: %w", err)
+	}
+	if ends {
+		run.unlisted.Store(true)
 	}
 	if n, _ := res.RowsAffected(); n == 0 && at > 0 {
 		// Nothing new: a replay of stored messages, or a gap.
@@ -210,46 +220,62 @@ const maxAppendQueries = 16
 
 // appendKey names an append statement.
 type appendKey struct {
-	n    int
-	line bool
+	n          int
+	line, ends bool
+}
+
+// endsTurn reports whether msgs, appended by a turn's run, are its last:
+// the model's answer without calls, after which the turn loop ends the
+// turn (host/internal/turn.Run) and appends nothing more.
+func endsTurn(msgs []model.Message) bool {
+	return len(msgs) == 1 && msgs[0].Role == model.RoleAssistant && len(msgs[0].ToolCalls) == 0
 }
 
 // appendQuery is the statement appending n messages: $1 the session, $2
 // the position (-1: the end), $3 the time, $4... the messages. It inserts
 // them at their positions from the start, unless that leaves a gap after
 // the conversation's last message. With line (PostgreSQL) it also writes
-// the session's line when there is none.
+// the session's line when there is none; with ends (PostgreSQL), the
+// turn's last message, it removes the turn (the parameter after the
+// messages) from the index of unfinished turns.
 //
 // It is run by its text, not as a database/sql *Stmt: each driver keeps
 // its connections' statements prepared by their text (pgx's statement
 // cache; sqlitestmt.go), while a *Stmt on the PostgreSQL pool (whose
 // database/sql handle keeps no idle connection) was prepared again and
 // deallocated on every append, two more round trips each.
-func (s *Store) appendQuery(n int, line bool) string {
+func (s *Store) appendQuery(n int, line, ends bool) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := appendKey{n, line}
+	key := appendKey{n, line, ends}
 	if q, ok := s.appends[key]; ok {
 		return q
+	}
+	// PostgreSQL is told the types of the position, the time and the
+	// messages; SQLite names VALUES columns column1, column2.
+	at, now, k, m, values := "$2", "$3", "v.column1", "v.column2", "AS v"
+	if s.d.name == "postgres" {
+		at, now, k, m, values = "$2::bigint", "$3::bigint", "v.k", "v.m::text", "AS v(k, m)"
 	}
 	var rows []string
 	for i := range n {
 		rows = append(rows, fmt.Sprintf("(%d, $%d)", i, 4+i))
 	}
-	start := `(CASE WHEN $2 < 0 THEN (SELECT COALESCE(MAX(seq) + 1, 0) FROM agenthost_messages WHERE session_id = $1) ELSE $2 END)`
+	start := `(CASE WHEN ` + at + ` < 0 THEN (SELECT COALESCE(MAX(seq) + 1, 0) FROM agenthost_messages WHERE session_id = $1) ELSE ` + at + ` END)`
 	q := `INSERT INTO agenthost_messages (session_id, seq, message, created_ms)
-		SELECT $1, ` + start + ` + v.k, v.m, $3 FROM (VALUES ` + strings.Join(rows, ", ") + `) AS v(k, m)
-		WHERE $2 <= 0 OR EXISTS (SELECT 1 FROM agenthost_messages WHERE session_id = $1 AND seq = $2 - 1)
+		SELECT $1, ` + start + ` + ` + k + `, ` + m + `, ` + now + ` FROM (VALUES ` + strings.Join(rows, ", ") + `) ` + values + `
+		WHERE ` + at + ` <= 0 OR EXISTS (SELECT 1 FROM agenthost_messages WHERE session_id = $1 AND seq = ` + at + ` - 1)
 		ON CONFLICT (session_id, seq) DO NOTHING`
+	var with []string
 	if line {
-		q = `WITH line AS (INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, $3, $3)
-			ON CONFLICT (session_id) DO NOTHING) ` + q
+		with = append(with, `line AS (INSERT INTO agenthost_sessions (session_id, created_ms, updated_ms) VALUES ($1, `+now+`, `+now+`)
+			ON CONFLICT (session_id) DO NOTHING)`)
 	}
-	if s.d.name == "postgres" {
-		q = strings.NewReplacer("$2", "$2::bigint", "$3", "$3::bigint", "v.m", "v.m::text").Replace(q)
-	} else {
-		// SQLite names VALUES columns column1, column2.
-		q = strings.NewReplacer("AS v(k, m)", "AS v", "v.k", "v.column1", "v.m", "v.column2").Replace(q)
+	if ends {
+		with = append(with, fmt.Sprintf(`listed AS (DELETE FROM agenthost_turns WHERE turn_id = $%d)`, 4+n))
+	}
+	if len(with) > 0 {
+		q = `WITH ` + strings.Join(with, ", ") + ` ` + q
 	}
 	q = s.d.rebind(q)
 	if len(s.appends) < maxAppendQueries {

@@ -84,11 +84,14 @@ func (s *Store) candidateTurns(ctx context.Context, session string) ([]string, e
 // index.
 func (e *Engine) pendingTurns(ctx context.Context, sessionID string) ([]string, error) {
 	ids, err := e.store.candidateTurns(ctx, sessionID)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	// A turn whose workflow runs here is unfinished; the engine is asked
-	// about the others.
+	// about the others. One that runs here may have no row: its answer's
+	// append took it out (Store.append) before its outcome was recorded,
+	// and a process that stopped between the two left it to be taken up
+	// again (the taken-up run replays it to its end, running nothing).
 	var pending, ask []string
 	e.runMu.Lock()
 	for _, id := range ids {
@@ -98,7 +101,16 @@ func (e *Engine) pendingTurns(ctx context.Context, sessionID string) ([]string, 
 			ask = append(ask, id)
 		}
 	}
+	for id := range e.running {
+		if s, ok := host.TurnSession(id); ok && s == sessionID && !slices.Contains(ids, id) {
+			pending = append(pending, id)
+		}
+	}
 	e.runMu.Unlock()
+	if len(ids) == 0 {
+		slices.Sort(pending)
+		return pending, nil
+	}
 	if len(ask) > 0 {
 		list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterWorkflowIDs(ask...), dbos.WithFilterName(workflowName),
 			dbos.WithFilterStatus(pendingStatuses...), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))

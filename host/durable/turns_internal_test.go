@@ -3,13 +3,19 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/model"
+	"github.com/agenthost/agenthost/internal/pgtest"
 )
 
 // openWaiting opens the engine at dsn with turns that checkpoint a step
@@ -93,5 +99,108 @@ func TestPendingTurnsIndex(t *testing.T) {
 	defer e.Close()
 	if got, err := e.PendingTurns(ctx, s10); err != nil || !slices.Equal(got, []string{t10}) {
 		t.Errorf("on another executor: PendingTurns(%s) = %v, %v; want [%s]", s10, got, err, t10)
+	}
+}
+
+// A turn's answer, its last message, takes the turn out of the index of
+// unfinished turns in the statement that appends it (PostgreSQL): the
+// turn's row stays through its other appends, is gone once the answer is
+// stored, and no statement of its own removes it after. Until the
+// engine has the turn's outcome the turn is still listed, as one running
+// here, so that a process taking it up after a stop between the two
+// resumes it to its end.
+func TestTurnsAnswerTakesItOutOfTheIndex(t *testing.T) {
+	ctx := context.Background()
+	rec := &dropRecorder{}
+	e := openTraced(t, rec) // prepare_internal_test.go
+	const session, id = "s", "s.0000000000000001.00000001"
+	listed := func(want bool, when string) {
+		t.Helper()
+		ids, err := e.store.candidateTurns(ctx, session)
+		if err != nil || slices.Contains(ids, id) != want {
+			t.Errorf("%s: the index holds %v (%v); want the turn listed: %v", when, ids, err, want)
+		}
+		if got, err := e.PendingTurns(ctx, session); err != nil || !slices.Equal(got, []string{id}) {
+			t.Errorf("%s: PendingTurns = %v, %v; want [%s]", when, got, err, id)
+		}
+	}
+	call := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "db__lookup", Arguments: `{}`}}}
+	if err := e.Start(func(ctx context.Context, _ host.Steps, _ host.TurnRecord) error {
+		for i, m := range []model.Message{{Role: model.RoleUser, Content: "look it up"}, call, {Role: model.RoleTool, ToolCallID: "c1", Content: "found"}} {
+			if err := e.Store().AppendAt(ctx, session, i, m); err != nil {
+				return err
+			}
+			listed(true, "after the append of a "+string(m.Role)+" message")
+		}
+		if err := e.Store().AppendAt(ctx, session, 3, model.Message{Role: model.RoleAssistant, Content: "the answer"}); err != nil {
+			return err
+		}
+		listed(false, "after the answer's append")
+		rec.mu.Lock()
+		rec.drops = 0
+		rec.mu.Unlock()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RunTurn(ctx, id, host.TurnRecord{SessionID: session}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.PendingTurns(ctx, session); err != nil || len(got) != 0 {
+		t.Errorf("after the turn: PendingTurns = %v, %v; want none", got, err)
+	}
+	if msgs, err := e.Store().Load(ctx, session); err != nil || len(msgs) != 4 {
+		t.Errorf("the conversation: %d messages, %v; want 4", len(msgs), err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.drops != 0 {
+		t.Errorf("%d statements removed the turn's row after its answer's append, want none", rec.drops)
+	}
+}
+
+// dropRecorder counts the statements that only remove index rows.
+type dropRecorder struct {
+	mu    sync.Mutex
+	drops int
+}
+
+func (r *dropRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(data.SQL, "DELETE FROM agenthost_turns") {
+		r.mu.Lock()
+		r.drops++
+		r.mu.Unlock()
+	}
+	return ctx
+}
+
+func (r *dropRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// An append of many messages at once (the results of many calls) is one
+// statement on both databases, its placeholders past $9 included.
+func TestAppendOfManyMessages(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range []struct{ name, dsn string }{{"sqlite", "sqlite:" + filepath.Join(t.TempDir(), "durable.db")}, {"postgres", pgtest.Start(t).NewDatabase(t)}} {
+		t.Run(b.name, func(t *testing.T) {
+			e, err := Open(ctx, b.dsn, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			msgs := []model.Message{{Role: model.RoleUser, Content: "many"}}
+			for i := range 40 {
+				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: fmt.Sprint("c", i), Content: fmt.Sprint("result ", i)})
+			}
+			if err := e.Store().AppendAt(ctx, "s", 0, msgs[:1]...); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Store().AppendAt(ctx, "s", 1, msgs[1:]...); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Store().Load(ctx, "s")
+			if err != nil || len(got) != len(msgs) || got[40].Content != "result 39" {
+				t.Fatalf("loaded %d messages, %v; want %d", len(got), err, len(msgs))
+			}
+		})
 	}
 }

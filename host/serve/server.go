@@ -357,23 +357,37 @@ const maxBody = 1 << 20
 // readJSON decodes the request body into v, strictly; false means an
 // error answer was written.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if p := decodeJSON(w, r, v); p != nil {
+		p.write(w)
+		return false
+	}
+	return true
+}
+
+// problem is an error answer not written yet.
+type problem struct {
+	status    int
+	kind, msg string
+}
+
+func (p *problem) write(w http.ResponseWriter) { writeError(w, p.status, p.kind, p.msg) }
+
+// decodeJSON is readJSON's decoding, its error answer returned unwritten.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *problem {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the body is larger than 1 MiB")
-			return false
+			return &problem{http.StatusRequestEntityTooLarge, "invalid_request", "the body is larger than 1 MiB"}
 		}
 		// The decoder's message names fields and types, never values.
-		writeError(w, http.StatusBadRequest, "invalid_request", "the body is not the expected JSON: "+jsonProblem(err))
-		return false
+		return &problem{http.StatusBadRequest, "invalid_request", "the body is not the expected JSON: " + jsonProblem(err)}
 	}
 	if dec.More() {
-		writeError(w, http.StatusBadRequest, "invalid_request", "the body holds more than one JSON value")
-		return false
+		return &problem{http.StatusBadRequest, "invalid_request", "the body holds more than one JSON value"}
 	}
-	return true
+	return nil
 }
 
 // jsonProblem describes a decoding error without quoting the input.

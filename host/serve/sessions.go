@@ -262,19 +262,27 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 // readTurn reads and checks a turn request; ok false: an answer was
 // written.
 func (s *Server) readTurn(w http.ResponseWriter, r *http.Request) (req turnRequest, ok bool) {
-	if !readJSON(w, r, &req) {
-		return req, false
-	}
-	req.traceParent, req.traceState = r.Header.Get("traceparent"), r.Header.Get("tracestate")
-	if strings.TrimSpace(req.Message) == "" {
-		writeError(w, http.StatusBadRequest, "invalid_request", "message must not be empty")
-		return req, false
-	}
-	if req.MaxSteps < 0 || req.MaxSteps > 1000 {
-		writeError(w, http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)")
+	req, p := parseTurn(w, r)
+	if p != nil {
+		p.write(w)
 		return req, false
 	}
 	return req, true
+}
+
+// parseTurn is readTurn, its error answer returned unwritten.
+func parseTurn(w http.ResponseWriter, r *http.Request) (req turnRequest, p *problem) {
+	if p := decodeJSON(w, r, &req); p != nil {
+		return req, p
+	}
+	req.traceParent, req.traceState = r.Header.Get("traceparent"), r.Header.Get("tracestate")
+	if strings.TrimSpace(req.Message) == "" {
+		return req, &problem{http.StatusBadRequest, "invalid_request", "message must not be empty"}
+	}
+	if req.MaxSteps < 0 || req.MaxSteps > 1000 {
+		return req, &problem{http.StatusBadRequest, "invalid_request", "maxSteps must be between 1 and 1000 (0 takes the default)"}
+	}
+	return req, nil
 }
 
 func (s *Server) startTurn(ss *servedSession, req turnRequest, by string) (*servedTurn, error) {

@@ -66,17 +66,24 @@ func ParseSealKey(text string) ([]byte, error) { return sharedstore.ParseSealKey
 // was written).
 func (s *Server) sharedSession(w http.ResponseWriter, r *http.Request) (sharedstore.Record, bool) {
 	rec, err := s.db.Load(r.Context(), r.PathValue("sessionId"))
+	return rec, s.recordAnswer(w, r, rec, err)
+}
+
+// recordAnswer answers a request for a record read (rec, err) that is
+// not the caller's, or could not be read; ok true: it is the caller's,
+// nothing was written.
+func (s *Server) recordAnswer(w http.ResponseWriter, r *http.Request, rec sharedstore.Record, err error) bool {
 	switch {
 	case errors.Is(err, sharedstore.ErrNoSession):
 	case err != nil:
 		s.logger.Error("serve: reading a session failed", "error", err)
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be read")
-		return rec, false
+		return false
 	case rec.Owner == auth.IdentityOf(r.Context()).Owner:
-		return rec, true
+		return true
 	}
 	writeError(w, http.StatusNotFound, "not_found", "no session with this id")
-	return rec, false
+	return false
 }
 
 func recordInfo(rec sharedstore.Record) sessionInfo {
@@ -220,42 +227,42 @@ func (s *Server) sharedTools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
-	rec, ok := s.sharedSession(w, r)
-	if !ok {
-		return
+	req, bad := parseTurn(w, r)
+	by := auth.IdentityOf(r.Context()).Name
+	turnID := newServedTurnID()
+	var rec sharedstore.Record
+	claimed := false
+	if bad == nil && !s.isClosing() {
+		// One statement reads the record and claims the turn when the
+		// request may start it there and then (sharedstore.Claim); when it
+		// may not, what it read decides below, as the record Load reads.
+		var given []string
+		if req.Values != nil {
+			given = slices.Sorted(maps.Keys(req.Values))
+		}
+		var err error
+		rec, claimed, err = s.db.Claim(r.Context(), r.PathValue("sessionId"), auth.IdentityOf(r.Context()).Owner, turnID, by, given)
+		if !s.recordAnswer(w, r, rec, err) {
+			return
+		}
+	} else {
+		var ok bool
+		if rec, ok = s.sharedSession(w, r); !ok {
+			return
+		}
 	}
-	req, ok := s.readTurn(w, r)
-	if !ok {
+	if bad != nil {
+		bad.write(w)
 		return
 	}
 	values, ok := s.sessionValues(w, rec, req.Values)
 	if !ok {
-		return
-	}
-	if s.isClosing() {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
-		return
-	}
-	by := auth.IdentityOf(r.Context()).Name
-	turnID := newServedTurnID()
-	err := s.db.StartTurn(r.Context(), rec.ID, turnID, by)
-	if errors.Is(err, sharedstore.ErrTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
-		// The record says a turn runs, but the engine has no unfinished
-		// turn of the session: its replica stopped between the two.
-		if err = s.db.EndTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID), 0, nil); err == nil {
-			err = s.db.StartTurn(r.Context(), rec.ID, turnID, by)
+		if claimed { // not reached: a claim needs the values it checks here
+			s.retryStore(func() error { return s.db.EndTurn(context.Background(), rec.ID, turnID, 0, nil) })
 		}
+		return
 	}
-	switch {
-	case errors.Is(err, sharedstore.ErrTurnRunning):
-		writeError(w, http.StatusConflict, "turn_running", err.Error())
-		return
-	case errors.Is(err, sharedstore.ErrNoSession):
-		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
-		return
-	case err != nil:
-		s.logger.Error("serve: starting a turn failed", "error", err)
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be written")
+	if !claimed && !s.claimTurn(w, r, rec, turnID, by) {
 		return
 	}
 	opts := s.turnOp
@@ -270,6 +277,36 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Agenthost-Turn-Id", turnID)
 	sw := sse.Start(w, r, http.StatusOK)
 	_ = sse.Stream(r.Context(), sw, t.log, 0, s.life.Done(), true)
+}
+
+// claimTurn makes turnID the running turn of rec's session, unless the
+// server closes or a turn runs there (ok false: an answer was written).
+func (s *Server) claimTurn(w http.ResponseWriter, r *http.Request, rec sharedstore.Record, turnID, by string) bool {
+	if s.isClosing() {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
+		return false
+	}
+	err := s.db.StartTurn(r.Context(), rec.ID, turnID, by)
+	if errors.Is(err, sharedstore.ErrTurnRunning) && s.staleTurn(r.Context(), rec.ID) {
+		// The record says a turn runs, but the engine has no unfinished
+		// turn of the session: its replica stopped between the two.
+		if err = s.db.EndTurn(r.Context(), rec.ID, s.recordTurn(r.Context(), rec.ID), 0, nil); err == nil {
+			err = s.db.StartTurn(r.Context(), rec.ID, turnID, by)
+		}
+	}
+	switch {
+	case errors.Is(err, sharedstore.ErrTurnRunning):
+		writeError(w, http.StatusConflict, "turn_running", err.Error())
+		return false
+	case errors.Is(err, sharedstore.ErrNoSession):
+		writeError(w, http.StatusNotFound, "not_found", "no session with this id")
+		return false
+	case err != nil:
+		s.logger.Error("serve: starting a turn failed", "error", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the session store cannot be written")
+		return false
+	}
+	return true
 }
 
 // staleTurn reports whether the session has no unfinished durable turn

@@ -238,22 +238,39 @@ func (st *Store) Create(ctx context.Context, rec Record, maxTotal, maxPer int) e
 // Load reads a session's record (ErrNoSession).
 func (st *Store) Load(ctx context.Context, id string) (Record, error) {
 	rec := Record{ID: id}
-	var names string
-	var created int64
-	err := st.pool.QueryRow(ctx, `SELECT owner, creator, subject, trust_level, value_names, sealed, created_ms, turn_id, turn_by, turn_running
-		FROM agenthost_served_sessions WHERE session_id = $1`, id).Scan(&rec.Owner, &rec.Creator, &rec.Subject, &rec.TrustLevel,
-		&names, &rec.Sealed, &created, &rec.TurnID, &rec.TurnBy, &rec.TurnRunning)
+	var f recordFields
+	err := st.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM agenthost_served_sessions WHERE session_id = $1`, id).Scan(f.dest(&rec)...)
+	if err == nil {
+		err = f.finish(&rec)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Record{}, ErrNoSession
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("serve: read the session: %w", err)
 	}
-	if err := json.Unmarshal([]byte(names), &rec.ValueNames); err != nil {
-		return Record{}, fmt.Errorf("serve: read the session: %w", err)
-	}
-	rec.Created = time.UnixMilli(created).UTC()
 	return rec, nil
+}
+
+// recordColumns are a record's columns as recordFields.dest scans them.
+const recordColumns = `owner, creator, subject, trust_level, value_names, sealed, created_ms, turn_id, turn_by, turn_running`
+
+// recordFields holds the columns of a record scanned as stored.
+type recordFields struct {
+	names   string
+	created int64
+}
+
+func (f *recordFields) dest(rec *Record) []any {
+	return []any{&rec.Owner, &rec.Creator, &rec.Subject, &rec.TrustLevel, &f.names, &rec.Sealed, &f.created, &rec.TurnID, &rec.TurnBy, &rec.TurnRunning}
+}
+
+func (f *recordFields) finish(rec *Record) error {
+	if err := json.Unmarshal([]byte(f.names), &rec.ValueNames); err != nil {
+		return err
+	}
+	rec.Created = time.UnixMilli(f.created).UTC()
+	return nil
 }
 
 // Remove deletes a session's record and its latest turn's events.
@@ -264,6 +281,50 @@ func (st *Store) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("serve: delete the session: %w", err)
 	}
 	return nil
+}
+
+// Claim reads a session's record (ErrNoSession) and, in the same
+// statement, makes turnID its running turn when the caller may start it
+// there and then: owner owns it, no turn runs, and the value names the
+// request gives (given; nil: none given) are the session's, or none were
+// given and the session has none. The previous turn's events are dropped
+// with the claim, as StartTurn drops them. claimed false leaves the
+// record as it was (rec is what it holds): the caller decides with it as
+// it would with Load's, and StartTurn claims it then (values sealed in
+// the record, which only the caller can open; a turn that runs; another
+// owner; values that are not the session's).
+func (st *Store) Claim(ctx context.Context, id, owner, turnID, by string, given []string) (rec Record, claimed bool, err error) {
+	if given == nil {
+		given = []string{}
+	}
+	names, err := json.Marshal(given)
+	if err != nil {
+		return Record{}, false, err
+	}
+	rec = Record{ID: id}
+	var f recordFields
+	// The row is locked first (FOR UPDATE: a claim waiting on another
+	// reads the row that claim left), then updated from what was locked.
+	err = st.pool.QueryRow(ctx, `WITH cur AS (
+			SELECT session_id, `+recordColumns+` FROM agenthost_served_sessions WHERE session_id = $1 FOR UPDATE),
+		claim AS (
+			UPDATE agenthost_served_sessions s SET turn_id = $2, turn_by = $3, turn_running = true
+			FROM cur WHERE s.session_id = cur.session_id AND cur.owner = $4 AND NOT cur.turn_running AND cur.value_names = $5
+			RETURNING cur.turn_id AS prev),
+		dropped AS (DELETE FROM agenthost_turn_events WHERE turn_id IN (SELECT prev FROM claim WHERE prev <> ''))
+		SELECT `+recordColumns+`, EXISTS (SELECT 1 FROM claim) FROM cur`,
+		id, turnID, by, owner, string(names)).Scan(append(f.dest(&rec), &claimed)...)
+	if err == nil {
+		// A claimed record's names are the given ones, JSON already.
+		err = f.finish(&rec)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Record{}, false, ErrNoSession
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("serve: read the session: %w", err)
+	}
+	return rec, claimed, nil
 }
 
 // StartTurn makes turnID the session's running turn, unless one runs
