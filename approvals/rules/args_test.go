@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
+	"github.com/agenthost/agenthost/approvals/internal/risktest"
+	"github.com/agenthost/agenthost/approvals/risk"
 )
 
 // A check vouches for the bytes it checked and for nothing else: the same
@@ -72,4 +74,21 @@ func FuzzCheckArgs(f *testing.F) {
 			t.Fatalf("Clone(%q): copy %q, valid %v, want %v", s, cp, cc.Valid(cp), c.Valid(args))
 		}
 	})
+}
+
+// Deciding a call whose arguments were checked, under a policy without
+// expressions, allocates only what Normalize copies of the risk: not the
+// call or its risk moved to the heap for an expression input nobody
+// reads, nor a clone of the risk by the escalators.
+func TestDecideCheckedAllocations(t *testing.T) {
+	p := mustPolicy(t, contractConfig())
+	eff := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2)
+	eff.SideEffects = []string{"cost"}
+	args := json.RawMessage(`{"id":"42","note":"ship it"}`) // no escalator: the fast path
+	call := Call{Server: "orders", Tool: "update_order", Args: args, ArgsCheck: CheckArgs(args), TrustLevel: 3}
+	normalize := testing.AllocsPerRun(200, func() { _ = eff.Normalize() })
+	decide := testing.AllocsPerRun(200, func() { _ = p.Decide(eff, call) })
+	if decide > normalize {
+		t.Errorf("Decide allocates %v times, Normalize alone %v", decide, normalize)
+	}
 }

@@ -678,7 +678,11 @@ func (p *Policy) DecideContext(ctx context.Context, eff risk.Effective, c Call) 
 	trust := p.clampTrust(c.TrustLevel)
 	var in *exprInput
 	if p.hasExpr {
-		in = p.newExprInput(ctx, &c, &atCall, trust)
+		// The expressions' input points at copies made here, so a
+		// policy without expressions does not move c and atCall to the
+		// heap on every call (neither changes below).
+		call, at := c, atCall
+		in = p.newExprInput(ctx, &call, &at, trust)
 	}
 	ev := p.evaluate(c.Server, c.Tool, atCall, trust, in)
 	if atCall.Unclassified && ev.action != ActionDeny {
