@@ -73,6 +73,9 @@ type callInfo struct {
 	// conversation is what the call's approvers are shown of the turn
 	// (turn.conversation); empty outside a turn.
 	conversation approvals.Conversation
+	// argsCheck is the turn's check of the model's arguments (zero: none;
+	// decodeArguments checks them).
+	argsCheck rules.ArgsCheck
 }
 
 // ask is the call as its approval events name it (taskID "" for the
@@ -202,10 +205,16 @@ func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*Cal
 // are never decoded and re-encoded on the call path. It is the call's one
 // validation of its arguments: the check it returns goes with them to the
 // schema check, the gate's escalators and the audit records
-// (rules.ArgsCheck), which then do not validate them again.
-func decodeArguments(args json.RawMessage) (json.RawMessage, rules.ArgsCheck, error) {
-	check := rules.CheckArgs(args)
+// (rules.ArgsCheck), which then do not validate them again. checked is a
+// check the caller already made (a turn's, for the tool_call event): used
+// when it vouches for args, which are then not validated here either.
+func decodeArguments(args json.RawMessage, checked rules.ArgsCheck) (json.RawMessage, rules.ArgsCheck, error) {
+	check := checked
 	trimmed, valid := check.Trimmed(args)
+	if !valid {
+		check = rules.CheckArgs(args)
+		trimmed, valid = check.Trimmed(args)
+	}
 	if !valid {
 		trimmed = bytes.TrimSpace(args)
 		if len(trimmed) == 0 {

@@ -261,7 +261,7 @@ func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		if !ok {
 			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
 		}
-		arguments, check, err := decodeArguments(c.args)
+		arguments, check, err := decodeArguments(c.args, c.info.argsCheck)
 		if err != nil {
 			return nil, hosterr.New(KindToolError, hosterr.MsgNotJSONObject(err),
 				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
