@@ -45,9 +45,8 @@ func keyFor(server, tool, defHash string, args json.RawMessage) denialKey {
 	return denialKey{server, tool, defHash, norm.CanonicalHash(args)}
 }
 
-// Remember records a refusal.
-func (d *denialMemory) Remember(server, tool, defHash string, args json.RawMessage, denial deniedCall) {
-	k := keyFor(server, tool, defHash, args)
+// Remember records a refusal of the call k names.
+func (d *denialMemory) Remember(k denialKey, denial deniedCall) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.m[k]; !ok {
@@ -60,9 +59,10 @@ func (d *denialMemory) Remember(server, tool, defHash string, args json.RawMessa
 	}
 }
 
-// Lookup returns the refusal of an identical earlier call.
-func (d *denialMemory) Lookup(server, tool, defHash string, args json.RawMessage) (deniedCall, bool) {
-	k := keyFor(server, tool, defHash, args)
+// Lookup returns the refusal of an identical earlier call (k: keyFor the
+// call, made once for its Lookup and its Remember: the arguments' canonical
+// hash decodes and encodes them).
+func (d *denialMemory) Lookup(k denialKey) (deniedCall, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v, ok := d.m[k]

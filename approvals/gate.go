@@ -152,7 +152,8 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		return res, nil
 	}
 
-	if prior, ok := g.denials.Lookup(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args); ok {
+	denial := keyFor(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args)
+	if prior, ok := g.denials.Lookup(denial); ok {
 		res.Outcome, res.Reason, res.Note, res.Remembered = prior.Outcome, prior.Reason, prior.Note, true
 		res.ModelMessage = ModelMessage(res.Outcome, res.Reason, res.Note)
 		return res, nil
@@ -163,7 +164,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		return res, nil
 	}
 	if l, ok := g.approver.(Limited); ok && l.MaxApprovers() < d.Approvers {
-		res = g.refuse(c, res, rules.OutcomeRejected, rules.ReasonNoApprover, "")
+		res = g.refuse(denial, res, rules.OutcomeRejected, rules.ReasonNoApprover, "")
 		if d.Unclassified && l.MaxApprovers() == 0 {
 			res.Explanation = unclassifiedExplanation
 		}
@@ -246,7 +247,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 	}
 	switch {
 	case veto != nil:
-		return g.refuse(c, res, rules.OutcomeRejected, rules.ReasonDeclined, veto.Note), nil
+		return g.refuse(denial, res, rules.OutcomeRejected, rules.ReasonDeclined, veto.Note), nil
 	case len(allowed) >= d.Approvers:
 		res.Outcome = rules.OutcomeApproved
 		if forSession && req.SessionGrantable {
@@ -256,16 +257,16 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		}
 		return res, nil
 	case v.Expired:
-		return g.refuse(c, res, rules.OutcomeExpired, rules.ReasonTimeout, ""), nil
+		return g.refuse(denial, res, rules.OutcomeExpired, rules.ReasonTimeout, ""), nil
 	}
-	return g.refuse(c, res, rules.OutcomeRejected, rules.ReasonNoApprover, ""), nil
+	return g.refuse(denial, res, rules.OutcomeRejected, rules.ReasonNoApprover, ""), nil
 }
 
 // refuse settles a refused ask and remembers it for identical retries.
-func (g *Gate) refuse(c Check, res Result, o rules.Outcome, reason rules.ReasonClass, note string) Result {
+func (g *Gate) refuse(denial denialKey, res Result, o rules.Outcome, reason rules.ReasonClass, note string) Result {
 	res.Outcome, res.Reason, res.Note = o, reason, note
 	res.ModelMessage = ModelMessage(o, reason, note)
-	g.denials.Remember(c.Call.Server, c.Call.Tool, c.ToolDefHash, c.Call.Args, deniedCall{Outcome: o, Reason: reason, Note: note})
+	g.denials.Remember(denial, deniedCall{Outcome: o, Reason: reason, Note: note})
 	return res
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/approvals"
 	"github.com/agenthost/agenthost/approvals/risk"
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/internal/durableturn"
 	"github.com/agenthost/agenthost/host/internal/hosterr"
 	"github.com/agenthost/agenthost/host/internal/mask"
@@ -223,6 +224,9 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	h := s.host
 	base := Event{Step: step, CallID: tc.ID, ExposedName: tc.Name}
 	args := turnpkg.CallArgs(tc.Arguments)
+	// The call's one check of its arguments: the tool_call event, and
+	// then the pipeline (the schema, the gate, the audit records), read it.
+	argsCheck := rules.CheckArgs(args)
 	modelError := func(text string) callOutcome {
 		emit(turnpkg.ResultEvent(base, []mcp.Content{mcp.NewTextContent(text)}, true, nil))
 		return callOutcome{Text: text, Failed: true}
@@ -230,7 +234,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 
 	ref, known := view.Lookup(tc.Name)
 	base.Server, base.Tool = ref.Server, ref.Tool // every event of the call names its tool
-	emit(turnpkg.CallEvent(base, args))
+	emit(turnpkg.CallEvent(base, args, argsCheck.Valid(args)))
 	if !known {
 		return modelError(fmt.Sprintf("Unknown tool %q. Call only the tools you were given.", hosterr.Truncate(h.redactor.Redact(tc.Name), 80)))
 	}
@@ -241,7 +245,7 @@ func (s *Session) runToolCall(ctx context.Context, view *llmview.View, tc model.
 	}
 
 	res, err := s.callTool(ctx, ref.Server, ref.Tool, args,
-		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc, conversation: conv})
+		callInfo{id: tc.ID, exposedName: tc.Name, step: step, emit: emit, checkSchema: true, fromModel: true, durable: dc, conversation: conv, argsCheck: argsCheck})
 	if err != nil {
 		var he *Error
 		msg := hosterr.MsgOperatorFailure.String()

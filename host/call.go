@@ -73,6 +73,9 @@ type callInfo struct {
 	// conversation is what the call's approvers are shown of the turn
 	// (turn.conversation); empty outside a turn.
 	conversation approvals.Conversation
+	// argsCheck is the turn's check of the model's arguments (zero: none;
+	// decodeArguments checks them).
+	argsCheck rules.ArgsCheck
 }
 
 // ask is the call as its approval events name it (taskID "" for the
@@ -120,7 +123,7 @@ func (h *Host) checkSchema(c *call) error {
 		return nil
 	}
 	t := c.ct.Tool
-	if err := h.args.Validate(verdicts.Input(c.ct), t.InputSchema, t.ValidationCost(), c.arguments); err != nil {
+	if err := h.args.Validate(verdicts.Input(c.ct), t.InputSchema, t.ValidationCost(), c.arguments, c.argsCheck); err != nil {
 		return hosterr.New(KindToolError, hosterr.MsgSchemaInvalid(err), err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 	}
 	return nil
@@ -199,21 +202,35 @@ func (h *Host) resultOutcome(c *call, result *CallResult, err, werr error) (*Cal
 
 // decodeArguments checks that args is a JSON object (absent and null mean
 // {}) and returns it as is: mcp-go sends the raw bytes, so the arguments
-// are never decoded and re-encoded on the call path.
-func decodeArguments(args json.RawMessage) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return json.RawMessage("{}"), nil
+// are never decoded and re-encoded on the call path. It is the call's one
+// validation of its arguments: the check it returns goes with them to the
+// schema check, the gate's escalators and the audit records
+// (rules.ArgsCheck), which then do not validate them again. checked is a
+// check the caller already made (a turn's, for the tool_call event): used
+// when it vouches for args, which are then not validated here either.
+func decodeArguments(args json.RawMessage, checked rules.ArgsCheck) (json.RawMessage, rules.ArgsCheck, error) {
+	check := checked
+	trimmed, valid := check.Trimmed(args)
+	if !valid {
+		check = rules.CheckArgs(args)
+		trimmed, valid = check.Trimmed(args)
 	}
-	if !json.Valid(trimmed) {
+	if !valid {
+		trimmed = bytes.TrimSpace(args)
+		if len(trimmed) == 0 {
+			return json.RawMessage("{}"), check, nil
+		}
 		var v any
 		err := json.Unmarshal(trimmed, &v)
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+		return nil, check, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	if string(trimmed) == "null" {
+		return json.RawMessage("{}"), check, nil
 	}
 	if trimmed[0] != '{' {
-		return nil, errors.New("arguments are not a JSON object")
+		return nil, check, errors.New("arguments are not a JSON object")
 	}
-	return json.RawMessage(trimmed), nil
+	return json.RawMessage(trimmed), check, nil
 }
 
 // maxRedecisions bounds how often one call is decided again because the

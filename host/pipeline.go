@@ -74,6 +74,7 @@ type call struct {
 	// lookup
 	conn      *mcpconn.Conn
 	arguments json.RawMessage // the JSON object sent
+	argsCheck rules.ArgsCheck // the call's one check of args (decodeArguments)
 	ct        *CatalogTool
 	decisions int // how often the call was decided (a changed definition decides again)
 
@@ -237,7 +238,7 @@ func (s *Session) denyRecord(c *call, outcome rules.Outcome) *auditlog.Record {
 	ct := c.ct
 	check := approvals.Check{
 		SessionID: s.id, Subject: s.subject, CallID: c.info.id,
-		Call:        rules.Call{Server: c.server, Tool: ct.Tool.Name, Args: c.args, TrustLevel: s.trustLevel},
+		Call:        rules.Call{Server: c.server, Tool: ct.Tool.Name, Args: c.args, ArgsCheck: c.argsCheck, TrustLevel: s.trustLevel},
 		Risk:        s.host.effective(c.server, ct),
 		ToolDefHash: ct.Tool.DefHash(), ExposedName: c.info.exposedName, SecureParams: ct.Tool.SecureParams,
 	}
@@ -260,12 +261,12 @@ func (st lookupStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		if !ok {
 			return nil, hosterr.New(KindUnavailable, hosterr.MsgUnavailable, ErrUnknownServer, "unknown server %q", c.server)
 		}
-		arguments, err := decodeArguments(c.args)
+		arguments, check, err := decodeArguments(c.args, c.info.argsCheck)
 		if err != nil {
 			return nil, hosterr.New(KindToolError, hosterr.MsgNotJSONObject(err),
 				err, "invalid arguments for %s/%s: %v", c.server, c.tool, err)
 		}
-		c.conn, c.arguments = conn, arguments
+		c.conn, c.arguments, c.argsCheck = conn, arguments, check
 	}
 	snap, ct, err := c.conn.Lookup(ctx, c.tool)
 	if ct, err = c.s.offered(c.conn, c.tool, snap, ct, err); err != nil {

@@ -792,3 +792,39 @@ func TestEachAttemptIsAnMCPRequest(t *testing.T) {
 		}
 	}
 }
+
+// decodeArguments is the call's one validation of its arguments: the check
+// it hands on vouches for the object sent, and whatever check it is given
+// (none, the turn's of the same bytes, one of other bytes) the answer is
+// the one json.Valid and the object test give.
+func TestDecodeArgumentsChecksOnce(t *testing.T) {
+	for _, tc := range []struct {
+		args, sent, err string
+	}{
+		{`{"a":1}`, `{"a":1}`, ""},
+		{" {\"a\":1}\f", `{"a":1}`, ""},
+		{``, `{}`, ""},
+		{` null `, `{}`, ""},
+		{`[1]`, "", "arguments are not a JSON object"},
+		{`{"a":`, "", "arguments are not valid JSON: unexpected end of JSON input"},
+		{"{}\u00a0x", "", "arguments are not valid JSON: invalid character"},
+	} {
+		raw := json.RawMessage(tc.args)
+		for _, given := range []rules.ArgsCheck{{}, rules.CheckArgs(raw), rules.CheckArgs(json.RawMessage(`{"a":1}`))} {
+			sent, check, err := decodeArguments(raw, given)
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Errorf("%q: error %v, want %q", tc.args, err, tc.err)
+				}
+				continue
+			}
+			if err != nil || string(sent) != tc.sent {
+				t.Errorf("%q: sent %q, %v; want %q", tc.args, sent, err, tc.sent)
+				continue
+			}
+			if tc.sent != "{}" && !check.Valid(sent) {
+				t.Errorf("%q: the check does not vouch for the object sent", tc.args)
+			}
+		}
+	}
+}

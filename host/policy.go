@@ -84,11 +84,13 @@ func (s *Session) policyCall(server, tool string, args json.RawMessage) rules.Ca
 // callCheck is the approval workflow's check of the call itself, as the
 // gate and a task's question (package taskq) both start from it.
 func (s *Session) callCheck(c *call) approvals.Check {
+	call := s.policyCall(c.server, c.ct.Tool.Name, c.args)
+	call.ArgsCheck = c.argsCheck
 	return approvals.Check{
 		SessionID:    s.id,
 		Subject:      s.subject,
 		CallID:       c.info.id,
-		Call:         s.policyCall(c.server, c.ct.Tool.Name, c.args),
+		Call:         call,
 		Risk:         s.host.effective(c.server, c.ct),
 		ToolDefHash:  c.ct.Tool.DefHash(),
 		ExposedName:  c.info.exposedName,

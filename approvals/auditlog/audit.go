@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
-	"github.com/agenthost/agenthost/approvals/internal/norm"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -47,6 +46,13 @@ type Record struct {
 	// only; omitted when it has none): sensitive or untrusted, each with
 	// what set it (trust-annotations or action-metadata).
 	ResultLabels []risk.ResultLabel `json:"resultLabels,omitempty"`
+
+	// argsCheck is the call's one check of its arguments, for the copy
+	// in Arguments (NewRecord): the record's encoding writes arguments it
+	// vouches for without validating them again. It vouches only for
+	// those bytes, so Arguments replaced (a redactor's rewrite) are
+	// checked as before.
+	argsCheck rules.ArgsCheck
 }
 
 type recordJSON Record
@@ -55,7 +61,7 @@ type recordJSON Record
 // are not valid JSON as a JSON string, so every record is one valid line.
 func (r Record) MarshalJSON() ([]byte, error) {
 	c := recordJSON(r)
-	c.Arguments = norm.JSONOrString(c.Arguments)
+	c.Arguments = r.argsCheck.JSONOrString(c.Arguments)
 	if c.SecureParams == nil {
 		c.SecureParams = []string{}
 	}
@@ -75,8 +81,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // the arguments and the votes; SecureParams, Rules and the risk's lists
 // share the check's and the decision's slices, which are read-only by
 // contract (a parsed tool's names, a policy's rule ids, a decision's risk).
+//
+// The call's check of its arguments (Call.ArgsCheck) goes with the copy.
 func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
 	risk := r.Decision.Risk
+	args, argsCheck := c.Call.ArgsCheck.Clone(c.Call.Args)
 	rec := &Record{
 		TS:           ts.UTC(),
 		SessionID:    c.SessionID,
@@ -86,13 +95,14 @@ func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
 		Tool:         c.Call.Tool,
 		ToolDefHash:  c.ToolDefHash,
 		ExposedName:  c.ExposedName,
-		Arguments:    slices.Clone(c.Call.Args),
+		Arguments:    args,
 		SecureParams: c.SecureParams,
 		Risk:         &risk,
 		Rules:        r.Decision.Rules,
 		Decision:     r.Decision.Action,
 		Outcome:      r.Outcome,
 		Approvers:    slices.Clone(r.Votes),
+		argsCheck:    argsCheck,
 	}
 	if r.Allowed() {
 		rec.Result = ResultPending

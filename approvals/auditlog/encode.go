@@ -22,7 +22,7 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = norm.AppendField(b, "toolDefHash", r.ToolDefHash)
 	b = norm.AppendField(b, "exposedName", r.ExposedName)
 	b = append(b, `,"arguments":`...)
-	b = append(b, norm.JSONOrString(r.Arguments)...)
+	b = append(b, r.argsCheck.JSONOrString(r.Arguments)...)
 	b = append(b, `,"secureParams":`...)
 	b = norm.AppendStrings(b, r.SecureParams)
 	b = append(b, `,"risk":`...)

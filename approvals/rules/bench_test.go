@@ -34,8 +34,19 @@ func BenchmarkDecide(b *testing.B) {
 func BenchmarkEscalate(b *testing.B) {
 	base := risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastNamespace, risk.ApprovalSingle, 2).Normalize()
 	args := json.RawMessage(`{"query":"SELECT id FROM orders WHERE status = 'open'","limit":50,"options":{"explain":false,"instances":["a","b"]}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		escalate(base, args)
-	}
+	b.Run("unchecked", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			escalate(base, args, ArgsCheck{})
+		}
+	})
+	// checked: as Decide runs it on a call whose path checked the
+	// arguments once already (Call.ArgsCheck).
+	checked := CheckArgs(args)
+	b.Run("checked", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			escalate(base, args, checked)
+		}
+	})
 }

@@ -34,19 +34,25 @@ const (
 //
 // Truthy is true, a non-zero number, a non-empty array or object, or a
 // string other than "", "false", "0", "no", "off". It returns the raised
-// metadata and one line per change (none when nothing changed).
-func escalate(eff risk.Effective, args json.RawMessage) (risk.Effective, []string) {
+// metadata and one line per change (none when nothing changed). checked
+// is the call's check of args (Call.ArgsCheck): arguments it vouches for
+// are not validated again.
+//
+// eff is returned as it came when nothing is raised, sharing its lists:
+// an escalator changes only riskLevel and blastRadius, on eff's copy, so
+// no list is ever copied here (Decide hands over a risk Normalize just
+// made, which nothing else holds).
+func escalate(eff risk.Effective, args json.RawMessage, checked ArgsCheck) (risk.Effective, []string) {
 	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && json.Valid(trimmed) && !mayEscalate(trimmed) {
+	if len(trimmed) > 0 && trimmed[0] == '{' && len(trimmed) < 8<<10 && (checked.Valid(args) || json.Valid(trimmed)) && !mayEscalate(trimmed) {
 		// The common case: a small object with no escalating key.
-		return eff.Clone(), nil
+		return eff, nil
 	}
 	return escalateWalk(eff, args)
 }
 
 // escalateWalk is Escalate without the pre-filter.
 func escalateWalk(eff risk.Effective, args json.RawMessage) (risk.Effective, []string) {
-	eff = eff.Clone()
 	var notes []string
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {

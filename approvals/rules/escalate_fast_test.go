@@ -34,7 +34,7 @@ func TestEscalateSeesEveryEscalatorSpelling(t *testing.T) {
 		{`{"instance":"*","options":{"dns":"*"},"note":"force cascade"}`, risk.RiskMedium, risk.BlastItem},
 	}
 	for _, tc := range tests {
-		got, _ := escalate(base, json.RawMessage(tc.args))
+		got, _ := escalate(base, json.RawMessage(tc.args), ArgsCheck{})
 		if got.RiskLevel != tc.risk || got.BlastRadius != tc.blast {
 			t.Errorf("Escalate(%s) = %s/%s, want %s/%s", tc.args, got.RiskLevel, got.BlastRadius, tc.risk, tc.blast)
 		}
@@ -70,10 +70,15 @@ func checkEscalateAgrees(t *testing.T, args string) {
 		{Category: risk.CategoryMutate, RiskLevel: risk.RiskLow, BlastRadius: risk.BlastItem},
 		{Category: risk.CategoryRead, RiskLevel: risk.RiskCritical, BlastRadius: risk.BlastNamespace},
 	} {
-		fast, fastNotes := escalate(base, json.RawMessage(args))
-		slow, slowNotes := escalateWalk(base, json.RawMessage(args))
-		if fast.RiskLevel != slow.RiskLevel || fast.BlastRadius != slow.BlastRadius || strings.Join(fastNotes, "\n") != strings.Join(slowNotes, "\n") {
-			t.Fatalf("%.80q: fast %s/%s %q, walk %s/%s %q", args, fast.RiskLevel, fast.BlastRadius, fastNotes, slow.RiskLevel, slow.BlastRadius, slowNotes)
+		raw := json.RawMessage(args)
+		slow, slowNotes := escalateWalk(base, raw)
+		// Unchecked, and with the call's one check of the arguments
+		// (Call.ArgsCheck): the check only saves the validation.
+		for _, checked := range []ArgsCheck{{}, CheckArgs(raw)} {
+			fast, fastNotes := escalate(base, raw, checked)
+			if fast.RiskLevel != slow.RiskLevel || fast.BlastRadius != slow.BlastRadius || strings.Join(fastNotes, "\n") != strings.Join(slowNotes, "\n") {
+				t.Fatalf("%.80q (checked %v): fast %s/%s %q, walk %s/%s %q", args, checked.Valid(raw), fast.RiskLevel, fast.BlastRadius, fastNotes, slow.RiskLevel, slow.BlastRadius, slowNotes)
+			}
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (p *Policy) Explain(server string, trusted bool, tool risk.ToolInfo, c Call
 		Catalogue:     tr.catalogue,
 		Effective:     eff,
 		Notes:         append([]string{}, eff.Notes...),
-		Arguments:     norm.JSONOrString(c.Args),
+		Arguments:     c.ArgsCheck.JSONOrString(c.Args),
 		Rules:         []RuleMatch{},
 		Expressions:   p.explainExprs(c, d.Risk),
 		Decision:      d,

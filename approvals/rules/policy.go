@@ -551,6 +551,11 @@ type Call struct {
 	// Args are the model's arguments (never secure values); they feed the
 	// call-time escalators.
 	Args json.RawMessage
+	// ArgsCheck is the call's one check of Args (CheckArgs), when its
+	// path made one: the escalators (and the audit record made from the
+	// call) then do not validate Args again. The zero value: Args are
+	// checked where they are read.
+	ArgsCheck ArgsCheck
 	// TrustLevel is the session's trust level, 1..5. Values below 1 mean no
 	// trust (every tool is trust-denied); values above 5 count as 5.
 	TrustLevel int
@@ -669,11 +674,15 @@ func (p *Policy) Decide(eff risk.Effective, c Call) Decision {
 
 // DecideContext is Decide with a context that interrupts rule expressions.
 func (p *Policy) DecideContext(ctx context.Context, eff risk.Effective, c Call) Decision {
-	atCall, escalations := escalate(eff.Normalize(), c.Args)
+	atCall, escalations := escalate(eff.Normalize(), c.Args, c.ArgsCheck)
 	trust := p.clampTrust(c.TrustLevel)
 	var in *exprInput
 	if p.hasExpr {
-		in = p.newExprInput(ctx, &c, &atCall, trust)
+		// The expressions' input points at copies made here, so a
+		// policy without expressions does not move c and atCall to the
+		// heap on every call (neither changes below).
+		call, at := c, atCall
+		in = p.newExprInput(ctx, &call, &at, trust)
 	}
 	ev := p.evaluate(c.Server, c.Tool, atCall, trust, in)
 	if atCall.Unclassified && ev.action != ActionDeny {

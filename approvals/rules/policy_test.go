@@ -209,7 +209,7 @@ func TestEscalatorsOnlyRaise(t *testing.T) {
 	for _, e := range effs {
 		base := e.Normalize()
 		for _, a := range argsList {
-			got, _ := escalate(base, json.RawMessage(a))
+			got, _ := escalate(base, json.RawMessage(a), ArgsCheck{})
 			if got.RiskLevel.Rank() < base.RiskLevel.Rank() || got.BlastRadius.Rank() < base.BlastRadius.Rank() ||
 				got.Category != base.Category || got.Reversibility != base.Reversibility ||
 				got.ApprovalRecommendation != base.ApprovalRecommendation || got.MinTrustLevel != base.MinTrustLevel ||
@@ -249,7 +249,7 @@ func TestEscalate(t *testing.T) {
 		{strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40), risk.RiskHigh, risk.BlastItem},
 	}
 	for _, tt := range tests {
-		got, notes := escalate(base, json.RawMessage(tt.args))
+		got, notes := escalate(base, json.RawMessage(tt.args), CheckArgs(json.RawMessage(tt.args)))
 		if got.RiskLevel != tt.risk || got.BlastRadius != tt.blast {
 			t.Errorf("Escalate(%.40s) = %s/%s, want %s/%s", tt.args, got.RiskLevel, got.BlastRadius, tt.risk, tt.blast)
 		}

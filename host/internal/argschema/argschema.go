@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/safeschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -121,13 +122,15 @@ func withoutOptionalNulls(doc any, optional map[string]bool) any {
 // Validate checks model arguments against a tool's inputSchema; the message
 // is for the model (it only quotes the model's own input). cost is the
 // tool's secureparams ValidationCost: arguments whose JSON values times cost
-// exceed secureparams.MaxValidationWork are refused unvalidated.
-func (a *Checker) Validate(slot *atomic.Pointer[Compiled], schema json.RawMessage, cost int64, args json.RawMessage) error {
+// exceed secureparams.MaxValidationWork are refused unvalidated. checked
+// is the call's one check of its arguments (rules.CheckArgs): the fast
+// path does not validate again arguments it vouches for.
+func (a *Checker) Validate(slot *atomic.Pointer[Compiled], schema json.RawMessage, cost int64, args json.RawMessage, checked rules.ArgsCheck) error {
 	c := a.get(slot, schema)
 	if c.s == nil {
 		return nil
 	}
-	if c.fast != nil && c.fast.accepts(args, c.optional, cost) {
+	if c.fast != nil && c.fast.accepts(args, checked.Valid(args), c.optional, cost) {
 		return nil
 	}
 	return c.validate(cost, args)

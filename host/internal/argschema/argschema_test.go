@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/secureparams"
 )
 
@@ -29,7 +30,7 @@ func TestArgSchemaHostileNumbers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var a Checker
-			err := a.Validate(nil, json.RawMessage(tc.schema), 1, json.RawMessage(tc.args))
+			err := a.Validate(nil, json.RawMessage(tc.schema), 1, json.RawMessage(tc.args), rules.ArgsCheck{})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("validate = %v, want nil", err)
@@ -52,7 +53,7 @@ func TestArgSchemaErrorOutputBounded(t *testing.T) {
 	}
 	schema := `{"type":"object","properties":{"q":{"anyOf":[` + strings.Join(branches, ",") + `]}}}`
 	var a Checker
-	err := a.Validate(nil, json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`))
+	err := a.Validate(nil, json.RawMessage(schema), 501, json.RawMessage(`{"q":"nope"}`), rules.ArgsCheck{})
 	if err == nil {
 		t.Fatal("validate = nil, want a mismatch")
 	}
@@ -71,10 +72,10 @@ func TestArgSchemaWorkBound(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	args := json.RawMessage(`{"l":[` + strings.TrimSuffix(strings.Repeat("1,", 999), ",") + `]}`) // 1001 values
 	var a Checker
-	if err := a.Validate(nil, schema, secureparams.MaxValidationWork/1001, args); err != nil {
+	if err := a.Validate(nil, schema, secureparams.MaxValidationWork/1001, args, rules.ArgsCheck{}); err != nil {
 		t.Fatalf("within the budget: %v", err)
 	}
-	err := a.Validate(nil, schema, secureparams.MaxValidationWork/1000, args)
+	err := a.Validate(nil, schema, secureparams.MaxValidationWork/1000, args, rules.ArgsCheck{})
 	if err == nil || !strings.Contains(err.Error(), "too large to check") {
 		t.Fatalf("beyond the budget: %v, want a refusal", err)
 	}
@@ -101,7 +102,7 @@ func TestArgSchemaMessagesQuoteNoSchemaValue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := `{"type":"object","properties":{"v":` + tc.prop + `}}`
 			var a Checker
-			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args), rules.ArgsCheck{})
 			if err == nil {
 				t.Fatal("validate = nil, want a mismatch")
 			}
@@ -136,7 +137,7 @@ func TestArgSchemaOptionalNull(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var a Checker
-			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args))
+			err := a.Validate(nil, json.RawMessage(schema), 1, json.RawMessage(tc.args), rules.ArgsCheck{})
 			if (err == nil) != tc.ok {
 				t.Fatalf("validate(%s) = %v, want ok %v", tc.args, err, tc.ok)
 			}

@@ -169,9 +169,10 @@ type fastCheck struct {
 }
 
 // accepts reports whether args match n for certain (false: the full
-// validation decides).
-func (n *fastNode) accepts(args []byte, optional map[string]bool, cost int64) bool {
-	if !json.Valid(args) {
+// validation decides). valid says args are known to be valid JSON (the
+// call's check of them); otherwise they are validated here first.
+func (n *fastNode) accepts(args []byte, valid bool, optional map[string]bool, cost int64) bool {
+	if !valid && !json.Valid(args) {
 		return false
 	}
 	fc := fastCheck{lx: jsonlex.New(args), optional: optional}

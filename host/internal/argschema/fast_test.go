@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agenthost/agenthost/approvals/rules"
 )
 
 // fastSchemas are inputSchemas the fast path takes (and the first few it
@@ -79,13 +81,13 @@ func TestFastPathTakesSimpleSchemas(t *testing.T) {
 		`{"fields":["status"]}`:                             false,
 		`{"order_id":"A-1042","other":1}`:                   false,
 	} {
-		if got := c.fast.accepts([]byte(args), c.optional, 1); got != want {
+		if got := c.fast.accepts([]byte(args), false, c.optional, 1); got != want {
 			t.Errorf("fast path on %s: %v, want %v", args, got, want)
 		}
 	}
 	usual := []byte(fastArgs[0])
 	if got := testing.AllocsPerRun(100, func() {
-		c.fast.accepts(usual, c.optional, 1)
+		c.fast.accepts(usual, false, c.optional, 1)
 	}); got != 0 {
 		t.Errorf("the fast path allocates %v times a call", got)
 	}
@@ -93,7 +95,7 @@ func TestFastPathTakesSimpleSchemas(t *testing.T) {
 	// why.
 	var a Checker
 	var slot atomic.Pointer[Compiled]
-	err := a.Validate(&slot, json.RawMessage(fastSchemas[0]), 1, json.RawMessage(`{"order_id":7}`))
+	err := a.Validate(&slot, json.RawMessage(fastSchemas[0]), 1, json.RawMessage(`{"order_id":7}`), rules.ArgsCheck{})
 	if err == nil || !strings.Contains(err.Error(), "at '/order_id'") {
 		t.Fatalf("refusal: %v", err)
 	}
@@ -107,10 +109,10 @@ func TestFastPathWorkBound(t *testing.T) {
 	var a Checker
 	for _, cost := range []int64{1, 1 << 20} {
 		full := c.validate(cost, json.RawMessage(args))
-		if fast := c.fast.accepts([]byte(args), c.optional, cost); fast && full != nil {
+		if fast := c.fast.accepts([]byte(args), false, c.optional, cost); fast && full != nil {
 			t.Errorf("cost %d: the fast path accepts what the full path refuses: %v", cost, full)
 		}
-		if err := a.Validate(nil, json.RawMessage(fastSchemas[3]), cost, json.RawMessage(args)); (err == nil) != (full == nil) {
+		if err := a.Validate(nil, json.RawMessage(fastSchemas[3]), cost, json.RawMessage(args), rules.ArgsCheck{}); (err == nil) != (full == nil) {
 			t.Errorf("cost %d: Validate %v, full path %v", cost, err, full)
 		}
 	}
@@ -131,7 +133,13 @@ func FuzzFastPathAgrees(f *testing.F) {
 			return
 		}
 		for _, cost := range []int64{1, 5000} {
-			if !c.fast.accepts([]byte(args), c.optional, cost) {
+			fast := c.fast.accepts([]byte(args), false, c.optional, cost)
+			// Arguments the call's one check vouches for are not
+			// validated again: the walk over them decides the same.
+			if json.Valid([]byte(args)) && c.fast.accepts([]byte(args), true, c.optional, cost) != fast {
+				t.Fatalf("the fast path on %s under %s (cost %d) decides otherwise once the arguments are known valid", args, schema, cost)
+			}
+			if !fast {
 				continue
 			}
 			if err := c.validate(cost, json.RawMessage(args)); err != nil {

@@ -21,11 +21,12 @@ func CallArgs(raw string) json.RawMessage {
 }
 
 // CallEvent is the tool_call event of a call (base names it) with args:
-// as they are when they are JSON, else quoted as one string.
-func CallEvent(base event.Event, args json.RawMessage) event.Event {
+// as they are when they are JSON (valid: the call's one check of them,
+// rules.CheckArgs, found them so), else quoted as one string.
+func CallEvent(base event.Event, args json.RawMessage, valid bool) event.Event {
 	e := base
 	e.Type = event.ToolCall
-	if json.Valid(args) {
+	if valid {
 		e.Arguments = args
 	} else {
 		quoted, _ := json.Marshal(string(args))
