@@ -127,7 +127,7 @@ type Limited interface {
 
 // Identified is implemented by approvers that vote under one fixed id (a
 // person at a terminal). The Gate does not ask such an approver about a
-// call whose requester is that same person (see SameID): the answer could
+// call whose requester is that same person (see ids.SameID): the answer could
 // not count. It refuses the call at once, saying why.
 type Identified interface {
 	ApproverID() string
@@ -143,8 +143,8 @@ func (Deny) Approve(context.Context, *Request) (Verdict, error) { return Verdict
 // MaxApprovers is 0: Deny never approves.
 func (Deny) MaxApprovers() int { return 0 }
 
-// AutoApproverID is the approver id Auto votes under.
-const AutoApproverID = "auto"
+// autoApproverID is the approver id Auto votes under.
+const autoApproverID = "auto"
 
 // Auto approves every ask as ONE approver with id "auto" (for scripts and
 // tests). Asks that need two or more distinct approvers are therefore not
@@ -161,11 +161,11 @@ func (a Auto) Approve(context.Context, *Request) (Verdict, error) {
 	if a.Now != nil {
 		now = a.Now
 	}
-	return Verdict{Votes: []Vote{{ApproverID: AutoApproverID, Decision: VoteAllow, TS: now().UTC()}}}, nil
+	return Verdict{Votes: []Vote{{ApproverID: autoApproverID, Decision: VoteAllow, TS: now().UTC()}}}, nil
 }
 
 // MaxApprovers is 1.
 func (Auto) MaxApprovers() int { return 1 }
 
-// ApproverID is AutoApproverID.
-func (Auto) ApproverID() string { return AutoApproverID }
+// ApproverID is autoApproverID.
+func (Auto) ApproverID() string { return autoApproverID }

@@ -10,10 +10,9 @@
 //     ([ModelMessage]);
 //   - approvers behind one interface ([Approver]): [Deny], [Auto] and a
 //     pending-approvals [Queue] for chat backends (the terminal prompt is
-//     the CLI's), and the answer modes that choose among them for a
-//     session ([AnswerMode]: the CLI's --approve, Claude Code's permission
-//     modes through [PermissionModeAnswer], and how auto answers servers'
-//     questions, [ElicitationDefaults]);
+//     the CLI's); the answer modes that choose among them for a session
+//     (the CLI's --approve, Claude Code's permission modes, how auto
+//     answers servers' questions) are the sub-package answermode;
 //   - the approvals [Store] that keeps requests, votes, outcomes and
 //     session grants where every replica sees them ([MemStore] here;
 //     SQLite and PostgreSQL in the sqlitestore and pgstore sub-packages,

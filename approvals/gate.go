@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
 )
@@ -170,7 +171,7 @@ func (g *Gate) Check(ctx context.Context, c Check) (Result, error) {
 		}
 		return res, nil
 	}
-	if ia, ok := g.approver.(Identified); ok && SameID(ia.ApproverID(), c.Subject) {
+	if ia, ok := g.approver.(Identified); ok && ids.SameID(ia.ApproverID(), c.Subject) {
 		// Asking would be a question whose yes is discarded.
 		// Not remembered as a denial: a retry gets the same explanation.
 		res.Outcome, res.Reason = rules.OutcomeRejected, rules.ReasonNoApprover

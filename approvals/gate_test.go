@@ -95,7 +95,7 @@ func TestGateAutoCountsAsOneApprover(t *testing.T) {
 	p := approvaltest.MustPolicy(t, approvaltest.ContractConfig())
 	g := newGate(t, p, Auto{})
 	res, _ := g.Check(context.Background(), check(risktest.Eff(risk.CategoryMutate, risk.RiskMedium, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))
-	if res.Outcome != rules.OutcomeApproved || len(res.Votes) != 1 || res.Votes[0].ApproverID != AutoApproverID {
+	if res.Outcome != rules.OutcomeApproved || len(res.Votes) != 1 || res.Votes[0].ApproverID != autoApproverID {
 		t.Errorf("single: %s %+v", res.Outcome, res.Votes)
 	}
 	res, _ = g.Check(context.Background(), check(risktest.Eff(risk.CategoryDelete, risk.RiskHigh, risk.BlastItem, risk.ApprovalSingle, 1), `{}`))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
@@ -110,7 +111,7 @@ func (a *Approval) Expire(now time.Time) bool {
 // every Store calls it with the request locked. Any deny vetoes at once
 // (even from an approver who allowed before); the request is approved as
 // soon as enough distinct approvers (ids compared normalised, see
-// NormalizeID) allowed; an approver id that is not valid cannot vote
+// ids.NormalizeID) allowed; an approver id that is not valid cannot vote
 // (ErrInvalidApproverID); the requester, the session's subject or the API
 // identity that started the turn (Request.RequestedBy), cannot vote
 // (ErrSelfApproval); a repeated allow
@@ -138,7 +139,7 @@ func CastVote(a *Approval, r Resolution, now time.Time) error {
 	allowed := map[string]bool{}
 	for _, v := range a.Votes {
 		if v.Decision == VoteAllow {
-			if key, err := NormalizeID(v.ApproverID); err == nil {
+			if key, err := ids.NormalizeID(v.ApproverID); err == nil {
 				allowed[key] = true
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/config/internal/problem"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -83,7 +83,7 @@ type Identity struct {
 	Roles []string `json:"roles" yaml:"roles"`
 	// Subjects are the subjects the identity may create sessions for:
 	// globs (the config's one dialect) matched against the subject's
-	// normalised form (approvals.NormalizeID), so written in that form
+	// normalised form (ids.NormalizeID), so written in that form
 	// (lower case). The identity's own name is always allowed; empty, it
 	// is the only one. A session's subject selects whose OAuth tokens and
 	// credentials its calls use, so this is what the identity may act as.
@@ -157,7 +157,7 @@ func validateServe(p *problem.List, s *Serve) {
 	seen := map[string]string{}
 	for i, id := range s.Identities {
 		key := problem.Index("serve.identities", i)
-		norm, err := approvals.NormalizeID(id.Name)
+		norm, err := ids.NormalizeID(id.Name)
 		switch {
 		case strings.TrimSpace(id.Name) == "":
 			p.Add(problem.Key(key, "name"), "must not be empty")
@@ -169,7 +169,7 @@ func validateServe(p *problem.List, s *Serve) {
 			seen[norm] = id.Name
 		}
 		for j, pat := range id.Subjects {
-			n, err := approvals.NormalizeID(pat)
+			n, err := ids.NormalizeID(pat)
 			switch {
 			case glob.Validate(pat) != nil:
 				p.Addf(problem.Index(problem.Key(key, "subjects"), j), "is not a valid pattern (%s)", glob.Syntax)
@@ -178,7 +178,7 @@ func validateServe(p *problem.List, s *Serve) {
 			}
 		}
 		if id.Tenant != "" {
-			if n, err := approvals.NormalizeID(id.Tenant); err != nil || n == "" {
+			if n, err := ids.NormalizeID(id.Tenant); err != nil || n == "" {
 				p.Add(problem.Key(key, "tenant"), "is not a valid tenant name (it holds an invisible, default-ignorable or otherwise refused character)")
 			}
 		}

@@ -3,7 +3,7 @@ package compose
 import (
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
 )
 
 func TestSavedSessionSaves(t *testing.T) {
@@ -11,17 +11,17 @@ func TestSavedSessionSaves(t *testing.T) {
 		name        string
 		s           SavedSession
 		interactive bool
-		mode        approvals.AnswerMode
+		mode        answermode.Mode
 		want        bool
 	}{
-		{"a one-shot run", SavedSession{}, false, approvals.AnswerDefault, false},
-		{"a one-shot run answered auto", SavedSession{}, false, approvals.AnswerAuto, false},
-		{"a REPL", SavedSession{}, true, approvals.AnswerDefault, true},
-		{"save", SavedSession{Save: true}, false, approvals.AnswerDefault, true},
-		{"resume", SavedSession{Resume: "s"}, false, approvals.AnswerDefault, true},
-		{"continue", SavedSession{Continue: true}, false, approvals.AnswerDefault, true},
-		{"waiting for votes", SavedSession{}, false, approvals.AnswerWait, true},
-		{"no-save wins", SavedSession{NoSave: true}, true, approvals.AnswerWait, false},
+		{"a one-shot run", SavedSession{}, false, answermode.Default, false},
+		{"a one-shot run answered auto", SavedSession{}, false, answermode.Auto, false},
+		{"a REPL", SavedSession{}, true, answermode.Default, true},
+		{"save", SavedSession{Save: true}, false, answermode.Default, true},
+		{"resume", SavedSession{Resume: "s"}, false, answermode.Default, true},
+		{"continue", SavedSession{Continue: true}, false, answermode.Default, true},
+		{"waiting for votes", SavedSession{}, false, answermode.Wait, true},
+		{"no-save wins", SavedSession{NoSave: true}, true, answermode.Wait, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.s.Saves(tc.interactive, tc.mode); got != tc.want {

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
@@ -46,12 +48,12 @@ func (f *Factory) Session(h *host.Host, s *SessionFlags) (*host.Session, error) 
 	if s.Trust != 0 && !risk.ValidTrustLevel(s.Trust) {
 		return nil, UsageErr(fmt.Errorf("--trust: %d is not in %d..%d", s.Trust, risk.MinTrust, risk.MaxTrust))
 	}
-	mode, err := approvals.ParseAnswerMode(s.Approve)
+	mode, err := answermode.Parse(s.Approve)
 	if err != nil {
 		return nil, UsageErr(fmt.Errorf("--approve: %w", err))
 	}
 	approver := f.approver(s)
-	if mode == approvals.AnswerWait {
+	if mode == answermode.Wait {
 		if approver, err = f.waitApprover(h); err != nil {
 			return nil, err
 		}
@@ -67,15 +69,15 @@ func (f *Factory) Session(h *host.Host, s *SessionFlags) (*host.Session, error) 
 
 // approver answers asks per --approve: prompt on a terminal, deny otherwise.
 func (f *Factory) approver(s *SessionFlags) approvals.Approver {
-	switch approvals.AnswerMode(s.Approve).Resolve(f.IO.StdinIsTerminal()) {
-	case approvals.AnswerAuto:
+	switch answermode.Mode(s.Approve).Resolve(f.IO.StdinIsTerminal()) {
+	case answermode.Auto:
 		return approvals.Auto{}
-	case approvals.AnswerPrompt:
+	case answermode.Prompt:
 		id := os.Getenv("USER")
 		if id == "" {
 			id = "terminal"
 		}
-		if approvals.SameID(id, s.Subject) {
+		if ids.SameID(id, s.Subject) {
 			// The session's gate denies asks at once (a yes from the
 			// requester cannot count); say so before anything is asked.
 			fmt.Fprintf(f.IO.ErrOut, "agenthost: warning: the prompt answers as %q, who is also the session's --subject: calls that need approval are denied without asking; "+
@@ -106,7 +108,7 @@ func (f *Factory) waitApprover(h *host.Host) (approvals.Approver, error) {
 
 // elicitation answers servers' requests for user input (multi-round-trip
 // input rounds, elicitation/create) as --approve answers asks: a mode that
-// accepts them (approvals.AnswerMode.AcceptsQuestions) fills in the
+// accepts them (answermode.Mode.AcceptsQuestions) fills in the
 // requested schema's defaults, so that scripted calls of tools that ask for
 // confirmation can complete; otherwise nil declines them. The REPL's
 // terminal questions (Factory.Elicitation) come first.
@@ -114,13 +116,13 @@ func (f *Factory) elicitation(approve string) host.ElicitationFunc {
 	if f.Elicitation != nil {
 		return f.Elicitation
 	}
-	if !approvals.AnswerMode(approve).AcceptsQuestions() {
+	if !answermode.Mode(approve).AcceptsQuestions() {
 		return nil
 	}
 	return func(_ context.Context, _ string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
 			Action:  mcp.ElicitationResponseActionAccept,
-			Content: approvals.ElicitationDefaults(req.Params.RequestedSchema),
+			Content: answermode.ElicitationDefaults(req.Params.RequestedSchema),
 		}}, nil
 	}
 }

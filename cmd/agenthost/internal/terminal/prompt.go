@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/approvals/risk"
 )
 
@@ -89,7 +90,7 @@ func (p *Prompt) Approve(ctx context.Context, req *approvals.Request) (approvals
 	case <-ctx.Done():
 		return approvals.Verdict{}, ctx.Err()
 	}
-	if approvals.SameID(p.id, req.Requester) {
+	if ids.SameID(p.id, req.Requester) {
 		// The answer could not count: do not ask.
 		p.ask.Show(fmt.Sprintf("\n%s: denied\n", terminalSafe(approvals.SelfApprovalExplanation(p.id), 500)))
 		return approvals.Verdict{}, nil

@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/ids"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/internal/glob"
 )
@@ -22,7 +22,7 @@ import (
 type Identity struct {
 	Name  string
 	roles []string
-	// Key is the name in normalised form (approvals.NormalizeID): the
+	// Key is the name in normalised form (ids.NormalizeID): the
 	// form in which identities, subjects and approvers are compared.
 	Key string
 	// Owner is whose the sessions this identity creates are: its
@@ -53,7 +53,7 @@ func (id *Identity) Has(role string) bool {
 // selects whose OAuth tokens and credentials its calls carry, so this is
 // the rule that keeps one caller from acting as another's users.
 func (id *Identity) MayActFor(subject string) (bool, error) {
-	key, err := approvals.NormalizeID(subject)
+	key, err := ids.NormalizeID(subject)
 	if err != nil {
 		return false, err
 	}
@@ -76,13 +76,13 @@ type Authenticator struct {
 func New(cfg *config.Serve) (*Authenticator, error) {
 	a := &Authenticator{byHash: map[[sha256.Size]byte]*Identity{}, byName: map[string]*Identity{}, certs: cfg.TLS.ClientCA != ""}
 	for i, ci := range cfg.Identities {
-		key, err := approvals.NormalizeID(ci.Name)
+		key, err := ids.NormalizeID(ci.Name)
 		if err != nil || key == "" {
 			return nil, fmt.Errorf("serve.identities[%d].name: not a valid identity name", i)
 		}
 		id := &Identity{Name: ci.Name, Key: key, roles: append([]string(nil), ci.Roles...), Owner: "identity:" + key}
 		if ci.Tenant != "" {
-			tenant, err := approvals.NormalizeID(ci.Tenant)
+			tenant, err := ids.NormalizeID(ci.Tenant)
 			if err != nil || tenant == "" {
 				return nil, fmt.Errorf("serve.identities[%d].tenant: not a valid tenant name", i)
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -71,7 +71,7 @@ func (a *app) applyHeadless(cfg *config.Config) error {
 		*maxSteps = h.maxTurns
 	}
 	if h.permissionMode != "" {
-		mode, err := approvals.PermissionModeAnswer(h.permissionMode)
+		mode, err := answermode.FromPermissionMode(h.permissionMode)
 		if err != nil {
 			return cmdutil.UsageErr(fmt.Errorf("--permission-mode: %w", err))
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -142,14 +142,14 @@ func (a *app) handOverSaved(o *RunOptions) error {
 		return nil // openSessions says why
 	}
 	approve := o.Session.Approve
-	if m, err := approvals.PermissionModeAnswer(o.Headless.permissionMode); o.Headless.permissionMode != "" && err == nil {
+	if m, err := answermode.FromPermissionMode(o.Headless.permissionMode); o.Headless.permissionMode != "" && err == nil {
 		approve = string(m)
 	}
 	interactive := len(o.Args) == 0 && !o.Print && o.Headless.inputFormat != "stream-json" && a.f.IO.StdinIsTerminal()
 	switch {
 	case interactive && a.repl == nil:
 		return &cmdutil.NeedsFullError{What: "the REPL (run on a terminal with no prompt)"}
-	case a.f.Features.Sessions == nil && o.Saved.saved().Saves(interactive, approvals.AnswerMode(approve)):
+	case a.f.Features.Sessions == nil && o.Saved.saved().Saves(interactive, answermode.Mode(approve)):
 		return &cmdutil.NeedsFullError{What: "saved sessions (a REPL, --save, --resume, --continue, --approve wait)"}
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/compose"
@@ -56,7 +56,7 @@ func (a *app) openSessions(ctx context.Context, f *sessionFlags, interactive boo
 		return false, err
 	}
 	saved := f.saved()
-	if !saved.Saves(interactive, approvals.AnswerMode(a.opts.Session.Approve)) {
+	if !saved.Saves(interactive, answermode.Mode(a.opts.Session.Approve)) {
 		return false, nil
 	}
 	sessions := a.f.Features.Sessions

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/approvals"
+	"github.com/agenthost/agenthost/approvals/answermode"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/host"
 )
@@ -171,7 +171,7 @@ func TestSaving(t *testing.T) {
 		{sessionFlags{}, false, "wait", true},
 		{sessionFlags{noSave: true}, true, "wait", false},
 	} {
-		if got := tc.f.saved().Saves(tc.interactive, approvals.AnswerMode(tc.approve)); got != tc.want {
+		if got := tc.f.saved().Saves(tc.interactive, answermode.Mode(tc.approve)); got != tc.want {
 			t.Errorf("%+v interactive %t approve %q: %t, want %t", tc.f, tc.interactive, tc.approve, got, tc.want)
 		}
 	}

@@ -1,74 +1,78 @@
-package approvals
+// Package answermode is how the asks of a session are answered by whoever
+// runs it: the CLI's --approve modes, Claude Code's permission modes, and
+// the answer of auto to a server's question (docs/cli.md, "Session
+// flags").
+package answermode
 
 import (
 	"encoding/json"
 	"fmt"
 )
 
-// AnswerMode is how the asks of a session are answered by whoever runs
+// Mode is how the asks of a session are answered by whoever runs
 // it: the CLI's --approve (docs/cli.md, "Session flags").
-type AnswerMode string
+type Mode string
 
 const (
-	// AnswerDefault is no mode given: AnswerPrompt where a person is at
-	// a terminal, else AnswerDeny (Resolve).
-	AnswerDefault AnswerMode = ""
-	// AnswerPrompt asks the person at the terminal.
-	AnswerPrompt AnswerMode = "prompt"
-	// AnswerDeny denies every ask ([Deny]).
-	AnswerDeny AnswerMode = "deny"
-	// AnswerAuto approves every ask ([Auto]; deny rules still deny) and
+	// Default is no mode given: Prompt where a person is at
+	// a terminal, else Deny (Resolve).
+	Default Mode = ""
+	// Prompt asks the person at the terminal.
+	Prompt Mode = "prompt"
+	// Deny denies every ask (approvals.Deny).
+	Deny Mode = "deny"
+	// Auto approves every ask (approvals.Auto; deny rules still deny) and
 	// accepts servers' questions with their schema's defaults
 	// (ElicitationDefaults).
-	AnswerAuto AnswerMode = "auto"
-	// AnswerWait raises each ask in the approvals store and waits for
-	// votes from anywhere ([StoreApprover]).
-	AnswerWait AnswerMode = "wait"
+	Auto Mode = "auto"
+	// Wait raises each ask in the approvals store and waits for
+	// votes from anywhere (approvals.StoreApprover).
+	Wait Mode = "wait"
 )
 
-// ParseAnswerMode reads a mode's name ("" is AnswerDefault).
-func ParseAnswerMode(s string) (AnswerMode, error) {
-	switch m := AnswerMode(s); m {
-	case AnswerDefault, AnswerPrompt, AnswerDeny, AnswerAuto, AnswerWait:
+// Parse reads a mode's name ("" is Default).
+func Parse(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Default, Prompt, Deny, Auto, Wait:
 		return m, nil
 	}
 	return "", fmt.Errorf("%q is not one of prompt, deny, auto, wait", s)
 }
 
-// Resolve is the mode that answers: AnswerDefault is AnswerPrompt when a
-// person can answer (interactive: stdin is a terminal), else AnswerDeny;
+// Resolve is the mode that answers: Default is Prompt when a
+// person can answer (interactive: stdin is a terminal), else Deny;
 // any other mode is itself.
-func (m AnswerMode) Resolve(interactive bool) AnswerMode {
+func (m Mode) Resolve(interactive bool) Mode {
 	switch {
-	case m != AnswerDefault:
+	case m != Default:
 		return m
 	case interactive:
-		return AnswerPrompt
+		return Prompt
 	}
-	return AnswerDeny
+	return Deny
 }
 
 // AcceptsQuestions reports whether servers' questions (elicitation) are
 // accepted without asking anyone, with the defaults of what they ask
-// (ElicitationDefaults): only AnswerAuto does; any other mode declines
+// (ElicitationDefaults): only Auto does; any other mode declines
 // them unless a person is asked.
-func (m AnswerMode) AcceptsQuestions() bool { return m == AnswerAuto }
+func (m Mode) AcceptsQuestions() bool { return m == Auto }
 
 // permissionModes are Claude Code's permission modes and the answer mode
 // each stands for: acceptEdits is as default (agenthost's tools are MCP
 // tools, none of them Claude Code's edits), plan and dontAsk deny what
 // would be asked, bypassPermissions approves it (deny rules still deny).
-var permissionModes = map[string]AnswerMode{
-	"default":           AnswerDefault,
-	"acceptEdits":       AnswerDefault,
-	"plan":              AnswerDeny,
-	"dontAsk":           AnswerDeny,
-	"bypassPermissions": AnswerAuto,
+var permissionModes = map[string]Mode{
+	"default":           Default,
+	"acceptEdits":       Default,
+	"plan":              Deny,
+	"dontAsk":           Deny,
+	"bypassPermissions": Auto,
 }
 
-// PermissionModeAnswer is the answer mode Claude Code's permission mode
+// FromPermissionMode is the answer mode Claude Code's permission mode
 // (`claude --permission-mode`) stands for.
-func PermissionModeAnswer(permissionMode string) (AnswerMode, error) {
+func FromPermissionMode(permissionMode string) (Mode, error) {
 	m, ok := permissionModes[permissionMode]
 	if !ok {
 		return "", fmt.Errorf("%q is not one of default, acceptEdits, plan, dontAsk, bypassPermissions", permissionMode)
@@ -76,7 +80,7 @@ func PermissionModeAnswer(permissionMode string) (AnswerMode, error) {
 	return m, nil
 }
 
-// ElicitationDefaults is the answer of AnswerAuto to a server's question:
+// ElicitationDefaults is the answer of Auto to a server's question:
 // an object holding the default of every top-level property of the
 // requested schema that declares one (SEP-1034), and nothing for the
 // others.

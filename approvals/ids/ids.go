@@ -1,4 +1,7 @@
-package approvals
+// Package ids is the one normalisation of the ids of people and callers
+// (approvers, requesters, the identities of agenthost serve): NormalizeID,
+// and SameID to compare two.
+package ids
 
 import (
 	"errors"
@@ -21,10 +24,6 @@ import (
 // punctuation outside ASCII, a compatibility form that width mapping does
 // not fold, or an unassigned code point.
 var ErrInvalidID = errors.New("not a valid id")
-
-// ErrInvalidApproverID: a vote's approver id is not a valid id (see
-// NormalizeID). It matches ErrNoApproverID too: the vote cannot count.
-var ErrInvalidApproverID = fmt.Errorf("%w: the approver id is not a valid id (it holds an invisible, default-ignorable or otherwise refused character)", ErrNoApproverID)
 
 // NormalizeID returns the form in which ids are compared, under this
 // profile: surrounding white space trimmed; then each part between single
@@ -105,29 +104,4 @@ func SameID(a, b string) bool {
 	na, errA := NormalizeID(a)
 	nb, errB := NormalizeID(b)
 	return errA != nil || errB != nil || na == nb
-}
-
-// voterKey is the one rule for whether an approver's vote can count on a
-// request raised by requesters (the session's subject, and the API
-// identity that started the turn, when there is one): it returns the
-// approver's normalised id, under which the quorum counts distinct
-// approvers, or ErrNoApproverID (blank), ErrInvalidApproverID or
-// ErrSelfApproval (the approver may be one of the requesters, see SameID).
-func voterKey(approver string, requesters ...string) (string, error) {
-	key, err := NormalizeID(approver)
-	switch {
-	case err != nil:
-		return "", ErrInvalidApproverID
-	case key == "":
-		return "", ErrNoApproverID
-	}
-	for _, r := range requesters {
-		if SameID(approver, r) {
-			if _, err := NormalizeID(r); err != nil {
-				return "", fmt.Errorf("%w (the requester's id is not a valid id, so no approver can be told apart from it)", ErrSelfApproval)
-			}
-			return "", ErrSelfApproval
-		}
-	}
-	return key, nil
 }

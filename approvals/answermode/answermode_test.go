@@ -1,4 +1,4 @@
-package approvals
+package answermode
 
 import (
 	"encoding/json"
@@ -8,29 +8,29 @@ import (
 func TestParseAnswerMode(t *testing.T) {
 	for _, tc := range []struct {
 		in                string
-		want              AnswerMode
+		want              Mode
 		err               string
-		terminal, offTerm AnswerMode
+		terminal, offTerm Mode
 		questions         bool
 	}{
-		{"", AnswerDefault, "", AnswerPrompt, AnswerDeny, false},
-		{"prompt", AnswerPrompt, "", AnswerPrompt, AnswerPrompt, false},
-		{"deny", AnswerDeny, "", AnswerDeny, AnswerDeny, false},
-		{"auto", AnswerAuto, "", AnswerAuto, AnswerAuto, true},
-		{"wait", AnswerWait, "", AnswerWait, AnswerWait, false},
+		{"", Default, "", Prompt, Deny, false},
+		{"prompt", Prompt, "", Prompt, Prompt, false},
+		{"deny", Deny, "", Deny, Deny, false},
+		{"auto", Auto, "", Auto, Auto, true},
+		{"wait", Wait, "", Wait, Wait, false},
 		{"yes", "", `"yes" is not one of prompt, deny, auto, wait`, "", "", false},
 		{"Auto", "", `"Auto" is not one of prompt, deny, auto, wait`, "", "", false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			m, err := ParseAnswerMode(tc.in)
+			m, err := Parse(tc.in)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
-					t.Fatalf("ParseAnswerMode(%q) = %q, %v; want %q", tc.in, m, err, tc.err)
+					t.Fatalf("Parse(%q) = %q, %v; want %q", tc.in, m, err, tc.err)
 				}
 				return
 			}
 			if err != nil || m != tc.want {
-				t.Fatalf("ParseAnswerMode(%q) = %q, %v", tc.in, m, err)
+				t.Fatalf("Parse(%q) = %q, %v", tc.in, m, err)
 			}
 			if got := m.Resolve(true); got != tc.terminal {
 				t.Errorf("on a terminal: %q, want %q", got, tc.terminal)
@@ -48,19 +48,19 @@ func TestParseAnswerMode(t *testing.T) {
 func TestPermissionModeAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
-		want AnswerMode
+		want Mode
 		err  string
 	}{
-		{"default", AnswerDefault, ""},
-		{"acceptEdits", AnswerDefault, ""},
-		{"plan", AnswerDeny, ""},
-		{"dontAsk", AnswerDeny, ""},
-		{"bypassPermissions", AnswerAuto, ""},
+		{"default", Default, ""},
+		{"acceptEdits", Default, ""},
+		{"plan", Deny, ""},
+		{"dontAsk", Deny, ""},
+		{"bypassPermissions", Auto, ""},
 		{"yolo", "", `"yolo" is not one of default, acceptEdits, plan, dontAsk, bypassPermissions`},
 		{"", "", `"" is not one of default, acceptEdits, plan, dontAsk, bypassPermissions`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			got, err := PermissionModeAnswer(tc.mode)
+			got, err := FromPermissionMode(tc.mode)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("%q, %v; want %q", got, err, tc.err)
@@ -71,14 +71,14 @@ func TestPermissionModeAnswer(t *testing.T) {
 				t.Fatalf("%q, %v; want %q", got, err, tc.want)
 			}
 			// Every mode it stands for is one --approve takes.
-			if _, err := ParseAnswerMode(string(got)); err != nil {
+			if _, err := Parse(string(got)); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 }
 
-// AnswerAuto answers with the defaults of the requested schema
+// Auto answers with the defaults of the requested schema
 // (SEP-1034), of every type, and nothing for a property without one.
 func TestElicitationDefaults(t *testing.T) {
 	for _, tc := range []struct {
