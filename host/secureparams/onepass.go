@@ -22,6 +22,11 @@ var passLimits = onepass.Limits{
 	MaxNodes:         MaxSchemaNodes / 2,
 	MaxArgumentDepth: MaxArgumentDepth,
 	MaxSchemaText:    expansion.MaxRefOnlySchema,
+	// A secureInputSchema the memo holds passed the full analysis's steps
+	// that read it alone, its duplicate-key scan among them: the pass need
+	// not read its tokens again.
+	CheckedMember: "secureInputSchema",
+	Checked:       func(value []byte) bool { return secureMemo.get(value) != nil },
 }
 
 // cleanByPass finishes t from the pass's facts when they prove the full

@@ -81,7 +81,7 @@ func Validate(t *Tool) error {
 	if !t.HasSecureSchema {
 		return nil
 	}
-	if _, err := t.ValueSchema(); err != nil {
+	if err := t.checkValueSchema(); err != nil {
 		return &ExclusionError{
 			Tool:   t.Name,
 			Rule:   RuleInvalidSecureSchema,

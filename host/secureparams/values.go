@@ -44,7 +44,8 @@ var ErrRemoteSchema = safeschema.ErrRemoteSchema
 
 // ValueSchema returns the tool's compiled secureInputSchema, compiling it on
 // first use and caching the result (or the error) for the life of the Tool.
-// Validate calls it, so after a successful Validate it never compiles.
+// Validate compiles it unless valueschema.Sure is certain the compile
+// succeeds; then the first call that needs the compiled schema compiles it.
 func (t *Tool) ValueSchema() (*ValueSchema, error) {
 	if t == nil || !t.HasSecureSchema {
 		return nil, ErrNoSecureSchema
@@ -57,6 +58,19 @@ func (t *Tool) ValueSchema() (*ValueSchema, error) {
 		}
 	})
 	return t.valueSchema, t.valueErr
+}
+
+// checkValueSchema returns ValueSchema's error, without compiling the
+// schema when valueschema.Sure answers that it compiles.
+func (t *Tool) checkValueSchema() error {
+	if t.schemas != nil {
+		return t.schemas.Check(t.SecureInputSchema)
+	}
+	if valueschema.Sure(t.SecureInputSchema) {
+		return nil
+	}
+	_, err := t.ValueSchema()
+	return err
 }
 
 // Select keeps only the values whose names the tool declares as secure

@@ -89,6 +89,12 @@ type Limits struct {
 	MaxArgumentDepth int
 	// MaxSchemaText bounds inputSchema's text.
 	MaxSchemaText int
+	// CheckedMember, when not empty (and not inputSchema), is a top-level
+	// member whose object value the caller may have seen whole before and
+	// found free of repeated keys: when Checked reports true for the
+	// value, the pass skips it instead of reading its tokens.
+	CheckedMember string
+	Checked       func(value []byte) bool
 }
 
 // Facts are what the pass learnt about a definition it answers for.
@@ -281,6 +287,16 @@ func (p *pass) run(def []byte) bool {
 			f.key = name
 			if f.role == rTop {
 				fieldStart = lx.ValueStart()
+				if name == p.lim.CheckedMember && name != "inputSchema" && fieldStart < len(def) && def[fieldStart] == '{' {
+					before := lx
+					lx.SkipValue()
+					if value := def[fieldStart:lx.Pos():lx.Pos()]; p.lim.Checked(value) {
+						p.facts.Fields = append(p.facts.Fields, jsonlex.Member{Key: name, Value: value})
+						fieldStart = -1
+						continue
+					}
+					lx = before
+				}
 			} else if f.role != rOutside && !p.key(f, name) {
 				return false
 			}

@@ -96,3 +96,37 @@ func TestReleaseClearsTheDefinition(t *testing.T) {
 		t.Errorf("entries %v, type %s kept", p.entries, p.facts.Type)
 	}
 }
+
+// TestCheckedMemberIsSkipped: a member the caller reports checked is not
+// read (a repeated key inside it no longer declines) and keeps its place
+// and bytes in Fields.
+func TestCheckedMemberIsSkipped(t *testing.T) {
+	def := []byte(`{"name":"t","secureInputSchema":{"a":1,"a":2},"inputSchema":{"type":"object"},"x":[1]}`)
+	if f := Scan(def, limits); f != nil {
+		f.Release()
+		t.Fatal("a repeated key in an unchecked member did not decline")
+	}
+	lim := limits
+	var asked []string
+	lim.CheckedMember = "secureInputSchema"
+	lim.Checked = func(value []byte) bool {
+		asked = append(asked, string(value))
+		return string(value) == `{"a":1,"a":2}`
+	}
+	f := Scan(def, lim)
+	if f == nil {
+		t.Fatal("the pass read a checked member")
+	}
+	defer f.Release()
+	var got []string
+	for _, m := range f.Fields {
+		got = append(got, m.Key+"="+string(m.Value))
+	}
+	want := []string{`name="t"`, `secureInputSchema={"a":1,"a":2}`, `inputSchema={"type":"object"}`, `x=[1]`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{`{"a":1,"a":2}`}, asked); diff != "" {
+		t.Fatalf("asked about (-want +got):\n%s", diff)
+	}
+}

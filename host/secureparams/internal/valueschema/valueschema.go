@@ -436,10 +436,12 @@ type compiledEntry struct {
 	once   sync.Once
 	schema *Schema
 	err    error
+
+	sureOnce sync.Once
+	sure     bool // Sure(schema)
 }
 
-// Get returns the compiled schema, compiling it on first use.
-func (c *Cache) Get(schema json.RawMessage) (*Schema, error) {
+func (c *Cache) entry(schema json.RawMessage) *compiledEntry {
 	c.mu.Lock()
 	e, ok := c.entries[string(schema)]
 	if !ok {
@@ -447,6 +449,25 @@ func (c *Cache) Get(schema json.RawMessage) (*Schema, error) {
 		c.entries[string(schema)] = e
 	}
 	c.mu.Unlock()
+	return e
+}
+
+// Get returns the compiled schema, compiling it on first use.
+func (c *Cache) Get(schema json.RawMessage) (*Schema, error) {
+	e := c.entry(schema)
 	e.once.Do(func() { e.schema, e.err = Compile(schema) })
 	return e.schema, e.err
+}
+
+// Check returns Compile's error for schema, or nil when it compiles, without
+// compiling it when Sure answers for it (Get compiles it on first use then);
+// otherwise it compiles it now, as Get does.
+func (c *Cache) Check(schema json.RawMessage) error {
+	e := c.entry(schema)
+	e.sureOnce.Do(func() { e.sure = Sure(schema) })
+	if e.sure {
+		return nil
+	}
+	_, err := c.Get(schema)
+	return err
 }
