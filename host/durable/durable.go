@@ -96,9 +96,10 @@ type Engine struct {
 	closed  bool
 
 	// running are the turns whose workflow runs in this process now (so
-	// unfinished: PendingTurns need not ask the engine about them).
+	// unfinished: PendingTurns need not ask the engine about them), by
+	// session: a session's are found without a look at every other's.
 	runMu   sync.Mutex
-	running map[string]struct{}
+	running map[string]map[string]struct{} // session id -> turn ids
 }
 
 var _ host.Durability = (*Engine)(nil)
@@ -118,7 +119,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Engine, error) {
 	}
 	cfg := dbos.Config{AppName: "agenthost", Logger: logger, ApplicationVersion: version, ExecutorID: opts.ExecutorID,
 		SystemDBStartupTimeout: time.Minute}
-	e := &Engine{running: map[string]struct{}{}, timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts, executor: opts.ExecutorID, version: version}
+	e := &Engine{running: map[string]map[string]struct{}{}, timeout: opts.ShutdownTimeout, retries: opts.MaxRecoveryAttempts, executor: opts.ExecutorID, version: version}
 	if e.executor == "" {
 		e.executor = "local"
 	}
@@ -249,19 +250,35 @@ type turnResult struct {
 	Done bool `json:"done"`
 }
 
+// markRunning records that turn id of session runs in this process.
+func (e *Engine) markRunning(session, id string) {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	turns := e.running[session]
+	if turns == nil {
+		turns = map[string]struct{}{}
+		e.running[session] = turns
+	}
+	turns[id] = struct{}{}
+}
+
+// markDone records that turn id of session no longer runs here.
+func (e *Engine) markDone(session, id string) {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	delete(e.running[session], id)
+	if len(e.running[session]) == 0 {
+		delete(e.running, session)
+	}
+}
+
 func (e *Engine) turnWorkflow(ctx dbos.Context, rec host.TurnRecord) (turnResult, error) {
 	id, err := ctx.GetWorkflowID()
 	if err != nil {
 		return turnResult{}, err
 	}
-	e.runMu.Lock()
-	e.running[id] = struct{}{}
-	e.runMu.Unlock()
-	defer func() {
-		e.runMu.Lock()
-		delete(e.running, id)
-		e.runMu.Unlock()
-	}()
+	e.markRunning(rec.SessionID, id)
+	defer e.markDone(rec.SessionID, id)
 	run := &turnRun{id: id}
 	if err := e.run(inTurn(ctx, run), &steps{wf: ctx, id: id, store: e.store}, rec); err != nil { // commit.go
 		return turnResult{}, err

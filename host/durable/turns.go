@@ -94,15 +94,16 @@ func (e *Engine) pendingTurns(ctx context.Context, sessionID string) ([]string, 
 	// again (the taken-up run replays it to its end, running nothing).
 	var pending, ask []string
 	e.runMu.Lock()
+	here := e.running[sessionID]
 	for _, id := range ids {
-		if _, ok := e.running[id]; ok {
+		if _, ok := here[id]; ok {
 			pending = append(pending, id)
 		} else {
 			ask = append(ask, id)
 		}
 	}
-	for id := range e.running {
-		if s, ok := host.TurnSession(id); ok && s == sessionID && !slices.Contains(ids, id) {
+	for id := range here {
+		if !slices.Contains(ids, id) {
 			pending = append(pending, id)
 		}
 	}
