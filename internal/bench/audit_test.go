@@ -101,7 +101,9 @@ func BenchmarkAuditCall(b *testing.B) {
 	}
 	check := approvals.Check{SessionID: "sess-1", Subject: benchSubject, CallID: "call-1",
 		ToolDefHash: "sha256:0f3a", ExposedName: "orders__lookup_order",
-		Call:         rules.Call{Server: "orders", Tool: "lookup_order", Args: hostArgs, TrustLevel: 1},
+		// The arguments come checked, as the host's lookup stage hands
+		// them on (rules.CheckArgs): the records do not check them again.
+		Call:         rules.Call{Server: "orders", Tool: "lookup_order", Args: hostArgs, ArgsCheck: rules.CheckArgs(hostArgs), TrustLevel: 1},
 		Risk:         policy.Effective("orders", false, risk.ToolInfo{Name: "lookup_order", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}),
 		SecureParams: []string{"instance", "region", "tenant_id"}}
 	res := approvals.Result{Decision: policy.Decide(check.Risk, check.Call), Outcome: rules.OutcomeAutoAllowed}
