@@ -86,7 +86,7 @@ func TestDefinitionChurnKeepsTheHostBounded(t *testing.T) {
 		}
 	}
 	at10000 := heap()
-	if prepared := s.secure.(*secureargs.Session).Len(); prepared > secureargs.MaxPrepared {
+	if prepared := s.secure.Len(); prepared > secureargs.MaxPrepared {
 		t.Errorf("the session keeps %d prepared calls, want at most %d", prepared, secureargs.MaxPrepared)
 	}
 	const bound = 8 << 20

@@ -18,7 +18,6 @@ import (
 	"github.com/agenthost/agenthost/host/internal/progress"
 	"github.com/agenthost/agenthost/host/internal/results"
 	"github.com/agenthost/agenthost/host/internal/taskq"
-	"github.com/agenthost/agenthost/host/secureparams"
 	"github.com/agenthost/agenthost/internal/failpoint"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -318,23 +317,12 @@ func (st decideStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	if err := s.gateAnswer(c, check, res, gateErr, detached); err != nil {
 		return nil, err
 	}
-	secure, err := s.secure.Args(ctx, c.server, c.ct.Tool)
+	secure, err := s.secure.Args(ctx, s.secureOf(), c.server, c.ct.Tool)
 	if err != nil {
 		return nil, &refusal{outcome: rules.OutcomeBindingFailed, rec: c.rec, err: err}
 	}
 	c.secure = secure
 	return st.next.serve(ctx, c)
-}
-
-// secureValues is the decide stage's seam (package secureargs): a
-// session's secure values of a tool, resolved by the binder after the gate
-// allowed the call and prepared once per definition (Args), and resolved
-// afresh for the one retry after the server rejected them (Renew). Clear
-// drops them when the session closes.
-type secureValues interface {
-	Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
-	Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error)
-	Clear()
 }
 
 // auditStage writes the call's decision record before the call is sent,
@@ -455,7 +443,7 @@ func (st sendStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 		}
 		again := retryOf(err, retried)
 		if again == mcpconn.RetryRenewed {
-			if fresh, rerr := c.s.secure.Renew(ctx, c.server, req.Tool); rerr == nil && fresh != nil {
+			if fresh, rerr := c.s.secure.Renew(ctx, c.s.secureOf(), c.server, req.Tool); rerr == nil && fresh != nil {
 				req.Secure = fresh
 			} else {
 				again = mcpconn.RetryNone

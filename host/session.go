@@ -43,8 +43,13 @@ type Session struct {
 
 	gate *approvals.Gate
 
-	// secure are the session's secure values (package secureargs).
-	secure secureValues
+	// secure are the session's secure values (package secureargs), the
+	// decide stage's seam: resolved by the binder after the gate allowed
+	// the call and prepared once per definition (Args), resolved afresh
+	// for the one retry after the server rejected them (Renew), dropped
+	// when the session closes (Clear). Held here, not pointed to: one
+	// allocation fewer a session.
+	secure secureargs.Session
 
 	mu          sync.RWMutex
 	values      bindings.MapValues
@@ -96,7 +101,7 @@ func (h *Host) NewSession(opts SessionOptions) *Session {
 	}
 	s := &Session{host: h, id: id, subject: opts.Subject, trustLevel: trust, values: values, gate: gate,
 		transcript: tr}
-	s.secure = secureargs.NewSession(h.secureSrc, id, opts.Subject, s.sessionValues)
+	s.secure.Init(h.secureSrc)
 	return s
 }
 
@@ -146,6 +151,12 @@ func (s *Session) bindingContext(ctx context.Context) context.Context {
 
 // sessionValues are the session's values (read-only: SetValue replaces
 // the map).
+// secureOf is the session the secure values of its calls are of, its
+// session values as they are now.
+func (s *Session) secureOf() secureargs.Of {
+	return secureargs.Of{ID: s.id, Subject: s.subject, Values: s.sessionValues()}
+}
+
 func (s *Session) sessionValues() bindings.MapValues {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

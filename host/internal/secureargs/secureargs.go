@@ -30,24 +30,35 @@ type Source struct {
 // Session is one session's secure values: resolved for a call the gate
 // allowed (Args), resolved afresh for the one retry after the server
 // rejected them (Renew), and prepared once per tool definition while the
-// bound values stay the same.
+// bound values stay the same. The session they are of is told at each call
+// (Of), so that a host's session holds a Session in its own struct with
+// nothing of its own repeated: an idle session costs no more for it.
 type Session struct {
-	src         *Source
-	id, subject string
-	values      func() bindings.MapValues
-	cache       Cache
+	src   *Source
+	cache Cache
 }
 
-// NewSession returns the secure values of session id of subject, whose
-// session values values returns (for the session source).
-func NewSession(src *Source, id, subject string, values func() bindings.MapValues) *Session {
-	return &Session{src: src, id: id, subject: subject, values: values}
+// Of is the session a call's secure values are of: its id and subject,
+// and its session values now (for the session source).
+type Of struct {
+	ID, Subject string
+	Values      bindings.MapValues
 }
+
+// NewSession returns a session's secure values resolved with src.
+func NewSession(src *Source) *Session {
+	s := &Session{}
+	s.Init(src)
+	return s
+}
+
+// Init makes s, in place, what NewSession returns.
+func (s *Session) Init(src *Source) { s.src = src }
 
 // Args resolves, coerces and validates t's secure values for a call of
 // server; nil for a tool without secureInputSchema (it never gets
 // secureArguments). Errors are *hosterr.Error of KindBinding.
-func (s *Session) Args(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
+func (s *Session) Args(ctx context.Context, of Of, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
 	if !t.HasSecureSchema {
 		return nil, nil
 	}
@@ -55,8 +66,8 @@ func (s *Session) Args(ctx context.Context, server string, t *secureparams.Tool)
 	if err != nil {
 		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: secureInputSchema cannot be compiled: %v", server, t.Name, err)
 	}
-	bctx := bindings.ContextWithSessionValues(ctx, s.values())
-	resolved, err := s.src.Binder.Resolve(bctx, s.scope(server, t), schema.PropertiesShared(), Required(s.src.Snapshot(server), t))
+	bctx := bindings.ContextWithSessionValues(ctx, of.Values)
+	resolved, err := s.src.Binder.Resolve(bctx, of.scope(server, t), schema.PropertiesShared(), Required(s.src.Snapshot(server), t))
 	if err != nil {
 		return nil, hosterr.New(hosterr.KindBinding, hosterr.MsgOperatorFailure, err, "%s/%s: %v", server, t.Name, err)
 	}
@@ -66,13 +77,13 @@ func (s *Session) Args(ctx context.Context, server string, t *secureparams.Tool)
 // Renew drops the binder's cached values of t's secure parameters and
 // resolves fresh ones, for the one retry after the server rejected the
 // host's values (an expired or revoked token, say).
-func (s *Session) Renew(ctx context.Context, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
+func (s *Session) Renew(ctx context.Context, of Of, server string, t *secureparams.Tool) (*mcpconn.SecureArgs, error) {
 	for _, p := range t.SecureParams {
-		scope := s.scope(server, t)
+		scope := of.scope(server, t)
 		scope.Param = p
 		s.src.Binder.Invalidate(scope)
 	}
-	fresh, err := s.Args(ctx, server, t)
+	fresh, err := s.Args(ctx, of, server, t)
 	if err == nil {
 		s.src.Logger.Info("server rejected the secure arguments; retrying once with freshly resolved values", "server", server, "tool", t.Name)
 	}
@@ -87,8 +98,8 @@ func (s *Session) Len() int { return s.cache.Len() }
 
 // scope is what the binder resolves a secure value of the session's call
 // of t for.
-func (s *Session) scope(server string, t *secureparams.Tool) bindings.Scope {
-	return bindings.Scope{SessionID: s.id, Subject: s.subject, Server: server, Tool: t.Name}
+func (of Of) scope(server string, t *secureparams.Tool) bindings.Scope {
+	return bindings.Scope{SessionID: of.ID, Subject: of.Subject, Server: server, Tool: t.Name}
 }
 
 // Required are the secure names every call of t must carry: under
