@@ -36,6 +36,8 @@ type Factory struct {
 	// build lacks in the full build, returning its exit code (the lean
 	// build's main; nil: the NeedsFullError is printed).
 	HandOver func(*NeedsFullError) int
+	// askedHandOver is set by a help only the full build can print.
+	askedHandOver *NeedsFullError
 
 	// ConfigPath is --config, LogLevel --log-level; LogLevelSet says that
 	// --log-level was given.

@@ -107,8 +107,10 @@ const (
 
 // HandOver is the lean build's stand-in for a command only the full build
 // has: it takes the command line as it is and hands it over.
-func HandOver(use, short string) *cobra.Command {
-	return &cobra.Command{
+// `agenthost help NAME` is handed over too (AskedHandOver): the full
+// build's help lists the command's flags, which the stand-in does not have.
+func HandOver(f *Factory, use, short string) *cobra.Command {
+	c := &cobra.Command{
 		Use:                use,
 		Short:              short,
 		DisableFlagParsing: true, // the full build parses them, --help too
@@ -116,4 +118,13 @@ func HandOver(use, short string) *cobra.Command {
 			return &NeedsFullError{What: "`agenthost " + cmd.Name() + "`"}
 		},
 	}
+	c.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
+		f.askedHandOver = &NeedsFullError{What: "the help of `agenthost " + cmd.Name() + "`"}
+	})
+	return c
 }
+
+// AskedHandOver is the NeedsFullError a command asked for without
+// returning it (the help of a command only the full build has); nil when
+// none did.
+func (f *Factory) AskedHandOver() *NeedsFullError { return f.askedHandOver }

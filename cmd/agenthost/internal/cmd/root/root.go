@@ -114,6 +114,9 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if asked := f.AskedHandOver(); err == nil && asked != nil {
+		err = asked
+	}
 	var nf *cmdutil.NeedsFullError
 	if errors.As(err, &nf) && f.HandOver != nil {
 		// Nothing was printed or started: the full build takes the
@@ -190,7 +193,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	} else {
 		for _, c := range cmdutil.FullOnly {
-			root.AddCommand(cmdutil.HandOver(c.Use, c.Short))
+			root.AddCommand(cmdutil.HandOver(f, c.Use, c.Short))
 		}
 	}
 	return root

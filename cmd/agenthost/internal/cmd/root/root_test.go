@@ -104,7 +104,7 @@ func TestLeanListsWhatItHandsOver(t *testing.T) {
 		if l.Use != w.Use || l.Short != w.Short || !l.DisableFlagParsing || w.DisableFlagParsing {
 			t.Errorf("%s: lean lists %q %q, full %q %q", name, l.Use, l.Short, w.Use, w.Short)
 		}
-		for _, args := range [][]string{{name}, {name, "--help"}, {name, "list", "--json", "--nope"}} {
+		for _, args := range [][]string{{name}, {name, "--help"}, {"help", name}, {name, "list", "--json", "--nope"}} {
 			var out, errOut bytes.Buffer
 			f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 			var got *cmdutil.NeedsFullError
