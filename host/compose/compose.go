@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -240,8 +241,8 @@ func setupTelemetry(ctx context.Context, cfg *config.Config, setup Telemetry, lo
 // error naming its key.
 func startPlugins(cfg *config.Config, start Plugins, given map[string]bindings.Source, o PluginOptions, owned *closer.Stack) (map[string]bindings.Source, error) {
 	if start == nil {
-		for name, sc := range cfg.Sources {
-			if _, ok := given[name]; !ok && sc != nil {
+		for _, name := range slices.Sorted(maps.Keys(cfg.Sources)) { // the first by name, every time
+			if _, ok := given[name]; !ok && cfg.Sources[name] != nil {
 				return nil, configErr(fmt.Errorf("sources.%s names a credential plugin, but this program starts none: pass compose.Options.Plugins (host/compose/credplugins.Start; docs/library.md)", name))
 			}
 		}

@@ -368,12 +368,21 @@ func fakeTelemetry(_ context.Context, obs config.Observability, _ *slog.Logger) 
 }
 
 // A config that names a plugin with no Options.Plugins (and no source
-// given for it) is a configuration error naming its key.
+// given for it) is a configuration error naming its key, the first by
+// name.
 func TestPluginWithoutStarter(t *testing.T) {
-	cfg := shaped(func(c *config.Config) { c.Sources = map[string]*config.Source{"vault": {Plugin: "/bin/false"}} })
-	_, err := build(context.Background(), cfg, Options{})
-	if host.KindOf(err) != host.KindConfig || !strings.Contains(err.Error(), "sources.vault") {
-		t.Fatalf("build = %v; want a config error naming sources.vault", err)
+	cfg := shaped(func(c *config.Config) {
+		c.Sources = map[string]*config.Source{"vault": {Plugin: "/bin/false"}, "zeta": {Plugin: "/bin/false"}, "alpha": {Plugin: "/bin/false"}}
+	})
+	for range 20 { // the first name, whatever the map's order
+		_, err := build(context.Background(), cfg, Options{})
+		if host.KindOf(err) != host.KindConfig || !strings.Contains(err.Error(), "sources.alpha ") {
+			t.Fatalf("build = %v; want a config error naming sources.alpha", err)
+		}
+	}
+	_, err := build(context.Background(), cfg, Options{Host: host.Options{Sources: map[string]bindings.Source{"alpha": fakePluginSource, "vault": fakePluginSource}}})
+	if err == nil || !strings.Contains(err.Error(), "sources.zeta ") {
+		t.Fatalf("with alpha and vault given: %v; want the error naming sources.zeta", err)
 	}
 }
 
