@@ -151,12 +151,9 @@ func (Engine) Compile(src string) (exprcall.Expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expression environment: %w", err)
 	}
-	if strings.TrimSpace(src) == "" {
-		return nil, errors.New("empty expression")
-	}
-	if n := len([]rune(src)); n > MaxExprLength {
-		return nil, fmt.Errorf("expression is %d characters long, more than %d", n, MaxExprLength)
-	}
+	// An empty or too long source never gets here: the rules refuse it
+	// before they ask an engine (rules.compileExpr), and the parser's
+	// size limit is the same bound.
 	checked, iss := env.Compile(src)
 	if iss.Err() != nil {
 		return nil, errors.New(strings.TrimSpace(iss.Err().Error()))

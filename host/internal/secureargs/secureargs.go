@@ -45,14 +45,8 @@ type Of struct {
 	Values      bindings.MapValues
 }
 
-// NewSession returns a session's secure values resolved with src.
-func NewSession(src *Source) *Session {
-	s := &Session{}
-	s.Init(src)
-	return s
-}
-
-// Init makes s, in place, what NewSession returns.
+// Init makes s a session's secure values resolved with src; a host's
+// session holds its Session in its own struct and calls this once.
 func (s *Session) Init(src *Source) { s.src = src }
 
 // Args resolves, coerces and validates t's secure values for a call of
