@@ -75,15 +75,28 @@ func exec(args []string) error {
 	return fmt.Errorf("execute %s: %w", f.Name(), syscall.Exec(path, argv, os.Environ()))
 }
 
-// Open opens the full build at path and checks that it was built as this
-// executable was (Same); the caller closes it.
+// ErrNotRegular says the path of the full build names something other
+// than a regular file (a FIFO, a device, a directory).
+var ErrNotRegular = errors.New("the full build of agenthost is not a regular file")
+
+// Open opens the full build at path and checks that it is a regular file
+// built as this executable was (Same); the caller closes it. The file is
+// opened without blocking, so a FIFO in its place is refused at once
+// instead of holding the command until something writes to it.
 func Open(path string) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w (looked for %s)", ErrNotFound, path)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%w (%s is %v)", ErrNotRegular, path, fi.Mode().Type())
 	}
 	theirs, err := buildinfo.Read(f)
 	if err != nil {

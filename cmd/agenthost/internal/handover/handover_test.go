@@ -78,4 +78,8 @@ func TestOpenRefuses(t *testing.T) {
 		f.Close()
 		t.Errorf("a shell script: %v, want it refused", err)
 	}
+	if f, err := Open(dir); !errors.Is(err, ErrNotRegular) {
+		f.Close()
+		t.Errorf("a directory: %v, want ErrNotRegular", err)
+	}
 }
