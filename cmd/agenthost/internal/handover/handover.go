@@ -91,11 +91,13 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil {
 		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%w (%s is %v)", ErrNotRegular, path, fi.Mode().Type())
 	}
 	theirs, err := buildinfo.Read(f)
