@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -179,7 +180,18 @@ func (s *Session) durableTurn(ctx context.Context, t *turn, id string, rec *Turn
 // re-created with the same id, subject and trust level, and with its
 // session values (they are never stored). On a host without Durability,
 // or with no unfinished turn, it delivers nothing.
-func (s *Session) Resume(ctx context.Context) iter.Seq[Event] {
+func (s *Session) Resume(ctx context.Context) iter.Seq[Event] { return s.resume(ctx, "") }
+
+// ResumeTurn is Resume for the session's unfinished durable turn id
+// alone (the id OnUnattachedTurn names): it delivers nothing for a turn
+// that is not the session's or has finished.
+func (s *Session) ResumeTurn(ctx context.Context, id string) iter.Seq[Event] {
+	return s.resume(ctx, id)
+}
+
+// resume delivers the events of the session's unfinished durable turns,
+// or of turn only alone when it is one of them ("": all of them).
+func (s *Session) resume(ctx context.Context, only string) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		h := s.host
 		if h.durable == nil {
@@ -191,6 +203,12 @@ func (s *Session) Resume(ctx context.Context) iter.Seq[Event] {
 		if err != nil {
 			yield(Event{Type: EventError, SessionID: s.id, Kind: KindInternal, Error: h.redactor.Redact(err.Error())})
 			return
+		}
+		if only != "" {
+			if !slices.Contains(ids, only) {
+				return
+			}
+			ids = []string{only}
 		}
 		for _, id := range ids {
 			stopped := false
@@ -230,7 +248,7 @@ func (s *Session) startDurableTurn(ctx context.Context, t *turn, prompt string) 
 		}
 	}
 	rec := TurnRecord{SessionID: s.id, Subject: s.subject, TrustLevel: s.trustLevel, Prompt: prompt,
-		MaxSteps: t.opts.MaxSteps, MaxRepeatedFailures: t.opts.MaxRepeatedFailures}
+		MaxSteps: t.opts.MaxSteps, MaxRepeatedFailures: t.opts.MaxRepeatedFailures, Tag: t.opts.Tag}
 	s.durableTurn(ctx, t, newTurnID(s.id), &rec)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,4 +143,50 @@ func TestNoLeaseOnSQLite(t *testing.T) {
 	if err := e.KeepLease(context.Background(), durable.LeaseOptions{}); !errors.Is(err, durable.ErrNoLease) {
 		t.Errorf("KeepLease on SQLite: %v, want ErrNoLease", err)
 	}
+}
+
+// Session.ResumeTurn takes up the named unfinished turn alone: an id that
+// is not one of the session's unfinished turns delivers nothing and leaves
+// the turn waiting; the turn's own id resumes it to its end, its approved
+// call run once.
+func TestResumeTurnTakesUpThatTurnAlone(t *testing.T) {
+	backends(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		w := killedWhileAsking(t, b, "s9", "9", time.Hour)
+		if _, err := w.store.Vote(ctx, w.first.ID, approvals.Resolution{ApproverID: "bob", Allow: true}); err != nil {
+			t.Fatal(err)
+		}
+		p := start(t, b, w.srv, w.m, w.store, time.Hour, "", nil)
+		ids, err := p.host.UnfinishedTurns(ctx, "s9")
+		if err != nil || len(ids) != 1 {
+			t.Fatalf("unfinished turns %v %v, want one", ids, err)
+		}
+		pending := ids[0]
+		for _, tc := range []struct {
+			name   string
+			id     string
+			events bool // the turn is resumed: its events, to its end
+		}{
+			{name: "another turn id of the session", id: "s9.0000000000000001.00000001"},
+			{name: "the turn of another session", id: "s8" + strings.TrimPrefix(pending, "s9")},
+			{name: "the unfinished turn", id: pending, events: true},
+		} {
+			got := drain(t, p.session("s9").ResumeTurn(ctx, tc.id))
+			if !tc.events {
+				if len(got) > 0 {
+					t.Errorf("%s: %d events\n%s", tc.name, len(got), describe(got))
+				}
+				if ids, err := p.host.UnfinishedTurns(ctx, "s9"); err != nil || !slices.Equal(ids, []string{pending}) {
+					t.Errorf("%s: unfinished turns %v %v, want %s", tc.name, ids, err, pending)
+				}
+				continue
+			}
+			if end := lastEnd(t, got); end.Reason != host.EndDone {
+				t.Fatalf("%s: end %+v\n%s", tc.name, end, describe(got))
+			}
+		}
+		if n := w.srv.count("delete_order"); n != 1 {
+			t.Errorf("delete_order ran %d times", n)
+		}
+	})
 }

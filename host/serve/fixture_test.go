@@ -85,6 +85,9 @@ type fixture struct {
 	logs   *syncBuffer
 	calls  *syncBuffer // what the MCP server saw (secure values on purpose)
 	client *http.Client
+	// stop closes the server, the engine and the host (once; at the
+	// test's end, or before to stop a replica as if it died).
+	stop func()
 }
 
 // syncBuffer is a buffer safe to read while others write to it.
@@ -177,7 +180,7 @@ func newFixtureShared(t testing.TB, mod func(*config.Serve), modCfg func(*config
 	f.srv, f.h = srv, h
 	f.ts = httptest.NewServer(srv.Handler())
 	f.client = f.ts.Client()
-	t.Cleanup(func() {
+	f.stop = sync.OnceFunc(func() {
 		f.ts.CloseClientConnections()
 		_ = srv.Close()
 		f.ts.Close()
@@ -185,6 +188,7 @@ func newFixtureShared(t testing.TB, mod func(*config.Serve), modCfg func(*config
 		_ = h.Close()
 		_ = mcp.Close()
 	})
+	t.Cleanup(f.stop)
 	return f
 }
 

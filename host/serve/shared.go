@@ -270,6 +270,7 @@ func (s *Server) postSharedTurn(w http.ResponseWriter, r *http.Request) {
 		opts.MaxSteps = req.MaxSteps
 	}
 	opts.TraceParent, opts.TraceState = req.traceParent, req.traceState
+	opts.Tag = turnID // the served turn a taken-up workflow writes to (takeUp)
 	t := s.runShared(rec, turnID, by, values, 1, func(ctx context.Context, sess *host.Session) iter.Seq[host.Event] {
 		return sess.Turn(ctx, req.Message, opts)
 	})
@@ -454,7 +455,9 @@ func (s *Server) retryStore(write func() error) bool {
 // restart, or another whose lease expired). Its session is re-created
 // from its record, with its sealed values (without a sealing key, with
 // none: a call whose binding needs one fails as for a session without
-// it), and its events continue after the last one stored.
+// it), and its events continue after the last one stored. A workflow
+// whose served turn (its record's Tag, set by postSharedTurn) is no longer
+// the session's is finished without a word to the session (finishStray).
 func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 	ctx, cancel := context.WithTimeout(s.life, 30*time.Second)
 	defer cancel()
@@ -473,6 +476,10 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 				"session", rec.ID, "error", err)
 		}
 	}
+	if tr.Tag != "" && tr.Tag != rec.TurnID {
+		s.finishStray(rec, workflowID, tr.Tag, values)
+		return
+	}
 	turnID := rec.TurnID
 	if turnID == "" {
 		turnID = newServedTurnID()
@@ -488,8 +495,30 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 	}
 	s.logger.Info("serve: taking up a durable turn left unfinished", "session", rec.ID, "turn", turnID)
 	s.runShared(rec, turnID, rec.TurnBy, values, last+1, func(ctx context.Context, sess *host.Session) iter.Seq[host.Event] {
-		return sess.Resume(ctx)
+		if tr.Tag != "" {
+			return sess.ResumeTurn(ctx, workflowID)
+		}
+		return sess.Resume(ctx) // a workflow of an earlier version, which names no served turn
 	})
+}
+
+// finishStray finishes a taken-up workflow whose served turn (servedTurn,
+// its record's Tag) is not the one the session's record names: its
+// replica stopped after the turn's answer was stored (the turn out of the
+// engine's index of unfinished turns) and before the engine recorded its
+// outcome, and another turn started in the session meanwhile. The
+// workflow is resumed to its end, its completed steps replayed from their
+// checkpoints (nothing runs twice), with its events discarded: the
+// session's record and the newer turn's events are left as they are.
+func (s *Server) finishStray(rec sharedstore.Record, workflowID, servedTurn string, values map[string]string) {
+	sess, _ := s.hostSession(rec, values, "")
+	defer sess.Close()
+	n, end := 0, host.Event{}
+	for e := range sess.ResumeTurn(context.WithoutCancel(s.life), workflowID) {
+		n, end = n+1, e
+	}
+	s.logger.Info("serve: a taken-up durable turn belongs to a served turn the session no longer names; it was finished with its events discarded",
+		"session", rec.ID, "turn", servedTurn, "sessionTurn", rec.TurnID, "workflow", workflowID, "events", n, "last", end.Type, "reason", end.Reason)
 }
 
 // sharedTurnEvents replays the turn's stored events after Last-Event-ID

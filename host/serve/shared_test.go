@@ -20,12 +20,23 @@ import (
 // sealing session values with key (nil: none).
 func sharedReplica(t *testing.T, dsn, id string, key []byte, mod func(*config.Serve)) *fixture {
 	t.Helper()
+	return sharedReplicaWith(t, dsn, id, key, mod, nil)
+}
+
+// sharedReplicaWith is sharedReplica whose host runs turns on wrap(its
+// engine) (nil: the engine itself).
+func sharedReplicaWith(t *testing.T, dsn, id string, key []byte, mod func(*config.Serve), wrap func(*durable.Engine) host.Durability) *fixture {
+	t.Helper()
 	sh := &sharedFixture{open: func(t testing.TB) (host.Durability, *Shared, func()) {
 		e, err := durable.Open(context.Background(), dsn, durable.Options{ExecutorID: id, ShutdownTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e, &Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, func() { _ = e.Close() }
+		var d host.Durability = e
+		if wrap != nil {
+			d = wrap(e)
+		}
+		return d, &Shared{Pool: e.Pool(), SealKey: key, Forget: e.DeleteSession, ForgetUnknown: durable.ErrUnknownSession}, func() { _ = e.Close() }
 	}}
 	return newFixtureShared(t, func(c *config.Serve) {
 		c.Replica.ID = id

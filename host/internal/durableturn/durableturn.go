@@ -69,6 +69,9 @@ type TurnRecord struct {
 	Prompt              string `json:"prompt"`
 	MaxSteps            int    `json:"maxSteps,omitempty"`
 	MaxRepeatedFailures int    `json:"maxRepeatedFailures,omitempty"`
+	// Tag is the caller's opaque label of the turn (TurnOptions.Tag);
+	// empty for a turn started without one, or by a version before it.
+	Tag string `json:"tag,omitempty"`
 }
 
 // Steps is a durable turn's checkpoint log, handed to TurnFunc. A turn

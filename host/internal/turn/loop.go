@@ -23,6 +23,11 @@ type Options struct {
 	// with a host's Options.Observer; an observer may also take the trace from
 	// ctx.
 	TraceParent, TraceState string
+	// Tag is an opaque label of a durable turn, stored with it (its
+	// TurnRecord's Tag) and handed back with it to Host.OnUnattachedTurn
+	// when the turn is taken up without a caller: serve's shared mode
+	// names the served turn the workflow writes to. Never a secure value.
+	Tag string
 }
 
 // The limits of a turn when its options leave them unset.
