@@ -477,7 +477,7 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 		}
 	}
 	if tr.Tag != "" && tr.Tag != rec.TurnID {
-		s.finishStray(rec, workflowID, tr.Tag, values)
+		s.finishStray(ctx, rec, workflowID, tr.Tag, values)
 		return
 	}
 	turnID := rec.TurnID
@@ -510,11 +510,13 @@ func (s *Server) takeUp(workflowID string, tr host.TurnRecord) {
 // workflow is resumed to its end, its completed steps replayed from their
 // checkpoints (nothing runs twice), with its events discarded: the
 // session's record and the newer turn's events are left as they are.
-func (s *Server) finishStray(rec sharedstore.Record, workflowID, servedTurn string, values map[string]string) {
+// It runs within takeUp's bound: a shutdown or the bound leaves the
+// workflow unfinished, for the next take-up.
+func (s *Server) finishStray(ctx context.Context, rec sharedstore.Record, workflowID, servedTurn string, values map[string]string) {
 	sess, _ := s.hostSession(rec, values, "")
 	defer sess.Close()
 	n, end := 0, host.Event{}
-	for e := range sess.ResumeTurn(context.WithoutCancel(s.life), workflowID) {
+	for e := range sess.ResumeTurn(ctx, workflowID) {
 		n, end = n+1, e
 	}
 	s.logger.Info("serve: a taken-up durable turn belongs to a served turn the session no longer names; it was finished with its events discarded",
