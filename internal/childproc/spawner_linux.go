@@ -67,6 +67,21 @@ type Spawned struct {
 	status  int
 }
 
+// Prestart starts the supervisor now, without waiting for it, so that
+// its start (an exec of the program and its initializers, a few
+// milliseconds) overlaps the caller's own setup instead of holding up the
+// first Start, which otherwise forks it and then waits for it to come up
+// before its child can be spawned (docs/PERFORMANCE.md, "The supervisor
+// started before connect"). The supervisor is the one Start would start:
+// the same attributes (its own session, the parent-death signal of a
+// thread kept for the host's life), so the trees still end with the host
+// and no child reaches the host's terminal. An error starting it is
+// Start's error. Call it only where a child will be started: an unused
+// supervisor costs its start.
+func (s *Spawner) Prestart() {
+	go func() { _ = s.start() }()
+}
+
 // start starts the supervisor, once. The goroutine that forks it keeps
 // its thread for the process's life (the supervisor's parent-death signal
 // follows that thread) and reads the supervisor's messages.

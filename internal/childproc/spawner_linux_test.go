@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/childproc/proctree"
 	"github.com/agenthost/agenthost/internal/proctest"
 )
 
@@ -195,27 +196,32 @@ func TestSpawnerEndsLeftoversWhenNoChildLives(t *testing.T) {
 }
 
 // TestSpawnerHostDeathEndsEveryTree: when the host is SIGKILLed, every
-// tree its supervisor spawned ends: the children and what they started.
+// tree its supervisor spawned ends: the children and what they started,
+// with the supervisor started by the first Start or prestarted.
 func TestSpawnerHostDeathEndsEveryTree(t *testing.T) {
-	dir := t.TempDir()
-	host := exec.Command(os.Args[0])
-	host.Env = append(os.Environ(), "CHILDPROC_SPAWN_HOST="+dir)
-	host.SysProcAttr = Attr(syscall.SIGKILL)
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for i := range 3 {
-		pids = append(pids, proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("child", i))),
-			proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("grandchild", i))))
-	}
-	for _, pid := range pids {
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	}
-	_ = host.Process.Kill()
-	_ = host.Wait()
-	for _, pid := range pids {
-		proctest.WaitGone(t, "a spawned tree's process", pid, 5*time.Second)
+	for _, prestart := range []string{"", "1"} {
+		t.Run("prestart="+prestart, func(t *testing.T) {
+			dir := t.TempDir()
+			host := exec.Command(os.Args[0])
+			host.Env = append(os.Environ(), "CHILDPROC_SPAWN_HOST="+dir, "CHILDPROC_SPAWN_PRESTART="+prestart)
+			host.SysProcAttr = Attr(syscall.SIGKILL)
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var pids []int
+			for i := range 3 {
+				pids = append(pids, proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("child", i))),
+					proctest.ReadPid(t, filepath.Join(dir, fmt.Sprint("grandchild", i))))
+			}
+			for _, pid := range pids {
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			}
+			_ = host.Process.Kill()
+			_ = host.Wait()
+			for _, pid := range pids {
+				proctest.WaitGone(t, "a spawned tree's process", pid, 5*time.Second)
+			}
+		})
 	}
 }
 
@@ -223,6 +229,9 @@ func TestSpawnerHostDeathEndsEveryTree(t *testing.T) {
 // three trees, writes their pids into dir, and waits to be killed.
 func spawnHost(dir string) int {
 	sp := NewSpawner(os.Args[0])
+	if os.Getenv("CHILDPROC_SPAWN_PRESTART") == "1" {
+		sp.Prestart()
+	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return 1
@@ -353,5 +362,100 @@ func TestSpawnedChildHoldsOnlyItsOwnDescriptors(t *testing.T) {
 				t.Fatalf("the child holds descriptor %d (%s) beyond its stdin, stdout and stderr:\n%s", fd, target, out)
 			}
 		}
+	}
+}
+
+// supervisorsOf are the pids of the long-lived supervisors whose parent
+// is pid (their command line is the program's, then proctree.Arg and
+// proctree.ServeArg).
+func supervisorsOf(t *testing.T, pid int) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []int
+	for _, d := range dirs {
+		child, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so after its ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+		if len(args) == 3 && args[1] == proctree.Arg && args[2] == proctree.ServeArg {
+			found = append(found, child)
+		}
+	}
+	return found
+}
+
+// parentOf is pid's parent pid (0 once pid is gone).
+func parentOf(pid int) int {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// TestSpawnerPrestart: Prestart starts the supervisor with no child asked
+// of it (before, the first Start did), once however often it is called,
+// and the children started afterwards are that supervisor's: no second
+// one is started. A spawner never prestarted starts none until its first
+// Start.
+func TestSpawnerPrestart(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		prestarts int
+		want      int // supervisors before any Start
+	}{
+		{"never", 0, 0},
+		{"once", 1, 1},
+		{"three times", 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := testSpawner(t)
+			for range tc.prestarts {
+				sp.Prestart()
+			}
+			var sups []int
+			if tc.want == 0 {
+				time.Sleep(50 * time.Millisecond) // a supervisor started wrongly would show by now
+				sups = supervisorsOf(t, os.Getpid())
+			}
+			for deadline := time.Now().Add(10 * time.Second); tc.want > 0 && len(sups) < tc.want && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+				sups = supervisorsOf(t, os.Getpid())
+			}
+			if len(sups) != tc.want {
+				t.Fatalf("%d supervisors before any Start, want %d", len(sups), tc.want)
+			}
+			c := spawnSh(t, sp, "exec sleep 300")
+			defer func() { _ = c.Terminate(); c.Wait() }()
+			after := supervisorsOf(t, os.Getpid())
+			if len(after) != 1 {
+				t.Fatalf("%d supervisors after a Start, want 1", len(after))
+			}
+			if tc.want == 1 && after[0] != sups[0] {
+				t.Fatalf("the child's supervisor is %d, not the prestarted %d", after[0], sups[0])
+			}
+			if got := parentOf(c.Pid); got != after[0] {
+				t.Fatalf("the child's parent is %d, not the supervisor %d", got, after[0])
+			}
+		})
 	}
 }

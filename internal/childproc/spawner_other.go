@@ -24,6 +24,9 @@ func (s *Spawner) StartCmd(*exec.Cmd, *os.File, *os.File, *os.File) (*Spawned, e
 	return nil, errNoSpawner
 }
 
+// Prestart does nothing: there is no Spawner here.
+func (s *Spawner) Prestart() {}
+
 // Wait returns at once.
 func (c *Spawned) Wait() int { return -1 }
 

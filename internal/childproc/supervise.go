@@ -47,6 +47,15 @@ func (s *Supervisor) Spawner() *Spawner {
 	return s.spawner
 }
 
+// Prestart starts the long-lived supervisor now (Spawner.Prestart), where
+// there is one: for a caller that knows it will start a child through it
+// and has other setup to do first.
+func (s *Supervisor) Prestart() {
+	if sp := s.Spawner(); sp != nil {
+		sp.Prestart()
+	}
+}
+
 // Self is the running binary as a Supervisor, for programs that call
 // MaybeSupervise first thing in main. It is nil where a supervisor cannot
 // learn of the host's death (outside Linux).

@@ -64,12 +64,17 @@ type Factory struct {
 	// Durable runs the host's turns durably and keeps its sessions (nil:
 	// in memory). The Factory closes it at exit.
 	Durable Durable
+	// Supervisor is the child supervisor of the hosts it builds (nil: the
+	// running binary, childproc.Self, chosen once), the one
+	// PrestartSupervisor starts.
+	Supervisor *childproc.Supervisor
 
-	config   *config.Config
-	noted    bool // the missing config file was said
-	redactor *bindings.Redactor
-	host     *host.Host
-	input    *terminal.Input
+	config         *config.Config
+	noted          bool // the missing config file was said
+	redactor       *bindings.Redactor
+	host           *host.Host
+	input          *terminal.Input
+	supervisorOnce sync.Once
 
 	interruptMu sync.Mutex
 	interrupt   func()
@@ -174,7 +179,7 @@ func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) 
 	// OTEL_EXPORTER_OTLP_*ENDPOINT variable turns it on (docs/config.md);
 	// the host flushes it when it closes.
 	opts := compose.Options{Host: host.Options{Logger: logger, Redactor: f.redactor, Elicitation: f.elicitation(s.Approve),
-		ChildSupervisor: childproc.Self(), AuditAlso: f.AuditAlso},
+		ChildSupervisor: f.childSupervisor(), AuditAlso: f.AuditAlso},
 		Databases: f.Databases(chainKey), Telemetry: f.Features.Telemetry, Plugins: f.Features.Plugins,
 		OAuth: compose.OAuthOptions{Store: store, Subject: s.Subject, Login: f.oauthLogin}}
 	if f.Durable != nil {
@@ -191,6 +196,46 @@ func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) 
 	}
 	f.host = h
 	return h, nil
+}
+
+// childSupervisor is the Factory's Supervisor, the running binary unless
+// one was given: one per Factory, so that the hosts and PrestartSupervisor
+// share its long-lived process.
+func (f *Factory) childSupervisor() *childproc.Supervisor {
+	f.supervisorOnce.Do(func() {
+		if f.Supervisor == nil {
+			f.Supervisor = childproc.Self()
+		}
+	})
+	return f.Supervisor
+}
+
+// PrestartSupervisor starts the long-lived child supervisor now when cfg
+// has a server it will start (server, when not "", is the only one the
+// command connects): an enabled stdio server outside a sandbox, which the
+// supervisor spawns. Called before the host is built, the supervisor's
+// start overlaps building the host and the session instead of holding
+// up the first server's start in Connect (docs/PERFORMANCE.md, "The
+// supervisor started before connect").
+func (f *Factory) PrestartSupervisor(cfg *config.Config, server string) {
+	if spawnsServer(cfg, server) {
+		f.childSupervisor().Prestart()
+	}
+}
+
+// spawnsServer reports whether connecting cfg's servers (server alone,
+// when not "") starts one through the long-lived supervisor.
+func spawnsServer(cfg *config.Config, server string) bool {
+	for name, srv := range cfg.MCPServers {
+		switch {
+		case server != "" && name != server, srv == nil, srv.Disabled, srv.Command == "":
+		case srv.Type != "" && srv.Type != config.TransportStdio:
+		case cfg.ServerSandbox(name).Enforced():
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // Databases opens the approval and audit databases (nil in a build

@@ -38,6 +38,8 @@ func (f *Factory) Connect(ctx context.Context, t Target, s *SessionFlags) (*host
 	if err != nil {
 		return nil, nil, err
 	}
+	// Its start overlaps the checks', the host's and the session's.
+	f.PrestartSupervisor(cfg, t.Server)
 	if t.Check != nil {
 		if err := t.Check(); err != nil {
 			return nil, nil, err

@@ -87,6 +87,8 @@ func (a *app) runRun(o *RunOptions) error {
 	if interactive {
 		a.setUpREPL(cfg)
 	}
+	// Its start overlaps the sessions', the host's and the session's.
+	a.f.PrestartSupervisor(cfg, "")
 	resuming, err := a.openSessions(o.Ctx, &o.Saved, interactive)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/cmdutil"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/fulllibs"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/internal/childproc"
 )
 
 // Streams are a Factory's buffers.
@@ -118,5 +120,28 @@ func AssertEscaped(t testing.TB, where, out string) {
 	}
 	if !strings.Contains(out, `\u001b[2J`) || !strings.Contains(out, `\u000d`) {
 		t.Errorf("%s: escapes not shown: %q", where, out)
+	}
+}
+
+// StandInSupervisor is a child supervisor for Factory.Supervisor that
+// only says it was started: a script that writes a file and exits.
+// started reports whether it was started within wait (polled).
+func StandInSupervisor(t testing.TB) (sup *childproc.Supervisor, started func(wait time.Duration) bool) {
+	t.Helper()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	script := filepath.Join(dir, "supervisor")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+marker+".tmp && mv "+marker+".tmp "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &childproc.Supervisor{Path: script}, func(wait time.Duration) bool {
+		for deadline := time.Now().Add(wait); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
 	}
 }
