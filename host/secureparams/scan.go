@@ -180,7 +180,7 @@ func walkTokens(doc json.RawMessage, label string, known validity, visit func(pa
 		case jsonlex.Key:
 			// The names are only compared and handed to visit, which
 			// copies what it keeps: they may share doc's memory.
-			text := schemajson.ViewString(raw)
+			text := schemajson.ViewPlain(raw, lx.Plain())
 			if schemajson.RepeatedKey(&stack[n-1].large, &keys, stack[n-1].keysFrom, text) {
 				return newProblem(RuleMalformed, "%s repeats the key %q in the object at %s", label, text, schemajson.At(pointer(path)))
 			}

@@ -1,6 +1,7 @@
 package jsonlex
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -78,7 +79,7 @@ func checkTokens(t *testing.T, doc string) {
 		case json.Delim:
 			ok = map[json.Delim]Kind{'{': ObjectStart, '}': ObjectEnd, '[': ArrayStart, ']': ArrayEnd}[x] == kind
 		case string:
-			ok = (kind == Key || kind == String) && Unquote(raw) == x
+			ok = (kind == Key || kind == String) && Unquote(raw) == x && lx.Plain() == PlainString(raw)
 		case json.Number:
 			ok = kind == Scalar && string(raw) == string(x)
 		case bool:
@@ -180,4 +181,57 @@ func TestTruncatedEscapeDoesNotPanic(t *testing.T) {
 		}
 		_ = ObjectMembers([]byte(in))
 	}
+}
+
+// stringEndByCount is the lexer's former stringEnd, the reference for
+// stringScan: the first quote after start with an even run of backslashes
+// before it (counted back to start+1), found with bytes.IndexByte.
+func stringEndByCount(data []byte, start int) int {
+	i := start + 1
+	for {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data)
+		}
+		i += j
+		k := i
+		for k > start+1 && data[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 {
+			return i
+		}
+	}
+}
+
+// FuzzStringScan checks that stringScan ends every string, of any input
+// (invalid ones too: unterminated, a trailing backslash, stray bytes),
+// where stringEndByCount does, from every quote in it, and that a string
+// it ends at a quote is plain exactly when PlainString says so.
+func FuzzStringScan(f *testing.F) {
+	for _, s := range tokenSeeds() {
+		f.Add(s)
+	}
+	for _, s := range []string{`"`, `"\`, `"\\"`, `"a\\\"b"`, `"\\\\"`, `"12345678\"9"`, `"1234567"`, `"12345678"`,
+		"\"\xc3\xa9abcdefgh\"", "\"abcdefg\x80\"", `"abcdefgh\`, `"\u00e9"`, `"x\"`, `x"y"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		data := []byte(doc)
+		for start := range data {
+			if data[start] != '"' {
+				continue
+			}
+			end, plain := stringScan(data, start)
+			if want := stringEndByCount(data, start); end != want {
+				t.Fatalf("%q from %d: stringScan ends at %d, the count at %d", doc, start, end, want)
+			}
+			if closed := end-start >= 2 && data[end-1] == '"'; closed && plain != PlainString(data[start:end]) {
+				t.Fatalf("%q from %d: plain %v, PlainString %v", doc, start, plain, !plain)
+			} else if !closed && plain {
+				t.Fatalf("%q from %d: an unterminated string is plain", doc, start)
+			}
+		}
+	})
 }

@@ -199,6 +199,8 @@ type pass struct {
 	refs    int
 	entries map[defsKey]entry
 	holders []holder
+	// plain is the lexer's Plain for the scalar being read (a string's).
+	plain bool
 }
 
 // Scan makes the pass over def, a JSON object json.Valid accepted (its
@@ -280,7 +282,7 @@ func (p *pass) run(def []byte) bool {
 			return true
 		case jsonlex.Key:
 			f := &p.stack[n-1]
-			name := schemajson.ViewString(raw)
+			name := schemajson.ViewPlain(raw, lx.Plain())
 			if schemajson.RepeatedKey(&f.large, &p.keys, f.keysFrom, name) {
 				return false
 			}
@@ -320,6 +322,7 @@ func (p *pass) run(def []byte) bool {
 				continue
 			}
 			if kind != jsonlex.ObjectStart && kind != jsonlex.ArrayStart {
+				p.plain = lx.Plain()
 				if !p.scalar(&p.stack[n-1], kind, raw) {
 					return false
 				}
@@ -520,7 +523,7 @@ func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
 			if kind != jsonlex.String {
 				return false
 			}
-			target, ok := defsTarget(schemajson.ViewString(raw))
+			target, ok := defsTarget(schemajson.ViewPlain(raw, p.plain))
 			if !ok {
 				return false
 			}
@@ -544,7 +547,7 @@ func (p *pass) scalar(f *frame, kind jsonlex.Kind, raw []byte) bool {
 		if kind != jsonlex.String {
 			return false
 		}
-		p.facts.Names = append(p.facts.Names, schemajson.ViewString(raw))
+		p.facts.Names = append(p.facts.Names, schemajson.ViewPlain(raw, p.plain))
 		return true
 	case rDepReq:
 		return false // its values are lists

@@ -47,6 +47,19 @@ func ViewString(raw []byte) string {
 	return jsonlex.Unquote(raw)
 }
 
+// ViewPlain is ViewString for a string the lexer just read, whose
+// PlainString verdict it already has (jsonlex.Lexer.Plain): the same string,
+// without reading raw again when it is plain.
+func ViewPlain(raw []byte, plain bool) string {
+	switch {
+	case !plain:
+		return jsonlex.Unquote(raw)
+	case len(raw) > 2:
+		return unsafe.String(&raw[1], len(raw)-2)
+	}
+	return ""
+}
+
 // DecodeValid decodes a document json.Valid accepted, exactly as DecodeJSON
 // would: objects as map[string]any (the last of repeated keys wins), numbers
 // as json.Number, strings as encoding/json decodes them. Strings without
@@ -76,7 +89,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			if k != jsonlex.Key {
 				return nil, errors.New("malformed object")
 			}
-			name := ViewString(kraw)
+			name := ViewPlain(kraw, lx.Plain())
 			vk, vraw := lx.Next()
 			v, err := decodeValue(lx, vk, vraw, depth+1)
 			if err != nil {
@@ -101,7 +114,7 @@ func decodeValue(lx *jsonlex.Lexer, kind jsonlex.Kind, raw []byte, depth int) (a
 			list = append(list, v)
 		}
 	case jsonlex.String, jsonlex.Key:
-		return ViewString(raw), nil
+		return ViewPlain(raw, lx.Plain()), nil
 	case jsonlex.Scalar:
 		switch string(raw) {
 		case "true":
