@@ -87,11 +87,16 @@ func TestNormalizeSharesOnlyWhenNormal(t *testing.T) {
 	if n := e.Normalize(); &n.SideEffects[0] != &e.SideEffects[0] {
 		t.Fatal("a normal risk's side effects were copied")
 	}
+	if n := testing.AllocsPerRun(100, func() { sinkRisk = e.Normalize() }); n != 0 {
+		t.Errorf("Normalize of a normal risk allocates %v times", n)
+	}
 	e.Category = "bogus"
 	if n := e.Normalize(); &n.Notes[0] == &e.Notes[0] {
 		t.Fatal("the full path shares the notes")
 	}
 }
+
+var sinkRisk Effective // keeps Normalize's result on the heap
 
 func FuzzNormalizeFastPath(f *testing.F) {
 	f.Add("mutate", "medium", "global", "manual", "single", 2, "declared", "external_notification,writes", "a note")
