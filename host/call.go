@@ -94,7 +94,14 @@ func taskEvent(info callInfo, server, tool string, u mcpconn.TaskUpdate) Event {
 // guard is the args stage's first decision: nil lets the call on.
 func (s *Session) guard(c *call) *refusal {
 	server, tool := c.server, c.ct.Tool.Name
-	if err := c.ct.Tool.CheckArguments(c.args); err != nil {
+	// The call's check stands for the guard's own json.Valid when it holds
+	// for the arguments as given; arguments with another space around them
+	// (valid trimmed, not as given) are validated, and refused, as before.
+	check := c.ct.Tool.CheckArguments
+	if c.argsCheck.ValidAsGiven(c.args) {
+		check = c.ct.Tool.CheckValidArguments
+	}
+	if err := check(c.args); err != nil {
 		if errors.Is(err, ErrDuplicateKeyInArguments) {
 			// Servers disagree on which of repeated values wins, and the
 			// audit record could not say which one was meant.

@@ -20,6 +20,7 @@ import (
 	"github.com/agenthost/agenthost/bindings"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host/mcptest"
+	"github.com/agenthost/agenthost/host/secureparams"
 )
 
 const secureTools = `[
@@ -212,6 +213,10 @@ func TestCallFailuresSendNothing(t *testing.T) {
 		{"required value unbound", "execute_sql", `{"query":"x"}`, nil, KindBinding, nil},
 		{"unknown tool", "nope", `{}`, nil, KindUnavailable, ErrToolUnavailable},
 		{"arguments not an object", "echo", `[1]`, nil, KindToolError, nil},
+		// Valid once trimmed, not as given: the guard validates them
+		// itself and refuses them (ErrArgumentsNotJSON).
+		{"a form feed after the arguments", "echo", "{\"text\":\"a\"}\f", nil, KindBinding, secureparams.ErrArgumentsNotJSON},
+		{"a no-break space before the arguments", "echo", "\u00a0{\"text\":\"a\"}", nil, KindBinding, secureparams.ErrArgumentsNotJSON},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,6 +237,19 @@ func TestCallFailuresSendNothing(t *testing.T) {
 				t.Errorf("%d tools/call sent", n)
 			}
 		})
+	}
+}
+
+// Arguments with JSON's own whitespace around them go through the guard on
+// the call's check and are sent.
+func TestJSONWhitespaceAroundArgumentsIsSent(t *testing.T) {
+	h, srv, _ := testHost(t, "", mcptest.Options{})
+	s := h.NewSession(SessionOptions{})
+	if _, err := s.CallTool(context.Background(), "db", "echo", json.RawMessage(" \t\r\n{\"text\":\"hi\"}\r\n ")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(toolCalls(t, srv)); n != 1 {
+		t.Fatalf("%d tools/call sent, want 1", n)
 	}
 }
 

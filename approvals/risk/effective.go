@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 )
@@ -114,7 +115,20 @@ func cloneStrings(s []string) []string {
 // field's most restrictive value, minTrustLevel outside 1..5 set to 5, side
 // effects normalised, missing sources marked "default", and the consistency
 // floors applied. Normalising never lowers a value.
+//
+// A risk that is already normal (as the policy's Effective gives it, once
+// per definition) comes back as it is, sharing its lists with e; any other
+// is normalised on a copy that shares none. Either way e is not changed:
+// callers read the lists of the result and never write them.
 func (e Effective) Normalize() Effective {
+	if e.isNormal() {
+		return e
+	}
+	return e.normalize()
+}
+
+// normalize is Normalize's full path, on a copy of e that shares no lists.
+func (e Effective) normalize() Effective {
 	e = e.Clone()
 	e.Category = norm.NormEnum(CategoryOrder, e.Category)
 	e.RiskLevel = norm.NormEnum(RiskOrder, e.RiskLevel)
@@ -133,6 +147,59 @@ func (e Effective) Normalize() Effective {
 	}
 	e.Notes = append(e.Notes, ApplyFloors(&e)...)
 	return e
+}
+
+// isNormal reports whether Normalize would return e unchanged: every enum
+// known, minTrustLevel in 1..5, every source known, the side effects
+// already normalised (a non-nil, strictly ascending list of at most 32
+// normalised strings) and no floor to apply.
+func (e Effective) isNormal() bool {
+	if !norm.Known(CategoryOrder, e.Category) || !norm.Known(RiskOrder, e.RiskLevel) ||
+		!norm.Known(BlastOrder, e.BlastRadius) || !norm.Known(ReversibilityOrder, e.Reversibility) ||
+		!norm.Known(ApprovalOrder, e.ApprovalRecommendation) ||
+		e.MinTrustLevel < MinTrust || e.MinTrustLevel > MaxTrust {
+		return false
+	}
+	for _, s := range [...]Source{e.Source.Category, e.Source.RiskLevel, e.Source.BlastRadius,
+		e.Source.Reversibility, e.Source.SideEffects, e.Source.ApprovalRecommendation, e.Source.MinTrustLevel} {
+		switch s {
+		case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
+		default:
+			return false
+		}
+	}
+	if e.SideEffects == nil || len(e.SideEffects) > maxSideEffects {
+		return false
+	}
+	for i, s := range e.SideEffects {
+		if !normalSideEffect(s) || (i > 0 && e.SideEffects[i-1] >= s) {
+			return false
+		}
+	}
+	return floorsHold(&e)
+}
+
+// normalSideEffect reports whether NormalizeSideEffects keeps s as it is.
+func normalSideEffect(s string) bool {
+	return s != "" && utf8.RuneCountInString(s) <= maxSideEffectLen &&
+		s == strings.ToLower(strings.TrimSpace(norm.StripControl(s)))
+}
+
+// floorsHold reports whether ApplyFloors would raise nothing.
+func floorsHold(e *Effective) bool {
+	switch {
+	case e.Category == CategoryDestroy && e.RiskLevel.Rank() < RiskHigh.Rank(),
+		e.Category == CategoryDelete && e.RiskLevel.Rank() < RiskMedium.Rank():
+		return false
+	}
+	if e.RiskLevel.Rank() < RiskHigh.Rank() {
+		for _, s := range e.SideEffects {
+			if s == "data_exfiltration" || s == "privilege_change" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ApplyFloors enforces the consistency floors on riskLevel: destroying is at

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 	"github.com/agenthost/agenthost/internal/jsonlex"
@@ -53,6 +54,34 @@ func (c ArgsCheck) Trimmed(args json.RawMessage) ([]byte, bool) {
 func (c ArgsCheck) Valid(args json.RawMessage) bool {
 	_, ok := c.Trimmed(args)
 	return ok
+}
+
+// ValidAsGiven reports whether c checked args and json.Valid(args) holds
+// for them as given, untrimmed: the check found bytes.TrimSpace(args)
+// valid, and what TrimSpace dropped around them is JSON's own whitespace
+// (space, tab, newline, carriage return). Arguments that end (or begin)
+// in another space TrimSpace drops, a form feed or U+00A0, are valid
+// trimmed but not as given: ValidAsGiven is false for them, as json.Valid
+// is, and a reader that validates the bytes as given does so itself.
+func (c ArgsCheck) ValidAsGiven(args json.RawMessage) bool {
+	t, ok := c.Trimmed(args)
+	if !ok {
+		return false
+	}
+	lead := len(args) - len(bytes.TrimLeftFunc(args, unicode.IsSpace))
+	return jsonSpace(args[:lead]) && jsonSpace(args[lead+len(t):])
+}
+
+// jsonSpace reports whether b is only JSON's whitespace.
+func jsonSpace(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // JSONOrString is the arguments as an audit record or an explanation

@@ -50,6 +50,39 @@ func TestArgsCheckVouchesForItsBytesOnly(t *testing.T) {
 	}
 }
 
+// ValidAsGiven is json.Valid of the arguments as given: true only when the
+// check vouches for them and TrimSpace dropped nothing but JSON's own
+// whitespace around them.
+func TestArgsCheckValidAsGiven(t *testing.T) {
+	tests := []struct {
+		args string
+		want bool
+	}{
+		{`{"a":1}`, true},
+		{" \t\r\n{\"a\":1} \t\r\n", true},
+		{`null`, true},
+		{"{\"a\":1}\f", false},
+		{"\v{}", false},
+		{"{}\u00a0", false},
+		{"\u0085{}", false},
+		{"{}\u3000", false},
+		{" ", false},
+		{``, false},
+		{`{"a":`, false},
+		{"{\"a\":\"\u00a0\"}", true},
+	}
+	for _, tt := range tests {
+		args := json.RawMessage(tt.args)
+		if got := CheckArgs(args).ValidAsGiven(args); got != tt.want || got != json.Valid(args) {
+			t.Errorf("ValidAsGiven(%q) = %v, want %v (json.Valid %v)", tt.args, got, tt.want, json.Valid(args))
+		}
+	}
+	args := json.RawMessage(`{"a":1}`)
+	if CheckArgs(args).ValidAsGiven(bytes.Clone(args)) || (ArgsCheck{}).ValidAsGiven(args) {
+		t.Error("ValidAsGiven vouches for bytes it did not check")
+	}
+}
+
 // CheckArgs decides as json.Valid of the trimmed arguments does, and the
 // check's JSON form is norm.JSONOrString's, for any arguments.
 func FuzzCheckArgs(f *testing.F) {
@@ -68,6 +101,9 @@ func FuzzCheckArgs(f *testing.F) {
 		}
 		if got, want := c.JSONOrString(args), norm.JSONOrString(args); !bytes.Equal(got, want) {
 			t.Fatalf("JSONOrString(%q) = %q, norm.JSONOrString %q", s, got, want)
+		}
+		if got, want := c.ValidAsGiven(args), json.Valid(args); got != want {
+			t.Fatalf("CheckArgs(%q).ValidAsGiven = %v, json.Valid %v", s, got, want)
 		}
 		cp, cc := c.Clone(args)
 		if !bytes.Equal(cp, args) || cc.Valid(cp) != c.Valid(args) {

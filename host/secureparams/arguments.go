@@ -51,6 +51,19 @@ func CheckArguments(args json.RawMessage, secure []string) error {
 // with the names prepared for matching once per definition rather than on
 // every call.
 func (t *Tool) CheckArguments(args json.RawMessage) error {
+	return guard.Check(args, t.SecureParams, t.targets())
+}
+
+// CheckValidArguments is CheckArguments for args the caller already found
+// valid JSON as json.Valid(args) decides it (the bytes around the value
+// included; rules.ArgsCheck.ValidAsGiven says so): the guard does not
+// validate them again. Any other arguments go to CheckArguments.
+func (t *Tool) CheckValidArguments(args json.RawMessage) error {
+	return guard.CheckValid(args, t.SecureParams, t.targets())
+}
+
+// targets are t's SecureParams prepared for matching, once per definition.
+func (t *Tool) targets() []guard.Target {
 	t.guardOnce.Do(func() { t.guardTargets = guard.Targets(t.SecureParams) })
-	return guard.Check(args, t.SecureParams, t.guardTargets)
+	return t.guardTargets
 }

@@ -3,9 +3,11 @@ package secureparams
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/approvals/rules"
 	"github.com/agenthost/agenthost/host/secureparams/internal/guard"
 	"github.com/agenthost/agenthost/internal/jsonlex"
 )
@@ -142,6 +144,9 @@ func FuzzArgumentGuard(f *testing.F) {
 		{strings.Repeat(`[`, MaxArgumentDepth+1) + strings.Repeat(`]`, MaxArgumentDepth+1), "x"},
 		{`{"q":"x"`, "q"},
 		{``, "x"},
+		{" {\"x\":1}\f", "x"},
+		{"{}\u00a0", "x"},
+		{"\r\n{\"a\":1,\"a\":2}\t ", "x"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1])
@@ -158,6 +163,16 @@ func FuzzArgumentGuard(f *testing.F) {
 				t.Fatalf("empty arguments: %v", err)
 			}
 			return
+		}
+		// The host hands the guard the call's check when it holds for the
+		// arguments as given: the same verdict and error, without the
+		// guard's own validation.
+		tool := &Tool{SecureParams: []string{secure}}
+		raw := json.RawMessage(args)
+		if check := rules.CheckArgs(raw); check.ValidAsGiven(raw) {
+			if err2 := tool.CheckValidArguments(raw); fmt.Sprint(err2) != fmt.Sprint(err) || !sameVerdict(err, err2) {
+				t.Fatalf("%q: CheckArguments %v, CheckValidArguments %v", args, err, err2)
+			}
 		}
 		if !json.Valid([]byte(args)) {
 			if !errors.Is(err, ErrArgumentsNotJSON) {

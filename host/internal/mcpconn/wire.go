@@ -44,6 +44,10 @@ import (
 // the seam, in the request's goroutine (mcp-go calls the transport in the
 // caller's), and read by the connection once the request has returned.
 type exchange struct {
+	// Context is the request's context once bind has made the exchange
+	// the request's context itself (nil before): x carries itself, so a
+	// request's exchange costs no context of its own.
+	context.Context
 	// method is the request's: the exchange applies to no other.
 	method string
 	// secure are the call's secureArguments (nil: none); read-only.
@@ -63,9 +67,21 @@ type exchange struct {
 
 type exchangeKey struct{}
 
-// bind returns ctx carrying x, for the request x is for.
+// bind returns ctx carrying x, for the request x is for: x itself, as
+// context.WithValue(ctx, exchangeKey{}, x) would be (the same deadline,
+// cancellation and values of ctx, x under exchangeKey), without a context
+// of its own. Each exchange is bound once, to one request.
 func (x *exchange) bind(ctx context.Context) context.Context {
-	return context.WithValue(ctx, exchangeKey{}, x)
+	x.Context = ctx
+	return x
+}
+
+// Value is x under exchangeKey and ctx's value under any other key.
+func (x *exchange) Value(key any) any {
+	if _, ok := key.(exchangeKey); ok {
+		return x
+	}
+	return x.Context.Value(key)
 }
 
 // exchangeFor is the exchange in ctx if it is for method, or nil.

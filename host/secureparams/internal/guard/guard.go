@@ -66,7 +66,7 @@ func (e *SecureNameError) Unwrap() error { return ErrSecureNameInArguments }
 // MaxArgumentDepth it returns every secure name. Use CheckArguments to tell
 // those cases apart. Empty args mean no arguments.
 func FindSecureNames(args json.RawMessage, secure []string) []string {
-	found, tooDeep, _, err := findSecureNames(args, Targets(secure))
+	found, tooDeep, _, err := findSecureNames(args, Targets(secure), false)
 	if err != nil || tooDeep {
 		return SortedUnique(secure)
 	}
@@ -85,7 +85,19 @@ func CheckArguments(args json.RawMessage, secure []string) error {
 
 // Check is CheckArguments with secure prepared as targets.
 func Check(args json.RawMessage, secure []string, targets []Target) error {
-	found, tooDeep, dup, err := findSecureNames(args, targets)
+	return check(args, secure, targets, false)
+}
+
+// CheckValid is Check for args the caller already found valid JSON, as
+// json.Valid(args) decides it (leading and trailing bytes included): they
+// are not validated again. Arguments that are not valid JSON must go to
+// Check, which says so.
+func CheckValid(args json.RawMessage, secure []string, targets []Target) error {
+	return check(args, secure, targets, true)
+}
+
+func check(args json.RawMessage, secure []string, targets []Target, valid bool) error {
+	found, tooDeep, dup, err := findSecureNames(args, targets, valid)
 	if err != nil {
 		return err
 	}
@@ -101,14 +113,15 @@ func Check(args json.RawMessage, secure []string, targets []Target) error {
 	return nil
 }
 
-// findSecureNames validates args, then scans them without recursion, so
-// hostile nesting costs only a counter. The same pass notes whether an
-// object repeats a key (dup), so the call path reads the arguments once.
-func findSecureNames(args json.RawMessage, targets []Target) (found []string, tooDeep, dup bool, err error) {
+// findSecureNames validates args (unless valid says json.Valid(args)
+// already holds), then scans them without recursion, so hostile nesting
+// costs only a counter. The same pass notes whether an object repeats a key
+// (dup), so the call path reads the arguments once.
+func findSecureNames(args json.RawMessage, targets []Target, valid bool) (found []string, tooDeep, dup bool, err error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil, false, false, nil
 	}
-	if !json.Valid(args) {
+	if !valid && !json.Valid(args) {
 		var v any
 		err := json.Unmarshal(args, &v)
 		return nil, false, false, fmt.Errorf("%w: %v", ErrArgumentsNotJSON, err)

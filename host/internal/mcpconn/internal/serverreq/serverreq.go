@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -67,6 +68,10 @@ func New(logger *slog.Logger) *Requests {
 // Call are the requests of one tool call, kept in the call's
 // context (callKey); guarded by Requests.mu.
 type Call struct {
+	// ctx is the call's context: a Call is the context that carries it
+	// (WithCall), as context.WithValue(ctx, callKey{}, call) would be,
+	// without a context of its own.
+	ctx     context.Context
 	pending int
 	refused int
 	method  string // of the first refused request
@@ -76,8 +81,23 @@ type callKey struct{}
 
 // WithCall returns ctx carrying a fresh account for one tool call.
 func (s *Requests) WithCall(ctx context.Context) (context.Context, *Call) {
-	call := &Call{}
-	return context.WithValue(ctx, callKey{}, call), call
+	call := &Call{ctx: ctx}
+	return (*callCtx)(call), call
+}
+
+// callCtx is a Call as the context carrying it: ctx's deadline,
+// cancellation and values, and the Call under callKey.
+type callCtx Call
+
+func (c *callCtx) Deadline() (time.Time, bool) { return c.ctx.Deadline() }
+func (c *callCtx) Done() <-chan struct{}       { return c.ctx.Done() }
+func (c *callCtx) Err() error                  { return c.ctx.Err() }
+
+func (c *callCtx) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return (*Call)(c)
+	}
+	return c.ctx.Value(key)
 }
 
 // EndCall logs what the call's server requests had refused.
