@@ -11,7 +11,10 @@ import (
 // encoding/json would produce, minus HTML escaping, which a log does not
 // need).
 
-func (r *Record) appendJSON(b []byte) []byte {
+func (r *Record) appendJSON(b []byte) []byte { return r.appendJSONWith(b, nil) }
+
+// appendJSONWith is appendJSON with the risk from risks (nil: none).
+func (r *Record) appendJSONWith(b []byte, risks *riskCache) []byte {
 	b = append(b, `{"ts":`...)
 	b = norm.AppendTime(b, r.TS)
 	b = norm.AppendField(b, "sessionId", r.SessionID)
@@ -29,7 +32,7 @@ func (r *Record) appendJSON(b []byte) []byte {
 	if r.Risk == nil {
 		b = append(b, "null"...)
 	} else {
-		b = r.Risk.AppendJSON(b)
+		b = risks.appendRisk(b, r.Tool, r.Risk)
 	}
 	b = append(b, `,"rules":`...)
 	b = norm.AppendStrings(b, r.Rules)
