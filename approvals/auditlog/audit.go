@@ -317,9 +317,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // maxPooledLine: larger buffers are left to the collector.
 const maxPooledLine = 64 << 10
 
-func encodeLine(r *Record, risks *riskCache) *[]byte {
+func encodeLine(r *Record, tools *toolCache) *[]byte {
 	bp := linePool.Get().(*[]byte)
-	*bp = append(r.appendJSONWith((*bp)[:0], risks), '\n')
+	*bp = append(r.appendJSONWith((*bp)[:0], tools), '\n')
 	return bp
 }
 
@@ -338,8 +338,8 @@ type lineWriter struct {
 	err    error // sticky: every later Write fails
 	closed bool
 	name   string // what the errors call the target
-	// risks are the encodings of the risks written last (riskCache).
-	risks riskCache
+	// tools are the encodings of the tools written last (toolCache).
+	tools toolCache
 }
 
 // lineTarget is what a line sink writes to, called with its lineWriter's
@@ -352,7 +352,7 @@ type lineTarget interface {
 }
 
 func (l *lineWriter) write(t lineTarget, r *Record) error {
-	bp := encodeLine(r, &l.risks)
+	bp := encodeLine(r, &l.tools)
 	defer releaseLine(bp)
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -17,15 +17,15 @@ func BenchmarkRecordEncode(b *testing.B) {
 	c.Call.ArgsCheck = rules.CheckArgs(c.Call.Args)
 	ts := time.Date(2026, 12, 3, 7, 1, 2, 345678900, time.UTC)
 	buf := make([]byte, 0, 2048)
-	risks := new(riskCache) // as a line sink's
+	tools := new(toolCache) // as a line sink's
 	b.ReportAllocs()
 	began := processCPU()
 	for b.Loop() {
 		rec := NewRecord(c, res, ts)
-		buf = rec.appendJSONWith(buf[:0], risks)
+		buf = rec.appendJSONWith(buf[:0], tools)
 		done := *rec
 		done.Phase, done.TS, done.Result, done.DurationMs = PhaseResult, ts.Add(1234567), ResultOK, 1
-		buf = done.appendJSONWith(buf[:0], risks)
+		buf = done.appendJSONWith(buf[:0], tools)
 	}
 	b.ReportMetric(float64((processCPU()-began).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
