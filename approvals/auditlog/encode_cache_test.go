@@ -1,13 +1,17 @@
 package auditlog
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/google/go-cmp/cmp"
 )
 
 // cachedLine is r encoded as a line sink encodes it, with tools, and
@@ -165,4 +169,73 @@ func FuzzToolFromCache(f *testing.F) {
 			t.Fatalf("second record\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// Goroutines writing records of a few tools through one sink (its cache
+// shared, a slot passed over while another encoding holds it) write each
+// line as the full encoding writes it.
+func TestToolCacheUnderConcurrentWrites(t *testing.T) {
+	var out lockedBuffer
+	sink := NewWriterSink(&out)
+	const writers, each = 4, 200
+	records := make([]*Record, 0, 6)
+	for i, tool := range []string{"get_order", "list_orders", "cancel_order"} {
+		for _, e := range []risk.Effective{risk.FailClosed(), {Category: risk.CategoryRead, RiskLevel: risk.RiskLow, SideEffects: []string{"cost"}}} {
+			r := &Record{Server: "orders", Tool: tool, ToolDefHash: "sha256:" + tool, SecureParams: []string{"tenant_id"}[:i%2],
+				Arguments: json.RawMessage(`{"id":"42"}`), Risk: &e, Phase: PhaseDecision}
+			records = append(records, r)
+		}
+	}
+	want := make(map[string]int) // each line, as often as it is written
+	for w := range writers {
+		for i := range each {
+			want[string(records[(w+i)%len(records)].appendJSON(nil))]++
+		}
+	}
+	done := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			var err error
+			for i := range each {
+				if werr := sink.Write(t.Context(), records[(w+i)%len(records)]); werr != nil && err == nil {
+					err = werr
+				}
+			}
+			done <- err
+		}()
+	}
+	for range writers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != writers*each {
+		t.Fatalf("%d lines, want %d", len(lines), writers*each)
+	}
+	got := make(map[string]int)
+	for _, l := range lines {
+		got[l]++
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("lines (-the full encodings written +the sink's):\n%s", diff)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the sink's writes and the test's read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
