@@ -1,16 +1,15 @@
 package auditlog
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/risk"
 	"github.com/agenthost/agenthost/approvals/rules"
+	"github.com/agenthost/agenthost/internal/syncbuf"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -175,7 +174,7 @@ func FuzzToolFromCache(f *testing.F) {
 // shared, a slot passed over while another encoding holds it) write each
 // line as the full encoding writes it.
 func TestToolCacheUnderConcurrentWrites(t *testing.T) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	sink := NewWriterSink(&out)
 	const writers, each = 4, 200
 	records := make([]*Record, 0, 6)
@@ -220,22 +219,4 @@ func TestToolCacheUnderConcurrentWrites(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("lines (-the full encodings written +the sink's):\n%s", diff)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the sink's writes and the test's read.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
