@@ -84,9 +84,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 //
 // The call's check of its arguments (Call.ArgsCheck) goes with the copy.
 func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
-	risk := r.Decision.Risk
+	a := &recordAlloc{risk: r.Decision.Risk}
 	args, argsCheck := c.Call.ArgsCheck.Clone(c.Call.Args)
-	rec := &Record{
+	a.rec = Record{
 		TS:           ts.UTC(),
 		SessionID:    c.SessionID,
 		CallID:       c.CallID,
@@ -97,19 +97,27 @@ func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
 		ExposedName:  c.ExposedName,
 		Arguments:    args,
 		SecureParams: c.SecureParams,
-		Risk:         &risk,
+		Risk:         &a.risk,
 		Rules:        r.Decision.Rules,
 		Decision:     r.Decision.Action,
 		Outcome:      r.Outcome,
 		Approvers:    slices.Clone(r.Votes),
 		argsCheck:    argsCheck,
 	}
+	rec := &a.rec
 	if r.Allowed() {
 		rec.Result = ResultPending
 	} else {
 		rec.Result = ResultNotExecuted
 	}
 	return rec
+}
+
+// recordAlloc is what NewRecord allocates at once: the record and its copy
+// of the decision's risk.
+type recordAlloc struct {
+	rec  Record
+	risk risk.Effective
 }
 
 // Sink receives audit records. Write must not return before the record is
@@ -309,9 +317,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 // maxPooledLine: larger buffers are left to the collector.
 const maxPooledLine = 64 << 10
 
-func encodeLine(r *Record) *[]byte {
+func encodeLine(r *Record, tools *toolCache) *[]byte {
 	bp := linePool.Get().(*[]byte)
-	*bp = append(r.appendJSON((*bp)[:0]), '\n')
+	*bp = append(r.appendJSONWith((*bp)[:0], tools), '\n')
 	return bp
 }
 
@@ -330,6 +338,8 @@ type lineWriter struct {
 	err    error // sticky: every later Write fails
 	closed bool
 	name   string // what the errors call the target
+	// tools are the encodings of the tools written last (toolCache).
+	tools toolCache
 }
 
 // lineTarget is what a line sink writes to, called with its lineWriter's
@@ -342,7 +352,7 @@ type lineTarget interface {
 }
 
 func (l *lineWriter) write(t lineTarget, r *Record) error {
-	bp := encodeLine(r)
+	bp := encodeLine(r, &l.tools)
 	defer releaseLine(bp)
 	l.mu.Lock()
 	defer l.mu.Unlock()

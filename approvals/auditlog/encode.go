@@ -11,26 +11,17 @@ import (
 // encoding/json would produce, minus HTML escaping, which a log does not
 // need).
 
-func (r *Record) appendJSON(b []byte) []byte {
+func (r *Record) appendJSON(b []byte) []byte { return r.appendJSONWith(b, nil) }
+
+// appendJSONWith is appendJSON with the tool's fields from tools (nil:
+// none).
+func (r *Record) appendJSONWith(b []byte, tools *toolCache) []byte {
 	b = append(b, `{"ts":`...)
 	b = norm.AppendTime(b, r.TS)
 	b = norm.AppendField(b, "sessionId", r.SessionID)
 	b = norm.AppendField(b, "callId", r.CallID)
 	b = norm.AppendField(b, "phase", string(r.Phase))
-	b = norm.AppendField(b, "server", r.Server)
-	b = norm.AppendField(b, "tool", r.Tool)
-	b = norm.AppendField(b, "toolDefHash", r.ToolDefHash)
-	b = norm.AppendField(b, "exposedName", r.ExposedName)
-	b = append(b, `,"arguments":`...)
-	b = append(b, r.argsCheck.JSONOrString(r.Arguments)...)
-	b = append(b, `,"secureParams":`...)
-	b = norm.AppendStrings(b, r.SecureParams)
-	b = append(b, `,"risk":`...)
-	if r.Risk == nil {
-		b = append(b, "null"...)
-	} else {
-		b = r.Risk.AppendJSON(b)
-	}
+	b = tools.appendTool(b, r)
 	b = append(b, `,"rules":`...)
 	b = norm.AppendStrings(b, r.Rules)
 	b = norm.AppendField(b, "decision", string(r.Decision))
