@@ -173,36 +173,9 @@ func newID() string {
 // for every call).
 func newCallID() string {
 	var b [12]byte
-	callIDRand.read(b[:])
+	_, _ = rand.Read(b[:])
 	var id [len("call_") + 2*len(b)]byte
 	copy(id[:], "call_")
 	hex.Encode(id[len("call_"):], b[:])
 	return string(id[:])
-}
-
-// callIDRand hands out crypto/rand bytes for call ids from a buffer filled
-// 4 KiB at a time: the same random ids, without a generator read on every
-// call. A byte handed out is cleared from the buffer.
-var callIDRand randBuffer
-
-type randBuffer struct {
-	mu   sync.Mutex
-	buf  [4096]byte
-	used int  // bytes of buf handed out since it was filled
-	full bool // buf was filled once
-}
-
-func (r *randBuffer) read(b []byte) {
-	if len(b) > len(r.buf) {
-		_, _ = rand.Read(b)
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.full || r.used+len(b) > len(r.buf) {
-		_, _ = rand.Read(r.buf[:])
-		r.used, r.full = 0, true
-	}
-	clear(r.buf[r.used:][:copy(b, r.buf[r.used:])])
-	r.used += len(b)
 }
