@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 )
@@ -129,10 +130,7 @@ func NormalizeSideEffects(in []string) []string {
 	seen := make(map[string]bool, len(in))
 	out := make([]string, 0, len(in))
 	for _, s := range in {
-		s = strings.ToLower(strings.TrimSpace(norm.StripControl(s)))
-		if r := []rune(s); len(r) > maxSideEffectLen {
-			s = string(r[:maxSideEffectLen])
-		}
+		s = normSideEffect(s)
 		if s == "" || seen[s] {
 			continue
 		}
@@ -227,4 +225,15 @@ func numberInt(s string) (int64, bool) {
 func DeclaresIdempotent(raw json.RawMessage) bool {
 	a, err := ParseAnnotations(raw)
 	return err == nil && a.IdempotentHint != nil && *a.IdempotentHint
+}
+
+// normSideEffect is one side effect as NormalizeSideEffects keeps it:
+// control characters dropped, trimmed, lower case, at most
+// maxSideEffectLen runes ("" is dropped).
+func normSideEffect(s string) string {
+	s = strings.ToLower(strings.TrimSpace(norm.StripControl(s)))
+	if utf8.RuneCountInString(s) > maxSideEffectLen {
+		s = string([]rune(s)[:maxSideEffectLen])
+	}
+	return s
 }

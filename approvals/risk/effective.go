@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/approvals/internal/norm"
 )
@@ -137,11 +136,8 @@ func (e Effective) normalize() Effective {
 	e.ApprovalRecommendation = norm.NormEnum(ApprovalOrder, e.ApprovalRecommendation)
 	e.MinTrustLevel, _ = NormalizeTrust(e.MinTrustLevel)
 	e.SideEffects = NormalizeSideEffects(e.SideEffects)
-	for _, s := range []*Source{&e.Source.Category, &e.Source.RiskLevel, &e.Source.BlastRadius,
-		&e.Source.Reversibility, &e.Source.SideEffects, &e.Source.ApprovalRecommendation, &e.Source.MinTrustLevel} {
-		switch *s {
-		case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
-		default:
+	for _, s := range e.Source.all() {
+		if !s.known() {
 			*s = SourceDefault
 		}
 	}
@@ -160,11 +156,8 @@ func (e Effective) isNormal() bool {
 		e.MinTrustLevel < MinTrust || e.MinTrustLevel > MaxTrust {
 		return false
 	}
-	for _, s := range [...]Source{e.Source.Category, e.Source.RiskLevel, e.Source.BlastRadius,
-		e.Source.Reversibility, e.Source.SideEffects, e.Source.ApprovalRecommendation, e.Source.MinTrustLevel} {
-		switch s {
-		case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
-		default:
+	for _, s := range e.Source.all() {
+		if !s.known() {
 			return false
 		}
 	}
@@ -180,26 +173,32 @@ func (e Effective) isNormal() bool {
 }
 
 // normalSideEffect reports whether NormalizeSideEffects keeps s as it is.
-func normalSideEffect(s string) bool {
-	return s != "" && utf8.RuneCountInString(s) <= maxSideEffectLen &&
-		s == strings.ToLower(strings.TrimSpace(norm.StripControl(s)))
-}
+func normalSideEffect(s string) bool { return s != "" && normSideEffect(s) == s }
 
 // floorsHold reports whether ApplyFloors would raise nothing.
 func floorsHold(e *Effective) bool {
-	switch {
-	case e.Category == CategoryDestroy && e.RiskLevel.Rank() < RiskHigh.Rank(),
-		e.Category == CategoryDelete && e.RiskLevel.Rank() < RiskMedium.Rank():
-		return false
-	}
-	if e.RiskLevel.Rank() < RiskHigh.Rank() {
-		for _, s := range e.SideEffects {
-			if s == "data_exfiltration" || s == "privilege_change" {
-				return false
-			}
+	hold := true
+	eachFloor(e, func(min RiskLevel, _, _ string) {
+		if e.RiskLevel.Rank() < min.Rank() {
+			hold = false
 		}
+	})
+	return hold
+}
+
+// all is the seven sources, to read or set.
+func (s *Sources) all() [7]*Source {
+	return [...]*Source{&s.Category, &s.RiskLevel, &s.BlastRadius, &s.Reversibility,
+		&s.SideEffects, &s.ApprovalRecommendation, &s.MinTrustLevel}
+}
+
+// known reports whether s is one of the sources Normalize keeps.
+func (s *Source) known() bool {
+	switch *s {
+	case SourceCatalogue, SourceDeclared, SourceActionMetadata, SourceInferred, SourceDefault:
+		return true
 	}
-	return true
+	return false
 }
 
 // ApplyFloors enforces the consistency floors on riskLevel: destroying is at
@@ -208,24 +207,30 @@ func floorsHold(e *Effective) bool {
 // catalogue entry included: they only ever raise.
 func ApplyFloors(e *Effective) []string {
 	var notes []string
-	floor := func(min RiskLevel, why string) {
+	eachFloor(e, func(min RiskLevel, why, what string) {
 		if e.RiskLevel.Rank() < min.Rank() {
-			notes = append(notes, fmt.Sprintf("riskLevel raised from %s to %s: %s", e.RiskLevel, min, why))
+			notes = append(notes, fmt.Sprintf("riskLevel raised from %s to %s: %s %s", e.RiskLevel, min, why, what))
 			e.RiskLevel = min
 		}
-	}
+	})
+	return notes
+}
+
+// eachFloor calls floor with each consistency floor that applies to e, in
+// order: the least riskLevel, and why (the field and its value). It is the
+// floors' one statement, for ApplyFloors and floorsHold.
+func eachFloor(e *Effective, floor func(min RiskLevel, why, what string)) {
 	switch e.Category {
 	case CategoryDestroy:
-		floor(RiskHigh, "category destroy")
+		floor(RiskHigh, "category", "destroy")
 	case CategoryDelete:
-		floor(RiskMedium, "category delete")
+		floor(RiskMedium, "category", "delete")
 	}
 	for _, s := range e.SideEffects {
 		if s == "data_exfiltration" || s == "privilege_change" {
-			floor(RiskHigh, "side effect "+s)
+			floor(RiskHigh, "side effect", s)
 		}
 	}
-	return notes
 }
 
 // ReversibilityFor is the reversibility implied by a category when nothing
