@@ -37,6 +37,25 @@ const (
 	minSandboxAddressSpace = 64 << 20
 )
 
+// StartsUnsandboxedStdio reports whether connecting the servers (server
+// alone, when not "") starts a stdio server outside a sandbox: an enabled
+// server with a command, of the stdio transport, whose ServerSandbox is not
+// enforced. Those are the children a host starts through its long-lived
+// supervisor (docs/PERFORMANCE.md, "The supervisor started before
+// connect").
+func (c *Config) StartsUnsandboxedStdio(server string) bool {
+	for name, srv := range c.MCPServers {
+		switch {
+		case server != "" && name != server, srv == nil, srv.Disabled, srv.Command == "":
+		case srv.Type != "" && srv.Type != TransportStdio:
+		case c.ServerSandbox(name).Enforced():
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // ServerSandbox is the sandbox that applies to the named server: the
 // top-level sandbox with the server's own block over it, setting by
 // setting (a list in the server's block replaces the default's list).

@@ -173,3 +173,39 @@ func TestSandboxModeFromEnv(t *testing.T) {
 		t.Fatal("AGENTHOST_SANDBOX_MODE=enforce did not enforce the sandbox")
 	}
 }
+
+func TestStartsUnsandboxedStdio(t *testing.T) {
+	enforce := &Sandbox{Mode: SandboxEnforce}
+	for _, tc := range []struct {
+		name    string
+		servers map[string]*Server
+		top     Sandbox
+		server  string
+		want    bool
+	}{
+		{name: "no servers"},
+		{name: "a stdio server", servers: map[string]*Server{"a": {Command: "x"}}, want: true},
+		{name: "stdio by its type", servers: map[string]*Server{"a": {Command: "x", Type: TransportStdio}}, want: true},
+		{name: "http only", servers: map[string]*Server{"a": {URL: "http://127.0.0.1:1/mcp", Type: TransportHTTP}}},
+		{name: "sse only", servers: map[string]*Server{"a": {URL: "http://127.0.0.1:1/sse", Type: TransportSSE}}},
+		{name: "disabled", servers: map[string]*Server{"a": {Command: "x", Disabled: true}}},
+		{name: "no command", servers: map[string]*Server{"a": {}}},
+		{name: "nil entry", servers: map[string]*Server{"a": nil}},
+		{name: "its own sandbox", servers: map[string]*Server{"a": {Command: "x", Sandbox: enforce}}},
+		{name: "the top-level sandbox", servers: map[string]*Server{"a": {Command: "x"}}, top: Sandbox{Mode: SandboxEnforce}},
+		{name: "out of the top-level sandbox", servers: map[string]*Server{"a": {Command: "x", Sandbox: &Sandbox{Mode: SandboxOff}}},
+			top: Sandbox{Mode: SandboxEnforce}, want: true},
+		{name: "the named one is http", servers: map[string]*Server{"a": {Command: "x"}, "b": {URL: "http://127.0.0.1:1/mcp", Type: TransportHTTP}},
+			server: "b"},
+		{name: "the named one is stdio", servers: map[string]*Server{"a": {URL: "http://127.0.0.1:1/mcp", Type: TransportHTTP}, "b": {Command: "x"}},
+			server: "b", want: true},
+		{name: "the named one is missing", servers: map[string]*Server{"a": {Command: "x"}}, server: "c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{MCPServers: tc.servers, Sandbox: tc.top}
+			if got := cfg.StartsUnsandboxedStdio(tc.server); got != tc.want {
+				t.Errorf("StartsUnsandboxedStdio(%q) = %v, want %v", tc.server, got, tc.want)
+			}
+		})
+	}
+}

@@ -212,30 +212,15 @@ func (f *Factory) childSupervisor() *childproc.Supervisor {
 
 // PrestartSupervisor starts the long-lived child supervisor now when cfg
 // has a server it will start (server, when not "", is the only one the
-// command connects): an enabled stdio server outside a sandbox, which the
-// supervisor spawns. Called before the host is built, the supervisor's
-// start overlaps building the host and the session instead of holding
-// up the first server's start in Connect (docs/PERFORMANCE.md, "The
-// supervisor started before connect").
+// command connects): an enabled stdio server outside a sandbox
+// (config.StartsUnsandboxedStdio), which the supervisor spawns. Called
+// before the host is built, the supervisor's start overlaps building the
+// host and the session instead of holding up the first server's start in
+// Connect (docs/PERFORMANCE.md, "The supervisor started before connect").
 func (f *Factory) PrestartSupervisor(cfg *config.Config, server string) {
-	if spawnsServer(cfg, server) {
+	if cfg.StartsUnsandboxedStdio(server) {
 		f.childSupervisor().Prestart()
 	}
-}
-
-// spawnsServer reports whether connecting cfg's servers (server alone,
-// when not "") starts one through the long-lived supervisor.
-func spawnsServer(cfg *config.Config, server string) bool {
-	for name, srv := range cfg.MCPServers {
-		switch {
-		case server != "" && name != server, srv == nil, srv.Disabled, srv.Command == "":
-		case srv.Type != "" && srv.Type != config.TransportStdio:
-		case cfg.ServerSandbox(name).Enforced():
-		default:
-			return true
-		}
-	}
-	return false
 }
 
 // Databases opens the approval and audit databases (nil in a build
