@@ -97,10 +97,10 @@ func buildBinaries(root, out string) error {
 	goTool := goCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost/agenthost-full", "./cmd/agenthost-testserver", "./e2e/cmd/confclient")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out+string(filepath.Separator), "./cmd/agenthost", "./cmd/agenthost/agenthost-full", "./cmd/agenthost/agenthost-supervise", "./cmd/agenthost-testserver", "./e2e/cmd/confclient")
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agenthost ./cmd/agenthost/agenthost-full ./cmd/agenthost-testserver ./e2e/cmd/confclient: %w\n%s", err, output)
+		return fmt.Errorf("go build ./cmd/agenthost ./cmd/agenthost/agenthost-full ./cmd/agenthost/agenthost-supervise ./cmd/agenthost-testserver ./e2e/cmd/confclient: %w\n%s", err, output)
 	}
 	return nil
 }

@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 var executables = map[string]string{
 	"agenthost":            "github.com/agenthost/agenthost/cmd/agenthost",
 	"agenthost-full":       "github.com/agenthost/agenthost/cmd/agenthost/agenthost-full",
+	"agenthost-supervise":  "github.com/agenthost/agenthost/cmd/agenthost/agenthost-supervise",
 	"agenthost-testserver": "github.com/agenthost/agenthost/cmd/agenthost-testserver",
 	"agenthost-cred-file":  "github.com/agenthost/agenthost/plugins/cmd/agenthost-cred-file",
 	"treerusage":           "github.com/agenthost/agenthost/internal/bench/cmd/treerusage",

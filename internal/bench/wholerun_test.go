@@ -100,14 +100,17 @@ func wholeRunFixture(tb testing.TB) *wholeRun {
 	if runtime.GOOS != "linux" {
 		tb.Skip("the whole-run figures need a Linux subreaper (treerusage)")
 	}
-	bins := []string{binary(tb, "treerusage"), binary(tb, "agenthost"), binary(tb, "wholerunfloor"), binary(tb, "agenthost-testserver")}
+	// The small supervisor is copied beside agenthost, as go install puts
+	// it, and supervises the host's stdio server (cmdutil.SupervisorName).
+	bins := []string{binary(tb, "treerusage"), binary(tb, "agenthost"), binary(tb, "wholerunfloor"), binary(tb, "agenthost-testserver"), binary(tb, "agenthost-supervise")}
 	return sharedFixture(tb, "wholerun", func() (*wholeRun, error) {
 		dir, err := tempDir("agenthost-bench-wholerun-")
 		if err != nil {
 			return nil, err
 		}
 		w := &wholeRun{dir: dir, others: map[string]string{}}
-		copies := []*string{&w.rusage, &w.agenthost, &w.floor, &w.server}
+		var supervise string
+		copies := []*string{&w.rusage, &w.agenthost, &w.floor, &w.server, &supervise}
 		for i, bin := range bins {
 			if *copies[i], err = copyBinary(dir, bin); err != nil {
 				return nil, err

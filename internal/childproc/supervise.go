@@ -21,6 +21,14 @@ const SuperviseArg = proctree.Arg
 // whose main calls MaybeSupervise before anything else.
 type Supervisor struct {
 	Path string
+	// Small, when set, is a small program that supervises as Path does,
+	// but without a sandbox: its main package imports
+	// internal/childproc/supervisor and nothing else of size, so its start
+	// is the exec of a small static binary instead of the whole program's
+	// (docs/PERFORMANCE.md, "The small supervisor"). The long-lived
+	// supervisor (Spawner) and Wrap run it; WrapSandboxed and
+	// MeasureSandbox always run Path, which holds the sandbox.
+	Small string
 
 	spawnerOnce sync.Once
 	spawner     *Spawner
@@ -43,7 +51,7 @@ func (s *Supervisor) Spawner() *Spawner {
 	if s == nil || !spawnerSupported {
 		return nil
 	}
-	s.spawnerOnce.Do(func() { s.spawner = NewSpawner(s.Path) })
+	s.spawnerOnce.Do(func() { s.spawner = NewSpawner(s.plain()) })
 	return s.spawner
 }
 
@@ -78,10 +86,19 @@ func (s *Supervisor) Wrap(cmd *exec.Cmd) {
 	if s == nil || cmd.Err != nil {
 		return
 	}
+	path := s.plain()
 	args := make([]string, 0, len(cmd.Args)+4)
-	args = append(args, s.Path, SuperviseArg, strconv.Itoa(len(cmd.ExtraFiles)), cmd.Path)
+	args = append(args, path, SuperviseArg, strconv.Itoa(len(cmd.ExtraFiles)), cmd.Path)
 	args = append(args, cmd.Args...)
-	cmd.Path, cmd.Args = s.Path, args
+	cmd.Path, cmd.Args = path, args
+}
+
+// plain is the program that supervises without a sandbox: Small when set.
+func (s *Supervisor) plain() string {
+	if s.Small != "" {
+		return s.Small
+	}
+	return s.Path
 }
 
 // Runnable reports whether cmd's executable exists and is executable (as

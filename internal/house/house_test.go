@@ -38,6 +38,9 @@ var rooms = []struct {
 	// The CLI's own packages: the commands above what they share.
 	{"cmd/agenthost/internal/cmd", 99},
 	{"cmd/agenthost/internal/cmdutil", 95},
+	// The CLI's executables beside the running one (the full build, the
+	// small supervisor), which cmdutil and the hand-over both find.
+	{"cmd/agenthost/internal/sibling", 94},
 	// The full build's parts (docs/cli.md, "Two binaries"): the saved
 	// sessions, then the libraries the lean build leaves out, then the
 	// commands' test kit, which gives them to every command's tests.

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals/auditlog"
 	"github.com/agenthost/agenthost/bindings"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/sibling"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/terminal"
 	"github.com/agenthost/agenthost/config"
 	"github.com/agenthost/agenthost/host"
@@ -65,7 +67,8 @@ type Factory struct {
 	// in memory). The Factory closes it at exit.
 	Durable Durable
 	// Supervisor is the child supervisor of the hosts it builds (nil: the
-	// running binary, childproc.Self, chosen once), the one
+	// running binary, childproc.Self, with the small supervisor beside it
+	// when there is one, chosen once: childSupervisor), the one
 	// PrestartSupervisor starts.
 	Supervisor *childproc.Supervisor
 
@@ -75,6 +78,7 @@ type Factory struct {
 	host           *host.Host
 	input          *terminal.Input
 	supervisorOnce sync.Once
+	smallFile      *os.File // the small supervisor, open for as long as it may be run
 
 	interruptMu sync.Mutex
 	interrupt   func()
@@ -200,15 +204,43 @@ func (f *Factory) Host(cfg *config.Config, s *SessionFlags) (*host.Host, error) 
 
 // childSupervisor is the Factory's Supervisor, the running binary unless
 // one was given: one per Factory, so that the hosts and PrestartSupervisor
-// share its long-lived process.
+// share its long-lived process. The running binary supervises through the
+// small supervisor beside it (SupervisorName) when that is a regular file
+// of this very build; it is run from the descriptor it was checked
+// through, so a file replaced after the check is not the one run
+// (sibling). Without one, or with another build's, the running binary
+// supervises, as before: the guarantees are the same, only the start
+// costs more.
 func (f *Factory) childSupervisor() *childproc.Supervisor {
 	f.supervisorOnce.Do(func() {
-		if f.Supervisor == nil {
-			f.Supervisor = childproc.Self()
+		if f.Supervisor != nil {
+			return
 		}
+		f.Supervisor = childproc.Self()
+		if f.Supervisor == nil {
+			return
+		}
+		path, err := sibling.Beside(SupervisorName)
+		if err == nil {
+			f.smallFile, err = sibling.Open(path, SupervisorPackage)
+		}
+		if err != nil {
+			if logger, lerr := f.Logger(); lerr == nil {
+				logger.Debug("the CLI supervises its children itself", "reason", err)
+			}
+			return
+		}
+		f.Supervisor.Small = sibling.ExecPath(f.smallFile)
 	})
 	return f.Supervisor
 }
+
+// SupervisorName is the small child supervisor's executable name, installed
+// beside the CLI's, and SupervisorPackage its main package.
+const (
+	SupervisorName    = "agenthost-supervise"
+	SupervisorPackage = "github.com/agenthost/agenthost/cmd/agenthost/agenthost-supervise"
+)
 
 // PrestartSupervisor starts the long-lived child supervisor now when cfg
 // has a server it will start (server, when not "", is the only one the

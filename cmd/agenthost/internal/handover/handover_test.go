@@ -4,64 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"strings"
 	"testing"
 )
-
-func info() *debug.BuildInfo {
-	return &debug.BuildInfo{
-		GoVersion: "go1.26.8",
-		Path:      FullPackage,
-		Main:      debug.Module{Path: "github.com/agenthost/agenthost", Version: "v1.2.3", Sum: "h1:main"},
-		Deps: []*debug.Module{
-			{Path: "github.com/mark3labs/mcp-go", Version: "v0.44.0", Sum: "h1:a"},
-			{Path: "github.com/jackc/pgx/v5", Version: "v5.7.0", Sum: "h1:b"},
-		},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "-tags", Value: ""}, {Key: "CGO_ENABLED", Value: "1"}},
-	}
-}
-
-// Same accepts builds of the same module version, Go, settings and
-// dependency versions (the full build links more modules than the lean
-// one), and names the first difference otherwise.
-func TestSame(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		edit  func(b *debug.BuildInfo)
-		wrong string
-	}{
-		{"same", func(*debug.BuildInfo) {}, ""},
-		{"more modules", func(b *debug.BuildInfo) {
-			b.Deps = append(b.Deps, &debug.Module{Path: "modernc.org/sqlite", Version: "v1.0.0"})
-		}, ""},
-		{"fewer modules", func(b *debug.BuildInfo) { b.Deps = b.Deps[:1] }, ""},
-		{"another Go", func(b *debug.BuildInfo) { b.GoVersion = "go1.26.9" }, "go1.26.9"},
-		{"another version", func(b *debug.BuildInfo) { b.Main.Version = "v1.2.4" }, "v1.2.4"},
-		{"another revision", func(b *debug.BuildInfo) { b.Settings[0].Value = "def" }, "vcs.revision"},
-		{"other tags", func(b *debug.BuildInfo) { b.Settings[1].Value = "failpoints" }, "-tags"},
-		{"a dependency at another version", func(b *debug.BuildInfo) {
-			b.Deps[0] = &debug.Module{Path: "github.com/mark3labs/mcp-go", Version: "v0.45.0", Sum: "h1:a"}
-		}, "mcp-go"},
-		{"a dependency replaced", func(b *debug.BuildInfo) {
-			d := *b.Deps[1]
-			d.Replace = &debug.Module{Path: "../pgx", Version: ""}
-			b.Deps[1] = &d
-		}, "pgx"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			theirs := info()
-			tc.edit(theirs)
-			err := Same(info(), theirs)
-			switch {
-			case tc.wrong == "" && err != nil:
-				t.Errorf("Same = %v, want nil", err)
-			case tc.wrong != "" && (err == nil || !strings.Contains(err.Error(), tc.wrong)):
-				t.Errorf("Same = %v, want an error naming %q", err, tc.wrong)
-			}
-		})
-	}
-}
 
 // Open refuses a file that is not there, and one that is not a Go
 // executable, with the errors callers branch on.

@@ -45,6 +45,7 @@ const (
 var executables = []string{
 	modulePath + "/cmd/agenthost",
 	modulePath + "/cmd/agenthost/agenthost-full",
+	modulePath + "/cmd/agenthost/agenthost-supervise",
 	modulePath + "/cmd/agenthost-testserver",
 	modulePath + "/plugins/cmd/agenthost-cred-file",
 	modulePath + "/internal/bench/cmd/treerusage",
