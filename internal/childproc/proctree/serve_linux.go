@@ -98,6 +98,8 @@ func Serve(sock int) int {
 				}
 			}
 		case <-chld:
+			var ended []exited
+			alone := false
 			for {
 				var ws syscall.WaitStatus
 				pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
@@ -105,6 +107,7 @@ func Serve(sock int) int {
 					continue
 				}
 				if err != nil || pid <= 0 {
+					alone = err == syscall.ECHILD
 					break
 				}
 				t, ok := trees[pid]
@@ -113,18 +116,34 @@ func Serve(sock int) int {
 				}
 				delete(trees, pid)
 				delete(byID, t.id)
-				attributeOrphans(trees, t)
-				// Whatever the child started is not to outlive it.
-				if len(t.orphans) > 0 || syscall.Kill(-pid, 0) == nil {
-					go TerminateBy(treeSignal(pid, t), Grace)
+				ended = append(ended, exited{pid, t, ws})
+			}
+			for _, e := range ended {
+				// Whatever the child started is not to outlive it. With no
+				// child left here at all (alone), nothing it started lives:
+				// a live descendant of an exited child is reparented to this
+				// subreaper, or to a live descendant that is, so it would be
+				// a child of this process or have one for an ancestor.
+				if !alone {
+					attributeOrphans(trees, e.t)
+					if len(e.t.orphans) > 0 || syscall.Kill(-e.pid, 0) == nil {
+						go TerminateBy(treeSignal(e.pid, e.t), Grace)
+					}
 				}
-				send(MsgExited, t.id, strconv.Itoa(exitStatus(ws)))
+				send(MsgExited, e.t.id, strconv.Itoa(exitStatus(e.ws)))
 			}
 		case <-stop:
 			endAll(self, trees)
 			return 0
 		}
 	}
+}
+
+// exited is a spawned child reaped, with its tree and status.
+type exited struct {
+	pid int
+	t   *tree
+	ws  syscall.WaitStatus
 }
 
 // request is one message of the host's.
@@ -335,7 +354,7 @@ func treeSignal(pid int, t *tree) func(syscall.Signal) int {
 // here, every spawned child's session and group, and their descendants;
 // it returns once they are gone or SIGKILLed.
 func endAll(self int, trees map[int]*tree) {
-	if len(trees) == 0 && !hasLiveChild() {
+	if len(trees) == 0 && (reapOrphans() || !hasLiveChild()) {
 		// Nothing spawned is alive and nothing was reparented here: the
 		// sweep below would read every process of /proc to find none.
 		return
@@ -345,6 +364,23 @@ func endAll(self int, trees map[int]*tree) {
 			return st.PPid == self || trees[st.Sid] != nil || trees[st.Pgrp] != nil
 		}, sig)
 	}, Grace)
+}
+
+// reapOrphans reaps every child that has exited, with no spawned child
+// alive (the only children are orphans reparented here), and reports
+// whether no child at all is left: then no process of any tree lives, as
+// in Serve's reaping, and hasLiveChild's reading of /proc is not needed.
+func reapOrphans() bool {
+	for {
+		pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err == syscall.ECHILD:
+			return true
+		case err != nil || pid <= 0:
+			return false
+		}
+	}
 }
 
 // hasLiveChild reports whether a process other than a zombie has this one
