@@ -63,6 +63,7 @@ type wholeRun struct {
 	agenthost string
 	floor     string
 	server    string
+	supervise string // the small supervisor, beside agenthost
 	tools     string // the echo server's tools file
 	config    string // one fast server, the model, the approvals
 	config10  string // ten fast servers
@@ -109,8 +110,7 @@ func wholeRunFixture(tb testing.TB) *wholeRun {
 			return nil, err
 		}
 		w := &wholeRun{dir: dir, others: map[string]string{}}
-		var supervise string
-		copies := []*string{&w.rusage, &w.agenthost, &w.floor, &w.server, &supervise}
+		copies := []*string{&w.rusage, &w.agenthost, &w.floor, &w.server, &w.supervise}
 		for i, bin := range bins {
 			if *copies[i], err = copyBinary(dir, bin); err != nil {
 				return nil, err
@@ -288,7 +288,10 @@ func (w *wholeRun) contenders() []wholeRunContender {
 // tools-wall-ms, tools-cpu-ms (and their -min-ms) and tools-peak-MiB for
 // one server; per-server-cpu-ms (ten servers less one, over nine) and
 // per-server-host-cpu-ms, the agenthost process's own part of it (its
-// servers and its supervisor are not its waited children).
+// servers and its supervisor are not its waited children);
+// supervisor-cpu-ms, the CPU of the long-lived child supervisor's start
+// and exit (agenthost-supervise, one per host for all its stdio servers),
+// and supervisor-self-cpu-ms, the same through the CLI's own binary.
 func BenchmarkWholeRun(b *testing.B) {
 	w := wholeRunFixture(b)
 	cs := w.contenders()
@@ -307,6 +310,16 @@ func BenchmarkWholeRun(b *testing.B) {
 			return cost, err
 		}},
 		step{"tools", func() (treeCost, error) { return w.toolsRun(w.config, 1) }},
+		// The long-lived child supervisor's start and exit, with no host
+		// on its socket: the small supervisor's and the CLI's own binary's.
+		step{"supervise-small", func() (treeCost, error) {
+			cost, _, err := w.measure(nil, w.supervise, "__agenthost-supervise", "-serve")
+			return cost, err
+		}},
+		step{"supervise-self", func() (treeCost, error) {
+			cost, _, err := w.measure(nil, w.agenthost, "__agenthost-supervise", "-serve")
+			return cost, err
+		}},
 		step{"tools10", func() (treeCost, error) { return w.toolsRun(w.config10, startupServers) }})
 	i := 0
 	for b.Loop() {
@@ -352,6 +365,8 @@ func BenchmarkWholeRun(b *testing.B) {
 		b.ReportMetric(med("host", cpu)/med("baseline", cpu), "host/baseline-cpu")
 	}
 	b.ReportMetric(med("version", peak), "version-peak-MiB")
+	b.ReportMetric(med("supervise-small", cpu), "supervisor-cpu-ms")
+	b.ReportMetric(med("supervise-self", cpu), "supervisor-self-cpu-ms")
 	b.ReportMetric(med("tools", wall), "tools-wall-ms")
 	b.ReportMetric(med("tools", cpu), "tools-cpu-ms")
 	b.ReportMetric(least("tools", wall), "tools-wall-min-ms")

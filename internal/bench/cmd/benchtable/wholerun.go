@@ -12,6 +12,7 @@ const (
 	versionPeakMiB    = 15.0
 	toolsOneServerMs  = 30.0
 	perServerCPUMs    = 15.0
+	supervisorCPUMs   = 2.0 // the long-lived child supervisor's start
 	wholeRunBenchmark = "BenchmarkWholeRun"
 )
 
@@ -99,5 +100,14 @@ func wholeRunRows(r results) []row {
 			version.detail = fmt.Sprintf("%.0f package inits, %s and %.0f allocations at init (GODEBUG=inittrace=1)", n, bytesSize(by), al)
 		}
 	}
-	return []row{run, peak, version, tools, per}
+	sup := row{figure: "the long-lived child supervisor's start and exit, CPU (one per host for all its stdio servers, `agenthost-supervise`)",
+		target: fmt.Sprintf("≤ %.0f ms", supervisorCPUMs), status: noData}
+	if v, ok := m("supervisor-cpu-ms"); ok {
+		sup.measured = ms(v)
+		sup.status = status(v <= supervisorCPUMs)
+		if self, ok := m("supervisor-self-cpu-ms"); ok {
+			sup.detail = "through the CLI's own binary (none beside it) " + ms(self)
+		}
+	}
+	return []row{run, peak, version, tools, per, sup}
 }
