@@ -303,7 +303,7 @@ func (f *Factory) InterruptTurn() bool {
 
 // Close releases what the Factory built: the host (which flushes
 // telemetry), the durable engine and the terminal reader, each within a
-// bound.
+// bound, and the small supervisor's file.
 func (f *Factory) Close() {
 	if f.host != nil {
 		CloseWithin(f.IO.ErrOut, CloseTimeout, f.host.Close)
@@ -313,6 +313,9 @@ func (f *Factory) Close() {
 	}
 	if f.input != nil {
 		_ = f.input.Close()
+	}
+	if f.smallFile != nil {
+		_ = f.smallFile.Close() // the hosts are closed: no child starts now
 	}
 }
 
