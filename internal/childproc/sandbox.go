@@ -261,7 +261,9 @@ func (s *Supervisor) WrapSandboxed(cmd *exec.Cmd, sb *Sandbox) (Enforcement, err
 	if err != nil {
 		return e, fmt.Errorf("encoding the sandbox: %w", err)
 	}
-	s.Wrap(cmd)
+	// Path, never Small: the sandbox is applied by the program that holds
+	// it (Small refuses one).
+	s.wrapWith(cmd, s.Path)
 	// SuperviseArg, then the sandbox, then Wrap's "N PATH ARGV0 ...".
 	cmd.Args = slices.Insert(cmd.Args, 2, sandboxArg, string(b))
 	return e, nil

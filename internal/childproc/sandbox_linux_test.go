@@ -243,3 +243,34 @@ func TestCommandPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallSupervisesOnlyWithoutASandbox: a Supervisor with a small
+// supervisor runs it for Wrap and for the long-lived Spawner, and always
+// its own Path for WrapSandboxed (the small one holds no sandbox and
+// refuses one).
+func TestSmallSupervisesOnlyWithoutASandbox(t *testing.T) {
+	t.Setenv(landlockABIOverride, "6") // Check passes whatever the kernel
+	s := &Supervisor{Path: "/opt/agenthost", Small: "/opt/agenthost-supervise"}
+	plain := exec.Command("/bin/true")
+	s.Wrap(plain)
+	if plain.Path != s.Small || plain.Args[0] != s.Small || plain.Args[1] != SuperviseArg {
+		t.Errorf("Wrap: %s %q, want the small supervisor", plain.Path, plain.Args)
+	}
+	sandboxed := exec.Command("/bin/true")
+	if _, err := s.WrapSandboxed(sandboxed, &Sandbox{Network: NetworkNone}); err != nil {
+		t.Fatal(err)
+	}
+	if sandboxed.Path != s.Path || sandboxed.Args[0] != s.Path || sandboxed.Args[2] != sandboxArg {
+		t.Errorf("WrapSandboxed: %s %q, want %s with the sandbox", sandboxed.Path, sandboxed.Args, s.Path)
+	}
+	if sp := s.Spawner(); sp.path != s.Small {
+		t.Errorf("Spawner runs %s, want %s", sp.path, s.Small)
+	}
+	// Without a small supervisor, every start is Path's.
+	own := &Supervisor{Path: "/opt/agenthost"}
+	cmd := exec.Command("/bin/true")
+	own.Wrap(cmd)
+	if cmd.Path != own.Path {
+		t.Errorf("Wrap without Small: %s, want %s", cmd.Path, own.Path)
+	}
+}

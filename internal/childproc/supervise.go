@@ -86,7 +86,11 @@ func (s *Supervisor) Wrap(cmd *exec.Cmd) {
 	if s == nil || cmd.Err != nil {
 		return
 	}
-	path := s.plain()
+	s.wrapWith(cmd, s.plain())
+}
+
+// wrapWith is Wrap with the supervisor program path.
+func (s *Supervisor) wrapWith(cmd *exec.Cmd, path string) {
 	args := make([]string, 0, len(cmd.Args)+4)
 	args = append(args, path, SuperviseArg, strconv.Itoa(len(cmd.ExtraFiles)), cmd.Path)
 	args = append(args, cmd.Args...)
