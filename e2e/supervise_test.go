@@ -13,7 +13,8 @@ import (
 // same build beside it, the CLI's stdio server is started by that small
 // supervisor (the server's parent runs that file); with none beside it, or
 // with another program by that name, by the CLI's own binary, and the
-// server works either way (cmdutil.Factory.childSupervisor).
+// server works either way (cmdutil.Factory.childSupervisor); the
+// supervisor is named agenthost-sup in ps either way (proctree.Name).
 func TestSmallSupervisorStartsTheServers(t *testing.T) {
 	t.Parallel()
 	small := filepath.Join(filepath.Dir(agenthostBin), exe("agenthost-supervise"))
@@ -41,7 +42,7 @@ func TestSmallSupervisorStartsTheServers(t *testing.T) {
 			}
 			tools := writeJSON(t, t.TempDir(), "tools.json", []obj{{"name": "ping", "inputSchema": obj{"type": "object"}, "x-test": obj{"text": "pong"}}})
 			parentFile := filepath.Join(t.TempDir(), "parent")
-			server := obj{"command": "/bin/sh", "args": []string{"-c", `readlink /proc/$PPID/exe > "$0"; exec "$1" --tools "$2"`, parentFile, testServerBin, tools}}
+			server := obj{"command": "/bin/sh", "args": []string{"-c", `{ readlink /proc/$PPID/exe; cat /proc/$PPID/comm; } > "$0"; exec "$1" --tools "$2"`, parentFile, testServerBin, tools}}
 			cfg := writeConfig(t, obj{"mcpServers": obj{"srv": server}})
 			r := runBin(t, bin, "--config", cfg, "call", "srv", "ping")
 			wantCode(t, r, 0)
@@ -52,8 +53,14 @@ func TestSmallSupervisorStartsTheServers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the server did not say who started it: %v\n%s", err, r)
 			}
-			if want := filepath.Join(dir, exe(tc.parent)); strings.TrimSpace(string(got)) != want {
-				t.Errorf("the server's parent runs %s, want %s", strings.TrimSpace(string(got)), want)
+			exePath, comm, _ := strings.Cut(strings.TrimSpace(string(got)), "\n")
+			if want := filepath.Join(dir, exe(tc.parent)); exePath != want {
+				t.Errorf("the server's parent runs %s, want %s", exePath, want)
+			}
+			// Whichever program it is, the supervisor names itself so
+			// (not "6", after the descriptor it was executed through).
+			if comm != "agenthost-sup" {
+				t.Errorf("the server's parent is named %q, want agenthost-sup", comm)
 			}
 		})
 	}

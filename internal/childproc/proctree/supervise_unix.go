@@ -16,6 +16,7 @@ import (
 // exit status, or reports false when args ask for more than this package
 // does (a sandbox: childproc.MaybeSupervise applies it).
 func Main(args []string) (int, bool) {
+	nameSelf()
 	if len(args) > 0 && args[0] == SandboxArg {
 		return 0, false
 	}

@@ -3,8 +3,10 @@ package proctree
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // supervisedAttr is the SysProcAttr the supervisor gives its child: a
@@ -27,6 +29,23 @@ func signalSupervised(self, child int, sig syscall.Signal) int {
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER (linux/prctl.h).
 const prSetChildSubreaper = 36
+
+// prSetName is PR_SET_NAME (linux/prctl.h).
+const prSetName = 15
+
+// Name is the name a supervisor gives itself (ps, top, /proc/PID/comm),
+// whatever the path it was executed by: /proc/self/fd/N, when the CLI runs
+// the small supervisor through the descriptor it checked, would name it
+// after the descriptor's number.
+const Name = "agenthost-sup"
+
+// nameSelf gives this process (the calling thread, the main one during
+// init, and the threads started after it) the name Name.
+func nameSelf() {
+	name := []byte(Name + "\x00")
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prSetName, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0, 0)
+	runtime.KeepAlive(name)
+}
 
 // becomeSubreaper makes this process (the supervisor) the child subreaper
 // of its tree: a descendant orphaned there (one that started a session of
