@@ -91,28 +91,18 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // The record, its risk, arguments of up to argsRoom bytes and the room of
 // its first Copy are one allocation.
 func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
-	a := &recordAlloc{risk: r.Decision.Risk}
-	args, argsCheck := c.Call.ArgsCheck.CloneInto(a.args[:], c.Call.Args)
-	a.rec = Record{
-		TS:           ts.UTC(),
-		SessionID:    c.SessionID,
-		CallID:       c.CallID,
-		Phase:        PhaseDecision,
-		Server:       c.Call.Server,
-		Tool:         c.Call.Tool,
-		ToolDefHash:  c.ToolDefHash,
-		ExposedName:  c.ExposedName,
-		Arguments:    args,
-		SecureParams: c.SecureParams,
-		Risk:         &a.risk,
-		Rules:        r.Decision.Rules,
-		Decision:     r.Decision.Action,
-		Outcome:      r.Outcome,
-		Approvers:    slices.Clone(r.Votes),
-		argsCheck:    argsCheck,
-		alloc:        a,
-	}
+	// Filled in place: a composite literal would be built aside and
+	// copied in, through the collector's barrier for every pointer of it.
+	a := new(recordAlloc)
+	a.risk = r.Decision.Risk
 	rec := &a.rec
+	rec.Arguments, rec.argsCheck = c.Call.ArgsCheck.CloneInto(a.args[:], c.Call.Args)
+	rec.TS = ts.UTC()
+	rec.SessionID, rec.CallID, rec.Phase = c.SessionID, c.CallID, PhaseDecision
+	rec.Server, rec.Tool, rec.ToolDefHash, rec.ExposedName = c.Call.Server, c.Call.Tool, c.ToolDefHash, c.ExposedName
+	rec.SecureParams, rec.Risk, rec.Rules = c.SecureParams, &a.risk, r.Decision.Rules
+	rec.Decision, rec.Outcome, rec.Approvers = r.Decision.Action, r.Outcome, slices.Clone(r.Votes)
+	rec.alloc = a
 	if r.Allowed() {
 		rec.Result = ResultPending
 	} else {
