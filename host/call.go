@@ -149,11 +149,11 @@ func (h *Host) stale(c *call) bool {
 }
 
 // resultRecord is the record written after a call ran: its result record,
-// a copy of the decision record (the sink may keep that one). A call that
-// was not sent after all (resultKind not_executed) has its decision
-// record written again as not executed instead.
-func (h *Host) resultRecord(c *call, result *CallResult, err error) auditlog.Record {
-	done := *c.rec
+// a copy of the decision record (Record.Copy; the sink may keep that one).
+// A call that was not sent after all (resultKind not_executed) has its
+// decision record written again as not executed instead.
+func (h *Host) resultRecord(c *call, result *CallResult, err error) *auditlog.Record {
+	done := c.rec.Copy()
 	if c.resultKind == auditlog.ResultNotExecuted {
 		done.Result = auditlog.ResultNotExecuted
 		return done

@@ -356,8 +356,7 @@ func (st *auditStage) serve(ctx context.Context, c *call) (*CallResult, error) {
 	}
 	c.start = time.Now()
 	res, err := st.next.serve(ctx, c)
-	done := h.resultRecord(c, res, err)
-	werr := h.record.Write(ctx, &done)
+	werr := h.record.Write(ctx, h.resultRecord(c, res, err))
 	return h.resultOutcome(c, res, err, werr)
 }
 

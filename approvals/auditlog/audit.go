@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/agenthost/approvals"
@@ -53,6 +54,9 @@ type Record struct {
 	// those bytes, so Arguments replaced (a redactor's rewrite) are
 	// checked as before.
 	argsCheck rules.ArgsCheck
+	// alloc is the allocation NewRecord made the record in (nil: none),
+	// for Copy. It is never changed once set.
+	alloc *recordAlloc
 }
 
 type recordJSON Record
@@ -77,34 +81,28 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // NewRecord fills a call's decision record from a gated call. Result is
 // not_executed for calls that do not run and pending for calls that do; for
 // those the host writes this record before sending the call and a copy of
-// phase result, with Result and DurationMs, once it returns. The record owns copies of
-// the arguments and the votes; SecureParams, Rules and the risk's lists
-// share the check's and the decision's slices, which are read-only by
-// contract (a parsed tool's names, a policy's rule ids, a decision's risk).
+// phase result (Copy), with Result and DurationMs, once it returns. The
+// record owns copies of the arguments and the votes; SecureParams, Rules
+// and the risk's lists share the check's and the decision's slices, which
+// are read-only by contract (a parsed tool's names, a policy's rule ids, a
+// decision's risk).
 //
 // The call's check of its arguments (Call.ArgsCheck) goes with the copy.
+// The record, its risk, arguments of up to argsRoom bytes and the room of
+// its first Copy are one allocation.
 func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
-	a := &recordAlloc{risk: r.Decision.Risk}
-	args, argsCheck := c.Call.ArgsCheck.Clone(c.Call.Args)
-	a.rec = Record{
-		TS:           ts.UTC(),
-		SessionID:    c.SessionID,
-		CallID:       c.CallID,
-		Phase:        PhaseDecision,
-		Server:       c.Call.Server,
-		Tool:         c.Call.Tool,
-		ToolDefHash:  c.ToolDefHash,
-		ExposedName:  c.ExposedName,
-		Arguments:    args,
-		SecureParams: c.SecureParams,
-		Risk:         &a.risk,
-		Rules:        r.Decision.Rules,
-		Decision:     r.Decision.Action,
-		Outcome:      r.Outcome,
-		Approvers:    slices.Clone(r.Votes),
-		argsCheck:    argsCheck,
-	}
+	// Filled in place: a composite literal would be built aside and
+	// copied in, through the collector's barrier for every pointer of it.
+	a := new(recordAlloc)
+	a.risk = r.Decision.Risk
 	rec := &a.rec
+	rec.Arguments, rec.argsCheck = c.Call.ArgsCheck.CloneInto(a.args[:], c.Call.Args)
+	rec.TS = ts.UTC()
+	rec.SessionID, rec.CallID, rec.Phase = c.SessionID, c.CallID, PhaseDecision
+	rec.Server, rec.Tool, rec.ToolDefHash, rec.ExposedName = c.Call.Server, c.Call.Tool, c.ToolDefHash, c.ExposedName
+	rec.SecureParams, rec.Risk, rec.Rules = c.SecureParams, &a.risk, r.Decision.Rules
+	rec.Decision, rec.Outcome, rec.Approvers = r.Decision.Action, r.Outcome, slices.Clone(r.Votes)
+	rec.alloc = a
 	if r.Allowed() {
 		rec.Result = ResultPending
 	} else {
@@ -113,11 +111,34 @@ func NewRecord(c approvals.Check, r approvals.Result, ts time.Time) *Record {
 	return rec
 }
 
-// recordAlloc is what NewRecord allocates at once: the record and its copy
-// of the decision's risk.
+// Copy returns a copy of r, for the record that follows it (a call's
+// result record is a copy of its decision record; the host changes the
+// copy, never r, which a sink may keep). The first copy of a record made
+// by NewRecord (or of a copy of it) takes the room set aside for it in the
+// record's allocation; any other is allocated. A copy made with *r is as
+// good: Copy only saves the allocation.
+func (r *Record) Copy() *Record {
+	if a := r.alloc; a != nil && a.copied.CompareAndSwap(false, true) {
+		a.next = *r
+		return &a.next
+	}
+	c := *r
+	return &c
+}
+
+// argsRoom is how many bytes of arguments a record holds in its own
+// allocation; longer ones are a slice of their own.
+const argsRoom = 116
+
+// recordAlloc is what NewRecord allocates at once: the record, its copy
+// of the decision's risk, the room of its first Copy, and the room for its
+// arguments (last: the collector scans no further than the last pointer).
 type recordAlloc struct {
-	rec  Record
-	risk risk.Effective
+	rec    Record
+	risk   risk.Effective
+	next   Record
+	copied atomic.Bool // next is taken
+	args   [argsRoom]byte
 }
 
 // Sink receives audit records. Write must not return before the record is
@@ -220,6 +241,7 @@ type FileSink struct {
 	lineWriter
 	f       auditFile
 	osf     *os.File    // f when it is a real file: identity checks
+	fd      int         // osf's descriptor, written with writeFD; -1: write f
 	info    os.FileInfo // osf's identity when opened
 	watch   *fileWatch  // osf's watch; nil: check before every decision record
 	opened  time.Time
@@ -256,7 +278,7 @@ func openFileSink(path string, opts FileSinkOptions, interval time.Duration) (*F
 	if err != nil {
 		return nil, err
 	}
-	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.info, s.watch = f, info, watchFile(path) })
+	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.fd, s.info, s.watch = f, rawFD(f), info, watchFile(path) })
 	return s, nil
 }
 
@@ -303,7 +325,7 @@ func newFileSink(f auditFile, path string, opts FileSinkOptions) *FileSink {
 // newFileSinkEvery builds the sink and starts its sync loop; init, when
 // set, completes the sink before the loop can read it.
 func newFileSinkEvery(f auditFile, path string, opts FileSinkOptions, interval time.Duration, init func(*FileSink)) *FileSink {
-	s := &FileSink{lineWriter: lineWriter{name: "audit log " + path}, f: f, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
+	s := &FileSink{lineWriter: lineWriter{name: "audit log " + path}, f: f, fd: -1, path: path, opened: time.Now(), onGap: opts.OnGap, stop: make(chan struct{}), finished: make(chan struct{})}
 	if init != nil {
 		init(s)
 	}
@@ -397,9 +419,19 @@ func (s *FileSink) checkBefore(r *Record) error {
 
 func (s *FileSink) writeLine(line []byte) error { return s.writeLocked(line) }
 
-// writeLocked writes one whole line with one write(2).
+// writeLocked writes one whole line with one write(2): to the
+// descriptor itself when it has one (the lock is held, so the file's own
+// locking has nothing to add), else through f.
 func (s *FileSink) writeLocked(line []byte) error {
-	n, err := s.f.Write(line)
+	var n int
+	var err error
+	if s.fd >= 0 {
+		if n, err = writeFD(s.fd, line); err != nil {
+			err = &os.PathError{Op: "write", Path: s.osf.Name(), Err: err} // as the file's Write says it
+		}
+	} else {
+		n, err = s.f.Write(line)
+	}
 	if err == nil && n == len(line) {
 		s.dirty = true
 		s.records++
@@ -484,7 +516,7 @@ func (s *FileSink) reopenLocked(links uint64, known bool) error {
 		Message: fmt.Sprintf("the audit file was %s while agenthost was writing to it; the %d records this process wrote to it since %s are not in this file",
 			reason, s.records, s.opened.UTC().Format(time.RFC3339))}
 	s.watch.close()
-	s.f, s.osf, s.info, s.opened, s.records, s.watch = f, f, info, time.Now(), 0, watchFile(s.path)
+	s.f, s.osf, s.fd, s.info, s.opened, s.records, s.watch = f, f, rawFD(f), info, time.Now(), 0, watchFile(s.path)
 	line, _ := json.Marshal(gap) // plain strings, times and a number always encode
 	if err := s.writeLocked(append(line, '\n')); err != nil {
 		return err

@@ -3,6 +3,7 @@ package auditlog
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +70,51 @@ func keys(m map[string]json.RawMessage) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A record's first Copy is in its allocation, later ones are not; every
+// copy is the record, field for field and byte for byte, and changing one
+// changes neither the record nor another copy. Arguments that fit are in
+// the record's allocation too: a call's two records are one allocation.
+func TestRecordCopy(t *testing.T) {
+	small := json.RawMessage(`{"order_id":"A-1042","fields":["status","total"]}`)
+	large := json.RawMessage(`{"q":"` + strings.Repeat("x", argsRoom) + `"}`)
+	for _, tc := range []struct {
+		name   string
+		args   json.RawMessage
+		allocs float64
+	}{{"small arguments", small, 1}, {"large arguments", large, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := approvals.Check{SessionID: "sess", CallID: "c1", ToolDefHash: "sha256:def1", ExposedName: "srv__tool", SecureParams: []string{"token"},
+				Call: rules.Call{Server: "srv", Tool: "tool", Args: tc.args, ArgsCheck: rules.CheckArgs(tc.args)},
+				Risk: risktest.Eff(risk.CategoryRead, risk.RiskLow, risk.BlastItem, risk.ApprovalNone, 1)}
+			res := approvals.Result{Decision: rules.Decision{Action: rules.ActionAllow, Risk: c.Risk, Rules: []string{"r1"}}, Outcome: rules.OutcomeAutoAllowed}
+			rec := NewRecord(c, res, time.Unix(1, 0))
+			want := string(rec.appendJSON(nil))
+			plain := *rec
+			first, second := rec.Copy(), rec.Copy()
+			if first != &rec.alloc.next || second == &rec.alloc.next || first == second {
+				t.Fatalf("copies at %p and %p; the room is at %p", first, second, &rec.alloc.next)
+			}
+			inRoom := &rec.Arguments[0] == &rec.alloc.args[0]
+			if inRoom != (len(tc.args) <= argsRoom) {
+				t.Fatalf("arguments in the record's allocation: %v (%d bytes)", inRoom, len(tc.args))
+			}
+			for _, cp := range []*Record{first, second, &plain} {
+				if got := string(cp.appendJSON(nil)); got != want {
+					t.Fatalf("copy encodes as\n%s\nwant\n%s", got, want)
+				}
+			}
+			first.Phase, first.Result, first.DurationMs = PhaseResult, ResultOK, 7
+			if got := string(rec.appendJSON(nil)); got != want {
+				t.Fatalf("the record changed with its copy:\n%s", got)
+			}
+			if got := string(second.appendJSON(nil)); got != want {
+				t.Fatalf("a copy changed with another:\n%s", got)
+			}
+			if n := testing.AllocsPerRun(100, func() { _ = NewRecord(c, res, time.Unix(1, 0)).Copy() }); n != tc.allocs {
+				t.Fatalf("a record and its copy: %v allocations, want %v", n, tc.allocs)
+			}
+		})
+	}
 }

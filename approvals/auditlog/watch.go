@@ -27,6 +27,7 @@ func (w *fileWatch) needsCheck() (check, watched bool) {
 		return true, true
 	}
 	// Cleared before the check, so an event during the check is kept for
-	// the next record.
-	return w.fired.Swap(false), true
+	// the next record. Read first: while nothing happens (every call but
+	// the first) a call costs a load, not a locked exchange.
+	return w.fired.Load() && w.fired.Swap(false), true
 }

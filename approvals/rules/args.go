@@ -98,7 +98,20 @@ func (c ArgsCheck) JSONOrString(args json.RawMessage) json.RawMessage {
 // args holds for the copy (the same bytes), so a record that owns a copy
 // of the arguments keeps the check without running it again.
 func (c ArgsCheck) Clone(args json.RawMessage) (json.RawMessage, ArgsCheck) {
-	out := slices.Clone(args)
+	return c.CloneInto(nil, args)
+}
+
+// CloneInto is Clone with the copy in room's storage when the arguments
+// fit in it (the copy's capacity is its length, so an append to it never
+// writes over the rest of room), else in a new slice as Clone makes it.
+// An audit record's one allocation holds its arguments this way.
+func (c ArgsCheck) CloneInto(room []byte, args json.RawMessage) (json.RawMessage, ArgsCheck) {
+	var out json.RawMessage
+	if n := len(args); n > 0 && n <= cap(room) {
+		out = append(room[:0], args...)[:n:n]
+	} else {
+		out = slices.Clone(args)
+	}
 	if !c.Valid(args) {
 		return out, ArgsCheck{}
 	}

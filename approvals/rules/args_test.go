@@ -128,3 +128,72 @@ func TestDecideCheckedAllocations(t *testing.T) {
 		t.Errorf("Decide allocates %v times, Normalize alone %v", decide, normalize)
 	}
 }
+
+// CloneInto is Clone: the same bytes, a check that vouches for the copy
+// exactly when the original's vouched for the original; the copy is in the
+// room when it fits, capped at its length, and elsewhere when it does not.
+func TestArgsCloneInto(t *testing.T) {
+	room := make([]byte, 0, 16)
+	for _, tc := range []struct {
+		name    string
+		args    json.RawMessage
+		checked bool
+		inRoom  bool
+	}{
+		{"fits", json.RawMessage(`{"a":1}`), true, true},
+		{"fits exactly", json.RawMessage(`{"a":"12345678"}`), true, true},
+		{"too long", json.RawMessage(`{"a":"123456789"}`), true, false},
+		{"spaces around", json.RawMessage(" {\"a\":1} \n"), true, true},
+		{"not checked", json.RawMessage(`{"a":1}`), false, true},
+		{"invalid", json.RawMessage(`{"a":`), true, true},
+		{"empty", json.RawMessage{}, true, false},
+		{"nil", nil, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := ArgsCheck{}
+			if tc.checked {
+				check = CheckArgs(tc.args)
+			}
+			wantOut, wantCheck := check.Clone(tc.args)
+			out, got := check.CloneInto(room, tc.args)
+			if !bytes.Equal(out, wantOut) || (out == nil) != (wantOut == nil) {
+				t.Fatalf("copy %q (nil %v), want %q (nil %v)", out, out == nil, wantOut, wantOut == nil)
+			}
+			if got.Valid(out) != wantCheck.Valid(wantOut) || got.Valid(out) != check.Valid(tc.args) {
+				t.Fatalf("the copy's check vouches %v, Clone's %v, the original's %v", got.Valid(out), wantCheck.Valid(wantOut), check.Valid(tc.args))
+			}
+			if in := len(out) > 0 && &out[0] == &room[:1][0]; in != tc.inRoom {
+				t.Fatalf("copy in the room: %v, want %v", in, tc.inRoom)
+			}
+			if cap(out) != len(out) && tc.inRoom {
+				t.Fatalf("the copy's capacity is %d, not its length %d", cap(out), len(out))
+			}
+		})
+	}
+}
+
+// FuzzArgsCloneInto: CloneInto with any room gives what Clone gives.
+func FuzzArgsCloneInto(f *testing.F) {
+	f.Add([]byte(`{"a":1}`), 16, true)
+	f.Add([]byte(" [1,2] "), 4, true)
+	f.Add([]byte(`{"a":`), 64, true)
+	f.Add([]byte{}, 0, false)
+	f.Fuzz(func(t *testing.T, args []byte, roomLen int, checked bool) {
+		check := ArgsCheck{}
+		if checked {
+			check = CheckArgs(args)
+		}
+		room := make([]byte, 0, max(0, roomLen%256))
+		wantOut, wantCheck := check.Clone(args)
+		out, got := check.CloneInto(room, args)
+		if !bytes.Equal(out, wantOut) || (out == nil) != (wantOut == nil) {
+			t.Fatalf("copy %q, want %q", out, wantOut)
+		}
+		if got.Valid(out) != wantCheck.Valid(wantOut) || !bytes.Equal(got.JSONOrString(out), wantCheck.JSONOrString(wantOut)) {
+			t.Fatalf("the copies' checks differ: %v %v", got.Valid(out), wantCheck.Valid(wantOut))
+		}
+		if len(args) > 0 && !bytes.Equal(args, out) {
+			t.Fatal("the copy is not the arguments")
+		}
+	})
+}
