@@ -7,8 +7,14 @@ import (
 	"syscall"
 )
 
-// rawFD is f's descriptor, for writeFD; -1 when it cannot be had.
+// rawFD is f's descriptor, for writeFD; -1 when it cannot be had, and
+// for anything but a regular file: a FIFO or a device is non-blocking
+// under the runtime's poller, where a bare write(2) would fail with EAGAIN
+// instead of waiting as the *os.File's Write does.
 func rawFD(f *os.File) int {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return -1
