@@ -81,15 +81,21 @@ func wholeRunRows(r results) []row {
 		}
 	}
 
-	per := row{figure: "CPU per additional stdio server (`tools`, ten fast servers against one, every process)",
-		target: fmt.Sprintf("≤ %.0f ms", perServerCPUMs), status: noData}
-	if v, ok := m("per-server-cpu-ms"); ok {
-		per.measured = ms(v)
-		per.status = status(v <= perServerCPUMs)
-		if h, ok := m("per-server-host-cpu-ms"); ok {
-			per.detail = fmt.Sprintf("of it the agenthost process's own %s; the rest the server and the supervisor", ms(h))
+	// msRow is a figure of one metric in milliseconds against its limit,
+	// with a second metric, when measured, in its detail.
+	msRow := func(figure, metric string, limit float64, detailMetric, detail string) row {
+		rw := row{figure: figure, target: fmt.Sprintf("≤ %.0f ms", limit), status: noData}
+		if v, ok := m(metric); ok {
+			rw.measured = ms(v)
+			rw.status = status(v <= limit)
+			if d, ok := m(detailMetric); ok {
+				rw.detail = fmt.Sprintf(detail, ms(d))
+			}
 		}
+		return rw
 	}
+	per := msRow("CPU per additional stdio server (`tools`, ten fast servers against one, every process)",
+		"per-server-cpu-ms", perServerCPUMs, "per-server-host-cpu-ms", "of it the agenthost process's own %s; the rest the server and the supervisor")
 	version := row{figure: "`agenthost version` peak RSS", target: fmt.Sprintf("≤ %.0f MiB", versionPeakMiB), status: noData}
 	if v, ok := m("version-peak-MiB"); ok {
 		version.measured = fmt.Sprintf("%.1f MiB", v)
@@ -100,14 +106,7 @@ func wholeRunRows(r results) []row {
 			version.detail = fmt.Sprintf("%.0f package inits, %s and %.0f allocations at init (GODEBUG=inittrace=1)", n, bytesSize(by), al)
 		}
 	}
-	sup := row{figure: "the long-lived child supervisor's start and exit, CPU (one per host for all its stdio servers, `agenthost-supervise`)",
-		target: fmt.Sprintf("≤ %.0f ms", supervisorCPUMs), status: noData}
-	if v, ok := m("supervisor-cpu-ms"); ok {
-		sup.measured = ms(v)
-		sup.status = status(v <= supervisorCPUMs)
-		if self, ok := m("supervisor-self-cpu-ms"); ok {
-			sup.detail = "through the CLI's own binary (none beside it) " + ms(self)
-		}
-	}
+	sup := msRow("the long-lived child supervisor's start and exit, CPU (one per host for all its stdio servers, `agenthost-supervise`)",
+		"supervisor-cpu-ms", supervisorCPUMs, "supervisor-self-cpu-ms", "through the CLI's own binary (none beside it) %s")
 	return []row{run, peak, version, tools, per, sup}
 }
