@@ -278,7 +278,7 @@ func openFileSink(path string, opts FileSinkOptions, interval time.Duration) (*F
 	if err != nil {
 		return nil, err
 	}
-	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.fd, s.info, s.watch = f, rawFD(f), info, watchFile(path) })
+	s := newFileSinkEvery(f, path, opts, interval, func(s *FileSink) { s.osf, s.fd, s.info, s.watch = f, rawFD(f, info), info, watchFile(path) })
 	return s, nil
 }
 
@@ -516,7 +516,7 @@ func (s *FileSink) reopenLocked(links uint64, known bool) error {
 		Message: fmt.Sprintf("the audit file was %s while agenthost was writing to it; the %d records this process wrote to it since %s are not in this file",
 			reason, s.records, s.opened.UTC().Format(time.RFC3339))}
 	s.watch.close()
-	s.f, s.osf, s.fd, s.info, s.opened, s.records, s.watch = f, f, rawFD(f), info, time.Now(), 0, watchFile(s.path)
+	s.f, s.osf, s.fd, s.info, s.opened, s.records, s.watch = f, f, rawFD(f, info), info, time.Now(), 0, watchFile(s.path)
 	line, _ := json.Marshal(gap) // plain strings, times and a number always encode
 	if err := s.writeLocked(append(line, '\n')); err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 )
 
 // rawFD is -1 here: the sink writes through the *os.File.
-func rawFD(*os.File) int { return -1 }
+func rawFD(*os.File, os.FileInfo) int { return -1 }
 
 // errNoDescriptorWrite is writeFD's error here, where the sink never has
 // a descriptor to write (rawFD is -1) and writes through the *os.File.

@@ -75,7 +75,11 @@ func TestDescriptorWriteIsTheFileWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newFileSink(f, path, FileSinkOptions{})
-	s.osf, s.fd = f, rawFD(f)
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.osf, s.fd = f, rawFD(f, info)
 	err = s.writeLocked([]byte("{}\n"))
 	if err == nil || s.err == nil {
 		t.Fatalf("write to a read-only descriptor: %v (sticky %v)", err, s.err)

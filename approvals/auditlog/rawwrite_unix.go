@@ -11,8 +11,9 @@ import (
 // for anything but a regular file: a FIFO or a device is non-blocking
 // under the runtime's poller, where a bare write(2) would fail with EAGAIN
 // instead of waiting as the *os.File's Write does.
-func rawFD(f *os.File) int {
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+// info is f's stat, as the sink took it on opening f.
+func rawFD(f *os.File, info os.FileInfo) int {
+	if info == nil || !info.Mode().IsRegular() {
 		return -1
 	}
 	rc, err := f.SyscallConn()
